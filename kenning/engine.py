@@ -1,0 +1,45 @@
+"""The engine facade: built once per process, shared by every front door.
+
+``Engine.open`` checks the store (search module, model pin, index migration) before anything is served.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import valkey
+
+from kenning.clock import Clock, SystemClock
+from kenning.context import Context
+from kenning.embedding import Embedder
+from kenning.errors import BackendUnavailable
+from kenning.memory import Memories
+from kenning.recall import Recaller
+from kenning.settings import Settings
+from kenning.store import Store
+from kenning.store import indexes as index_admin
+
+
+@dataclass
+class Engine:
+    ctx: Context
+    memories: Memories
+    recaller: Recaller
+
+    @classmethod
+    def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
+             clock: Clock | None = None) -> Engine:
+        store = Store(client, settings.key_prefix)
+        if "search" not in store.modules():
+            raise BackendUnavailable("Valkey has no search module loaded",
+                                     hint="use `kenning valkey`, or load valkey-search into your server")
+        index_admin.pin_model(client, settings.key_prefix, embedder.model_name, embedder.dimension)
+        names = index_admin.ensure(client, settings.key_prefix, embedder.dimension,
+                                   timeout=settings.index_backfill_timeout_seconds)
+        ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
+                      indexes=names)
+        return cls(ctx=ctx, memories=Memories(ctx), recaller=Recaller(ctx))
+
+    @property
+    def store(self) -> Store:
+        return self.ctx.store

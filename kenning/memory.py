@@ -1,0 +1,226 @@
+"""remember, get, list, update, retag and forget: the write path and plain reads (docs/memory-model.md)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ulid import ULID
+
+from kenning import query, validation
+from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.context import Context
+from kenning.errors import InvalidInput, NotFound
+from kenning.models import STATES, Memory, Page, RememberResult
+from kenning.store import AuditEvent, digest
+
+SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
+SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
+                   "created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
+                   "weight", "experience_weight", "metadata", "source_key", "doc_id", "chunk_index", "actor")
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A memory to be written, as the caller gives it (validated by ``remember``)."""
+
+    content: str
+    namespace: str = "knowledge"
+    project: str | None = None
+    tags: tuple[str, ...] | list[str] = ()
+    kind: str = "memory"
+    title: str | None = None
+    source: str | None = None
+    event_date: str | float | None = None
+    valid_from: str | float | None = None
+    expires_at: str | float | None = None
+    weight: float = 1.0
+    source_key: str | None = None
+    doc_id: str | None = None
+    chunk_index: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Filters, order and page of a listing (FT.SEARCH, never SCAN)."""
+
+    namespaces: tuple[str, ...] | list[str] | None = None
+    projects: tuple[str, ...] | list[str] | None = None
+    tags: tuple[str, ...] | list[str] | None = None
+    states: tuple[str, ...] | list[str] | None = None
+    kinds: tuple[str, ...] | list[str] | None = None
+    sort: str = "created_at"
+    descending: bool = True
+    offset: int = 0
+    limit: int = 20
+
+
+def content_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Memories:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    # --- remember -------------------------------------------------------------------------
+    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False) -> RememberResult:
+        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit."""
+        memory = self._validated(draft, actor)
+        vector = self.ctx.embedder.embed(memory.content)
+        if not allow_duplicate:
+            existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
+            if existing is not None:
+                return RememberResult("duplicate", existing[0].key, existing[1],
+                                      notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
+        self.write_new(memory, vector, actor=actor, action="remember")
+        return RememberResult("stored", memory.key)
+
+    def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
+        self.ctx.store.memories.write(memory, vector)
+        self.audit(actor, action, memory.key, reason=reason, after=memory.content)
+
+    def _validated(self, draft: Draft, actor: str) -> Memory:
+        namespace = validation.namespace(draft.namespace)
+        text = validation.content(draft.content)
+        if not 0.0 <= draft.weight <= 1.0:
+            raise InvalidInput("weight must be between 0 and 1")
+        now = self.ctx.clock.now()
+        key = self.ctx.store.memories.new_key(namespace, str(ULID()))
+        return Memory(
+            key=key, content=text, namespace=namespace, project=validation.project(draft.project),
+            tags=validation.tags(list(draft.tags)), kind=_kind(draft.kind), actor=actor or "unknown",
+            created_at=now, updated_at=now, title=_short("title", draft.title, 300),
+            source=_short("source", draft.source, 2000), weight=draft.weight,
+            event_date=validation.timestamp("event_date", draft.event_date),
+            valid_from=validation.timestamp("valid_from", draft.valid_from) or now,
+            expires_at=validation.timestamp("expires_at", draft.expires_at),
+            source_key=draft.source_key, doc_id=draft.doc_id, chunk_index=draft.chunk_index,
+            metadata=dict(draft.metadata), content_sha=content_sha(text),
+        )
+
+    def nearest_duplicate(self, namespace: str, project: str, vector: Any) -> tuple[Memory, float] | None:
+        """The closest non-archived memory in the same namespace and project at or above the threshold."""
+        search = query.Search(
+            index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector), ef_runtime=self.ctx.settings.ef_runtime,
+            clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
+            return_fields=("created_at", "state", "distance"), limit=1,
+        )
+        result = self.ctx.store.memories.search(search)
+        if not result.hits or result.hits[0].similarity < self.ctx.settings.duplicate_threshold:
+            return None
+        hit = result.hits[0]
+        return hit.memory, hit.similarity
+
+    # --- reads ----------------------------------------------------------------------------
+    def get(self, key: str) -> Memory:
+        validation.key(key, self.ctx.store.prefix)
+        memory = self.ctx.store.memories.read(key)
+        if memory is None:
+            raise NotFound(f"no memory {key}", hint="it may have been forgotten; check history(key)")
+        return memory
+
+    def list(self, listing: Listing) -> Page:
+        """One page of memories matching the filters, sorted on a NUMERIC field, with the total."""
+        if listing.sort not in SORTABLE:
+            raise InvalidInput(f"cannot sort by {listing.sort!r}", hint=f"use one of {', '.join(SORTABLE)}")
+        validation.bounded_int("limit", listing.limit, 1, 200)
+        validation.bounded_int("offset", listing.offset, 0, 100_000)
+        clauses = self.filter_clauses(listing)
+        items: list[Memory] = []
+        total = 0
+        for namespace in validation.namespaces(listing.namespaces):
+            search = query.Search(index=self.ctx.index(namespace), clauses=clauses, sort_by=listing.sort,
+                                  descending=listing.descending, offset=0,
+                                  limit=listing.offset + listing.limit, return_fields=FIELD_NAMES)
+            result = self.ctx.store.memories.search(search)
+            total += result.total
+            items += [h.memory for h in result.hits]
+        items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
+        page = items[listing.offset:listing.offset + listing.limit]
+        return Page(items=tuple(page), total=total, offset=listing.offset, limit=listing.limit)
+
+    def filter_clauses(self, listing: Listing) -> tuple[str, ...]:
+        clauses: list[str] = []
+        if listing.projects:
+            clauses.append(query.tag("project", validation.projects(listing.projects)))
+        if listing.tags:
+            clauses.append(query.tag("tags", validation.tags(list(listing.tags))))
+        if listing.states:
+            clauses.append(query.tag("state", [_state(s) for s in listing.states]))
+        if listing.kinds:
+            clauses.append(query.tag("kind", [_kind(k) for k in listing.kinds]))
+        return tuple(clauses)
+
+    # --- edits ----------------------------------------------------------------------------
+    def update(self, key: str, content: str, *, actor: str, reason: str | None = None) -> Memory:
+        """Replace the content, re-embed, keep the old text in the audit event."""
+        current = self.get(key)
+        text = validation.content(content)
+        vector = self.ctx.embedder.embed(text)
+        updated = replace(current, content=text, content_sha=content_sha(text), updated_at=self.ctx.clock.now())
+        self.ctx.store.memories.write(updated, vector)
+        self.audit(actor, "update", key, reason=validation.reason(reason) or "", before=current.content,
+                   after=text, details={"previous_content": current.content})
+        return updated
+
+    def retag(self, key: str, *, add: list[str] | None = None, remove: list[str] | None = None,
+              actor: str, reason: str | None = None) -> Memory:
+        current = self.get(key)
+        drop = set(validation.tags(remove or []))
+        tags = tuple(t for t in current.tags if t not in drop) + validation.tags(add or [])
+        tags = tuple(dict.fromkeys(tags))
+        if len(tags) > validation.MAX_TAGS:
+            raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
+                               hint="remove some tags first")
+        updated = replace(current, tags=tags, updated_at=self.ctx.clock.now())
+        self.ctx.store.memories.write(updated)
+        self.audit(actor, "retag", key, reason=validation.reason(reason) or "", before=current.content,
+                   after=current.content, details={"before": list(current.tags), "after": list(tags)})
+        return updated
+
+    def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
+        """Preview by default; with confirm, hard-delete and keep a snapshot in the audit stream."""
+        memory = self.get(key)
+        preview = {"key": key, "namespace": memory.namespace, "project": memory.project,
+                   "content": memory.content[:500], "state": memory.state}
+        if not confirm:
+            return {"status": "preview", "would_forget": preview,
+                    "next": "call forget again with confirm=true to delete this memory"}
+        snapshot = {name: memory.public()[name] for name in SNAPSHOT_FIELDS}
+        self.ctx.store.memories.delete(key)
+        self.audit(actor, "forget", key, reason=validation.reason(reason) or "", before=memory.content,
+                   details={"snapshot": snapshot})
+        return {"status": "forgotten", "key": key}
+
+    def audit(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
+              after: str | None = None, details: dict[str, Any] | None = None) -> None:
+        self.ctx.store.audit.append(AuditEvent(
+            actor=actor or "unknown", action=action, key=key, reason=reason, at=self.ctx.clock.now(),
+            before=digest(before), after=digest(after), details=details or {},
+        ))
+
+
+def _short(name: str, value: str | None, limit: int) -> str | None:
+    if value is None or not value.strip():
+        return None
+    if len(value) > limit:
+        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value.strip()
+
+
+_KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill", "merged")
+
+
+def _kind(value: str) -> str:
+    if value not in _KINDS:
+        raise InvalidInput(f"unknown kind {value!r}", hint=f"use one of {', '.join(_KINDS)}")
+    return value
+
+
+def _state(value: str) -> str:
+    if value not in STATES:
+        raise InvalidInput(f"unknown state {value!r}", hint=f"use one of {', '.join(STATES)}")
+    return value

@@ -1,0 +1,121 @@
+"""Value objects of the memory model. No I/O."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+STATES: tuple[str, ...] = ("active", "deprioritised", "archived")
+TRUST_LEVELS: tuple[str, ...] = ("stated", "verified", "disputed", "superseded")
+STATE_WEIGHTS: dict[str, float] = {"active": 1.0, "deprioritised": 0.2, "archived": 0.0}
+GLOBAL_PROJECT = "global"
+
+
+def iso(ts: float | None) -> str | None:
+    """Epoch seconds -> ISO 8601 UTC (seconds precision), or None."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One memory hash. Times are epoch seconds; ``None`` means "not set" and is not stored."""
+
+    key: str
+    content: str = ""
+    namespace: str = ""
+    project: str = GLOBAL_PROJECT
+    tags: tuple[str, ...] = ()
+    kind: str = "memory"
+    state: str = "active"
+    trust: str = "stated"
+    actor: str = ""
+    source_key: str | None = None
+    doc_id: str | None = None
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    valid_from: float | None = None
+    valid_to: float | None = None
+    event_date: float | None = None
+    expires_at: float | None = None
+    recall_count: int = 0
+    last_recalled: float | None = None
+    weight: float = 1.0
+    experience_weight: float = 1.0
+    title: str | None = None
+    source: str | None = None
+    chunk_index: int | None = None
+    superseded_by: str | None = None
+    state_reason: str | None = None
+    state_actor: str | None = None
+    state_changed_at: float | None = None
+    content_sha: str | None = None
+    reinstate_hints: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        """Every field as plain JSON-ready data, times as ISO strings."""
+        data = asdict(self)
+        for name in ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
+                     "last_recalled", "state_changed_at"):
+            data[name] = iso(data[name])
+        data["tags"] = list(self.tags)
+        data["reinstate_hints"] = list(self.reinstate_hints)
+        return data
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    """One recall result: the memory, its raw similarity and its final score."""
+
+    memory: Memory
+    similarity: float
+    score: float
+    weak_match: bool = False
+    reinstate_candidate: bool = False
+    factors: dict[str, float] = field(default_factory=dict)
+
+    def public(self, *, full: bool = True) -> dict[str, Any]:
+        m = self.memory
+        out: dict[str, Any] = {
+            "key": m.key, "namespace": m.namespace, "score": round(self.score, 4),
+            "similarity": round(self.similarity, 4), "project": m.project, "tags": list(m.tags),
+            "created_at": iso(m.created_at), "state": m.state, "trust": m.trust,
+        }
+        if full:
+            out["content"] = m.content
+        if self.weak_match:
+            out["weak_match"] = True
+        if self.reinstate_candidate:
+            out["reinstate_candidate"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    """What remember did: ``stored`` a new key, or found a ``duplicate`` and returned its key."""
+
+    status: str
+    key: str
+    similarity: float | None = None
+    notes: tuple[str, ...] = ()
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "key": self.key}
+        if self.similarity is not None:
+            out["similarity"] = round(self.similarity, 4)
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page of memories from a listing, with the total the filter matched."""
+
+    items: tuple[Memory, ...]
+    total: int
+    offset: int
+    limit: int

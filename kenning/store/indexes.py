@@ -1,0 +1,145 @@
+"""Index lifecycle: create, migrate on a changed fingerprint, inspect, and the embedding-model pin.
+
+The registry hash ``{prefix}meta:indexes`` maps each namespace to its live index name. A changed
+schema fingerprint creates the new index beside the old one, waits until it has backfilled the
+existing hashes, switches the registry, and only then drops the old index (FT.DROPINDEX without DD,
+so no hash is deleted).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import valkey
+
+from kenning import schema
+from kenning.errors import BackendUnavailable, EmbeddingMismatch
+from kenning.store.client import call, guarded, text
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    name: str
+    num_docs: int
+    indexing: bool
+    percent_indexed: float
+    attributes: tuple[str, ...]
+
+
+def registry_key(prefix: str) -> str:
+    return f"{prefix}meta:indexes"
+
+
+def parse_info(name: str, reply: Any) -> IndexInfo:
+    """FT.INFO is a flat key/value list whose content differs between modules: read only what we need."""
+    flat = list(reply) if isinstance(reply, list | tuple) else []
+    data: dict[str, Any] = {text(flat[i]): flat[i + 1] for i in range(0, len(flat) - 1, 2)}
+    attributes: list[str] = []
+    for entry in data.get("attributes", []) or []:
+        pairs = {text(entry[i]): entry[i + 1] for i in range(0, len(entry) - 1, 2)}
+        attributes.append(text(pairs.get("attribute", pairs.get("identifier", ""))))
+    indexing = _flag(data.get("indexing", data.get("backfill_in_progress", 0)))
+    percent = _float(data.get("percent_indexed", data.get("backfill_complete_percent", 1.0)))
+    if percent > 1.0:
+        percent /= 100.0
+    return IndexInfo(name=name, num_docs=int(_float(data.get("num_docs", 0))), indexing=indexing,
+                     percent_indexed=percent, attributes=tuple(attributes))
+
+
+def _flag(value: Any) -> bool:
+    return text(value).strip().lower() not in ("0", "", "false", "no")
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(text(value))
+    except ValueError:
+        return 0.0
+
+
+def info(client: valkey.Valkey, name: str) -> IndexInfo | None:
+    """FT.INFO of an index, or None when it does not exist."""
+    try:
+        with guarded():
+            reply = client.execute_command("FT.INFO", name)
+    except BackendUnavailable as exc:
+        lowered = exc.message.lower()
+        if "unknown index" in lowered or "no such index" in lowered or "not found" in lowered:
+            return None
+        raise
+    return parse_info(name, reply)
+
+
+def live_indexes(client: valkey.Valkey, prefix: str) -> dict[str, str]:
+    raw = call(client.hgetall, registry_key(prefix))
+    return {text(k): text(v) for k, v in raw.items()}
+
+
+def ensure(client: valkey.Valkey, prefix: str, dim: int, *, timeout: float = 300.0) -> dict[str, str]:
+    """Make every namespace index current; returns namespace -> index name."""
+    names: dict[str, str] = {}
+    live = live_indexes(client, prefix)
+    for namespace in schema.NAMESPACES:
+        names[namespace] = _ensure_one(client, prefix, namespace, dim, live.get(namespace), timeout)
+    return names
+
+
+def _ensure_one(client: valkey.Valkey, prefix: str, namespace: str, dim: int,
+                old: str | None, timeout: float) -> str:
+    wanted = schema.index_name(prefix, namespace, dim)
+    if info(client, wanted) is None:
+        _create(client, wanted, schema.key_prefix(prefix, namespace), dim)
+        wait_for_backfill(client, wanted, timeout)
+    call(client.hset, registry_key(prefix), namespace, wanted)
+    if old and old != wanted and info(client, old) is not None:
+        log.info("index migration: %s -> %s, dropping the old index", old, wanted)
+        call(client.execute_command, "FT.DROPINDEX", old)
+    return wanted
+
+
+def _create(client: valkey.Valkey, name: str, key_prefix: str, dim: int) -> None:
+    try:
+        call(client.execute_command, *schema.create_args(name, key_prefix, dim))
+    except BackendUnavailable as exc:
+        if "already exists" not in exc.message.lower():
+            raise
+
+
+def wait_for_backfill(client: valkey.Valkey, name: str, timeout: float) -> IndexInfo:
+    deadline = time.monotonic() + timeout
+    while True:
+        current = info(client, name)
+        if current is None:
+            raise BackendUnavailable(f"index {name} vanished while backfilling")
+        if not current.indexing and current.percent_indexed >= 1.0:
+            return current
+        if time.monotonic() > deadline:
+            raise BackendUnavailable(f"index {name} did not finish backfilling within {timeout:.0f}s")
+        time.sleep(0.05)
+
+
+def drop(client: valkey.Valkey, prefix: str) -> None:
+    """Drop this prefix's indexes (never the hashes) and forget the registry (tests, reindex)."""
+    for name in live_indexes(client, prefix).values():
+        if info(client, name) is not None:
+            call(client.execute_command, "FT.DROPINDEX", name)
+    call(client.delete, registry_key(prefix))
+
+
+def pin_model(client: valkey.Valkey, prefix: str, model: str, dim: int) -> None:
+    """Record which model writes this store's vectors; refuse a different model or dimension."""
+    meta = f"{prefix}meta:embedding"
+    call(client.hsetnx, meta, "model", model)
+    call(client.hsetnx, meta, "dim", str(dim))
+    stored = {text(k): text(v) for k, v in call(client.hgetall, meta).items()}
+    if stored.get("model") != model or stored.get("dim") != str(dim):
+        raise EmbeddingMismatch(
+            f"this store's vectors were written by {stored.get('model')} ({stored.get('dim')} dims); "
+            f"the loaded model is {model} ({dim} dims)",
+            hint="set KENNING_EMBEDDING_MODEL back, or back up, wipe and restore to re-embed",
+        )

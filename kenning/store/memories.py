@@ -1,0 +1,122 @@
+"""Memory hashes and FT.SEARCH over them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import valkey
+
+from kenning import schema
+from kenning.errors import BackendUnavailable
+from kenning.models import Memory
+from kenning.query import Search
+from kenning.store.client import call, text
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result row: the memory and its KNN distance (None for filter-only queries)."""
+
+    memory: Memory
+    distance: float | None
+
+    @property
+    def similarity(self) -> float:
+        return 1.0 - self.distance if self.distance is not None else 0.0
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    total: int
+    hits: tuple[Hit, ...]
+    phantoms: int = 0  # index entries whose hash was gone
+
+
+class MemoryStore:
+    """Reads and writes memory hashes; runs searches built by ``kenning.query``."""
+
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def new_key(self, namespace: str, ulid: str) -> str:
+        return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
+
+    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> None:
+        """Write every field of the memory (one HSET; the index is current when it returns).
+
+        Fields the memory no longer has are removed in a second step on the same key.
+        """
+        fields = schema.encode(memory, vector)
+        call(self.client.hset, memory.key, mapping=fields)  # type: ignore[arg-type]
+        stale = [f for f in schema.FIELD_NAMES if f not in fields]
+        if stale:
+            call(self.client.hdel, memory.key, *stale)
+
+    def update(self, key: str, changes: dict[str, Any]) -> None:
+        """Set some fields on one key (None removes the field)."""
+        current = self.read(key)
+        if current is None:
+            return
+        from dataclasses import replace
+
+        self.write(replace(current, **changes))
+
+    def read(self, key: str) -> Memory | None:
+        raw = call(self.client.hgetall, key)
+        if not raw:
+            return None
+        fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
+        return schema.decode(key, fields)
+
+    def read_vector(self, key: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
+        raw = call(self.client.hget, key, schema.VECTOR_FIELD)
+        return None if raw is None else schema.bytes_vector(raw)
+
+    def exists(self, key: str) -> bool:
+        return bool(call(self.client.exists, key))
+
+    def delete(self, key: str) -> bool:
+        return bool(call(self.client.delete, key))
+
+    def bump(self, key: str, field: str, amount: int = 1) -> None:
+        call(self.client.hincrby, key, field, amount)
+
+    def set_fields(self, key: str, fields: dict[str, str]) -> None:
+        """Set raw fields on an existing key only (a vanished key is not re-created)."""
+        script = "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], unpack(ARGV)) end return 0"
+        flat: list[str] = []
+        for name, value in fields.items():
+            flat += [name, value]
+        call(self.client.eval, script, 1, key, *flat)
+
+    def search(self, query: Search) -> SearchResult:
+        reply = call(self.client.execute_command, *query.args())
+        return self._parse(reply, with_fields=bool(query.return_fields))
+
+    def count(self, query: Search) -> int:
+        from dataclasses import replace
+
+        reply = call(self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args())
+        return int(reply[0]) if isinstance(reply, list) else int(reply)
+
+    def _parse(self, reply: Any, *, with_fields: bool) -> SearchResult:
+        if not isinstance(reply, list) or not reply:
+            raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
+        total = int(reply[0])
+        hits: list[Hit] = []
+        phantoms = 0
+        step = 2 if with_fields else 1
+        for i in range(1, len(reply), step):
+            key = text(reply[i])
+            raw = reply[i + 1] if with_fields else []
+            fields = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
+            distance = fields.pop(schema.DISTANCE_ALIAS, None)
+            if with_fields and "created_at" not in fields:
+                phantoms += 1  # the index still lists a hash that is gone
+                continue
+            memory = schema.decode(key, fields)
+            hits.append(Hit(memory, float(distance) if distance is not None else None))
+        return SearchResult(total=total, hits=tuple(hits), phantoms=phantoms)
