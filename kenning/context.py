@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from kenning.clock import Clock
 from kenning.embedding import Embedder
 from kenning.errors import InvalidInput
 from kenning.settings import Settings
-from kenning.store import Store
+from kenning.store import AuditEvent, Store, digest
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,14 @@ class Context:
             return self.indexes[namespace]
         except KeyError:
             raise InvalidInput(f"unknown namespace {namespace!r}") from None
+
+    def audit(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
+              after: str | None = None, details: dict[str, Any] | None = None) -> None:
+        """Append one event to the audit stream (and to the memory's history when ``key`` is set).
+
+        ``before``/``after`` are contents; only their digests are stored in the event.
+        """
+        self.store.audit.append(AuditEvent(
+            actor=actor or "unknown", action=action, key=key, reason=reason, at=self.clock.now(),
+            before=digest(before), after=digest(after), details=details or {},
+        ))

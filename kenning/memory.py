@@ -13,7 +13,6 @@ from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.context import Context
 from kenning.errors import InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult
-from kenning.store import AuditEvent, digest
 
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
@@ -80,7 +79,7 @@ class Memories:
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
         self.ctx.store.memories.write(memory, vector)
-        self.audit(actor, action, memory.key, reason=reason, after=memory.content)
+        self.ctx.audit(actor, action, memory.key, reason=reason, after=memory.content)
 
     def _validated(self, draft: Draft, actor: str) -> Memory:
         namespace = validation.namespace(draft.namespace)
@@ -162,7 +161,7 @@ class Memories:
         vector = self.ctx.embedder.embed(text)
         updated = replace(current, content=text, content_sha=content_sha(text), updated_at=self.ctx.clock.now())
         self.ctx.store.memories.write(updated, vector)
-        self.audit(actor, "update", key, reason=validation.reason(reason) or "", before=current.content,
+        self.ctx.audit(actor, "update", key, reason=validation.reason(reason) or "", before=current.content,
                    after=text, details={"previous_content": current.content})
         return updated
 
@@ -177,7 +176,7 @@ class Memories:
                                hint="remove some tags first")
         updated = replace(current, tags=tags, updated_at=self.ctx.clock.now())
         self.ctx.store.memories.write(updated)
-        self.audit(actor, "retag", key, reason=validation.reason(reason) or "", before=current.content,
+        self.ctx.audit(actor, "retag", key, reason=validation.reason(reason) or "", before=current.content,
                    after=current.content, details={"before": list(current.tags), "after": list(tags)})
         return updated
 
@@ -191,16 +190,10 @@ class Memories:
                     "next": "call forget again with confirm=true to delete this memory"}
         snapshot = {name: memory.public()[name] for name in SNAPSHOT_FIELDS}
         self.ctx.store.memories.delete(key)
-        self.audit(actor, "forget", key, reason=validation.reason(reason) or "", before=memory.content,
+        self.ctx.audit(actor, "forget", key, reason=validation.reason(reason) or "", before=memory.content,
                    details={"snapshot": snapshot})
         return {"status": "forgotten", "key": key}
 
-    def audit(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
-              after: str | None = None, details: dict[str, Any] | None = None) -> None:
-        self.ctx.store.audit.append(AuditEvent(
-            actor=actor or "unknown", action=action, key=key, reason=reason, at=self.ctx.clock.now(),
-            before=digest(before), after=digest(after), details=details or {},
-        ))
 
 
 def _short(name: str, value: str | None, limit: int) -> str | None:

@@ -117,6 +117,13 @@ class Settings(BaseSettings):
         default="INFO", description="Log level of every Kenning process."
     )
 
+    @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
+                     "mcp_public_url", "backup_dir", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        """``KENNING_X=`` (as copied from .env.example) means "not set"."""
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("key_prefix")
     @classmethod
     def _check_prefix(cls, value: str) -> str:

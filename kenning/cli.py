@@ -1,0 +1,128 @@
+"""The `kenning` command: the composition root and the one place that starts the front doors."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from types import FrameType
+
+from kenning import __version__
+from kenning.errors import KenningError
+from kenning.settings import Settings, load_settings
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], None] | None]] = {}
+
+
+def command(name: str, help_text: str,
+            arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        COMMANDS[name] = (help_text, fn, arguments)
+        return fn
+    return register
+
+
+@command("version", "Print the Kenning version.")
+def _version(args: argparse.Namespace, settings: Settings) -> int:
+    print(f"kenning {__version__}")
+    return 0
+
+
+@command("valkey", "Run the embedded Valkey with the search module in the foreground (Ctrl-C stops it).")
+def _valkey(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.embedded import EmbeddedValkey
+
+    if settings.valkey_url is not None:
+        print("KENNING_VALKEY_URL is set: Kenning uses that server; nothing to start.", file=sys.stderr)
+        return 2
+    with EmbeddedValkey(settings) as server:
+        print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
+        wait_for_signal(server.alive)
+    return 0
+
+
+@command("doctor", "Check Valkey, the search module, the indexes and the model; non-zero exit on failure.")
+def _doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning import doctor
+    from kenning.embedding import load_embedder
+
+    checks = doctor.run(settings, load_embedder)
+    for check in checks:
+        print(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
+    return 0 if all(c.ok for c in checks) else 1
+
+
+def _up_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-mcp", action="store_true", help="do not start the MCP server")
+
+
+@command("up", "Run the whole platform in the foreground: embedded Valkey and every service.", _up_arguments)
+def _up(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning import services
+
+    return services.up(settings, mcp=not args.no_mcp)
+
+
+def wait_for_signal(alive: Callable[[], bool]) -> None:
+    """Block until SIGINT/SIGTERM, or until ``alive()`` turns false."""
+    stop = threading.Event()
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(0.5):
+            if not alive():
+                raise KenningError("a Kenning service stopped unexpectedly")
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kenning", description="Kenning: memory for AI coding agents.")
+    parser.add_argument("--version", action="version", version=f"kenning {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (help_text, fn, arguments) in COMMANDS.items():
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        if arguments is not None:
+            arguments(child)
+        child.set_defaults(handler=fn)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _load_plugins()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        settings = load_settings()
+        logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        code: int = args.handler(args, settings)
+    except KenningError as exc:
+        print(f"kenning {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # settings validation
+        print(f"kenning {args.command}: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _load_plugins() -> None:
+    """Import the modules that register further commands (tokens, maintenance, backups, bench)."""
+    import importlib
+
+    for module in ("kenning.commands",):
+        importlib.import_module(module)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""`kenning doctor`: check Valkey, the search module, the indexes and the model; one line per check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kenning import schema
+from kenning.embedding import Embedder
+from kenning.errors import KenningError
+from kenning.settings import Settings
+from kenning.store import Store, connect
+from kenning.store import indexes as index_admin
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
+    """Every check runs; a failed dependency makes the ones after it report why they could not run."""
+    checks: list[Check] = []
+    store: Store | None = None
+    try:
+        client = connect(settings)
+        store = Store(client, settings.key_prefix)
+        store.ping()
+        checks.append(Check("valkey", True, _where(settings)))
+    except KenningError as exc:
+        checks.append(Check("valkey", False, str(exc)))
+    checks.append(_module(store))
+    model = _model(settings, load_model, checks)
+    checks.append(_indexes(store, settings, model))
+    return checks
+
+
+def _where(settings: Settings) -> str:
+    return "external server (KENNING_VALKEY_URL)" if settings.valkey_url else \
+        f"embedded at {settings.valkey_host}:{settings.valkey_port}"
+
+
+def _module(store: Store | None) -> Check:
+    if store is None:
+        return Check("search module", False, "not checked: Valkey is unreachable")
+    try:
+        modules = store.modules()
+    except KenningError as exc:
+        return Check("search module", False, str(exc))
+    if "search" not in modules:
+        return Check("search module", False, f"not loaded (modules: {', '.join(modules) or 'none'})")
+    return Check("search module", True, "loaded")
+
+
+def _model(settings: Settings, load_model: Callable[[Settings], Embedder], checks: list[Check]) -> Embedder | None:
+    try:
+        embedder = load_model(settings)
+        vector = embedder.embed("kenning doctor")
+    except KenningError as exc:
+        checks.append(Check("embedding model", False, str(exc)))
+        return None
+    checks.append(Check("embedding model", True, f"{embedder.model_name}, {len(vector)} dims"))
+    return embedder
+
+
+def _indexes(store: Store | None, settings: Settings, model: Embedder | None) -> Check:
+    if store is None or model is None:
+        return Check("indexes", False, "not checked: Valkey or the model is unavailable")
+    try:
+        live = index_admin.live_indexes(store.client, settings.key_prefix)
+        missing = [ns for ns in schema.NAMESPACES if ns not in live]
+        drift = [ns for ns, name in live.items() if name != schema.index_name(settings.key_prefix, ns, model.dimension)]
+        counts = {ns: index_admin.info(store.client, name) for ns, name in live.items()}
+    except KenningError as exc:
+        return Check("indexes", False, str(exc))
+    if missing:
+        return Check("indexes", False, f"missing for {', '.join(missing)}: start a Kenning service to create them")
+    if drift:
+        return Check("indexes", False, f"schema drift in {', '.join(drift)}: restart a service to migrate")
+    gone = [ns for ns, i in counts.items() if i is None]
+    if gone:
+        return Check("indexes", False, f"registered but absent in Valkey: {', '.join(gone)}")
+    total = sum(i.num_docs for i in counts.values() if i is not None)
+    return Check("indexes", True, f"{len(live)} current, {total} memories indexed")

@@ -1,0 +1,71 @@
+"""Building and running the processes: the engine once per process, the front doors beside it."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Protocol
+
+from kenning.embedding import Embedder, load_embedder
+from kenning.engine import Engine
+from kenning.settings import Settings
+from kenning.store import connect
+
+log = logging.getLogger(__name__)
+
+
+class Service(Protocol):
+    """A front door running beside the engine (in its own thread)."""
+
+    name: str
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def alive(self) -> bool: ...
+
+
+def open_engine(settings: Settings, embedder: Embedder | None = None) -> Engine:
+    """Connect, load the model (once) and open the engine: the start-up path of every process."""
+    return Engine.open(settings, connect(settings), embedder or load_embedder(settings))
+
+
+def front_doors(engine: Engine, settings: Settings, *, mcp: bool) -> list[Service]:
+    """The services `kenning up` runs beside the engine, each imported lazily."""
+    services: list[Service] = []
+    if mcp:
+        with contextlib.suppress(ModuleNotFoundError):
+            from mcp_server.service import McpService
+
+            services.append(McpService(engine, settings))
+    return services
+
+
+def up(settings: Settings, *, mcp: bool = True) -> int:
+    """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the foreground; Ctrl-C stops all."""
+    from kenning.cli import wait_for_signal
+    from kenning.embedded import EmbeddedValkey
+
+    with contextlib.ExitStack() as stack:
+        server = None
+        if settings.valkey_url is None:
+            server = stack.enter_context(EmbeddedValkey(settings))
+            print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
+        engine = open_engine(settings)
+        running = _start_all(front_doors(engine, settings, mcp=mcp), stack)
+
+        def alive() -> bool:
+            return (server is None or server.alive()) and all(s.alive() for s in running)
+
+        print("kenning is up; Ctrl-C stops it", flush=True)
+        wait_for_signal(alive)
+    return 0
+
+
+def _start_all(services: list[Service], stack: contextlib.ExitStack) -> list[Service]:
+    for service in services:
+        service.start()
+        stack.callback(service.stop)
+        print(f"{service.name} started", flush=True)
+    return services

@@ -1,0 +1,89 @@
+"""Session-wide real services: the embedded Valkey with the search module, and the real model.
+
+Each test gets its own key prefix (so its own indexes and keys) on the shared server. A missing
+binary, module or model is an error, never a skip.
+"""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import valkey
+
+from kenning.clock import ManualClock
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder, load_embedder
+from kenning.engine import Engine
+from kenning.settings import Settings
+from kenning.store import connect
+from kenning.store import indexes as index_admin
+
+NOW = 1_790_000_000.0  # 2026-09-21, a fixed "now" for the manual clock
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def make_settings(data_dir: Path, port: int, **overrides: Any) -> Settings:
+    """Settings for a test: never read the developer's .env or environment-specific paths."""
+    values: dict[str, Any] = {"data_dir": data_dir, "valkey_port": port, "key_prefix": "kenning:"}
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture(scope="session")
+def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
+    settings = make_settings(tmp_path_factory.mktemp("valkey-data"), free_port())
+    with EmbeddedValkey(settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    return load_embedder(settings)
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"t{uuid.uuid4().hex[:10]}:"
+
+
+@pytest.fixture
+def settings(valkey_server: EmbeddedValkey, prefix: str) -> Settings:
+    return make_settings(valkey_server.settings.data_dir, valkey_server.settings.valkey_port, key_prefix=prefix)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[valkey.Valkey]:
+    conn = connect(settings)
+    yield conn
+    _wipe(conn, settings.key_prefix)
+    conn.close()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(NOW)
+
+
+@pytest.fixture
+def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock) -> Engine:
+    return Engine.open(settings, client, embedder, clock=clock)
+
+
+def _wipe(conn: valkey.Valkey, prefix: str) -> None:
+    """Drop this test's indexes and keys (test clean-up only; the product never SCANs)."""
+    index_admin.drop(conn, prefix)
+    batch = [key for key in conn.scan_iter(match=f"{prefix}*", count=1000)]
+    for i in range(0, len(batch), 500):
+        conn.delete(*batch[i:i + 500])
