@@ -18,6 +18,7 @@ from kenning.recall import Recaller
 from kenning.settings import Settings
 from kenning.store import Store
 from kenning.store import indexes as index_admin
+from kenning.tokens import Tokens
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Engine:
     ctx: Context
     memories: Memories
     recaller: Recaller
+    tokens: Tokens
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -38,7 +40,10 @@ class Engine:
                                    timeout=settings.index_backfill_timeout_seconds)
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
-        return cls(ctx=ctx, memories=Memories(ctx), recaller=Recaller(ctx))
+        return cls(
+            ctx=ctx, memories=Memories(ctx), recaller=Recaller(ctx),
+            tokens=Tokens(ctx),
+        )
 
     @property
     def store(self) -> Store:

@@ -1,0 +1,92 @@
+"""Scoped bearer tokens (docs/mcp-server.md): create, list, revoke, verify.
+
+Scopes are ordered: ``read`` < ``write`` < ``admin``; a token grants its own scope and every lower one.
+Secrets are 256 random bits shown once at creation; the store keeps only their sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+
+from kenning.context import Context
+from kenning.errors import Conflict, InvalidInput, NotFound
+from kenning.store.tokens import TokenRecord, TokenStore
+
+SCOPES: tuple[str, ...] = ("read", "write", "admin")
+SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+NAME_RULE = "1-64 characters: letters, digits, '.', '_', '@', '-', starting with a letter or digit"
+
+
+def grants(scope: str) -> frozenset[str]:
+    """Every scope a token of ``scope`` holds (admin holds write and read)."""
+    if scope not in SCOPES:
+        return frozenset()
+    return frozenset(SCOPES[: SCOPES.index(scope) + 1])
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def check_scope(scope: str) -> str:
+    if scope not in SCOPES:
+        raise InvalidInput(f"unknown scope {scope!r}", hint=f"use one of {', '.join(SCOPES)}")
+    return scope
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise InvalidInput(f"token name {name!r} is not allowed", hint=NAME_RULE)
+    return name
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token as shown to people: never the secret or its digest."""
+
+    name: str
+    scope: str
+    created_at: float
+    created_by: str
+
+
+def _public(record: TokenRecord) -> Token:
+    return Token(record.name, record.scope, record.created_at, record.created_by)
+
+
+class Tokens:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.store = TokenStore(ctx.store.client, ctx.store.prefix)
+
+    def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
+        """A new token and its secret (the only time the secret exists outside the caller)."""
+        record = TokenRecord(name=check_name(name), scope=check_scope(scope), created_at=self.ctx.clock.now(),
+                             created_by=actor or "unknown", digest="")
+        secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+        record = TokenRecord(record.name, record.scope, record.created_at, record.created_by, digest(secret))
+        if not self.store.add(record):
+            raise Conflict(f"a token named {name!r} exists", hint="revoke it first or choose another name")
+        self.ctx.audit(actor, "token_create", "", details={"name": name, "scope": scope})
+        return _public(record), secret
+
+    def list(self) -> list[Token]:
+        return [_public(r) for r in self.store.all()]
+
+    def revoke(self, name: str, *, actor: str) -> Token:
+        record = self.store.remove(check_name(name))
+        if record is None:
+            raise NotFound(f"no token named {name!r}", hint="`kenning token list` shows the names")
+        self.ctx.audit(actor, "token_revoke", "", details={"name": name, "scope": record.scope})
+        return _public(record)
+
+    def verify(self, secret: str) -> Token | None:
+        """The token a secret belongs to, or None. Raises BackendUnavailable when Valkey cannot answer."""
+        if not secret or not secret.startswith(SECRET_PREFIX) or len(secret) > 200:
+            return None
+        record = self.store.by_digest(digest(secret))
+        return None if record is None else _public(record)
