@@ -1,0 +1,77 @@
+"""The ONNX backend reproduces the sentence-transformers reference vectors (the gate for making it default)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.embedding import (
+    OnnxEmbedder,
+    SentenceTransformerEmbedder,
+    default_model_path,
+    ensure_onnx,
+    load_embedder,
+    mean_pool,
+)
+from kenning.settings import Settings
+
+TEXTS = [
+    "pytest -x -q runs the unit suite of project atlas-api",
+    "Decision: we pinned numpy<2 because torch 2.1 wheels crashed with ABI errors (E4021).",
+    "Use ruff with line-length 110; never reformat files you do not own.",
+    "deploy: `make release && kubectl rollout restart deploy/web -n prod`",
+    "Préférence: l'utilisateur veut des messages de commit en anglais, à l'impératif.",
+    "a",
+    "Bug: login hangs after 30 s. Cause: the Valkey pool was exhausted by SUBSCRIBE clients. "
+    "Fix: a dedicated connection for pub/sub. " * 12,  # longer than the 256-token window
+    "TypeError: 'NoneType' object is not subscriptable in settings.py line 42",
+]
+
+
+@pytest.fixture(scope="module")
+def onnx_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ensure_onnx(default_model_path(), tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="module")
+def reference() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(default_model_path())
+
+
+def test_onnx_vectors_match_the_reference(onnx_file: Path, reference: SentenceTransformerEmbedder) -> None:
+    onnx = OnnxEmbedder(default_model_path(), onnx_file)
+    expected = reference.embed_many(TEXTS)
+    batched = onnx.embed_many(TEXTS)
+    single = [onnx.embed(t) for t in TEXTS]
+    assert onnx.dimension == reference.dimension == 384
+    for want, got_batch, got_one in zip(expected, batched, single, strict=True):
+        assert float(np.dot(want, got_batch)) >= 0.999
+        assert float(np.dot(want, got_one)) >= 0.999
+        assert abs(float(np.linalg.norm(got_batch)) - 1.0) < 1e-5
+
+
+def test_export_happens_once_and_is_reused(onnx_file: Path) -> None:
+    before = onnx_file.stat().st_mtime_ns
+    again = ensure_onnx(default_model_path(), onnx_file.parent)
+    assert again == onnx_file
+    assert again.stat().st_mtime_ns == before
+    assert not list(onnx_file.parent.glob("*.tmp"))
+
+
+def test_setting_selects_the_onnx_backend(onnx_file: Path, tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / onnx_file.name).symlink_to(onnx_file)  # reuse the export, do not redo it
+    settings = Settings(_env_file=None, data_dir=tmp_path, embedding_backend="onnx")
+    embedder = load_embedder(settings)
+    assert isinstance(embedder, OnnxEmbedder)
+    assert embedder.model_name == "all-MiniLM-L6-v2"
+
+
+def test_mean_pool_ignores_padding_and_normalises() -> None:
+    hidden = np.array([[[3.0, 4.0], [100.0, 100.0]], [[1.0, 0.0], [0.0, 1.0]]], dtype=np.float32)
+    mask = np.array([[1, 0], [1, 1]], dtype=np.int64)
+    pooled = mean_pool(hidden, mask)
+    assert np.allclose(pooled[0], [0.6, 0.8])
+    assert np.allclose(pooled[1], [2 ** -0.5, 2 ** -0.5])
