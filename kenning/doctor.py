@@ -25,9 +25,9 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     checks: list[Check] = []
     store: Store | None = None
     try:
-        client = connect(settings)
-        store = Store(client, settings.key_prefix)
-        store.ping()
+        candidate = Store(connect(settings), settings.key_prefix)
+        candidate.ping()
+        store = candidate
         checks.append(Check("valkey", True, _where(settings)))
     except KenningError as exc:
         checks.append(Check("valkey", False, str(exc)))

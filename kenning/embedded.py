@@ -163,7 +163,7 @@ class EmbeddedValkey:
                         return
                 time.sleep(0.05)
         finally:
-            client.close()
+            client.close()  # type: ignore[no-untyped-call]
         raise BackendUnavailable(f"valkey-server did not answer within {timeout:.0f}s: {self._log_tail()}")
 
     def _log_tail(self) -> str:

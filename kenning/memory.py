@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -9,10 +10,10 @@ from typing import Any
 from ulid import ULID
 
 from kenning import query, validation
-from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.context import Context
 from kenning.errors import InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult
+from kenning.schema import FIELD_NAMES, vector_bytes
 
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
@@ -103,7 +104,8 @@ class Memories:
     def nearest_duplicate(self, namespace: str, project: str, vector: Any) -> tuple[Memory, float] | None:
         """The closest non-archived memory in the same namespace and project at or above the threshold."""
         search = query.Search(
-            index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector), ef_runtime=self.ctx.settings.ef_runtime,
+            index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector),
+            ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
             return_fields=("created_at", "state", "distance"), limit=1,
         )
@@ -128,7 +130,7 @@ class Memories:
         validation.bounded_int("limit", listing.limit, 1, 200)
         validation.bounded_int("offset", listing.offset, 0, 100_000)
         clauses = self.filter_clauses(listing)
-        items: list[Memory] = []
+        items: builtins.list[Memory] = []
         total = 0
         for namespace in validation.namespaces(listing.namespaces):
             search = query.Search(index=self.ctx.index(namespace), clauses=clauses, sort_by=listing.sort,
@@ -165,7 +167,7 @@ class Memories:
                    after=text, details={"previous_content": current.content})
         return updated
 
-    def retag(self, key: str, *, add: list[str] | None = None, remove: list[str] | None = None,
+    def retag(self, key: str, *, add: builtins.list[str] | None = None, remove: builtins.list[str] | None = None,
               actor: str, reason: str | None = None) -> Memory:
         current = self.get(key)
         drop = set(validation.tags(remove or []))

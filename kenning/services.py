@@ -36,7 +36,7 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool) -> list[Servic
     services: list[Service] = []
     if mcp:
         with contextlib.suppress(ModuleNotFoundError):
-            from mcp_server.service import McpService
+            from mcp_server.service import McpService  # type: ignore[import-not-found,unused-ignore]
 
             services.append(McpService(engine, settings))
     return services

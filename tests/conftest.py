@@ -37,7 +37,7 @@ def make_settings(data_dir: Path, port: int, **overrides: Any) -> Settings:
     """Settings for a test: never read the developer's .env or environment-specific paths."""
     values: dict[str, Any] = {"data_dir": data_dir, "valkey_port": port, "key_prefix": "kenning:"}
     values.update(overrides)
-    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+    return Settings(_env_file=None, **values)
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +49,7 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
 
 @pytest.fixture(scope="session")
 def embedder() -> Embedder:
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)
     return load_embedder(settings)
 
 
@@ -68,7 +68,7 @@ def client(settings: Settings) -> Iterator[valkey.Valkey]:
     conn = connect(settings)
     yield conn
     _wipe(conn, settings.key_prefix)
-    conn.close()
+    conn.close()  # type: ignore[no-untyped-call]
 
 
 @pytest.fixture
@@ -84,6 +84,6 @@ def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock:
 def _wipe(conn: valkey.Valkey, prefix: str) -> None:
     """Drop this test's indexes and keys (test clean-up only; the product never SCANs)."""
     index_admin.drop(conn, prefix)
-    batch = [key for key in conn.scan_iter(match=f"{prefix}*", count=1000)]
+    batch = list(conn.scan_iter(match=f"{prefix}*", count=1000))
     for i in range(0, len(batch), 500):
         conn.delete(*batch[i:i + 500])

@@ -64,9 +64,9 @@ class AuditLog:
         return f"{self.prefix}history:{key}"
 
     def append(self, event: AuditEvent) -> str:
-        entry = text(call(self.client.xadd, self.stream, event.fields()))  # type: ignore[arg-type]
+        entry = text(call(self.client.xadd, self.stream, event.fields()))
         if event.key:
-            call(self.client.xadd, self.history_key(event.key), event.fields())  # type: ignore[arg-type]
+            call(self.client.xadd, self.history_key(event.key), event.fields())
         return entry
 
     def history(self, key: str, *, limit: int = 200) -> list[AuditEvent]:

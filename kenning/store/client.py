@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import valkey
 from valkey import exceptions as vx
@@ -15,7 +15,6 @@ from kenning.errors import BackendUnavailable, KenningError
 from kenning.settings import Settings
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 _MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
 
 
@@ -77,7 +76,8 @@ def guarded() -> Iterator[None]:
         raise translate(exc) from exc
 
 
-def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run one client call with error translation. Typed ``Any``: the client's stubs mix sync and async."""
     with guarded():
         return fn(*args, **kwargs)
 

@@ -66,7 +66,7 @@ def info(client: valkey.Valkey, name: str) -> IndexInfo | None:
     """FT.INFO of an index, or None when it does not exist."""
     try:
         with guarded():
-            reply = client.execute_command("FT.INFO", name)
+            reply = client.execute_command("FT.INFO", name)  # type: ignore[no-untyped-call]
     except BackendUnavailable as exc:
         lowered = exc.message.lower()
         if "unknown index" in lowered or "no such index" in lowered or "not found" in lowered:

@@ -50,7 +50,7 @@ class MemoryStore:
         Fields the memory no longer has are removed in a second step on the same key.
         """
         fields = schema.encode(memory, vector)
-        call(self.client.hset, memory.key, mapping=fields)  # type: ignore[arg-type]
+        call(self.client.hset, memory.key, mapping=fields)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
         if stale:
             call(self.client.hdel, memory.key, *stale)
@@ -86,7 +86,8 @@ class MemoryStore:
 
     def set_fields(self, key: str, fields: dict[str, str]) -> None:
         """Set raw fields on an existing key only (a vanished key is not re-created)."""
-        script = "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HSET', KEYS[1], unpack(ARGV)) end return 0"
+        script = ("if redis.call('EXISTS', KEYS[1]) == 1 then "
+                  "return redis.call('HSET', KEYS[1], unpack(ARGV)) end return 0")
         flat: list[str] = []
         for name, value in fields.items():
             flat += [name, value]

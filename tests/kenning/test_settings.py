@@ -23,13 +23,13 @@ def test_every_setting_is_in_env_example_and_docs(name: str) -> None:
 def test_environment_is_read_with_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KENNING_VALKEY_PORT", "7001")
     monkeypatch.setenv("KENNING_KEY_PREFIX", "other:")
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)
     assert settings.valkey_port == 7001
     assert settings.key_prefix == "other:"
 
 
 def test_settings_are_frozen() -> None:
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)
     with pytest.raises(ValidationError):
         settings.valkey_port = 1  # type: ignore[misc]
 
@@ -39,12 +39,12 @@ def test_settings_are_frozen() -> None:
 def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch, field: str, value: str) -> None:
     monkeypatch.setenv(f"KENNING_{field.upper()}", value)
     with pytest.raises(ValidationError, match=field):
-        Settings(_env_file=None)  # type: ignore[call-arg]
+        Settings(_env_file=None)
 
 
 def test_blank_optional_values_mean_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KENNING_VALKEY_URL", "")
     monkeypatch.setenv("KENNING_SEARCH_MODULE", "")
-    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)
     assert settings.valkey_url is None
     assert settings.search_module is None

@@ -1,0 +1,83 @@
+"""The `kenning` command: help for every command, version, doctor against a running and a stopped Valkey."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kenning import __version__
+from kenning.cli import COMMANDS, build_parser, main
+from kenning.embedded import EmbeddedValkey
+from kenning.engine import Engine
+from kenning.settings import Settings
+from tests.conftest import free_port
+
+
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data_dir: Path, port: int, prefix: str) -> None:
+    monkeypatch.chdir(tmp_path)  # no developer .env leaks in
+    monkeypatch.setenv("KENNING_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("KENNING_VALKEY_PORT", str(port))
+    monkeypatch.setenv("KENNING_KEY_PREFIX", prefix)
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["version"]) == 0
+    assert capsys.readouterr().out.strip() == f"kenning {__version__}"
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args([name, "--help"])
+    assert info.value.code == 0
+    assert COMMANDS[name][0].split()[0] in capsys.readouterr().out
+
+
+def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "usage: kenning" in capsys.readouterr().out
+
+
+def test_doctor_passes_against_a_running_valkey(
+        engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "ok   valkey" in out
+    assert "ok   search module: loaded" in out
+    assert "ok   embedding model: all-MiniLM-L6-v2, 384 dims" in out
+    assert "ok   indexes: 5 current" in out
+
+
+def test_doctor_fails_with_a_reason_per_check_when_valkey_is_stopped(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.conftest import make_settings
+
+    data = tmp_path / "data"
+    port = free_port()
+    with EmbeddedValkey(make_settings(data, port)):
+        pass  # leaves a password file behind, then stops
+    _env(monkeypatch, tmp_path, data, port, "kenning:")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL valkey: Valkey is unreachable" in out
+    assert "FAIL search module: not checked: Valkey is unreachable" in out
+    assert "FAIL indexes: not checked" in out
+
+
+def test_doctor_reports_missing_indexes(
+        settings: Settings, client: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
+    assert main(["doctor"]) == 1
+    assert "FAIL indexes: missing for episodic" in capsys.readouterr().out
+
+
+def test_invalid_configuration_is_a_clear_error(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KENNING_VALKEY_PORT", "not-a-port")
+    assert main(["doctor"]) == 2
+    assert "invalid configuration" in capsys.readouterr().err
