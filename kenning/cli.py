@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    _load_plugins()
+    load_commands()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
-def _load_plugins() -> None:
+def load_commands() -> None:
     """Import the modules that register further commands (tokens, maintenance, backups, bench)."""
     import importlib
 

@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from kenning import __version__
-from kenning.cli import COMMANDS, build_parser, main
+from kenning.cli import COMMANDS, build_parser, load_commands, main
 from kenning.embedded import EmbeddedValkey
 from kenning.engine import Engine
 from kenning.settings import Settings
 from tests.conftest import free_port
+
+load_commands()
 
 
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data_dir: Path, port: int, prefix: str) -> None:

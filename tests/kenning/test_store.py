@@ -1,0 +1,111 @@
+"""The store against the real engine: each FT.* quirk in docs/valkey-search.md has its test here."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import valkey
+
+from kenning import query, schema
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.models import Memory
+from kenning.query import Search
+from kenning.store import indexes as index_admin
+
+TEXTS = ["Redis streams keep the audit log", "Use pytest fixtures for the Valkey server",
+         "HNSW parameters M=16 and EF_CONSTRUCTION=200", "Cosine distance is 1 minus similarity",
+         "Ruff replaces flake8 and isort", "Mypy strict mode on the tests too",
+         "Docker is not available on this machine", "Chromium runs headless for browser tests"]
+
+
+def _seed(engine: Engine) -> list[str]:
+    return [engine.memories.remember(Draft(t, project="q"), actor="t").key for t in TEXTS]
+
+
+def _knn(engine: Engine, text: str, k: int, *clauses: str) -> list[float]:
+    vector = schema.vector_bytes(engine.ctx.embedder.embed(text))
+    search = Search(index=engine.ctx.index("knowledge"), clauses=clauses, knn=k, vector=vector, ef_runtime=64,
+                    return_fields=("created_at", "distance"), limit=k)
+    return [h.distance for h in engine.store.memories.search(search).hits if h.distance is not None]
+
+
+def test_knn_hits_come_back_sorted_by_distance(engine: Engine) -> None:
+    _seed(engine)
+    distances = _knn(engine, "testing tools for python", 8)
+    assert len(distances) == 8
+    assert distances == sorted(distances)
+
+
+def test_return_list_keeps_the_vector_out_of_replies(engine: Engine, client: valkey.Valkey) -> None:
+    _seed(engine)
+    search = Search(index=engine.ctx.index("knowledge"), return_fields=schema.FIELD_NAMES, limit=3)
+    reply = client.execute_command(*search.args())  # type: ignore[no-untyped-call]
+    assert reply[0] == len(TEXTS)
+    assert all(b"vector" not in row for row in reply[2::2])
+    assert all(b"content" in row for row in reply[2::2])
+
+
+def test_write_is_searchable_immediately(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Read your writes: HSET returns after indexing"), actor="t").key
+    search = Search(index=engine.ctx.index("knowledge"), clauses=(query.text_any("content", ["indexing"]),),
+                    return_fields=("created_at",), limit=5)
+    assert [h.memory.key for h in engine.store.memories.search(search).hits] == [key]
+
+
+def test_count_with_limit_zero_and_negation(engine: Engine) -> None:
+    keys = _seed(engine)
+    engine.store.memories.write(replace(engine.memories.get(keys[0]), state="archived"))
+    index = engine.ctx.index("knowledge")
+    assert engine.store.memories.count(Search(index=index)) == len(TEXTS)
+    assert engine.store.memories.count(Search(index=index, clauses=(query.not_tag("state", ["archived"]),))) == 7
+    assert engine.store.memories.count(Search(index=index, clauses=(query.tag("state", ["archived"]),))) == 1
+
+
+def test_sortby_numeric_descending(engine: Engine) -> None:
+    keys = _seed(engine)
+    for n, key in enumerate(keys):
+        engine.store.memories.write(replace(engine.memories.get(key), created_at=1000.0 + n))
+    search = Search(index=engine.ctx.index("knowledge"), sort_by="created_at", descending=True,
+                    return_fields=("created_at",), limit=3)
+    assert [h.memory.key for h in engine.store.memories.search(search).hits] == keys[::-1][:3]
+
+
+def test_numeric_range_and_missing_numeric(engine: Engine) -> None:
+    keys = _seed(engine)
+    engine.store.memories.write(replace(engine.memories.get(keys[1]), expires_at=500.0))
+    search = Search(index=engine.ctx.index("knowledge"), clauses=(query.numeric("expires_at", None, 1000.0),),
+                    return_fields=("created_at",), limit=10)
+    assert [h.memory.key for h in engine.store.memories.search(search).hits] == [keys[1]]
+
+
+def test_phantom_index_entries_are_dropped_and_counted(engine: Engine, client: valkey.Valkey) -> None:
+    keys = _seed(engine)
+    memory: Memory = engine.memories.get(keys[0])
+    assert memory.content == TEXTS[0]
+    client.delete(keys[0])
+    search = Search(index=engine.ctx.index("knowledge"), return_fields=schema.FIELD_NAMES, limit=20)
+    result = engine.store.memories.search(search)
+    assert keys[0] not in {h.memory.key for h in result.hits}
+    assert len(result.hits) == len(TEXTS) - 1
+
+
+def test_ft_info_is_parsed_from_either_module_shape() -> None:
+    redisearch = ["index_name", "i", "num_docs", "12", "indexing", 0, "percent_indexed", "1",
+                  "attributes", [["identifier", "content", "attribute", "content", "type", "TEXT"]]]
+    valkey_search = [b"index_name", b"i", b"num_docs", 12, b"backfill_in_progress", b"1",
+                     b"backfill_complete_percent", b"40.000000", b"attributes", []]
+    a = index_admin.parse_info("i", redisearch)
+    b = index_admin.parse_info("i", valkey_search)
+    assert (a.num_docs, a.indexing, a.percent_indexed, a.attributes) == (12, False, 1.0, ("content",))
+    assert (b.num_docs, b.indexing, b.percent_indexed) == (12, True, 0.4)
+
+
+def test_vector_round_trips_as_little_endian_float32(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("vectors are FLOAT32"), actor="t").key
+    stored = engine.store.memories.read_vector(key)
+    expected = engine.ctx.embedder.embed("vectors are FLOAT32")
+    assert stored is not None
+    assert stored.dtype == np.float32
+    assert np.allclose(stored, expected, atol=1e-6)
