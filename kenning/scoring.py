@@ -1,6 +1,7 @@
 """Recall scoring. Pure functions of plain numbers (docs/recall.md).
 
-score = similarity x visibility x recency x experience x temporal
+score = relevance x visibility x recency x experience x temporal, where relevance is the raw similarity,
+lifted by ``lexical`` when the memory contains an exact identifier the query names.
 """
 
 from __future__ import annotations
@@ -44,6 +45,43 @@ def temporal(event_date: float | None, target: float | None) -> float:
     if days >= 60:
         return 1.0
     return 1.5 - 0.5 * (days - 7) / 53
+
+
+def temporal_window(event_date: float | None, start: float, end: float) -> float:
+    """``temporal`` against a period: distance 0 inside [start, end), else days to the nearer edge."""
+    if event_date is None:
+        return 1.0
+    if start <= event_date < end:
+        return 1.5
+    edge = start if event_date < start else end
+    return temporal(event_date, edge)
+
+
+OUTCOME_BASE: dict[str, float] = {"succeeded": 1.0, "pivoted": 0.7, "abandoned": 0.1}
+EFFORT_MULTIPLIER: dict[int, float] = {1: 1.0, 2: 1.1, 3: 1.25, 4: 1.5, 5: 1.8}
+EXPERIENCE_CAP = 2.0
+
+
+def experience_weight(effort: int, outcome: str) -> float:
+    """Outcome base x effort multiplier, capped at 2.0; effort amplifies wins, never failures.
+
+    Only ``succeeded`` is multiplied: a hard-won success outranks an easy one, while a pivot (0.7) or an
+    abandonment (0.1) keeps its base however much effort it cost.
+    """
+    base = OUTCOME_BASE[outcome]
+    if outcome != "succeeded":
+        return base
+    return min(EXPERIENCE_CAP, base * EFFORT_MULTIPLIER[effort])
+
+
+def lexical(similarity: float, exact: bool, boost: float) -> float:
+    """Relevance of a hit: the raw similarity, lifted toward 1 by ``boost`` when it holds an exact identifier.
+
+    relevance = similarity + boost x (1 - similarity) for an exact match, else similarity.
+    """
+    if not exact:
+        return similarity
+    return similarity + boost * (1.0 - similarity)
 
 
 def combine(similarity: float, *factors: float) -> float:

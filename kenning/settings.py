@@ -89,6 +89,17 @@ class Settings(BaseSettings):
     recency_step: float = Field(default=0.05, ge=0, le=1, description="Recency lost per step after the grace.")
     recency_step_days: int = Field(default=30, ge=1, description="Length of one recency step in days.")
     recency_floor: float = Field(default=0.3, ge=0, le=1, description="Lowest recency weight.")
+    lexical_boost: float = Field(
+        default=0.5, ge=0, le=1,
+        description="Recall lifts a hit holding an exact identifier of the query: sim + boost x (1 - sim).",
+    )
+    act_threshold: float = Field(
+        default=0.45, ge=-1, le=1,
+        description="Raw similarity a memory needs to be offered as a candidate when acting by query.",
+    )
+    auto_suppress_effort: int = Field(
+        default=4, ge=1, le=6, description="An abandonment at this effort or more suppresses the approach name."
+    )
     recall_log_max_entries: int = Field(
         default=10_000, ge=100, description="Recall log entries kept (oldest trimmed first)."
     )

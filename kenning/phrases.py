@@ -1,0 +1,85 @@
+"""Whole-word and phrase matching for names, terms and hints. Pure: no I/O.
+
+Text is case-folded (NFKC first) and cut into word tokens. A token is a run of letters, digits and
+underscores, followed by any trailing ``+``/``#`` (so ``c++`` and ``c#`` stay themselves instead of
+collapsing into ``c``). Every other character separates tokens, which makes ``node.js`` the phrase
+``node js`` and ``react-query`` the phrase ``react query``.
+
+A phrase matches a text when its tokens occur in the text as a contiguous run of whole tokens: ``go``
+matches "use go here" and "go-redis" but never "google" or "ago".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+_TOKEN = re.compile(r"\w+[+#]*")
+MAX_PHRASE_TOKENS = 8
+
+
+def tokens(text: str) -> tuple[str, ...]:
+    """The case-folded word tokens of ``text``."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return tuple(_TOKEN.findall(folded))
+
+
+def normalise(phrase: str) -> str:
+    """The canonical form of a name or term: its tokens joined by single spaces ('' when it has none)."""
+    return " ".join(tokens(phrase))
+
+
+def ngrams(text: str, longest: int = MAX_PHRASE_TOKENS) -> set[str]:
+    """Every run of 1..``longest`` consecutive tokens of ``text``, in normalised form.
+
+    A phrase (normalised, at most ``longest`` tokens) matches ``text`` exactly when it is in this set,
+    which turns "which of N stored phrases occur in this query" into set look-ups instead of N scans.
+    """
+    toks = tokens(text)
+    out: set[str] = set()
+    for size in range(1, min(longest, len(toks)) + 1):
+        for start in range(len(toks) - size + 1):
+            out.add(" ".join(toks[start:start + size]))
+    return out
+
+
+def contains(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs in ``text`` as whole tokens (case-folded)."""
+    wanted = tokens(phrase)
+    if not wanted:
+        return False
+    have = tokens(text)
+    size = len(wanted)
+    return any(have[i:i + size] == wanted for i in range(len(have) - size + 1))
+
+
+def found_in(text: str, phrases: Iterable[str]) -> list[str]:
+    """The normalised phrases (from ``phrases``) that occur in ``text``, in the order given."""
+    wanted = list(phrases)
+    grams = ngrams(text, longest=max((len(tokens(p)) for p in wanted), default=1))
+    seen: list[str] = []
+    for phrase in wanted:
+        norm = normalise(phrase)
+        if norm and norm in grams and norm not in seen:
+            seen.append(norm)
+    return seen
+
+
+def search_words(phrase: str) -> tuple[str, ...]:
+    """Alphanumeric parts of a phrase for a full-text candidate query (both engines split on punctuation).
+
+    The full-text index is only a candidate generator: it stems and splits differently from ``tokens``,
+    so every candidate is confirmed with ``contains``.
+    """
+    parts = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", phrase).casefold())
+    return tuple(dict.fromkeys(p for p in parts if p not in STOPWORDS))
+
+
+# The default stop-word list of the full-text engines: such words are not indexed, so a query on one
+# finds nothing. They are left out of candidate queries (and confirmed by ``contains`` afterwards).
+STOPWORDS = frozenset((
+    "a", "is", "the", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "it", "no",
+    "not", "of", "on", "or", "such", "that", "their", "then", "there", "these", "they", "this", "to", "was",
+    "will", "with",
+))
