@@ -1,0 +1,57 @@
+"""`kenning up` end to end: a real child process brings the platform up; doctor passes; Ctrl-C stops all."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import free_port
+
+
+@pytest.fixture
+def up_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
+    env.update({"KENNING_DATA_DIR": str(tmp_path / "data"), "KENNING_VALKEY_PORT": str(free_port()),
+                "KENNING_MCP_PORT": str(free_port()), "KENNING_LOG_LEVEL": "WARNING"})
+    proc = subprocess.Popen([sys.executable, "-m", "kenning.cli", "up"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    yield proc, env
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def _wait_for(proc: subprocess.Popen[str], marker: str, timeout: float = 120.0) -> list[str]:
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        lines.append(line.rstrip())
+        if marker in line:
+            return lines
+    raise AssertionError(f"{marker!r} never appeared; output: {lines}")
+
+
+def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
+        up_process: tuple[subprocess.Popen[str], dict[str, str]], tmp_path: Path) -> None:
+    proc, env = up_process
+    lines = _wait_for(proc, "kenning is up")
+    assert any(line.startswith("valkey ready on 127.0.0.1:") for line in lines)
+    doctor = subprocess.run([sys.executable, "-m", "kenning.cli", "doctor"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=180, check=False)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "ok   indexes: 5 current" in doctor.stdout
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0
+    pid_file = tmp_path / "data" / "valkey" / "valkey.pid"
+    assert not pid_file.exists()  # valkey-server removed its pid file on a clean shutdown
