@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 import valkey
 
+from kenning.belief import Belief
 from kenning.clock import Clock, SystemClock
 from kenning.context import Context
+from kenning.contradictions import Contradictions
 from kenning.embedding import Embedder
 from kenning.errors import BackendUnavailable
 from kenning.memory import Memories
@@ -27,6 +29,7 @@ class Engine:
     memories: Memories
     recaller: Recaller
     tokens: Tokens
+    belief: Belief
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -43,7 +46,13 @@ class Engine:
         return cls(
             ctx=ctx, memories=Memories(ctx), recaller=Recaller(ctx),
             tokens=Tokens(ctx),
+            belief=Belief(ctx),
         )
+
+    @property
+    def contradictions(self) -> Contradictions:
+        """The detector the write path uses (one instance, so a second-tier checker applies to both)."""
+        return self.memories.contradictions
 
     @property
     def store(self) -> Store:

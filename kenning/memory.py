@@ -11,6 +11,7 @@ from ulid import ULID
 
 from kenning import query, validation
 from kenning.context import Context
+from kenning.contradictions import Contradictions
 from kenning.errors import InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult
 from kenning.schema import FIELD_NAMES, vector_bytes
@@ -18,7 +19,9 @@ from kenning.schema import FIELD_NAMES, vector_bytes
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
                    "created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
-                   "weight", "experience_weight", "metadata", "source_key", "doc_id", "chunk_index", "actor")
+                   "weight", "experience_weight", "metadata", "source_key", "doc_id", "chunk_index", "actor",
+                   "superseded_by", "state_reason", "state_actor", "reinstate_hints", "recall_count",
+                   "last_recalled")
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ def content_sha(text: str) -> str:
 class Memories:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.contradictions = Contradictions(ctx)
 
     # --- remember -------------------------------------------------------------------------
     def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False) -> RememberResult:
@@ -76,7 +80,10 @@ class Memories:
                 return RememberResult("duplicate", existing[0].key, existing[1],
                                       notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
         self.write_new(memory, vector, actor=actor, action="remember")
-        return RememberResult("stored", memory.key)
+        opened = self.contradictions.on_remember(memory, vector, actor=actor)
+        return RememberResult("stored", memory.key, notes=tuple(
+            f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
+            f"settle it with resolve_contradiction" for c in opened))
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
         self.ctx.store.memories.write(memory, vector)
@@ -194,6 +201,7 @@ class Memories:
         self.ctx.store.memories.delete(key)
         self.ctx.audit(actor, "forget", key, reason=validation.reason(reason) or "", before=memory.content,
                    details={"snapshot": snapshot})
+        self.contradictions.close_for(key, "forgotten", actor=actor)
         return {"status": "forgotten", "key": key}
 
 

@@ -1,0 +1,332 @@
+"""Contradictions: detect, record once, resolve as a first-class decision (docs/truth-maintenance.md).
+
+Detection is two-stage: a similarity gate (KNN from the memory's stored vector, same project or
+global, ``KENNING_CONTRADICTION_THRESHOLD``) and the pure polarity check in ``kenning.polarity``.
+A hit is stored once as its own record (status ``open``) and both memories become ``disputed``.
+Remember never refuses because of a contradiction; it reports it.
+
+Resolution decisions: ``keep_a`` / ``keep_b`` (the other side is superseded and its validity ends),
+``both_valid`` (a note saying why is required), ``not_a_contradiction`` (the pair is never flagged
+again), ``merge`` (a new memory with the given content supersedes both). Resolving clears
+``disputed`` on both sides. Resolving a resolved record again changes the decision: the previous
+effects are undone first, and both steps are audited. Archiving or forgetting a side closes the
+record with that reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ulid import ULID
+
+from kenning import polarity, query, validation
+from kenning.belief import Belief, belief_fields
+from kenning.context import Context
+from kenning.errors import Conflict, InvalidInput, NotFound
+from kenning.models import GLOBAL_PROJECT, Memory
+from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
+from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
+
+DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
+VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
+CANDIDATES_PER_NAMESPACE = 10
+# An optional second-tier checker (an LLM, added later): (a, b) -> one of VERDICTS.
+SecondTier = Callable[[Memory, Memory], str]
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What an on-demand check looked at and found."""
+
+    examined: int
+    opened: tuple[Contradiction, ...]
+    open: tuple[Contradiction, ...]  # already-open records touching what was examined
+
+    def public(self) -> dict[str, Any]:
+        return {"examined": self.examined, "opened": [c.public() for c in self.opened],
+                "already_open": [c.public() for c in self.open]}
+
+
+class Contradictions:
+    def __init__(self, ctx: Context, second_tier: SecondTier | None = None) -> None:
+        self.ctx = ctx
+        self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
+        self.belief = Belief(ctx)
+        self.second_tier = second_tier
+
+    # --- detection ------------------------------------------------------------------------
+    def on_remember(self, memory: Memory, vector: Any, *, actor: str) -> list[Contradiction]:
+        """Open a record for every stored memory the new one contradicts (never refuses)."""
+        opened: list[Contradiction] = []
+        for other, similarity in self.candidates(memory, vector):
+            # Side a is always the older statement, so keep_b reads "keep the newer one".
+            a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
+            found = polarity.conflict(a.content, b.content)
+            if found is not None:
+                opened.append(self.open(a, b, found, similarity, actor=actor))
+        return opened
+
+    def candidates(self, memory: Memory, vector: Any) -> list[tuple[Memory, float]]:
+        """Believed, visible memories close enough to be about the same thing, never yet paired with it."""
+        clauses = [query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"])]
+        if memory.project != GLOBAL_PROJECT:
+            clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
+        threshold = self.ctx.settings.contradiction_threshold
+        out: list[tuple[Memory, float]] = []
+        for namespace in NAMESPACES:
+            search = query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
+                                  knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
+                                  ef_runtime=self.ctx.settings.ef_runtime,
+                                  return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES_PER_NAMESPACE)
+            for hit in self.ctx.store.memories.search(search).hits:
+                other = hit.memory
+                if other.key == memory.key or hit.similarity < threshold:
+                    continue
+                if self.records.pair(other.key, memory.key) is None:
+                    out.append((other, hit.similarity))
+        return out
+
+    def open(self, a: Memory, b: Memory, found: polarity.Conflict, similarity: float, *,
+             actor: str) -> Contradiction:
+        """Store the record once and mark both sides disputed."""
+        record = Contradiction(
+            id=str(ULID()), a=a.key, b=b.key, evidence=found.evidence(), similarity=round(similarity, 4),
+            detected_at=self.ctx.clock.now(), detected_by=actor or "unknown",
+            projects=tuple(sorted({a.project, b.project})),
+            prior={a.key: belief_fields(a), b.key: belief_fields(b)},
+        )
+        record = self._second_opinion(record, a, b)
+        self.records.save(record)
+        for key in (a.key, b.key):
+            self.belief.set_trust(key, "disputed", actor=actor, action="dispute",
+                                  reason=f"contradiction {record.id} with {record.other(key)}",
+                                  details={"contradiction": record.id})
+        return record
+
+    def _second_opinion(self, record: Contradiction, a: Memory, b: Memory) -> Contradiction:
+        """Ask the optional second tier; a missing or failing checker leaves the verdict ``unknown``."""
+        if self.second_tier is None:
+            return replace(record, second_tier="unknown", second_tier_note="no second-tier checker configured")
+        try:
+            verdict = self.second_tier(a, b)
+        except Exception as exc:  # the checker is an edge (LLM); its failure is "unknown", never "no"
+            return replace(record, second_tier="unknown", second_tier_note=f"checker failed: {exc}"[:300])
+        return replace(record, second_tier=verdict if verdict in VERDICTS else "unknown")
+
+    def check(self, *, key: str | None = None, project: str | None = None, query_text: str | None = None,
+              actor: str) -> CheckReport:
+        """On-demand detection over one memory, one project, or what a query finds."""
+        given = [x for x in (key, project, query_text) if x]
+        if len(given) != 1:
+            raise InvalidInput("give exactly one of key, project or query")
+        if key:
+            targets = [self._read(key)]
+        elif project:
+            targets = self._project_members(validation.project(project))
+        else:
+            targets = self._query_members(validation.content(query_text or "", limit=2_000))
+        opened: list[Contradiction] = []
+        for memory in targets:
+            vector = self.ctx.store.memories.read_vector(memory.key)
+            if vector is not None:
+                opened += self.on_remember(memory, vector, actor=actor)
+        new = {c.id for c in opened}
+        already = {rid for m in targets for rid in self.records.for_key(m.key)} - new
+        still_open = [c for c in self.records.many(sorted(already)) if c.status == "open"]
+        return CheckReport(examined=len(targets), opened=tuple(opened), open=tuple(still_open))
+
+    def _project_members(self, project: str) -> list[Memory]:
+        from kenning.sweep import Sweep
+
+        clauses = (query.tag("project", [project]), query.not_tag("state", ["archived"]),
+                   query.not_tag("trust", ["superseded"]))
+        return list(Sweep(self.ctx).memories(NAMESPACES, clauses))
+
+    def _query_members(self, text: str) -> list[Memory]:
+        vector = vector_bytes(self.ctx.embedder.embed(text))
+        out: list[Memory] = []
+        for namespace in NAMESPACES:
+            search = query.Search(index=self.ctx.index(namespace), knn=CANDIDATES_PER_NAMESPACE, vector=vector,
+                                  clauses=(query.not_tag("state", ["archived"]),
+                                           query.not_tag("trust", ["superseded"])),
+                                  ef_runtime=self.ctx.settings.ef_runtime,
+                                  return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES_PER_NAMESPACE)
+            out += [h.memory for h in self.ctx.store.memories.search(search).hits
+                    if h.similarity >= self.ctx.settings.relevance_floor]
+        return out
+
+    # --- reading --------------------------------------------------------------------------
+    def get(self, record_id: str) -> Contradiction:
+        if not isinstance(record_id, str) or not record_id.isalnum() or len(record_id) > 40:
+            raise InvalidInput(f"{record_id!r} is not a contradiction id", hint="copy it from list_contradictions")
+        record = self.records.get(record_id)
+        if record is None:
+            raise NotFound(f"no contradiction {record_id}", hint="list_contradictions shows the known ones")
+        return record
+
+    def listing(self, *, status: str = "open", project: str | None = None, key: str | None = None,
+             limit: int = 20) -> tuple[list[Contradiction], int]:
+        """Records newest first, filtered; returns (page, total records of that status)."""
+        if status not in (*STATUSES, "all"):
+            raise InvalidInput(f"unknown status {status!r}", hint="use open, resolved, closed or all")
+        validation.bounded_int("limit", limit, 1, 200)
+        wanted_project = validation.project(project) if project else None
+        if key:
+            records = self.records.many(self.records.for_key(validation.key(key, self.ctx.store.prefix)))
+            records.sort(key=lambda c: c.detected_at, reverse=True)
+        else:
+            records = self._walk(open_only=status == "open", project=wanted_project, status=status, limit=limit)
+        records = [c for c in records if status in ("all", c.status)
+                   and (wanted_project is None or wanted_project in c.projects)]
+        return records[:limit], self.records.count(open_only=status == "open")
+
+    def _walk(self, *, open_only: bool, project: str | None, status: str, limit: int) -> list[Contradiction]:
+        out: list[Contradiction] = []
+        offset = 0
+        while len(out) < limit:
+            ids = self.records.ids(open_only=open_only, offset=offset, limit=200)
+            if not ids:
+                break
+            out += [c for c in self.records.many(ids) if status in ("all", c.status)
+                    and (project is None or project in c.projects)]
+            offset += 200
+        return out
+
+    # --- resolution -----------------------------------------------------------------------
+    def resolve(self, record_id: str, decision: str, note: str | None, *, actor: str,
+                content: str | None = None) -> Contradiction:
+        """Apply a decision (see the module docstring); returns the updated record."""
+        record = self.get(record_id)
+        if decision not in DECISIONS:
+            raise InvalidInput(f"unknown decision {decision!r}", hint=f"use one of {', '.join(DECISIONS)}")
+        text = validation.reason(note, required=decision == "both_valid") or ""
+        if decision == "merge" and not (content and content.strip()):
+            raise InvalidInput("merge needs the merged content", hint="pass content= with the one true statement")
+        if record.status == "closed":
+            raise Conflict(f"contradiction {record_id} is closed ({record.closed_reason})",
+                           hint="a side is gone or archived; reinstate it and check_contradictions again")
+        a, b = self._read(record.a), self._read(record.b)
+        if record.status == "resolved":
+            self._undo(record, actor=actor)
+            a, b = self._read(record.a), self._read(record.b)
+        merged = self._apply(record, decision, a, b, actor=actor, note=text, content=content)
+        resolved = replace(record, status="resolved", decision=decision, note=text, resolved_by=actor,
+                           resolved_at=self.ctx.clock.now(), merged_key=merged)
+        self.records.save(resolved)
+        for key in (record.a, record.b):
+            self.ctx.audit(actor, "resolve_contradiction", key, reason=text,
+                           details={"contradiction": record.id, "decision": decision,
+                                    "previous_decision": record.decision, "merged_key": merged})
+        return resolved
+
+    def _apply(self, record: Contradiction, decision: str, a: Memory, b: Memory, *, actor: str, note: str,
+               content: str | None) -> str:
+        details = {"contradiction": record.id, "decision": decision}
+        reason = note or f"contradiction {record.id}: {decision}"
+        if decision == "keep_a":
+            self.belief.supersede(b, a, actor=actor, reason=reason, details=details)
+            self._clear(a.key, record, actor=actor)
+        elif decision == "keep_b":
+            self.belief.supersede(a, b, actor=actor, reason=reason, details=details)
+            self._clear(b.key, record, actor=actor)
+        elif decision == "merge":
+            merged = self._write_merged(a, b, content or "", record, actor=actor)
+            for side in (a, b):
+                self.belief.supersede(side, merged, actor=actor, reason=reason, details=details)
+            return merged.key
+        else:
+            for key in (a.key, b.key):
+                self._clear(key, record, actor=actor)
+        return ""
+
+    def _undo(self, record: Contradiction, *, actor: str) -> None:
+        """Undo the effects of the previous decision before a new one (resolution change)."""
+        losers = {"keep_a": [record.b], "keep_b": [record.a], "merge": [record.a, record.b]}
+        reason = f"resolution of contradiction {record.id} changed (was {record.decision})"
+        for key in losers.get(record.decision, []):
+            self.belief.restore(key, record.prior.get(key, {}), actor=actor, reason=reason,
+                                details={"contradiction": record.id})
+
+    def _clear(self, key: str, record: Contradiction, *, actor: str) -> None:
+        """Lift ``disputed`` unless another open contradiction still touches the memory."""
+        others = [c for c in self.records.many(self.records.for_key(key)) if c.id != record.id
+                  and c.status == "open"]
+        memory = self.ctx.store.memories.read(key)
+        if memory is None or others or memory.trust != "disputed":
+            return
+        prior = str(record.prior.get(key, {}).get("trust") or "stated")
+        self.belief.set_trust(key, "stated" if prior in ("disputed", "superseded") else prior, actor=actor,
+                              action="undispute", reason=f"contradiction {record.id} settled",
+                              details={"contradiction": record.id})
+
+    def _write_merged(self, a: Memory, b: Memory, content: str, record: Contradiction, *,
+                      actor: str) -> Memory:
+        text = validation.content(content)
+        now = self.ctx.clock.now()
+        tags = tuple(dict.fromkeys((*a.tags, *b.tags)))[:validation.MAX_TAGS]
+        merged = Memory(
+            key=self.ctx.store.memories.new_key(a.namespace, str(ULID())), content=text, namespace=a.namespace,
+            project=a.project if a.project == b.project else GLOBAL_PROJECT, tags=tags, kind="merged",
+            actor=actor, created_at=now, updated_at=now, valid_from=now,
+            content_sha=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            metadata={"merged_from": [a.key, b.key], "contradiction": record.id},
+        )
+        self.ctx.store.memories.write(merged, self.ctx.embedder.embed(text))
+        self.ctx.audit(actor, "merge", merged.key, after=text,
+                       details={"merged_from": [a.key, b.key], "contradiction": record.id})
+        return merged
+
+    # --- closing --------------------------------------------------------------------------
+    def close_for(self, key: str, reason: str, *, actor: str) -> list[str]:
+        """Close every open record touching ``key`` (a side was archived or forgotten)."""
+        closed: list[str] = []
+        for record in self.records.many(self.records.for_key(key)):
+            if record.status != "open":
+                continue
+            self.close(record, f"{reason}: {key}", actor=actor)
+            closed.append(record.id)
+        return closed
+
+    def close(self, record: Contradiction, reason: str, *, actor: str) -> Contradiction:
+        done = replace(record, status="closed", closed_reason=reason, resolved_by=actor,
+                       resolved_at=self.ctx.clock.now())
+        self.records.save(done)
+        # A pair closed because a side left was never decided: it may be flagged again if it returns.
+        self.records.release_pair(record.a, record.b)
+        for side in (record.a, record.b):
+            self._clear(side, done, actor=actor)
+            if self.ctx.store.memories.exists(side):
+                self.ctx.audit(actor, "close_contradiction", side, reason=reason,
+                               details={"contradiction": record.id})
+        return done
+
+    def recheck(self, *, actor: str) -> dict[str, Any]:
+        """Maintenance: close open records whose sides are gone, archived or no longer conflicting."""
+        closed: list[dict[str, str]] = []
+        examined = 0
+        for record_id in self.records.ids(open_only=True, limit=self.records.count(open_only=True) or 1):
+            record = self.records.get(record_id)
+            if record is None or record.status != "open":
+                continue
+            examined += 1
+            why = self._stale(record)
+            if why:
+                self.close(record, why, actor=actor)
+                closed.append({"id": record.id, "reason": why})
+        return {"examined": examined, "closed": closed, "still_open": examined - len(closed)}
+
+    def _stale(self, record: Contradiction) -> str:
+        a, b = self.ctx.store.memories.read(record.a), self.ctx.store.memories.read(record.b)
+        if a is None or b is None:
+            return "a side no longer exists"
+        if "archived" in (a.state, b.state):
+            return "a side is archived"
+        if polarity.conflict(a.content, b.content) is None:
+            return "the two memories no longer conflict (edited)"
+        return ""
+
+    def _read(self, key: str) -> Memory:
+        return self.belief.read(key)

@@ -1,0 +1,155 @@
+"""Contradiction records: one hash per contradiction plus the small indexes that find them.
+
+Keys (all under the store prefix):
+- ``contra:rec:{id}``   the record (hash; JSON for the structured fields)
+- ``contra:all``        every record id, scored by detection time (sorted set)
+- ``contra:open``       the open ones (sorted set), so listing blockers never reads closed records
+- ``contra:key:{key}``  ids of the records touching one memory (set)
+- ``contra:pairs``      "keyA|keyB" (sorted) -> id, so a pair is stored once and never flagged twice
+
+Each write touches one key at a time (no multi-key transactions), so this stays cluster-safe.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import valkey
+
+from kenning.models import iso
+from kenning.store.client import call, text
+
+STATUSES: tuple[str, ...] = ("open", "resolved", "closed")
+_JSON = ("evidence", "projects", "prior")
+_FLOAT = ("similarity", "detected_at", "resolved_at")
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """Two memories that disagree, and what became of it.
+
+    ``second_tier`` is the optional LLM verdict: ``unknown`` until a checker has actually answered;
+    it never turns into "not a contradiction" by failing.
+    """
+
+    id: str
+    a: str
+    b: str
+    status: str = "open"
+    detector: str = "polarity"
+    evidence: dict[str, Any] = field(default_factory=dict)
+    similarity: float = 0.0
+    detected_at: float = 0.0
+    detected_by: str = ""
+    second_tier: str = "unknown"
+    second_tier_note: str = ""
+    decision: str = ""
+    note: str = ""
+    resolved_by: str = ""
+    resolved_at: float = 0.0
+    closed_reason: str = ""
+    merged_key: str = ""
+    projects: tuple[str, ...] = ()
+    prior: dict[str, Any] = field(default_factory=dict)  # key -> belief fields before the resolution
+
+    def other(self, key: str) -> str:
+        return self.b if key == self.a else self.a
+
+    def public(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["projects"] = list(self.projects)
+        data["detected_at"] = iso(self.detected_at)
+        data["resolved_at"] = iso(self.resolved_at) if self.resolved_at else None
+        data.pop("prior")
+        return data
+
+    def encode(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.name in _JSON:
+                out[spec.name] = json.dumps(list(value) if spec.name == "projects" else value, sort_keys=True)
+            elif isinstance(value, float):
+                out[spec.name] = repr(value)
+            else:
+                out[spec.name] = str(value)
+        return out
+
+    @classmethod
+    def decode(cls, raw: dict[str, str]) -> Contradiction:
+        names = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {}
+        for name, value in raw.items():
+            if name not in names:
+                continue
+            if name in _JSON:
+                loaded = json.loads(value or "null")
+                values[name] = tuple(loaded or ()) if name == "projects" else (loaded or {})
+            elif name in _FLOAT:
+                values[name] = float(value or 0.0)
+            else:
+                values[name] = value
+        return cls(**values)
+
+
+def pair_id(a: str, b: str) -> str:
+    """The order-free name of a pair of memory keys."""
+    first, second = sorted((a, b))
+    return f"{first}|{second}"
+
+
+class ContradictionStore:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def _k(self, *parts: str) -> str:
+        return self.prefix + "contra:" + ":".join(parts)
+
+    def save(self, record: Contradiction) -> None:
+        """Write the record and keep every index in step with its status."""
+        call(self.client.hset, self._k("rec", record.id), mapping=record.encode())
+        call(self.client.zadd, self._k("all"), {record.id: record.detected_at})
+        if record.status == "open":
+            call(self.client.zadd, self._k("open"), {record.id: record.detected_at})
+        else:
+            call(self.client.zrem, self._k("open"), record.id)
+        for key in (record.a, record.b):
+            call(self.client.sadd, self._k("key", key), record.id)
+        call(self.client.hset, self._k("pairs"), pair_id(record.a, record.b), record.id)
+
+    def get(self, record_id: str) -> Contradiction | None:
+        raw = call(self.client.hgetall, self._k("rec", record_id))
+        if not raw:
+            return None
+        return Contradiction.decode({text(k): text(v) for k, v in raw.items()})
+
+    def many(self, ids: list[str]) -> list[Contradiction]:
+        out: list[Contradiction] = []
+        for record_id in ids:
+            record = self.get(record_id)
+            if record is not None:
+                out.append(record)
+        return out
+
+    def ids(self, *, open_only: bool, offset: int = 0, limit: int = 100) -> list[str]:
+        """Record ids, newest first."""
+        name = self._k("open") if open_only else self._k("all")
+        rows = call(self.client.zrevrange, name, offset, offset + limit - 1)
+        return [text(r) for r in rows]
+
+    def count(self, *, open_only: bool) -> int:
+        return int(call(self.client.zcard, self._k("open") if open_only else self._k("all")))
+
+    def for_key(self, key: str) -> list[str]:
+        return sorted(text(r) for r in call(self.client.smembers, self._k("key", key)))
+
+    def pair(self, a: str, b: str) -> str | None:
+        raw = call(self.client.hget, self._k("pairs"), pair_id(a, b))
+        return None if raw is None else text(raw)
+
+    def release_pair(self, a: str, b: str) -> None:
+        """Let a pair be flagged again (its record was closed because a side left, not decided)."""
+        call(self.client.hdel, self._k("pairs"), pair_id(a, b))

@@ -1,0 +1,175 @@
+"""Contradictions end to end on the real store and model: detect, record once, resolve, close."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.clock import ManualClock
+from kenning.contradictions import Contradictions
+from kenning.engine import Engine
+from kenning.errors import Conflict, InvalidInput
+from kenning.memory import Draft
+from kenning.models import Memory
+from kenning.recall import RecallRequest
+
+DAY = 86_400.0
+FLY = "We deploy with Fly"
+KAMAL = "We no longer use Fly; we deploy with Kamal"
+
+
+def _remember(engine: Engine, text: str, project: str = "shop") -> str:
+    result = engine.memories.remember(Draft(text, project=project), actor="agent")
+    assert result.status == "stored"
+    return result.key
+
+
+def _keys(engine: Engine, text: str, **kwargs: object) -> list[str]:
+    result = engine.recaller.recall(RecallRequest(text, projects=["shop"], **kwargs))  # type: ignore[arg-type]
+    return [h.memory.key for h in result.hits]
+
+
+def test_fly_then_kamal_is_flagged_resolved_and_answers_both_times(engine: Engine, clock: ManualClock) -> None:
+    fly = _remember(engine, FLY)
+    before = clock.now() + 60
+    clock.advance(DAY)
+    result = engine.memories.remember(Draft(KAMAL, project="shop"), actor="agent")
+    assert any("contradiction" in note for note in result.notes)
+    kamal = result.key
+    records, total = engine.contradictions.listing(status="open")
+    assert total == 1
+    assert (records[0].a, records[0].b, records[0].status) == (fly, kamal, "open")
+    assert records[0].evidence["shared"] == ["fly"]
+    assert engine.memories.get(fly).trust == engine.memories.get(kamal).trust == "disputed"
+    assert fly in _keys(engine, "how do we deploy?")  # positive control: Fly is found before resolving
+
+    engine.contradictions.resolve(records[0].id, "keep_b", "moved to Kamal in the autumn", actor="alice")
+    loser, winner = engine.memories.get(fly), engine.memories.get(kamal)
+    assert (loser.trust, loser.superseded_by, loser.valid_to) == ("superseded", kamal, winner.valid_from)
+    assert winner.trust == "stated"
+    now_keys = _keys(engine, "how do we deploy?")
+    assert kamal in now_keys
+    assert fly not in now_keys
+    assert fly in _keys(engine, "how do we deploy?", include_superseded=True)
+    then_keys = _keys(engine, "how do we deploy?", as_of=before)
+    assert then_keys == [fly]
+    decided = [e for e in engine.store.audit.history(fly) if e.action == "resolve_contradiction"]
+    assert [(e.actor, e.reason, e.details["decision"]) for e in decided] == [
+        ("alice", "moved to Kamal in the autumn", "keep_b")]
+    assert engine.contradictions.listing(status="open") == ([], 0)
+
+
+def test_agreeing_negatives_are_not_flagged(engine: Engine) -> None:
+    _remember(engine, "Do not use pickle for caching")
+    flagged = engine.memories.remember(Draft("Use pickle for caching", project="shop"), actor="agent")
+    assert flagged.notes  # positive control: opposite polarity on the same object is flagged
+    quiet = engine.memories.remember(Draft("Do not use pickle for session data", project="shop"), actor="agent")
+    assert quiet.status == "stored"
+    assert quiet.notes == ()
+    assert engine.memories.get(quiet.key).trust == "stated"
+    report = engine.contradictions.check(key=quiet.key, actor="agent")
+    assert report.examined == 1
+    assert report.opened == ()
+
+
+def test_dismissed_pair_is_never_flagged_again(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.contradictions.resolve(record.id, "not_a_contradiction", "different concerns", actor="bob")
+    assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
+    for report in (engine.contradictions.check(key=a, actor="agent"),
+                   engine.contradictions.check(project="shop", actor="agent")):
+        assert report.examined >= 1
+        assert report.opened == ()
+    assert engine.contradictions.listing(status="open") == ([], 0)
+    (again,), _ = engine.contradictions.listing(status="all")
+    assert (again.id, again.status, again.decision) == (record.id, "resolved", "not_a_contradiction")
+
+
+def test_check_on_demand_finds_pairs_written_without_detection(engine: Engine, clock: ManualClock) -> None:
+    a = _remember(engine, "Do not use pickle")
+    other = engine.memories.remember(Draft("Use pickle for caching", project="other"), actor="agent")
+    assert other.notes == ()  # different projects are never candidates of each other
+    text = "Use pickle for caching results"
+    imported = Memory(key=engine.store.memories.new_key("knowledge", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), content=text,
+                      namespace="knowledge", project="shop", created_at=clock.now(), updated_at=clock.now())
+    engine.memories.write_new(imported, engine.ctx.embedder.embed(text), actor="import", action="remember")
+    assert engine.contradictions.listing()[1] == 0  # positive control: nothing detected on that path
+    report = engine.contradictions.check(query_text="should we use pickle?", actor="agent")
+    assert report.examined >= 3
+    assert {(r.a, r.b) for r in report.opened} == {(a, imported.key)}
+    assert engine.contradictions.listing()[1] == 1
+
+
+def test_both_valid_needs_a_note_and_clears_both(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    with pytest.raises(InvalidInput, match="reason is required"):
+        engine.contradictions.resolve(record.id, "both_valid", None, actor="bob")
+    done = engine.contradictions.resolve(record.id, "both_valid", "caching is internal only", actor="bob")
+    assert (done.status, done.note, done.resolved_by) == ("resolved", "caching is internal only", "bob")
+    assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
+
+
+def test_merge_supersedes_both_with_the_merged_memory(engine: Engine) -> None:
+    a = engine.memories.remember(Draft("Do not use pickle", project="shop", tags=["python"]), actor="x").key
+    b = engine.memories.remember(Draft("Use pickle for caching", project="shop", tags=["cache"]), actor="x").key
+    (record,), _ = engine.contradictions.listing()
+    with pytest.raises(InvalidInput, match="merged content"):
+        engine.contradictions.resolve(record.id, "merge", None, actor="bob")
+    done = engine.contradictions.resolve(record.id, "merge", None, actor="bob",
+                                         content="Use pickle only for the internal cache, never for input")
+    merged = engine.memories.get(done.merged_key)
+    assert (merged.kind, merged.tags, merged.trust) == ("merged", ("python", "cache"), "stated")
+    for key in (a, b):
+        side = engine.memories.get(key)
+        assert (side.trust, side.superseded_by) == ("superseded", merged.key)
+
+
+def test_changing_the_resolution_undoes_the_previous_one(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.contradictions.resolve(record.id, "keep_a", None, actor="bob")
+    assert engine.memories.get(b).trust == "superseded"
+    engine.contradictions.resolve(record.id, "keep_b", "we changed our minds", actor="carol")
+    first, second = engine.memories.get(a), engine.memories.get(b)
+    assert (first.trust, first.superseded_by) == ("superseded", b)
+    assert (second.trust, second.superseded_by, second.valid_to) == ("stated", None, None)
+    actions = [e.action for e in engine.store.audit.history(b)]
+    assert actions.count("supersede") == 1
+    assert "unsupersede" in actions
+
+
+def test_forgetting_a_side_closes_the_record(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.memories.forget(a, confirm=True, actor="bob", reason="wrong")
+    closed = engine.contradictions.get(record.id)
+    assert closed.status == "closed"
+    assert closed.closed_reason == f"forgotten: {a}"
+    assert engine.memories.get(b).trust == "stated"
+    with pytest.raises(Conflict, match="closed"):
+        engine.contradictions.resolve(record.id, "keep_b", None, actor="bob")
+
+
+def test_second_tier_failure_is_unknown_never_a_negative(engine: Engine) -> None:
+    def broken(a: Memory, b: Memory) -> str:
+        raise TimeoutError("the LLM did not answer")
+
+    detector = Contradictions(engine.ctx, second_tier=broken)
+    a = _remember(engine, "Do not use eval")
+    memory = engine.memories.get(a)
+    other = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"), actor="x",
+                                     allow_duplicate=True)
+    (plain,), _ = engine.contradictions.listing()
+    assert (plain.second_tier, plain.second_tier_note) == ("unknown", "no second-tier checker configured")
+    engine.contradictions.close(plain, "test reset", actor="test")
+    vector = engine.store.memories.read_vector(other.key)
+    (record,) = detector.on_remember(engine.memories.get(other.key), vector, actor="agent")
+    assert record.a == memory.key
+    assert record.status == "open"
+    assert record.second_tier == "unknown"
+    assert "did not answer" in record.second_tier_note
