@@ -21,6 +21,7 @@ from kenning.settings import Settings
 from kenning.store import Store
 from kenning.store import indexes as index_admin
 from kenning.tokens import Tokens
+from kenning.inspection import Inspection
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Engine:
     memories: Memories
     recaller: Recaller
     tokens: Tokens
+    inspection: Inspection
     belief: Belief
 
     @classmethod
@@ -43,9 +45,11 @@ class Engine:
                                    timeout=settings.index_backfill_timeout_seconds)
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
+        memories = Memories(ctx)
         return cls(
-            ctx=ctx, memories=Memories(ctx), recaller=Recaller(ctx),
+            ctx=ctx, memories=memories, recaller=Recaller(ctx),
             tokens=Tokens(ctx),
+            inspection=Inspection(ctx, memories),
             belief=Belief(ctx),
         )
 

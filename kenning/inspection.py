@@ -1,0 +1,152 @@
+"""Looking inside the store: one memory explained, counts and listings for an audit, and health.
+
+Counts use FT.SEARCH with ``LIMIT 0 0`` per namespace and state (never SCAN). Health reports every
+check with its own verdict, so a degraded dependency is named rather than hidden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning import __version__, query, schema, validation
+from kenning.context import Context
+from kenning.errors import KenningError
+from kenning.memory import Listing, Memories
+from kenning.models import STATES, iso
+from kenning.store import AuditEvent
+from kenning.store import indexes as index_admin
+
+HISTORY_LIMIT = 200
+
+
+def event_public(event: AuditEvent) -> dict[str, Any]:
+    """An audit event as plain data, time as ISO."""
+    return {"id": event.id, "at": iso(event.at), "actor": event.actor, "action": event.action,
+            "key": event.key, "reason": event.reason, "before": event.before, "after": event.after,
+            "details": event.details}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class Health:
+    checks: tuple[Check, ...]
+    version: str
+    uptime_seconds: float
+    model: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def public(self) -> dict[str, Any]:
+        return {"status": "ok" if self.ok else "degraded", "version": self.version,
+                "uptime_seconds": round(self.uptime_seconds, 1), "model": self.model,
+                "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in self.checks}}
+
+
+@dataclass(frozen=True)
+class AuditRequest:
+    namespaces: tuple[str, ...] | list[str] | None = None
+    projects: tuple[str, ...] | list[str] | None = None
+    states: tuple[str, ...] | list[str] | None = None
+    sort: str = "created_at"
+    descending: bool = True
+    offset: int = 0
+    limit: int = 20
+
+
+class Inspection:
+    def __init__(self, ctx: Context, memories: Memories) -> None:
+        self.ctx = ctx
+        self.memories = memories
+
+    def explain(self, key: str) -> dict[str, Any]:
+        """Every stored field of one memory and its audit history, oldest first."""
+        memory = self.memories.get(key)
+        history = self.ctx.store.audit.history(key, limit=HISTORY_LIMIT)
+        has_vector = self.ctx.store.memories.read_vector(key) is not None
+        return {"memory": memory.public(), "has_vector": has_vector,
+                "history": [event_public(e) for e in history]}
+
+    def audit(self, request: AuditRequest) -> dict[str, Any]:
+        """Counts by namespace and state for the filter, plus one page of the matching memories."""
+        listing = Listing(namespaces=request.namespaces, projects=request.projects, states=request.states,
+                          sort=request.sort, descending=request.descending, offset=request.offset,
+                          limit=request.limit)
+        page = self.memories.list(listing)
+        counts = self.counts(listing)
+        return {
+            "counts": counts,
+            "total": sum(sum(by_state.values()) for by_state in counts.values()),
+            "page": {"offset": page.offset, "limit": page.limit, "total": page.total,
+                     "items": [_summary(m.public()) for m in page.items]},
+        }
+
+    def counts(self, listing: Listing) -> dict[str, dict[str, int]]:
+        base = list(self.memories.filter_clauses(Listing(projects=listing.projects)))
+        states = [s for s in STATES if not listing.states or s in listing.states]
+        out: dict[str, dict[str, int]] = {}
+        for namespace in validation.namespaces(listing.namespaces):
+            out[namespace] = {}
+            for state in states:
+                search = query.Search(index=self.ctx.index(namespace),
+                                      clauses=(*base, query.tag("state", [state])), limit=0)
+                out[namespace][state] = self.ctx.store.memories.count(search)
+        return out
+
+    def health(self, *, uptime: float = 0.0) -> Health:
+        """Valkey, the search module, index drift and the model, each checked on its own."""
+        checks = [self._valkey(), self._module(), self._indexes(), self._model()]
+        return Health(checks=tuple(checks), version=__version__, uptime_seconds=uptime,
+                      model=f"{self.ctx.embedder.model_name} ({self.ctx.embedder.dimension} dims)")
+
+    def _valkey(self) -> Check:
+        try:
+            self.ctx.store.ping()
+        except KenningError as exc:
+            return Check("valkey", False, str(exc))
+        return Check("valkey", True, "answering")
+
+    def _module(self) -> Check:
+        try:
+            modules = self.ctx.store.modules()
+        except KenningError as exc:
+            return Check("search_module", False, str(exc))
+        ok = "search" in modules
+        return Check("search_module", ok, "loaded" if ok else f"not loaded (modules: {', '.join(modules)})")
+
+    def _indexes(self) -> Check:
+        try:
+            live = index_admin.live_indexes(self.ctx.store.client, self.ctx.store.prefix)
+            missing = [ns for ns, name in self.ctx.indexes.items()
+                       if live.get(ns) != name or index_admin.info(self.ctx.store.client, name) is None]
+        except KenningError as exc:
+            return Check("indexes", False, str(exc))
+        if missing:
+            return Check("indexes", False, f"drift in {', '.join(missing)}: the live index differs from this "
+                         "process's schema; restart the service to migrate")
+        return Check("indexes", True, f"{len(live)} current (schema {schema.fingerprint(self.ctx.embedder.dimension)})")
+
+    def _model(self) -> Check:
+        try:
+            vector = self.ctx.embedder.embed("health check")
+        except KenningError as exc:
+            return Check("model", False, str(exc))
+        return Check("model", True, f"{self.ctx.embedder.model_name}, {len(vector)} dims")
+
+
+def _summary(memory: dict[str, Any]) -> dict[str, Any]:
+    keep = ("key", "namespace", "project", "tags", "kind", "state", "trust", "title", "created_at", "updated_at",
+            "recall_count")
+    out = {k: memory[k] for k in keep}
+    content = str(memory["content"])
+    out["snippet"] = content if len(content) <= 200 else content[:197] + "..."
+    return out

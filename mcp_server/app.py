@@ -1,0 +1,69 @@
+"""Building the server: one FastMCP instance per process, its tools, middleware, auth and routes.
+
+``build_server`` takes an engine that is already open (the process opens it once, at start-up) and
+shares it with every request through the lifespan. ``build_app`` wraps it in the Starlette app that
+serves Streamable HTTP at /mcp (and, opt-in, SSE at /sse).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastmcp import FastMCP
+from prometheus_client import CollectorRegistry
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from kenning import __version__
+from kenning.engine import Engine
+from kenning.settings import Settings
+from mcp_server import auth, routes, tools
+from mcp_server.errors import ErrorTranslator
+from mcp_server.metrics import Metrics, MetricsMiddleware
+from mcp_server.registry import Registry, ScopeGuard
+from mcp_server.runtime import LIFESPAN_KEY, Runtime
+
+INSTRUCTIONS = Path(__file__).with_name("instructions.md")
+MCP_PATH = "/mcp"
+
+
+def instructions() -> str:
+    return INSTRUCTIONS.read_text(encoding="utf-8")
+
+
+def build_server(engine: Engine, settings: Settings, *,
+                 registry: CollectorRegistry | None = None) -> tuple[FastMCP[Any], Registry, Runtime]:
+    """The FastMCP server with every tool module registered; refuses an unsafe exposure."""
+    auth.check_exposure(settings)
+    rt = Runtime(engine=engine, settings=settings, metrics=Metrics(registry or CollectorRegistry()))
+
+    @asynccontextmanager
+    async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
+        yield {LIFESPAN_KEY: rt}
+
+    verifier = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url) if settings.mcp_auth else None
+    mcp: FastMCP[Any] = FastMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
+                                lifespan=lifespan, mask_error_details=True, on_duplicate="error")
+    registry_ = Registry(mcp)
+    mcp.add_middleware(MetricsMiddleware(rt.metrics))
+    mcp.add_middleware(ErrorTranslator(rt.metrics))
+    mcp.add_middleware(ScopeGuard(registry_, settings))
+    tools.register_all(registry_)
+    mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))
+    mcp.custom_route("/metrics", methods=["GET"])(routes.metrics(rt))
+    return mcp, registry_, rt
+
+
+def build_app(engine: Engine, settings: Settings, *, registry: CollectorRegistry | None = None) -> Starlette:
+    """The ASGI app: Streamable HTTP at /mcp with Host/Origin checks; SSE at /sse when enabled."""
+    mcp, _, _ = build_server(engine, settings, registry=registry)
+    guard: dict[str, Any] = {"host_origin_protection": True, "allowed_hosts": auth.allowed_hosts(settings),
+                             "allowed_origins": auth.allowed_origins(settings)}
+    app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless, **guard)
+    if settings.mcp_sse:
+        sse = mcp.http_app(path="/sse", transport="sse", **guard)
+        app.router.routes.append(Mount("/", app=sse))
+    return app

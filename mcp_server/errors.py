@@ -1,0 +1,90 @@
+"""The one translator from engine errors to MCP tool errors.
+
+- ``InvalidInput``: what was wrong and what is allowed (the engine's message and hint).
+- ``BackendUnavailable``: memory could NOT be checked; never phrased as "no memories".
+- anything unexpected: masked, logged with a request id the caller can quote.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from fastmcp.exceptions import FastMCPError, ToolError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+from mcp_types import CallToolRequestParams
+
+from kenning.errors import BackendUnavailable, EmbeddingMismatch, KenningError
+from mcp_server.metrics import Metrics
+
+log = logging.getLogger(__name__)
+
+OUTAGE = "memory could NOT be checked"
+
+
+def message(exc: KenningError) -> str:
+    """The text an agent reads for an engine error: code, message, hint."""
+    text = f"{exc.code}: {exc.message}"
+    if isinstance(exc, BackendUnavailable | EmbeddingMismatch):
+        text = f"{exc.code}: {OUTAGE} -- {exc.message}. Do not treat this as 'nothing stored'; retry later"
+    if exc.hint:
+        text += f" (hint: {exc.hint})"
+    return text
+
+
+class EngineToolError(ToolError):
+    """A translated engine error; ``code`` is the engine's error code (for metrics)."""
+
+    def __init__(self, exc: KenningError) -> None:
+        super().__init__(message(exc))
+        self.code = exc.code
+        self.outage = isinstance(exc, BackendUnavailable)
+
+
+def translate(exc: BaseException, tool: str) -> ToolError:
+    """Any exception from a tool -> the ToolError the caller sees."""
+    if isinstance(exc, KenningError):
+        return EngineToolError(exc)
+    request_id = uuid.uuid4().hex[:12]
+    log.error("tool %s failed unexpectedly (request id %s)", tool, request_id, exc_info=exc)
+    return ToolError(f"internal_error: the server failed unexpectedly (request id {request_id}); "
+                     "the details are in the server log")
+
+
+def _origin(exc: FastMCPError) -> BaseException | None:
+    """The exception a tool raised, when FastMCP wrapped it into a generic ToolError."""
+    cause = exc.__cause__
+    return cause if cause is not None and not isinstance(cause, FastMCPError) else None
+
+
+class ErrorTranslator(Middleware):
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
+                           call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
+        name = context.message.name
+        try:
+            return await call_next(context)
+        except KenningError as exc:
+            raise self._count(name, exc) from exc
+        except EngineToolError as exc:
+            self._record(name, exc.code, outage=exc.outage)
+            raise
+        except FastMCPError as exc:
+            origin = _origin(exc)
+            if origin is None:
+                self.metrics.tool_errors.labels(name, type(exc).__name__).inc()
+                raise  # argument validation, unknown tool, scope refusal: already clear
+            raise self._count(name, origin) from origin
+
+    def _count(self, name: str, exc: BaseException) -> ToolError:
+        code = exc.code if isinstance(exc, KenningError) else "internal_error"
+        self._record(name, code, outage=isinstance(exc, BackendUnavailable))
+        return translate(exc, name)
+
+    def _record(self, name: str, code: str, *, outage: bool) -> None:
+        self.metrics.tool_errors.labels(name, code).inc()
+        if outage:
+            self.metrics.valkey_errors.inc()

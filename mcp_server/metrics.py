@@ -1,0 +1,74 @@
+"""Prometheus metrics of the MCP server, on a registry passed in (never the process default)."""
+
+from __future__ import annotations
+
+import time
+
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+from mcp_types import CallToolRequestParams
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from kenning.embedding import Embedder, Vector
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class Metrics:
+    """Tool calls, errors and latency per tool; embedding latency; Valkey errors."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.tool_calls = Counter("kenning_mcp_tool_calls", "MCP tool calls by tool and outcome.",
+                                  ("tool", "outcome"), registry=registry)
+        self.tool_errors = Counter("kenning_mcp_tool_errors", "MCP tool errors by tool and error code.",
+                                   ("tool", "code"), registry=registry)
+        self.tool_latency = Histogram("kenning_mcp_tool_latency_seconds", "MCP tool call latency.", ("tool",),
+                                      buckets=_LATENCY_BUCKETS, registry=registry)
+        self.embedding_latency = Histogram("kenning_embedding_latency_seconds", "Time to embed a batch of texts.",
+                                           buckets=_LATENCY_BUCKETS, registry=registry)
+        self.valkey_errors = Counter("kenning_valkey_errors", "Calls that failed because Valkey could not answer.",
+                                     registry=registry)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware(Middleware):
+    """Outermost tool middleware: counts every call and its outcome, times it."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
+                           call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
+        name = context.message.name
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            result = await call_next(context)
+            outcome = "ok"
+            return result
+        finally:
+            self.metrics.tool_calls.labels(name, outcome).inc()
+            self.metrics.tool_latency.labels(name).observe(time.perf_counter() - started)
+
+
+class TimedEmbedder:
+    """An embedder that records its latency; wraps the real one where a process opens its engine."""
+
+    def __init__(self, inner: Embedder, metrics: Metrics) -> None:
+        self.inner = inner
+        self.metrics = metrics
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+
+    def embed(self, text: str) -> Vector:
+        with self.metrics.embedding_latency.time():
+            return self.inner.embed(text)
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        with self.metrics.embedding_latency.time():
+            return self.inner.embed_many(texts)

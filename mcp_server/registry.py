@@ -1,0 +1,88 @@
+"""Tool declarations: each tool states its scope once, and its annotations follow from that.
+
+``Registry.tool`` registers a function with FastMCP and records a ``ToolSpec``. ``ScopeGuard`` reads
+the specs at dispatch and refuses a call the caller's token does not allow, before any argument is
+looked at. A tool that changes anything needs ``write`` (or ``admin``); a ``read`` tool is read-only
+by construction, so the scope test can derive every mutating tool from the annotations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+from mcp_types import CallToolRequestParams, ToolAnnotations
+
+from kenning.settings import Settings
+from mcp_server.runtime import caller
+
+Scope = Literal["read", "write", "admin"]
+F = TypeVar("F", bound=Callable[..., Any])
+SCOPE_META = "kenning/scope"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    scope: Scope
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+class Registry:
+    """The server's tools and their specs; tool modules receive it in ``register(tools)``."""
+
+    def __init__(self, mcp: FastMCP[Any]) -> None:
+        self.mcp = mcp
+        self.specs: dict[str, ToolSpec] = {}
+
+    def tool(self, *, scope: Scope, destructive: bool = False, idempotent: bool = False,
+             read_only: bool | None = None, title: str | None = None) -> Callable[[F], F]:
+        """Register ``fn`` as a tool named after the function; its docstring is the description.
+
+        ``read_only`` defaults to ``scope == "read"``. A read-scoped tool can never mutate.
+        """
+        ro = scope == "read" if read_only is None else read_only
+        if scope == "read" and not ro:
+            raise ValueError("a tool that changes anything needs scope 'write' or 'admin'")
+
+        def wrap(fn: F) -> F:
+            spec = ToolSpec(fn.__name__, scope, ro, destructive and not ro, idempotent or ro)
+            if spec.name in self.specs:
+                raise ValueError(f"tool {spec.name!r} is registered twice")
+            annotations = ToolAnnotations(title=title, read_only_hint=spec.read_only,
+                                          destructive_hint=spec.destructive,
+                                          idempotent_hint=spec.idempotent, open_world_hint=False)
+            self.mcp.tool(fn, annotations=annotations, meta={SCOPE_META: scope})
+            self.specs[spec.name] = spec
+            return fn
+        return wrap
+
+
+class ScopeGuard(Middleware):
+    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks."""
+
+    def __init__(self, registry: Registry, settings: Settings) -> None:
+        self.registry = registry
+        self.settings = settings
+
+    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
+                           call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
+        name = context.message.name
+        spec = self.registry.specs.get(name)
+        if spec is None:
+            raise ToolError(f"not_found: unknown tool {name!r}")
+        who = caller(self.settings)
+        if spec.scope not in who.scopes:
+            held = ", ".join(sorted(who.scopes)) or "none"
+            raise ToolError(
+                f"permission_denied: tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} "
+                f"holds {held}. Nothing was changed (hint: use a token created with "
+                f"`kenning token create --scope {spec.scope} --name NAME`)")
+        return await call_next(context)

@@ -1,0 +1,98 @@
+"""What a tool needs at call time: the shared engine (from the lifespan) and who is calling.
+
+Tools are ``async``; the engine is synchronous, so every engine call goes through ``Call.run``,
+which runs it in a worker thread and keeps the event loop free.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ParamSpec, TypeVar
+
+import anyio.to_thread
+from fastmcp.server.dependencies import get_access_token, get_context
+
+from kenning.engine import Engine
+from kenning.errors import KenningError
+from kenning.settings import Settings
+from kenning.tokens import SCOPES
+from mcp_server.errors import translate
+from mcp_server.metrics import Metrics
+
+P = ParamSpec("P")
+T = TypeVar("T")
+LIFESPAN_KEY = "kenning"
+LOCAL_ACTOR = "local"
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Built once per server and yielded by its lifespan; shared by every request."""
+
+    engine: Engine
+    settings: Settings
+    metrics: Metrics
+    started_at: float = field(default_factory=time.time)
+
+    def uptime(self) -> float:
+        return max(0.0, time.time() - self.started_at)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The authenticated identity: ``actor`` is the token name and goes on every audit event."""
+
+    actor: str
+    scopes: frozenset[str]
+
+
+def caller(settings: Settings) -> Caller:
+    """Who is calling. Without auth (loopback only) the caller is the local user with every scope."""
+    token = get_access_token()
+    if token is not None:
+        return Caller(actor=token.client_id, scopes=frozenset(token.scopes))
+    if not settings.mcp_auth:
+        return Caller(actor=LOCAL_ACTOR, scopes=frozenset(SCOPES))
+    return Caller(actor="anonymous", scopes=frozenset())
+
+
+def runtime() -> Runtime:
+    value = get_context().lifespan_context.get(LIFESPAN_KEY)
+    if not isinstance(value, Runtime):  # a server built without build_server's lifespan
+        raise RuntimeError("the Kenning runtime is missing from the server lifespan")
+    return value
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call: the engine, the caller, and a way to run engine code off the event loop."""
+
+    runtime: Runtime
+    caller: Caller
+
+    @property
+    def engine(self) -> Engine:
+        return self.runtime.engine
+
+    @property
+    def actor(self) -> str:
+        return self.caller.actor
+
+    async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn(*args, **kwargs)`` in a worker thread (the engine blocks on Valkey and the model).
+
+        Engine errors come back already translated (``mcp_server.errors.translate``).
+        """
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+        except KenningError as exc:
+            raise translate(exc, fn.__name__) from exc
+
+
+def current() -> Call:
+    """The call in progress (only inside a tool)."""
+    rt = runtime()
+    return Call(runtime=rt, caller=caller(rt.settings))

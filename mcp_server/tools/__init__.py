@@ -1,0 +1,54 @@
+"""MCP tools, one module per concern. Every module here with a ``register(tools)`` function is loaded.
+
+How to add a tool module (e.g. ``mcp_server/tools/lifecycle.py``)::
+
+    from typing import Any
+
+    from mcp_server.registry import Registry
+    from mcp_server.runtime import current
+
+
+    def register(tools: Registry) -> None:
+        @tools.tool(scope="write")                      # "read" | "write" | "admin"
+        async def deprioritise(key: str, reason: str) -> dict[str, Any]:
+            \"\"\"Lower a memory's visibility (x0.2) with a reason.\"\"\"   # short: agents pay for it
+            call = current()                            # engine + authenticated caller
+            memory = await call.run(call.engine.lifecycle.deprioritise, key,
+                                    reason=reason, actor=call.actor)
+            return memory.public()
+
+Rules:
+- Discovery: modules in this package are imported in name order and their ``register`` is called
+  with the server's ``Registry``; no list to edit.
+- Scope: ``@tools.tool(scope=...)``. ``read`` tools are read-only (annotation readOnlyHint=true);
+  anything that changes state needs ``write`` or ``admin``. Pass ``destructive=True`` when the tool
+  deletes or overwrites (forget, merge, restore), ``idempotent=True`` when repeating it is harmless.
+  ``ScopeGuard`` refuses the call at dispatch; tests/mcp_server/test_scopes.py covers every
+  non-read-only tool automatically.
+- Engine and actor: ``call = current()`` inside the tool; ``call.engine`` is the shared engine built
+  once per process; ``call.actor`` is the token name and must be passed as ``actor=`` to every
+  mutating engine call (it is the audit actor).
+- Off the loop: the engine is synchronous. Always ``await call.run(fn, *args, **kwargs)`` (it uses
+  ``anyio.to_thread.run_sync``); never call the engine directly from the async tool body.
+- Errors: raise (or let through) ``kenning.errors`` exceptions; ``mcp_server.errors`` translates them
+  in one place. Never catch them to return an empty result.
+- Adapters only: validate, make one engine call, shape the output (``.public()`` dicts). A domain
+  decision belongs in ``kenning/``.
+- Docs: every tool needs an entry ``### `name` `` in docs/mcp-tools.md (a test fails otherwise).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from mcp_server.registry import Registry
+
+
+def register_all(tools: Registry) -> None:
+    """Import every tool module of this package and let it register its tools."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if callable(register):
+            register(tools)

@@ -1,0 +1,97 @@
+"""Core memory tools: remember, recall (full, index, detail), retag, update_memory, forget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning.errors import InvalidInput
+from kenning.memory import Draft
+from kenning.recall import RecallRequest, RecallResult
+from mcp_server.registry import Registry
+from mcp_server.runtime import current
+
+MAX_DETAIL_KEYS = 20
+SNIPPET_CHARS = 160
+
+
+def tokens_estimate(text: str) -> int:
+    """Rough token count (about four characters per token) so an agent can budget its context."""
+    return max(1, (len(text) + 3) // 4)
+
+
+def index_entry(hit: dict[str, Any], content: str) -> dict[str, Any]:
+    snippet = content if len(content) <= SNIPPET_CHARS else content[:SNIPPET_CHARS - 3] + "..."
+    return {**hit, "snippet": snippet, "tokens": tokens_estimate(content)}
+
+
+def register(tools: Registry) -> None:
+    @tools.tool(scope="write")
+    async def remember(content: str, namespace: str = "knowledge", project: str | None = None,
+                       tags: list[str] | None = None, title: str | None = None, source: str | None = None,
+                       event_date: str | None = None, allow_duplicate: bool = False) -> dict[str, Any]:
+        """Store one memory. Returns status "stored" or "duplicate" (with the existing key).
+        namespace: knowledge | episodic | preference | project | skill. event_date: ISO date it happened."""
+        call = current()
+        draft = Draft(content=content, namespace=namespace, project=project, tags=tuple(tags or ()), title=title,
+                      source=source, event_date=event_date)
+        result = await call.run(call.engine.memories.remember, draft, actor=call.actor,
+                                allow_duplicate=allow_duplicate)
+        return result.public()
+
+    async def _recall(query: str, namespaces: list[str] | None, projects: list[str] | None, top_k: int,
+                      include_deprioritised: bool, as_of: str | None) -> RecallResult:
+        call = current()
+        request = RecallRequest(query=query, namespaces=namespaces, projects=projects, top_k=top_k,
+                                include_deprioritised=include_deprioritised, as_of=as_of)
+        return await call.run(call.engine.recaller.recall, request)
+
+    @tools.tool(scope="read")
+    async def recall(query: str, namespaces: list[str] | None = None, projects: list[str] | None = None,
+                     top_k: int = 5, include_deprioritised: bool = False, as_of: str | None = None) -> dict[str, Any]:
+        """Find memories relevant to a question, best first, with full content. Warnings come first.
+        projects: also includes "global" memories. as_of: ISO time, answers "what did we believe then"."""
+        result = await _recall(query, namespaces, projects, top_k, include_deprioritised, as_of)
+        return result.public(full=True)
+
+    @tools.tool(scope="read")
+    async def recall_index(query: str, namespaces: list[str] | None = None, projects: list[str] | None = None,
+                           top_k: int = 10, include_deprioritised: bool = False) -> dict[str, Any]:
+        """Like recall but returns snippets and a token estimate per hit; fetch chosen keys with recall_detail."""
+        result = await _recall(query, namespaces, projects, top_k, include_deprioritised, None)
+        out = result.public(full=False)
+        pairs = zip(out["results"], result.hits, strict=True)
+        out["results"] = [index_entry(entry, hit.memory.content) for entry, hit in pairs]
+        out["tokens_total"] = sum(entry["tokens"] for entry in out["results"])
+        return out
+
+    @tools.tool(scope="read")
+    async def recall_detail(keys: list[str]) -> dict[str, Any]:
+        """Full records (every field) of up to 20 memories by key, in the order given."""
+        if not keys or len(keys) > MAX_DETAIL_KEYS:
+            raise InvalidInput(f"give 1 to {MAX_DETAIL_KEYS} keys; got {len(keys)}",
+                               hint="copy keys from recall_index")
+        call = current()
+        memories = [await call.run(call.engine.memories.get, key) for key in keys]
+        return {"memories": [m.public() for m in memories]}
+
+    @tools.tool(scope="write", idempotent=True)
+    async def retag(key: str, add: list[str] | None = None, remove: list[str] | None = None,
+                    reason: str | None = None) -> dict[str, Any]:
+        """Add and/or remove tags on one memory; returns its tags afterwards."""
+        call = current()
+        memory = await call.run(call.engine.memories.retag, key, add=add, remove=remove, actor=call.actor,
+                                reason=reason)
+        return {"key": memory.key, "tags": list(memory.tags)}
+
+    @tools.tool(scope="write", destructive=True)
+    async def update_memory(key: str, content: str, reason: str | None = None) -> dict[str, Any]:
+        """Replace a memory's content (re-embedded); the old text stays in its audit history."""
+        call = current()
+        memory = await call.run(call.engine.memories.update, key, content, actor=call.actor, reason=reason)
+        return {"key": memory.key, "status": "updated", "updated_at": memory.public()["updated_at"]}
+
+    @tools.tool(scope="write", destructive=True)
+    async def forget(key: str, confirm: bool = False, reason: str | None = None) -> dict[str, Any]:
+        """Delete a memory. Without confirm=true it only previews what would be deleted."""
+        call = current()
+        return await call.run(call.engine.memories.forget, key, confirm=confirm, actor=call.actor, reason=reason)

@@ -1,0 +1,81 @@
+"""Reusable MCP fixtures: the real server over HTTP on a free port, against the test's engine.
+
+    async def test_something(mcp: McpHarness) -> None:
+        async with mcp.client("read") as client:          # "read" | "write" | "admin" | None (no token)
+            result = await client.call_tool("recall", {"query": "..."})
+
+``mcp_client`` is a connected client holding a ``write`` token. Tokens are named ``test-<scope>``;
+that name is the audit actor. ``mcp.metrics`` is the server's own Prometheus registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from fastmcp import Client
+from prometheus_client import CollectorRegistry
+
+from kenning.engine import Engine
+from kenning.settings import Settings
+from kenning.tokens import SCOPES
+from mcp_server.service import McpService
+from tests.conftest import free_port, make_settings
+
+
+@dataclass
+class McpHarness:
+    service: McpService
+    engine: Engine
+    settings: Settings
+    secrets: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.settings.mcp_port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    @property
+    def metrics(self) -> CollectorRegistry:
+        return self.service.metrics_registry
+
+    def client(self, scope: str | None = "write", **kwargs: Any) -> Client[Any]:
+        """A new (not yet connected) client; ``scope=None`` sends no token."""
+        token = self.secrets[scope] if scope is not None else None
+        return Client(self.url, auth=token, **kwargs)
+
+
+def mcp_settings(settings: Settings, **overrides: Any) -> Settings:
+    """The test's settings with a free MCP port (and any overrides)."""
+    values: dict[str, Any] = {"key_prefix": settings.key_prefix, "mcp_port": free_port()}
+    values.update(overrides)
+    return make_settings(settings.data_dir, settings.valkey_port, **values)
+
+
+def start_harness(engine: Engine, settings: Settings) -> McpHarness:
+    service = McpService(engine, settings)
+    harness = McpHarness(service=service, engine=engine, settings=settings)
+    if settings.mcp_auth:
+        for scope in SCOPES:
+            _, secret = engine.tokens.create(f"test-{scope}", scope, actor="pytest")
+            harness.secrets[scope] = secret
+    service.start()
+    return harness
+
+
+@pytest.fixture
+def mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
+    harness = start_harness(engine, mcp_settings(settings))
+    yield harness
+    harness.service.stop()
+
+
+@pytest.fixture
+async def mcp_client(mcp: McpHarness) -> AsyncIterator[Client[Any]]:
+    async with mcp.client("write") as client:
+        yield client
