@@ -22,6 +22,8 @@ from kenning.store import Store
 from kenning.store import indexes as index_admin
 from kenning.tokens import Tokens
 from kenning.inspection import Inspection
+from kenning.documents import Documents
+from kenning.projects import Projects
 
 
 @dataclass
@@ -31,6 +33,8 @@ class Engine:
     recaller: Recaller
     tokens: Tokens
     inspection: Inspection
+    documents: Documents
+    projects: Projects
     belief: Belief
 
     @classmethod
@@ -50,6 +54,8 @@ class Engine:
             ctx=ctx, memories=memories, recaller=Recaller(ctx),
             tokens=Tokens(ctx),
             inspection=Inspection(ctx, memories),
+            documents=Documents(ctx, memories),
+            projects=Projects(ctx),
             belief=Belief(ctx),
         )
 

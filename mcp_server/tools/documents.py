@@ -1,0 +1,25 @@
+"""remember_document: long text stored as chunks that share a doc_id."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from kenning.documents import Document
+from mcp_server.registry import Registry
+from mcp_server.runtime import current
+
+
+def register(tools: Registry) -> None:
+    @tools.tool(scope="write")
+    async def remember_document(text: str, title: str | None = None, namespace: str = "knowledge",
+                                project: str | None = None, tags: list[str] | None = None,
+                                source: str | None = None,
+                                strategy: Literal["paragraphs", "sentences", "fixed"] = "paragraphs",
+                                size: int = 1500, overlap: int = 200) -> dict[str, Any]:
+        """Store a long text as chunks (paragraphs, sentences, or fixed size with overlap) sharing a doc_id.
+        size: max characters per chunk (200-8000); overlap: for strategy "fixed" only."""
+        call = current()
+        document = Document(text=text, title=title, namespace=namespace, project=project, tags=tuple(tags or ()),
+                            source=source, strategy=strategy, size=size, overlap=overlap)
+        result = await call.run(call.engine.documents.remember, document, actor=call.actor)
+        return result.public()

@@ -1,0 +1,41 @@
+"""Looking inside: explain_memory, memory_audit, health, version."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from kenning import __version__
+from kenning.inspection import AuditRequest
+from mcp_server.registry import Registry
+from mcp_server.runtime import current
+
+
+def register(tools: Registry) -> None:
+    @tools.tool(scope="read")
+    async def explain_memory(key: str) -> dict[str, Any]:
+        """Every field of one memory and its full audit history (who changed what, when, why)."""
+        call = current()
+        return await call.run(call.engine.inspection.explain, key)
+
+    @tools.tool(scope="read")
+    async def memory_audit(namespaces: list[str] | None = None, projects: list[str] | None = None,
+                           states: list[str] | None = None,
+                           sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
+                           descending: bool = True, offset: int = 0, limit: int = 20) -> dict[str, Any]:
+        """Counts by namespace and state, plus one page of matching memories (snippets)."""
+        call = current()
+        request = AuditRequest(namespaces=namespaces, projects=projects, states=states, sort=sort,
+                               descending=descending, offset=offset, limit=limit)
+        return await call.run(call.engine.inspection.audit, request)
+
+    @tools.tool(scope="read")
+    async def health() -> dict[str, Any]:
+        """Valkey, search module, index drift, embedding model, uptime and version."""
+        call = current()
+        report = await call.run(call.engine.inspection.health, uptime=call.runtime.uptime())
+        return report.public()
+
+    @tools.tool(scope="read")
+    async def version() -> dict[str, Any]:
+        """The Kenning server version."""
+        return {"name": "kenning", "version": __version__}

@@ -1,0 +1,43 @@
+"""Project context tools: set, get, list, update the current state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_server.registry import Registry
+from mcp_server.runtime import current
+
+
+def register(tools: Registry) -> None:
+    @tools.tool(scope="write", idempotent=True)
+    async def set_project_context(name: str, description: str | None = None, stack: list[str] | None = None,
+                                  conventions: str | None = None, state: str | None = None) -> dict[str, Any]:
+        """Create or change a project's context; omitted fields keep their value."""
+        call = current()
+        context, status = await call.run(call.engine.projects.set, name, description=description, stack=stack,
+                                         conventions=conventions, state=state, actor=call.actor)
+        return {"status": status, "project": context.public()}
+
+    @tools.tool(scope="read")
+    async def get_project_context(name: str) -> dict[str, Any]:
+        """A project's context (description, stack, conventions, current state) and its memory counts."""
+        call = current()
+        context = await call.run(call.engine.projects.get, name)
+        counts = await call.run(call.engine.projects.memory_counts, name)
+        return {"project": context.public(), "memories": counts}
+
+    @tools.tool(scope="read")
+    async def list_projects(offset: int = 0, limit: int = 50) -> dict[str, Any]:
+        """Projects that have a context, most recently updated first."""
+        call = current()
+        contexts, total = await call.run(call.engine.projects.all, offset=offset, limit=limit)
+        items = [{"name": c.name, "description": c.description[:200], "state": c.state[:200],
+                  "updated_at": c.public()["updated_at"]} for c in contexts]
+        return {"total": total, "offset": offset, "projects": items}
+
+    @tools.tool(scope="write", idempotent=True)
+    async def update_project_state(name: str, state: str) -> dict[str, Any]:
+        """Record where an existing project stands now (replaces its current state)."""
+        call = current()
+        context, status = await call.run(call.engine.projects.update_state, name, state, actor=call.actor)
+        return {"status": status, "project": context.public()}
