@@ -74,7 +74,7 @@ class Tokens:
         self.ctx.audit(actor, "token_create", "", details={"name": name, "scope": scope})
         return _public(record), secret
 
-    def list(self) -> list[Token]:
+    def all(self) -> list[Token]:
         return [_public(r) for r in self.store.all()]
 
     def revoke(self, name: str, *, actor: str) -> Token:

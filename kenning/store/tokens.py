@@ -7,6 +7,7 @@ token name to its sha256, so tokens are listed and revoked by name without a sca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import valkey
 from kenning.store.client import call, text
@@ -36,22 +37,25 @@ class TokenStore:
             return False
         fields = {"name": record.name, "scope": record.scope, "created_at": repr(record.created_at),
                   "created_by": record.created_by}
-        call(self.client.hset, self._key(record.digest), mapping=fields)  # type: ignore[arg-type]
+        call(self.client.hset, self._key(record.digest), mapping=fields)
         return True
 
     def by_digest(self, digest: str) -> TokenRecord | None:
-        raw = call(self.client.hgetall, self._key(digest))
-        if not raw:
+        data = self._hash(self._key(digest))
+        if not data:
             return None
-        data = {text(k): text(v) for k, v in raw.items()}
         return TokenRecord(name=data.get("name", ""), scope=data.get("scope", ""),
                            created_at=float(data.get("created_at", "0") or 0),
                            created_by=data.get("created_by", ""), digest=digest)
 
     def all(self) -> list[TokenRecord]:
-        names = {text(k): text(v) for k, v in call(self.client.hgetall, self.names).items()}
+        names = self._hash(self.names)
         records = [self.by_digest(digest) for digest in names.values()]
         return sorted((r for r in records if r is not None), key=lambda r: r.name)
+
+    def _hash(self, key: str) -> dict[str, str]:
+        raw: Any = call(self.client.hgetall, key)
+        return {text(k): text(v) for k, v in raw.items()}
 
     def remove(self, name: str) -> TokenRecord | None:
         """Delete the token called ``name``; None when there is none."""
