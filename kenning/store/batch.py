@@ -1,0 +1,46 @@
+"""Pipelined reads and writes for bulk imports: one round trip per batch instead of one per memory.
+
+Plain pipelines (no MULTI/EXEC): inside a transaction the index work is deferred to the next search,
+and a multi-key transaction is not cluster-safe. Each HSET is indexed as Valkey executes it, so a search
+after ``write_many`` returns sees every written memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kenning import schema
+from kenning.models import Memory
+from kenning.query import Search
+from kenning.store.audit import AuditEvent, AuditLog
+from kenning.store.client import guarded
+from kenning.store.memories import MemoryStore, SearchResult
+
+
+def search_many(memories: MemoryStore, searches: Sequence[Search]) -> list[SearchResult]:
+    """Run many FT.SEARCH calls in one pipeline; results in the same order."""
+    if not searches:
+        return []
+    with guarded():
+        pipe: Any = memories.client.pipeline(transaction=False)
+        for search in searches:
+            pipe.execute_command(*search.args())
+        replies = pipe.execute()
+    return [memories._parse(reply, with_fields=bool(s.return_fields))  # the codec of the same package
+            for reply, s in zip(replies, searches, strict=True)]
+
+
+def write_many(memories: MemoryStore, audit: AuditLog, rows: Sequence[tuple[Memory, Any]],
+               events: Sequence[AuditEvent]) -> None:
+    """HSET every new memory (with its vector) and append every audit event, in one pipeline."""
+    with guarded():
+        pipe: Any = memories.client.pipeline(transaction=False)
+        for memory, vector in rows:
+            pipe.hset(memory.key, mapping=schema.encode(memory, vector))
+        for event in events:
+            fields = event.fields()
+            pipe.xadd(audit.stream, fields)
+            if event.key:
+                pipe.xadd(audit.history_key(event.key), fields)
+        pipe.execute()
