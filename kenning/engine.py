@@ -15,11 +15,16 @@ from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.embedding import Embedder
 from kenning.errors import BackendUnavailable
+from kenning.experience import Experience
+from kenning.graveyard import Graveyard
+from kenning.lifecycle import Lifecycle
 from kenning.memory import Memories
 from kenning.recall import Recaller
+from kenning.recall_log import RecallLog
 from kenning.settings import Settings
 from kenning.store import Store
 from kenning.store import indexes as index_admin
+from kenning.suppression import Suppressions
 from kenning.tokens import Tokens
 from kenning.inspection import Inspection
 from kenning.documents import Documents
@@ -36,6 +41,10 @@ class Engine:
     documents: Documents
     projects: Projects
     belief: Belief
+    lifecycle: Lifecycle
+    experience: Experience
+    suppressions: Suppressions
+    recall_log: RecallLog
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -52,11 +61,15 @@ class Engine:
         memories = Memories(ctx)
         return cls(
             ctx=ctx, memories=memories, recaller=Recaller(ctx),
-            tokens=Tokens(ctx),
+            tokens=Tokens(store, ctx.clock),
             inspection=Inspection(ctx, memories),
             documents=Documents(ctx, memories),
             projects=Projects(ctx),
             belief=Belief(ctx),
+            lifecycle=Lifecycle(ctx, memories),
+            experience=Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)),
+            suppressions=Suppressions(ctx),
+            recall_log=RecallLog(ctx),
         )
 
     @property

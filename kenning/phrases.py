@@ -67,12 +67,12 @@ def found_in(text: str, phrases: Iterable[str]) -> list[str]:
 
 
 def search_words(phrase: str) -> tuple[str, ...]:
-    """Alphanumeric parts of a phrase for a full-text candidate query (both engines split on punctuation).
+    """Word parts of a phrase for a full-text candidate query (the engines split on punctuation, not '_').
 
     The full-text index is only a candidate generator: it stems and splits differently from ``tokens``,
     so every candidate is confirmed with ``contains``.
     """
-    parts = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", phrase).casefold())
+    parts = re.findall(r"\w+", unicodedata.normalize("NFKC", phrase).casefold())
     return tuple(dict.fromkeys(p for p in parts if p not in STOPWORDS))
 
 

@@ -1,17 +1,34 @@
-"""The recall pipeline (docs/recall.md): embed once, KNN per namespace with prefilters, score, floor, top_k."""
+"""The recall pipeline (docs/recall.md).
+
+graveyard warnings (before embedding) -> embed once -> KNN per namespace with state/project/as-of
+prefilters, plus a lexical pass for exact identifiers -> drop suppressed -> relevance floor on RAW
+similarity -> score = relevance x visibility x recency x experience x temporal -> facts collapse into
+their source, dedupe by key -> reinstate candidates (hint matched) -> top_k -> recall log + counters.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kenning import query, scoring, validation
+import numpy as np
+
+from kenning import phrases, query, scoring, temporal, validation
 from kenning.context import Context
-from kenning.models import GLOBAL_PROJECT, RecallHit
+from kenning.graveyard import Graveyard
+from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
+from kenning.recall_log import RecallLog
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import Hit
+from kenning.store.patches import Patcher
+from kenning.store.phrase_index import PhraseIndex
+from kenning.suppression import Suppression, Suppressions, hidden_by
 
 MAX_TOP_K = 50
+MAX_IDENTIFIERS = 4
+MAX_REINSTATE = 3
+_STRIP = "\"'`,;:()[]{}<>?!"
 
 
 @dataclass(frozen=True)
@@ -23,6 +40,7 @@ class RecallRequest:
     include_deprioritised: bool = False
     include_superseded: bool = False
     as_of: str | float | None = None
+    actor: str = "unknown"
 
 
 @dataclass(frozen=True)
@@ -33,15 +51,24 @@ class RecallResult:
     examined: int = 0
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
+        """Warnings first (their own section, never a result slot), then results, then notes."""
         out: dict[str, Any] = {}
         if self.warnings:
             out["warnings"] = list(self.warnings)
-        out["results"] = [h.public(full=full) for h in self.hits]
+        out["results"] = [_shaped(h, full) for h in self.hits]
         if not self.hits:
             out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
         if self.notes:
             out["notes"] = list(self.notes)
         return out
+
+
+def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
+    out = hit.public(full=full)
+    moved = {name: round(value, 3) for name, value in hit.factors.items() if value != 1.0}
+    if moved:
+        out["factors"] = moved
+    return out
 
 
 @dataclass(frozen=True)
@@ -55,18 +82,47 @@ class Plan:
     states: tuple[str, ...]
     include_superseded: bool
     as_of: float | None
+    period: temporal.Period | None = None
+    identifiers: tuple[str, ...] = ()
+    actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
 
 
-def plan(request: RecallRequest) -> Plan:
+def plan(request: RecallRequest, now: float | None = None) -> Plan:
     text = validation.content(request.query, limit=2_000)
     states = ("active", "deprioritised") if request.include_deprioritised else ("active",)
     projects = validation.projects(request.projects)
+    period = temporal.target(text, now) if now is not None else None
+    notes = [f"'{period.label}' read as a date: memories from then rank higher"] if period else []
     return Plan(text=text, namespaces=validation.namespaces(request.namespaces),
-                projects=projects + (GLOBAL_PROJECT,) if projects else (),
+                projects=(*projects, GLOBAL_PROJECT) if projects else (),
                 top_k=validation.bounded_int("top_k", request.top_k, 1, MAX_TOP_K), states=states,
                 include_superseded=request.include_superseded,
-                as_of=validation.timestamp("as_of", request.as_of))
+                as_of=validation.timestamp("as_of", request.as_of), period=period,
+                identifiers=identifiers(text), actor=request.actor or "unknown", notes=notes)
+
+
+def identifiers(text: str) -> tuple[str, ...]:
+    """Exact identifiers named in a query: `backticked` text, error codes, package names, paths. Pure.
+
+    A word counts when it is backticked, or has a digit (E11000, psycopg2, 404), an inner '_', '.',
+    '/', '-' or '::' (ERR_SSL, node.js, src/app.py, react-query), a lower-then-upper case change
+    (useEffect) or is an all-capitals word of 3+ letters (ENOENT).
+    """
+    found = re.findall(r"`([^`]{2,100})`", text)
+    for raw in re.sub(r"`[^`]*`", " ", text).split():
+        word = raw.strip(_STRIP).rstrip(".")
+        if len(word) < 2 or not re.search(r"\w", word):
+            continue
+        if (re.search(r"\d", word) or re.search(r"\w[_./\-]\w|::", word) or re.search(r"[a-z][A-Z]", word)
+                or re.fullmatch(r"[A-Z]{3,}", word)):
+            found.append(word)
+    return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
+def exact(content: str, identifier: str) -> bool:
+    """Whether ``content`` holds ``identifier`` verbatim (case-insensitive), not inside a longer word."""
+    return re.search(rf"(?<!\w){re.escape(identifier)}(?!\w)", content, flags=re.IGNORECASE) is not None
 
 
 class Recaller:
@@ -75,16 +131,30 @@ class Recaller:
         s = ctx.settings
         self.policy = scoring.RecencyPolicy(s.recency_grace_days, s.recency_step, s.recency_step_days,
                                             s.recency_floor)
+        self.graveyard = Graveyard(ctx)
+        self.suppressions = Suppressions(ctx)
+        self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
+        self.log = RecallLog(ctx)
+        self.patcher = Patcher(ctx.store.client, ctx.store.audit)
 
     def recall(self, request: RecallRequest) -> RecallResult:
-        p = plan(request)
-        vector = vector_bytes(self.ctx.embedder.embed(p.text))
-        candidates = self.candidates(p, vector)
-        hits = self.rank(p, candidates)
-        return RecallResult(hits=tuple(hits[:p.top_k]), notes=tuple(p.notes), examined=len(candidates))
+        now = self.ctx.clock.now()
+        p = plan(request, now)
+        warnings = tuple(a.public() for a in self.graveyard.warn(p.text))  # before embedding, by contract
+        suppressed = self.suppressions.active()
+        embedded = self.ctx.embedder.embed(p.text)
+        vector = vector_bytes(embedded)
+        pool = self.candidates(p, vector) + self.lexical(p, vector)
+        visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
+        ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
+        flagged = self.reinstate_candidates(p, np.asarray(embedded, dtype=np.float32), suppressed, now)
+        hits = select(ranked, flagged, p.top_k)
+        self.log.record(p.text, hits, actor=p.actor, projects=p.projects)
+        self.patcher.touch_recalled([h.memory.key for h in hits], now)
+        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool))
 
-    def clauses(self, p: Plan) -> tuple[str, ...]:
-        clauses = [query.tag("state", list(p.states))]
+    def clauses(self, p: Plan, states: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        clauses = [query.tag("state", list(states or p.states))]
         if p.projects:
             clauses.append(query.tag("project", list(p.projects)))
         if not p.include_superseded and p.as_of is None:
@@ -93,10 +163,7 @@ class Recaller:
             clauses.append(query.numeric("created_at", None, p.as_of))
         return tuple(clauses)
 
-    def candidates(self, p: Plan, vector: bytes) -> list[Hit]:
-        """KNN per namespace; with as_of, over-fetch because valid time is checked after the search."""
-        k = p.top_k * (4 if p.as_of is not None else 2) + 5
-        clauses = self.clauses(p)
+    def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> list[Hit]:
         out: list[Hit] = []
         for namespace in p.namespaces:
             search = query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
@@ -107,34 +174,111 @@ class Recaller:
             out = [h for h in out if _valid_at(h, p.as_of)]
         return out
 
-    def rank(self, p: Plan, candidates: list[Hit]) -> list[RecallHit]:
-        floor = self.ctx.settings.relevance_floor
-        now = self.ctx.clock.now()
-        seen: set[str] = set()
-        ranked: list[RecallHit] = []
-        for hit in candidates:
-            if hit.memory.key in seen or hit.similarity < floor:
-                continue
-            seen.add(hit.memory.key)
-            ranked.append(self.score(hit, now))
-        ranked.sort(key=lambda h: h.score, reverse=True)
-        return ranked
+    def candidates(self, p: Plan, vector: bytes) -> list[Hit]:
+        """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
+        k = min(200, p.top_k * (4 if p.as_of is not None else 3) + 10)
+        return self._knn(p, vector, self.clauses(p), k)
 
-    def score(self, hit: Hit, now: float, *, target_date: float | None = None) -> RecallHit:
+    def lexical(self, p: Plan, vector: bytes) -> list[Hit]:
+        """For each identifier: the memories whose TEXT holds all its words, ranked by vector distance.
+
+        Only hits that contain the identifier verbatim are kept (the TEXT index stems and splits).
+        """
+        out: list[Hit] = []
+        for ident in p.identifiers:
+            words = phrases.search_words(ident)
+            if not words:
+                continue
+            clauses = self.clauses(p) + tuple(query.text_any("content", [w]) for w in words)
+            out += [h for h in self._knn(p, vector, clauses, p.top_k + 5) if exact(h.memory.content, ident)]
+        return out
+
+    def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
+        """Floor on RAW similarity (an exact identifier match passes it), score, dedupe by key (best kept)."""
+        floor = self.ctx.settings.relevance_floor
+        best: dict[str, RecallHit] = {}
+        for hit in candidates:
+            matched = any(exact(hit.memory.content, i) for i in p.identifiers)
+            if hit.similarity < floor and not matched:
+                continue
+            scored = self.score(hit, now, period=p.period, lexical=matched)
+            if hit.memory.key not in best or scored.score > best[hit.memory.key].score:
+                best[hit.memory.key] = scored
+        return sorted(best.values(), key=lambda h: h.score, reverse=True)
+
+    def score(self, hit: Hit, now: float, *, period: temporal.Period | None = None, lexical: bool = False,
+              as_active: bool = False) -> RecallHit:
+        """One hit's score; ``factors`` records each multiplier (and ``relevance`` when lexical lifted it)."""
         m = hit.memory
         factors = {
-            "visibility": scoring.visibility(m.state, m.weight),
+            "visibility": scoring.visibility("active" if as_active else m.state, m.weight),
             "recency": scoring.recency(m.created_at, now, self.policy),
             "experience": m.experience_weight,
-            "temporal": scoring.temporal(m.event_date, target_date),
+            "temporal": 1.0 if period is None else scoring.temporal_window(
+                m.event_date if m.event_date is not None else m.created_at, period.start, period.end),
         }
-        score = scoring.combine(hit.similarity, *factors.values())
+        relevance = scoring.lexical(hit.similarity, lexical, self.ctx.settings.lexical_boost)
+        score = scoring.combine(relevance, *factors.values())
+        if lexical:
+            factors["relevance"] = relevance
         weak = hit.similarity < self.ctx.settings.relevance_floor + self.ctx.settings.weak_match_margin
-        return RecallHit(memory=m, similarity=hit.similarity, score=score, weak_match=weak, factors=factors)
+        return RecallHit(memory=m, similarity=hit.similarity, score=score, weak_match=weak and not lexical,
+                         factors=factors)
+
+    def collapse(self, p: Plan, ranked: list[RecallHit], suppressed: list[Suppression]) -> list[RecallHit]:
+        """A fact stands for its source: the source takes the fact's place (best score kept per key)."""
+        best: dict[str, RecallHit] = {}
+        for hit in ranked:
+            source = self._source(p, hit.memory, suppressed) if hit.memory.source_key else None
+            chosen = replace(hit, memory=source) if source is not None else hit
+            key = chosen.memory.key
+            if key not in best or chosen.score > best[key].score:
+                best[key] = chosen
+        return sorted(best.values(), key=lambda h: h.score, reverse=True)
+
+    def _source(self, p: Plan, fact: Memory, suppressed: list[Suppression]) -> Memory | None:
+        source = self.ctx.store.memories.read(fact.source_key or "")
+        if source is None or source.state not in p.states or hidden_by(source, suppressed):
+            return None
+        if source.trust == "superseded" and not p.include_superseded:
+            return None
+        return source
+
+    def reinstate_candidates(self, p: Plan, embedded: np.ndarray[Any, Any], suppressed: list[Suppression],
+                             now: float) -> list[RecallHit]:
+        """Deprioritised memories whose reinstate hint the query names (whole words), scored as if active.
+
+        No relevance floor: the named hint is the relevance signal. Flagged ``reinstate_candidate``.
+        """
+        keys = {m for entries in self.hints.lookup(phrases.ngrams(p.text)).values() for m in entries}
+        out: list[RecallHit] = []
+        for key in sorted(keys):
+            memory = self.ctx.store.memories.read(key)
+            if memory is None or not self._may_reinstate(p, memory, suppressed):
+                continue
+            stored = self.ctx.store.memories.read_vector(key)
+            similarity = float(np.dot(embedded, stored)) if stored is not None else 0.0
+            scored = self.score(Hit(memory, 1.0 - similarity), now, period=p.period, as_active=True)
+            out.append(replace(scored, reinstate_candidate=True, weak_match=False))
+        return sorted(out, key=lambda h: h.score, reverse=True)[:MAX_REINSTATE]
+
+    def _may_reinstate(self, p: Plan, memory: Memory, suppressed: list[Suppression]) -> bool:
+        return (memory.state == "deprioritised" and memory.namespace in p.namespaces
+                and (not p.projects or memory.project in p.projects)
+                and (p.as_of is None or memory.created_at <= p.as_of)
+                and (p.include_superseded or memory.trust != "superseded")
+                and not hidden_by(memory, suppressed))
+
+
+def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> list[RecallHit]:
+    """top_k results: reinstate candidates are guaranteed a slot, the rest by score; never padded. Pure."""
+    keep = flagged[:top_k]
+    taken = {h.memory.key for h in keep}
+    rest = [h for h in ranked if h.memory.key not in taken][:top_k - len(keep)]
+    return sorted(keep + rest, key=lambda h: h.score, reverse=True)
 
 
 def _valid_at(hit: Hit, at: float) -> bool:
     m = hit.memory
     starts = m.valid_from if m.valid_from is not None else m.created_at
     return starts <= at and (m.valid_to is None or m.valid_to > at)
-

@@ -1,0 +1,179 @@
+"""Experience: how hard a piece of work was, how it ended, and what was abandoned (docs/lifecycle.md#experience).
+
+``record_experience`` attaches an experience record to a memory (``metadata["experience"]``), sets its
+``experience_weight`` (``kenning.scoring.experience_weight``: effort amplifies wins, never failures),
+puts each abandoned approach into the graveyard and, at effort >= ``auto_suppress_effort``, suppresses
+the approach's name with the recording memory exempt. ``log_abandoned`` writes a new memory for one
+abandoned approach and records it the same way. Recording again on the same memory replaces the record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from statistics import mean
+from typing import Any
+
+from kenning import validation
+from kenning.context import Context
+from kenning.errors import InvalidInput
+from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
+from kenning.memory import Draft, Memories
+from kenning.models import iso
+from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
+from kenning.store.patches import Patch, Patcher
+from kenning.store.registries import ExperienceStore
+from kenning.suppression import Suppressions
+
+__all__ = ["Approach", "Experience", "Report", "experience_weight"]
+OUTCOMES: tuple[str, ...] = tuple(OUTCOME_BASE)
+ALL_PROJECTS = "~all"  # the registry of every project's experience (not a valid project name)
+MAX_ITEMS = 20
+
+
+@dataclass(frozen=True)
+class Approach:
+    """An approach that was tried and given up: a library, approach, tool, pattern or service."""
+
+    name: str
+    type: str = "approach"
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the caller says about a piece of work."""
+
+    effort: int
+    outcome: str
+    iterations: int = 1
+    breakthrough: str | None = None
+    gotchas: tuple[str, ...] | list[str] = ()
+    abandoned_approaches: tuple[Approach, ...] | list[Approach] = field(default_factory=tuple)
+
+
+def _checked(report: Report) -> dict[str, Any]:
+    """The validated record as plain data (stored in the memory's metadata)."""
+    validation.bounded_int("effort", report.effort, 1, max(EFFORT_MULTIPLIER))
+    if report.outcome not in OUTCOMES:
+        raise InvalidInput(f"unknown outcome {report.outcome!r}", hint=f"use one of {', '.join(OUTCOMES)}")
+    validation.bounded_int("iterations", report.iterations, 1, 10_000)
+    if len(report.gotchas) > MAX_ITEMS or len(report.abandoned_approaches) > MAX_ITEMS:
+        raise InvalidInput(f"at most {MAX_ITEMS} gotchas and {MAX_ITEMS} abandoned approaches")
+    approaches = []
+    for a in report.abandoned_approaches:
+        if a.type not in APPROACH_TYPES:
+            raise InvalidInput(f"unknown approach type {a.type!r}", hint=f"use one of {', '.join(APPROACH_TYPES)}")
+        name = validation.content(a.name, limit=200)
+        approaches.append({"name": name, "type": a.type, "reason": validation.reason(a.reason) or ""})
+    return {"effort": report.effort, "outcome": report.outcome, "iterations": report.iterations,
+            "breakthrough": validation.reason(report.breakthrough),
+            "gotchas": [g for g in (validation.reason(g) for g in report.gotchas) if g],
+            "abandoned_approaches": approaches}
+
+
+class Experience:
+    def __init__(self, ctx: Context, memories: Memories, graveyard: Graveyard, suppressions: Suppressions) -> None:
+        self.ctx = ctx
+        self.memories = memories
+        self.graveyard = graveyard
+        self.suppressions = suppressions
+        self.registry = ExperienceStore(ctx.store.client, ctx.store.prefix)
+        self.patcher = Patcher(ctx.store.client, ctx.store.audit)
+
+    def record_experience(self, key: str, report: Report, *, actor: str) -> dict[str, Any]:
+        """Attach (or replace) the experience record of memory ``key``; returns the record and its weight."""
+        memory = self.memories.get(key)
+        record = _checked(report)
+        now = self.ctx.clock.now()
+        weight = experience_weight(report.effort, report.outcome)
+        record.update(recorded_at=now, actor=actor or "unknown", weight=weight)
+        previous = memory.metadata.get("experience") or {}
+        metadata = {**memory.metadata, "experience": record}
+        self.patcher.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
+                                           "metadata": _json(metadata)}))
+        self.graveyard.remove(key, [a["name"] for a in previous.get("abandoned_approaches", [])])
+        for project in (memory.project, ALL_PROJECTS):
+            self.registry.add(project, key, now)
+        self.ctx.audit(actor, "record_experience", key, reason=record["breakthrough"] or "",
+                       before=memory.content, after=memory.content, details={"experience": record})
+        suppressed = self._bury(key, memory.project, record, actor=actor, now=now)
+        return {"key": key, "experience_weight": weight, "experience": _public(record),
+                "graveyard": [a["name"] for a in record["abandoned_approaches"]], "suppressed": suppressed}
+
+    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str, now: float) -> list[str]:
+        """Graveyard entries for each abandoned approach; auto-suppression of their names at high effort."""
+        suppressed: list[str] = []
+        for a in record["abandoned_approaches"]:
+            self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
+                                         effort=record["effort"], key=key, project=project, at=now))
+            if record["effort"] >= self.ctx.settings.auto_suppress_effort:
+                why = f"abandoned at effort {record['effort']}: {a['reason'] or 'see memory'} (recorded in {key})"
+                result = self.suppressions.suppress(a["name"], why, actor=actor, exempt=(key,), source_key=key,
+                                                    auto=True)
+                suppressed.append(result["term"])
+        return suppressed
+
+    def log_abandoned(self, approach: Approach, *, effort: int, project: str | None, actor: str,
+                      context: str | None = None, namespace: str = "episodic") -> dict[str, Any]:
+        """Write a memory saying ``approach`` was abandoned and why, and record it as an abandonment."""
+        text = f"Abandoned {approach.type} '{approach.name.strip()}': {approach.reason.strip() or 'no reason given'}"
+        if context:
+            text += f"\n{context.strip()}"
+        written = self.memories.remember(Draft(text, namespace=namespace, project=project, kind="experience",
+                                               tags=("abandoned",)), actor=actor)
+        result = self.record_experience(written.key, Report(effort=effort, outcome="abandoned",
+                                                            abandoned_approaches=(approach,)), actor=actor)
+        return {**result, "status": written.status}
+
+    def warn_if_abandoned(self, text: str) -> list[dict[str, Any]]:
+        """Graveyard warnings for a query or plan, as plain data (most effortful first)."""
+        validation.content(text, limit=2_000)
+        return [a.public() for a in self.graveyard.warn(text)]
+
+    def get_experience(self, key: str) -> dict[str, Any]:
+        memory = self.memories.get(key)
+        record = memory.metadata.get("experience")
+        return {"key": key, "experience_weight": memory.experience_weight,
+                "experience": _public(record) if record else None}
+
+    def experience_summary(self, project: str | None = None, *, limit: int = 500) -> dict[str, Any]:
+        """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs."""
+        scope = validation.project(project) if project else ALL_PROJECTS
+        records = self._records(scope, limit)
+        outcomes = {o: sum(1 for _, r in records if r["outcome"] == o) for o in OUTCOMES}
+        by_effort = sorted(records, key=lambda kr: (-kr[1]["effort"], -kr[1]["recorded_at"]))
+        wins = [kr for kr in by_effort if kr[1]["outcome"] == "succeeded" and kr[1].get("breakthrough")]
+        return {
+            "project": project or "all", "recorded": len(records),
+            "average_effort": round(mean(r["effort"] for _, r in records), 2) if records else None,
+            "outcomes": outcomes,
+            "most_effortful": [{"key": k, "effort": r["effort"], "outcome": r["outcome"], "content": c[:200]}
+                               for k, r, c in ((k, r, self._content(k)) for k, r in by_effort[:5])],
+            "graveyard": [a.public() for a in self.graveyard.all(None if scope == ALL_PROJECTS else scope)],
+            "top_breakthroughs": [{"key": k, "effort": r["effort"], "breakthrough": r["breakthrough"]}
+                                  for k, r in wins[:5]],
+        }
+
+    def _records(self, scope: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
+        out = []
+        for key in self.registry.keys(scope, limit):
+            memory = self.ctx.store.memories.read(key)
+            record = memory.metadata.get("experience") if memory else None
+            if memory is None or record is None:
+                self.registry.remove(scope, key)  # forgotten elsewhere: clean up lazily
+            elif memory.state != "archived":
+                out.append((key, record))
+        return out
+
+    def _content(self, key: str) -> str:
+        memory = self.ctx.store.memories.read(key)
+        return memory.content if memory else ""
+
+
+def _public(record: dict[str, Any]) -> dict[str, Any]:
+    return {**record, "recorded_at": iso(record.get("recorded_at"))}
+
+
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True)

@@ -1,0 +1,89 @@
+"""The graveyard: approaches that were tried and abandoned, found by name (docs/lifecycle.md#graveyard).
+
+Each abandoned approach is indexed under its normalised name (``kenning.phrases.normalise``) in a
+Valkey phrase index, written when the experience is recorded. ``warn(query)`` looks up every word and
+phrase of the query in one round trip -- no scan of the store -- so it runs on every recall, before
+embedding, in any process. Matching is by whole word/phrase: "go" warns for "rewrite it in Go" and
+never for "google".
+
+Warnings are global across projects (a dead end in one project is worth knowing in another); each
+names the project and the memory that recorded it. Entries whose memory has been forgotten are
+dropped when met; entries whose memory is archived are skipped.
+
+API for other components (briefing, dashboard): ``Graveyard.warn(query)``, ``Graveyard.all(project)``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kenning import phrases
+from kenning.context import Context
+from kenning.models import iso
+from kenning.store.phrase_index import PhraseIndex
+
+APPROACH_TYPES: tuple[str, ...] = ("library", "approach", "tool", "pattern", "service")
+
+
+@dataclass(frozen=True)
+class Abandoned:
+    """One abandoned approach and the memory that recorded it."""
+
+    name: str
+    type: str
+    reason: str
+    effort: int
+    key: str
+    project: str
+    at: float
+
+    @property
+    def normalised(self) -> str:
+        return phrases.normalise(self.name)
+
+    def public(self) -> dict[str, Any]:
+        return {"name": self.name, "type": self.type, "reason": self.reason, "effort": self.effort,
+                "memory": self.key, "project": self.project, "recorded_at": iso(self.at)}
+
+
+class Graveyard:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.index = PhraseIndex(ctx.store.client, ctx.store.prefix, "graveyard")
+
+    def add(self, entry: Abandoned) -> None:
+        self.index.add(entry.normalised, entry.key, json.dumps(asdict(entry), sort_keys=True))
+
+    def remove(self, key: str, names: list[str] | tuple[str, ...]) -> None:
+        """Drop the entries that memory ``key`` recorded under ``names``."""
+        for name in names:
+            self.index.remove(phrases.normalise(name), key)
+
+    def warn(self, text: str) -> list[Abandoned]:
+        """Abandoned approaches named in ``text`` (whole words/phrases), most effortful first."""
+        found = self.index.lookup(phrases.ngrams(text))
+        return self._live([e for entries in found.values() for e in _decode(entries)])
+
+    def all(self, project: str | None = None, *, limit: int = 200) -> list[Abandoned]:
+        """Every live entry (of one project when given), most effortful first, at most ``limit``."""
+        entries: list[Abandoned] = []
+        for name in self.index.phrases():
+            entries += [e for e in _decode(self.index.entries(name)) if project is None or e.project == project]
+        return self._live(entries)[:limit]
+
+    def _live(self, entries: list[Abandoned]) -> list[Abandoned]:
+        out: list[Abandoned] = []
+        for entry in entries:
+            memory = self.ctx.store.memories.read(entry.key)
+            if memory is None:
+                self.index.remove(entry.normalised, entry.key)  # forgotten elsewhere: clean up lazily
+            elif memory.state != "archived":
+                out.append(entry)
+        out.sort(key=lambda e: (-e.effort, -e.at))
+        return out
+
+
+def _decode(entries: dict[str, str]) -> list[Abandoned]:
+    return [Abandoned(**json.loads(payload)) for payload in entries.values()]

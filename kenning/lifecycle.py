@@ -1,0 +1,239 @@
+"""Visibility lifecycle: deprioritise, archive, reinstate, forget -- one at a time, by query, per project.
+
+States and weights (docs/lifecycle.md): active (1.0) -> deprioritised (0.2) | archived (0.0, never
+recalled); deprioritised -> active | archived; archived -> active. Every transition stores its reason,
+actor and time on the memory (state_reason, state_actor, state_changed_at) and in the audit event; a
+reason is required from everyone (agent, person, maintenance). A memory's own weight is never touched.
+
+Reinstate hints given to ``deprioritise`` go into a phrase index; a recall whose query contains a hint
+as whole words returns the memory flagged ``reinstate_candidate`` (kenning.recall).
+
+Acting by query never acts: ``candidates`` returns the memories above the raw-similarity threshold for
+the caller to confirm by key. Bulk project actions preview unless ``confirm`` and then run as FT
+queries in pipelined batches, each memory audited.
+
+Hook for other components: ``Lifecycle.transition`` is the single place a state changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kenning import phrases, query, validation
+from kenning.context import Context
+from kenning.errors import Conflict, InvalidInput
+from kenning.memory import SNAPSHOT_FIELDS, Memories
+from kenning.models import STATES, Memory
+from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.store import AuditEvent, digest
+from kenning.store.patches import Patch, Patcher
+from kenning.store.phrase_index import PhraseIndex
+
+ALLOWED: dict[str, tuple[str, ...]] = {
+    "active": ("deprioritised", "archived"),
+    "deprioritised": ("active", "archived"),
+    "archived": ("active",),
+}
+MAX_HINTS = 10
+CANDIDATES = 5
+BATCH = 200
+# Which states each action by query may act on.
+ACTION_STATES: dict[str, tuple[str, ...]] = {
+    "deprioritise": ("active",), "archive": ("active", "deprioritised"),
+    "reinstate": ("deprioritised", "archived"), "forget": STATES,
+}
+PROJECT_ACTIONS: dict[str, tuple[tuple[str, ...], str | None]] = {
+    "deprioritise_project": (("active",), "deprioritised"),
+    "reinstate_project": (("deprioritised",), "active"),
+    "delete_project": (STATES, None),
+}
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One state change as it was applied."""
+
+    key: str
+    before: str
+    after: str
+    reason: str
+    actor: str
+    at: float
+
+    def public(self) -> dict[str, Any]:
+        return {"key": self.key, "from": self.before, "to": self.after, "reason": self.reason, "actor": self.actor}
+
+
+def state_patch(memory: Memory, to: str, *, reason: str, actor: str, at: float,
+                hints: tuple[str, ...] = ()) -> Patch:
+    """The fields a transition sets and removes. Pure; the memory's own weight is never part of it."""
+    fields = {"state": to, "state_reason": reason, "state_actor": actor, "state_changed_at": repr(at),
+              "updated_at": repr(at)}
+    if to == "deprioritised" and hints:
+        fields["reinstate_hints"] = json.dumps(list(hints), sort_keys=True)
+        return Patch(memory.key, set=fields)
+    return Patch(memory.key, set=fields, remove=("reinstate_hints",) if to != "deprioritised" else ())
+
+
+def check_move(current: str, to: str) -> None:
+    if to not in ALLOWED.get(current, ()):
+        allowed = ", ".join(ALLOWED.get(current, ())) or "nothing"
+        raise Conflict(f"a memory cannot move from {current} to {to}", hint=f"from {current} it can go to {allowed}")
+
+
+def _hints(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    given = list(values or [])
+    if len(given) > MAX_HINTS:
+        raise InvalidInput(f"at most {MAX_HINTS} reinstate hints")
+    out = []
+    for value in given:
+        norm = phrases.normalise(value) if isinstance(value, str) and len(value) <= 200 else ""
+        if not norm or len(norm.split()) > phrases.MAX_PHRASE_TOKENS:
+            raise InvalidInput(f"reinstate hint {value!r} is not usable", hint="give 1-8 words, e.g. 'redis cluster'")
+        out.append(norm)
+    return tuple(dict.fromkeys(out))
+
+
+class Lifecycle:
+    def __init__(self, ctx: Context, memories: Memories) -> None:
+        self.ctx = ctx
+        self.memories = memories
+        self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
+        self.patcher = Patcher(ctx.store.client, ctx.store.audit)
+
+    # --- one memory -----------------------------------------------------------------------
+    def transition(self, key: str, to: str, *, reason: str | None, actor: str,
+                   hints: list[str] | tuple[str, ...] | None = None) -> Transition:
+        """Move one memory to state ``to`` (Conflict when the move is not allowed); reason required."""
+        why = validation.reason(reason, required=True) or ""
+        memory = self.memories.get(key)
+        check_move(memory.state, to)
+        wanted = _hints(hints) if to == "deprioritised" else ()
+        now = self.ctx.clock.now()
+        who = actor or "unknown"
+        self.patcher.patch(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted))
+        for hint in memory.reinstate_hints:
+            self.hints.remove(phrases.normalise(hint), key)
+        for hint in wanted:
+            self.hints.add(hint, key)
+        self.ctx.audit(who, _ACTION[to], key, reason=why, before=memory.content, after=memory.content,
+                       details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)})
+        return Transition(key, memory.state, to, why, who, now)
+
+    def deprioritise(self, key: str, *, reason: str | None, actor: str,
+                     reinstate_hints: list[str] | tuple[str, ...] | None = None) -> Transition:
+        return self.transition(key, "deprioritised", reason=reason, actor=actor, hints=reinstate_hints)
+
+    def archive(self, key: str, *, reason: str | None, actor: str) -> Transition:
+        return self.transition(key, "archived", reason=reason, actor=actor)
+
+    def reinstate(self, key: str, *, reason: str | None, actor: str) -> Transition:
+        return self.transition(key, "active", reason=reason, actor=actor)
+
+    def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> dict[str, Any]:
+        """Preview, or (confirm) hard-delete with a snapshot in the audit stream; drops its reinstate hints."""
+        memory = self.memories.get(key)
+        if confirm:
+            validation.reason(reason, required=True)
+        result = self.memories.forget(key, confirm=confirm, actor=actor, reason=reason)
+        if confirm:
+            for hint in memory.reinstate_hints:
+                self.hints.remove(phrases.normalise(hint), key)
+        return result
+
+    # --- by query -------------------------------------------------------------------------
+    def candidates(self, action: str, text: str, *, projects: list[str] | tuple[str, ...] | str | None = None,
+                   namespaces: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Memories a query points at, for the caller to confirm by key. Never acts.
+
+        A candidate needs RAW similarity >= ``act_threshold`` (no weight inflates it) and a state the
+        action applies to.
+        """
+        if action not in ACTION_STATES:
+            raise InvalidInput(f"unknown action {action!r}", hint=f"use one of {', '.join(ACTION_STATES)}")
+        vector = vector_bytes(self.ctx.embedder.embed(validation.content(text, limit=2_000)))
+        clauses = [query.tag("state", list(ACTION_STATES[action]))]
+        if projects:
+            clauses.append(query.tag("project", list(validation.projects(projects))))
+        found = []
+        for namespace in validation.namespaces(namespaces):
+            search = query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses), knn=CANDIDATES,
+                                  vector=vector, ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES),
+                                  return_fields=("content", "project", "state", "created_at", "distance"),
+                                  limit=CANDIDATES)
+            found += [h for h in self.ctx.store.memories.search(search).hits
+                      if h.similarity >= self.ctx.settings.act_threshold]
+        found.sort(key=lambda h: h.similarity, reverse=True)
+        return {
+            "status": "needs_confirmation", "action": action, "acted": False,
+            "candidates": [{"key": h.memory.key, "similarity": round(h.similarity, 4), "state": h.memory.state,
+                            "project": h.memory.project, "content": h.memory.content[:300]}
+                           for h in found[:CANDIDATES]],
+            "next": f"call {action} again with the key of the memory you mean" if found else
+                    "no memory is similar enough; refine the query or give a key",
+        }
+
+    # --- per project ----------------------------------------------------------------------
+    def project_action(self, action: str, project: str, *, confirm: bool, actor: str,
+                       reason: str | None) -> dict[str, Any]:
+        """deprioritise_project / reinstate_project / delete_project: a preview unless ``confirm``."""
+        if action not in PROJECT_ACTIONS:
+            raise InvalidInput(f"unknown project action {action!r}", hint=", ".join(PROJECT_ACTIONS))
+        name = validation.project(project)
+        states, to = PROJECT_ACTIONS[action]
+        clauses = (query.tag("project", [name]), query.tag("state", list(states)))
+        if not confirm:
+            return self._preview(action, name, clauses)
+        why = validation.reason(reason, required=True) or ""
+        done = sum(self._bulk(namespace, clauses, to, why, actor or "unknown", action)
+                   for namespace in validation.namespaces(None))
+        return {"status": "done", "action": action, "project": name, "affected": done}
+
+    def _preview(self, action: str, project: str, clauses: tuple[str, ...]) -> dict[str, Any]:
+        count, sample = 0, []
+        for namespace in validation.namespaces(None):
+            result = self.ctx.store.memories.search(query.Search(
+                index=self.ctx.index(namespace), clauses=clauses, sort_by="created_at", descending=True,
+                limit=5, return_fields=("content", "state", "created_at")))
+            count += result.total
+            sample += [{"key": h.memory.key, "state": h.memory.state, "content": h.memory.content[:200]}
+                       for h in result.hits]
+        return {"status": "preview", "action": action, "project": project, "would_affect": count,
+                "sample": sample[:5], "next": f"call {action} again with confirm=true and a reason"}
+
+    def _bulk(self, namespace: str, clauses: tuple[str, ...], to: str | None, reason: str, actor: str,
+              action: str) -> int:
+        """Apply the change in batches until the filter matches nothing (each batch leaves the filter)."""
+        done = 0
+        for _ in range(100_000 // BATCH):
+            result = self.ctx.store.memories.search(query.Search(
+                index=self.ctx.index(namespace), clauses=clauses, limit=BATCH, return_fields=FIELD_NAMES))
+            if not result.hits:
+                break
+            self._apply([h.memory for h in result.hits], to, reason, actor, action)
+            done += len(result.hits)
+        return done
+
+    def _apply(self, batch: list[Memory], to: str | None, reason: str, actor: str, action: str) -> None:
+        now = self.ctx.clock.now()
+        events = []
+        for m in batch:
+            details: dict[str, Any] = {"bulk": action}
+            if to is None:
+                public = m.public()
+                details["snapshot"] = {name: public[name] for name in SNAPSHOT_FIELDS if name in public}
+            else:
+                details.update({"from": m.state, "to": to})
+            events.append(AuditEvent(actor=actor, action=_ACTION.get(to or "", "forget"), key=m.key, reason=reason,
+                                     at=now, before=digest(m.content), after=digest(None if to is None else m.content),
+                                     details=details))
+        patches = [] if to is None else [state_patch(m, to, reason=reason, actor=actor, at=now) for m in batch]
+        self.patcher.apply(patches, [m.key for m in batch] if to is None else [], events)
+        for m in batch:
+            for hint in m.reinstate_hints:
+                self.hints.remove(phrases.normalise(hint), m.key)
+
+
+_ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}

@@ -1,0 +1,111 @@
+"""The recall log and "why did you mention X" (docs/recall.md#the-recall-log).
+
+Every recall appends one entry -- query, actor, projects, time, and each result's key, score and the
+first words of its content -- to a stream trimmed to ``recall_log_max_entries`` (oldest first).
+
+``why_did_you_mention(topic)`` finds the memories the topic means -- by words first (a memory key, or
+memories containing the topic as whole words), then by meaning (KNN above the relevance floor) -- and
+then reads the log newest first for the recalls that returned them, answering with query, actor, time,
+rank and score.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning import phrases, query, validation
+from kenning.context import Context
+from kenning.models import RecallHit, iso
+from kenning.schema import namespace_of, vector_bytes
+from kenning.store.registries import RecallLogStore
+
+PREVIEW = 120
+TOPIC_MEMORIES = 5
+PAGE = 500
+
+
+class RecallLog:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.store = RecallLogStore(ctx.store.client, ctx.store.prefix)
+
+    def record(self, text: str, hits: list[RecallHit] | tuple[RecallHit, ...], *, actor: str,
+               projects: tuple[str, ...] = ()) -> str:
+        """Append one recall to the log; returns the entry id."""
+        entry = {"query": text, "actor": actor or "unknown", "at": self.ctx.clock.now(), "projects": list(projects),
+                 "results": [{"key": h.memory.key, "score": round(h.score, 4), "similarity": round(h.similarity, 4),
+                              "preview": h.memory.content[:PREVIEW]} for h in hits]}
+        return self.store.append(entry, self.ctx.settings.recall_log_max_entries)
+
+    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+        validation.bounded_int("limit", limit, 1, 1_000)
+        return [_public(entry_id, entry) for entry_id, entry in self.store.newest(limit)]
+
+    def why_did_you_mention(self, topic: str, *, limit: int = 20) -> dict[str, Any]:
+        """Which recalls surfaced the memories ``topic`` names, newest first (at most ``limit``)."""
+        text = validation.content(topic, limit=500)
+        validation.bounded_int("limit", limit, 1, 200)
+        memories, matched_by = self._by_words(text), "words"
+        if not memories:
+            memories, matched_by = self._by_meaning(text), "meaning"
+        keys = {m["key"] for m in memories}
+        mentions = self._mentions(keys, text, limit)
+        out: dict[str, Any] = {"topic": text, "matched_by": matched_by if memories else None,
+                               "memories": memories, "mentions": mentions}
+        if not mentions:
+            out["note"] = ("no logged recall returned a memory matching this topic"
+                           f" (the log keeps the last {self.ctx.settings.recall_log_max_entries} recalls)")
+        return out
+
+    def _by_words(self, text: str) -> list[dict[str, Any]]:
+        if namespace_of(text.strip(), self.ctx.store.prefix):
+            memory = self.ctx.store.memories.read(text.strip())
+            return [] if memory is None else [{"key": memory.key, "content": memory.content[:200]}]
+        words = phrases.search_words(text)
+        if not words:
+            return []
+        found: list[dict[str, Any]] = []
+        for namespace in validation.namespaces(None):
+            search = query.Search(index=self.ctx.index(namespace),
+                                  clauses=tuple(query.text_any("content", [w]) for w in words),
+                                  limit=50, return_fields=("content", "created_at"))
+            found += [{"key": h.memory.key, "content": h.memory.content[:200]}
+                      for h in self.ctx.store.memories.search(search).hits
+                      if phrases.contains(h.memory.content, text)]
+        return found[:TOPIC_MEMORIES * 4]
+
+    def _by_meaning(self, text: str) -> list[dict[str, Any]]:
+        vector = vector_bytes(self.ctx.embedder.embed(text))
+        hits = []
+        for namespace in validation.namespaces(None):
+            search = query.Search(index=self.ctx.index(namespace), knn=TOPIC_MEMORIES, vector=vector,
+                                  ef_runtime=self.ctx.settings.ef_runtime, limit=TOPIC_MEMORIES,
+                                  return_fields=("content", "created_at", "distance"))
+            hits += [h for h in self.ctx.store.memories.search(search).hits
+                     if h.similarity >= self.ctx.settings.relevance_floor]
+        hits.sort(key=lambda h: h.similarity, reverse=True)
+        return [{"key": h.memory.key, "content": h.memory.content[:200], "similarity": round(h.similarity, 4)}
+                for h in hits[:TOPIC_MEMORIES]]
+
+    def _mentions(self, keys: set[str], text: str, limit: int) -> list[dict[str, Any]]:
+        """Log entries (newest first) whose results include one of ``keys`` or whose previews name the topic."""
+        out: list[dict[str, Any]] = []
+        cursor = "+"
+        for _ in range(self.ctx.settings.recall_log_max_entries // PAGE + 2):
+            page = self.store.newest(PAGE, before=cursor)
+            for _entry_id, entry in page:
+                for rank, result in enumerate(entry["results"], start=1):
+                    if result["key"] in keys or (not keys and phrases.contains(result["preview"], text)):
+                        out.append({"query": entry["query"], "actor": entry["actor"], "at": iso(entry["at"]),
+                                    "key": result["key"], "rank": rank, "score": result["score"]})
+                        break
+                if len(out) >= limit:
+                    return out
+            if len(page) < PAGE:
+                break
+            cursor = "(" + page[-1][0]
+        return out
+
+
+def _public(entry_id: str, entry: dict[str, Any]) -> dict[str, Any]:
+    return {"id": entry_id, **entry, "at": iso(entry["at"])}

@@ -1,0 +1,76 @@
+"""Field-level updates of memory hashes that never resurrect a deleted memory. One key per script.
+
+``patch`` sets and removes fields in one atomic step on one key (cluster-safe, no read-modify-write
+race with a concurrent counter bump); ``touch_recalled`` bumps recall counters for many keys in one
+pipeline; ``apply`` runs a bulk change (patches, deletions and their audit events) in one pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import valkey
+
+from kenning.store.audit import AuditEvent, AuditLog
+from kenning.store.client import call
+
+_PATCH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = tonumber(ARGV[1])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n)) end
+for i = 2 + 2 * n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+return 1
+"""
+_TOUCH = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], 'recall_count', 1)
+redis.call('HSET', KEYS[1], 'last_recalled', ARGV[1])
+return 1
+"""
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Fields to set (already encoded) and fields to remove on one existing memory hash."""
+
+    key: str
+    set: dict[str, str] = field(default_factory=dict)
+    remove: tuple[str, ...] = ()
+
+    def args(self) -> list[str]:
+        flat = [str(len(self.set))]
+        for name, value in self.set.items():
+            flat += [name, value]
+        return flat + list(self.remove)
+
+
+class Patcher:
+    def __init__(self, client: valkey.Valkey, audit: AuditLog) -> None:
+        self.client = client
+        self.audit = audit
+
+    def patch(self, change: Patch) -> bool:
+        """Apply one patch; False when the memory no longer exists (nothing is created)."""
+        return bool(call(self.client.eval, _PATCH, 1, change.key, *change.args()))
+
+    def touch_recalled(self, keys: list[str], now: float) -> None:
+        """recall_count += 1 and last_recalled = now on each existing key, in one round trip."""
+        if not keys:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.eval(_TOUCH, 1, key, repr(now))
+        call(pipe.execute)
+
+    def apply(self, patches: list[Patch], deletes: list[str], events: list[AuditEvent]) -> None:
+        """One pipelined bulk change: patches, deletions, and an audit event for each (global + history)."""
+        pipe = self.client.pipeline(transaction=False)
+        for change in patches:
+            pipe.eval(_PATCH, 1, change.key, *change.args())
+        for key in deletes:  # one key per command: cluster-safe
+            pipe.delete(key)
+        for event in events:
+            pipe.xadd(self.audit.stream, event.fields())
+            if event.key:
+                pipe.xadd(self.audit.history_key(event.key), event.fields())
+        call(pipe.execute)

@@ -1,0 +1,66 @@
+"""A phrase index in Valkey: normalised phrase -> {member: payload}, found by a query's n-grams.
+
+Used by the graveyard (abandoned approach names -> the memories that recorded them) and by reinstate
+hints (hint -> deprioritised memories). Maintained on write, so a look-up costs one SMISMEMBER for all
+n-grams of the query plus one HGETALL per phrase that matched -- never a scan of the store.
+
+Keys (one hash tag per index, so every key of an index lives in one cluster slot and the Lua scripts
+below stay cluster-safe):
+  {prefix}{<name>}:names        SET   every phrase with at least one entry
+  {prefix}{<name>}:e:<phrase>   HASH  member -> payload (JSON text or '')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import valkey
+
+from kenning.store.client import call, text
+
+_ADD = """
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('SADD', KEYS[1], ARGV[1])
+return 1
+"""
+_REMOVE = """
+local removed = redis.call('HDEL', KEYS[2], ARGV[2])
+if redis.call('HLEN', KEYS[2]) == 0 then redis.call('SREM', KEYS[1], ARGV[1]) end
+return removed
+"""
+
+
+class PhraseIndex:
+    def __init__(self, client: valkey.Valkey, prefix: str, name: str) -> None:
+        self.client = client
+        self.base = f"{prefix}{{{name}}}"
+        self.names_key = f"{self.base}:names"
+
+    def entries_key(self, phrase: str) -> str:
+        return f"{self.base}:e:{phrase}"
+
+    def add(self, phrase: str, member: str, payload: str = "") -> None:
+        """Add (or replace) one member's entry under a normalised phrase; atomic on the server."""
+        call(self.client.eval, _ADD, 2, self.names_key, self.entries_key(phrase), phrase, member, payload)
+
+    def remove(self, phrase: str, member: str) -> bool:
+        """Remove one member's entry; the phrase disappears with its last entry. True when it was there."""
+        removed = call(self.client.eval, _REMOVE, 2, self.names_key, self.entries_key(phrase), phrase, member)
+        return bool(removed)
+
+    def lookup(self, phrases: Iterable[str]) -> dict[str, dict[str, str]]:
+        """Entries of every given phrase that is in the index: {phrase: {member: payload}}."""
+        wanted = sorted(set(phrases))
+        if not wanted:
+            return {}
+        flags = call(self.client.smismember, self.names_key, wanted)
+        present = [p for p, flag in zip(wanted, flags, strict=True) if flag]
+        return {p: self.entries(p) for p in present}
+
+    def entries(self, phrase: str) -> dict[str, str]:
+        raw = call(self.client.hgetall, self.entries_key(phrase))
+        return {text(k): text(v) for k, v in raw.items()}
+
+    def phrases(self) -> list[str]:
+        """Every phrase in the index, sorted."""
+        return sorted(text(v) for v in call(self.client.smembers, self.names_key))

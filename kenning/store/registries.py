@@ -1,0 +1,75 @@
+"""Small registries beside the memories: suppressions, experience records per project, the recall log.
+
+Keys:
+  {prefix}suppressions             HASH    normalised term -> JSON record
+  {prefix}experience:<project>     ZSET    memory key -> time its experience was recorded
+  {prefix}recall_log               STREAM  one entry per recall, trimmed to a maximum length
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import valkey
+
+from kenning.store.client import call, text
+
+
+class SuppressionStore:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.key = f"{prefix}suppressions"
+
+    def put(self, term: str, record: dict[str, Any]) -> None:
+        call(self.client.hset, self.key, term, json.dumps(record, sort_keys=True))
+
+    def get(self, term: str) -> dict[str, Any] | None:
+        raw = call(self.client.hget, self.key, term)
+        return None if raw is None else dict(json.loads(text(raw)))
+
+    def delete(self, term: str) -> bool:
+        return bool(call(self.client.hdel, self.key, term))
+
+    def all(self) -> dict[str, dict[str, Any]]:
+        """Every suppression (a short list: one HGETALL per recall)."""
+        raw = call(self.client.hgetall, self.key)
+        return {text(k): dict(json.loads(text(v))) for k, v in raw.items()}
+
+
+class ExperienceStore:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def key(self, project: str) -> str:
+        return f"{self.prefix}experience:{project}"
+
+    def add(self, project: str, memory_key: str, at: float) -> None:
+        call(self.client.zadd, self.key(project), {memory_key: at})
+
+    def remove(self, project: str, memory_key: str) -> None:
+        call(self.client.zrem, self.key(project), memory_key)
+
+    def keys(self, project: str, limit: int) -> list[str]:
+        """Newest first."""
+        return [text(k) for k in call(self.client.zrevrange, self.key(project), 0, limit - 1)]
+
+
+class RecallLogStore:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.key = f"{prefix}recall_log"
+
+    def append(self, entry: dict[str, Any], max_entries: int) -> str:
+        fields = {"entry": json.dumps(entry, sort_keys=True)}
+        entry_id = call(self.client.xadd, self.key, fields, maxlen=max_entries, approximate=False)
+        return text(entry_id)
+
+    def newest(self, limit: int, before: str = "+") -> list[tuple[str, dict[str, Any]]]:
+        """Up to ``limit`` entries, newest first, older than the id ``before`` (exclusive when prefixed '(')."""
+        rows = call(self.client.xrevrange, self.key, max=before, count=limit)
+        return [(text(i), dict(json.loads(text(raw[b"entry"])))) for i, raw in rows]
+
+    def length(self) -> int:
+        return int(call(self.client.xlen, self.key))

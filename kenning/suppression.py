@@ -1,0 +1,160 @@
+"""Suppression: a tombstone on the read path (docs/lifecycle.md#suppression).
+
+A suppressed term hides every memory whose content (or title) contains it as a whole word or phrase
+(``kenning.phrases``), from recall, briefings and agent-facing lists -- including memories written
+later in new wording, because the check runs on every read, not once at suppression time. A record
+may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name but the
+memory that explains why the approach died stays findable.
+
+API for other components (briefing, dashboard):
+  ``Suppressions.active()``            -> the current suppressions (one HGETALL)
+  ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
+  ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
+  ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kenning import phrases, query, validation
+from kenning.context import Context
+from kenning.errors import InvalidInput, NotFound
+from kenning.models import Memory, iso
+from kenning.store.registries import SuppressionStore
+
+MAX_TERM = 200
+CANDIDATE_LIMIT = 1_000  # per namespace, when counting what a term hides
+SAMPLE = 5
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """One suppressed term (normalised) and why it was suppressed."""
+
+    term: str
+    reason: str
+    actor: str
+    at: float
+    exempt: tuple[str, ...] = ()
+    source_key: str | None = None
+    auto: bool = False
+    hidden_when_created: int = 0
+
+    def record(self) -> dict[str, Any]:
+        return {"term": self.term, "reason": self.reason, "actor": self.actor, "at": self.at,
+                "exempt": list(self.exempt), "source_key": self.source_key, "auto": self.auto,
+                "hidden_when_created": self.hidden_when_created}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> Suppression:
+        return cls(term=data["term"], reason=data.get("reason", ""), actor=data.get("actor", ""),
+                   at=float(data.get("at", 0.0)), exempt=tuple(data.get("exempt", ())),
+                   source_key=data.get("source_key"), auto=bool(data.get("auto", False)),
+                   hidden_when_created=int(data.get("hidden_when_created", 0)))
+
+    def public(self) -> dict[str, Any]:
+        out = self.record()
+        out["at"] = iso(self.at)
+        return out
+
+
+def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
+    """The suppressed terms that hide ``memory`` (exemptions honoured); [] when it may be shown."""
+    if not active:
+        return []
+    text = memory.content if memory.title is None else f"{memory.title}\n{memory.content}"
+    grams = phrases.ngrams(text, longest=max(len(s.term.split()) for s in active))
+    return [s.term for s in active if s.term in grams and memory.key not in s.exempt]
+
+
+def term(value: str) -> str:
+    """Validate and normalise a term; refuse one the full-text index cannot search for."""
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TERM:
+        raise InvalidInput(f"a term is 1-{MAX_TERM} characters", hint="name the word or phrase to suppress")
+    norm = phrases.normalise(value)
+    if not norm or len(norm.split()) > phrases.MAX_PHRASE_TOKENS or not phrases.search_words(value):
+        raise InvalidInput(f"cannot suppress {value!r}",
+                           hint=f"use 1-{phrases.MAX_PHRASE_TOKENS} words that are not stop words like 'the'")
+    return norm
+
+
+class Suppressions:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.store = SuppressionStore(ctx.store.client, ctx.store.prefix)
+
+    def active(self) -> list[Suppression]:
+        return [Suppression.from_record(r) for r in self.store.all().values()]
+
+    def visible(self, memories: list[Memory]) -> list[Memory]:
+        current = self.active()
+        return [m for m in memories if not hidden_by(m, current)]
+
+    def suppress(self, value: str, reason: str | None, *, actor: str, preview: bool = False,
+                 exempt: tuple[str, ...] = (), source_key: str | None = None, auto: bool = False) -> dict[str, Any]:
+        """Suppress a term (or, with ``preview``, only say how many memories it would hide, with a sample).
+
+        Suppressing an already suppressed term keeps the first reason and adds any new exemptions.
+        """
+        norm = term(value)
+        why = validation.reason(reason, required=True) or ""
+        count, sample, capped = self.matching(norm, exempt=exempt)
+        impact = {"term": norm, "would_hide": count, "at_least": capped,
+                  "sample": [{"key": m.key, "content": m.content[:200]} for m in sample]}
+        if preview:
+            return {"status": "preview", **impact, "next": "call again without preview to suppress"}
+        existing = self.store.get(norm)
+        if existing is not None:
+            old = Suppression.from_record(existing)
+            merged = tuple(dict.fromkeys(old.exempt + exempt))
+            self.store.put(norm, {**old.record(), "exempt": list(merged)})
+            return {"status": "already_suppressed", **impact, "reason": old.reason}
+        record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
+                             exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count)
+        self.store.put(norm, record.record())
+        self.ctx.audit(actor, "suppress", source_key or "", reason=why,
+                       details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt)})
+        return {"status": "suppressed", **impact}
+
+    def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
+        norm = term(value)
+        existing = self.store.get(norm)
+        if existing is None:
+            raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
+        self.store.delete(norm)
+        self.ctx.audit(actor, "unsuppress", "", reason=validation.reason(reason) or "",
+                       details={"term": norm, "was": existing})
+        return {"status": "unsuppressed", "term": norm}
+
+    def list_suppressions(self) -> list[dict[str, Any]]:
+        """Every suppression with what it hides now (``hides``), newest first."""
+        out = []
+        for s in sorted(self.active(), key=lambda s: s.at, reverse=True):
+            count, _, capped = self.matching(s.term, exempt=s.exempt, sample=0)
+            out.append({**s.public(), "hides": count, "hides_at_least": capped})
+        return out
+
+    def matching(self, norm: str, *, exempt: tuple[str, ...] = (),
+                 sample: int = SAMPLE) -> tuple[int, list[Memory], bool]:
+        """(how many non-archived memories contain the term, a sample of them, whether the count is capped).
+
+        The TEXT index finds candidates (all words of the term); each is confirmed as a whole-word match.
+        """
+        words = phrases.search_words(norm)
+        clauses = (*(query.text_any("content", [w]) for w in words), query.not_tag("state", ["archived"]))
+        count, capped = 0, False
+        found: list[Memory] = []
+        for namespace in validation.namespaces(None):
+            search = query.Search(index=self.ctx.index(namespace), clauses=clauses, limit=CANDIDATE_LIMIT,
+                                  return_fields=("content", "title", "created_at"))
+            result = self.ctx.store.memories.search(search)
+            capped = capped or result.total > CANDIDATE_LIMIT
+            for hit in result.hits:
+                if hit.memory.key not in exempt and phrases.contains(
+                        f"{hit.memory.title or ''}\n{hit.memory.content}", norm):
+                    count += 1
+                    if len(found) < sample:
+                        found.append(hit.memory)
+        return count, found, capped

@@ -1,0 +1,49 @@
+"""Whole-word / phrase matching: plain data in, plain data out."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning import phrases
+
+
+@pytest.mark.parametrize(("text", "phrase", "expected"), [
+    ("we rewrote it in Go last year", "go", True),
+    ("search it on google", "go", False),
+    ("that was ages ago", "go", False),
+    ("the go-redis client", "go", True),
+    ("Use React Query for caching", "react query", True),
+    ("react-query v5", "React-Query", True),
+    ("querying react state", "react query", False),
+    ("node.js 20 is fine", "node.js", True),
+    ("ported from C++ to Rust", "c++", True),
+    ("ported from C to Rust", "c++", False),
+    ("C# services", "c", False),
+    ("ÉCOLE normale", "école", True),
+])
+def test_contains_is_whole_words(text: str, phrase: str, expected: bool) -> None:
+    assert phrases.contains(text, phrase) is expected
+
+
+def test_normalise_folds_case_and_punctuation() -> None:
+    assert phrases.normalise("  Redis-Cluster ") == "redis cluster"
+    assert phrases.normalise("node.JS") == "node js"
+    assert phrases.normalise("?!") == ""
+
+
+def test_ngrams_cover_every_run_up_to_the_limit() -> None:
+    grams = phrases.ngrams("try the redis cluster now", longest=2)
+    assert {"try", "redis", "redis cluster", "cluster now"} <= grams
+    assert "the redis cluster" not in grams
+
+
+def test_found_in_returns_only_whole_word_matches_in_order() -> None:
+    text = "Should we use Go or gorilla/mux for the google API?"
+    assert phrases.found_in(text, ["gorilla mux", "go", "goo", "google api"]) == ["gorilla mux", "go", "google api"]
+    assert phrases.found_in(text, []) == []
+
+
+def test_search_words_drop_stop_words_and_punctuation() -> None:
+    assert phrases.search_words("the src/app.py") == ("src", "app", "py")
+    assert phrases.search_words("ERR_SSL_PROTOCOL") == ("err_ssl_protocol",)
+    assert phrases.search_words("the") == ()
