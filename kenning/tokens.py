@@ -11,8 +11,9 @@ import re
 import secrets
 from dataclasses import dataclass
 
-from kenning.context import Context
+from kenning.clock import Clock
 from kenning.errors import Conflict, InvalidInput, NotFound
+from kenning.store import AuditEvent, Store
 from kenning.store.tokens import TokenRecord, TokenStore
 
 SCOPES: tuple[str, ...] = ("read", "write", "admin")
@@ -59,19 +60,26 @@ def _public(record: TokenRecord) -> Token:
 
 
 class Tokens:
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.store = TokenStore(ctx.store.client, ctx.store.prefix)
+    """Needs only the store and a clock, so `kenning token` works without loading the model."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.audit_log = store.audit
+        self.clock = clock
+        self.store = TokenStore(store.client, store.prefix)
+
+    def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
+        self.audit_log.append(AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
+                                         details=details))
 
     def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
         """A new token and its secret (the only time the secret exists outside the caller)."""
-        record = TokenRecord(name=check_name(name), scope=check_scope(scope), created_at=self.ctx.clock.now(),
+        record = TokenRecord(name=check_name(name), scope=check_scope(scope), created_at=self.clock.now(),
                              created_by=actor or "unknown", digest="")
         secret = SECRET_PREFIX + secrets.token_urlsafe(32)
         record = TokenRecord(record.name, record.scope, record.created_at, record.created_by, digest(secret))
         if not self.store.add(record):
             raise Conflict(f"a token named {name!r} exists", hint="revoke it first or choose another name")
-        self.ctx.audit(actor, "token_create", "", details={"name": name, "scope": scope})
+        self._audit(actor, "token_create", {"name": name, "scope": scope})
         return _public(record), secret
 
     def all(self) -> list[Token]:
@@ -81,7 +89,7 @@ class Tokens:
         record = self.store.remove(check_name(name))
         if record is None:
             raise NotFound(f"no token named {name!r}", hint="`kenning token list` shows the names")
-        self.ctx.audit(actor, "token_revoke", "", details={"name": name, "scope": record.scope})
+        self._audit(actor, "token_revoke", {"name": name, "scope": record.scope})
         return _public(record)
 
     def verify(self, secret: str) -> Token | None:

@@ -35,10 +35,13 @@ def instructions() -> str:
 
 
 def build_server(engine: Engine, settings: Settings, *,
-                 registry: CollectorRegistry | None = None) -> tuple[FastMCP[Any], Registry, Runtime]:
-    """The FastMCP server with every tool module registered; refuses an unsafe exposure."""
+                 metrics: Metrics | None = None) -> tuple[FastMCP[Any], Registry, Runtime]:
+    """The FastMCP server with every tool module registered; refuses an unsafe exposure.
+
+    ``metrics`` defaults to a fresh registry of this server's own (never the process default).
+    """
     auth.check_exposure(settings)
-    rt = Runtime(engine=engine, settings=settings, metrics=Metrics(registry or CollectorRegistry()))
+    rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()))
 
     @asynccontextmanager
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
@@ -57,13 +60,14 @@ def build_server(engine: Engine, settings: Settings, *,
     return mcp, registry_, rt
 
 
-def build_app(engine: Engine, settings: Settings, *, registry: CollectorRegistry | None = None) -> Starlette:
+def build_app(engine: Engine, settings: Settings, *,
+              metrics: Metrics | None = None) -> tuple[Starlette, Runtime]:
     """The ASGI app: Streamable HTTP at /mcp with Host/Origin checks; SSE at /sse when enabled."""
-    mcp, _, _ = build_server(engine, settings, registry=registry)
+    mcp, _, rt = build_server(engine, settings, metrics=metrics)
     guard: dict[str, Any] = {"host_origin_protection": True, "allowed_hosts": auth.allowed_hosts(settings),
                              "allowed_origins": auth.allowed_origins(settings)}
     app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless, **guard)
     if settings.mcp_sse:
         sse = mcp.http_app(path="/sse", transport="sse", **guard)
         app.router.routes.append(Mount("/", app=sse))
-    return app
+    return app, rt

@@ -7,12 +7,12 @@ import threading
 import time
 
 import uvicorn
-from prometheus_client import CollectorRegistry
 
 from kenning.engine import Engine
 from kenning.errors import BackendUnavailable
 from kenning.settings import Settings
 from mcp_server.app import build_app
+from mcp_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
 START_TIMEOUT = 30.0
@@ -23,10 +23,9 @@ class McpService:
 
     name = "mcp server"
 
-    def __init__(self, engine: Engine, settings: Settings, *, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, engine: Engine, settings: Settings, *, metrics: Metrics | None = None) -> None:
         self.settings = settings
-        self.metrics_registry = registry or CollectorRegistry()
-        self.app = build_app(engine, settings, registry=self.metrics_registry)
+        self.app, self.runtime = build_app(engine, settings, metrics=metrics)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
                                 log_level=settings.log_level.lower(), lifespan="on", access_log=False)
         self.server = uvicorn.Server(config)

@@ -2,4 +2,8 @@
 
 from __future__ import annotations
 
-from kenning.commands import maintenance  # noqa: F401
+from kenning.commands import (
+    maintenance,  # noqa: F401
+    mcp,  # noqa: F401
+    tokens,  # noqa: F401
+)

@@ -42,7 +42,7 @@ class McpHarness:
 
     @property
     def metrics(self) -> CollectorRegistry:
-        return self.service.metrics_registry
+        return self.service.runtime.metrics.registry
 
     def client(self, scope: str | None = "write", **kwargs: Any) -> Client[Any]:
         """A new (not yet connected) client; ``scope=None`` sends no token."""

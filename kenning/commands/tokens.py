@@ -1,0 +1,58 @@
+"""`kenning token create|list|revoke`: bearer tokens for the MCP server (docs/mcp-server.md).
+
+``create`` prints the secret once, alone on the last line of stdout, so a script can capture it with
+``tail -n 1``. The store keeps only its sha256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import secrets
+
+from kenning.cli import command
+from kenning.clock import SystemClock
+from kenning.models import iso
+from kenning.settings import Settings
+from kenning.tokens import SCOPES, Tokens
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = sub.add_parser("create", help="create a token and print its secret (once)")
+    create.add_argument("--scope", choices=SCOPES, required=True, help="read, write (includes read) or admin")
+    create.add_argument("--name", help="who or what uses it; the audit actor (default: SCOPE-<random>), "
+                        "e.g. laptop-claude")
+    sub.add_parser("list", help="list tokens (names and scopes, never secrets)")
+    revoke = sub.add_parser("revoke", help="revoke a token by name")
+    revoke.add_argument("name")
+
+
+def _tokens(settings: Settings) -> Tokens:
+    from kenning.store import Store, connect
+
+    return Tokens(Store(connect(settings), settings.key_prefix), SystemClock())
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except OSError:  # no user name in some containers
+        return "cli"
+
+
+@command("token", "Create, list or revoke MCP bearer tokens.", _arguments)
+def _token(args: argparse.Namespace, settings: Settings) -> int:
+    tokens = _tokens(settings)
+    if args.action == "create":
+        name = args.name or f"{args.scope}-{secrets.token_hex(3)}"
+        token, secret = tokens.create(name, args.scope, actor=_actor())
+        print(f"created token {token.name!r} with scope {token.scope}; the secret is shown once, below:")
+        print(secret)
+    elif args.action == "list":
+        for item in tokens.all():
+            print(f"{item.name}\t{item.scope}\t{iso(item.created_at)}\t{item.created_by}")
+    else:
+        revoked = tokens.revoke(args.name, actor=_actor())
+        print(f"revoked token {revoked.name!r} ({revoked.scope})")
+    return 0
