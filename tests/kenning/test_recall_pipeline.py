@@ -1,0 +1,149 @@
+"""The recall pipeline end to end: floor, ranking factors, lexical identifiers, collapsing, counters."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.clock import ManualClock
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.models import Memory, RecallHit
+from kenning.recall import RecallRequest, exact, identifiers, select
+
+DAY = 86_400.0
+TEXT = "The nightly backup job copies the Valkey AOF to object storage at 02:00 UTC."
+
+
+def recall(engine: Engine, text: str, **kwargs: object) -> list[RecallHit]:
+    return list(engine.recaller.recall(RecallRequest(text, **kwargs)).hits)  # type: ignore[arg-type]
+
+
+def twin(engine: Engine, text: str, **kwargs: object) -> str:
+    """Store ``text`` even when an equal memory exists (to compare two equally similar memories)."""
+    draft = Draft(text, project="p", **kwargs)  # type: ignore[arg-type]
+    return engine.memories.remember(draft, actor="a", allow_duplicate=True).key
+
+
+def test_identifiers_are_found_in_queries() -> None:
+    found = identifiers("why does `pip install` fail with E11000 in src/app/main.py using psycopg2 and useEffect?")
+    assert found == ("pip install", "E11000", "src/app/main.py", "psycopg2")
+    assert identifiers("ENOENT when reading react-query docs") == ("ENOENT", "react-query")
+    assert identifiers("how do I run the tests") == ()
+
+
+def test_exact_match_is_not_inside_a_longer_word() -> None:
+    assert exact("Mongo said E11000 duplicate key", "e11000")
+    assert not exact("code E110001 instead", "E11000")
+    assert exact("see src/app/main.py:12", "src/app/main.py")
+
+
+def test_nothing_relevant_returns_nothing_and_never_pads(engine: Engine) -> None:
+    key = twin(engine, TEXT)
+    assert [h.memory.key for h in recall(engine, "when does the backup run?")] == [key]  # positive control
+    assert recall(engine, "recipe for a lemon drizzle cake", top_k=10) == []
+    assert len(recall(engine, "when does the backup run?", top_k=50)) == 1
+
+
+def test_weak_match_flag_near_the_floor(engine: Engine) -> None:
+    twin(engine, TEXT)
+    hits = recall(engine, "object storage")
+    assert hits
+    s = engine.ctx.settings
+    assert all(h.weak_match == (h.similarity < s.relevance_floor + s.weak_match_margin) for h in hits)
+    strong = recall(engine, "When does the nightly backup job copy the Valkey AOF to object storage?")
+    assert strong[0].weak_match is False
+
+
+def test_a_two_year_old_memory_ranks_below_a_fresh_equal_one(engine: Engine, clock: ManualClock) -> None:
+    clock.advance(-730 * DAY)
+    old = twin(engine, TEXT)
+    clock.advance(730 * DAY)
+    fresh = twin(engine, TEXT)
+    hits = recall(engine, "when does the backup run?")
+    assert [h.memory.key for h in hits] == [fresh, old]
+    assert hits[0].similarity == pytest.approx(hits[1].similarity, abs=1e-4)
+    assert hits[1].factors["recency"] == pytest.approx(0.3)
+
+
+def test_a_query_naming_a_date_prefers_the_event_then(engine: Engine) -> None:
+    text = "The database failover happened and the replica was promoted."
+    march = twin(engine, text, event_date="2026-03-14")
+    june = twin(engine, text, event_date="2026-06-02")
+    assert {h.memory.key for h in recall(engine, "database failover")} == {march, june}  # control: both found
+    hits = recall(engine, "what happened with the database failover on 2026-03-14?")
+    assert hits[0].memory.key == march
+    assert hits[0].factors["temporal"] == 1.5
+    assert recall(engine, "database failover in June")[0].memory.key == june
+    result = engine.recaller.recall(RecallRequest("what happened with the database failover in March?"))
+    assert result.hits[0].memory.key == march
+    assert "in march" in result.notes[0]
+
+
+def test_an_exact_identifier_finds_a_weakly_similar_memory(engine: Engine) -> None:
+    key = twin(engine, "Deploy notes for the ingest service: bumped the base image, rotated credentials, "
+                       "and the E11000 error came back once during the reindex, fixed by dropping the temp "
+                       "collection.")
+    twin(engine, "Mongo duplicate key errors come from unique indexes; check the index definitions.")
+    plain = engine.recaller.recall(RecallRequest("what does a duplicate key error code mean?"))
+    assert key not in [h.memory.key for h in plain.hits]  # control: meaning alone does not find it
+    hits = recall(engine, "what does error E11000 mean?")
+    found = {h.memory.key: h for h in hits}
+    assert key in found
+    assert found[key].factors["relevance"] > found[key].similarity
+
+
+def test_facts_collapse_into_their_source(engine: Engine) -> None:
+    source = twin(engine, "Architecture review notes: the API gateway is Envoy; rate limiting is done in Envoy "
+                          "with a Redis-backed token bucket; services talk gRPC internally.")
+    fact = twin(engine, "The API gateway is Envoy.", kind="fact", source_key=source, weight=0.5)
+    hits = recall(engine, "which API gateway do we use?", top_k=10)
+    found = [h.memory.key for h in hits]
+    assert source in found
+    assert fact not in found
+    assert len(found) == len(set(found))
+
+
+def test_a_fact_whose_source_is_gone_stands_alone(engine: Engine) -> None:
+    source = twin(engine, "Meeting notes: we picked Envoy as the gateway.")
+    fact = twin(engine, "The API gateway is Envoy.", kind="fact", source_key=source)
+    engine.lifecycle.archive(source, reason="superseded notes", actor="a")
+    assert fact in [h.memory.key for h in recall(engine, "which API gateway do we use?")]
+
+
+def test_recall_bumps_counters_and_logs(engine: Engine, clock: ManualClock) -> None:
+    key = twin(engine, TEXT)
+    assert engine.memories.get(key).recall_count == 0
+    recall(engine, "when does the backup run?")
+    clock.advance(60)
+    recall(engine, "backup schedule")
+    memory = engine.memories.get(key)
+    assert memory.recall_count == 2
+    assert memory.last_recalled == clock.now()
+    assert [e["query"] for e in engine.recall_log.recent(5)] == ["backup schedule", "when does the backup run?"]
+
+
+def test_as_of_restricts_to_what_was_recorded_by_then(engine: Engine, clock: ManualClock) -> None:
+    early = twin(engine, TEXT)
+    clock.advance(10 * DAY)
+    late = twin(engine, TEXT.replace("02:00", "03:00"))
+    assert {h.memory.key for h in recall(engine, "when does the backup run?")} == {early, late}
+    before = recall(engine, "when does the backup run?", as_of=clock.now() - 5 * DAY)
+    assert [h.memory.key for h in before] == [early]
+
+
+def test_project_list_and_namespaces_filter(engine: Engine) -> None:
+    a = engine.memories.remember(Draft(TEXT, project="a"), actor="x").key
+    b = engine.memories.remember(Draft(TEXT, project="b", namespace="project"), actor="x").key
+    assert {h.memory.key for h in recall(engine, "backup job", projects=["a", "b"])} == {a, b}
+    assert [h.memory.key for h in recall(engine, "backup job", projects=["a"])] == [a]
+    assert [h.memory.key for h in recall(engine, "backup job", namespaces=["project"])] == [b]
+
+
+def test_select_keeps_flagged_candidates_and_never_pads() -> None:
+    def hit(key: str, score: float, flagged: bool = False) -> RecallHit:
+        return RecallHit(memory=Memory(key=key), similarity=score, score=score, reinstate_candidate=flagged)
+
+    ranked = [hit("a", 0.9), hit("b", 0.8), hit("c", 0.7)]
+    picked = select(ranked, [hit("z", 0.1, flagged=True)], 2)
+    assert [h.memory.key for h in picked] == ["a", "z"]
+    assert [h.memory.key for h in select(ranked, [], 5)] == ["a", "b", "c"]

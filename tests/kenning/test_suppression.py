@@ -1,0 +1,99 @@
+"""Suppression: whole-word matching, preview, rewordings hidden, the abandonment record exempt."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.engine import Engine
+from kenning.errors import InvalidInput, NotFound
+from kenning.experience import Approach
+from kenning.memory import Draft
+from kenning.models import Memory
+from kenning.recall import RecallRequest
+from kenning.suppression import Suppression, hidden_by
+
+
+def remember(engine: Engine, text: str, project: str = "alpha") -> str:
+    return engine.memories.remember(Draft(text, project=project), actor="agent").key
+
+
+def keys(engine: Engine, text: str) -> list[str]:
+    return [h.memory.key for h in engine.recaller.recall(RecallRequest(text, top_k=10)).hits]
+
+
+def test_hidden_by_is_whole_word_and_honours_exemptions() -> None:
+    rule = Suppression(term="mongo", reason="r", actor="a", at=0.0, exempt=("k:exempt",))
+    assert hidden_by(Memory(key="k1", content="We store events in Mongo."), [rule]) == ["mongo"]
+    assert hidden_by(Memory(key="k2", content="We store events in MongoDB."), [rule]) == []
+    assert hidden_by(Memory(key="k:exempt", content="Mongo was dropped."), [rule]) == []
+    assert hidden_by(Memory(key="k3", content="Mongo"), []) == []
+
+
+def test_preview_counts_and_samples_without_suppressing(engine: Engine) -> None:
+    a = remember(engine, "The billing service talks to Stripe through a webhook queue.")
+    b = remember(engine, "Stripe test keys live in the vault under billing/test.")
+    remember(engine, "The stripes on the dashboard header are a CSS gradient.")
+    preview = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
+    assert (preview["status"], preview["would_hide"]) == ("preview", 2)
+    assert {s["key"] for s in preview["sample"]} == {a, b}
+    assert engine.suppressions.list_suppressions() == []
+    assert a in keys(engine, "how does billing talk to stripe?")
+
+
+def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
+    first = remember(engine, "We cache rendered pages in Varnish in front of the app.")
+    assert first in keys(engine, "what caches the rendered pages?")  # positive control
+    result = engine.suppressions.suppress("varnish", "replaced by the CDN", actor="person")
+    assert (result["status"], result["would_hide"]) == ("suppressed", 1)
+    assert first not in keys(engine, "what caches the rendered pages?")
+    later = remember(engine, "Page caching: a Varnish layer sits before the application servers.")
+    assert engine.memories.get(later).content.startswith("Page caching")  # it exists
+    assert later not in keys(engine, "what caches the rendered pages?")
+    listed = engine.suppressions.list_suppressions()
+    assert [(s["term"], s["reason"], s["actor"], s["hides"]) for s in listed] == [
+        ("varnish", "replaced by the CDN", "person", 2)]
+    engine.suppressions.unsuppress("Varnish", actor="person")
+    assert {first, later} <= set(keys(engine, "what caches the rendered pages?"))
+
+
+def test_terms_are_validated_and_unknown_unsuppress_is_not_found(engine: Engine) -> None:
+    with pytest.raises(InvalidInput):
+        engine.suppressions.suppress("the", "stop word", actor="a")
+    with pytest.raises(InvalidInput, match="reason"):
+        engine.suppressions.suppress("kafka", None, actor="a")
+    with pytest.raises(NotFound):
+        engine.suppressions.unsuppress("never-suppressed", actor="a")
+
+
+def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: Engine) -> None:
+    old = remember(engine, "Plan: move the ORM layer to Tortoise for async support.")
+    assert old in keys(engine, "should we use tortoise for the async ORM?")  # positive control
+    logged = engine.experience.log_abandoned(Approach("Tortoise", "library", "migrations broke twice"),
+                                             effort=4, project="alpha", actor="agent")
+    assert logged["suppressed"] == ["tortoise"]
+    rule = engine.suppressions.list_suppressions()[0]
+    assert rule["auto"] is True
+    assert logged["key"] in rule["reason"]
+    assert rule["exempt"] == [logged["key"]]
+    again = remember(engine, "Idea: Tortoise ORM could give us async models.")
+    result = engine.recaller.recall(RecallRequest("should we use tortoise for the async ORM?", top_k=10))
+    found = [h.memory.key for h in result.hits]
+    assert old not in found
+    assert again not in found
+    assert logged["key"] in found  # the record of why it died stays findable
+    assert result.warnings[0]["memory"] == logged["key"]
+
+
+def test_low_effort_abandonment_does_not_suppress(engine: Engine) -> None:
+    logged = engine.experience.log_abandoned(Approach("Dramatiq", "library", "meh"), effort=3, project="alpha",
+                                             actor="agent")
+    assert logged["suppressed"] == []
+    assert engine.suppressions.list_suppressions() == []
+
+
+def test_visible_filters_lists_for_agents(engine: Engine) -> None:
+    a = remember(engine, "Traefik terminates TLS for the cluster.")
+    b = remember(engine, "Caddy terminates TLS for the docs site.")
+    engine.suppressions.suppress("traefik", "migrated", actor="p")
+    memories = [engine.memories.get(a), engine.memories.get(b)]
+    assert [m.key for m in engine.suppressions.visible(memories)] == [b]
