@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import uuid
 
-from fastmcp.exceptions import FastMCPError, ToolError
+from fastmcp.exceptions import FastMCPError, ToolError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 from mcp_types import CallToolRequestParams
+from pydantic import ValidationError as PydanticValidationError
 
 from kenning.errors import BackendUnavailable, EmbeddingMismatch, KenningError
 from mcp_server.metrics import Metrics
@@ -53,9 +54,14 @@ def translate(exc: BaseException, tool: str) -> ToolError:
 
 
 def _origin(exc: FastMCPError) -> BaseException | None:
-    """The exception a tool raised, when FastMCP wrapped it into a generic ToolError."""
+    """The exception a tool raised, when FastMCP wrapped it into a generic (masked) ToolError.
+
+    Argument validation errors are already clear ("Missing required argument ...") and pass as they are.
+    """
     cause = exc.__cause__
-    return cause if cause is not None and not isinstance(cause, FastMCPError) else None
+    if isinstance(exc, ValidationError) or isinstance(cause, FastMCPError | PydanticValidationError):
+        return None
+    return cause
 
 
 class ErrorTranslator(Middleware):

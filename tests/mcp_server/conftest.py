@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from fastmcp import Client
+from fastmcp import Client, FastMCP
+from fastmcp.client.client import CallToolResult
 from prometheus_client import CollectorRegistry
 
 from kenning.engine import Engine
 from kenning.settings import Settings
 from kenning.tokens import SCOPES
+from mcp_server.registry import Registry
 from mcp_server.service import McpService
+from mcp_server.tools import register_all
 from tests.conftest import free_port, make_settings
 
 
@@ -79,3 +82,30 @@ def mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
 async def mcp_client(mcp: McpHarness) -> AsyncIterator[Client[Any]]:
     async with mcp.client("write") as client:
         yield client
+
+
+def probe() -> tuple[FastMCP[Any], Registry]:
+    """Every tool module registered on a bare server (no engine): the registry, for parametrizing."""
+    server: FastMCP[Any] = FastMCP("probe")
+    registry = Registry(server)
+    register_all(registry)
+    return server, registry
+
+
+async def ok(client: Client[Any], tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, arguments or {}, raise_on_error=False)
+    assert not result.is_error, f"{tool} failed: {text_of(result)}"
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def refused(client: Client[Any], tool: str, arguments: dict[str, Any] | None = None) -> str:
+    """Call a tool that must fail; the error text the agent reads."""
+    result = await client.call_tool(tool, arguments or {}, raise_on_error=False)
+    assert result.is_error, f"{tool} unexpectedly succeeded: {result.structured_content}"
+    return text_of(result)
+
+
+def text_of(result: CallToolResult) -> str:
+    return " ".join(getattr(part, "text", "") for part in result.content)

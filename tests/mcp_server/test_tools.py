@@ -1,0 +1,175 @@
+"""Every core tool through a real MCP client over Streamable HTTP: listing, happy paths, bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.mcp_server.conftest import McpHarness, ok, probe, refused
+
+CI_FACT = "The CI pipeline builds the docs with Node 20 because scripts/gen.mjs uses fetch"
+
+
+async def test_listing_matches_the_registry_with_schemas_and_truthful_annotations(mcp: McpHarness) -> None:
+    _, registry = probe()
+    async with mcp.client("read") as client:
+        tools = {t.name: t for t in await client.list_tools()}
+    assert set(tools) == set(registry.specs)
+    assert {"remember", "recall", "forget", "health", "version", "remember_document"} <= set(tools)
+    for name, tool in tools.items():
+        spec = registry.specs[name]
+        assert tool.description and len(tool.description) < 400, name
+        assert tool.input_schema["type"] == "object", name
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is spec.read_only, name
+        assert tool.annotations.destructive_hint is spec.destructive, name
+        assert (tool.meta or {}).get("kenning/scope") == spec.scope, name
+    assert tools["forget"].annotations is not None and tools["forget"].annotations.destructive_hint is True
+    assert tools["remember"].input_schema["required"] == ["content"]
+
+
+async def test_remember_recall_forget_with_the_token_name_as_actor(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        stored = await ok(client, "remember", {"content": CI_FACT, "project": "kenning-api", "tags": ["ci"]})
+        assert stored["status"] == "stored"
+        again = await ok(client, "remember", {"content": CI_FACT, "project": "kenning-api"})
+        assert again == {"status": "duplicate", "key": stored["key"], "similarity": again["similarity"],
+                         "notes": again["notes"]}
+        found = await ok(client, "recall", {"query": "which Node version builds the docs?",
+                                            "projects": ["kenning-api"]})
+        assert found["results"][0]["key"] == stored["key"]
+        assert found["results"][0]["content"] == CI_FACT
+        preview = await ok(client, "forget", {"key": stored["key"]})
+        assert preview["status"] == "preview"
+        assert (await ok(client, "recall_detail", {"keys": [stored["key"]]}))["memories"][0]["key"] == stored["key"]
+        gone = await ok(client, "forget", {"key": stored["key"], "confirm": True, "reason": "test"})
+        assert gone == {"status": "forgotten", "key": stored["key"]}
+        assert "not_found" in await refused(client, "recall_detail", {"keys": [stored["key"]]})
+    history = mcp.engine.store.audit.history(stored["key"])
+    assert [e.action for e in history] == ["remember", "forget"]
+    assert {e.actor for e in history} == {"test-write"}
+
+
+async def test_recall_index_gives_snippets_and_token_estimates_then_detail_gives_records(mcp: McpHarness) -> None:
+    long_text = "Deployments go through the blue-green switch in deploy/switch.sh. " * 12
+    async with mcp.client("write") as client:
+        key = (await ok(client, "remember", {"content": long_text, "project": "ops"}))["key"]
+        index = await ok(client, "recall_index", {"query": "how do deployments switch traffic"})
+        hit = index["results"][0]
+        assert hit["key"] == key
+        assert "content" not in hit
+        assert hit["snippet"].endswith("...") and len(hit["snippet"]) == 160
+        assert hit["tokens"] == (len(long_text.strip()) + 3) // 4
+        assert index["tokens_total"] >= hit["tokens"]
+        detail = await ok(client, "recall_detail", {"keys": [key]})
+        record = detail["memories"][0]
+        assert record["content"] == long_text.strip()
+        assert record["actor"] == "test-write" and record["project"] == "ops"
+
+
+async def test_retag_and_update_memory_keep_history(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        key = (await ok(client, "remember", {"content": "Releases are cut on Tuesdays", "tags": ["release"]}))["key"]
+        tagged = await ok(client, "retag", {"key": key, "add": ["process"], "remove": ["release"]})
+        assert tagged == {"key": key, "tags": ["process"]}
+        updated = await ok(client, "update_memory", {"key": key, "content": "Releases are cut on Wednesdays",
+                                                     "reason": "moved"})
+        assert updated["status"] == "updated"
+        explained = await ok(client, "explain_memory", {"key": key})
+    assert explained["memory"]["content"] == "Releases are cut on Wednesdays"
+    assert explained["has_vector"] is True
+    actions = [e["action"] for e in explained["history"]]
+    assert actions == ["remember", "retag", "update"]
+    assert explained["history"][2]["details"]["previous_content"] == "Releases are cut on Tuesdays"
+    assert explained["history"][2]["reason"] == "moved"
+
+
+async def test_remember_document_chunks_share_a_doc_id(mcp: McpHarness) -> None:
+    paragraphs = [f"Section {i}: the {topic} service owns {topic} data and exposes it over gRPC." * 3
+                  for i, topic in enumerate(["billing", "search", "identity"])]
+    async with mcp.client("write") as client:
+        result = await ok(client, "remember_document", {"text": "\n\n".join(paragraphs), "title": "Services",
+                                                        "project": "platform", "size": 300})
+        assert result["chunks"] == 3 and result["stored"] == 3
+        records = (await ok(client, "recall_detail", {"keys": result["keys"]}))["memories"]
+    assert {r["doc_id"] for r in records} == {result["doc_id"]}
+    assert [r["chunk_index"] for r in records] == [0, 1, 2]
+    assert [r["kind"] for r in records] == ["chunk"] * 3
+    assert records[1]["content"] == paragraphs[1]
+
+
+async def test_project_context_tools(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        created = await ok(client, "set_project_context", {
+            "name": "kenning-api", "description": "Memory server for agents", "stack": ["python", "valkey"]})
+        assert created["status"] == "created"
+        await ok(client, "remember", {"content": "The API uses ULIDs for keys", "project": "kenning-api"})
+        state = await ok(client, "update_project_state", {"name": "kenning-api", "state": "MCP server in review"})
+        assert state["status"] == "updated"
+        got = await ok(client, "get_project_context", {"name": "kenning-api"})
+        listed = await ok(client, "list_projects")
+        found = await ok(client, "recall", {"query": "what is the status of the MCP server review",
+                                            "namespaces": ["project"]})
+    project = got["project"]
+    assert project["description"] == "Memory server for agents"
+    assert project["stack"] == ["python", "valkey"] and project["state"] == "MCP server in review"
+    assert got["memories"]["knowledge"] == 1 and got["memories"]["project"] == 1
+    assert listed["total"] == 1 and listed["projects"][0]["name"] == "kenning-api"
+    assert found["results"][0]["key"] == project["key"]
+
+
+async def test_memory_audit_health_and_version(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        for text in ("Use ruff for linting", "Use mypy in strict mode"):
+            await ok(client, "remember", {"content": text, "namespace": "preference"})
+        audit = await ok(client, "memory_audit", {"namespaces": ["preference", "knowledge"], "limit": 1})
+        health = await ok(client, "health")
+        version = await ok(client, "version")
+    assert audit["counts"] == {"preference": {"active": 2, "deprioritised": 0, "archived": 0},
+                               "knowledge": {"active": 0, "deprioritised": 0, "archived": 0}}
+    assert audit["total"] == 2
+    assert audit["page"]["total"] == 2 and len(audit["page"]["items"]) == 1
+    assert audit["page"]["items"][0]["snippet"] == "Use mypy in strict mode" or \
+        audit["page"]["items"][0]["snippet"] == "Use ruff for linting"
+    assert health["status"] == "ok"
+    assert set(health["checks"]) == {"valkey", "search_module", "indexes", "model"}
+    assert health["uptime_seconds"] >= 0
+    assert version["name"] == "kenning" and version["version"] == health["version"]
+
+
+BAD_INPUTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+    ("remember", {"content": "   "}, ("invalid_input", "content is empty", "hint")),
+    ("remember", {"content": "x", "namespace": "diary"}, ("invalid_input", "unknown namespace", "knowledge")),
+    ("remember", {"content": "x", "project": "Bad Project!"}, ("invalid_input", "not allowed", "a-z")),
+    ("remember", {"content": "x" * 50_001}, ("invalid_input", "the limit is 50,000", "remember_document")),
+    ("remember", {}, ("content",)),
+    ("recall", {"query": "x", "top_k": 0}, ("invalid_input", "top_k", "1 to 50")),
+    ("recall", {"query": ""}, ("invalid_input", "empty",)),
+    ("recall_index", {"query": "x", "top_k": 51}, ("invalid_input", "top_k")),
+    ("recall_detail", {"keys": []}, ("invalid_input", "1 to 20")),
+    ("recall_detail", {"keys": ["not-a-key"]}, ("invalid_input", "is not a memory key")),
+    ("retag", {"key": "KEY", "add": ["Bad Tag!"]}, ("invalid_input", "tag", "not allowed")),
+    ("update_memory", {"key": "MISSING", "content": "y"}, ("not_found",)),
+    ("forget", {"key": "not-a-key"}, ("invalid_input", "is not a memory key")),
+    ("remember_document", {"text": " "}, ("invalid_input", "empty")),
+    ("remember_document", {"text": "abc " * 200, "strategy": "fixed", "size": 400, "overlap": 300},
+     ("invalid_input", "overlap")),
+    ("remember_document", {"text": "abc", "strategy": "chapters"}, ("strategy",)),
+    ("set_project_context", {"name": "Bad Name!"}, ("invalid_input", "not allowed")),
+    ("get_project_context", {"name": "no-such-project"}, ("not_found", "set_project_context")),
+    ("update_project_state", {"name": "no-such-project", "state": "x"}, ("not_found",)),
+    ("list_projects", {"limit": 0}, ("invalid_input", "limit")),
+    ("explain_memory", {"key": "MISSING"}, ("not_found",)),
+    ("memory_audit", {"states": ["deleted"]}, ("invalid_input", "unknown state", "active")),
+]
+
+
+async def test_bad_input_is_refused_with_what_was_wrong_and_what_is_allowed(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        key = (await ok(client, "remember", {"content": "A memory to point bad calls at"}))["key"]
+        missing = key[:-4] + "ZZZZ"
+        for tool, arguments, expected in BAD_INPUTS:
+            arguments = {k: key if v == "KEY" else missing if v == "MISSING" else v for k, v in arguments.items()}
+            message = await refused(client, tool, arguments)
+            for fragment in expected:
+                assert fragment in message, f"{tool}({arguments}) said {message!r}; expected {fragment!r}"
+    assert {tool for tool, _, _ in BAD_INPUTS} >= {"remember", "recall", "forget", "update_memory"}
