@@ -23,7 +23,8 @@ async def test_listing_matches_the_registry_with_schemas_and_truthful_annotation
         assert tool.annotations.read_only_hint is spec.read_only, name
         assert tool.annotations.destructive_hint is spec.destructive, name
         assert (tool.meta or {}).get("kenning/scope") == spec.scope, name
-    assert tools["forget"].annotations is not None and tools["forget"].annotations.destructive_hint is True
+    assert tools["forget"].annotations is not None
+    assert tools["forget"].annotations.destructive_hint is True
     assert tools["remember"].input_schema["required"] == ["content"]
 
 
@@ -57,13 +58,15 @@ async def test_recall_index_gives_snippets_and_token_estimates_then_detail_gives
         hit = index["results"][0]
         assert hit["key"] == key
         assert "content" not in hit
-        assert hit["snippet"].endswith("...") and len(hit["snippet"]) == 160
+        assert hit["snippet"].endswith("...")
+        assert len(hit["snippet"]) == 160
         assert hit["tokens"] == (len(long_text.strip()) + 3) // 4
         assert index["tokens_total"] >= hit["tokens"]
         detail = await ok(client, "recall_detail", {"keys": [key]})
         record = detail["memories"][0]
         assert record["content"] == long_text.strip()
-        assert record["actor"] == "test-write" and record["project"] == "ops"
+        assert record["actor"] == "test-write"
+        assert record["project"] == "ops"
 
 
 async def test_retag_and_update_memory_keep_history(mcp: McpHarness) -> None:
@@ -89,7 +92,8 @@ async def test_remember_document_chunks_share_a_doc_id(mcp: McpHarness) -> None:
     async with mcp.client("write") as client:
         result = await ok(client, "remember_document", {"text": "\n\n".join(paragraphs), "title": "Services",
                                                         "project": "platform", "size": 300})
-        assert result["chunks"] == 3 and result["stored"] == 3
+        assert result["chunks"] == 3
+        assert result["stored"] == 3
         records = (await ok(client, "recall_detail", {"keys": result["keys"]}))["memories"]
     assert {r["doc_id"] for r in records} == {result["doc_id"]}
     assert [r["chunk_index"] for r in records] == [0, 1, 2]
@@ -111,9 +115,12 @@ async def test_project_context_tools(mcp: McpHarness) -> None:
                                             "namespaces": ["project"]})
     project = got["project"]
     assert project["description"] == "Memory server for agents"
-    assert project["stack"] == ["python", "valkey"] and project["state"] == "MCP server in review"
-    assert got["memories"]["knowledge"] == 1 and got["memories"]["project"] == 1
-    assert listed["total"] == 1 and listed["projects"][0]["name"] == "kenning-api"
+    assert project["stack"] == ["python", "valkey"]
+    assert project["state"] == "MCP server in review"
+    assert got["memories"]["knowledge"] == 1
+    assert got["memories"]["project"] == 1
+    assert listed["total"] == 1
+    assert listed["projects"][0]["name"] == "kenning-api"
     assert found["results"][0]["key"] == project["key"]
 
 
@@ -127,13 +134,14 @@ async def test_memory_audit_health_and_version(mcp: McpHarness) -> None:
     assert audit["counts"] == {"preference": {"active": 2, "deprioritised": 0, "archived": 0},
                                "knowledge": {"active": 0, "deprioritised": 0, "archived": 0}}
     assert audit["total"] == 2
-    assert audit["page"]["total"] == 2 and len(audit["page"]["items"]) == 1
-    assert audit["page"]["items"][0]["snippet"] == "Use mypy in strict mode" or \
-        audit["page"]["items"][0]["snippet"] == "Use ruff for linting"
+    assert audit["page"]["total"] == 2
+    assert len(audit["page"]["items"]) == 1
+    assert audit["page"]["items"][0]["snippet"] in {"Use mypy in strict mode", "Use ruff for linting"}
     assert health["status"] == "ok"
     assert set(health["checks"]) == {"valkey", "search_module", "indexes", "model"}
     assert health["uptime_seconds"] >= 0
-    assert version["name"] == "kenning" and version["version"] == health["version"]
+    assert version["name"] == "kenning"
+    assert version["version"] == health["version"]
 
 
 BAD_INPUTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
@@ -167,8 +175,8 @@ async def test_bad_input_is_refused_with_what_was_wrong_and_what_is_allowed(mcp:
     async with mcp.client("write") as client:
         key = (await ok(client, "remember", {"content": "A memory to point bad calls at"}))["key"]
         missing = key[:-4] + "ZZZZ"
-        for tool, arguments, expected in BAD_INPUTS:
-            arguments = {k: key if v == "KEY" else missing if v == "MISSING" else v for k, v in arguments.items()}
+        for tool, template, expected in BAD_INPUTS:
+            arguments = {k: key if v == "KEY" else missing if v == "MISSING" else v for k, v in template.items()}
             message = await refused(client, tool, arguments)
             for fragment in expected:
                 assert fragment in message, f"{tool}({arguments}) said {message!r}; expected {fragment!r}"
