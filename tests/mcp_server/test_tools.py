@@ -17,7 +17,8 @@ async def test_listing_matches_the_registry_with_schemas_and_truthful_annotation
     assert {"remember", "recall", "forget", "health", "version", "remember_document"} <= set(tools)
     for name, tool in tools.items():
         spec = registry.specs[name]
-        assert tool.description and len(tool.description) < 400, name
+        assert tool.description, name
+        assert len(tool.description) < 400, name
         assert tool.input_schema["type"] == "object", name
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is spec.read_only, name
