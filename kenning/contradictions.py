@@ -71,7 +71,9 @@ class Contradictions:
 
     def candidates(self, memory: Memory, vector: Any) -> list[tuple[Memory, float]]:
         """Believed, visible memories close enough to be about the same thing, never yet paired with it."""
-        clauses = [query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"])]
+        # Project contexts are rewritten in place by their owner; they are not statements to dispute.
+        clauses = [query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"]),
+                   query.not_tag("kind", ["context"])]
         if memory.project != GLOBAL_PROJECT:
             clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
         threshold = self.ctx.settings.contradiction_threshold

@@ -9,15 +9,20 @@ from dataclasses import dataclass
 
 import valkey
 
+from kenning.backup import Backups
 from kenning.belief import Belief
+from kenning.briefing import Briefing
 from kenning.clock import Clock, SystemClock
 from kenning.context import Context
 from kenning.contradictions import Contradictions
+from kenning.duplicates import Duplicates
 from kenning.embedding import Embedder
 from kenning.errors import BackendUnavailable
 from kenning.experience import Experience
 from kenning.graveyard import Graveyard
+from kenning.history import History
 from kenning.lifecycle import Lifecycle
+from kenning.maintenance import Maintenance
 from kenning.memory import Memories
 from kenning.recall import Recaller
 from kenning.recall_log import RecallLog
@@ -45,6 +50,11 @@ class Engine:
     experience: Experience
     suppressions: Suppressions
     recall_log: RecallLog
+    duplicates: Duplicates
+    history: History
+    maintenance: Maintenance
+    briefing: Briefing
+    backups: Backups
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -59,6 +69,9 @@ class Engine:
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
         memories = Memories(ctx)
+        archive = Lifecycle(ctx, memories).archive  # merging and expiry archive through the lifecycle rules
+        duplicates = Duplicates(ctx, memories, archive)
+        maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
         return cls(
             ctx=ctx, memories=memories, recaller=Recaller(ctx),
             tokens=Tokens(store, ctx.clock),
@@ -70,6 +83,10 @@ class Engine:
             experience=Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)),
             suppressions=Suppressions(ctx),
             recall_log=RecallLog(ctx),
+            duplicates=duplicates, history=History(ctx, memories.contradictions), maintenance=maintenance,
+            briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
+                              maintenance),
+            backups=Backups(ctx),
         )
 
     @property

@@ -120,6 +120,8 @@ class Lifecycle:
             self.hints.add(hint, key)
         self.ctx.audit(who, _ACTION[to], key, reason=why, before=memory.content, after=memory.content,
                        details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)})
+        if to == "archived" and memory.trust == "disputed":  # an archived side closes its contradiction
+            self.memories.contradictions.close_for(key, "archived", actor=who)
         return Transition(key, memory.state, to, why, who, now)
 
     def deprioritise(self, key: str, *, reason: str | None, actor: str,
@@ -234,6 +236,9 @@ class Lifecycle:
         for m in batch:
             for hint in m.reinstate_hints:
                 self.hints.remove(phrases.normalise(hint), m.key)
+            if to in (None, "archived") and m.trust == "disputed":  # only disputed memories have open records
+                self.memories.contradictions.close_for(m.key, "forgotten" if to is None else "archived",
+                                                       actor=actor)
 
 
 _ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}

@@ -1,0 +1,303 @@
+"""Backup and restore (docs/backup.md).
+
+A backup is one JSON file in the backup directory, named ``kenning-backup-<UTC time>[-label].json``:
+format name and version, the key prefix, the embedding model and dimension, and then every memory
+(all hash fields, optionally the vector as base64 float32), every suppression, every contradiction
+record, and the keys of the project contexts (which are memories themselves).
+
+Restore reads and validates the WHOLE file before writing anything (a malformed or oversized file is
+refused with the reason), then plans each item: ``add`` (absent here), ``update`` (the backup's copy
+is newer by ``updated_at``), or ``skip`` (ours is newer or the same), each with its reason.
+``dry_run=True`` (the default) only reports the plan. Applying it writes and audits every change;
+vectors are reused when the backup's model and dimension match the loaded model, re-embedded
+otherwise. Keys are moved from the backup's prefix to this store's prefix.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kenning import validation
+from kenning.context import Context
+from kenning.errors import InvalidInput, NotFound
+from kenning.models import Memory, iso
+from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
+from kenning.store.contradictions import Contradiction, ContradictionStore
+from kenning.store.registries import SuppressionStore
+from kenning.store.vectors import read_many
+from kenning.sweep import Sweep
+
+FORMAT = "kenning-backup"
+VERSION = 1
+MAX_FILE_BYTES = 512 * 1024 * 1024
+NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
+LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+REPORT_ITEMS = 200
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Plan:
+    """What a restore would do, item by item."""
+
+    memories: list[tuple[str, Memory, str]] = field(default_factory=list)  # (action, memory, reason)
+    vectors: dict[str, bytes] = field(default_factory=dict)
+    suppressions: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
+    contradictions: list[tuple[str, Contradiction, str]] = field(default_factory=list)
+
+    def counts(self, rows: list[Any]) -> dict[str, int]:
+        out = {"add": 0, "update": 0, "skip": 0}
+        for row in rows:
+            out[row[0]] += 1
+        return out
+
+
+def rekey(key: str, source: str, target: str) -> str:
+    """Move a key from the backup's prefix to this store's prefix ('' stays '')."""
+    return target + key[len(source):] if key and key.startswith(source) else key
+
+
+def decide(ours: float | None, theirs: float) -> tuple[str, str]:
+    """add / update / skip for one item, by last change time. Pure."""
+    if ours is None:
+        return "add", "not in this store"
+    if theirs > ours:
+        return "update", f"the backup's copy is newer ({iso(theirs)} > {iso(ours)})"
+    return "skip", "this store's copy is as new or newer"
+
+
+class Backups:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
+        self.suppressions = SuppressionStore(ctx.store.client, ctx.store.prefix)
+
+    @property
+    def directory(self) -> Path:
+        return self.ctx.settings.resolved_backup_dir
+
+    # --- backup ---------------------------------------------------------------------------
+    def backup(self, *, vectors: bool = False, label: str | None = None, actor: str,
+               progress: Progress | None = None) -> dict[str, Any]:
+        """Write a backup file; returns its name, path and counts."""
+        if label is not None and not LABEL_RE.match(label):
+            raise InvalidInput(f"label {label!r} is not allowed", hint="1-40 of a-z, 0-9 and '-'")
+        now = self.ctx.clock.now()
+        stamp = (iso(now) or "").replace("-", "").replace(":", "")
+        name = f"kenning-backup-{stamp}{'-' + label if label else ''}.json"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.directory / name
+        partial = path.with_suffix(".partial")
+        counts = self._write(partial, vectors=vectors, at=now, progress=progress)
+        partial.replace(path)
+        result = {"file": name, "path": str(path), "bytes": path.stat().st_size, "vectors": vectors, **counts}
+        self.ctx.audit(actor, "backup", "", details=result)
+        return result
+
+    def _write(self, path: Path, *, vectors: bool, at: float, progress: Progress | None) -> dict[str, Any]:
+        sweep = Sweep(self.ctx)
+        memories = list(sweep.memories(NAMESPACES))
+        records = self.records.many(self.records.ids(open_only=False, limit=max(1, self.records.count(
+            open_only=False))))
+        suppressions = self.suppressions.all()
+        header = {"format": FORMAT, "version": VERSION, "created_at": iso(at), "prefix": self.ctx.store.prefix,
+                  "embedding": {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension},
+                  "vectors": vectors}
+        with path.open("w", encoding="utf-8") as out:
+            out.write(json.dumps(header)[:-1] + ', "memories": [\n')
+            self._write_memories(out, memories, vectors=vectors, progress=progress)
+            out.write('],\n"suppressions": ' + json.dumps([{"term": t, "record": r} for t, r in suppressions.items()]))
+            out.write(',\n"contradictions": ' + json.dumps([r.encode() for r in records]))
+            contexts = [m.key for m in memories if m.kind == "context"]
+            out.write(',\n"project_contexts": ' + json.dumps(contexts) + "}\n")
+        return {"memories": len(memories), "suppressions": len(suppressions), "contradictions": len(records),
+                "project_contexts": len(contexts)}
+
+    def _write_memories(self, out: Any, memories: list[Memory], *, vectors: bool, progress: Progress | None) -> None:
+        batch = 500
+        for start in range(0, len(memories), batch):
+            chunk = memories[start:start + batch]
+            stored = read_many(self.ctx.store.client, [m.key for m in chunk]) if vectors else [None] * len(chunk)
+            for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
+                entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
+                if vector is not None:
+                    entry["vector"] = base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+                out.write(("," if start + i else "") + json.dumps(entry, sort_keys=True) + "\n")
+            if progress is not None:
+                progress("backup", min(start + batch, len(memories)), len(memories))
+
+    def list_backups(self) -> list[dict[str, Any]]:
+        """Backup files in the backup directory, newest first."""
+        if not self.directory.is_dir():
+            return []
+        files = [p for p in self.directory.iterdir() if p.is_file() and NAME_RE.match(p.name)]
+        files.sort(key=lambda p: p.name, reverse=True)
+        return [{"file": p.name, "bytes": p.stat().st_size, "modified_at": iso(p.stat().st_mtime)} for p in files]
+
+    def path_of(self, name: str) -> Path:
+        """A backup file by name, only inside the backup directory (no paths from callers)."""
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise InvalidInput(f"{name!r} is not a backup file name", hint="copy a name from list_backups")
+        path = self.directory / name
+        if not path.is_file():
+            raise NotFound(f"no backup {name}", hint="list_backups shows the files that exist")
+        return path
+
+    # --- restore --------------------------------------------------------------------------
+    def restore(self, path: Path, *, dry_run: bool = True, actor: str, max_bytes: int = MAX_FILE_BYTES,
+                progress: Progress | None = None) -> dict[str, Any]:
+        """Validate the whole file, plan every item, and (unless ``dry_run``) apply and audit the plan."""
+        data = load(path, max_bytes=max_bytes)
+        plan = self.plan(data)
+        same_model = data["embedding"] == {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension}
+        report = self._report(path, plan, data, dry_run=dry_run, same_model=same_model)
+        if not dry_run:
+            self._apply(plan, same_model=same_model, actor=actor, progress=progress)
+            self.ctx.audit(actor, "restore", "", details={k: v for k, v in report.items() if k != "items"})
+        return report
+
+    def plan(self, data: dict[str, Any]) -> Plan:
+        source, target = data["prefix"], self.ctx.store.prefix
+        plan = Plan()
+        for entry in data["memories"]:
+            memory = _rekeyed(decode(rekey(entry["key"], source, target), entry["fields"]), source, target)
+            current = self.ctx.store.memories.read(memory.key)
+            action, reason = decide(None if current is None else current.updated_at, memory.updated_at)
+            plan.memories.append((action, memory, reason))
+            if "vector" in entry and action != "skip":
+                plan.vectors[memory.key] = base64.b64decode(entry["vector"])
+        current_terms = self.suppressions.all()
+        for entry in data["suppressions"]:
+            ours = current_terms.get(entry["term"])
+            action, reason = decide(None if ours is None else float(ours.get("at", 0.0)),
+                                    float(entry["record"].get("at", 0.0)))
+            plan.suppressions.append((action, entry["term"], entry["record"], reason))
+        for raw in data["contradictions"]:
+            record = _rekeyed_record(Contradiction.decode(raw), source, target)
+            ours_record = self.records.get(record.id)
+            action, reason = decide(None if ours_record is None else _changed(ours_record), _changed(record))
+            plan.contradictions.append((action, record, reason))
+        return plan
+
+    def _report(self, path: Path, plan: Plan, data: dict[str, Any], *, dry_run: bool,
+                same_model: bool) -> dict[str, Any]:
+        items = [{"kind": "memory", "key": m.key, "action": a, "reason": r} for a, m, r in plan.memories]
+        items += [{"kind": "suppression", "key": t, "action": a, "reason": r} for a, t, _, r in plan.suppressions]
+        items += [{"kind": "contradiction", "key": c.id, "action": a, "reason": r} for a, c, r in plan.contradictions]
+        changes = [i for i in items if i["action"] != "skip"]
+        vectors = ("reused" if same_model else "re-embedded (the backup used another model)") \
+            if data["vectors"] else "re-embedded (the backup has no vectors)"
+        return {"dry_run": dry_run, "file": path.name, "backup_created_at": data.get("created_at"),
+                "memories": plan.counts(plan.memories), "suppressions": plan.counts(plan.suppressions),
+                "contradictions": plan.counts(plan.contradictions), "vectors": vectors,
+                "items": (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS],
+                "items_total": len(items)}
+
+    def _apply(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
+        todo = [(a, m, r) for a, m, r in plan.memories if a != "skip"]
+        dim = self.ctx.embedder.dimension
+        for start in range(0, len(todo), 100):
+            chunk = todo[start:start + 100]
+            reuse = {m.key: bytes_vector(plan.vectors[m.key]) for _, m, _ in chunk
+                     if same_model and len(plan.vectors.get(m.key, b"")) == dim * 4}
+            fresh = [m for _, m, _ in chunk if m.key not in reuse]
+            embedded = dict(zip([m.key for m in fresh], self.ctx.embedder.embed_many([m.content for m in fresh]),
+                                strict=True))
+            for action, memory, reason in chunk:
+                self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)))
+                self.ctx.audit(actor, "restore", memory.key, reason=reason, after=memory.content,
+                               details={"restore": action})
+            if progress is not None:
+                progress("restore", min(start + 100, len(todo)), len(todo))
+        for action, term, record, _ in plan.suppressions:
+            if action != "skip":
+                self.suppressions.put(term, record)
+        for action, contradiction, _ in plan.contradictions:
+            if action != "skip":
+                self.records.save(contradiction)
+
+
+def _changed(record: Contradiction) -> float:
+    return max(record.detected_at, record.resolved_at)
+
+
+def _rekeyed(memory: Memory, source: str, target: str) -> Memory:
+    if source == target:
+        return memory
+    return replace(memory, superseded_by=rekey(memory.superseded_by or "", source, target) or None)
+
+
+def _rekeyed_record(record: Contradiction, source: str, target: str) -> Contradiction:
+    if source == target:
+        return record
+    return replace(record, a=rekey(record.a, source, target), b=rekey(record.b, source, target),
+                   merged_key=rekey(record.merged_key, source, target),
+                   prior={rekey(k, source, target): v for k, v in record.prior.items()})
+
+
+def load(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> dict[str, Any]:
+    """Read and validate a backup file completely; raise InvalidInput naming the first problem."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise NotFound(f"cannot read {path.name}: {exc.strerror}") from exc
+    if size > max_bytes:
+        raise InvalidInput(f"{path.name} is {size:,} bytes; the limit is {max_bytes:,}",
+                           hint="split the store or restore on a machine configured for larger files")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"{path.name} is not valid JSON: {exc}", hint="was the file cut short?") from exc
+    check(data)
+    return dict(data)
+
+
+def check(data: Any) -> None:
+    """Validate the parsed structure of a backup. Pure; raises InvalidInput."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InvalidInput("this is not a Kenning backup (no format marker)")
+    if data.get("version") != VERSION:
+        raise InvalidInput(f"backup format version {data.get('version')!r} is not supported; this is {VERSION}")
+    embedding = data.get("embedding")
+    if not isinstance(data.get("prefix"), str) or not isinstance(embedding, dict) or \
+            not isinstance(embedding.get("dim"), int):
+        raise InvalidInput("the backup header lacks its key prefix or embedding model")
+    for name in ("memories", "suppressions", "contradictions"):
+        if not isinstance(data.get(name), list):
+            raise InvalidInput(f"the backup has no {name} list")
+    for i, entry in enumerate(data["memories"]):
+        _check_memory(i, entry, data["prefix"], embedding["dim"])
+    for i, entry in enumerate(data["suppressions"]):
+        if not isinstance(entry, dict) or not isinstance(entry.get("term"), str) or \
+                not isinstance(entry.get("record"), dict):
+            raise InvalidInput(f"suppression #{i} is malformed")
+    for i, raw in enumerate(data["contradictions"]):
+        if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) and raw.get(k) for k in ("id", "a", "b")):
+            raise InvalidInput(f"contradiction #{i} is malformed")
+
+
+def _check_memory(i: int, entry: Any, prefix: str, dim: int) -> None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("fields"), dict):
+        raise InvalidInput(f"memory #{i} is malformed")
+    key = entry.get("key")
+    if not isinstance(key, str) or not namespace_of(key, prefix):
+        raise InvalidInput(f"memory #{i} has no valid key under the prefix {prefix!r}")
+    fields = entry["fields"]
+    if not all(isinstance(k, str) and k in FIELD_NAMES and isinstance(v, str) for k, v in fields.items()):
+        raise InvalidInput(f"memory #{i} ({key}) has unknown or non-text fields")
+    try:
+        memory = decode(key, fields)
+        validation.content(memory.content)
+        vector = base64.b64decode(entry["vector"], validate=True) if "vector" in entry else b""
+    except (ValueError, TypeError, InvalidInput) as exc:
+        raise InvalidInput(f"memory #{i} ({key}) is malformed: {exc}") from exc
+    if vector and len(vector) != dim * 4:
+        raise InvalidInput(f"memory #{i} ({key}) has a vector of {len(vector) // 4} dims; the header says {dim}")

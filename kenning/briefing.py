@@ -1,0 +1,151 @@
+"""The session-start briefing: a bounded digest of what an agent should know about a project.
+
+Sections, in order of importance: the project context; open contradictions touching the project
+(blockers: ask the person); the project's graveyard (abandoned approaches); recent knowledge, newest
+first; reinstate candidates (deprioritised memories whose hints match the project's current state);
+stale memories (old and not recalled lately); suppressed topics; the last maintenance findings.
+
+Superseded and suppressed memories never appear. Each section has its own cap and every snippet is
+cut to ``SNIPPET`` characters; if the whole still exceeds ``BUDGET`` characters of JSON the least
+important sections are shortened first, and the briefing says it was truncated.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kenning import phrases, query, validation
+from kenning.context import Context
+from kenning.contradictions import Contradictions
+from kenning.errors import NotFound
+from kenning.graveyard import Graveyard
+from kenning.maintenance import Maintenance
+from kenning.models import GLOBAL_PROJECT, Memory, iso
+from kenning.projects import Projects
+from kenning.schema import FIELD_NAMES
+from kenning.suppression import Suppressions
+
+DAY = 86_400.0
+SNIPPET = 240
+BUDGET = 16_000
+CAPS = {"contradictions": 10, "graveyard": 10, "recent_knowledge": 10, "reinstate_candidates": 5, "stale": 5,
+        "suppressed": 20}
+TRIM_ORDER = ("stale", "suppressed", "reinstate_candidates", "recent_knowledge", "graveyard", "contradictions")
+
+
+def snippet(text: str) -> str:
+    return text if len(text) <= SNIPPET else text[:SNIPPET - 3] + "..."
+
+
+def item(memory: Memory) -> dict[str, Any]:
+    return {"key": memory.key, "content": snippet(memory.content), "project": memory.project,
+            "created_at": iso(memory.created_at), "trust": memory.trust, "tags": list(memory.tags)}
+
+
+def bounded(sections: dict[str, Any], budget: int = BUDGET) -> tuple[dict[str, Any], bool]:
+    """Shorten the least important list sections until the JSON fits ``budget``. Pure."""
+    out = dict(sections)
+    truncated = False
+    for name in TRIM_ORDER:
+        while len(json.dumps(out, default=str)) > budget and out.get(name):
+            out[name] = out[name][:-1]
+            truncated = True
+    return out, truncated
+
+
+class Briefing:
+    def __init__(self, ctx: Context, projects: Projects, contradictions: Contradictions, graveyard: Graveyard,
+                 suppressions: Suppressions, maintenance: Maintenance) -> None:
+        self.ctx = ctx
+        self.projects = projects
+        self.contradictions = contradictions
+        self.graveyard = graveyard
+        self.suppressions = suppressions
+        self.maintenance = maintenance
+
+    def briefing(self, project: str) -> dict[str, Any]:
+        """The digest for one project (global memories included where they apply)."""
+        name = validation.project(project)
+        context = self._context(name)
+        sections: dict[str, Any] = {
+            "contradictions": self._contradictions(name),
+            "graveyard": [a.public() for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
+            "recent_knowledge": [item(m) for m in self._recent(name)],
+            "reinstate_candidates": self._reinstate(name, str((context or {}).get("state") or "")),
+            "stale": [item(m) for m in self._stale(name)],
+            "suppressed": [{"term": s.term, "reason": s.reason}
+                           for s in self.suppressions.active()][:CAPS["suppressed"]],
+        }
+        sections, truncated = bounded(sections)
+        return {"project": name, "context": context, **sections, "maintenance": self._findings(),
+                "truncated": truncated}
+
+    def _context(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.projects.get(name).public()
+        except NotFound:
+            return None
+
+    def _contradictions(self, name: str) -> list[dict[str, Any]]:
+        records, _ = self.contradictions.listing(status="open", project=name, limit=CAPS["contradictions"])
+        out = []
+        for record in records:
+            a, b = (self.ctx.store.memories.read(k) for k in (record.a, record.b))
+            out.append({"id": record.id, "a": {"key": record.a, "content": snippet(a.content) if a else None},
+                        "b": {"key": record.b, "content": snippet(b.content) if b else None},
+                        "evidence": record.evidence, "detected_at": iso(record.detected_at),
+                        "ask": "ask the person which holds, then resolve_contradiction"})
+        return out
+
+    def _search(self, namespace: str, clauses: tuple[str, ...], *, sort: str, descending: bool,
+                limit: int) -> list[Memory]:
+        search = query.Search(index=self.ctx.index(namespace), clauses=clauses, sort_by=sort,
+                              descending=descending, limit=limit, return_fields=FIELD_NAMES)
+        return [h.memory for h in self.ctx.store.memories.search(search).hits]
+
+    def _believed(self, name: str, state: str) -> tuple[str, ...]:
+        return (query.tag("project", [name, GLOBAL_PROJECT]), query.tag("state", [state]),
+                query.not_tag("trust", ["superseded"]), query.not_tag("kind", ["context"]))
+
+    def _recent(self, name: str) -> list[Memory]:
+        found = self._search("knowledge", self._believed(name, "active"), sort="created_at", descending=True,
+                             limit=CAPS["recent_knowledge"] * 3)
+        return self.suppressions.visible(found)[:CAPS["recent_knowledge"]]
+
+    def _reinstate(self, name: str, state_text: str) -> list[dict[str, Any]]:
+        if not state_text:
+            return []
+        out: list[dict[str, Any]] = []
+        for namespace in self.ctx.indexes:
+            for memory in self._search(namespace, self._believed(name, "deprioritised"), sort="updated_at",
+                                       descending=True, limit=100):
+                matched = phrases.found_in(state_text, memory.reinstate_hints)
+                if matched:
+                    out.append({**item(memory), "matched_hints": matched, "reason": memory.state_reason})
+        return self._visible_items(out)[:CAPS["reinstate_candidates"]]
+
+    def _stale(self, name: str) -> list[Memory]:
+        cutoff = self.ctx.clock.now() - self.ctx.settings.recency_grace_days * DAY
+        clauses = (*self._believed(name, "active"), query.numeric("created_at", None, cutoff))
+        old: list[Memory] = []
+        for namespace in ("knowledge", "episodic", "preference"):
+            old += self._search(namespace, clauses, sort="created_at", descending=False, limit=50)
+        stale = [m for m in old if m.last_recalled is None or m.last_recalled < cutoff]
+        stale.sort(key=lambda m: m.created_at)
+        return self.suppressions.visible(stale)[:CAPS["stale"]]
+
+    def _visible_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        keys = {m.key for m in self.suppressions.visible(
+            [m for m in (self.ctx.store.memories.read(i["key"]) for i in items) if m is not None])}
+        return [i for i in items if i["key"] in keys]
+
+    def _findings(self) -> dict[str, Any] | None:
+        report = self.maintenance.last_report()
+        if report is None:
+            return None
+        return {"at": report.get("started_at"), "expired": report.get("expired", {}).get("count", 0),
+                "duplicate_clusters_to_review": len(report.get("duplicates", {}).get("review", [])),
+                "contradictions_closed": len(report.get("contradictions", {}).get("closed", [])),
+                "index_drift": report.get("indexes", {}).get("drift", []),
+                "phantoms": report.get("indexes", {}).get("phantoms", 0)}

@@ -1,0 +1,146 @@
+"""Duplicates: clusters of near-identical memories, and merging them (docs/truth-maintenance.md).
+
+``find_duplicates`` walks EVERY non-archived memory of a namespace (optionally one project) through
+FT.SEARCH, reads the stored vectors (nothing is re-embedded) and compares them exactly, within each
+project, in blocks. There is no cap: the report says how many memories it examined.
+``merge_duplicates`` archives the others with the reason "duplicate of <keep>" and unions their tags
+onto the one kept; each step is audited.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from kenning import query, validation
+from kenning.context import Context
+from kenning.errors import InvalidInput
+from kenning.memory import Memories
+from kenning.models import Memory
+from kenning.store.vectors import read_many
+from kenning.sweep import Sweep
+
+BLOCK = 512
+MAX_MERGE = 50
+MAX_CLUSTERS = 200
+
+
+class Archiver(Protocol):
+    """The lifecycle's archive verb (so merging follows the same rules and hooks as any archive)."""
+
+    def __call__(self, key: str, *, reason: str | None, actor: str) -> object: ...
+
+
+def clusters(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[list[int], float, float]]:
+    """Groups of row indexes whose vectors are linked by cosine >= threshold (single link). Pure.
+
+    Rows are unit vectors. Returns (members, highest, lowest linking similarity) per group of two or
+    more, biggest groups first.
+    """
+    n = matrix.shape[0]
+    parent = list(range(n))
+    best: dict[int, float] = {}
+    worst: dict[int, float] = {}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    links: list[tuple[int, int, float]] = []
+    for start in range(0, n, BLOCK):
+        sims = matrix[start:start + BLOCK] @ matrix.T
+        rows, cols = np.nonzero(sims >= threshold)
+        links += [(start + int(r), int(c), float(sims[r, c])) for r, c in zip(rows, cols, strict=True)
+                  if start + int(r) < int(c)]
+    for i, j, _ in links:
+        parent[root(i)] = root(j)
+    for i, _, sim in links:
+        top = root(i)
+        best[top] = max(best.get(top, sim), sim)
+        worst[top] = min(worst.get(top, sim), sim)
+    groups: dict[int, list[int]] = {}
+    for i in range(n):
+        groups.setdefault(root(i), []).append(i)
+    out = [(members, best[top], worst[top]) for top, members in groups.items() if len(members) > 1]
+    out.sort(key=lambda g: (-len(g[0]), -g[1]))
+    return out
+
+
+def suggested_keep(members: list[Memory]) -> Memory:
+    """Active before deprioritised, verified before stated, most recalled, then the oldest."""
+    return min(members, key=lambda m: (m.state != "active", m.trust != "verified", -m.recall_count,
+                                       m.created_at, m.key))
+
+
+def _member(memory: Memory) -> dict[str, Any]:
+    return {"key": memory.key, "content": memory.content[:300], "project": memory.project,
+            "state": memory.state, "trust": memory.trust, "tags": list(memory.tags),
+            "recall_count": memory.recall_count}
+
+
+class Duplicates:
+    def __init__(self, ctx: Context, memories: Memories, archive: Archiver) -> None:
+        self.ctx = ctx
+        self.memories = memories
+        self.archive = archive
+
+    def find(self, namespace: str, *, project: str | None = None, threshold: float | None = None) -> dict[str, Any]:
+        """Clusters of near-duplicates in one namespace (and project), from the stored vectors."""
+        validation.namespace(namespace)
+        limit = self.ctx.settings.duplicate_threshold if threshold is None else threshold
+        if not 0.5 <= limit <= 1.0:
+            raise InvalidInput(f"threshold must be between 0.5 and 1.0; got {limit}")
+        clauses = [query.not_tag("state", ["archived"])]
+        if project:
+            clauses.append(query.tag("project", [validation.project(project)]))
+        sweep = Sweep(self.ctx)
+        by_project: dict[str, list[Memory]] = {}
+        for memory in sweep.memories((namespace,), tuple(clauses)):
+            by_project.setdefault(memory.project, []).append(memory)
+        found: list[dict[str, Any]] = []
+        missing = 0
+        for members in by_project.values():
+            groups, lost = self._clusters(members, limit)
+            found += groups
+            missing += lost
+        found.sort(key=lambda c: (-len(c["members"]), -c["highest_similarity"]))
+        return {"namespace": namespace, "project": project, "threshold": limit, "examined": sweep.examined,
+                "without_vector": missing, "phantoms": sweep.phantoms, "cluster_count": len(found),
+                "clusters": found[:MAX_CLUSTERS]}
+
+    def _clusters(self, members: list[Memory], threshold: float) -> tuple[list[dict[str, Any]], int]:
+        vectors = read_many(self.ctx.store.client, [m.key for m in members])
+        have = [(m, v) for m, v in zip(members, vectors, strict=True) if v is not None]
+        if len(have) < 2:
+            return [], len(members) - len(have)
+        matrix = np.vstack([v for _, v in have])
+        out: list[dict[str, Any]] = []
+        for rows, high, low in clusters(matrix, threshold):
+            group = [have[i][0] for i in rows]
+            out.append({"keep": suggested_keep(group).key, "highest_similarity": round(high, 4),
+                        "lowest_similarity": round(low, 4), "members": [_member(m) for m in group]})
+        return out, len(members) - len(have)
+
+    def merge(self, keep: str, others: list[str], reason: str | None, *, actor: str) -> dict[str, Any]:
+        """Archive ``others`` as duplicates of ``keep`` and give ``keep`` the union of their tags."""
+        kept = self.memories.get(keep)
+        if kept.state == "archived":
+            raise InvalidInput(f"{keep} is archived; keep an active memory", hint="reinstate it first")
+        names = list(dict.fromkeys(others))
+        if not names or len(names) > MAX_MERGE or keep in names:
+            raise InvalidInput(f"give 1-{MAX_MERGE} other keys, not including the one kept")
+        victims = [self.memories.get(key) for key in names]  # all exist before anything changes
+        why = f"duplicate of {keep}" + (f": {validation.reason(reason)}" if validation.reason(reason) else "")
+        tags = tuple(dict.fromkeys((*kept.tags, *(t for m in victims for t in m.tags))))
+        added = [t for t in tags if t not in kept.tags][:validation.MAX_TAGS - len(kept.tags)]
+        for victim in victims:
+            if victim.state != "archived":
+                self.archive(victim.key, reason=why, actor=actor)
+        if added:
+            self.memories.retag(keep, add=added, actor=actor, reason=why)
+        self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content, after=kept.content,
+                       details={"archived": names, "tags_added": added})
+        return {"kept": keep, "archived": names, "tags_added": added, "reason": why}

@@ -1,0 +1,108 @@
+"""History and undo: one memory's audit trail, the audit log, and restoring a forgotten memory.
+
+``forget`` keeps a snapshot (content and fields, never the vector) in the audit event. Within
+``KENNING_FORGET_RETENTION_DAYS`` of the forget, ``restore_forgotten`` writes the memory back under
+its old key, re-embedded, and audits that too. After the window the snapshot is not used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+from kenning import validation
+from kenning.context import Context
+from kenning.contradictions import Contradictions
+from kenning.errors import Conflict, InvalidInput, NotFound
+from kenning.models import Memory, iso
+from kenning.schema import FIELD_NAMES, namespace_of
+from kenning.store import AuditEvent
+
+DAY = 86_400.0
+HISTORY_LIMIT = 500
+_CURSOR = re.compile(r"^\d{1,20}-\d{1,20}$")
+_TIMES = ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at", "last_recalled",
+          "state_changed_at")
+_TUPLES = ("tags", "reinstate_hints")
+
+
+def event_view(event: AuditEvent) -> dict[str, Any]:
+    """An audit event as plain data: who, what, why, when, before/after digests and details."""
+    details = dict(event.details)
+    if "snapshot" in details:  # the snapshot is for restoring; show that it exists, not all of it
+        details["snapshot"] = {"kept": True, "content": str(details["snapshot"].get("content", ""))[:200]}
+    return {"id": event.id, "at": iso(event.at), "actor": event.actor, "action": event.action, "key": event.key,
+            "reason": event.reason, "before": event.before, "after": event.after, "details": details}
+
+
+def from_snapshot(key: str, snapshot: dict[str, Any]) -> Memory:
+    """A forget snapshot (public form: ISO times, lists) -> Memory. Unknown fields are ignored."""
+    values: dict[str, Any] = {}
+    for name, raw in snapshot.items():
+        if name not in FIELD_NAMES or raw is None:
+            continue
+        if name in _TIMES:
+            values[name] = validation.timestamp(name, raw)
+        elif name in _TUPLES:
+            values[name] = tuple(raw)
+        else:
+            values[name] = raw
+    return Memory(key=key, **values)
+
+
+class History:
+    def __init__(self, ctx: Context, contradictions: Contradictions) -> None:
+        self.ctx = ctx
+        self.contradictions = contradictions
+
+    def history(self, key: str, *, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
+        """Every audit event of one memory, oldest first, and whether it exists now."""
+        validation.key(key, self.ctx.store.prefix)
+        validation.bounded_int("limit", limit, 1, HISTORY_LIMIT)
+        events = self.ctx.store.audit.history(key, limit=limit)
+        if not events and not self.ctx.store.memories.exists(key):
+            raise NotFound(f"no memory {key} and no history for it", hint="copy a key from recall or audit_log")
+        current = self.ctx.store.memories.read(key)
+        return {"key": key, "exists": current is not None,
+                "current": None if current is None else {"state": current.state, "trust": current.trust,
+                                                         "superseded_by": current.superseded_by},
+                "events": [event_view(e) for e in events]}
+
+    def audit_log(self, *, actor: str | None = None, action: str | None = None, since: str | float | None = None,
+                  before: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """Recent mutations, newest first, filtered by actor, action and time; ``next`` pages on."""
+        validation.bounded_int("limit", limit, 1, 500)
+        if before and not _CURSOR.match(before):
+            raise InvalidInput(f"{before!r} is not an audit cursor", hint="pass the `next` value of the last page")
+        cursor = "(" + before if before else "+"  # exclusive: the page starts after the last event seen
+        events = self.ctx.store.audit.recent(limit=limit, before=cursor, actor=actor or None, action=action or None,
+                                             since=validation.timestamp("since", since))
+        return {"events": [event_view(e) for e in events], "next": events[-1].id if len(events) == limit else None}
+
+    def restore_forgotten(self, key: str, *, actor: str, reason: str | None = None) -> Memory:
+        """Write a forgotten memory back from its snapshot (re-embedded) within the retention window."""
+        validation.key(key, self.ctx.store.prefix)
+        if self.ctx.store.memories.exists(key):
+            raise Conflict(f"{key} exists; there is nothing to restore", hint="history(key) shows what happened")
+        event = self._last_forget(key)
+        days = self.ctx.settings.forget_retention_days
+        if self.ctx.clock.now() - event.at > days * DAY:
+            raise Conflict(f"{key} was forgotten on {iso(event.at)}, more than {days} days ago",
+                           hint="the snapshot is past KENNING_FORGET_RETENTION_DAYS; restore it from a backup")
+        memory = from_snapshot(key, event.details["snapshot"])
+        if not memory.namespace:
+            memory = replace(memory, namespace=namespace_of(key, self.ctx.store.prefix))
+        vector = self.ctx.embedder.embed(memory.content)
+        self.ctx.store.memories.write(memory, vector)
+        self.ctx.audit(actor, "restore_forgotten", key, reason=validation.reason(reason) or "",
+                       after=memory.content, details={"forgotten_at": iso(event.at), "forget_event": event.id})
+        # The memory is believed again: any contradiction it takes part in is real again.
+        self.contradictions.on_remember(memory, vector, actor=actor)
+        return memory
+
+    def _last_forget(self, key: str) -> AuditEvent:
+        for event in reversed(self.ctx.store.audit.history(key, limit=HISTORY_LIMIT)):
+            if event.action == "forget" and isinstance(event.details.get("snapshot"), dict):
+                return event
+        raise NotFound(f"{key} has no forget snapshot", hint="only memories removed with forget can be restored")

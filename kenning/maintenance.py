@@ -1,0 +1,143 @@
+"""Maintenance: the scheduled upkeep job, never piggybacked on a read (docs/truth-maintenance.md).
+
+``Maintenance.run`` is the one entry point a scheduler calls (``kenning maintain`` runs it once from
+the command line; the feed worker's scheduler is meant to call it too once the worker exists):
+
+1. expire: memories past ``expires_at`` are archived with the reason "expired on <date>";
+2. duplicates: clusters are reported for review; they are merged automatically only when
+   ``KENNING_AUTO_MERGE_THRESHOLD`` is set and the whole cluster is at or above it (off by default);
+3. contradictions: open records are re-checked (a side gone, archived, or edited so it no longer
+   conflicts closes the record);
+4. indexes: drift (the registry or the index differs from this schema, still backfilling, document
+   count different from what a search sees) and phantom entries (index rows whose hash is gone).
+
+The report is returned and kept as the last maintenance report, which the briefing shows.
+``reindex(namespace)`` rebuilds one index safely.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kenning import query, schema, validation
+from kenning.context import Context
+from kenning.contradictions import Contradictions
+from kenning.duplicates import Archiver, Duplicates
+from kenning.models import iso
+from kenning.schema import NAMESPACES
+from kenning.store import indexes as index_admin
+from kenning.store.rebuild import rebuild
+from kenning.store.reports import ReportStore
+from kenning.sweep import Sweep
+
+REPORT = "maintenance"
+ACTOR = "maintenance"
+
+
+class Maintenance:
+    def __init__(self, ctx: Context, contradictions: Contradictions, duplicates: Duplicates,
+                 archive: Archiver) -> None:
+        self.ctx = ctx
+        self.contradictions = contradictions
+        self.duplicates = duplicates
+        self.archive = archive
+        self.reports = ReportStore(ctx.store.client, ctx.store.prefix)
+
+    def run(self, *, actor: str = ACTOR) -> dict[str, Any]:
+        """One full maintenance pass; returns (and keeps) the report."""
+        started = self.ctx.clock.now()
+        report = {
+            "started_at": iso(started),
+            "expired": self.expire(actor=actor),
+            "duplicates": self.duplicate_review(actor=actor),
+            "contradictions": self.contradictions.recheck(actor=actor),
+            "indexes": self.index_report(),
+        }
+        self.reports.save(REPORT, report)
+        return report
+
+    def last_report(self) -> dict[str, Any] | None:
+        return self.reports.load(REPORT)
+
+    def expire(self, *, actor: str) -> dict[str, Any]:
+        """Archive every non-archived memory whose ``expires_at`` has passed, with that reason."""
+        now = self.ctx.clock.now()
+        clauses = (query.numeric("expires_at", None, now), query.not_tag("state", ["archived"]))
+        sweep = Sweep(self.ctx)
+        due = list(sweep.memories(NAMESPACES, clauses))  # collect first: archiving changes the filter
+        for memory in due:
+            self.archive(memory.key, reason=f"expired on {iso(memory.expires_at)}", actor=actor)
+        return {"archived": [m.key for m in due], "count": len(due), "phantoms": sweep.phantoms}
+
+    def duplicate_review(self, *, actor: str) -> dict[str, Any]:
+        """Duplicate clusters per namespace; auto-merge only above the (optional) stricter threshold."""
+        auto = self.ctx.settings.auto_merge_threshold
+        out: dict[str, Any] = {"auto_merge_threshold": auto, "examined": 0, "clusters": 0, "merged": [],
+                               "review": []}
+        for namespace in NAMESPACES:
+            found = self.duplicates.find(namespace)
+            out["examined"] += found["examined"]
+            out["clusters"] += found["cluster_count"]
+            for cluster in found["clusters"]:
+                if auto is not None and cluster["lowest_similarity"] >= auto:
+                    others = [m["key"] for m in cluster["members"] if m["key"] != cluster["keep"]]
+                    out["merged"].append(self.duplicates.merge(cluster["keep"], others,
+                                                               f"auto-merged at similarity >= {auto}",
+                                                               actor=actor))
+                else:
+                    out["review"].append({"namespace": namespace, "keep": cluster["keep"],
+                                          "keys": [m["key"] for m in cluster["members"]],
+                                          "highest_similarity": cluster["highest_similarity"]})
+        return out
+
+    def index_report(self) -> dict[str, Any]:
+        """Per namespace: live vs expected index, backfill state, documents, phantom entries."""
+        client, prefix = self.ctx.store.client, self.ctx.store.prefix
+        live = index_admin.live_indexes(client, prefix)
+        out: dict[str, Any] = {"drift": [], "phantoms": 0, "namespaces": {}}
+        for namespace in NAMESPACES:
+            expected = schema.index_name(prefix, namespace, self.ctx.embedder.dimension)
+            details = index_admin.info(client, expected)
+            sweep = Sweep(self.ctx)
+            seen = sum(1 for _ in sweep.memories((namespace,), fields=("created_at",)))
+            entry = {"index": expected, "live": live.get(namespace), "exists": details is not None,
+                     "num_docs": None if details is None else details.num_docs, "searchable": seen,
+                     "phantoms": sweep.phantoms,
+                     "backfilling": None if details is None else details.indexing}
+            out["namespaces"][namespace] = entry
+            out["phantoms"] += sweep.phantoms
+            problems = _drift(entry)
+            if problems:
+                out["drift"].append({"namespace": namespace, "problems": problems})
+        return out
+
+    def reindex(self, namespace: str, *, actor: str) -> dict[str, Any]:
+        """Rebuild one namespace's index (create new, backfill, swap, drop old); hashes are untouched."""
+        validation.namespace(namespace)
+
+        def switch(name: str) -> None:
+            self.ctx.indexes[namespace] = name
+
+        before = index_admin.info(self.ctx.store.client, self.ctx.index(namespace))
+        done = rebuild(self.ctx.store.client, self.ctx.store.prefix, namespace, self.ctx.embedder.dimension,
+                       timeout=self.ctx.settings.index_backfill_timeout_seconds, switch=switch)
+        result = {"namespace": namespace, "index": done.name, "num_docs": done.num_docs,
+                  "num_docs_before": None if before is None else before.num_docs}
+        self.ctx.audit(actor, "reindex", "", details=result)
+        return result
+
+
+def _drift(entry: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    if not entry["exists"]:
+        problems.append("the expected index does not exist")
+    if entry["live"] != entry["index"]:
+        problems.append(f"the registry points at {entry['live']}, not {entry['index']}")
+    if entry["backfilling"]:
+        problems.append("the index is still backfilling")
+    if entry["phantoms"]:
+        problems.append(f"{entry['phantoms']} phantom entries (hash gone, index row left)")
+    if entry["num_docs"] is not None and entry["num_docs"] != entry["searchable"] + entry["phantoms"]:
+        problems.append(f"FT.INFO counts {entry['num_docs']} documents, a full search sees "
+                        f"{entry['searchable']}")
+    return problems

@@ -1,0 +1,78 @@
+"""History, the audit log, and restoring a forgotten memory within the retention window."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.clock import ManualClock
+from kenning.engine import Engine
+from kenning.errors import Conflict, NotFound
+from kenning.memory import Draft
+from kenning.recall import RecallRequest
+
+DAY = 86_400.0
+
+
+def test_history_lists_who_did_what_and_why(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("CI runs on GitHub Actions", project="p"), actor="agent").key
+    engine.memories.retag(key, add=["ci"], actor="alice", reason="group CI notes")
+    engine.belief.verify(key, "seen in the repo", actor="bob")
+    history = engine.history.history(key)
+    assert history["exists"] is True
+    assert [(e["action"], e["actor"], e["reason"]) for e in history["events"]] == [
+        ("remember", "agent", ""), ("retag", "alice", "group CI notes"), ("verify", "bob", "seen in the repo")]
+    assert history["events"][0]["after"]  # the content digest
+
+
+def test_audit_log_filters_and_pages(engine: Engine, clock: ManualClock) -> None:
+    for i in range(3):
+        engine.memories.remember(Draft(f"Fact number {i} about the build cache", project="p"), actor="agent",
+                                 allow_duplicate=True)
+        clock.advance(60)
+    key = engine.memories.remember(Draft("The build uses ccache", project="p"), actor="alice").key
+    by_alice = engine.history.audit_log(actor="alice")
+    assert [(e["actor"], e["key"]) for e in by_alice["events"]] == [("alice", key)]
+    first = engine.history.audit_log(action="remember", limit=2)
+    assert len(first["events"]) == 2
+    assert first["next"] is not None
+    rest = engine.history.audit_log(action="remember", limit=2, before=first["next"])
+    keys = [e["key"] for e in first["events"] + rest["events"]]
+    assert len(keys) == len(set(keys)) == 4
+    recent = engine.history.audit_log(since=clock.now() - 90)
+    assert [e["key"] for e in recent["events"]] == [key, keys[1]]
+
+
+def test_forget_then_restore_brings_back_the_fields(engine: Engine, clock: ManualClock) -> None:
+    draft = Draft("Staging deploys need the VPN profile `ops-staging`", namespace="episodic", project="shop",
+                  tags=["deploy", "vpn"], title="VPN for staging", event_date="2026-09-01")
+    key = engine.memories.remember(draft, actor="agent").key
+    before = engine.memories.get(key)
+    engine.memories.forget(key, confirm=True, actor="alice", reason="cleaning up")
+    with pytest.raises(NotFound):
+        engine.memories.get(key)
+    clock.advance(5 * DAY)
+    restored = engine.history.restore_forgotten(key, actor="alice", reason="it was still true")
+    again = engine.memories.get(key)
+    for name in ("content", "namespace", "project", "tags", "title", "event_date", "created_at", "kind",
+                 "valid_from", "actor", "trust", "state"):
+        assert getattr(again, name) == getattr(before, name), name
+    assert restored.key == key
+    hits = engine.recaller.recall(RecallRequest("which VPN profile for staging?", projects=["shop"])).hits
+    assert hits[0].memory.key == key  # re-embedded: recall finds it
+    assert [e["action"] for e in engine.history.history(key)["events"]][-2:] == ["forget", "restore_forgotten"]
+    with pytest.raises(Conflict, match="exists"):
+        engine.history.restore_forgotten(key, actor="alice")
+
+
+def test_restore_is_refused_after_the_retention_window(engine: Engine, clock: ManualClock) -> None:
+    kept = engine.memories.remember(Draft("Old but restorable", project="p"), actor="a").key
+    late = engine.memories.remember(Draft("Gone for too long to restore", project="p"), actor="a").key
+    engine.memories.forget(late, confirm=True, actor="a")
+    clock.advance((engine.ctx.settings.forget_retention_days + 1) * DAY)
+    engine.memories.forget(kept, confirm=True, actor="a")
+    assert engine.history.restore_forgotten(kept, actor="a").key == kept  # positive control
+    with pytest.raises(Conflict, match="more than 30 days"):
+        engine.history.restore_forgotten(late, actor="a")
+    with pytest.raises(NotFound):
+        engine.history.restore_forgotten(engine.store.memories.new_key("knowledge", "01HNEVER0000000000000000000"),
+                                         actor="a")
