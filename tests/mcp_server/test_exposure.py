@@ -1,0 +1,109 @@
+"""Exposure: Host/Origin allowlists, no public bind without auth, loopback without auth, SSE, stateless."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import SSETransport
+
+from kenning.cli import main
+from kenning.engine import Engine
+from kenning.errors import InvalidInput
+from kenning.settings import Settings
+from mcp_server import auth
+from mcp_server.app import build_server
+from mcp_server.service import McpService
+from tests.conftest import make_settings
+from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, start_harness
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "probe", "version": "0"}}}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+PUBLIC = "https://kenning.example.com"
+
+
+@pytest.fixture
+def public_mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
+    harness = start_harness(engine, mcp_settings(settings, mcp_public_url=PUBLIC))
+    yield harness
+    harness.service.stop()
+
+
+async def _initialize(harness: McpHarness, **headers: str) -> httpx.Response:
+    async with httpx.AsyncClient(base_url=harness.base) as http:
+        return await http.post("/mcp", json=INITIALIZE, headers={
+            **HEADERS, "Authorization": f"Bearer {harness.secrets['read']}", **headers})
+
+
+async def test_foreign_host_and_origin_are_rejected_public_ones_accepted(public_mcp: McpHarness) -> None:
+    assert (await _initialize(public_mcp)).status_code == 200  # positive control: loopback Host
+    assert (await _initialize(public_mcp, host="kenning.example.com")).status_code == 200
+    assert (await _initialize(public_mcp, origin=PUBLIC)).status_code == 200
+    assert (await _initialize(public_mcp, host="evil.example")).status_code == 421
+    assert (await _initialize(public_mcp, origin="https://evil.example")).status_code == 403
+    assert (await _initialize(public_mcp, host="kenning.example.com", origin="http://evil.example")).status_code \
+        == 403
+
+
+async def test_without_a_public_url_only_loopback_hosts_pass(mcp: McpHarness) -> None:
+    assert (await _initialize(mcp, host=f"localhost:{mcp.settings.mcp_port}")).status_code == 200
+    assert (await _initialize(mcp, host="kenning.example.com")).status_code == 421
+
+
+def test_allowlists_derive_from_the_public_url(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, 6390, mcp_public_url="https://mem.corp.example:8443/base")
+    assert auth.allowed_hosts(settings) == ["127.0.0.1", "localhost", "::1", "mem.corp.example"]
+    assert auth.allowed_origins(settings) == ["https://mem.corp.example:8443"]
+    wildcard = make_settings(tmp_path, 6390, mcp_host="0.0.0.0")
+    assert "0.0.0.0" not in auth.allowed_hosts(wildcard)
+    assert auth.allowed_origins(wildcard) == []
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
+def test_a_public_bind_without_auth_is_refused(engine: Engine, settings: Settings, host: str) -> None:
+    unsafe = mcp_settings(settings, mcp_host=host, mcp_auth=False)
+    with pytest.raises(InvalidInput, match="without authentication"):
+        build_server(engine, unsafe)
+    with pytest.raises(InvalidInput, match="without authentication"):
+        McpService(engine, unsafe)
+    build_server(engine, mcp_settings(settings, mcp_host=host, mcp_auth=True))  # positive control: with auth
+
+
+def test_kenning_mcp_refuses_a_public_bind_without_auth_before_loading_anything(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KENNING_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("KENNING_MCP_HOST", "0.0.0.0")
+    monkeypatch.setenv("KENNING_MCP_AUTH", "false")
+    assert main(["mcp"]) == 1
+    assert "refusing to listen on 0.0.0.0 without authentication" in capsys.readouterr().err
+
+
+async def test_loopback_without_auth_serves_the_local_user(engine: Engine, settings: Settings) -> None:
+    harness = start_harness(engine, mcp_settings(settings, mcp_auth=False))
+    try:
+        async with harness.client(None) as client:
+            stored = await ok(client, "remember", {"content": "Local mode needs no token on loopback"})
+    finally:
+        harness.service.stop()
+    assert engine.memories.get(stored["key"]).actor == "local"
+
+
+async def test_stateless_http_and_the_opt_in_sse_transport(engine: Engine, settings: Settings) -> None:
+    harness = start_harness(engine, mcp_settings(settings, mcp_stateless=True, mcp_sse=True))
+    try:
+        async with harness.client("write") as client:
+            key = (await ok(client, "remember", {"content": "Stateless mode works behind a balancer"}))["key"]
+        sse = Client(SSETransport(f"{harness.base}/sse", auth=harness.secrets["read"]))
+        async with sse:
+            found = await ok(sse, "recall_detail", {"keys": [key]})
+        async with httpx.AsyncClient(base_url=harness.base) as http, http.stream("GET", "/sse") as anonymous:
+            assert anonymous.status_code == 401
+    finally:
+        harness.service.stop()
+    assert found["memories"][0]["key"] == key
