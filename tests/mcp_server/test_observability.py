@@ -1,0 +1,102 @@
+"""/metrics (parseable Prometheus text on the server's own registry), /healthz, and a Valkey outage
+in the middle of a session reported as an outage, never as "no memories"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
+
+from kenning.clock import ManualClock
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder
+from kenning.engine import Engine
+from kenning.store import connect
+from mcp_server.metrics import Metrics, TimedEmbedder
+from tests.conftest import free_port, make_settings
+from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, refused, start_harness
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        await ok(client, "remember", {"content": "Metrics are exposed at /metrics"})
+        await refused(client, "recall", {"query": "x", "top_k": 0})
+    async with httpx.AsyncClient(base_url=mcp.base) as http:
+        response = await http.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain")
+    found = samples(response.text)
+    assert found[("kenning_mcp_tool_calls_total", (("outcome", "ok"), ("tool", "remember")))] == 1.0
+    assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "recall")))] == 1.0
+    assert found[("kenning_mcp_tool_errors_total", (("code", "invalid_input"), ("tool", "recall")))] == 1.0
+    assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 1.0
+    assert ("kenning_valkey_errors_total", ()) in found
+    assert ("kenning_embedding_latency_seconds_count", ()) in found
+    assert REGISTRY.get_sample_value("kenning_mcp_tool_calls_total", {"tool": "remember", "outcome": "ok"}) \
+        is None  # the process-wide default registry is untouched
+
+
+async def test_healthz_reports_every_check(mcp: McpHarness) -> None:
+    async with httpx.AsyncClient(base_url=mcp.base) as http:
+        response = await http.get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert {name for name, check in body["checks"].items() if check["ok"]} == \
+        {"valkey", "search_module", "indexes", "model"}
+
+
+@pytest.fixture
+def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
+    """A Valkey of this test's own, so the test can stop it mid-session."""
+    with EmbeddedValkey(make_settings(tmp_path / "doomed", free_port())) as server:
+        yield server
+
+
+async def test_valkey_outage_mid_session_is_reported_as_an_outage(
+        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    settings = doomed_valkey.settings
+    engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
+    harness = start_harness(engine, mcp_settings(settings))
+    try:
+        async with harness.client("write") as client:
+            stored = await ok(client, "remember", {"content": "Valkey outages must be loud"})
+            before = await ok(client, "recall", {"query": "are outages loud?"})
+            assert before["results"][0]["key"] == stored["key"]  # positive control
+            doomed_valkey.stop()
+            for tool, arguments in (("recall", {"query": "are outages loud?"}),
+                                    ("remember", {"content": "written during the outage"}),
+                                    ("memory_audit", {})):
+                message = await refused(client, tool, arguments)
+                assert message.startswith("backend_unavailable: memory could NOT be checked"), message
+                assert "no memory is relevant" not in message
+        async with httpx.AsyncClient(base_url=harness.base) as http:
+            health = await http.get("/healthz")
+            metrics = samples((await http.get("/metrics")).text)
+    finally:
+        harness.service.stop()
+    assert health.status_code == 503
+    assert health.json()["checks"]["valkey"]["ok"] is False
+    assert health.json()["checks"]["model"]["ok"] is True
+    assert metrics[("kenning_valkey_errors_total", ())] == 3.0
+
+
+def test_timed_embedder_records_embedding_latency(embedder: Embedder) -> None:
+    registry = CollectorRegistry()
+    timed = TimedEmbedder(embedder, Metrics(registry))
+    assert len(timed.embed("one text")) == embedder.dimension
+    assert len(timed.embed_many(["two", "texts"])) == 2
+    assert timed.model_name == embedder.model_name
+    assert registry.get_sample_value("kenning_embedding_latency_seconds_count") == 2.0
