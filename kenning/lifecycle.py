@@ -137,13 +137,31 @@ class Lifecycle:
     def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> dict[str, Any]:
         """Preview, or (confirm) hard-delete with a snapshot in the audit stream; drops its reinstate hints."""
         memory = self.memories.get(key)
-        if confirm:
-            validation.reason(reason, required=True)
         result = self.memories.forget(key, confirm=confirm, actor=actor, reason=reason)
         if confirm:
             for hint in memory.reinstate_hints:
                 self.hints.remove(phrases.normalise(hint), key)
         return result
+
+    # --- by key or by query ----------------------------------------------------------------
+    def act(self, action: str, *, key: str | None, text: str | None, actor: str, reason: str | None = None,
+            reinstate_hints: list[str] | None = None, confirm: bool = False,
+            projects: list[str] | None = None) -> dict[str, Any]:
+        """One entry point for the tools: act on ``key``, or (given ``text`` instead) return candidates.
+
+        A query never acts, even when exactly one memory matches: the caller confirms by naming the key.
+        """
+        if (key is None) == (text is None):
+            raise InvalidInput("give either a key or a query", hint="a query returns candidates to confirm by key")
+        if text is not None:
+            return self.candidates(action, text, projects=projects)
+        assert key is not None  # for the type checker: checked just above
+        if action == "forget":
+            return self.forget(key, confirm=confirm, actor=actor, reason=reason)
+        if action not in _TARGET:
+            raise InvalidInput(f"unknown action {action!r}", hint=f"use one of {', '.join(ACTION_STATES)}")
+        done = self.transition(key, _TARGET[action], reason=reason, actor=actor, hints=reinstate_hints)
+        return {"status": "done", **done.public()}
 
     # --- by query -------------------------------------------------------------------------
     def candidates(self, action: str, text: str, *, projects: list[str] | tuple[str, ...] | str | None = None,
@@ -242,3 +260,4 @@ class Lifecycle:
 
 
 _ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}
+_TARGET = {action: state for state, action in _ACTION.items()}

@@ -42,7 +42,7 @@ def register(tools: Registry) -> None:
                       include_deprioritised: bool, as_of: str | None) -> RecallResult:
         call = current()
         request = RecallRequest(query=query, namespaces=namespaces, projects=projects, top_k=top_k,
-                                include_deprioritised=include_deprioritised, as_of=as_of)
+                                include_deprioritised=include_deprioritised, as_of=as_of, actor=call.actor)
         return await call.run(call.engine.recaller.recall, request)
 
     @tools.tool(scope="read")
@@ -91,7 +91,10 @@ def register(tools: Registry) -> None:
         return {"key": memory.key, "status": "updated", "updated_at": memory.public()["updated_at"]}
 
     @tools.tool(scope="write", destructive=True)
-    async def forget(key: str, confirm: bool = False, reason: str | None = None) -> dict[str, Any]:
-        """Delete a memory. Without confirm=true it only previews what would be deleted."""
+    async def forget(key: str | None = None, confirm: bool = False, reason: str | None = None,
+                     query: str | None = None) -> dict[str, Any]:
+        """Delete a memory. Without confirm=true it only previews what would be deleted; a query instead of
+        a key only returns candidates to confirm by key."""
         call = current()
-        return await call.run(call.engine.memories.forget, key, confirm=confirm, actor=call.actor, reason=reason)
+        return await call.run(call.engine.lifecycle.act, "forget", key=key, text=query, confirm=confirm,
+                              actor=call.actor, reason=reason)
