@@ -1,0 +1,140 @@
+"""Backup -> wipe -> restore round trips; the dry-run plan; newer wins; bad files refused before writing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import valkey
+
+from kenning.backup import check, decide, rekey
+from kenning.clock import ManualClock
+from kenning.embedding import Embedder
+from kenning.engine import Engine
+from kenning.errors import InvalidInput
+from kenning.memory import Draft
+from kenning.recall import RecallRequest
+from kenning.settings import Settings
+from kenning.store import indexes as index_admin
+from tests.conftest import make_settings
+
+
+def _wipe(client: valkey.Valkey, prefix: str) -> None:
+    """Test-only: drop every key and index of a prefix (the product never scans)."""
+    index_admin.drop(client, prefix)
+    keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
+def _populate(engine: Engine) -> dict[str, str]:
+    keys = {
+        "fly": engine.memories.remember(Draft("We deploy with Fly", project="shop", tags=["deploy"]), actor="a").key,
+        "kamal": engine.memories.remember(Draft("We no longer use Fly; we deploy with Kamal", project="shop"),
+                                          actor="a").key,
+        "pref": engine.memories.remember(Draft("Prefer small pull requests", namespace="preference"),
+                                         actor="a").key,
+        "old": engine.memories.remember(Draft("Pickle files live under var/cache", project="shop"), actor="a").key,
+    }
+    (record,), _ = engine.contradictions.listing()
+    engine.contradictions.resolve(record.id, "keep_b", "moved in autumn", actor="alice")
+    engine.suppressions.suppress("heroku", "we left Heroku in 2024", actor="alice")
+    engine.projects.set("shop", actor="alice", description="The web shop", state="launch prep")
+    return keys
+
+
+def _snapshot(engine: Engine, keys: list[str]) -> dict[str, dict[str, object]]:
+    return {key: engine.memories.get(key).public() for key in keys}
+
+
+@pytest.fixture
+def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
+           tmp_path: Path) -> Engine:
+    """An engine whose backup directory belongs to this test alone."""
+    own = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                        backup_dir=tmp_path / "backups")
+    return Engine.open(own, client, embedder, clock=clock)
+
+
+@pytest.mark.parametrize("vectors", [True, False])
+def test_backup_wipe_restore_round_trips_everything(engine: Engine, client: valkey.Valkey, embedder: Embedder,
+                                                    clock: ManualClock, vectors: bool) -> None:
+    settings = engine.ctx.settings
+    keys = _populate(engine)
+    all_keys = [*keys.values(), engine.projects.key("shop")]
+    before = _snapshot(engine, all_keys)
+    records_before = [c.public() for c in engine.contradictions.listing(status="all")[0]]
+    made = engine.backups.backup(vectors=vectors, label="nightly", actor="admin")
+    assert made["file"].endswith("-nightly.json")
+    assert (made["memories"], made["suppressions"], made["contradictions"], made["project_contexts"]) == (5, 1, 1, 1)
+    assert [b["file"] for b in engine.backups.list_backups()] == [made["file"]]
+
+    _wipe(client, settings.key_prefix)
+    fresh = Engine.open(settings, client, embedder, clock=clock)
+    assert fresh.store.memories.read(keys["fly"]) is None  # wiped
+    path = fresh.backups.path_of(made["file"])
+    plan = fresh.backups.restore(path, dry_run=True, actor="admin")
+    assert plan["memories"] == {"add": 5, "update": 0, "skip": 0}
+    assert plan["suppressions"] == plan["contradictions"] == {"add": 1, "update": 0, "skip": 0}
+    assert fresh.store.memories.read(keys["fly"]) is None  # the dry run wrote nothing
+
+    done = fresh.backups.restore(path, dry_run=False, actor="admin")
+    assert done["vectors"] == ("reused" if vectors else "re-embedded (the backup has no vectors)")
+    assert _snapshot(fresh, all_keys) == before
+    assert [c.public() for c in fresh.contradictions.listing(status="all")[0]] == records_before
+    assert [s["term"] for s in fresh.suppressions.list_suppressions()] == ["heroku"]
+    hits = fresh.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"])).hits
+    assert hits[0].memory.key == keys["kamal"]
+    assert [e["action"] for e in fresh.history.history(keys["old"])["events"]][-1] == "restore"
+
+
+def test_restore_plan_newer_updated_at_wins(engine: Engine, clock: ManualClock) -> None:
+    keys = _populate(engine)
+    made = engine.backups.backup(actor="admin")
+    clock.advance(60)
+    engine.memories.update(keys["old"], "Pickle files live under var/cache/pickles", actor="a")
+    path = engine.backups.path_of(made["file"])
+    plan = engine.backups.restore(path, actor="admin")
+    assert plan["memories"] == {"add": 0, "update": 0, "skip": 5}
+    (item,) = [i for i in plan["items"] if i["key"] == keys["old"]]
+    assert (item["action"], item["reason"]) == ("skip", "this store's copy is as new or newer")
+    assert decide(10.0, 20.0)[0] == "update"
+    assert decide(None, 20.0) == ("add", "not in this store")
+
+
+def test_malformed_and_oversized_files_are_refused_before_writing(engine: Engine) -> None:
+    _populate(engine)
+    made = engine.backups.backup(vectors=True, actor="admin")
+    path = engine.backups.path_of(made["file"])
+    text = path.read_text(encoding="utf-8")
+    data = json.loads(text)
+    with pytest.raises(InvalidInput, match="limit is 100"):
+        engine.backups.restore(path, actor="admin", max_bytes=100)
+    cut = path.with_name("kenning-backup-20260101T000000Z-cut.json")
+    cut.write_text(text[: len(text) // 2], encoding="utf-8")
+    audit_before = len(engine.history.audit_log(limit=500)["events"])
+    with pytest.raises(InvalidInput, match="not valid JSON"):
+        engine.backups.restore(cut, dry_run=False, actor="admin")
+    data["memories"][1]["vector"] = "AAAA"
+    bad = path.with_name("kenning-backup-20260101T000000Z-bad.json")
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InvalidInput, match=r"memory #1 .* vector of 0 dims"):
+        engine.backups.restore(bad, dry_run=False, actor="admin")
+    assert len(engine.history.audit_log(limit=500)["events"]) == audit_before  # nothing was written
+    for broken in ({"format": "other"}, {**data, "version": 99}, {**data, "memories": [{"key": "x", "fields": {}}]}):
+        with pytest.raises(InvalidInput):
+            check(broken)
+    with pytest.raises(InvalidInput, match="not a backup file name"):
+        engine.backups.path_of("../../etc/passwd")
+
+
+def test_rekey_moves_only_the_prefix() -> None:
+    assert rekey("old:mem:knowledge:01A", "old:", "new:") == "new:mem:knowledge:01A"
+    assert rekey("", "old:", "new:") == ""
+    assert rekey("other:mem:x", "old:", "new:") == "other:mem:x"
+
+
+def test_backup_names_are_safe(engine: Engine) -> None:
+    with pytest.raises(InvalidInput, match="label"):
+        engine.backups.backup(label="../x", actor="admin")

@@ -1,0 +1,93 @@
+"""The maintenance job: expiry, duplicate review (auto-merge only when configured), contradiction
+re-checks, index drift and phantom entries, and reindex."""
+
+from __future__ import annotations
+
+import valkey
+
+from kenning.clock import ManualClock
+from kenning.embedding import Embedder
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.recall import RecallRequest
+from kenning.settings import Settings
+from tests.conftest import make_settings
+
+DAY = 86_400.0
+LINT = ["Run the linter with `make lint` before pushing", "Always run the linter with `make lint` before pushing"]
+
+
+def test_expired_knowledge_is_archived_with_the_reason(engine: Engine, clock: ManualClock) -> None:
+    due = engine.memories.remember(Draft("The conference discount code is KENNING26", project="p",
+                                         expires_at=clock.now() + DAY), actor="feed").key
+    lasting = engine.memories.remember(Draft("The office is in Lisbon", project="p",
+                                             expires_at=clock.now() + 30 * DAY), actor="feed").key
+    assert engine.maintenance.expire(actor="maintenance")["count"] == 0  # positive control: not yet due
+    clock.advance(2 * DAY)
+    report = engine.maintenance.run()
+    assert report["expired"]["archived"] == [due]
+    archived = engine.memories.get(due)
+    assert (archived.state, archived.state_reason, archived.state_actor) == (
+        "archived", "expired on 2026-09-22T14:13:20Z", "maintenance")
+    assert engine.memories.get(lasting).state == "active"
+
+
+def test_duplicates_are_reported_not_merged_by_default(engine: Engine) -> None:
+    keys = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
+    report = engine.maintenance.run()["duplicates"]
+    assert report["auto_merge_threshold"] is None
+    assert report["merged"] == []
+    assert [sorted(r["keys"]) for r in report["review"]] == [sorted(keys)]
+    assert {engine.memories.get(k).state for k in keys} == {"active"}
+
+
+def test_auto_merge_only_above_the_configured_threshold(settings: Settings, client: valkey.Valkey,
+                                                        embedder: Embedder, clock: ManualClock) -> None:
+    strict = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                           auto_merge_threshold=0.95, duplicate_threshold=0.8)
+    engine = Engine.open(strict, client, embedder, clock=clock)
+    close = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
+    loose = [engine.memories.remember(Draft(t, project="q"), actor="a", allow_duplicate=True).key
+             for t in ("Deploys go out on Tuesdays", "We deploy on Tuesdays")]
+    report = engine.maintenance.run()["duplicates"]
+    (merged,) = report["merged"]
+    assert sorted([merged["kept"], *merged["archived"]]) == sorted(close)
+    assert merged["reason"].startswith("duplicate of ")
+    assert [sorted(r["keys"]) for r in report["review"]] == [sorted(loose)]  # 0.85 < 0.95: review only
+
+
+def test_open_contradictions_are_rechecked(engine: Engine) -> None:
+    a = engine.memories.remember(Draft("Do not use pickle", project="p"), actor="a").key
+    b = engine.memories.remember(Draft("Use pickle for caching", project="p"), actor="a").key
+    first = engine.maintenance.run()["contradictions"]
+    assert (first["examined"], first["closed"]) == (1, [])  # positive control: still conflicting
+    engine.memories.update(b, "Use msgpack for caching", actor="a", reason="we switched")
+    second = engine.maintenance.run()["contradictions"]
+    assert [c["reason"] for c in second["closed"]] == ["the two memories no longer conflict (edited)"]
+    assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
+
+
+def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine, client: valkey.Valkey) -> None:
+    keys = [engine.memories.remember(Draft(t, project="p"), actor="a").key
+            for t in ("Redis streams back the audit log", "The dashboard is server-rendered")]
+    clean = engine.maintenance.index_report()
+    assert (clean["drift"], clean["phantoms"]) == ([], 0)
+    assert clean["namespaces"]["knowledge"]["searchable"] == 2
+    client.hdel(keys[0], "created_at")  # a row the index still lists without the hash it came from
+    broken = engine.maintenance.index_report()
+    assert broken["phantoms"] == 1
+    assert broken["drift"][0]["namespace"] == "knowledge"
+    client.hset(keys[0], "created_at", repr(1.0))
+    result = engine.maintenance.reindex("knowledge", actor="admin")
+    assert (result["num_docs"], result["index"]) == (2, engine.ctx.index("knowledge"))
+    hits = engine.recaller.recall(RecallRequest("what renders the dashboard?", projects=["p"])).hits
+    assert hits[0].memory.key == keys[1]
+    assert engine.maintenance.index_report()["drift"] == []
+
+
+def test_the_last_report_is_kept(engine: Engine) -> None:
+    assert engine.maintenance.last_report() is None
+    engine.maintenance.run()
+    kept = engine.maintenance.last_report()
+    assert kept is not None
+    assert set(kept) == {"started_at", "expired", "duplicates", "contradictions", "indexes"}
