@@ -105,15 +105,13 @@ class Suppressions:
                   "sample": [{"key": m.key, "content": m.content[:200]} for m in sample]}
         if preview:
             return {"status": "preview", **impact, "next": "call again without preview to suppress"}
-        existing = self.store.get(norm)
-        if existing is not None:
-            old = Suppression.from_record(existing)
+        record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
+                             exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count)
+        if not self.store.add(norm, record.record()):  # HSETNX: two writers never both create it
+            old = Suppression.from_record(self.store.get(norm) or record.record())
             merged = tuple(dict.fromkeys(old.exempt + exempt))
             self.store.put(norm, {**old.record(), "exempt": list(merged)})
             return {"status": "already_suppressed", **impact, "reason": old.reason}
-        record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
-                             exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count)
-        self.store.put(norm, record.record())
         self.ctx.audit(actor, "suppress", source_key or "", reason=why,
                        details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt)})
         return {"status": "suppressed", **impact}

@@ -24,6 +24,10 @@ class SuppressionStore:
     def put(self, term: str, record: dict[str, Any]) -> None:
         call(self.client.hset, self.key, term, json.dumps(record, sort_keys=True))
 
+    def add(self, term: str, record: dict[str, Any]) -> bool:
+        """Store a new suppression; False when the term is already suppressed (nothing overwritten)."""
+        return bool(call(self.client.hsetnx, self.key, term, json.dumps(record, sort_keys=True)))
+
     def get(self, term: str) -> dict[str, Any] | None:
         raw = call(self.client.hget, self.key, term)
         return None if raw is None else dict(json.loads(text(raw)))

@@ -97,3 +97,11 @@ def test_visible_filters_lists_for_agents(engine: Engine) -> None:
     engine.suppressions.suppress("traefik", "migrated", actor="p")
     memories = [engine.memories.get(a), engine.memories.get(b)]
     assert [m.key for m in engine.suppressions.visible(memories)] == [b]
+
+
+def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: Engine) -> None:
+    engine.suppressions.suppress("kafka", "too heavy", actor="person")
+    again = engine.suppressions.suppress("Kafka", "other reason", actor="agent", exempt=("k1",))
+    assert (again["status"], again["reason"]) == ("already_suppressed", "too heavy")
+    listed = engine.suppressions.list_suppressions()
+    assert [(s["reason"], s["exempt"]) for s in listed] == [("too heavy", ["k1"])]
