@@ -212,11 +212,23 @@ def ensure_onnx(model: str, cache_dir: Path) -> Path:
     partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     log.info("exporting %s to ONNX at %s (once)", model, target)
     try:
-        export_onnx(model, partial)
+        _export_in_child(model, partial)
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
     return target
+
+
+def _export_in_child(model: str, target: Path) -> None:
+    """Export in a child process, so the serving process never imports torch (about 300 MB of RSS)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "kenning.embedding", model, str(target)], capture_output=True,
+                          text=True, check=False, timeout=600)
+    if done.returncode != 0:
+        raise BackendUnavailable(f"exporting {model!r} to ONNX failed: {done.stderr.strip()[-500:]}",
+                                 hint="set KENNING_EMBEDDING_BACKEND=torch")
 
 
 def export_onnx(model: str, target: Path) -> None:
@@ -254,3 +266,9 @@ def _wrapped(encoder: Any) -> Any:
                                 token_type_ids=token_type_ids).last_hidden_state
 
     return Encoder()
+
+
+if __name__ == "__main__":  # the isolated export step: python -m kenning.embedding MODEL TARGET
+    import sys
+
+    export_onnx(sys.argv[1], Path(sys.argv[2]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kenning.commands import (
+    bench,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
     tokens,  # noqa: F401

@@ -1,0 +1,44 @@
+"""Entry point of `kenning bench`: load the embedder once, run, write the JSON and the docs page."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import report, system
+from bench.runner import RunConfig, execute
+from kenning.embedding import load_embedder
+from kenning.settings import Settings
+
+RESULTS = system.ROOT / "bench" / "results"
+SETTINGS_RECORDED = ("embedding_backend", "embedding_threads", "embedding_batch_size", "ef_runtime",
+                     "duplicate_threshold", "relevance_floor", "weak_match_margin", "lexical_boost")
+
+
+def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool) -> int:
+    started = time.perf_counter()
+    print(f"kenning bench: {size} corpus, seed {seed}, embedder backend {settings.embedding_backend}", flush=True)
+    load_start = time.perf_counter()
+    embedder = load_embedder(settings)
+    loaded = time.perf_counter() - load_start
+    config = RunConfig(size=size, seed=seed, queries=queries)
+    result: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "machine": system.machine(),
+        "git": system.git_revision(), "settings": {name: getattr(settings, name, None) for name in SETTINGS_RECORDED},
+        "embedder": {"model": embedder.model_name, "dimension": embedder.dimension, "load_seconds": loaded},
+    }
+    result.update(execute(config, embedder, settings, progress=lambda line: print(f"  {line}", flush=True)))
+    result["wall_seconds"] = time.perf_counter() - started
+    folder = out or RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = folder / f"{stamp}-{size}-{settings.embedding_backend}.json"
+    path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    print(f"wrote {path} ({result['wall_seconds']:.0f} s)", flush=True)
+    if docs:
+        written = report.write(folder)
+        print(f"wrote {', '.join(str(p) for p in written)}", flush=True)
+    return 0

@@ -1,0 +1,85 @@
+"""The prose of docs/benchmarks.md around the generated tables. The hand-written findings live in
+bench/FINDINGS.md and are included verbatim, so regenerating the page never loses them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.system import ROOT
+
+FINDINGS = ROOT / "bench" / "FINDINGS.md"
+
+INTRO = """# Benchmarks
+
+Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
+starts its own embedded Valkey with the search module in a temporary data dir on a free port (never the
+user's), imports a seeded synthetic corpus through the bulk path, runs every query family, and writes one
+JSON file to `bench/results/` (machine info, git revision, settings, every number). This page is generated
+from the newest result per corpus size and embedder backend; the findings section is hand-written.
+
+**The corpus** (`bench/corpus.py`, `bench/scenarios.py`, our own templates): 50 memories per project
+(1k: 19 projects, 10k: 199, 100k: 1,999) -- build, test and deploy notes, style rules, dependency pins,
+API quirks, decisions with reasons, bug fixes with symptom/cause/fix and an error code, experience records
+of abandoned approaches, and session notes as filler -- plus global preferences. The same scenario occurs
+in many projects with different values: those twins are the cross-project distractors.
+
+**The families** (`bench/families.py`, `bench/lifecycle.py`): (a) near-verbatim -- the first sentences
+without markup or label; (b) paraphrase -- hand-written questions in different vocabulary, never word swaps;
+(c) the same scenario in two projects, the project filter names one (a control query without the filter
+shows the twins compete); (d) a newer fact supersedes a pin, the old one must not come back; (e) a
+suppressed vendor name and forgotten memories must never come back (each with a positive control showing
+the memory was found before); (f) near-duplicate writes -- half rewordings that must be refused, half the
+same scenario with other values that must be stored; (g) questions nothing answers; (h) an error code,
+ticket id or version pin, alone or in a short question; (i) plans that name an abandoned approach must warn,
+plans that do not must not. Recall runs with `top_k=10` and, like an agent working in a project, with
+that project as filter (global memories are always included).
+
+**Latency** is measured around the engine calls; the split comes from wrappers the harness puts around the
+embedder and the memory store's search (`bench/instrument.py`), so `kenning/` carries no timing code:
+embed = the embedding call(s), search = every FT.SEARCH, rest = everything else (graveyard and suppression
+look-ups, lexical pass, scoring, recall log, audit, HSET). Samples are every recall/remember the families
+make. Throughput runs the paraphrase queries from 1 and 8 threads sharing one engine. The server RSS is a
+fresh process that loads the embedder and engine as `kenning up` does and serves 30 recalls.
+"""
+
+
+def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[str], families: list[str],
+           latency: list[str], resources: list[str], chart_name: str) -> str:
+    machine = main.get("machine", {})
+    git = main.get("git", {})
+    lines = [
+        INTRO,
+        "## Targets (issue 6)",
+        "",
+        f"Judged on the {main['corpus']['size']} corpus, embedder backend "
+        f"`{main['settings']['embedding_backend']}`, run {main['started_at']} at commit "
+        f"`{str(git.get('commit', ''))[:10]}`{' (dirty tree)' if git.get('dirty') else ''}; machine: "
+        f"{machine.get('cores')} cores ({machine.get('cpu')}), {machine.get('memory_gb')} GB, Python "
+        f"{machine.get('python')}, load average at start {machine.get('load_average')} (the machine is shared "
+        f"with other work: latencies are upper bounds).",
+        "",
+        *targets,
+        "",
+        f"![latency vs corpus size]({chart_name})",
+        "",
+        "## Retrieval quality per family",
+        "",
+        *families,
+        "",
+        "## Latency (milliseconds)",
+        "",
+        *latency,
+        "",
+        "## Throughput, import and memory",
+        "",
+        *resources,
+        "",
+        "## Runs on this page",
+        "",
+        *[f"- `bench/results/{r['_file']}`: {r['corpus']['items']} memories, wall time "
+          f"{r.get('wall_seconds', 0):.0f} s" for r in results],
+        "",
+    ]
+    if FINDINGS.exists():
+        lines += [FINDINGS.read_text(encoding="utf-8").rstrip(), ""]
+    return "\n".join(lines)

@@ -1,0 +1,201 @@
+"""docs/benchmarks.md and docs/benchmarks-latency.png from the JSON results in bench/results/.
+
+The page is regenerated from the newest result per (corpus size, embedder backend); every target of
+issue 6 is listed with the measured value beside it and whether it is met, misses included.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.families import FAMILIES
+from bench.system import ROOT
+
+DOCS = ROOT / "docs"
+PAGE = DOCS / "benchmarks.md"
+CHART = DOCS / "benchmarks-latency.png"
+SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
+Result = dict[str, Any]
+
+
+def load(folder: Path) -> dict[tuple[str, str], Result]:
+    """The newest result per (size, backend); file names sort by time."""
+    out: dict[tuple[str, str], Result] = {}
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["_file"] = path.name
+        out[(data["corpus"]["size"], data["settings"]["embedding_backend"])] = data
+    return out
+
+
+def dig(data: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def primary(results: dict[tuple[str, str], Result]) -> Result | None:
+    """The run the targets are judged on: the largest corpus, the newest backend run of it."""
+    if not results:
+        return None
+    size = max({s for s, _ in results}, key=lambda s: SIZE_ORDER.get(s, 0))
+    return max((r for (s, _), r in results.items() if s == size), key=lambda r: r["started_at"])
+
+
+def _up_rss(result: Result) -> float | None:
+    probe = dig(result, "memory", "server_probe", "rss_mb")
+    valkey = dig(result, "memory", "valkey_rss_mb")
+    return None if probe is None or valkey is None else float(probe) + float(valkey)
+
+
+Target = tuple[str, Callable[[Result], Any], str, Callable[[Any], bool]]
+TARGETS: tuple[Target, ...] = (
+    ("recall p50 through the engine", lambda r: dig(r, "latency", "recall", "total", "p50_ms"), "<= 8 ms",
+     lambda v: v <= 8),
+    ("recall p95 through the engine", lambda r: dig(r, "latency", "recall", "total", "p95_ms"), "<= 20 ms",
+     lambda v: v <= 20),
+    ("recall p50 through MCP over HTTP", lambda r: dig(r, "mcp", "recall", "p50_ms"), "<= 15 ms", lambda v: v <= 15),
+    ("remember p50 through the engine", lambda r: dig(r, "latency", "remember", "total", "p50_ms"), "<= 12 ms",
+     lambda v: v <= 12),
+    ("bulk import rate (memories/s)", lambda r: dig(r, "import", "memories_per_second"), ">= 300", lambda v: v >= 300),
+    ("Valkey bytes per memory (all keys)", lambda r: dig(r, "import", "bytes_per_memory"), "<= 5 KB",
+     lambda v: v <= 5120),
+    ("`kenning up` RSS: server process + Valkey (MB)", _up_rss, "<= 700 MB", lambda v: v <= 700),
+    ("paraphrase recall@5 (b)", lambda r: dig(r, "families", "b", "recall@5"), ">= 0.90", lambda v: v >= 0.90),
+    ("exact-identifier recall@5 (h)", lambda r: dig(r, "families", "h", "recall@5"), ">= 0.98", lambda v: v >= 0.98),
+    ("suppressed leak rate (e)", lambda r: dig(r, "families", "e", "suppressed", "leak_rate"), "exactly 0",
+     lambda v: v == 0),
+    ("forgotten leak rate (e)", lambda r: dig(r, "families", "e", "forgotten", "leak_rate"), "exactly 0",
+     lambda v: v == 0),
+    ("superseded leak rate (d)", lambda r: dig(r, "families", "d", "leak_rate"), "exactly 0", lambda v: v == 0),
+    ("no-answer abstention (g)", lambda r: dig(r, "families", "g", "abstention"), ">= 0.90", lambda v: v >= 0.90),
+)
+
+
+def targets_table(result: Result) -> list[str]:
+    rows = ["| target | goal | measured | met? |", "| --- | --- | --- | --- |"]
+    for name, getter, goal, ok in TARGETS:
+        value = getter(result)
+        verdict = "not measured" if value is None else ("yes" if ok(value) else "**no**")
+        rows.append(f"| {name} | {goal} | {fmt(value)} | {verdict} |")
+    return rows
+
+
+def family_table(results: list[Result]) -> list[str]:
+    head = "| family | metric | " + " | ".join(_label(r) for r in results) + " |"
+    rows = [head, "| --- | --- |" + " --- |" * len(results)]
+    for family, label in FAMILIES.items():
+        for metric in _metrics_of(results, family):
+            cells = [fmt(dig(r, "families", family, *metric.split("."))) for r in results]
+            rows.append(f"| ({family}) {label} | {metric} | " + " | ".join(cells) + " |")
+    return rows
+
+
+def _metrics_of(results: list[Result], family: str) -> list[str]:
+    names: list[str] = []
+    for r in results:
+        data = dig(r, "families", family) or {}
+        for key, value in data.items():
+            if isinstance(value, dict):
+                names += [f"{key}.{k}" for k in value if f"{key}.{k}" not in names]
+            elif key not in names:
+                names.append(key)
+    return names
+
+
+def _label(result: Result) -> str:
+    return f"{result['corpus']['size']} / {result['settings']['embedding_backend']}"
+
+
+def latency_table(results: list[Result]) -> list[str]:
+    rows = ["| run | call | phase | p50 ms | p95 ms | p99 ms |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        for call in ("recall", "remember"):
+            for phase in ("total", "embed", "search", "rest"):
+                s = dig(r, "latency", call, phase) or {}
+                rows.append(f"| {_label(r)} | {call} | {phase} | {fmt(s.get('p50_ms'))} | {fmt(s.get('p95_ms'))} "
+                            f"| {fmt(s.get('p99_ms'))} |")
+        for call in ("recall", "remember"):
+            s = dig(r, "mcp", call)
+            if s:
+                rows.append(f"| {_label(r)} | {call} via MCP/HTTP | total | {fmt(s.get('p50_ms'))} | "
+                            f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |")
+    return rows
+
+
+def resource_table(results: list[Result]) -> list[str]:
+    rows = ["| run | import memories/s | bytes/memory (all) | of which hash | of which audit | valkey RSS MB | "
+            "server process RSS MB | torch loaded | recalls/s 1 client | recalls/s 8 clients | load avg |",
+            "| --- |" + " --- |" * 10]
+    for r in results:
+        rows.append(" | ".join([
+            f"| {_label(r)}", fmt(dig(r, "import", "memories_per_second"), 0),
+            fmt(dig(r, "import", "bytes_per_memory"), 0),
+            fmt(dig(r, "import", "breakdown", "hash_bytes"), 0), fmt(dig(r, "import", "breakdown", "audit_bytes"), 0),
+            fmt(dig(r, "memory", "valkey_rss_mb"), 0), fmt(dig(r, "memory", "server_probe", "rss_mb"), 0),
+            fmt(dig(r, "memory", "server_probe", "torch_imported")),
+            fmt(dig(r, "throughput", "1_clients", "recalls_per_second"), 0),
+            fmt(dig(r, "throughput", "8_clients", "recalls_per_second"), 0),
+            fmt(dig(r, "machine", "load_average")),
+        ]) + " |")
+    return rows
+
+
+def chart(results: list[Result], path: Path) -> Path | None:
+    """Latency vs corpus size (log x), one line per backend and percentile."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    for backend in sorted({r["settings"]["embedding_backend"] for r in results}):
+        runs = sorted((r for r in results if r["settings"]["embedding_backend"] == backend),
+                      key=lambda r: SIZE_ORDER[r["corpus"]["size"]])
+        sizes = [SIZE_ORDER[r["corpus"]["size"]] for r in runs]
+        for call, phase, pct, style in (("recall", "total", "p50_ms", "o-"), ("recall", "total", "p95_ms", "o--"),
+                                         ("remember", "total", "p50_ms", "s:")):
+            values = [dig(r, "latency", call, phase, pct) for r in runs]
+            ax.plot(sizes, values, style, label=f"{call} {pct[:3]} ({backend})")
+    ax.axhline(8, color="grey", linewidth=0.8, linestyle="-.", label="recall p50 target (8 ms)")
+    ax.axhline(20, color="grey", linewidth=0.8, linestyle=":", label="recall p95 target (20 ms)")
+    ax.set_xscale("log")
+    ax.set_xlabel("memories in the store")
+    ax.set_ylabel("milliseconds")
+    ax.set_title("Kenning latency through the engine vs corpus size")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Path]:
+    results = load(folder)
+    if not results:
+        return []
+    ordered = sorted(results.values(), key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0),
+                                                      r["settings"]["embedding_backend"]))
+    main = primary(results)
+    assert main is not None
+    chart(ordered, chart_path)
+    from bench.page import render
+
+    page.write_text(render(main, ordered, targets_table(main), family_table(ordered), latency_table(ordered),
+                           resource_table(ordered), chart_path.name), encoding="utf-8")
+    return [page, chart_path]

@@ -1,0 +1,202 @@
+"""One benchmark run: a private embedded Valkey, the corpus imported in bulk, every family, latency,
+throughput and memory. Returns plain data (the JSON of the run).
+
+Never touches the user's Valkey: the server runs in a temporary data dir on a free port and is stopped
+at the end. The embedder is the configured one (``KENNING_EMBEDDING_BACKEND``), loaded once.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import families, lifecycle, metrics, system
+from bench.corpus import Corpus, generate
+from bench.families import Query, Write
+from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore, timed
+from kenning.bulk import Bulk
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.models import RememberResult
+from kenning.recall import RecallRequest
+from kenning.settings import Settings
+from kenning.store import connect
+
+ACTOR = "bench"
+TOP_K = 10
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    size: str = "10k"
+    seed: int = 7
+    queries: int = 200  # per retrieval family
+    writes: int = 200  # near-duplicate family
+    throughput_requests: int = 300
+    clients: tuple[int, ...] = (1, 8)
+
+
+@dataclass
+class Run:
+    """The live state of a run: the engine, the stopwatch and the uid <-> key maps."""
+
+    engine: Engine
+    watch: Stopwatch
+    corpus: Corpus
+    config: RunConfig
+    key_of: dict[str, str] = field(default_factory=dict)
+    uid_of: dict[str, str] = field(default_factory=dict)
+    recall_phases: list[dict[str, float]] = field(default_factory=list)
+    remember_phases: list[dict[str, float]] = field(default_factory=list)
+
+    def recall(self, query: Query, *, filtered: bool = True, keep: bool = True) -> list[str]:
+        """Run one recall; the uids it returned (a key the corpus does not know maps to itself)."""
+        request = RecallRequest(query.text, projects=[query.project] if filtered and query.project else None,
+                                top_k=TOP_K, actor=ACTOR)
+        result, phases = timed(self.engine.recaller.recall, self.watch, request)
+        if keep:
+            self.recall_phases.append(phases)
+        return [self.uid_of.get(h.memory.key, h.memory.key) for h in result.hits]
+
+    def remember(self, write: Write) -> RememberResult:
+        draft = Draft(write.text, namespace=write.namespace, project=write.project)
+        result, phases = timed(self.engine.memories.remember, self.watch, draft, actor=ACTOR)
+        self.remember_phases.append(phases)
+        written: RememberResult = result
+        return written
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def execute(config: RunConfig, embedder: Embedder, base: Settings,
+            progress: Callable[[str], None] = print) -> dict[str, Any]:
+    """The whole run; the returned dict is what bench/results/*.json holds."""
+    corpus = generate(config.size, config.seed)
+    with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
+        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
+                                           "key_prefix": "bench:", "valkey_url": None})
+        with EmbeddedValkey(settings) as server:
+            client = connect(settings)
+            watch = Stopwatch()
+            engine = Engine.open(settings, client, TimedEmbedder(embedder, watch))
+            engine.ctx.store.memories = TimedMemoryStore(engine.ctx.store.memories, watch)
+            run = Run(engine, watch, corpus, config)
+            out: dict[str, Any] = {"corpus": {"size": config.size, "seed": config.seed, "items": len(corpus.items),
+                                              "projects": len(corpus.projects())}}
+            progress(f"importing {len(corpus.items)} memories")
+            out["import"] = import_corpus(run, client)
+            out["families"] = run_families(run, progress)
+            out["latency"] = latency(run)
+            progress("throughput")
+            out["throughput"] = throughput(run)
+            out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process else None),
+                             "bench_process_rss_mb": system.rss_mb()}
+            progress("server process RSS probe")
+            out["memory"]["server_probe"] = lifecycle.server_probe(settings)
+            out["families"].update(lifecycle.run_all(run, progress))
+            client.close()  # type: ignore[no-untyped-call]
+    return out
+
+
+def import_corpus(run: Run, client: Any) -> dict[str, Any]:
+    drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
+              for i in run.corpus.items]
+    before = system.used_memory(client)
+    start = time.perf_counter()
+    results = Bulk(run.engine.ctx, run.engine.memories).remember_many(drafts, actor=ACTOR)
+    seconds = time.perf_counter() - start
+    after = system.used_memory(client)
+    stored = 0
+    for item, result in zip(run.corpus.items, results, strict=True):
+        run.key_of[item.uid] = result.key
+        if result.status == "stored":
+            run.uid_of[result.key] = item.uid
+            stored += 1
+    return {"seconds": seconds, "stored": stored, "duplicates_refused": len(results) - stored,
+            "memories_per_second": len(results) / seconds, "valkey_used_memory_delta": after - before,
+            "bytes_per_memory": (after - before) / max(stored, 1)}
+
+
+def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
+    rng = random.Random(f"families:{run.config.seed}")
+    n = run.config.queries
+    out: dict[str, Any] = {}
+    builders: Sequence[tuple[str, Callable[[], list[Query]]]] = (
+        ("a", lambda: families.verbatim_queries(run.corpus, rng, n)),
+        ("b", lambda: families.paraphrase_queries(run.corpus, rng, n)),
+        ("h", lambda: families.identifier_queries(run.corpus, rng, n)),
+    )
+    for name, build in builders:
+        progress(f"family {name}: {families.FAMILIES[name]}")
+        queries = build()
+        out[name] = metrics.retrieval_summary([metrics.first_rank(run.recall(q), q.targets) for q in queries])
+    progress("family c: cross-project distractors")
+    out["c"] = distractors(run, families.distractor_queries(run.corpus, rng, n))
+    progress("family g: no-answer")
+    answers = [run.recall(q) for q in families.no_answer_queries(run.corpus, rng)]
+    out["g"] = {"abstention": metrics.abstention([len(a) for a in answers]), "n": float(len(answers))}
+    progress("family f: near-duplicate writes")
+    out["f"] = duplicates(run, families.duplicate_writes(run.corpus, rng, run.config.writes))
+    return out
+
+
+def distractors(run: Run, queries: list[Query]) -> dict[str, Any]:
+    """With the project filter the twin must never come back; without it (the control) it competes."""
+    filtered = [run.recall(q) for q in queries]
+    control = [run.recall(q, filtered=False, keep=False) for q in queries]
+    other_projects = [[u for u in got if _project(u) not in (q.project, "global")] for got, q in
+                      zip(filtered, queries, strict=True)]
+    summary = metrics.retrieval_summary([metrics.first_rank(g, q.targets) for g, q in zip(filtered, queries,
+                                                                                          strict=True)])
+    summary["twin_leak_rate"] = metrics.leak_rate(filtered, [q.avoid for q in queries])
+    summary["other_project_leak_rate"] = sum(1 for o in other_projects if o) / max(len(queries), 1)
+    summary["control_unfiltered_other_project_in_top10"] = sum(
+        1 for got, q in zip(control, queries, strict=True)
+        if any(_project(u) not in (q.project, "global") for u in got)) / max(len(queries), 1)
+    return summary
+
+
+def _project(uid: str) -> str:
+    return uid.split("/", 1)[0]
+
+
+def duplicates(run: Run, writes: list[Write]) -> dict[str, Any]:
+    refused = [run.remember(w).status == "duplicate" for w in writes]
+    precision, recall = metrics.precision_recall(refused, [w.duplicate_of is not None for w in writes])
+    return {"precision": precision, "recall": recall, "n": float(len(writes)),
+            "threshold": run.engine.ctx.settings.duplicate_threshold}
+
+
+def latency(run: Run) -> dict[str, Any]:
+    def split(samples: list[dict[str, float]]) -> dict[str, Any]:
+        return {phase: metrics.latency_summary([s.get(phase, 0.0) for s in samples])
+                for phase in ("total", "embed", "search", "rest")}
+
+    return {"recall": split(run.recall_phases), "remember": split(run.remember_phases)}
+
+
+def throughput(run: Run) -> dict[str, Any]:
+    rng = random.Random(f"throughput:{run.config.seed}")
+    queries = families.paraphrase_queries(run.corpus, rng, run.config.throughput_requests)
+    out: dict[str, Any] = {}
+    for clients in run.config.clients:
+        start = time.perf_counter()
+        with ThreadPoolExecutor(clients) as pool:
+            list(pool.map(lambda q: run.recall(q, keep=False), queries))
+        seconds = time.perf_counter() - start
+        out[f"{clients}_clients"] = {"recalls_per_second": len(queries) / seconds, "requests": len(queries)}
+    return out

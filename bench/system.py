@@ -1,0 +1,60 @@
+"""Facts about the machine and the processes a run measures: machine info, git revision, RSS, Valkey memory."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import valkey
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def machine() -> dict[str, Any]:
+    cpu = ""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"platform": platform.platform(), "python": sys.version.split()[0], "cpu": cpu,
+            "cores": os.cpu_count(), "memory_gb": round(_mem_total_kb() / 1024 / 1024, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _mem_total_kb() -> int:
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        return 0
+    for line in meminfo.read_text(encoding="utf-8").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1])
+    return 0
+
+
+def git_revision() -> dict[str, Any]:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+        return done.stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident set size of a process (this one by default) in MB, from /proc."""
+    status = Path(f"/proc/{pid or os.getpid()}/status")
+    for line in status.read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def used_memory(client: valkey.Valkey) -> int:
+    """INFO memory used_memory in bytes."""
+    info: Any = client.info("memory")
+    return int(info["used_memory"])

@@ -1,0 +1,25 @@
+"""`kenning bench`: run the benchmark harness (bench/) and write its JSON and docs/benchmarks.md."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kenning.cli import command
+from kenning.settings import Settings
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--size", choices=("1k", "10k", "100k"), default="10k", help="corpus size (default 10k)")
+    parser.add_argument("--seed", type=int, default=7, help="corpus and query seed (default 7)")
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results)")
+    parser.add_argument("--queries", type=int, default=200, help="queries per retrieval family (default 200)")
+    parser.add_argument("--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md")
+
+
+@command("bench", "Benchmark retrieval quality, latency and memory on a private embedded Valkey.", _arguments)
+def _bench(args: argparse.Namespace, settings: Settings) -> int:
+    from bench import main
+
+    return main.run(settings, size=args.size, seed=args.seed, out=args.out, queries=args.queries,
+                    docs=not args.no_docs)
