@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from kenning.commands import (
+    backups,  # noqa: F401
     bench,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
     tokens,  # noqa: F401
+    truth,  # noqa: F401
 )

@@ -9,6 +9,7 @@ import pytest
 import valkey
 
 from kenning.backup import check, decide, rekey
+from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
@@ -18,6 +19,8 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning.store import indexes as index_admin
 from tests.conftest import make_settings
+
+load_commands()
 
 
 def _wipe(client: valkey.Valkey, prefix: str) -> None:
@@ -138,3 +141,27 @@ def test_rekey_moves_only_the_prefix() -> None:
 def test_backup_names_are_safe(engine: Engine) -> None:
     with pytest.raises(InvalidInput, match="label"):
         engine.backups.backup(label="../x", actor="admin")
+
+
+def test_cli_backup_and_restore_with_a_progress_bar(engine: Engine, monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = _populate(engine)
+    settings = engine.ctx.settings
+    monkeypatch.chdir(tmp_path)  # no developer .env leaks in
+    for name, value in (("DATA_DIR", settings.data_dir), ("VALKEY_PORT", settings.valkey_port),
+                        ("KEY_PREFIX", settings.key_prefix), ("BACKUP_DIR", settings.resolved_backup_dir)):
+        monkeypatch.setenv(f"KENNING_{name}", str(value))
+    assert main(["backup", "--label", "cli"]) == 0
+    out, err = capsys.readouterr()
+    assert "5 memories, 1 suppressions, 1 contradictions" in out
+    assert "backup  [##############################]       5/5" in err
+    (made,) = engine.backups.list_backups()
+    engine.memories.forget(keys["pref"], confirm=True, actor="a")
+    assert main(["restore", made["file"]]) == 0
+    assert "memories: add 1, update 0, skip 4" in capsys.readouterr().out
+    assert engine.store.memories.read(keys["pref"]) is None  # the dry run wrote nothing
+    assert main(["restore", str(settings.resolved_backup_dir / made["file"]), "--apply"]) == 0
+    out, err = capsys.readouterr()
+    assert "applied" in out
+    assert "restore [##############################]       1/1" in err
+    assert engine.memories.get(keys["pref"]).content == "Prefer small pull requests"

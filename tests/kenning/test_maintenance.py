@@ -3,8 +3,13 @@ re-checks, index drift and phantom entries, and reindex."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
 import valkey
 
+from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
@@ -12,6 +17,8 @@ from kenning.memory import Draft
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from tests.conftest import make_settings
+
+load_commands()
 
 DAY = 86_400.0
 LINT = ["Run the linter with `make lint` before pushing", "Always run the linter with `make lint` before pushing"]
@@ -91,3 +98,20 @@ def test_the_last_report_is_kept(engine: Engine) -> None:
     kept = engine.maintenance.last_report()
     assert kept is not None
     assert set(kept) == {"started_at", "expired", "duplicates", "contradictions", "indexes"}
+
+
+def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    engine.memories.remember(Draft("The staging host is staging.internal", project="p",
+                                   expires_at="2020-01-01"), actor="feed")
+    settings = engine.ctx.settings
+    monkeypatch.chdir(tmp_path)  # no developer .env leaks in
+    for name, value in (("DATA_DIR", settings.data_dir), ("VALKEY_PORT", settings.valkey_port),
+                        ("KEY_PREFIX", settings.key_prefix)):
+        monkeypatch.setenv(f"KENNING_{name}", str(value))
+    assert main(["maintain", "--summary"]) == 0
+    assert capsys.readouterr().out.startswith("expired: 1; duplicate clusters: 0")
+    assert main(["maintain"]) == 0
+    assert json.loads(capsys.readouterr().out)["expired"]["count"] == 0  # already archived by the first run
+    assert main(["reindex", "knowledge"]) == 0
+    assert "(1 documents, 1 before)" in capsys.readouterr().out

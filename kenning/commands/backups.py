@@ -1,0 +1,69 @@
+"""`kenning backup` and `kenning restore FILE` (docs/backup.md), with a progress bar on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from kenning.cli import command
+from kenning.settings import Settings
+
+BAR_WIDTH = 30
+
+
+class Bar:
+    """A one-line text progress bar: ``backup [#######.......]  350/1000``. Redrawn in place."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        filled = BAR_WIDTH if total == 0 else BAR_WIDTH * done // total
+        self.stream.write(f"\r{label:<8}[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {done:>7}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _backup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vectors", action="store_true", help="include the vectors (bigger file, no re-embedding)")
+    parser.add_argument("--label", help="appended to the file name, e.g. before-upgrade")
+
+
+@command("backup", "Write a JSON backup (memories, suppressions, contradictions) to the backup directory.",
+         _backup_arguments)
+def _backup(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.services import open_engine
+
+    result = open_engine(settings).backups.backup(vectors=args.vectors, label=args.label, actor="cli:backup",
+                                                  progress=Bar(sys.stderr))
+    print(f"wrote {result['path']} ({result['memories']} memories, {result['suppressions']} suppressions, "
+          f"{result['contradictions']} contradictions, {result['bytes']:,} bytes)")
+    return 0
+
+
+def _restore_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="a backup file (a path, or a name in the backup directory)")
+    parser.add_argument("--apply", action="store_true", help="write the changes (default: only report the plan)")
+    parser.add_argument("--json", action="store_true", help="print the full plan as JSON")
+
+
+@command("restore", "Restore a backup: report the plan (add/update/skip and why), then --apply it.",
+         _restore_arguments)
+def _restore(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.services import open_engine
+
+    engine = open_engine(settings)
+    path = args.file if args.file.exists() else engine.backups.path_of(str(args.file))
+    report = engine.backups.restore(path, dry_run=not args.apply, actor="cli:restore", progress=Bar(sys.stderr))
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    for kind in ("memories", "suppressions", "contradictions"):
+        counts = report[kind]
+        print(f"{kind}: add {counts['add']}, update {counts['update']}, skip {counts['skip']}")
+    print(f"vectors: {report['vectors']}")
+    print("applied" if args.apply else "dry run: nothing was written; run again with --apply to restore")
+    return 0

@@ -1,0 +1,51 @@
+"""`kenning maintain` and `kenning reindex NAMESPACE`: truth maintenance from the command line.
+
+``maintain`` runs one maintenance pass (docs/truth-maintenance.md) and prints its report as JSON. It is
+the same engine call a scheduler makes (``Engine.maintenance.run``); the feed worker's scheduler does
+not exist yet, so until it does, run this from cron or a systemd timer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from kenning.cli import command
+from kenning.schema import NAMESPACES
+from kenning.settings import Settings
+
+
+def _maintain_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--summary", action="store_true", help="print counts only, not the full JSON report")
+
+
+@command("maintain", "Run one maintenance pass: expiry, duplicate review, contradiction re-check, index drift.",
+         _maintain_arguments)
+def _maintain(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.services import open_engine
+
+    report = open_engine(settings).maintenance.run(actor="cli:maintain")
+    if args.summary:
+        drift = report["indexes"]["drift"]
+        print(f"expired: {report['expired']['count']}; duplicate clusters: {report['duplicates']['clusters']} "
+              f"(merged {len(report['duplicates']['merged'])}); contradictions closed: "
+              f"{len(report['contradictions']['closed'])} of {report['contradictions']['examined']} open; "
+              f"index drift: {len(drift)}; phantoms: {report['indexes']['phantoms']}")
+    else:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    return 0
+
+
+def _reindex_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("namespace", choices=NAMESPACES, help="the namespace whose index is rebuilt")
+
+
+@command("reindex", "Rebuild one namespace's search index safely (new index, backfill, swap, drop old).",
+         _reindex_arguments)
+def _reindex(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.services import open_engine
+
+    result = open_engine(settings).maintenance.reindex(args.namespace, actor="cli:reindex")
+    print(f"{result['namespace']}: rebuilt {result['index']} ({result['num_docs']} documents, "
+          f"{result['num_docs_before']} before)")
+    return 0
