@@ -2,7 +2,8 @@
 
 - Bearer tokens created with `kenning token create` are verified against their sha256 in Valkey.
   A verified token is remembered for ``CACHE_SECONDS`` so a session survives a Valkey blip and
-  Valkey is not asked on every message; a revoked token stops working within that window.
+  Valkey is not asked on every message; a revoked token stops working within that window. While Valkey
+  is unreachable, a token verified in the last ``OUTAGE_GRACE_SECONDS`` is still accepted.
 - The server refuses to listen on a non-loopback address without auth.
 - Host and Origin headers are checked against the loopback names plus the public URL's host.
 """
@@ -21,6 +22,7 @@ from kenning.settings import Settings
 from kenning.tokens import Token, Tokens, digest, grants
 
 CACHE_SECONDS = 10.0
+OUTAGE_GRACE_SECONDS = 300.0  # during a Valkey outage, a recently verified token still gets a clear outage error
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -48,7 +50,10 @@ class TokenAuth(TokenVerifier):
         try:
             found = await anyio.to_thread.run_sync(self.tokens.verify, secret)
         except BackendUnavailable:
-            return cached[1] if cached is not None else None  # cannot check: only a known token passes
+            # Cannot check: a token verified shortly before still passes, so its caller is told "memory could
+            # NOT be checked" by the tool instead of a misleading 401. Unknown tokens never pass.
+            fresh = cached is not None and cached[0] + OUTAGE_GRACE_SECONDS > now
+            return cached[1] if cached is not None and fresh else None
         if found is None:
             self._cache.pop(key, None)
             return None
