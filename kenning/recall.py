@@ -29,6 +29,9 @@ MAX_TOP_K = 50
 MAX_IDENTIFIERS = 4
 MAX_REINSTATE = 3
 _STRIP = "\"'`,;:()[]{}<>?!"
+_NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
+# Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them verbatim would lift noise.
+_PLAIN_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*%?|\d{4}-\d{2}(?:-\d{2})?")
 
 
 @dataclass(frozen=True)
@@ -105,14 +108,15 @@ def plan(request: RecallRequest, now: float | None = None) -> Plan:
 def identifiers(text: str) -> tuple[str, ...]:
     """Exact identifiers named in a query: `backticked` text, error codes, package names, paths. Pure.
 
-    A word counts when it is backticked, or has a digit (E11000, psycopg2, 404), an inner '_', '.',
+    A word counts when it is backticked, or has a digit (E11000, psycopg2), an inner '_', '.',
     '/', '-' or '::' (ERR_SSL, node.js, src/app.py, react-query), a lower-then-upper case change
-    (useEffect) or is an all-capitals word of 3+ letters (ENOENT).
+    (useEffect) or is an all-capitals word of 3+ letters (ENOENT). Plain numbers, times and ISO
+    dates are not identifiers (dates are read by kenning.temporal), nor are "e.g." and "i.e.".
     """
     found = re.findall(r"`([^`]{2,100})`", text)
     for raw in re.sub(r"`[^`]*`", " ", text).split():
         word = raw.strip(_STRIP).rstrip(".")
-        if len(word) < 2 or not re.search(r"\w", word):
+        if len(word) < 2 or word.lower() in _NOT_IDENTIFIERS or _PLAIN_NUMBER.fullmatch(word):
             continue
         if (re.search(r"\d", word) or re.search(r"\w[_./\-]\w|::", word) or re.search(r"[a-z][A-Z]", word)
                 or re.fullmatch(r"[A-Z]{3,}", word)):

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 
 from kenning.clock import ManualClock
+from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.models import Memory, RecallHit
 from kenning.recall import RecallRequest, exact, identifiers, select
+from kenning.settings import Settings
+from tests.conftest import make_settings
 
 DAY = 86_400.0
 TEXT = "The nightly backup job copies the Valkey AOF to object storage at 02:00 UTC."
@@ -29,6 +32,8 @@ def test_identifiers_are_found_in_queries() -> None:
     assert found == ("pip install", "E11000", "src/app/main.py", "psycopg2")
     assert identifiers("ENOENT when reading react-query docs") == ("ENOENT", "react-query")
     assert identifiers("how do I run the tests") == ()
+    assert identifiers("we got 10 errors and 500 retries in 2025 at 02:00 on 2026-03-14, e.g. twice") == ()
+    assert identifiers("ORA-00942 after the v2.3 upgrade") == ("ORA-00942", "v2.3")
 
 
 def test_exact_match_is_not_inside_a_longer_word() -> None:
@@ -79,17 +84,31 @@ def test_a_query_naming_a_date_prefers_the_event_then(engine: Engine) -> None:
     assert "in march" in result.notes[0]
 
 
-def test_an_exact_identifier_finds_a_weakly_similar_memory(engine: Engine) -> None:
-    key = twin(engine, "Deploy notes for the ingest service: bumped the base image, rotated credentials, "
-                       "and the E11000 error came back once during the reindex, fixed by dropping the temp "
-                       "collection.")
-    twin(engine, "Mongo duplicate key errors come from unique indexes; check the index definitions.")
-    plain = engine.recaller.recall(RecallRequest("what does a duplicate key error code mean?"))
-    assert key not in [h.memory.key for h in plain.hits]  # control: meaning alone does not find it
-    hits = recall(engine, "what does error E11000 mean?")
-    found = {h.memory.key: h for h in hits}
-    assert key in found
-    assert found[key].factors["relevance"] > found[key].similarity
+NOTES = ("Weekly notes: the team offsite moved to Thursday and lunch is catered; someone saw "
+         "ERR_OSSL_EVP_UNSUPPORTED once on the old laptop.")
+BUILD = "Fixing frontend build errors: clear node_modules and rebuild with the right Node version."
+
+
+def test_an_exact_identifier_outranks_closer_meanings(engine: Engine) -> None:
+    notes, build = twin(engine, NOTES), twin(engine, BUILD)
+    hits = recall(engine, "how to fix ERR_OSSL_EVP_UNSUPPORTED in the frontend build")
+    by_key = {h.memory.key: h for h in hits}
+    assert by_key[build].similarity > by_key[notes].similarity  # by meaning alone the build memory wins
+    assert hits[0].memory.key == notes
+    assert by_key[notes].factors["relevance"] > by_key[notes].similarity
+    assert "relevance" not in by_key[build].factors
+
+
+def test_an_exact_identifier_passes_the_floor(engine: Engine, settings: Settings, embedder: Embedder,
+                                              clock: ManualClock) -> None:
+    strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                                       relevance_floor=0.5), engine.store.client, embedder, clock=clock)
+    notes = twin(strict, NOTES)
+    plain = recall(strict, "how to fix the openssl unsupported error in the frontend build")
+    assert notes not in [h.memory.key for h in plain]  # control: below the floor by meaning
+    hits = recall(strict, "how to fix ERR_OSSL_EVP_UNSUPPORTED in the frontend build")
+    assert [h.memory.key for h in hits] == [notes]
+    assert hits[0].similarity < 0.5
 
 
 def test_facts_collapse_into_their_source(engine: Engine) -> None:
