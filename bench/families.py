@@ -157,10 +157,10 @@ def _fresh_values(rng: random.Random, item: Item) -> dict[str, str]:
 def reword(text: str, rng: random.Random) -> str:
     """A light rewording an agent produces when it stores the same lesson again."""
     choice = rng.randrange(4)
-    if choice == 0:
-        return "Note: " + text
-    if choice == 1:
+    if choice == 1 and "`" in text:
         return text.replace("`", "")
     if choice == 2:
         return text.rstrip(".") + " (confirmed again this week)."
-    return text[0].lower() + text[1:].replace(". ", "; ")
+    if choice == 3 and ". " in text:
+        return text[0].lower() + text[1:].replace(". ", "; ")
+    return "Note: " + text

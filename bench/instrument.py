@@ -73,6 +73,7 @@ class TimedMemoryStore(MemoryStore):
             return super().search(query)
         finally:
             self.watch.add("search", time.perf_counter() - start)
+            self.watch.add("search_calls", 1.0)
 
 
 def timed(fn: Any, watch: Stopwatch, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:

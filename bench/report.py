@@ -129,6 +129,8 @@ def latency_table(results: list[Result]) -> list[str]:
                 s = dig(r, "latency", call, phase) or {}
                 rows.append(f"| {_label(r)} | {call} | {phase} | {fmt(s.get('p50_ms'))} | {fmt(s.get('p95_ms'))} "
                             f"| {fmt(s.get('p99_ms'))} |")
+            rows.append(f"| {_label(r)} | {call} | FT.SEARCH calls per call (mean) | "
+                        f"{fmt(dig(r, 'latency', call, 'search_calls_mean'), 1)} | | |")
         for call in ("recall", "remember"):
             s = dig(r, "mcp", call)
             if s:
@@ -152,6 +154,15 @@ def resource_table(results: list[Result]) -> list[str]:
             fmt(dig(r, "throughput", "8_clients", "recalls_per_second"), 0),
             fmt(dig(r, "machine", "load_average")),
         ]) + " |")
+    return rows
+
+
+def sweep_table(results: list[Result]) -> list[str]:
+    """Vector-only paraphrase recall@5 and no-answer abstention per relevance floor."""
+    rows = ["| run | floor | paraphrase recall@5 (vector only) | no-answer abstention |", "| --- | --- | --- | --- |"]
+    for r in results:
+        for row in dig(r, "diagnostics", "paraphrase_floor_sweep", "sweep") or []:
+            rows.append(f"| {_label(r)} | {fmt(row['floor'])} | {fmt(row['recall@5'])} | {fmt(row['abstention'])} |")
     return rows
 
 
@@ -196,6 +207,7 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
     chart(ordered, chart_path)
     from bench.page import render
 
+    resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "", *sweep_table(ordered)]
     page.write_text(render(main, ordered, targets_table(main), family_table(ordered), latency_table(ordered),
-                           resource_table(ordered), chart_path.name), encoding="utf-8")
+                           resources, chart_path.name), encoding="utf-8")
     return [page, chart_path]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import families, lifecycle, metrics, system
+from bench import diagnostics, families, lifecycle, mcp, metrics, system
 from bench.corpus import Corpus, generate
 from bench.families import Query, Write
 from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore, timed
@@ -42,6 +42,7 @@ class RunConfig:
     queries: int = 200  # per retrieval family
     writes: int = 200  # near-duplicate family
     throughput_requests: int = 300
+    mcp_calls: int = 150
     clients: tuple[int, ...] = (1, 8)
 
 
@@ -57,6 +58,7 @@ class Run:
     uid_of: dict[str, str] = field(default_factory=dict)
     recall_phases: list[dict[str, float]] = field(default_factory=list)
     remember_phases: list[dict[str, float]] = field(default_factory=list)
+    queries: dict[str, list[Query]] = field(default_factory=dict)
 
     def recall(self, query: Query, *, filtered: bool = True, keep: bool = True) -> list[str]:
         """Run one recall; the uids it returned (a key the corpus does not know maps to itself)."""
@@ -89,6 +91,7 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
         settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
                                            "key_prefix": "bench:", "valkey_url": None})
+        _share_model_cache(base.data_dir / "models", Path(tmp) / "models")
         with EmbeddedValkey(settings) as server:
             client = connect(settings)
             watch = Stopwatch()
@@ -100,9 +103,14 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             progress(f"importing {len(corpus.items)} memories")
             out["import"] = import_corpus(run, client)
             out["families"] = run_families(run, progress)
+            progress("diagnostics: relevance floor sweep")
+            out["diagnostics"] = {"paraphrase_floor_sweep": diagnostics.floor_sweep(run, run.queries["b"],
+                                                                                    run.queries["g"])}
             out["latency"] = latency(run)
             progress("throughput")
             out["throughput"] = throughput(run)
+            progress("MCP over HTTP")
+            out["mcp"] = mcp.measure(run, settings, config.mcp_calls)
             out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process else None),
                              "bench_process_rss_mb": system.rss_mb()}
             progress("server process RSS probe")
@@ -110,6 +118,12 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out["families"].update(lifecycle.run_all(run, progress))
             client.close()  # type: ignore[no-untyped-call]
     return out
+
+
+def _share_model_cache(source: Path, target: Path) -> None:
+    """The exported ONNX model of the user's data dir, visible to processes using the temporary one."""
+    if source.is_dir():
+        target.symlink_to(source, target_is_directory=True)
 
 
 def import_corpus(run: Run, client: Any) -> dict[str, Any]:
@@ -128,7 +142,22 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
             stored += 1
     return {"seconds": seconds, "stored": stored, "duplicates_refused": len(results) - stored,
             "memories_per_second": len(results) / seconds, "valkey_used_memory_delta": after - before,
-            "bytes_per_memory": (after - before) / max(stored, 1)}
+            "bytes_per_memory": (after - before) / max(stored, 1),
+            "breakdown": breakdown(run, client, list(run.uid_of)[:200], stored, after - before)}
+
+
+def breakdown(run: Run, client: Any, keys: list[str], stored: int, delta: int) -> dict[str, float]:
+    """MEMORY USAGE of sampled memory hashes and their audit entries; the index is what remains."""
+    audit = run.engine.store.audit
+
+    def usage(key: str) -> int:
+        return int(client.memory_usage(key, samples=0) or 0)
+
+    hash_bytes = sum(usage(k) for k in keys) / max(len(keys), 1)
+    history = sum(usage(audit.history_key(k)) for k in keys) / max(len(keys), 1)
+    audit_bytes = history + usage(audit.stream) / max(stored, 1)
+    return {"hash_bytes": hash_bytes, "audit_bytes": audit_bytes,
+            "index_and_other_bytes": delta / max(stored, 1) - hash_bytes - audit_bytes, "sampled": float(len(keys))}
 
 
 def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -142,12 +171,13 @@ def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
     )
     for name, build in builders:
         progress(f"family {name}: {families.FAMILIES[name]}")
-        queries = build()
+        queries = run.queries[name] = build()
         out[name] = metrics.retrieval_summary([metrics.first_rank(run.recall(q), q.targets) for q in queries])
     progress("family c: cross-project distractors")
     out["c"] = distractors(run, families.distractor_queries(run.corpus, rng, n))
     progress("family g: no-answer")
-    answers = [run.recall(q) for q in families.no_answer_queries(run.corpus, rng)]
+    run.queries["g"] = families.no_answer_queries(run.corpus, rng)
+    answers = [run.recall(q) for q in run.queries["g"]]
     out["g"] = {"abstention": metrics.abstention([len(a) for a in answers]), "n": float(len(answers))}
     progress("family f: near-duplicate writes")
     out["f"] = duplicates(run, families.duplicate_writes(run.corpus, rng, run.config.writes))
@@ -183,8 +213,10 @@ def duplicates(run: Run, writes: list[Write]) -> dict[str, Any]:
 
 def latency(run: Run) -> dict[str, Any]:
     def split(samples: list[dict[str, float]]) -> dict[str, Any]:
-        return {phase: metrics.latency_summary([s.get(phase, 0.0) for s in samples])
-                for phase in ("total", "embed", "search", "rest")}
+        out: dict[str, Any] = {phase: metrics.latency_summary([s.get(phase, 0.0) for s in samples])
+                               for phase in ("total", "embed", "search", "rest")}
+        out["search_calls_mean"] = sum(s.get("search_calls", 0.0) for s in samples) / max(len(samples), 1)
+        return out
 
     return {"recall": split(run.recall_phases), "remember": split(run.remember_phases)}
 
