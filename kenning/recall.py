@@ -244,6 +244,8 @@ class Recaller:
         source = self.ctx.store.memories.read(fact.source_key or "")
         if source is None or source.state not in p.states or hidden_by(source, suppressed):
             return None
+        if p.projects and source.project not in p.projects:
+            return None
         if source.trust == "superseded" and not p.include_superseded:
             return None
         return source
