@@ -1,0 +1,76 @@
+"""explain_memory, memory_audit counts (FT, by namespace and state) with a page, and health."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning.engine import Engine
+from kenning.errors import InvalidInput, NotFound
+from kenning.inspection import AuditRequest
+from kenning.memory import Draft
+
+
+def _remember(engine: Engine, content: str, **kwargs: object) -> str:
+    return engine.memories.remember(Draft(content=content, **kwargs), actor="alice").key  # type: ignore[arg-type]
+
+
+def test_explain_gives_every_field_and_the_history(engine: Engine) -> None:
+    key = _remember(engine, "Deploys happen on Mondays", project="ops", tags=["deploy"])
+    engine.memories.update(key, "Deploys happen on Tuesdays", actor="bob", reason="moved")
+    explained = engine.inspection.explain(key)
+    memory = explained["memory"]
+    assert set(memory) >= {"key", "content", "namespace", "project", "tags", "kind", "state", "trust", "actor",
+                           "created_at", "updated_at", "valid_from", "metadata", "recall_count"}
+    assert (memory["content"], memory["project"], memory["tags"]) == ("Deploys happen on Tuesdays", "ops",
+                                                                      ["deploy"])
+    assert explained["has_vector"] is True
+    history = explained["history"]
+    assert [(e["action"], e["actor"]) for e in history] == [("remember", "alice"), ("update", "bob")]
+    assert history[1]["details"]["previous_content"] == "Deploys happen on Mondays"
+    assert history[1]["at"].endswith("Z")
+    with pytest.raises(NotFound):
+        engine.inspection.explain(key[:-4] + "ZZZZ")
+
+
+def test_audit_counts_by_namespace_and_state_and_pages(engine: Engine) -> None:
+    keys = [_remember(engine, text, project="shop") for text in
+            ("The cart is stored in Valkey", "Prices include VAT", "Orders ship from Leeds")]
+    _remember(engine, "Prefer tabs in Makefiles", namespace="preference")
+    _remember(engine, "Elsewhere the cart is in Postgres", project="other")
+    engine.lifecycle.deprioritise(keys[0], reason="stale", actor="alice")
+    engine.lifecycle.archive(keys[1], reason="wrong", actor="alice")
+    everything = engine.inspection.audit(AuditRequest())
+    assert everything["counts"]["knowledge"] == {"active": 2, "deprioritised": 1, "archived": 1}
+    assert everything["counts"]["preference"] == {"active": 1, "deprioritised": 0, "archived": 0}
+    assert everything["total"] == 5
+    shop = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"], limit=2))
+    assert shop["counts"] == {"knowledge": {"active": 1, "deprioritised": 1, "archived": 1}}
+    assert shop["page"]["total"] == 3
+    assert len(shop["page"]["items"]) == 2
+    second = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"], offset=2, limit=2))
+    seen = {i["key"] for i in shop["page"]["items"]} | {i["key"] for i in second["page"]["items"]}
+    assert seen == set(keys)
+    only_active = engine.inspection.audit(AuditRequest(states=["active"], namespaces=["knowledge"]))
+    assert only_active["counts"] == {"knowledge": {"active": 2}}
+    with pytest.raises(InvalidInput, match="unknown state"):
+        engine.inspection.audit(AuditRequest(states=["gone"]))
+
+
+def test_health_checks_each_dependency(engine: Engine) -> None:
+    health = engine.inspection.health(uptime=12.5)
+    public = health.public()
+    assert health.ok
+    assert public["status"] == "ok"
+    assert public["uptime_seconds"] == 12.5
+    assert {name: check["ok"] for name, check in public["checks"].items()} == {
+        "valkey": True, "search_module": True, "indexes": True, "model": True}
+    assert "384 dims" in public["model"]
+
+
+def test_health_reports_index_drift(engine: Engine) -> None:
+    engine.ctx.indexes["skill"] = engine.ctx.indexes["skill"] + "-old"  # this process expects another index
+    health = engine.inspection.health()
+    assert not health.ok
+    assert health.public()["checks"]["indexes"]["ok"] is False
+    assert "drift in skill" in health.public()["checks"]["indexes"]["detail"]
+    assert health.public()["checks"]["valkey"]["ok"] is True
