@@ -19,7 +19,7 @@ from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
 from kenning.memory import Draft, Memories
-from kenning.models import iso
+from kenning.models import Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
 from kenning.store.patches import Patch, Patcher
 from kenning.store.registries import ExperienceStore
@@ -113,6 +113,19 @@ class Experience:
                                                     auto=True)
                 suppressed.append(result["term"])
         return suppressed
+
+    def reindex(self, memory: Memory) -> None:
+        """Re-create the derived entries (graveyard, per-project registry) of a memory written directly,
+        e.g. by a restore. Idempotent; a memory without an experience record is left alone."""
+        record = memory.metadata.get("experience")
+        if not record:
+            return
+        at = float(record.get("recorded_at") or memory.updated_at)
+        for project in (memory.project, ALL_PROJECTS):
+            self.registry.add(project, memory.key, at)
+        for a in record.get("abandoned_approaches", []):
+            self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
+                                         effort=record["effort"], key=memory.key, project=memory.project, at=at))
 
     def log_abandoned(self, approach: Approach, *, effort: int, project: str | None, actor: str,
                       context: str | None = None, namespace: str = "episodic") -> dict[str, Any]:

@@ -124,6 +124,12 @@ class Lifecycle:
             self.memories.contradictions.close_for(key, "archived", actor=who)
         return Transition(key, memory.state, to, why, who, now)
 
+    def reindex_hints(self, memory: Memory) -> None:
+        """Re-create the hint index entries of a memory written directly (e.g. by a restore). Idempotent."""
+        if memory.state == "deprioritised":
+            for hint in memory.reinstate_hints:
+                self.hints.add(phrases.normalise(hint), memory.key)
+
     def deprioritise(self, key: str, *, reason: str | None, actor: str,
                      reinstate_hints: list[str] | tuple[str, ...] | None = None) -> Transition:
         return self.transition(key, "deprioritised", reason=reason, actor=actor, hints=reinstate_hints)

@@ -125,3 +125,15 @@ def test_effortful_success_outranks_an_equally_similar_abandonment(engine: Engin
     assert by_key[won].similarity == pytest.approx(by_key[lost].similarity, abs=1e-3)
     assert hits[0].memory.key == won
     assert by_key[won].score > by_key[lost].score * 10
+
+
+def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Engine) -> None:
+    key = engine.experience.log_abandoned(Approach("Sanic", "library", "plugin gaps"), effort=2, project="r",
+                                          actor="a")["key"]
+    memory = engine.memories.get(key)
+    engine.experience.graveyard.remove(key, ["Sanic"])
+    engine.experience.registry.remove("r", key)
+    assert engine.experience.warn_if_abandoned("what about sanic?") == []  # control: the index lost it
+    engine.experience.reindex(memory)
+    assert [w["memory"] for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
+    assert engine.experience.experience_summary("r")["recorded"] == 1

@@ -155,3 +155,13 @@ def test_forget_previews_then_deletes(engine: Engine) -> None:
     assert engine.memories.get(key).content == REDIS
     assert engine.lifecycle.forget(key, confirm=True, actor="a", reason="wrong")["status"] == "forgotten"
     assert engine.store.memories.read(key) is None
+
+
+def test_reindex_hints_restores_the_hint_index(engine: Engine) -> None:
+    key = remember(engine, REDIS)
+    engine.lifecycle.deprioritise(key, reason="moved", actor="agent", reinstate_hints=["redis cluster"])
+    memory = engine.memories.get(key)
+    engine.lifecycle.hints.remove("redis cluster", key)
+    assert key not in keys(engine, "redis cluster sessions")  # control: the index lost it
+    engine.lifecycle.reindex_hints(memory)
+    assert key in keys(engine, "redis cluster sessions")
