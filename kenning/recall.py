@@ -256,11 +256,16 @@ class Recaller:
 
         No relevance floor: the named hint is the relevance signal. Flagged ``reinstate_candidate``.
         """
-        keys = {m for entries in self.hints.lookup(phrases.ngrams(p.text)).values() for m in entries}
+        found = self.hints.lookup(phrases.ngrams(p.text))
         out: list[RecallHit] = []
-        for key in sorted(keys):
+        for key in sorted({m for entries in found.values() for m in entries}):
             memory = self.ctx.store.memories.read(key)
-            if memory is None or not self._may_reinstate(p, memory, suppressed):
+            if memory is None:  # forgotten elsewhere: clean its hint entries up lazily
+                for hint, entries in found.items():
+                    if key in entries:
+                        self.hints.remove(hint, key)
+                continue
+            if not self._may_reinstate(p, memory, suppressed):
                 continue
             stored = self.ctx.store.memories.read_vector(key)
             similarity = float(np.dot(embedded, stored)) if stored is not None else 0.0

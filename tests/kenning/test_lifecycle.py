@@ -165,3 +165,12 @@ def test_reindex_hints_restores_the_hint_index(engine: Engine) -> None:
     assert key not in keys(engine, "redis cluster sessions")  # control: the index lost it
     engine.lifecycle.reindex_hints(memory)
     assert key in keys(engine, "redis cluster sessions")
+
+
+def test_hints_of_a_memory_deleted_elsewhere_are_dropped(engine: Engine) -> None:
+    key = remember(engine, REDIS)
+    engine.lifecycle.deprioritise(key, reason="moved", actor="agent", reinstate_hints=["redis cluster"])
+    assert engine.lifecycle.hints.phrases() == ["redis cluster"]
+    engine.memories.forget(key, confirm=True, actor="a", reason="bypassing the lifecycle")
+    assert key not in keys(engine, "redis cluster sessions")
+    assert engine.lifecycle.hints.phrases() == []
