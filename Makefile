@@ -30,7 +30,9 @@ unit: $(STAMP)
 
 test: lint unit
 
+# The 10k corpus by default (BENCH_ARGS="--size 100k" for the big one); the bench extra draws the chart.
 bench: $(STAMP)
+	$(PIP) install --quiet -e '.[bench]'
 	$(VENV)/bin/kenning bench $(BENCH_ARGS)
 
 clean:

@@ -167,11 +167,16 @@ def sweep_table(results: list[Result]) -> list[str]:
 
 
 def chart(results: list[Result], path: Path) -> Path | None:
-    """Latency vs corpus size (log x), one line per backend and percentile."""
-    import matplotlib
+    """Latency vs corpus size (log x), one line per backend and percentile; None without matplotlib
+    (the `bench` extra: pip install -e '.[bench]')."""
+    import importlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    try:
+        importlib.import_module("matplotlib").use("Agg")
+        plt: Any = importlib.import_module("matplotlib.pyplot")
+    except ImportError:
+        print("matplotlib is not installed (pip install -e '.[bench]'): no chart", flush=True)
+        return None
 
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     for backend in sorted({r["settings"]["embedding_backend"] for r in results}):
@@ -204,10 +209,10 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
                                                       r["settings"]["embedding_backend"]))
     main = primary(results)
     assert main is not None
-    chart(ordered, chart_path)
+    drawn = chart(ordered, chart_path)
     from bench.page import render
 
     resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "", *sweep_table(ordered)]
     page.write_text(render(main, ordered, targets_table(main), family_table(ordered), latency_table(ordered),
                            resources, chart_path.name), encoding="utf-8")
-    return [page, chart_path]
+    return [page, drawn] if drawn else [page]
