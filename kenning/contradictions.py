@@ -26,7 +26,7 @@ from kenning import polarity, query, validation
 from kenning.belief import Belief, belief_fields
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
-from kenning.models import GLOBAL_PROJECT, Memory
+from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 
@@ -171,7 +171,7 @@ class Contradictions:
 
     def listing(self, *, status: str = "open", project: str | None = None, key: str | None = None,
              limit: int = 20) -> tuple[list[Contradiction], int]:
-        """Records newest first, filtered; returns (page, total records of that status)."""
+        """Records newest first, filtered; returns (page, how many records are open in all)."""
         if status not in (*STATUSES, "all"):
             raise InvalidInput(f"unknown status {status!r}", hint="use open, resolved, closed or all")
         validation.bounded_int("limit", limit, 1, 200)
@@ -183,7 +183,18 @@ class Contradictions:
             records = self._walk(open_only=status == "open", project=wanted_project, status=status, limit=limit)
         records = [c for c in records if status in ("all", c.status)
                    and (wanted_project is None or wanted_project in c.projects)]
-        return records[:limit], self.records.count(open_only=status == "open")
+        return records[:limit], self.records.count(open_only=True)
+
+    def described(self, record: Contradiction) -> dict[str, Any]:
+        """A record with both sides' current content, state and trust, for reading side by side."""
+        out = record.public()
+        for side in ("a", "b"):
+            memory = self.ctx.store.memories.read(getattr(record, side))
+            out[side] = {"key": getattr(record, side), "exists": memory is not None}
+            if memory is not None:
+                out[side].update(content=memory.content[:1_000], project=memory.project, state=memory.state,
+                                 trust=memory.trust, created_at=iso(memory.created_at))
+        return out
 
     def _walk(self, *, open_only: bool, project: str | None, status: str, limit: int) -> list[Contradiction]:
         out: list[Contradiction] = []
@@ -204,7 +215,10 @@ class Contradictions:
         record = self.get(record_id)
         if decision not in DECISIONS:
             raise InvalidInput(f"unknown decision {decision!r}", hint=f"use one of {', '.join(DECISIONS)}")
-        text = validation.reason(note, required=decision == "both_valid") or ""
+        text = validation.reason(note) or ""
+        if decision == "both_valid" and not text:
+            raise InvalidInput("both_valid needs a note saying how both hold",
+                               hint="e.g. note='pickle only for the internal cache; never for input'")
         if decision == "merge" and not (content and content.strip()):
             raise InvalidInput("merge needs the merged content", hint="pass content= with the one true statement")
         if record.status == "closed":

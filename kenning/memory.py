@@ -9,7 +9,7 @@ from typing import Any
 
 from ulid import ULID
 
-from kenning import query, validation
+from kenning import polarity, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import InvalidInput, NotFound
@@ -76,7 +76,9 @@ class Memories:
         vector = self.ctx.embedder.embed(memory.content)
         if not allow_duplicate:
             existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
-            if existing is not None:
+            # "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate,
+            # it is stored so the contradiction check below can flag it.
+            if existing is not None and polarity.conflict(existing[0].content, memory.content) is None:
                 return RememberResult("duplicate", existing[0].key, existing[1],
                                       notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
         self.write_new(memory, vector, actor=actor, action="remember")
@@ -114,7 +116,7 @@ class Memories:
             index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
-            return_fields=("created_at", "state", "distance"), limit=1,
+            return_fields=("created_at", "state", "content", "distance"), limit=1,
         )
         result = self.ctx.store.memories.search(search)
         if not result.hits or result.hits[0].similarity < self.ctx.settings.duplicate_threshold:

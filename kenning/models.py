@@ -90,6 +90,8 @@ class RecallHit:
             out["weak_match"] = True
         if self.reinstate_candidate:
             out["reinstate_candidate"] = True
+        if m.superseded_by:
+            out["superseded_by"] = m.superseded_by
         return out
 
 

@@ -39,18 +39,21 @@ def register(tools: Registry) -> None:
         return result.public()
 
     async def _recall(query: str, namespaces: list[str] | None, projects: list[str] | None, top_k: int,
-                      include_deprioritised: bool, as_of: str | None) -> RecallResult:
+                      include_deprioritised: bool, as_of: str | None, include_superseded: bool = False) -> RecallResult:
         call = current()
         request = RecallRequest(query=query, namespaces=namespaces, projects=projects, top_k=top_k,
-                                include_deprioritised=include_deprioritised, as_of=as_of, actor=call.actor)
+                                include_deprioritised=include_deprioritised, as_of=as_of, actor=call.actor,
+                                include_superseded=include_superseded)
         return await call.run(call.engine.recaller.recall, request)
 
     @tools.tool(scope="read")
     async def recall(query: str, namespaces: list[str] | None = None, projects: list[str] | None = None,
-                     top_k: int = 5, include_deprioritised: bool = False, as_of: str | None = None) -> dict[str, Any]:
+                     top_k: int = 5, include_deprioritised: bool = False, as_of: str | None = None,
+                     include_superseded: bool = False) -> dict[str, Any]:
         """Find memories relevant to a question, best first, with full content. Warnings come first.
-        projects: also includes "global" memories. as_of: ISO time, answers "what did we believe then"."""
-        result = await _recall(query, namespaces, projects, top_k, include_deprioritised, as_of)
+        projects: also includes "global" memories. as_of: ISO time, answers "what did we believe then".
+        include_superseded: also memories a resolved contradiction went against (with superseded_by)."""
+        result = await _recall(query, namespaces, projects, top_k, include_deprioritised, as_of, include_superseded)
         return result.public(full=True)
 
     @tools.tool(scope="read")

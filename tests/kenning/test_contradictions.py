@@ -105,7 +105,7 @@ def test_both_valid_needs_a_note_and_clears_both(engine: Engine) -> None:
     a = _remember(engine, "Do not use pickle")
     b = _remember(engine, "Use pickle for caching")
     (record,), _ = engine.contradictions.listing()
-    with pytest.raises(InvalidInput, match="reason is required"):
+    with pytest.raises(InvalidInput, match="needs a note"):
         engine.contradictions.resolve(record.id, "both_valid", None, actor="bob")
     done = engine.contradictions.resolve(record.id, "both_valid", "caching is internal only", actor="bob")
     assert (done.status, done.note, done.resolved_by) == ("resolved", "caching is internal only", "bob")
