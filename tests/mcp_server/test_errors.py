@@ -1,0 +1,60 @@
+"""The one error translator: engine errors keep their message and hint; outages say memory could NOT be
+checked; anything unexpected is masked for the client and logged with a request id."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+from fastmcp import Client
+
+from kenning.engine import Engine
+from kenning.errors import BackendUnavailable, InvalidInput, NotFound
+from kenning.settings import Settings
+from mcp_server.app import build_server
+from mcp_server.errors import EngineToolError, translate
+from tests.mcp_server.conftest import mcp_settings, ok, refused
+
+
+def test_invalid_input_says_what_was_wrong_and_what_is_allowed() -> None:
+    error = translate(InvalidInput("top_k must be 1 to 50; got 90", hint="ask for fewer"), "recall")
+    assert isinstance(error, EngineToolError)
+    assert error.code == "invalid_input"
+    assert str(error) == "invalid_input: top_k must be 1 to 50; got 90 (hint: ask for fewer)"
+
+
+def test_an_outage_is_never_phrased_as_an_empty_result() -> None:
+    error = translate(BackendUnavailable("Valkey is unreachable", hint="is it running?"), "recall")
+    assert str(error).startswith("backend_unavailable: memory could NOT be checked -- Valkey is unreachable")
+    assert "Do not treat this as 'nothing stored'" in str(error)
+    assert str(translate(NotFound("no memory k"), "x")) == "not_found: no memory k"
+
+
+def test_unexpected_errors_are_masked_and_logged_with_a_request_id(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="mcp_server.errors"):
+        error = translate(RuntimeError("secret internals at /srv/db"), "recall")
+    match = re.search(r"request id ([0-9a-f]{12})", str(error))
+    assert match is not None
+    assert "secret internals" not in str(error)
+    assert str(error).startswith("internal_error:")
+    assert any(match.group(1) in record.getMessage() and record.exc_info for record in caplog.records)
+
+
+async def test_a_tool_that_crashes_reaches_the_client_masked(engine: Engine, settings: Settings,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    server, registry, _ = build_server(engine, mcp_settings(settings, mcp_auth=False))
+
+    @registry.tool(scope="read")
+    async def explode() -> dict[str, str]:
+        """Fails on purpose."""
+        raise RuntimeError("database password is hunter2")
+
+    with caplog.at_level(logging.ERROR, logger="mcp_server.errors"):
+        async with Client(server) as client:
+            assert (await ok(client, "version"))["name"] == "kenning"  # positive control: the server works
+            message = await refused(client, "explode")
+    assert message.startswith("internal_error: the server failed unexpectedly (request id ")
+    assert "hunter2" not in message
+    request_id = message.split("request id ")[1][:12]
+    assert any(request_id in record.getMessage() for record in caplog.records)
