@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import valkey
+
 from kenning.store.client import call, text
 
 
