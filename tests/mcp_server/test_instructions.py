@@ -24,7 +24,7 @@ async def test_every_example_validates_against_the_tool_schemas() -> None:
     for call in calls:
         assert problems(call, schemas) == [], call
     named = {call.split("(", 1)[0] for call in calls}
-    assert {"recall", "remember", "remember_document", "get_project_context"} <= named
+    assert {"briefing", "recall", "warn_if_abandoned", "remember", "record_experience", "remember_document"} <= named
 
 
 def test_the_instructions_cover_the_required_behaviours() -> None:
