@@ -319,6 +319,19 @@ class Contradictions:
                                details={"contradiction": record.id})
         return done
 
+    def after_edit(self, memory: Memory, vector: Any, *, actor: str) -> bool:
+        """After a content edit: close its records that no longer conflict, flag new conflicts.
+
+        Returns whether anything changed.
+        """
+        closed = 0
+        for record in self.records.many(self.records.for_key(memory.key)):
+            why = self._stale(record) if record.status == "open" else ""
+            if why:
+                self.close(record, why, actor=actor)
+                closed += 1
+        return bool(self.on_remember(memory, vector, actor=actor)) or closed > 0
+
     def recheck(self, *, actor: str) -> dict[str, Any]:
         """Maintenance: close open records whose sides are gone, archived or no longer conflicting."""
         closed: list[dict[str, str]] = []

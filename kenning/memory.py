@@ -174,6 +174,8 @@ class Memories:
         self.ctx.store.memories.write(updated, vector)
         self.ctx.audit(actor, "update", key, reason=validation.reason(reason) or "", before=current.content,
                    after=text, details={"previous_content": current.content})
+        if self.contradictions.after_edit(updated, vector, actor=actor):
+            return self.get(key)  # its trust changed (a contradiction opened or closed)
         return updated
 
     def retag(self, key: str, *, add: builtins.list[str] | None = None, remove: builtins.list[str] | None = None,

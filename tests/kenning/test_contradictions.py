@@ -173,3 +173,19 @@ def test_second_tier_failure_is_unknown_never_a_negative(engine: Engine) -> None
     assert record.status == "open"
     assert record.second_tier == "unknown"
     assert "did not answer" in record.second_tier_note
+
+
+def test_editing_a_side_closes_a_record_that_no_longer_conflicts_and_flags_new_ones(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    edited = engine.memories.update(b, "Use msgpack for caching", actor="bob", reason="we switched")
+    assert edited.trust == "stated"
+    closed = engine.contradictions.get(record.id)
+    assert (closed.status, closed.closed_reason) == ("closed", "the two memories no longer conflict (edited)")
+    assert engine.memories.get(a).trust == "stated"
+    again = engine.memories.update(b, "Use pickle for caching session data", actor="bob")
+    assert again.trust == "disputed"  # the pair was released by the close, so it is flagged anew
+    (reopened,), total = engine.contradictions.listing()
+    assert (total, reopened.a, reopened.b) == (1, a, b)
+    assert reopened.id != record.id
