@@ -28,11 +28,15 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
+from kenning.store.batch import search_many
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
 CANDIDATES_PER_NAMESPACE = 10
+# What detection and opening a record read from a candidate (never the vector, nothing more).
+CANDIDATE_FIELDS = ("content", "project", "created_at", "valid_from", "valid_to", "trust", "superseded_by", "state",
+                    "distance")
 # An optional second-tier checker (an LLM, added later): (a, b) -> one of VERDICTS.
 SecondTier = Callable[[Memory, Memory], str]
 
@@ -65,31 +69,24 @@ class Contradictions:
             # Side a is always the older statement, so keep_b reads "keep the newer one".
             a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
             found = polarity.conflict(a.content, b.content)
-            if found is not None:
+            if found is not None and self.records.pair(a.key, b.key) is None:
                 opened.append(self.open(a, b, found, similarity, actor=actor))
         return opened
 
     def candidates(self, memory: Memory, vector: Any) -> list[tuple[Memory, float]]:
-        """Believed, visible memories close enough to be about the same thing, never yet paired with it."""
+        """Believed, visible memories close enough to be about the same thing (one pipelined round trip)."""
         # Project contexts are rewritten in place by their owner; they are not statements to dispute.
         clauses = [query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"]),
                    query.not_tag("kind", ["context"])]
         if memory.project != GLOBAL_PROJECT:
             clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
         threshold = self.ctx.settings.contradiction_threshold
-        out: list[tuple[Memory, float]] = []
-        for namespace in NAMESPACES:
-            search = query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
-                                  knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
-                                  ef_runtime=self.ctx.settings.ef_runtime,
-                                  return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES_PER_NAMESPACE)
-            for hit in self.ctx.store.memories.search(search).hits:
-                other = hit.memory
-                if other.key == memory.key or hit.similarity < threshold:
-                    continue
-                if self.records.pair(other.key, memory.key) is None:
-                    out.append((other, hit.similarity))
-        return out
+        searches = [query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
+                                 knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
+                                 ef_runtime=self.ctx.settings.ef_runtime, return_fields=CANDIDATE_FIELDS,
+                                 limit=CANDIDATES_PER_NAMESPACE) for namespace in NAMESPACES]
+        return [(hit.memory, hit.similarity) for result in search_many(self.ctx.store.memories, searches)
+                for hit in result.hits if hit.memory.key != memory.key and hit.similarity >= threshold]
 
     def open(self, a: Memory, b: Memory, found: polarity.Conflict, similarity: float, *,
              actor: str) -> Contradiction:
