@@ -28,6 +28,7 @@ import numpy as np
 from kenning import validation
 from kenning.context import Context
 from kenning.errors import InvalidInput, NotFound
+from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
 from kenning.store.contradictions import Contradiction, ContradictionStore
@@ -75,8 +76,9 @@ def decide(ours: float | None, theirs: float) -> tuple[str, str]:
 
 
 class Backups:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, derived: tuple[Reindex, ...] = ()) -> None:
         self.ctx = ctx
+        self.derived = derived
         self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
         self.suppressions = SuppressionStore(ctx.store.client, ctx.store.prefix)
 
@@ -213,6 +215,8 @@ class Backups:
                                 strict=True))
             for action, memory, reason in chunk:
                 self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)))
+                for rebuild in self.derived:
+                    rebuild(memory)
                 self.ctx.audit(actor, "restore", memory.key, reason=reason, after=memory.content,
                                details={"restore": action})
             if progress is not None:

@@ -69,7 +69,10 @@ class Engine:
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
         memories = Memories(ctx)
-        archive = Lifecycle(ctx, memories).archive  # merging and expiry archive through the lifecycle rules
+        rules = Lifecycle(ctx, memories)  # merging and expiry archive through the lifecycle rules
+        archive = rules.archive
+        # Restores write hashes directly; these rebuild what other components derive from a memory.
+        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex)
         duplicates = Duplicates(ctx, memories, archive)
         maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
         return cls(
@@ -83,10 +86,10 @@ class Engine:
             experience=Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)),
             suppressions=Suppressions(ctx),
             recall_log=RecallLog(ctx),
-            duplicates=duplicates, history=History(ctx, memories.contradictions), maintenance=maintenance,
+            duplicates=duplicates, history=History(ctx, memories.contradictions, derived), maintenance=maintenance,
             briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
                               maintenance),
-            backups=Backups(ctx),
+            backups=Backups(ctx, derived),
         )
 
     @property

@@ -8,6 +8,7 @@ its old key, re-embedded, and audits that too. After the window the snapshot is 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,8 @@ from kenning.schema import FIELD_NAMES, namespace_of
 from kenning.store import AuditEvent
 
 DAY = 86_400.0
+# Rebuilds what another component derives from a memory written directly (reinstate hints, graveyard).
+Reindex = Callable[[Memory], None]
 HISTORY_LIMIT = 500
 _CURSOR = re.compile(r"^\d{1,20}-\d{1,20}$")
 _TIMES = ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at", "last_recalled",
@@ -52,9 +55,10 @@ def from_snapshot(key: str, snapshot: dict[str, Any]) -> Memory:
 
 
 class History:
-    def __init__(self, ctx: Context, contradictions: Contradictions) -> None:
+    def __init__(self, ctx: Context, contradictions: Contradictions, derived: tuple[Reindex, ...] = ()) -> None:
         self.ctx = ctx
         self.contradictions = contradictions
+        self.derived = derived
 
     def history(self, key: str, *, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
         """Every audit event of one memory, oldest first, and whether it exists now."""
@@ -95,6 +99,8 @@ class History:
             memory = replace(memory, namespace=namespace_of(key, self.ctx.store.prefix))
         vector = self.ctx.embedder.embed(memory.content)
         self.ctx.store.memories.write(memory, vector)
+        for rebuild in self.derived:
+            rebuild(memory)
         self.ctx.audit(actor, "restore_forgotten", key, reason=validation.reason(reason) or "",
                        after=memory.content, details={"forgotten_at": iso(event.at), "forget_event": event.id})
         # The memory is believed again: any contradiction it takes part in is real again.

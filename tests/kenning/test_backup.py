@@ -14,6 +14,7 @@ from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
+from kenning.experience import Approach
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
@@ -165,3 +166,29 @@ def test_cli_backup_and_restore_with_a_progress_bar(engine: Engine, monkeypatch:
     assert "applied" in out
     assert "restore [##############################]       1/1" in err
     assert engine.memories.get(keys["pref"]).content == "Prefer small pull requests"
+
+
+def test_restore_rebuilds_the_graveyard_and_reinstate_hints(engine: Engine, client: valkey.Valkey,
+                                                            embedder: Embedder, clock: ManualClock) -> None:
+    engine.experience.log_abandoned(Approach("celery", "library", "too heavy for two workers"), effort=3,
+                                    project="shop", actor="agent")
+    hinted = engine.memories.remember(Draft("Session state lives in Redis with a 30 minute TTL", project="shop"),
+                                      actor="a").key
+    engine.lifecycle.deprioritise(hinted, reason="sessions moved to Postgres", actor="a",
+                                  reinstate_hints=["redis cluster"])
+    question = "should sessions go back to a redis cluster?"
+
+    def flagged(e: Engine) -> list[str]:
+        hits = e.recaller.recall(RecallRequest(question, projects=["shop"])).hits
+        return [h.memory.key for h in hits if h.reinstate_candidate]
+
+    assert [w["name"] for w in engine.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
+    assert flagged(engine) == [hinted]  # positive controls before the wipe
+    made = engine.backups.backup(actor="admin")
+    settings = engine.ctx.settings
+    _wipe(client, settings.key_prefix)
+    fresh = Engine.open(settings, client, embedder, clock=clock)
+    assert fresh.experience.warn_if_abandoned("try celery for the queue") == []
+    fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
+    assert [w["name"] for w in fresh.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
+    assert flagged(fresh) == [hinted]

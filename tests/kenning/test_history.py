@@ -76,3 +76,20 @@ def test_restore_is_refused_after_the_retention_window(engine: Engine, clock: Ma
     with pytest.raises(NotFound):
         engine.history.restore_forgotten(engine.store.memories.new_key("knowledge", "01HNEVER0000000000000000000"),
                                          actor="a")
+
+
+def test_restore_forgotten_rebuilds_its_reinstate_hints(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Session state lives in Redis with a 30 minute TTL", project="p"),
+                                   actor="a").key
+    engine.lifecycle.deprioritise(key, reason="moved to Postgres", actor="a", reinstate_hints=["redis cluster"])
+    question = RecallRequest("should sessions go back to a redis cluster?", projects=["p"])
+
+    def flagged() -> list[str]:
+        return [h.memory.key for h in engine.recaller.recall(question).hits if h.reinstate_candidate]
+
+    assert flagged() == [key]  # positive control
+    engine.lifecycle.forget(key, confirm=True, actor="a", reason="cleanup")
+    assert flagged() == []
+    engine.history.restore_forgotten(key, actor="a")
+    assert engine.memories.get(key).state == "deprioritised"
+    assert flagged() == [key]
