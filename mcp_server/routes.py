@@ -17,7 +17,8 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 
 def healthz(rt: Runtime) -> Endpoint:
     async def endpoint(request: Request) -> Response:
-        health = await anyio.to_thread.run_sync(lambda: rt.engine.inspection.health(uptime=rt.uptime()))
+        health = await anyio.to_thread.run_sync(lambda: rt.engine.inspection.health(uptime=rt.uptime()),
+                                                limiter=rt.limiter)
         return JSONResponse(health.public(), status_code=200 if health.ok else 503)
     return endpoint
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
+import anyio
 import anyio.to_thread
 from fastmcp.server.dependencies import get_access_token, get_context
 
@@ -26,6 +27,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 LIFESPAN_KEY = "kenning"
 LOCAL_ACTOR = "local"
+ENGINE_THREADS = 16  # below the Valkey pool size (32), so a burst of calls queues instead of failing
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Runtime:
     settings: Settings
     metrics: Metrics
     started_at: float = field(default_factory=time.time)
+    limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(ENGINE_THREADS))
 
     def uptime(self) -> float:
         return max(0.0, time.time() - self.started_at)
@@ -87,7 +90,8 @@ class Call:
         Engine errors come back already translated (``mcp_server.errors.translate``).
         """
         try:
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs),
+                                                  limiter=self.runtime.limiter)
         except KenningError as exc:
             raise translate(exc, fn.__name__) from exc
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tests.mcp_server.conftest import McpHarness, ok, probe, refused
@@ -182,3 +183,13 @@ async def test_bad_input_is_refused_with_what_was_wrong_and_what_is_allowed(mcp:
             for fragment in expected:
                 assert fragment in message, f"{tool}({arguments}) said {message!r}; expected {fragment!r}"
     assert {tool for tool, _, _ in BAD_INPUTS} >= {"remember", "recall", "forget", "update_memory"}
+
+
+async def test_a_burst_of_concurrent_calls_queues_instead_of_exhausting_the_valkey_pool(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        key = (await ok(client, "remember", {"content": "Concurrency is bounded by a capacity limiter"}))["key"]
+        recalls = await asyncio.gather(*(ok(client, "recall", {"query": "how is concurrency bounded?"})
+                                         for _ in range(24)))
+        audits = await asyncio.gather(*(ok(client, "memory_audit", {"limit": 200}) for _ in range(64)))
+    assert [r["results"][0]["key"] for r in recalls] == [key] * 24
+    assert [a["total"] for a in audits] == [1] * 64
