@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from fastmcp import Client
+
 from tests.mcp_server.conftest import McpHarness, ok, probe, refused
 
 CI_FACT = "The CI pipeline builds the docs with Node 20 because scripts/gen.mjs uses fetch"
@@ -193,3 +195,8 @@ async def test_a_burst_of_concurrent_calls_queues_instead_of_exhausting_the_valk
         audits = await asyncio.gather(*(ok(client, "memory_audit", {"limit": 200}) for _ in range(64)))
     assert [r["results"][0]["key"] for r in recalls] == [key] * 24
     assert [a["total"] for a in audits] == [1] * 64
+
+
+async def test_the_mcp_client_fixture_is_connected_with_a_write_token(mcp_client: Client[Any], mcp: McpHarness) -> None:
+    stored = await ok(mcp_client, "remember", {"content": "The mcp_client fixture writes as test-write"})
+    assert mcp.engine.memories.get(stored["key"]).actor == "test-write"
