@@ -27,7 +27,7 @@ import numpy as np
 
 from kenning import validation
 from kenning.context import Context
-from kenning.errors import InvalidInput, NotFound
+from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
@@ -97,6 +97,8 @@ class Backups:
         name = f"kenning-backup-{stamp}{'-' + label if label else ''}.json"
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / name
+        if path.exists():  # never overwrite a backup
+            raise Conflict(f"{name} exists already", hint="wait a second, or pass a different label")
         partial = path.with_suffix(".partial")
         counts = self._write(partial, vectors=vectors, at=now, progress=progress)
         partial.replace(path)

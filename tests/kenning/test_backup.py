@@ -13,7 +13,7 @@ from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
-from kenning.errors import InvalidInput
+from kenning.errors import Conflict, InvalidInput
 from kenning.experience import Approach
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
@@ -139,9 +139,13 @@ def test_rekey_moves_only_the_prefix() -> None:
     assert rekey("other:mem:x", "old:", "new:") == "other:mem:x"
 
 
-def test_backup_names_are_safe(engine: Engine) -> None:
+def test_backup_names_are_safe_and_never_overwritten(engine: Engine) -> None:
     with pytest.raises(InvalidInput, match="label"):
         engine.backups.backup(label="../x", actor="admin")
+    first = engine.backups.backup(label="same", actor="admin")
+    with pytest.raises(Conflict, match="exists already"):
+        engine.backups.backup(label="same", actor="admin")  # same second, same label (the clock is manual)
+    assert [b["file"] for b in engine.backups.list_backups()] == [first["file"]]
 
 
 def test_cli_backup_and_restore_with_a_progress_bar(engine: Engine, monkeypatch: pytest.MonkeyPatch,
