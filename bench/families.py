@@ -111,7 +111,8 @@ def distractor_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query
 
 def identifier_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query]:
     """An error code, ticket or version pin, alone or in a short question."""
-    carriers = [i for i in _facts(corpus) if i.ident]
+    # A bare version number ("3.12") names nothing on its own; identifiers carry letters (E-codes, pkg==1.2).
+    carriers = [i for i in _facts(corpus) if i.ident and re.search(r"[A-Za-z]", identifier_token(i))]
     out: list[Query] = []
     for item in rng.sample(carriers, min(n, len(carriers))):
         token = identifier_token(item)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +19,13 @@ SETTINGS_RECORDED = ("embedding_backend", "embedding_threads", "embedding_batch_
                      "duplicate_threshold", "relevance_floor", "weak_match_margin", "lexical_boost")
 
 
+QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenning.embedded")
+
+
 def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool) -> int:
     started = time.perf_counter()
+    for name in QUIET:  # one line per HTTP request would drown the progress lines
+        logging.getLogger(name).setLevel(logging.WARNING)
     print(f"kenning bench: {size} corpus, seed {seed}, embedder backend {settings.embedding_backend}", flush=True)
     load_start = time.perf_counter()
     embedder = load_embedder(settings)

@@ -110,6 +110,8 @@ def _metrics_of(results: list[Result], family: str) -> list[str]:
     for r in results:
         data = dig(r, "families", family) or {}
         for key, value in data.items():
+            if isinstance(value, list):
+                continue  # samples (misses), shown in the JSON only
             if isinstance(value, dict):
                 names += [f"{key}.{k}" for k in value if f"{key}.{k}" not in names]
             elif key not in names:

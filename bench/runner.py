@@ -172,7 +172,10 @@ def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
     for name, build in builders:
         progress(f"family {name}: {families.FAMILIES[name]}")
         queries = run.queries[name] = build()
-        out[name] = metrics.retrieval_summary([metrics.first_rank(run.recall(q), q.targets) for q in queries])
+        ranks = [metrics.first_rank(run.recall(q), q.targets) for q in queries]
+        out[name] = metrics.retrieval_summary(ranks)
+        out[name]["misses_at_5"] = [{"query": q.text, "target": q.targets[0], "rank": r}
+                                    for q, r in zip(queries, ranks, strict=True) if r is None or r > 5][:12]
     progress("family c: cross-project distractors")
     out["c"] = distractors(run, families.distractor_queries(run.corpus, rng, n))
     progress("family g: no-answer")

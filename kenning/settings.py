@@ -69,9 +69,9 @@ class Settings(BaseSettings):
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Batch size for bulk embedding.")
     embedding_backend: Literal["torch", "onnx"] = Field(
-        default="torch",
-        description="torch = sentence-transformers (the reference); onnx = ONNX Runtime without torch at "
-                    "serving time (exported once from the model into <data_dir>/models).",
+        default="onnx",
+        description="onnx = ONNX Runtime without torch at serving time (exported once from the model into "
+                    "<data_dir>/models; same vectors); torch = sentence-transformers, the reference.",
     )
 
     # --- memory rules ----------------------------------------------------------------------
