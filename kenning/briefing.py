@@ -88,9 +88,11 @@ class Briefing:
             return None
 
     def _contradictions(self, name: str) -> list[dict[str, Any]]:
-        records, _ = self.contradictions.listing(status="open", project=name, limit=CAPS["contradictions"])
+        # Global memories apply to every project, so their open contradictions are this project's blockers too.
+        records, _ = self.contradictions.listing(status="open", limit=200)
+        touching = [c for c in records if name in c.projects or GLOBAL_PROJECT in c.projects]
         out = []
-        for record in records:
+        for record in touching[:CAPS["contradictions"]]:
             a, b = (self.ctx.store.memories.read(k) for k in (record.a, record.b))
             out.append({"id": record.id, "a": {"key": record.a, "content": snippet(a.content) if a else None},
                         "b": {"key": record.b, "content": snippet(b.content) if b else None},

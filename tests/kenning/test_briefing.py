@@ -71,3 +71,14 @@ def test_bounded_trims_the_least_important_sections_first() -> None:
     assert 0 < len(trimmed["recent_knowledge"]) < 50
     same, untouched = bounded({"stale": [{"s": "short"}]})
     assert (same, untouched) == ({"stale": [{"s": "short"}]}, False)
+
+
+def test_open_contradictions_of_global_memories_are_blockers_everywhere(engine: Engine) -> None:
+    engine.memories.remember(Draft("Never commit secrets to the repository"), actor="a")
+    engine.memories.remember(Draft("Commit secrets to the repository only when encrypted"), actor="a")
+    engine.memories.remember(Draft("Do not use pickle", project="elsewhere"), actor="a")
+    engine.memories.remember(Draft("Use pickle for caching", project="elsewhere"), actor="a")
+    assert engine.contradictions.listing()[1] == 2  # positive control: both pairs are open
+    (blocker,) = engine.briefing.briefing("shop")["contradictions"]
+    assert "secrets" in blocker["a"]["content"]
+    assert len(engine.briefing.briefing("elsewhere")["contradictions"]) == 2
