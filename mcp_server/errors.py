@@ -80,9 +80,10 @@ class ErrorTranslator(Middleware):
             raise
         except FastMCPError as exc:
             origin = _origin(exc)
-            if origin is None:
-                self.metrics.tool_errors.labels(name, type(exc).__name__).inc()
-                raise  # argument validation, unknown tool, scope refusal: already clear
+            if origin is None:  # argument validation and the like: already clear
+                code = "invalid_arguments" if isinstance(exc, ValidationError) else "tool_error"
+                self.metrics.tool_errors.labels(name, code).inc()
+                raise
             raise self._count(name, origin) from origin
 
     def _count(self, name: str, exc: BaseException) -> ToolError:

@@ -1,9 +1,10 @@
 """Tool declarations: each tool states its scope once, and its annotations follow from that.
 
 ``Registry.tool`` registers a function with FastMCP and records a ``ToolSpec``. ``ScopeGuard`` reads
-the specs at dispatch and refuses a call the caller's token does not allow, before any argument is
-looked at. A tool that changes anything needs ``write`` (or ``admin``); a ``read`` tool is read-only
-by construction, so the scope test can derive every mutating tool from the annotations.
+the specs at dispatch and refuses (``PermissionDenied``, translated like every engine error) a call the
+caller's token does not allow, before any argument is looked at. A tool that changes anything needs
+``write`` (or ``admin``); a ``read`` tool is read-only by construction, so the scope test can derive
+every mutating tool from the annotations.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from fastmcp import FastMCP
-from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 from mcp_types import CallToolRequestParams, ToolAnnotations
 
+from kenning.errors import NotFound, PermissionDenied
 from kenning.settings import Settings
 from mcp_server.runtime import caller
 
@@ -77,12 +78,11 @@ class ScopeGuard(Middleware):
         name = context.message.name
         spec = self.registry.specs.get(name)
         if spec is None:
-            raise ToolError(f"not_found: unknown tool {name!r}")
+            raise NotFound(f"unknown tool {name!r}", hint="tools/list shows the tools")
         who = caller(self.settings)
         if spec.scope not in who.scopes:
             held = ", ".join(sorted(who.scopes)) or "none"
-            raise ToolError(
-                f"permission_denied: tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} "
-                f"holds {held}. Nothing was changed (hint: use a token created with "
-                f"`kenning token create --scope {spec.scope} --name NAME`)")
+            raise PermissionDenied(
+                f"tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} holds {held}; nothing was changed",
+                hint=f"use a token created with `kenning token create --scope {spec.scope} --name NAME`")
         return await call_next(context)
