@@ -33,6 +33,8 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
     async with mcp.client("write") as client:
         await ok(client, "remember", {"content": "Metrics are exposed at /metrics"})
         await refused(client, "recall", {"query": "x", "top_k": 0})
+    async with mcp.client("read") as reader:
+        await refused(reader, "remember", {"content": "refused by scope"})
     async with httpx.AsyncClient(base_url=mcp.base) as http:
         response = await http.get("/metrics")
     assert response.status_code == 200
@@ -41,7 +43,8 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "ok"), ("tool", "remember")))] == 1.0
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "recall")))] == 1.0
     assert found[("kenning_mcp_tool_errors_total", (("code", "invalid_input"), ("tool", "recall")))] == 1.0
-    assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 1.0
+    assert found[("kenning_mcp_tool_errors_total", (("code", "permission_denied"), ("tool", "remember")))] == 1.0
+    assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 2.0
     assert ("kenning_valkey_errors_total", ()) in found
     assert ("kenning_embedding_latency_seconds_count", ()) in found
     assert REGISTRY.get_sample_value("kenning_mcp_tool_calls_total", {"tool": "remember", "outcome": "ok"}) \
