@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
-from kenning import validation
+from kenning import phrases, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
@@ -23,7 +23,7 @@ from kenning.models import Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
 from kenning.store.patches import Patch, Patcher
 from kenning.store.registries import ExperienceStore
-from kenning.suppression import Suppressions
+from kenning.suppression import Suppressions, hidden_by, term
 
 __all__ = ["Approach", "Experience", "Report", "experience_weight"]
 OUTCOMES: tuple[str, ...] = tuple(OUTCOME_BASE)
@@ -60,16 +60,30 @@ def _checked(report: Report) -> dict[str, Any]:
     validation.bounded_int("iterations", report.iterations, 1, 10_000)
     if len(report.gotchas) > MAX_ITEMS or len(report.abandoned_approaches) > MAX_ITEMS:
         raise InvalidInput(f"at most {MAX_ITEMS} gotchas and {MAX_ITEMS} abandoned approaches")
-    approaches = []
-    for a in report.abandoned_approaches:
-        if a.type not in APPROACH_TYPES:
-            raise InvalidInput(f"unknown approach type {a.type!r}", hint=f"use one of {', '.join(APPROACH_TYPES)}")
-        name = validation.content(a.name, limit=200)
-        approaches.append({"name": name, "type": a.type, "reason": validation.reason(a.reason) or ""})
+    approaches = [_approach(a) for a in report.abandoned_approaches]
     return {"effort": report.effort, "outcome": report.outcome, "iterations": report.iterations,
             "breakthrough": validation.reason(report.breakthrough),
             "gotchas": [g for g in (validation.reason(g) for g in report.gotchas) if g],
             "abandoned_approaches": approaches}
+
+
+def _approach(a: Approach) -> dict[str, str]:
+    """One abandoned approach, validated before anything is written.
+
+    Its name must be a usable whole-word term (``kenning.suppression.term``): the graveyard finds it by
+    name and a high-effort abandonment suppresses it, so a name made of punctuation or stop words only
+    ("!!!", "the") or longer than a phrase is refused up front instead of half-way through recording.
+    """
+    if a.type not in APPROACH_TYPES:
+        raise InvalidInput(f"unknown approach type {a.type!r}", hint=f"use one of {', '.join(APPROACH_TYPES)}")
+    name = a.name.strip() if isinstance(a.name, str) else ""  # term() refuses empty and over-long names
+    try:
+        term(name)
+    except InvalidInput:
+        raise InvalidInput(f"approach name {a.name!r} is not usable",
+                           hint=f"name it in 1-{phrases.MAX_PHRASE_TOKENS} words that are not only stop words, "
+                                "e.g. 'celery' or 'pgbouncer transaction mode'") from None
+    return {"name": name, "type": a.type, "reason": validation.reason(a.reason) or ""}
 
 
 class Experience:
@@ -129,19 +143,23 @@ class Experience:
 
     def log_abandoned(self, approach: Approach, *, effort: int, project: str | None, actor: str,
                       context: str | None = None, namespace: str = "episodic") -> dict[str, Any]:
-        """Write a memory saying ``approach`` was abandoned and why, and record it as an abandonment."""
+        """Write a memory saying ``approach`` was abandoned and why, and record it as an abandonment.
+
+        The report is validated before the memory is written, so bad input stores nothing.
+        """
+        report = Report(effort=effort, outcome="abandoned", abandoned_approaches=(approach,))
+        _checked(report)
         text = f"Abandoned {approach.type} '{approach.name.strip()}': {approach.reason.strip() or 'no reason given'}"
         if context:
             text += f"\n{context.strip()}"
         written = self.memories.remember(Draft(text, namespace=namespace, project=project, kind="experience",
                                                tags=("abandoned",)), actor=actor)
-        result = self.record_experience(written.key, Report(effort=effort, outcome="abandoned",
-                                                            abandoned_approaches=(approach,)), actor=actor)
+        result = self.record_experience(written.key, report, actor=actor)
         return {**result, "status": written.status}
 
     def warn_if_abandoned(self, text: str) -> list[dict[str, Any]]:
         """Graveyard warnings for a query or plan, as plain data (most effortful first)."""
-        validation.content(text, limit=2_000)
+        phrases.query_text(text)
         return [a.public() for a in self.graveyard.warn(text)]
 
     def get_experience(self, key: str) -> dict[str, Any]:
@@ -151,24 +169,30 @@ class Experience:
                 "experience": _public(record) if record else None}
 
     def experience_summary(self, project: str | None = None, *, limit: int = 500) -> dict[str, Any]:
-        """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs."""
+        """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs.
+
+        Counts cover every non-archived record; the lists that quote a memory leave out memories a
+        suppression hides (this summary is read by agents).
+        """
         scope = validation.project(project) if project else ALL_PROJECTS
         records = self._records(scope, limit)
         outcomes = {o: sum(1 for _, r in records if r["outcome"] == o) for o in OUTCOMES}
-        by_effort = sorted(records, key=lambda kr: (-kr[1]["effort"], -kr[1]["recorded_at"]))
-        wins = [kr for kr in by_effort if kr[1]["outcome"] == "succeeded" and kr[1].get("breakthrough")]
+        suppressed = self.suppressions.active()
+        shown = [(m, r) for m, r in records if not hidden_by(m, suppressed)]
+        by_effort = sorted(shown, key=lambda mr: (-mr[1]["effort"], -mr[1]["recorded_at"]))
+        wins = [mr for mr in by_effort if mr[1]["outcome"] == "succeeded" and mr[1].get("breakthrough")]
         return {
             "project": project or "all", "recorded": len(records),
             "average_effort": round(mean(r["effort"] for _, r in records), 2) if records else None,
             "outcomes": outcomes,
-            "most_effortful": [{"key": k, "effort": r["effort"], "outcome": r["outcome"], "content": c[:200]}
-                               for k, r, c in ((k, r, self._content(k)) for k, r in by_effort[:5])],
+            "most_effortful": [{"key": m.key, "effort": r["effort"], "outcome": r["outcome"],
+                                "content": m.content[:200]} for m, r in by_effort[:5]],
             "graveyard": [a.public() for a in self.graveyard.all(None if scope == ALL_PROJECTS else scope)],
-            "top_breakthroughs": [{"key": k, "effort": r["effort"], "breakthrough": r["breakthrough"]}
-                                  for k, r in wins[:5]],
+            "top_breakthroughs": [{"key": m.key, "effort": r["effort"], "breakthrough": r["breakthrough"]}
+                                  for m, r in wins[:5]],
         }
 
-    def _records(self, scope: str, limit: int) -> list[tuple[str, dict[str, Any]]]:
+    def _records(self, scope: str, limit: int) -> list[tuple[Memory, dict[str, Any]]]:
         out = []
         for key in self.registry.keys(scope, limit):
             memory = self.ctx.store.memories.read(key)
@@ -176,12 +200,8 @@ class Experience:
             if memory is None or record is None:
                 self.registry.remove(scope, key)  # forgotten elsewhere: clean up lazily
             elif memory.state != "archived":
-                out.append((key, record))
+                out.append((memory, record))
         return out
-
-    def _content(self, key: str) -> str:
-        memory = self.ctx.store.memories.read(key)
-        return memory.content if memory else ""
 
 
 def _public(record: dict[str, Any]) -> dict[str, Any]:

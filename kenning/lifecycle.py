@@ -30,6 +30,7 @@ from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import AuditEvent, digest
 from kenning.store.patches import Patch, Patcher
 from kenning.store.phrase_index import PhraseIndex
+from kenning.suppression import Suppressions, hidden_by
 
 ALLOWED: dict[str, tuple[str, ...]] = {
     "active": ("deprioritised", "archived"),
@@ -102,6 +103,7 @@ class Lifecycle:
         self.memories = memories
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
         self.patcher = Patcher(ctx.store.client, ctx.store.audit)
+        self.suppressions = Suppressions(ctx)
 
     # --- one memory -----------------------------------------------------------------------
     def transition(self, key: str, to: str, *, reason: str | None, actor: str,
@@ -175,22 +177,22 @@ class Lifecycle:
         """Memories a query points at, for the caller to confirm by key. Never acts.
 
         A candidate needs RAW similarity >= ``act_threshold`` (no weight inflates it) and a state the
-        action applies to.
+        action applies to. Memories hidden by a suppression are never offered (the caller is an agent).
         """
         if action not in ACTION_STATES:
             raise InvalidInput(f"unknown action {action!r}", hint=f"use one of {', '.join(ACTION_STATES)}")
-        vector = vector_bytes(self.ctx.embedder.embed(validation.content(text, limit=2_000)))
+        vector = vector_bytes(self.ctx.embedder.embed(phrases.query_text(text)))
         clauses = [query.tag("state", list(ACTION_STATES[action]))]
         if projects:
             clauses.append(query.tag("project", list(validation.projects(projects))))
-        found = []
+        found, suppressed = [], self.suppressions.active()
         for namespace in validation.namespaces(namespaces):
             search = query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses), knn=CANDIDATES,
                                   vector=vector, ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES),
-                                  return_fields=("content", "project", "state", "created_at", "distance"),
+                                  return_fields=("content", "title", "project", "state", "created_at", "distance"),
                                   limit=CANDIDATES)
             found += [h for h in self.ctx.store.memories.search(search).hits
-                      if h.similarity >= self.ctx.settings.act_threshold]
+                      if h.similarity >= self.ctx.settings.act_threshold and not hidden_by(h.memory, suppressed)]
         found.sort(key=lambda h: h.similarity, reverse=True)
         return {
             "status": "needs_confirmation", "action": action, "acted": False,
@@ -218,14 +220,15 @@ class Lifecycle:
         return {"status": "done", "action": action, "project": name, "affected": done}
 
     def _preview(self, action: str, project: str, clauses: tuple[str, ...]) -> dict[str, Any]:
-        count, sample = 0, []
+        """The count covers every matching memory; the sample quotes none a suppression hides."""
+        count, sample, suppressed = 0, [], self.suppressions.active()
         for namespace in validation.namespaces(None):
             result = self.ctx.store.memories.search(query.Search(
                 index=self.ctx.index(namespace), clauses=clauses, sort_by="created_at", descending=True,
-                limit=5, return_fields=("content", "state", "created_at")))
+                limit=5, return_fields=("content", "title", "state", "created_at")))
             count += result.total
             sample += [{"key": h.memory.key, "state": h.memory.state, "content": h.memory.content[:200]}
-                       for h in result.hits]
+                       for h in result.hits if not hidden_by(h.memory, suppressed)]
         return {"status": "preview", "action": action, "project": project, "would_affect": count,
                 "sample": sample[:5], "next": f"call {action} again with confirm=true and a reason"}
 

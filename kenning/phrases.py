@@ -15,6 +15,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from kenning.errors import InvalidInput
+
 _TOKEN = re.compile(r"\w+[+#]*")
 MAX_PHRASE_TOKENS = 8
 
@@ -64,6 +66,16 @@ def found_in(text: str, phrases: Iterable[str]) -> list[str]:
         if norm and norm in grams and norm not in seen:
             seen.append(norm)
     return seen
+
+
+def query_text(value: str, *, what: str = "query", limit: int = 2_000) -> str:
+    """A query, topic or plan as given by a caller: non-empty, at most ``limit`` characters, stripped."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{what} is empty", hint=f"give the {what} as a few words or a question")
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is {len(value):,} characters; the limit is {limit:,}",
+                           hint=f"shorten the {what} to its key words")
+    return value.strip()
 
 
 def search_words(phrase: str) -> tuple[str, ...]:

@@ -92,7 +92,7 @@ class Plan:
 
 
 def plan(request: RecallRequest, now: float | None = None) -> Plan:
-    text = validation.content(request.query, limit=2_000)
+    text = phrases.query_text(request.query)
     states = ("active", "deprioritised") if request.include_deprioritised else ("active",)
     projects = validation.projects(request.projects)
     period = temporal.target(text, now) if now is not None else None

@@ -18,6 +18,7 @@ from kenning.context import Context
 from kenning.models import RecallHit, iso
 from kenning.schema import namespace_of, vector_bytes
 from kenning.store.registries import RecallLogStore
+from kenning.suppression import Suppression, Suppressions, hidden_by
 
 PREVIEW = 120
 TOPIC_MEMORIES = 5
@@ -28,6 +29,7 @@ class RecallLog:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.store = RecallLogStore(ctx.store.client, ctx.store.prefix)
+        self.suppressions = Suppressions(ctx)
 
     def record(self, text: str, hits: list[RecallHit] | tuple[RecallHit, ...], *, actor: str,
                projects: tuple[str, ...] = ()) -> str:
@@ -43,13 +45,14 @@ class RecallLog:
 
     def why_did_you_mention(self, topic: str, *, limit: int = 20) -> dict[str, Any]:
         """Which recalls surfaced the memories ``topic`` names, newest first (at most ``limit``)."""
-        text = validation.content(topic, limit=500)
+        text = phrases.query_text(topic, what="topic", limit=500)
         validation.bounded_int("limit", limit, 1, 200)
-        memories, matched_by = self._by_words(text), "words"
+        suppressed = self.suppressions.active()  # an agent asks this: suppressed memories never surface
+        memories, matched_by = self._by_words(text, suppressed), "words"
         if not memories:
-            memories, matched_by = self._by_meaning(text), "meaning"
+            memories, matched_by = self._by_meaning(text, suppressed), "meaning"
         keys = {m["key"] for m in memories}
-        mentions = self._mentions(keys, text, limit)
+        mentions = self._mentions(keys, text, limit, suppressed)
         out: dict[str, Any] = {"topic": text, "matched_by": matched_by if memories else None,
                                "memories": memories, "mentions": mentions}
         if not mentions:
@@ -57,10 +60,12 @@ class RecallLog:
                            f" (the log keeps the last {self.ctx.settings.recall_log_max_entries} recalls)")
         return out
 
-    def _by_words(self, text: str) -> list[dict[str, Any]]:
+    def _by_words(self, text: str, suppressed: list[Suppression]) -> list[dict[str, Any]]:
         if namespace_of(text.strip(), self.ctx.store.prefix):
             memory = self.ctx.store.memories.read(text.strip())
-            return [] if memory is None else [{"key": memory.key, "content": memory.content[:200]}]
+            if memory is None or hidden_by(memory, suppressed):
+                return []
+            return [{"key": memory.key, "content": memory.content[:200]}]
         words = phrases.search_words(text)
         if not words:
             return []
@@ -68,34 +73,37 @@ class RecallLog:
         for namespace in validation.namespaces(None):
             search = query.Search(index=self.ctx.index(namespace),
                                   clauses=tuple(query.text_any("content", [w]) for w in words),
-                                  limit=50, return_fields=("content", "created_at"))
+                                  limit=50, return_fields=("content", "title", "created_at"))
             found += [{"key": h.memory.key, "content": h.memory.content[:200]}
                       for h in self.ctx.store.memories.search(search).hits
-                      if phrases.contains(h.memory.content, text)]
+                      if phrases.contains(h.memory.content, text) and not hidden_by(h.memory, suppressed)]
         return found[:TOPIC_MEMORIES * 4]
 
-    def _by_meaning(self, text: str) -> list[dict[str, Any]]:
+    def _by_meaning(self, text: str, suppressed: list[Suppression]) -> list[dict[str, Any]]:
         vector = vector_bytes(self.ctx.embedder.embed(text))
         hits = []
         for namespace in validation.namespaces(None):
             search = query.Search(index=self.ctx.index(namespace), knn=TOPIC_MEMORIES, vector=vector,
                                   ef_runtime=self.ctx.settings.ef_runtime, limit=TOPIC_MEMORIES,
-                                  return_fields=("content", "created_at", "distance"))
+                                  return_fields=("content", "title", "created_at", "distance"))
             hits += [h for h in self.ctx.store.memories.search(search).hits
-                     if h.similarity >= self.ctx.settings.relevance_floor]
+                     if h.similarity >= self.ctx.settings.relevance_floor and not hidden_by(h.memory, suppressed)]
         hits.sort(key=lambda h: h.similarity, reverse=True)
         return [{"key": h.memory.key, "content": h.memory.content[:200], "similarity": round(h.similarity, 4)}
                 for h in hits[:TOPIC_MEMORIES]]
 
-    def _mentions(self, keys: set[str], text: str, limit: int) -> list[dict[str, Any]]:
-        """Log entries (newest first) whose results include one of ``keys`` or whose previews name the topic."""
+    def _mentions(self, keys: set[str], text: str, limit: int,
+                  suppressed: list[Suppression]) -> list[dict[str, Any]]:
+        """Log entries (newest first) whose results include one of ``keys`` or, when no live memory matched,
+        whose previews name the topic (a memory forgotten since) -- unless a suppression hides the preview."""
         out: list[dict[str, Any]] = []
         cursor = "+"
         for _ in range(self.ctx.settings.recall_log_max_entries // PAGE + 2):
             page = self.store.newest(PAGE, before=cursor)
             for _entry_id, entry in page:
                 for rank, result in enumerate(entry["results"], start=1):
-                    if result["key"] in keys or (not keys and phrases.contains(result["preview"], text)):
+                    if result["key"] in keys or (not keys and phrases.contains(result["preview"], text)
+                                                 and not _preview_hidden(result, suppressed)):
                         out.append({"query": entry["query"], "actor": entry["actor"], "at": iso(entry["at"]),
                                     "key": result["key"], "rank": rank, "score": result["score"]})
                         break
@@ -105,6 +113,10 @@ class RecallLog:
                 break
             cursor = "(" + page[-1][0]
         return out
+
+
+def _preview_hidden(result: dict[str, Any], suppressed: list[Suppression]) -> bool:
+    return any(phrases.contains(result["preview"], s.term) and result["key"] not in s.exempt for s in suppressed)
 
 
 def _public(entry_id: str, entry: dict[str, Any]) -> dict[str, Any]:

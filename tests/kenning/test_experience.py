@@ -9,7 +9,7 @@ from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.experience import Approach, Report
-from kenning.memory import Draft
+from kenning.memory import Draft, Listing
 from kenning.recall import RecallRequest
 from kenning.scoring import experience_weight
 from kenning.settings import Settings
@@ -137,3 +137,38 @@ def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Eng
     engine.experience.reindex(memory)
     assert [w["memory"] for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
     assert engine.experience.experience_summary("r")["recorded"] == 1
+
+
+@pytest.mark.parametrize(("name", "effort", "match"), [
+    ("celery", 0, "effort"), ("celery", 6, "effort"), ("!!!", 4, "approach name"), ("the", 4, "approach name"),
+    ("", 2, "approach name"), ("one two three four five six seven eight nine", 2, "approach name"),
+])
+def test_bad_abandonments_store_nothing(engine: Engine, name: str, effort: int, match: str) -> None:
+    with pytest.raises(InvalidInput, match=match):
+        engine.experience.log_abandoned(Approach(name, "library", "r"), effort=effort, project="alpha", actor="a")
+    assert engine.memories.list(Listing()).total == 0
+    engine.experience.log_abandoned(Approach("celery", "library", "r"), effort=2, project="alpha", actor="a")
+    assert engine.memories.list(Listing()).total == 1  # positive control: valid input is stored
+
+
+def test_a_bad_approach_name_leaves_the_memory_untouched(engine: Engine) -> None:
+    key = remember(engine, "Moved the job queue off the old broker.")
+    bad = Report(effort=5, outcome="pivoted", abandoned_approaches=[Approach("...", "tool", "r")])
+    with pytest.raises(InvalidInput, match="approach name"):
+        engine.experience.record_experience(key, bad, actor="a")
+    memory = engine.memories.get(key)
+    assert (memory.experience_weight, memory.metadata.get("experience")) == (1.0, None)
+    assert engine.suppressions.list_suppressions() == []
+
+
+def test_experience_summary_never_quotes_a_suppressed_memory(engine: Engine) -> None:
+    key = remember(engine, "Tuned the Tortoise ORM pool for the reports service.")
+    engine.experience.record_experience(key, Report(effort=3, outcome="succeeded", breakthrough="pool of 4"),
+                                        actor="a")
+    before = engine.experience.experience_summary("alpha")
+    assert [m["key"] for m in before["most_effortful"]] == [key]  # positive control
+    assert [b["key"] for b in before["top_breakthroughs"]] == [key]
+    engine.suppressions.suppress("tortoise", "dropped", actor="person")
+    after = engine.experience.experience_summary("alpha")
+    assert (after["most_effortful"], after["top_breakthroughs"]) == ([], [])
+    assert after["recorded"] == 1  # counted, never quoted

@@ -105,3 +105,24 @@ def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: En
     assert (again["status"], again["reason"]) == ("already_suppressed", "too heavy")
     listed = engine.suppressions.list_suppressions()
     assert [(s["reason"], s["exempt"]) for s in listed] == [("too heavy", ["k1"])]
+
+
+def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) -> None:
+    hidden = remember(engine, "Traefik terminates TLS for the cluster ingress.", project="edge")
+    shown = remember(engine, "Caddy terminates TLS for the docs site.", project="edge")
+    engine.recaller.recall(RecallRequest("who terminates TLS for the cluster ingress?", top_k=10))
+    # positive controls: before the suppression every answer names the memory
+    before = engine.recall_log.why_did_you_mention("Traefik")
+    assert ([m["key"] for m in before["memories"]], before["mentions"][0]["key"]) == ([hidden], hidden)
+    assert hidden in [c["key"] for c in engine.lifecycle.candidates("archive", "Traefik TLS ingress")["candidates"]]
+    assert hidden in [s["key"] for s in engine.lifecycle.project_action(
+        "deprioritise_project", "edge", confirm=False, actor="a", reason=None)["sample"]]
+    engine.suppressions.suppress("traefik", "migrated off it", actor="person")
+    why = engine.recall_log.why_did_you_mention("Traefik")
+    assert (why["memories"], why["mentions"]) == ([], [])
+    assert hidden not in [m["key"] for m in engine.recall_log.why_did_you_mention(hidden)["memories"]]
+    offered = engine.lifecycle.candidates("archive", "Traefik TLS ingress")["candidates"]
+    assert hidden not in [c["key"] for c in offered]
+    preview = engine.lifecycle.project_action("deprioritise_project", "edge", confirm=False, actor="a", reason=None)
+    assert preview["would_affect"] == 2  # counted, never quoted
+    assert [s["key"] for s in preview["sample"]] == [shown]
