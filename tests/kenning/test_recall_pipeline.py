@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kenning.clock import ManualClock
-from kenning.embedding import Embedder
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder, Vector
 from kenning.engine import Engine
+from kenning.errors import BackendUnavailable
+from kenning.experience import Approach
 from kenning.memory import Draft
 from kenning.models import Memory, RecallHit
 from kenning.recall import RecallRequest, exact, identifiers, select
 from kenning.settings import Settings
-from tests.conftest import make_settings
+from kenning.store import connect
+from tests.conftest import free_port, make_settings
 
 DAY = 86_400.0
 TEXT = "The nightly backup job copies the Valkey AOF to object storage at 02:00 UTC."
@@ -166,3 +172,40 @@ def test_select_keeps_flagged_candidates_and_never_pads() -> None:
     picked = select(ranked, [hit("z", 0.1, flagged=True)], 2)
     assert [h.memory.key for h in picked] == ["a", "z"]
     assert [h.memory.key for h in select(ranked, [], 5)] == ["a", "b", "c"]
+
+
+class StopsValkeyOnEmbed:
+    """The real model; the first embedding stops Valkey -- an outage in the middle of a recall, after the
+    graveyard and suppression reads succeeded and before the KNN search."""
+
+    def __init__(self, real: Embedder, server: EmbeddedValkey) -> None:
+        self.real, self.server, self.armed = real, server, False
+        self.model_name, self.dimension = real.model_name, real.dimension
+
+    def embed(self, text: str) -> Vector:
+        if self.armed:
+            self.server.stop()
+        return self.real.embed(text)
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        return self.real.embed_many(texts)
+
+
+def test_valkey_down_mid_recall_is_an_outage_never_warnings_alone(tmp_path: Path, embedder: Embedder) -> None:
+    settings = make_settings(tmp_path, free_port())
+    with EmbeddedValkey(settings) as server:
+        flaky = StopsValkeyOnEmbed(embedder, server)
+        engine = Engine.open(settings, connect(settings), flaky)
+        engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2, project="a",
+                                        actor="t")
+        before = engine.recaller.recall(RecallRequest("should the worker use celery?"))
+        assert (len(before.warnings), len(before.hits)) == (1, 1)  # positive control: warned and found
+        flaky.armed = True
+        with pytest.raises(BackendUnavailable):
+            engine.recaller.recall(RecallRequest("should the worker use celery?"))
+    for call in (lambda: engine.experience.warn_if_abandoned("celery"), engine.suppressions.list_suppressions,
+                 lambda: engine.recall_log.why_did_you_mention("celery"),
+                 lambda: engine.experience.experience_summary("a"),
+                 lambda: engine.lifecycle.candidates("archive", "celery")):
+        with pytest.raises(BackendUnavailable):
+            call()
