@@ -15,15 +15,18 @@ from kenning.briefing import Briefing
 from kenning.clock import Clock, SystemClock
 from kenning.context import Context
 from kenning.contradictions import Contradictions
+from kenning.documents import Documents
 from kenning.duplicates import Duplicates
 from kenning.embedding import Embedder
 from kenning.errors import BackendUnavailable
 from kenning.experience import Experience
 from kenning.graveyard import Graveyard
 from kenning.history import History
+from kenning.inspection import Inspection
 from kenning.lifecycle import Lifecycle
 from kenning.maintenance import Maintenance
 from kenning.memory import Memories
+from kenning.projects import Projects
 from kenning.recall import Recaller
 from kenning.recall_log import RecallLog
 from kenning.settings import Settings
@@ -31,9 +34,6 @@ from kenning.store import Store
 from kenning.store import indexes as index_admin
 from kenning.suppression import Suppressions
 from kenning.tokens import Tokens
-from kenning.inspection import Inspection
-from kenning.documents import Documents
-from kenning.projects import Projects
 
 
 @dataclass
