@@ -132,6 +132,22 @@ def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[s
     return out
 
 
+def encode_changes(changes: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Field changes -> (fields to set, fields to remove): a None or empty value removes the field."""
+    sets: dict[str, str] = {}
+    removes: list[str] = []
+    for name, value in changes.items():
+        spec = _BY_NAME.get(name)
+        if spec is None:
+            raise ValueError(f"{name!r} is not a declared memory field")
+        text = _encode_value(spec, value)
+        if text is None:
+            removes.append(name)
+        else:
+            sets[name] = text
+    return sets, tuple(removes)
+
+
 def _encode_value(spec: FieldSpec, value: Any) -> str | None:
     if value is None:
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -13,6 +13,7 @@ from kenning.errors import BackendUnavailable
 from kenning.models import Memory
 from kenning.query import Search
 from kenning.store.client import call, text
+from kenning.store.patches import PATCH_SCRIPT, Patch
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,15 @@ class MemoryStore:
         if stale:
             call(self.client.hdel, memory.key, *stale)
 
-    def update(self, key: str, changes: dict[str, Any]) -> None:
-        """Set some fields on one key (None removes the field)."""
-        current = self.read(key)
-        if current is None:
-            return
-        from dataclasses import replace
+    def update(self, key: str, changes: dict[str, Any]) -> bool:
+        """Set some fields on one existing key in one atomic step (None removes the field).
 
-        self.write(replace(current, **changes))
+        No read-modify-write: a concurrent counter bump is never lost, and a forgotten memory is
+        never re-created. Returns False when the key no longer exists.
+        """
+        sets, removes = schema.encode_changes(changes)
+        change = Patch(key, sets, removes)
+        return bool(call(self.client.eval, PATCH_SCRIPT, 1, key, *change.args()))
 
     def read(self, key: str) -> Memory | None:
         raw = call(self.client.hgetall, key)
@@ -81,25 +83,11 @@ class MemoryStore:
     def delete(self, key: str) -> bool:
         return bool(call(self.client.delete, key))
 
-    def bump(self, key: str, field: str, amount: int = 1) -> None:
-        call(self.client.hincrby, key, field, amount)
-
-    def set_fields(self, key: str, fields: dict[str, str]) -> None:
-        """Set raw fields on an existing key only (a vanished key is not re-created)."""
-        script = ("if redis.call('EXISTS', KEYS[1]) == 1 then "
-                  "return redis.call('HSET', KEYS[1], unpack(ARGV)) end return 0")
-        flat: list[str] = []
-        for name, value in fields.items():
-            flat += [name, value]
-        call(self.client.eval, script, 1, key, *flat)
-
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())
         return self._parse(reply, with_fields=bool(query.return_fields))
 
     def count(self, query: Search) -> int:
-        from dataclasses import replace
-
         reply = call(self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args())
         return int(reply[0]) if isinstance(reply, list) else int(reply)
 

@@ -14,7 +14,7 @@ import valkey
 from kenning.store.audit import AuditEvent, AuditLog
 from kenning.store.client import call
 
-_PATCH = """
+PATCH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local n = tonumber(ARGV[1])
 if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n)) end
@@ -51,7 +51,7 @@ class Patcher:
 
     def patch(self, change: Patch) -> bool:
         """Apply one patch; False when the memory no longer exists (nothing is created)."""
-        return bool(call(self.client.eval, _PATCH, 1, change.key, *change.args()))
+        return bool(call(self.client.eval, PATCH_SCRIPT, 1, change.key, *change.args()))
 
     def touch_recalled(self, keys: list[str], now: float) -> None:
         """recall_count += 1 and last_recalled = now on each existing key, in one round trip."""
@@ -66,7 +66,7 @@ class Patcher:
         """One pipelined bulk change: patches, deletions, and an audit event for each (global + history)."""
         pipe = self.client.pipeline(transaction=False)
         for change in patches:
-            pipe.eval(_PATCH, 1, change.key, *change.args())
+            pipe.eval(PATCH_SCRIPT, 1, change.key, *change.args())
         for key in deletes:  # one key per command: cluster-safe
             pipe.delete(key)
         for event in events:

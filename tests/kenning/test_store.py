@@ -109,3 +109,17 @@ def test_vector_round_trips_as_little_endian_float32(engine: Engine) -> None:
     assert stored is not None
     assert stored.dtype == np.float32
     assert np.allclose(stored, expected, atol=1e-6)
+
+
+def test_update_sets_and_removes_fields_atomically_and_never_resurrects(engine: Engine) -> None:
+    keys = _seed(engine)
+    store = engine.store.memories
+    assert store.update(keys[0], {"valid_to": 10.0, "superseded_by": keys[1], "recall_count": 3})
+    changed = engine.memories.get(keys[0])
+    assert (changed.valid_to, changed.superseded_by, changed.recall_count) == (10.0, keys[1], 3)
+    assert store.update(keys[0], {"valid_to": None, "superseded_by": None})
+    cleared = engine.memories.get(keys[0])
+    assert (cleared.valid_to, cleared.superseded_by, cleared.content) == (None, None, TEXTS[0])
+    store.delete(keys[0])
+    assert store.update(keys[0], {"state": "active"}) is False
+    assert store.read(keys[0]) is None
