@@ -188,9 +188,10 @@ class Memories:
             raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
                                hint="remove some tags first")
         updated = replace(current, tags=tags, updated_at=self.ctx.clock.now())
-        self.ctx.store.memories.write(updated)
+        if not self.ctx.store.memories.update(key, {"tags": tags, "updated_at": updated.updated_at}):
+            raise NotFound(f"no memory {key}", hint="it was forgotten while being retagged")
         self.ctx.audit(actor, "retag", key, reason=validation.reason(reason) or "", before=current.content,
-                   after=current.content, details={"before": list(current.tags), "after": list(tags)})
+                       after=current.content, details={"before": list(current.tags), "after": list(tags)})
         return updated
 
     def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
