@@ -54,7 +54,9 @@ class Report:
 
 def _checked(report: Report) -> dict[str, Any]:
     """The validated record as plain data (stored in the memory's metadata)."""
-    validation.bounded_int("effort", report.effort, 1, max(EFFORT_MULTIPLIER))
+    if isinstance(report.effort, bool) or report.effort not in EFFORT_MULTIPLIER:
+        raise InvalidInput(f"effort must be a whole number from 1 to {max(EFFORT_MULTIPLIER)}; got {report.effort!r}",
+                           hint="1 trivial, 2 easy, 3 moderate, 4 hard, 5 very hard")
     if report.outcome not in OUTCOMES:
         raise InvalidInput(f"unknown outcome {report.outcome!r}", hint=f"use one of {', '.join(OUTCOMES)}")
     validation.bounded_int("iterations", report.iterations, 1, 10_000)

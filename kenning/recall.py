@@ -16,6 +16,7 @@ import numpy as np
 
 from kenning import phrases, query, scoring, temporal, validation
 from kenning.context import Context
+from kenning.errors import InvalidInput
 from kenning.graveyard import Graveyard
 from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
@@ -99,10 +100,17 @@ def plan(request: RecallRequest, now: float | None = None) -> Plan:
     notes = [f"'{period.label}' read as a date: memories from then rank higher"] if period else []
     return Plan(text=text, namespaces=validation.namespaces(request.namespaces),
                 projects=(*projects, GLOBAL_PROJECT) if projects else (),
-                top_k=validation.bounded_int("top_k", request.top_k, 1, MAX_TOP_K), states=states,
+                top_k=_top_k(request.top_k), states=states,
                 include_superseded=request.include_superseded,
                 as_of=validation.timestamp("as_of", request.as_of), period=period,
                 identifiers=identifiers(text), actor=request.actor or "unknown", notes=notes)
+
+
+def _top_k(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOP_K:
+        raise InvalidInput(f"top_k must be a whole number from 1 to {MAX_TOP_K}; got {value!r}",
+                           hint="top_k is how many results to return; the default is 5")
+    return value
 
 
 def identifiers(text: str) -> tuple[str, ...]:

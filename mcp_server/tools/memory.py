@@ -24,6 +24,12 @@ def index_entry(hit: dict[str, Any], content: str) -> dict[str, Any]:
     return {**hit, "snippet": snippet, "tokens": tokens_estimate(content)}
 
 
+def scope(project: str | list[str] | None, projects: list[str] | None) -> list[str]:
+    """``project`` (one name or a list) and its list-only alias ``projects``, as one list (validated later)."""
+    named = [project] if isinstance(project, str) else list(project or [])
+    return named + list(projects or [])
+
+
 def register(tools: Registry) -> None:
     @tools.tool(scope="write")
     async def remember(content: str, namespace: str = "knowledge", project: str | None = None,
@@ -41,26 +47,29 @@ def register(tools: Registry) -> None:
     async def _recall(query: str, namespaces: list[str] | None, projects: list[str] | None, top_k: int,
                       include_deprioritised: bool, as_of: str | None, include_superseded: bool = False) -> RecallResult:
         call = current()
-        request = RecallRequest(query=query, namespaces=namespaces, projects=projects, top_k=top_k,
+        request = RecallRequest(query=query, namespaces=namespaces, projects=projects or None, top_k=top_k,
                                 include_deprioritised=include_deprioritised, as_of=as_of, actor=call.actor,
                                 include_superseded=include_superseded)
         return await call.run(call.engine.recaller.recall, request)
 
     @tools.tool(scope="read")
-    async def recall(query: str, namespaces: list[str] | None = None, projects: list[str] | None = None,
+    async def recall(query: str, namespaces: list[str] | None = None, project: str | list[str] | None = None,
                      top_k: int = 5, include_deprioritised: bool = False, as_of: str | None = None,
-                     include_superseded: bool = False) -> dict[str, Any]:
+                     include_superseded: bool = False, projects: list[str] | None = None) -> dict[str, Any]:
         """Find memories relevant to a question, best first, with full content. Warnings come first.
-        projects: also includes "global" memories. as_of: ISO time, answers "what did we believe then".
+        project: one name or a list; "global" memories are always included (projects: same, as a list).
+        as_of: ISO time, answers "what did we believe then".
         include_superseded: also memories a resolved contradiction went against (with superseded_by)."""
-        result = await _recall(query, namespaces, projects, top_k, include_deprioritised, as_of, include_superseded)
+        result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, as_of,
+                               include_superseded)
         return result.public(full=True)
 
     @tools.tool(scope="read")
-    async def recall_index(query: str, namespaces: list[str] | None = None, projects: list[str] | None = None,
-                           top_k: int = 10, include_deprioritised: bool = False) -> dict[str, Any]:
+    async def recall_index(query: str, namespaces: list[str] | None = None, project: str | list[str] | None = None,
+                           top_k: int = 10, include_deprioritised: bool = False,
+                           projects: list[str] | None = None) -> dict[str, Any]:
         """Like recall but returns snippets and a token estimate per hit; fetch chosen keys with recall_detail."""
-        result = await _recall(query, namespaces, projects, top_k, include_deprioritised, None)
+        result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, None)
         out = result.public(full=False)
         pairs = zip(out["results"], result.hits, strict=True)
         out["results"] = [index_entry(entry, hit.memory.content) for entry, hit in pairs]

@@ -145,3 +145,51 @@ async def test_why_did_you_mention_finds_the_recall_that_surfaced_it(mcp: McpHar
         by_meaning = await ok(client, "why_did_you_mention", {"topic": "the feature toggle vendor"})
         assert by_meaning["matched_by"] == "meaning"
         assert by_meaning["mentions"][0]["key"] == key
+
+
+async def test_recall_takes_project_as_a_name_or_a_list(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        mine = await remember(client, SESSIONS, project="alpha")
+        theirs = await remember(client, "Session state lives in Memcached for the beta app.", project="beta")
+        assert {mine, theirs} <= set(await result_keys(client, QUESTION, top_k=10))  # positive control
+        assert theirs not in await result_keys(client, QUESTION, project="alpha")
+        assert mine in await result_keys(client, QUESTION, project="alpha")
+        assert {mine, theirs} <= set(await result_keys(client, QUESTION, project=["alpha", "beta"]))
+        index = await ok(client, "recall_index", {"query": QUESTION, "project": "beta"})
+        assert [r["key"] for r in index["results"]] == [theirs]
+
+
+BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
+    ("recall", {"query": "x", "project": "a b"}, "project name"),
+    ("recall", {"query": "x", "project": ["ok", "../etc"]}, "project name"),
+    ("recall", {"query": "x", "top_k": 0}, "hint: top_k is how many"),
+    ("recall", {"query": "x", "top_k": 51}, "1 to 50"),
+    ("recall", {"query": "x", "as_of": "last blursday"}, "ISO 8601"),
+    ("recall", {"query": "  "}, "query is empty"),
+    ("log_abandoned", {"name": "celery", "reason": "r", "effort": 0}, "hint: 1 trivial"),
+    ("log_abandoned", {"name": "celery", "reason": "r", "effort": 6}, "1 to 5"),
+    ("log_abandoned", {"name": "!!!", "reason": "r", "effort": 4}, "approach name"),
+    ("log_abandoned", {"name": "celery", "reason": "r", "effort": 2, "project": "bad project!"}, "project name"),
+    ("record_experience", {"key": "kenning:mem:episodic:01J9Z8Q4M5X7B2C3D4E5F6G7H8", "effort": 3,
+                           "outcome": "meh"}, "'succeeded', 'pivoted' or 'abandoned'"),
+    ("suppress_topic", {"term": "", "reason": "r"}, "hint: name the word"),
+    ("suppress_topic", {"term": "the", "reason": "r"}, "stop words"),
+    ("suppress_topic", {"term": "redis", "reason": " "}, "reason is required"),
+    ("deprioritise_project", {"project": "a{b}"}, "project name"),
+    ("experience_summary", {"project": "a|b"}, "project name"),
+    ("why_did_you_mention", {"topic": ""}, "topic is empty (hint:"),
+    ("warn_if_abandoned", {"query": ""}, "query is empty"),
+    ("archive", {"query": ""}, "query is empty"),
+    ("unsuppress_topic", {"term": "never"}, "list_suppressions"),
+]
+
+
+async def test_bad_input_is_refused_with_a_hint_and_stores_nothing(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        for tool, arguments, expected in BAD_CALLS:
+            message = await refused(client, tool, arguments)
+            assert expected in message, (tool, arguments, message)
+        assert (await ok(client, "memory_audit"))["total"] == 0
+        assert (await ok(client, "list_suppressions"))["suppressions"] == []
+        await ok(client, "log_abandoned", {"name": "celery", "reason": "r", "effort": 2})
+        assert (await ok(client, "memory_audit"))["total"] == 1  # positive control: the valid call stores
