@@ -128,6 +128,15 @@ class Settings(BaseSettings):
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
 
     # --- operations ------------------------------------------------------------------------
+    maintenance_interval_minutes: float = Field(
+        default=60.0, gt=0, le=10_080,
+        description="The worker runs the maintenance job this often (minutes; the first run one interval after start).",
+    )
+    worker_lock_ttl_seconds: float = Field(
+        default=30.0, gt=0, le=3600,
+        description="Lease of the worker leader lock; the leader renews it every third of this, and another "
+                    "worker takes over this long after a leader dies.",
+    )
     backup_dir: Path | None = Field(default=None, description="Where backups go; unset = <data_dir>/backups.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Log level of every Kenning process."
