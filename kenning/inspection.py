@@ -16,6 +16,7 @@ from kenning.memory import Listing, Memories
 from kenning.models import STATES, iso
 from kenning.store import AuditEvent
 from kenning.store import indexes as index_admin
+from kenning.suppression import Suppressions, hidden_by
 
 HISTORY_LIMIT = 200
 
@@ -67,27 +68,39 @@ class Inspection:
     def __init__(self, ctx: Context, memories: Memories) -> None:
         self.ctx = ctx
         self.memories = memories
+        self.suppressions = Suppressions(ctx)
 
     def explain(self, key: str) -> dict[str, Any]:
-        """Every stored field of one memory and its audit history, oldest first."""
+        """Every stored field of one memory and its audit history, oldest first; ``suppressed_by`` names
+        the suppressions hiding it from recall ([] when none) -- the caller named the key."""
         memory = self.memories.get(key)
         history = self.ctx.store.audit.history(key, limit=HISTORY_LIMIT)
         has_vector = self.ctx.store.memories.read_vector(key) is not None
         return {"memory": memory.public(), "has_vector": has_vector,
+                "suppressed_by": hidden_by(memory, self.suppressions.active()),
                 "history": [event_public(e) for e in history]}
 
-    def audit(self, request: AuditRequest) -> dict[str, Any]:
-        """Counts by namespace and state for the filter, plus one page of the matching memories."""
+    def audit(self, request: AuditRequest, *, for_person: bool = False) -> dict[str, Any]:
+        """Counts by namespace and state for the filter, plus one page of the matching memories.
+
+        Counts include suppressed memories. In the page, a memory a suppression hides is shown to a
+        person (``for_person``, the dashboard) marked with ``suppressed_by``; for an agent it is left
+        out and only counted in ``page.withheld`` (DESIGN: never in lists meant for the agent).
+        """
         listing = Listing(namespaces=request.namespaces, projects=request.projects, states=request.states,
                           sort=request.sort, descending=request.descending, offset=request.offset,
                           limit=request.limit)
         page = self.memories.list(listing)
         counts = self.counts(listing)
+        suppressed = self.suppressions.active()
+        marked = [(_summary(m.public()), hidden_by(m, suppressed)) for m in page.items]
+        items = [{**item, "suppressed_by": terms} for item, terms in marked] if for_person else \
+            [item for item, terms in marked if not terms]
         return {
             "counts": counts,
             "total": sum(sum(by_state.values()) for by_state in counts.values()),
-            "page": {"offset": page.offset, "limit": page.limit, "total": page.total,
-                     "items": [_summary(m.public()) for m in page.items]},
+            "page": {"offset": page.offset, "limit": page.limit, "total": page.total, "items": items,
+                     "withheld": len(marked) - len(items)},
         }
 
     def counts(self, listing: Listing) -> dict[str, dict[str, int]]:

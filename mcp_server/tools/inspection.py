@@ -22,7 +22,8 @@ def register(tools: Registry) -> None:
                            states: list[str] | None = None,
                            sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
                            descending: bool = True, offset: int = 0, limit: int = 20) -> dict[str, Any]:
-        """Counts by namespace and state, plus one page of matching memories (snippets)."""
+        """Counts by namespace and state, plus one page of matching memories (snippets). Memories a suppression
+        hides are counted, not listed (page.withheld)."""
         call = current()
         request = AuditRequest(namespaces=namespaces, projects=projects, states=states, sort=sort,
                                descending=descending, offset=offset, limit=limit)

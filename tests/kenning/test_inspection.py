@@ -74,3 +74,19 @@ def test_health_reports_index_drift(engine: Engine) -> None:
     assert health.public()["checks"]["indexes"]["ok"] is False
     assert "drift in skill" in health.public()["checks"]["indexes"]["detail"]
     assert health.public()["checks"]["valkey"]["ok"] is True
+
+
+def test_audit_marks_suppressed_memories_for_a_person_and_withholds_them_from_an_agent(engine: Engine) -> None:
+    hidden = _remember(engine, "Traefik terminates TLS at the edge", project="edge")
+    shown = _remember(engine, "Caddy serves the docs site", project="edge")
+    request = AuditRequest(projects=["edge"])
+    before = engine.inspection.audit(request)
+    assert {i["key"] for i in before["page"]["items"]} == {hidden, shown}  # positive control
+    engine.suppressions.suppress("traefik", "migrated off it", actor="person")
+    agent = engine.inspection.audit(request)
+    assert ([i["key"] for i in agent["page"]["items"]], agent["page"]["withheld"], agent["total"]) == ([shown], 1, 2)
+    person = engine.inspection.audit(request, for_person=True)
+    assert {i["key"]: i["suppressed_by"] for i in person["page"]["items"]} == {hidden: ["traefik"], shown: []}
+    assert person["page"]["withheld"] == 0
+    assert engine.inspection.explain(hidden)["suppressed_by"] == ["traefik"]
+    assert engine.inspection.explain(shown)["suppressed_by"] == []

@@ -193,3 +193,17 @@ async def test_bad_input_is_refused_with_a_hint_and_stores_nothing(mcp: McpHarne
         assert (await ok(client, "list_suppressions"))["suppressions"] == []
         await ok(client, "log_abandoned", {"name": "celery", "reason": "r", "effort": 2})
         assert (await ok(client, "memory_audit"))["total"] == 1  # positive control: the valid call stores
+
+
+async def test_memory_audit_never_lists_a_suppressed_memory_to_an_agent(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        hidden = await remember(client, "Traefik terminates TLS at the edge.", project="edge")
+        shown = await remember(client, "Caddy serves the docs site.", project="edge")
+        before = (await ok(client, "memory_audit", {"projects": ["edge"]}))["page"]
+        assert {i["key"] for i in before["items"]} == {hidden, shown}  # positive control
+        await ok(client, "suppress_topic", {"term": "traefik", "reason": "migrated off it"})
+        after = await ok(client, "memory_audit", {"projects": ["edge"]})
+        assert ([i["key"] for i in after["page"]["items"]], after["page"]["withheld"]) == ([shown], 1)
+        assert after["total"] == 2
+        explained = await ok(client, "explain_memory", {"key": hidden})
+        assert explained["suppressed_by"] == ["traefik"]
