@@ -23,6 +23,7 @@ from kenning.experience import Experience
 from kenning.graveyard import Graveyard
 from kenning.history import History
 from kenning.inspection import Inspection
+from kenning.jobs import Jobs
 from kenning.lifecycle import Lifecycle
 from kenning.maintenance import Maintenance
 from kenning.memory import Memories
@@ -55,6 +56,7 @@ class Engine:
     maintenance: Maintenance
     briefing: Briefing
     backups: Backups
+    jobs: Jobs
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -90,6 +92,7 @@ class Engine:
             briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
                               maintenance),
             backups=Backups(ctx, derived),
+            jobs=Jobs(ctx),
         )
 
     @property
