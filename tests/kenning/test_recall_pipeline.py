@@ -57,8 +57,8 @@ def test_nothing_relevant_returns_nothing_and_never_pads(engine: Engine) -> None
 
 def test_weak_match_flag_near_the_floor(engine: Engine) -> None:
     twin(engine, TEXT)
-    hits = recall(engine, "object storage")
-    assert hits
+    hits = recall(engine, "object storage")  # raw similarity about 0.31: inside the weak band above the floor
+    assert [h.weak_match for h in hits] == [True]
     s = engine.ctx.settings
     assert all(h.weak_match == (h.similarity < s.relevance_floor + s.weak_match_margin) for h in hits)
     strong = recall(engine, "When does the nightly backup job copy the Valkey AOF to object storage?")

@@ -87,6 +87,9 @@ async def test_project_actions_preview_then_confirm(mcp: McpHarness) -> None:
                                                          "reason": "on hold"})
         assert done["affected"] == 2
         assert not set(keys) & set(await result_keys(client, QUESTION))
+        details = (await ok(client, "recall_detail", {"keys": keys}))["memories"]
+        assert [(m["state"], m["state_reason"], m["state_actor"]) for m in details] == [
+            ("deprioritised", "on hold", "test-write")] * 2
         back = await ok(client, "reinstate_project", {"project": "shelved", "confirm": True, "reason": "resumed"})
         assert back["affected"] == 2
         assert keys[0] in await result_keys(client, QUESTION)
