@@ -5,9 +5,11 @@ Sections, in order of importance: the project context; open contradictions touch
 first; reinstate candidates (deprioritised memories whose hints match the project's current state);
 stale memories (old and not recalled lately); suppressed topics; the last maintenance findings.
 
-Superseded and suppressed memories never appear. Each section has its own cap and every snippet is
-cut to ``SNIPPET`` characters; if the whole still exceeds ``BUDGET`` characters of JSON the least
-important sections are shortened first, and the briefing says it was truncated.
+Superseded and suppressed memories never appear. Each list section has its own cap and every snippet
+is cut to ``SNIPPET`` characters; if the lists together still exceed ``BUDGET`` characters of JSON the
+least important ones are shortened first, and the briefing says it was truncated. The project context
+is shown whole (its fields have their own length limits, kenning/projects.py) and the maintenance
+findings are a fixed handful of counts, so the whole briefing is bounded.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ class Briefing:
         context = self._context(name)
         sections: dict[str, Any] = {
             "contradictions": self._contradictions(name),
-            "graveyard": [a.public() for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
+            "graveyard": [{**a.public(), "reason": snippet(a.reason)}
+                          for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
             "recent_knowledge": [item(m) for m in self._recent(name)],
             "reinstate_candidates": self._reinstate(name, str((context or {}).get("state") or "")),
             "stale": [item(m) for m in self._stale(name)],
@@ -89,10 +92,8 @@ class Briefing:
 
     def _contradictions(self, name: str) -> list[dict[str, Any]]:
         # Global memories apply to every project, so their open contradictions are this project's blockers too.
-        records, _ = self.contradictions.listing(status="open", limit=200)
-        touching = [c for c in records if name in c.projects or GLOBAL_PROJECT in c.projects]
         out = []
-        for record in touching[:CAPS["contradictions"]]:
+        for record in self.contradictions.open_touching({name, GLOBAL_PROJECT}, limit=CAPS["contradictions"]):
             a, b = (self.ctx.store.memories.read(k) for k in (record.a, record.b))
             out.append({"id": record.id, "a": {"key": record.a, "content": snippet(a.content) if a else None},
                         "b": {"key": record.b, "content": snippet(b.content) if b else None},

@@ -70,8 +70,19 @@ class Contradictions:
             a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
             found = polarity.conflict(a.content, b.content)
             if found is not None and self.records.pair(a.key, b.key) is None:
-                opened.append(self.open(a, b, found, similarity, actor=actor))
+                record = self.open(a, b, found, similarity, actor=actor)
+                if record is not None:
+                    opened.append(record)
         return opened
+
+    def on_reinstate(self, key: str, *, actor: str) -> list[Contradiction]:
+        """Re-check a memory that is visible again (reinstated from archived, restored): an archive closed
+        its records and released their pairs, so a conflict that still holds is flagged anew."""
+        memory = self._read(key)
+        vector = self.ctx.store.memories.read_vector(key)
+        if vector is None or memory.state == "archived" or memory.trust == "superseded":
+            return []
+        return self.on_remember(memory, vector, actor=actor)
 
     def candidates(self, memory: Memory, vector: Any) -> list[tuple[Memory, float]]:
         """Believed, visible memories close enough to be about the same thing (one pipelined round trip)."""
@@ -89,14 +100,16 @@ class Contradictions:
                 for hit in result.hits if hit.memory.key != memory.key and hit.similarity >= threshold]
 
     def open(self, a: Memory, b: Memory, found: polarity.Conflict, similarity: float, *,
-             actor: str) -> Contradiction:
-        """Store the record once and mark both sides disputed."""
+             actor: str) -> Contradiction | None:
+        """Store the record once and mark both sides disputed; None when another writer claimed the pair."""
         record = Contradiction(
             id=str(ULID()), a=a.key, b=b.key, evidence=found.evidence(), similarity=round(similarity, 4),
             detected_at=self.ctx.clock.now(), detected_by=actor or "unknown",
             projects=tuple(sorted({a.project, b.project})),
             prior={a.key: belief_fields(a), b.key: belief_fields(b)},
         )
+        if not self.records.claim_pair(a.key, b.key, record.id):  # atomic: two writers never both open it
+            return None
         record = self._second_opinion(record, a, b)
         self.records.save(record)
         for key in (a.key, b.key):
@@ -177,7 +190,8 @@ class Contradictions:
             records = self.records.many(self.records.for_key(validation.key(key, self.ctx.store.prefix)))
             records.sort(key=lambda c: c.detected_at, reverse=True)
         else:
-            records = self._walk(open_only=status == "open", project=wanted_project, status=status, limit=limit)
+            records = self._walk(open_only=status == "open", projects=None if wanted_project is None
+                                 else {wanted_project}, status=status, limit=limit)
         records = [c for c in records if status in ("all", c.status)
                    and (wanted_project is None or wanted_project in c.projects)]
         return records[:limit], self.records.count(open_only=True)
@@ -193,7 +207,12 @@ class Contradictions:
                                  trust=memory.trust, created_at=iso(memory.created_at))
         return out
 
-    def _walk(self, *, open_only: bool, project: str | None, status: str, limit: int) -> list[Contradiction]:
+    def open_touching(self, projects: set[str], *, limit: int) -> list[Contradiction]:
+        """Open records touching any of ``projects``, newest first (walks all open records; no cap)."""
+        return self._walk(open_only=True, projects=projects, status="open", limit=limit)
+
+    def _walk(self, *, open_only: bool, projects: set[str] | None, status: str,
+              limit: int) -> list[Contradiction]:
         out: list[Contradiction] = []
         offset = 0
         while len(out) < limit:
@@ -201,7 +220,7 @@ class Contradictions:
             if not ids:
                 break
             out += [c for c in self.records.many(ids) if status in ("all", c.status)
-                    and (project is None or project in c.projects)]
+                    and (projects is None or projects & set(c.projects))]
             offset += 200
         return out
 
@@ -262,6 +281,19 @@ class Contradictions:
         for key in losers.get(record.decision, []):
             self.belief.restore(key, record.prior.get(key, {}), actor=actor, reason=reason,
                                 details={"contradiction": record.id})
+        if record.merged_key:  # the merged statement no longer stands for both sides
+            self._retire_merged(record.merged_key, reason, actor=actor)
+
+    def _retire_merged(self, key: str, reason: str, *, actor: str) -> None:
+        """Archive the memory an undone merge wrote (reversible with reinstate, like any archive)."""
+        memory = self.ctx.store.memories.read(key)
+        if memory is None or memory.state == "archived":
+            return
+        now = self.ctx.clock.now()
+        self.ctx.store.memories.update(key, {"state": "archived", "state_reason": reason, "state_actor": actor,
+                                             "state_changed_at": now, "updated_at": now, "reinstate_hints": None})
+        self.ctx.audit(actor, "archive", key, reason=reason, before=memory.content, after=memory.content,
+                       details={"from": memory.state, "to": "archived", "reinstate_hints": []})
 
     def _clear(self, key: str, record: Contradiction, *, actor: str) -> None:
         """Lift ``disputed`` unless another open contradiction still touches the memory."""

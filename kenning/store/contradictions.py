@@ -150,6 +150,10 @@ class ContradictionStore:
         raw = call(self.client.hget, self._k("pairs"), pair_id(a, b))
         return None if raw is None else text(raw)
 
+    def claim_pair(self, a: str, b: str, record_id: str) -> bool:
+        """Reserve a pair for a new record (HSETNX); False when a record for it exists already."""
+        return bool(call(self.client.hsetnx, self._k("pairs"), pair_id(a, b), record_id))
+
     def release_pair(self, a: str, b: str) -> None:
         """Let a pair be flagged again (its record was closed because a side left, not decided)."""
         call(self.client.hdel, self._k("pairs"), pair_id(a, b))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kenning.clock import ManualClock
+from kenning import polarity
 from kenning.contradictions import Contradictions
 from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
@@ -189,3 +190,48 @@ def test_editing_a_side_closes_a_record_that_no_longer_conflicts_and_flags_new_o
     (reopened,), total = engine.contradictions.listing()
     assert (total, reopened.a, reopened.b) == (1, a, b)
     assert reopened.id != record.id
+
+
+def test_a_reinstated_side_is_checked_again(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.lifecycle.archive(b, reason="out of date", actor="bob")
+    assert engine.contradictions.get(record.id).status == "closed"  # positive control: archiving closed it
+    assert engine.memories.get(a).trust == "stated"
+    engine.lifecycle.reinstate(b, reason="still relevant", actor="bob")
+    (reopened,) = engine.contradictions.on_reinstate(b, actor="bob")
+    assert (reopened.a, reopened.b, reopened.status) == (a, b, "open")
+    assert reopened.id != record.id
+    assert engine.memories.get(a).trust == engine.memories.get(b).trust == "disputed"
+    assert engine.contradictions.on_reinstate(b, actor="bob") == []  # recorded once
+
+
+def test_a_pair_is_recorded_once_even_when_two_writers_race(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    first, second = engine.memories.get(a), engine.memories.get(b)
+    found = polarity.conflict(first.content, second.content)
+    assert found is not None
+    # A second writer that read "no record yet" before the first one saved it.
+    assert engine.contradictions.open(first, second, found, 0.9, actor="late") is None
+    assert engine.contradictions.listing(status="all")[0] == [record]
+
+
+def test_undoing_a_merge_archives_the_merged_memory(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    merged = engine.contradictions.resolve(record.id, "merge", None, actor="bob",
+                                           content="Use pickle only for the internal cache").merged_key
+    assert engine.memories.get(merged).state == "active"  # positive control
+    done = engine.contradictions.resolve(record.id, "keep_a", "the merge was wrong", actor="carol")
+    assert done.merged_key == ""
+    retired = engine.memories.get(merged)
+    assert (retired.state, retired.state_actor) == ("archived", "carol")
+    assert "changed (was merge)" in (retired.state_reason or "")
+    first, second = engine.memories.get(a), engine.memories.get(b)
+    assert (first.trust, first.superseded_by) == ("stated", None)
+    assert (second.trust, second.superseded_by) == ("superseded", a)
+    assert [e.action for e in engine.store.audit.history(merged)][-1] == "archive"
