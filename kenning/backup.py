@@ -31,14 +31,16 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
-from kenning.store.contradictions import Contradiction, ContradictionStore
+from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.registries import SuppressionStore
 from kenning.store.vectors import read_many
+from kenning.suppression import Suppression
+from kenning.suppression import term as suppression_term
 from kenning.sweep import Sweep
 
 FORMAT = "kenning-backup"
 VERSION = 1
-MAX_FILE_BYTES = 512 * 1024 * 1024
+MB = 1024 * 1024
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 REPORT_ITEMS = 200
@@ -156,10 +158,12 @@ class Backups:
         return path
 
     # --- restore --------------------------------------------------------------------------
-    def restore(self, path: Path, *, dry_run: bool = True, actor: str, max_bytes: int = MAX_FILE_BYTES,
+    def restore(self, path: Path, *, dry_run: bool = True, actor: str, max_bytes: int | None = None,
                 progress: Progress | None = None) -> dict[str, Any]:
-        """Validate the whole file, plan every item, and (unless ``dry_run``) apply and audit the plan."""
-        data = load(path, max_bytes=max_bytes)
+        """Validate the whole file, plan every item, and (unless ``dry_run``) apply and audit the plan.
+
+        ``max_bytes`` defaults to ``KENNING_RESTORE_MAX_MB``."""
+        data = load(path, max_bytes=self.ctx.settings.restore_max_mb * MB if max_bytes is None else max_bytes)
         plan = self.plan(data)
         same_model = data["embedding"] == {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension}
         report = self._report(path, plan, data, dry_run=dry_run, same_model=same_model)
@@ -183,7 +187,8 @@ class Backups:
             ours = current_terms.get(entry["term"])
             action, reason = decide(None if ours is None else float(ours.get("at", 0.0)),
                                     float(entry["record"].get("at", 0.0)))
-            plan.suppressions.append((action, entry["term"], entry["record"], reason))
+            plan.suppressions.append((action, entry["term"], _rekeyed_suppression(entry["record"], source, target),
+                                      reason))
         for raw in data["contradictions"]:
             record = _rekeyed_record(Contradiction.decode(raw), source, target)
             ours_record = self.records.get(record.id)
@@ -241,6 +246,12 @@ def _rekeyed(memory: Memory, source: str, target: str) -> Memory:
     return replace(memory, superseded_by=rekey(memory.superseded_by or "", source, target) or None)
 
 
+def _rekeyed_suppression(record: dict[str, Any], source: str, target: str) -> dict[str, Any]:
+    """Exempt memories and the source memory of a suppression move to this store's prefix too."""
+    return {**record, "exempt": [rekey(k, source, target) for k in record.get("exempt") or []],
+            "source_key": rekey(record.get("source_key") or "", source, target) or None}
+
+
 def _rekeyed_record(record: Contradiction, source: str, target: str) -> Contradiction:
     if source == target:
         return record
@@ -249,7 +260,7 @@ def _rekeyed_record(record: Contradiction, source: str, target: str) -> Contradi
                    prior={rekey(k, source, target): v for k, v in record.prior.items()})
 
 
-def load(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> dict[str, Any]:
+def load(path: Path, *, max_bytes: int) -> dict[str, Any]:
     """Read and validate a backup file completely; raise InvalidInput naming the first problem."""
     try:
         size = path.stat().st_size
@@ -257,7 +268,7 @@ def load(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> dict[str, Any]:
         raise NotFound(f"cannot read {path.name}: {exc.strerror}") from exc
     if size > max_bytes:
         raise InvalidInput(f"{path.name} is {size:,} bytes; the limit is {max_bytes:,}",
-                           hint="split the store or restore on a machine configured for larger files")
+                           hint="raise KENNING_RESTORE_MAX_MB if the file is trusted")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -282,12 +293,31 @@ def check(data: Any) -> None:
     for i, entry in enumerate(data["memories"]):
         _check_memory(i, entry, data["prefix"], embedding["dim"])
     for i, entry in enumerate(data["suppressions"]):
-        if not isinstance(entry, dict) or not isinstance(entry.get("term"), str) or \
-                not isinstance(entry.get("record"), dict):
-            raise InvalidInput(f"suppression #{i} is malformed")
+        _check_suppression(i, entry)
     for i, raw in enumerate(data["contradictions"]):
-        if not isinstance(raw, dict) or not all(isinstance(raw.get(k), str) and raw.get(k) for k in ("id", "a", "b")):
-            raise InvalidInput(f"contradiction #{i} is malformed")
+        _check_contradiction(i, raw, data["prefix"])
+
+
+def _check_suppression(i: int, entry: Any) -> None:
+    try:
+        record = Suppression.from_record(entry["record"])
+        if entry["term"] != suppression_term(entry["term"]) or record.term != entry["term"]:
+            raise ValueError("the term is not in its normal form")
+    except (KeyError, TypeError, ValueError, AttributeError, InvalidInput) as exc:
+        raise InvalidInput(f"suppression #{i} is malformed: {exc}") from exc
+
+
+def _check_contradiction(i: int, raw: Any, prefix: str) -> None:
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise InvalidInput(f"contradiction #{i} is malformed")
+    try:
+        record = Contradiction.decode(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"contradiction #{i} is malformed: {exc}") from exc
+    shaped = isinstance(record.prior, dict) and isinstance(record.evidence, dict)
+    keys = bool(namespace_of(record.a, prefix) and namespace_of(record.b, prefix))
+    if not (record.id.isalnum() and record.status in STATUSES and shaped and keys):
+        raise InvalidInput(f"contradiction #{i} ({record.id!r}) has a bad id, status or memory key")
 
 
 def _check_memory(i: int, entry: Any, prefix: str, dim: int) -> None:

@@ -138,6 +138,9 @@ class Settings(BaseSettings):
                     "worker takes over this long after a leader dies.",
     )
     backup_dir: Path | None = Field(default=None, description="Where backups go; unset = <data_dir>/backups.")
+    restore_max_mb: int = Field(
+        default=512, ge=1, le=65_536, description="Restore refuses a backup file larger than this (MiB)."
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Log level of every Kenning process."
     )
