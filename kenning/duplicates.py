@@ -135,12 +135,14 @@ class Duplicates:
         victims = [self.memories.get(key) for key in names]  # all exist before anything changes
         why = f"duplicate of {keep}" + (f": {validation.reason(reason)}" if validation.reason(reason) else "")
         tags = tuple(dict.fromkeys((*kept.tags, *(t for m in victims for t in m.tags))))
-        added = [t for t in tags if t not in kept.tags][:validation.MAX_TAGS - len(kept.tags)]
+        new_tags = [t for t in tags if t not in kept.tags]
+        room = max(0, validation.MAX_TAGS - len(kept.tags))
+        added, dropped = new_tags[:room], new_tags[room:]  # a memory carries at most MAX_TAGS tags: say so
         for victim in victims:
             if victim.state != "archived":
                 self.archive(victim.key, reason=why, actor=actor)
         if added:
             self.memories.retag(keep, add=added, actor=actor, reason=why)
         self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content, after=kept.content,
-                       details={"archived": names, "tags_added": added})
-        return {"kept": keep, "archived": names, "tags_added": added, "reason": why}
+                       details={"archived": names, "tags_added": added, "tags_dropped": dropped})
+        return {"kept": keep, "archived": names, "tags_added": added, "tags_dropped": dropped, "reason": why}

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ulid import ULID
+
 from kenning import query, schema, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.duplicates import Archiver, Duplicates
+from kenning.errors import Conflict, NotFound
 from kenning.models import iso
 from kenning.schema import NAMESPACES
 from kenning.store import indexes as index_admin
+from kenning.store.locks import Lease
 from kenning.store.rebuild import rebuild
 from kenning.store.reports import ReportStore
 from kenning.sweep import Sweep
@@ -65,9 +69,14 @@ class Maintenance:
         clauses = (query.numeric("expires_at", None, now), query.not_tag("state", ["archived"]))
         sweep = Sweep(self.ctx)
         due = list(sweep.memories(NAMESPACES, clauses))  # collect first: archiving changes the filter
+        archived: list[str] = []
         for memory in due:
-            self.archive(memory.key, reason=f"expired on {iso(memory.expires_at)}", actor=actor)
-        return {"archived": [m.key for m in due], "count": len(due), "phantoms": sweep.phantoms}
+            try:
+                self.archive(memory.key, reason=f"expired on {iso(memory.expires_at)}", actor=actor)
+            except (Conflict, NotFound):  # archived or forgotten by someone else meanwhile: nothing to do
+                continue
+            archived.append(memory.key)
+        return {"archived": archived, "count": len(archived), "phantoms": sweep.phantoms}
 
     def duplicate_review(self, *, actor: str) -> dict[str, Any]:
         """Duplicate clusters per namespace; auto-merge only above the (optional) stricter threshold."""
@@ -118,9 +127,17 @@ class Maintenance:
         def switch(name: str) -> None:
             self.ctx.indexes[namespace] = name
 
-        before = index_admin.info(self.ctx.store.client, self.ctx.index(namespace))
-        done = rebuild(self.ctx.store.client, self.ctx.store.prefix, namespace, self.ctx.embedder.dimension,
-                       timeout=self.ctx.settings.index_backfill_timeout_seconds, switch=switch)
+        timeout = self.ctx.settings.index_backfill_timeout_seconds
+        lease = Lease(self.ctx.store.client, f"{self.ctx.store.prefix}lock:reindex:{namespace}", str(ULID()),
+                      ttl_seconds=2 * timeout + 60)
+        if not lease.hold():  # two rebuilds of one index would drop each other's indexes
+            raise Conflict(f"the {namespace} index is being rebuilt already", hint="wait for it to finish")
+        try:
+            before = index_admin.info(self.ctx.store.client, self.ctx.index(namespace))
+            done = rebuild(self.ctx.store.client, self.ctx.store.prefix, namespace, self.ctx.embedder.dimension,
+                           timeout=timeout, switch=switch)
+        finally:
+            lease.release()
         result = {"namespace": namespace, "index": done.name, "num_docs": done.num_docs,
                   "num_docs_before": None if before is None else before.num_docs}
         self.ctx.audit(actor, "reindex", "", details=result)

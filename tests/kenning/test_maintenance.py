@@ -69,7 +69,7 @@ def test_open_contradictions_are_rechecked(engine: Engine) -> None:
     first = engine.maintenance.run()["contradictions"]
     assert (first["examined"], first["closed"]) == (1, [])  # positive control: still conflicting
     # An edit that bypasses Memories.update (e.g. a restore of an older copy) leaves the record stale.
-    engine.store.memories.set_fields(b, {"content": "Use msgpack for caching"})
+    engine.store.memories.update(b, {"content": "Use msgpack for caching"})
     second = engine.maintenance.run()["contradictions"]
     assert [c["reason"] for c in second["closed"]] == ["the two memories no longer conflict (edited)"]
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
