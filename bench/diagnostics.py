@@ -57,3 +57,17 @@ def floor_sweep(run: Run, answerable: list[Query], unanswerable: list[Query]) ->
             "target_outside_top10": sum(1 for s in target_sims if s is None) / max(len(target_sims), 1),
             "no_answer_top_similarity_p50": metrics.percentile(tops, 50),
             "no_answer_top_similarity_p90": metrics.percentile(tops, 90)}
+
+
+def commands_per_call(run: Run, client: Any, calls: list[Query]) -> dict[str, float]:
+    """Valkey commands per recall by command name (INFO commandstats before and after), busiest first."""
+    def stats() -> dict[str, int]:
+        raw: Any = client.info("commandstats")
+        return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in raw.items()}
+
+    before = stats()
+    for query in calls:
+        run.recall(query, keep=False)
+    after = stats()
+    per_call = {name: (count - before.get(name, 0)) / max(len(calls), 1) for name, count in after.items()}
+    return dict(sorted(((k, v) for k, v in per_call.items() if v > 0), key=lambda kv: -kv[1]))

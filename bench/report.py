@@ -168,6 +168,16 @@ def sweep_table(results: list[Result]) -> list[str]:
     return rows
 
 
+def commands_table(results: list[Result]) -> list[str]:
+    rows = ["| run | Valkey commands per recall |", "| --- | --- |"]
+    for r in results:
+        per = dig(r, "diagnostics", "valkey_commands_per_recall") or {}
+        busiest = sorted(per.items(), key=lambda kv: -kv[1])
+        rows.append(f"| {_label(r)} | {sum(per.values()):.1f} in all: "
+                    + ", ".join(f"{name} {count:.1f}" for name, count in busiest) + " |")
+    return rows
+
+
 def chart(results: list[Result], path: Path) -> Path | None:
     """Latency vs corpus size (log x), one line per backend and percentile; None without matplotlib
     (the `bench` extra: pip install -e '.[bench]')."""
@@ -214,7 +224,8 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
     drawn = chart(ordered, chart_path)
     from bench.page import render
 
-    resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "", *sweep_table(ordered)]
+    resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "", *sweep_table(ordered),
+                 "", "### Valkey round trips per recall (diagnostic)", "", *commands_table(ordered)]
     page.write_text(render(main, ordered, targets_table(main), family_table(ordered), latency_table(ordered),
                            resources, chart_path.name), encoding="utf-8")
     return [page, drawn] if drawn else [page]

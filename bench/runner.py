@@ -105,7 +105,9 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out["families"] = run_families(run, progress)
             progress("diagnostics: relevance floor sweep")
             out["diagnostics"] = {"paraphrase_floor_sweep": diagnostics.floor_sweep(run, run.queries["b"],
-                                                                                    run.queries["g"])}
+                                                                                    run.queries["g"]),
+                                  "valkey_commands_per_recall": diagnostics.commands_per_call(
+                                      run, client, run.queries["b"][:50])}
             out["latency"] = latency(run)
             progress("throughput")
             out["throughput"] = throughput(run)
