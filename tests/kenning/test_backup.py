@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import valkey
 
@@ -196,3 +198,75 @@ def test_restore_rebuilds_the_graveyard_and_reinstate_hints(engine: Engine, clie
     fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
     assert [w["name"] for w in fresh.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
     assert flagged(fresh) == [hinted]
+
+
+def _marked_backup(engine: Engine, key: str, *, model: str | None = None) -> tuple[Path, np.ndarray]:
+    """A vector backup in which ``key``'s vector is replaced by a marker no model would produce."""
+    made = engine.backups.backup(vectors=True, label="marked" if model is None else "other-model", actor="admin")
+    path = engine.backups.path_of(made["file"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    marker = np.zeros(engine.ctx.embedder.dimension, dtype=np.float32)
+    marker[0] = 1.0
+    (entry,) = [e for e in data["memories"] if e["key"] == key]
+    entry["vector"] = base64.b64encode(marker.astype("<f4").tobytes()).decode()
+    if model is not None:
+        data["embedding"]["model"] = model
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path, marker
+
+
+@pytest.mark.parametrize("model", [None, "some-other-model"])
+def test_vectors_are_reused_only_when_the_model_matches(engine: Engine, model: str | None) -> None:
+    key = engine.memories.remember(Draft("Invoices are archived for ten years", project="shop"), actor="a").key
+    path, marker = _marked_backup(engine, key, model=model)
+    engine.memories.forget(key, confirm=True, actor="a")
+    done = engine.backups.restore(path, dry_run=False, actor="admin")
+    stored = engine.store.memories.read_vector(key)
+    assert stored is not None
+    if model is None:
+        assert done["vectors"] == "reused"
+        assert np.array_equal(stored, marker)  # the file's vector, byte for byte: nothing re-embedded
+    else:
+        assert done["vectors"] == "re-embedded (the backup used another model)"
+        fresh = engine.ctx.embedder.embed("Invoices are archived for ten years")
+        assert float(np.dot(stored, fresh)) > 0.999
+        assert float(np.dot(stored, marker)) < 0.5
+
+
+def test_a_refused_file_writes_nothing_even_when_applied(engine: Engine, tmp_path: Path) -> None:
+    keys = _populate(engine)
+    made = engine.backups.backup(actor="admin")
+    path = engine.backups.path_of(made["file"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    engine.memories.forget(keys["pref"], confirm=True, actor="a")  # the restore would add it back
+    assert engine.backups.restore(path, actor="admin")["memories"]["add"] == 1  # positive control
+    audit_before = engine.history.audit_log(limit=500)["events"]
+    broken = [
+        {**data, "suppressions": [{"term": "heroku", "record": {"term": "heroku", "at": "yesterday"}}]},
+        {**data, "contradictions": [{**data["contradictions"][0], "status": "maybe"}]},
+        {**data, "contradictions": [{**data["contradictions"][0], "a": "elsewhere:key"}]},
+        {**data, "memories": [*data["memories"], {"key": data["memories"][0]["key"], "fields": {"content": ""}}]},
+    ]
+    for i, bad in enumerate(broken):
+        file = path.with_name(f"kenning-backup-20260101T000000Z-bad{i}.json")
+        file.write_text(json.dumps(bad), encoding="utf-8")
+        with pytest.raises(InvalidInput, match=r"malformed|bad id, status or memory key"):
+            engine.backups.restore(file, dry_run=False, actor="admin")
+    with pytest.raises(InvalidInput, match="limit is 100"):
+        engine.backups.restore(path, dry_run=False, actor="admin", max_bytes=100)
+    assert engine.store.memories.read(keys["pref"]) is None
+    assert engine.history.audit_log(limit=500)["events"] == audit_before
+
+
+def test_the_size_limit_is_a_setting(settings: Settings, client: valkey.Valkey, embedder: Embedder,
+                                     clock: ManualClock, tmp_path: Path) -> None:
+    small = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                          backup_dir=tmp_path / "backups", restore_max_mb=1)
+    engine = Engine.open(small, client, embedder, clock=clock)
+    made = engine.backups.backup(actor="admin")
+    path = engine.backups.path_of(made["file"])
+    assert engine.backups.restore(path, actor="admin")["dry_run"] is True  # positive control: a small file
+    path.write_bytes(path.read_bytes() + b" " * (1024 * 1024))
+    with pytest.raises(InvalidInput, match="limit is 1,048,576") as refused:
+        engine.backups.restore(path, actor="admin")
+    assert "KENNING_RESTORE_MAX_MB" in (refused.value.hint or "")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.clock import ManualClock
 from kenning import polarity
+from kenning.clock import ManualClock
 from kenning.contradictions import Contradictions
 from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
