@@ -16,7 +16,7 @@ from typing import Any
 
 from kenning import phrases, validation
 from kenning.context import Context
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, NotFound
 from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
 from kenning.memory import Draft, Memories
 from kenning.models import Memory, iso
@@ -106,8 +106,9 @@ class Experience:
         record.update(recorded_at=now, actor=actor or "unknown", weight=weight)
         previous = memory.metadata.get("experience") or {}
         metadata = {**memory.metadata, "experience": record}
-        self.patcher.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
-                                           "metadata": _json(metadata)}))
+        if not self.patcher.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
+                                                  "metadata": _json(metadata)})):
+            raise NotFound(f"{key} was deleted while its experience was being recorded", hint="nothing was recorded")
         self.graveyard.remove(key, [a["name"] for a in previous.get("abandoned_approaches", [])])
         for project in (memory.project, ALL_PROJECTS):
             self.registry.add(project, key, now)

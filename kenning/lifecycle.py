@@ -23,7 +23,7 @@ from typing import Any
 
 from kenning import phrases, query, validation
 from kenning.context import Context
-from kenning.errors import Conflict, InvalidInput
+from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.memory import SNAPSHOT_FIELDS, Memories
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
@@ -115,7 +115,8 @@ class Lifecycle:
         wanted = _hints(hints) if to == "deprioritised" else ()
         now = self.ctx.clock.now()
         who = actor or "unknown"
-        self.patcher.patch(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted))
+        if not self.patcher.patch(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted)):
+            raise NotFound(f"{key} was deleted while it was being changed", hint="nothing was changed")
         for hint in memory.reinstate_hints:
             self.hints.remove(phrases.normalise(hint), key)
         for hint in wanted:

@@ -44,6 +44,35 @@ def register(tools: Registry) -> None:
                                 allow_duplicate=allow_duplicate)
         return result.public()
 
+    _recall_tools(tools)
+
+    @tools.tool(scope="write", idempotent=True)
+    async def retag(key: str, add: list[str] | None = None, remove: list[str] | None = None,
+                    reason: str | None = None) -> dict[str, Any]:
+        """Add and/or remove tags on one memory; returns its tags afterwards."""
+        call = current()
+        memory = await call.run(call.engine.memories.retag, key, add=add, remove=remove, actor=call.actor,
+                                reason=reason)
+        return {"key": memory.key, "tags": list(memory.tags)}
+
+    @tools.tool(scope="write", destructive=True)
+    async def update_memory(key: str, content: str, reason: str | None = None) -> dict[str, Any]:
+        """Replace a memory's content (re-embedded); the old text stays in its audit history."""
+        call = current()
+        memory = await call.run(call.engine.memories.update, key, content, actor=call.actor, reason=reason)
+        return {"key": memory.key, "status": "updated", "updated_at": memory.public()["updated_at"]}
+
+    @tools.tool(scope="write", destructive=True)
+    async def forget(key: str | None = None, confirm: bool = False, reason: str | None = None,
+                     query: str | None = None) -> dict[str, Any]:
+        """Delete a memory. Without confirm=true it only previews what would be deleted; a query instead of
+        a key only returns candidates to confirm by key."""
+        call = current()
+        return await call.run(call.engine.lifecycle.act, "forget", key=key, text=query, confirm=confirm,
+                              actor=call.actor, reason=reason)
+
+
+def _recall_tools(tools: Registry) -> None:
     async def _recall(query: str, namespaces: list[str] | None, projects: list[str] | None, top_k: int,
                       include_deprioritised: bool, as_of: str | None, include_superseded: bool = False) -> RecallResult:
         call = current()
@@ -85,28 +114,3 @@ def register(tools: Registry) -> None:
         call = current()
         memories = [await call.run(call.engine.memories.get, key) for key in keys]
         return {"memories": [m.public() for m in memories]}
-
-    @tools.tool(scope="write", idempotent=True)
-    async def retag(key: str, add: list[str] | None = None, remove: list[str] | None = None,
-                    reason: str | None = None) -> dict[str, Any]:
-        """Add and/or remove tags on one memory; returns its tags afterwards."""
-        call = current()
-        memory = await call.run(call.engine.memories.retag, key, add=add, remove=remove, actor=call.actor,
-                                reason=reason)
-        return {"key": memory.key, "tags": list(memory.tags)}
-
-    @tools.tool(scope="write", destructive=True)
-    async def update_memory(key: str, content: str, reason: str | None = None) -> dict[str, Any]:
-        """Replace a memory's content (re-embedded); the old text stays in its audit history."""
-        call = current()
-        memory = await call.run(call.engine.memories.update, key, content, actor=call.actor, reason=reason)
-        return {"key": memory.key, "status": "updated", "updated_at": memory.public()["updated_at"]}
-
-    @tools.tool(scope="write", destructive=True)
-    async def forget(key: str | None = None, confirm: bool = False, reason: str | None = None,
-                     query: str | None = None) -> dict[str, Any]:
-        """Delete a memory. Without confirm=true it only previews what would be deleted; a query instead of
-        a key only returns candidates to confirm by key."""
-        call = current()
-        return await call.run(call.engine.lifecycle.act, "forget", key=key, text=query, confirm=confirm,
-                              actor=call.actor, reason=reason)
