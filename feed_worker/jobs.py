@@ -1,0 +1,50 @@
+"""Every job the worker schedules, registered in one place (``scheduled``).
+
+A job is an adapter like a tool or a route: one engine call, its result shaped into a small summary that
+is recorded as the run's outcome. Domain rules stay in the engine (``engine.maintenance.run`` decides
+what expires, what is a duplicate, what drifted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from kenning.engine import Engine
+from kenning.settings import Settings
+
+MAINTENANCE = "maintenance"
+MAINTENANCE_ACTOR = "worker:maintenance"  # who the audit log names for what the worker's maintenance did
+
+
+@dataclass(frozen=True)
+class Job:
+    """``run`` does the work and returns the summary recorded for the run; it raises on failure."""
+
+    name: str
+    run: Callable[[], dict[str, Any]]
+    interval_seconds: float
+
+
+def scheduled(engine: Engine, settings: Settings) -> list[Job]:
+    """The worker's jobs and how often each runs (feed ingestion joins this list later)."""
+    return [
+        Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60),
+    ]
+
+
+def maintenance(engine: Engine) -> dict[str, Any]:
+    """One maintenance pass (the same call as `kenning maintain`); the full report is kept by the engine
+    as the last maintenance report, so the run records counts only."""
+    report = engine.maintenance.run(actor=MAINTENANCE_ACTOR)
+    return {
+        "expired": report["expired"]["count"],
+        "duplicate_clusters": report["duplicates"]["clusters"],
+        "merged": len(report["duplicates"]["merged"]),
+        "contradictions_examined": report["contradictions"]["examined"],
+        "contradictions_closed": len(report["contradictions"]["closed"]),
+        "index_drift": len(report["indexes"]["drift"]),
+        "phantoms": report["indexes"]["phantoms"],
+    }

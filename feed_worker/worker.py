@@ -1,0 +1,111 @@
+"""The worker: APScheduler running every registered job, only while this worker leads.
+
+One leader lease (``kenning.jobs``) covers the whole worker: a renewal job keeps it (every third of
+KENNING_WORKER_LOCK_TTL_SECONDS, also while a long job runs), each job run checks it first, and ``stop``
+releases it. Two workers on one store therefore never run the same job at once; when the leader dies,
+another takes over once the lease expires. Also a ``Service`` of `kenning up` (the scheduler runs in
+its own thread).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from feed_worker.guard import guarded
+from feed_worker.jobs import Job, scheduled
+from kenning.engine import Engine
+from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.jobs import JobRun
+from kenning.settings import Settings
+
+log = logging.getLogger(__name__)
+RENEW = "leader-lease"  # the scheduler's own job: reserved, no registered job may take the name
+
+
+def worker_id() -> str:
+    """host:pid:random, so the lease names a process and two workers on one host differ."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    """``start`` schedules the jobs and returns; ``run_now`` runs one job through the guard at once."""
+
+    name = "worker"
+
+    def __init__(self, engine: Engine, settings: Settings, *, jobs: Sequence[Job] | None = None,
+                 worker: str | None = None, on_run: Callable[[JobRun], None] | None = None) -> None:
+        self.engine = engine
+        self.id = worker or worker_id()
+        self.jobs = {job.name: job for job in (scheduled(engine, settings) if jobs is None else jobs)}
+        if RENEW in self.jobs:
+            raise InvalidInput(f"the job name {RENEW!r} is reserved for the leader lease")
+        self.lease = engine.jobs.lease(self.id)
+        self.renew_seconds = settings.worker_lock_ttl_seconds / 3
+        self.on_run = on_run
+        self._last: dict[str, JobRun] = {}
+        self._guard = threading.Lock()
+        # coalesce: runs missed while one was still going collapse into one; no grace limit, so a late
+        # run still happens instead of being dropped.
+        self.scheduler = BackgroundScheduler(timezone=UTC, job_defaults={
+            "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+
+    def describe(self) -> str:
+        return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in self.jobs.values())
+
+    def start(self) -> None:
+        for job in self.jobs.values():
+            self.scheduler.add_job(self.run_now, "interval", args=(job.name,), seconds=job.interval_seconds,
+                                   id=job.name, name=job.name)
+        self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
+                               next_run_time=datetime.now(UTC))
+        self.scheduler.start()
+        log.info("worker %s started: %s", self.id, self.describe())
+
+    def stop(self) -> None:
+        """Stop scheduling, wait for running jobs, then give the lease up so another worker need not wait."""
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=True)
+        try:
+            self.lease.release()
+        except KenningError as exc:
+            log.warning("worker %s could not release the leader lease (it expires on its own): %s", self.id, exc)
+
+    def alive(self) -> bool:
+        return bool(self.scheduler.running)
+
+    def run_now(self, name: str) -> JobRun:
+        """Run the job called ``name`` once, through the guard (never raises for the job's failures)."""
+        try:
+            job = self.jobs[name]
+        except KeyError:
+            raise NotFound(f"the worker has no job {name!r}", hint=f"jobs: {', '.join(self.jobs)}") from None
+        run = guarded(job, lease=self.lease, jobs=self.engine.jobs, clock=self.engine.ctx.clock, worker=self.id)
+        with self._guard:
+            self._last[name] = run
+        if self.on_run is not None:
+            self.on_run(run)
+        return run
+
+    def renew(self) -> None:
+        """Keep the lease while leading (take it when free), between runs and during long ones."""
+        try:
+            self.lease.hold()
+        except KenningError as exc:
+            log.warning("worker %s could not renew the leader lease: %s", self.id, exc)
+
+    def status(self) -> dict[str, JobRun]:
+        """This worker's last run of each job, skipped and unrecorded (outage) runs included."""
+        with self._guard:
+            return dict(self._last)
+
+
+def _every(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
