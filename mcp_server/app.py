@@ -7,7 +7,8 @@ serves Streamable HTTP at /mcp (and, opt-in, SSE at /sse).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,12 @@ def instructions() -> str:
     return INSTRUCTIONS.read_text(encoding="utf-8")
 
 
-def build_server(engine: Engine, settings: Settings, *,
-                 metrics: Metrics | None = None) -> tuple[FastMCP[Any], Registry, Runtime]:
+def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
+                 auth_clock: Callable[[], float] = time.monotonic) -> tuple[FastMCP[Any], Registry, Runtime]:
     """The FastMCP server with every tool module registered; refuses an unsafe exposure.
 
-    ``metrics`` defaults to a fresh registry of this server's own (never the process default).
+    ``metrics`` defaults to a fresh registry of this server's own (never the process default);
+    ``auth_clock`` times the token cache (monotonic seconds; tests step it).
     """
     auth.check_exposure(settings)
     rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()))
@@ -47,7 +49,8 @@ def build_server(engine: Engine, settings: Settings, *,
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {LIFESPAN_KEY: rt}
 
-    verifier = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url) if settings.mcp_auth else None
+    verifier = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter,
+                              clock=auth_clock) if settings.mcp_auth else None
     mcp: FastMCP[Any] = FastMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
                                 lifespan=lifespan, mask_error_details=True, on_duplicate="error")
     registry_ = Registry(mcp)
@@ -60,10 +63,10 @@ def build_server(engine: Engine, settings: Settings, *,
     return mcp, registry_, rt
 
 
-def build_app(engine: Engine, settings: Settings, *,
-              metrics: Metrics | None = None) -> tuple[Starlette, Runtime]:
+def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
+              auth_clock: Callable[[], float] = time.monotonic) -> tuple[Starlette, Runtime]:
     """The ASGI app: Streamable HTTP at /mcp with Host/Origin checks; SSE at /sse when enabled."""
-    mcp, _, rt = build_server(engine, settings, metrics=metrics)
+    mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock)
     guard: dict[str, Any] = {"host_origin_protection": True, "allowed_hosts": auth.allowed_hosts(settings),
                              "allowed_origins": auth.allowed_origins(settings)}
     app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless, **guard)

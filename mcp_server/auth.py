@@ -1,9 +1,13 @@
 """Who may connect, and from where (docs/mcp-server.md#security).
 
-- Bearer tokens created with `kenning token create` are verified against their sha256 in Valkey.
-  A verified token is remembered for ``CACHE_SECONDS`` so a session survives a Valkey blip and
-  Valkey is not asked on every message; a revoked token stops working within that window. While Valkey
-  is unreachable, a token verified in the last ``OUTAGE_GRACE_SECONDS`` is still accepted.
+- Bearer tokens created with `kenning token create` are verified against their sha256 in Valkey (a
+  lookup by digest: no secret is ever compared in Python, so there is no timing side channel to close).
+  A verified token is remembered for ``CACHE_SECONDS`` so Valkey is not asked on every message; a
+  revoked token stops working within that window.
+- While Valkey cannot answer, a token verified in the last ``OUTAGE_GRACE_SECONDS`` is let through the
+  HTTP layer marked *unverified*, only so that its caller reads "memory could NOT be checked" instead
+  of a misleading 401: ``ScopeGuard`` refuses every tool call of an unverified token, so a token
+  revoked meanwhile can never run anything, however the outage (or a pool blip) looks.
 - The server refuses to listen on a non-loopback address without auth.
 - Host and Origin headers are checked against the loopback names plus the public URL's host.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import time
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import anyio.to_thread
@@ -22,43 +27,52 @@ from kenning.settings import Settings
 from kenning.tokens import Token, Tokens, digest, grants
 
 CACHE_SECONDS = 10.0
-OUTAGE_GRACE_SECONDS = 300.0  # during a Valkey outage, a recently verified token still gets a clear outage error
+OUTAGE_GRACE_SECONDS = 300.0
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+UNVERIFIED = "kenning/unverified"  # claim on a token accepted during an outage: no tool may run with it
 
 
 class TokenAuth(TokenVerifier):
-    """Verifies Kenning bearer tokens; the token name becomes the client id (the audit actor)."""
+    """Verifies Kenning bearer tokens; the token name becomes the client id (the audit actor).
 
-    def __init__(self, tokens: Tokens, *, base_url: str | None = None) -> None:
+    ``limiter`` bounds the threads that ask Valkey (share the engine's, so a burst of new sessions cannot
+    exhaust the connection pool); ``clock`` is monotonic seconds (a parameter so tests can step it).
+    """
+
+    def __init__(self, tokens: Tokens, *, base_url: str | None = None,
+                 limiter: anyio.CapacityLimiter | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(base_url=base_url)
         self.tokens = tokens
-        self._cache: dict[str, tuple[float, Token]] = {}
+        self.limiter = limiter
+        self.clock = clock
+        self._verified: dict[str, tuple[float, Token]] = {}  # sha256 -> (verified at, token)
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        found = await self._lookup(token)
+        found, verified = await self._lookup(token)
         if found is None:
             return None
-        return AccessToken(token=token, client_id=found.name, scopes=sorted(grants(found.scope)),
-                           expires_at=None, claims={"name": found.name, "scope": found.scope})
+        scopes = sorted(grants(found.scope)) if verified else []
+        return AccessToken(token=token, client_id=found.name, scopes=scopes, expires_at=None,
+                           claims={"name": found.name, "scope": found.scope, UNVERIFIED: not verified})
 
-    async def _lookup(self, secret: str) -> Token | None:
+    async def _lookup(self, secret: str) -> tuple[Token | None, bool]:
+        """The token and whether Valkey vouched for it within ``CACHE_SECONDS``."""
         key = digest(secret)
-        now = time.monotonic()
-        cached = self._cache.get(key)
-        if cached is not None and cached[0] > now:
-            return cached[1]
+        now = self.clock()
+        seen = self._verified.get(key)
+        if seen is not None and now - seen[0] < CACHE_SECONDS:
+            return seen[1], True
         try:
-            found = await anyio.to_thread.run_sync(self.tokens.verify, secret)
+            found = await anyio.to_thread.run_sync(self.tokens.verify, secret, limiter=self.limiter)
         except BackendUnavailable:
-            # Cannot check: a token verified shortly before still passes, so its caller is told "memory could
-            # NOT be checked" by the tool instead of a misleading 401. Unknown tokens never pass.
-            fresh = cached is not None and cached[0] + OUTAGE_GRACE_SECONDS > now
-            return cached[1] if cached is not None and fresh else None
+            if seen is not None and now - seen[0] < OUTAGE_GRACE_SECONDS:
+                return seen[1], False  # let through to hear the outage; ScopeGuard runs nothing
+            return None, False
         if found is None:
-            self._cache.pop(key, None)
-            return None
-        self._cache[key] = (now + CACHE_SECONDS, found)
-        return found
+            self._verified.pop(key, None)
+            return None, False
+        self._verified[key] = (now, found)
+        return found, True
 
 
 def is_loopback(host: str) -> bool:

@@ -2,7 +2,8 @@
 
 ``Registry.tool`` registers a function with FastMCP and records a ``ToolSpec``. ``ScopeGuard`` reads
 the specs at dispatch and refuses (``PermissionDenied``, translated like every engine error) a call the
-caller's token does not allow, before any argument is looked at. A tool that changes anything needs
+caller's token does not allow, before any argument is looked at; a token that could not be verified
+(Valkey down) runs nothing and hears about the outage. A tool that changes anything needs
 ``write`` (or ``admin``); a ``read`` tool is read-only by construction, so the scope test can derive
 every mutating tool from the annotations.
 """
@@ -18,7 +19,7 @@ from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
 from mcp_types import CallToolRequestParams, ToolAnnotations
 
-from kenning.errors import NotFound, PermissionDenied
+from kenning.errors import BackendUnavailable, NotFound, PermissionDenied
 from kenning.settings import Settings
 from mcp_server.runtime import caller
 
@@ -80,6 +81,9 @@ class ScopeGuard(Middleware):
         if spec is None:
             raise NotFound(f"unknown tool {name!r}", hint="tools/list shows the tools")
         who = caller(self.settings)
+        if not who.verified:
+            raise BackendUnavailable(f"token {who.actor!r} could not be checked because the store did not answer; "
+                                     f"{name!r} was not run", hint="retry when /healthz reports ok")
         if spec.scope not in who.scopes:
             held = ", ".join(sorted(who.scopes)) or "none"
             raise PermissionDenied(

@@ -20,6 +20,7 @@ from kenning.engine import Engine
 from kenning.errors import KenningError
 from kenning.settings import Settings
 from kenning.tokens import SCOPES
+from mcp_server.auth import UNVERIFIED
 from mcp_server.errors import translate
 from mcp_server.metrics import Metrics
 
@@ -46,17 +47,24 @@ class Runtime:
 
 @dataclass(frozen=True)
 class Caller:
-    """The authenticated identity: ``actor`` is the token name and goes on every audit event."""
+    """The authenticated identity: ``actor`` is the token name and goes on every audit event.
+
+    ``verified`` is False for a token let through during a Valkey outage (``mcp_server.auth``): it holds
+    no scopes and may run nothing.
+    """
 
     actor: str
     scopes: frozenset[str]
+    verified: bool = True
 
 
 def caller(settings: Settings) -> Caller:
     """Who is calling. Without auth (loopback only) the caller is the local user with every scope."""
     token = get_access_token()
     if token is not None:
-        return Caller(actor=token.client_id, scopes=frozenset(token.scopes))
+        verified = token.claims.get(UNVERIFIED) is not True
+        return Caller(actor=token.client_id, scopes=frozenset(token.scopes) if verified else frozenset(),
+                      verified=verified)
     if not settings.mcp_auth:
         return Caller(actor=LOCAL_ACTOR, scopes=frozenset(SCOPES))
     return Caller(actor="anonymous", scopes=frozenset())

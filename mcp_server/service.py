@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import uvicorn
 
@@ -23,9 +24,10 @@ class McpService:
 
     name = "mcp server"
 
-    def __init__(self, engine: Engine, settings: Settings, *, metrics: Metrics | None = None) -> None:
+    def __init__(self, engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
+                 auth_clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
-        self.app, self.runtime = build_app(engine, settings, metrics=metrics)
+        self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
                                 log_level=settings.log_level.lower(), lifespan="on", access_log=False)
         self.server = uvicorn.Server(config)

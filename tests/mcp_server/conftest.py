@@ -10,8 +10,10 @@ that name is the audit actor. ``mcp.metrics`` is the server's own Prometheus reg
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.client.client import CallToolResult
 from prometheus_client import CollectorRegistry
 
+from kenning.embedded import EmbeddedValkey
 from kenning.engine import Engine
 from kenning.settings import Settings
 from kenning.tokens import SCOPES
@@ -60,8 +63,19 @@ def mcp_settings(settings: Settings, **overrides: Any) -> Settings:
     return make_settings(settings.data_dir, settings.valkey_port, **values)
 
 
-def start_harness(engine: Engine, settings: Settings) -> McpHarness:
-    service = McpService(engine, settings)
+class SteppedClock:
+    """Monotonic seconds that move only when a test says so (for the token cache)."""
+
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def start_harness(engine: Engine, settings: Settings, *,
+                  auth_clock: Callable[[], float] = time.monotonic) -> McpHarness:
+    service = McpService(engine, settings, auth_clock=auth_clock)
     harness = McpHarness(service=service, engine=engine, settings=settings)
     if settings.mcp_auth:
         for scope in SCOPES:
@@ -76,6 +90,13 @@ def mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
     harness = start_harness(engine, mcp_settings(settings))
     yield harness
     harness.service.stop()
+
+
+@pytest.fixture
+def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
+    """A Valkey of this test's own, so the test can stop it mid-session."""
+    with EmbeddedValkey(make_settings(tmp_path / "doomed", free_port())) as server:
+        yield server
 
 
 @pytest.fixture

@@ -3,11 +3,7 @@ in the middle of a session reported as an outage, never as "no memories"."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import httpx
-import pytest
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -17,7 +13,6 @@ from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.store import connect
 from mcp_server.metrics import Metrics, TimedEmbedder
-from tests.conftest import free_port, make_settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, refused, start_harness
 
 
@@ -59,13 +54,6 @@ async def test_healthz_reports_every_check(mcp: McpHarness) -> None:
     assert body["status"] == "ok"
     assert {name for name, check in body["checks"].items() if check["ok"]} == \
         {"valkey", "search_module", "indexes", "model"}
-
-
-@pytest.fixture
-def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
-    """A Valkey of this test's own, so the test can stop it mid-session."""
-    with EmbeddedValkey(make_settings(tmp_path / "doomed", free_port())) as server:
-        yield server
 
 
 async def test_valkey_outage_mid_session_is_reported_as_an_outage(

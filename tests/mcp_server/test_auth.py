@@ -1,0 +1,105 @@
+"""The token cache and the outage grace: a revoked token stops within the documented window while Valkey
+answers, and a token let through during an outage runs nothing. The clock is stepped, never slept on."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastmcp import Client
+from mcp import MCPError
+
+from kenning.clock import ManualClock
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder
+from kenning.engine import Engine
+from kenning.settings import Settings
+from kenning.store import Store, connect
+from kenning.tokens import Tokens
+from mcp_server.auth import CACHE_SECONDS, OUTAGE_GRACE_SECONDS, UNVERIFIED, TokenAuth
+from tests.mcp_server.conftest import SteppedClock, mcp_settings, ok, refused, start_harness
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "probe", "version": "0"}}}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def _tokens(settings: Settings) -> Tokens:
+    return Tokens(Store(connect(settings), settings.key_prefix), ManualClock(1_790_000_000.0))
+
+
+async def test_a_revoked_token_stops_once_the_cache_window_passes(engine: Engine) -> None:
+    _, secret = engine.tokens.create("soon-revoked", "write", actor="pytest")
+    clock = SteppedClock()
+    verifier = TokenAuth(engine.tokens, clock=clock)
+    first = await verifier.verify_token(secret)
+    assert first is not None
+    assert (first.client_id, first.scopes, first.claims[UNVERIFIED]) == ("soon-revoked", ["read", "write"], False)
+    engine.tokens.revoke("soon-revoked", actor="pytest")
+    clock.now += CACHE_SECONDS - 1
+    assert await verifier.verify_token(secret) is not None  # the documented revocation delay
+    clock.now += 2
+    assert await verifier.verify_token(secret) is None
+    clock.now += 1
+    assert await verifier.verify_token(secret) is None  # forgotten by the cache, not re-admitted
+
+
+async def test_during_an_outage_recent_tokens_pass_unverified_without_scopes(doomed_valkey: EmbeddedValkey) -> None:
+    tokens = _tokens(doomed_valkey.settings)
+    secrets = {name: tokens.create(name, "admin", actor="pytest")[1] for name in ("stale", "recent", "revoked")}
+    _, unseen = tokens.create("unseen", "admin", actor="pytest")
+    clock = SteppedClock()
+    verifier = TokenAuth(tokens, clock=clock)
+    assert await verifier.verify_token(secrets["stale"]) is not None
+    clock.now += OUTAGE_GRACE_SECONDS - 5
+    for name in ("recent", "revoked"):
+        assert await verifier.verify_token(secrets[name]) is not None  # positive controls
+    tokens.revoke("revoked", actor="pytest")
+    doomed_valkey.stop()
+    clock.now += CACHE_SECONDS
+    assert await verifier.verify_token(secrets["stale"]) is None  # verified longer ago than the grace
+    assert await verifier.verify_token(unseen) is None  # never verified by this process
+    for name in ("recent", "revoked"):  # Valkey cannot say "revoked" now: admitted, but with nothing to run
+        token = await verifier.verify_token(secrets[name])
+        assert token is not None, name
+        assert (token.client_id, token.scopes, token.claims[UNVERIFIED]) == (name, [], True)
+
+
+async def test_an_unverified_token_runs_no_tool_and_hears_about_the_outage(
+        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    settings = doomed_valkey.settings
+    engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
+    clock = SteppedClock()
+    harness = start_harness(engine, mcp_settings(settings), auth_clock=clock)
+    try:
+        async with harness.client("read") as client:
+            assert (await ok(client, "version"))["name"] == "kenning"  # positive control: verified, runs
+            doomed_valkey.stop()
+            clock.now += CACHE_SECONDS + 1
+            message = await refused(client, "version")  # needs no Valkey, yet must not run unverified
+        assert message.startswith("backend_unavailable: memory could NOT be checked -- token 'test-read' "
+                                  "could not be checked"), message
+        clock.now += OUTAGE_GRACE_SECONDS
+        async with httpx.AsyncClient(base_url=harness.base) as http:
+            late = await http.post("/mcp", json=INITIALIZE,
+                                   headers={**HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"})
+        assert late.status_code == 401
+    finally:
+        harness.service.stop()
+
+
+async def test_over_http_a_revoked_token_is_refused_after_the_cache_window(engine: Engine, settings: Settings) -> None:
+    clock = SteppedClock()
+    harness = start_harness(engine, mcp_settings(settings), auth_clock=clock)
+    _, secret = engine.tokens.create("revoked-later", "write", actor="pytest")
+    try:
+        async with Client(harness.url, auth=secret) as client:
+            stored = await ok(client, "remember", {"content": "Written before the token was revoked"})
+            engine.tokens.revoke("revoked-later", actor="pytest")
+            clock.now += CACHE_SECONDS + 1
+            with pytest.raises(MCPError, match="error response"):  # the 401 ends the session
+                await client.call_tool("remember", {"content": "Written after the token was revoked"})
+    finally:
+        harness.service.stop()
+    assert engine.memories.get(stored["key"]).actor == "revoked-later"
+    assert [e.action for e in engine.store.audit.recent(limit=20) if e.action == "remember"] == ["remember"]
