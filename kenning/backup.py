@@ -44,6 +44,7 @@ MB = 1024 * 1024
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 REPORT_ITEMS = 200
+DAMAGED = "nothing was written; the file is damaged or not a Kenning backup (list_backups shows the others)"
 Progress = Callable[[str, int, int], None]
 
 
@@ -272,8 +273,11 @@ def load(path: Path, *, max_bytes: int) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"{path.name} is not valid JSON: {exc}", hint="was the file cut short?") from exc
-    check(data)
+        raise InvalidInput(f"{path.name} is not valid JSON: {exc}", hint=f"was it cut short? {DAMAGED}") from exc
+    try:
+        check(data)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path.name}: {exc.message}", hint=exc.hint or DAMAGED) from exc
     return dict(data)
 
 

@@ -133,7 +133,8 @@ class Contradictions:
         """On-demand detection over one memory, one project, or what a query finds."""
         given = [x for x in (key, project, query_text) if x]
         if len(given) != 1:
-            raise InvalidInput("give exactly one of key, project or query")
+            raise InvalidInput("give exactly one of key, project or query",
+                               hint="e.g. check_contradictions(project='shop')")
         if key:
             targets = [self._read(key)]
         elif project:

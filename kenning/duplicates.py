@@ -92,7 +92,8 @@ class Duplicates:
         validation.namespace(namespace)
         limit = self.ctx.settings.duplicate_threshold if threshold is None else threshold
         if not 0.5 <= limit <= 1.0:
-            raise InvalidInput(f"threshold must be between 0.5 and 1.0; got {limit}")
+            raise InvalidInput(f"threshold must be between 0.5 and 1.0; got {limit}",
+                               hint=f"omit it for the default {self.ctx.settings.duplicate_threshold}")
         clauses = [query.not_tag("state", ["archived"])]
         if project:
             clauses.append(query.tag("project", [validation.project(project)]))
@@ -131,7 +132,8 @@ class Duplicates:
             raise InvalidInput(f"{keep} is archived; keep an active memory", hint="reinstate it first")
         names = list(dict.fromkeys(others))
         if not names or len(names) > MAX_MERGE or keep in names:
-            raise InvalidInput(f"give 1-{MAX_MERGE} other keys, not including the one kept")
+            raise InvalidInput(f"give 1-{MAX_MERGE} other keys, not including the one kept",
+                               hint="copy them from a find_duplicates cluster")
         victims = [self.memories.get(key) for key in names]  # all exist before anything changes
         why = f"duplicate of {keep}" + (f": {validation.reason(reason)}" if validation.reason(reason) else "")
         tags = tuple(dict.fromkeys((*kept.tags, *(t for m in victims for t in m.tags))))

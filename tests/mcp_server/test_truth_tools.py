@@ -14,11 +14,14 @@ import valkey
 from fastmcp import Client
 
 from kenning.clock import ManualClock
+from kenning.embedded import EmbeddedValkey
 from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.models import iso
 from kenning.settings import Settings
+from kenning.store import connect
 from kenning.store import indexes as index_admin
+from tests.conftest import free_port, make_settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, refused, start_harness
 
 DAY = 86_400.0
@@ -65,6 +68,9 @@ async def test_fly_then_kamal_flagged_resolved_and_answered_for_both_times(mcp: 
         shown = await ok(client, "recall", {"query": DEPLOYS, "projects": ["shop"], "include_superseded": True})
         (old,) = [r for r in shown["results"] if r["key"] == fly]
         assert (old["trust"], old["superseded_by"]) == ("superseded", kamal)
+        explained = (await ok(client, "explain_memory", {"key": fly}))["memory"]
+        assert (explained["trust"], explained["superseded_by"]) == ("superseded", kamal)
+        assert explained["valid_to"] is not None
         trail = await ok(client, "history", {"key": fly})
         decided = [e for e in trail["events"] if e["action"] == "resolve_contradiction"]
         assert [(e["actor"], e["reason"], e["details"]["decision"]) for e in decided] == [
@@ -194,3 +200,59 @@ async def test_backup_wipe_restore_round_trips_memories_suppressions_and_contrad
         assert "invalid_input" in await refused(admin, "restore", {"file": "../../etc/passwd"})
     async with own_mcp.client("write") as writer:  # backups need the admin scope
         assert "permission" in (await refused(writer, "backup", {})).lower()
+
+
+async def test_bad_input_is_refused_with_a_hint(mcp: McpHarness) -> None:
+    async with mcp.client("admin") as client:
+        a = (await remember(client, "Do not use pickle"))["key"]
+        await remember(client, "Use pickle for caching")
+        (record,) = (await ok(client, "list_contradictions", {}))["contradictions"]  # positive control
+        unknown = "mem:knowledge:01HNEVER0000000000000000000"
+        cases: list[tuple[str, dict[str, Any], str]] = [
+            ("resolve_contradiction", {"id": record["id"], "decision": "keep_both"}, "use one of keep_a, keep_b"),
+            ("resolve_contradiction", {"id": record["id"], "decision": "both_valid"}, "note="),
+            ("resolve_contradiction", {"id": "../x", "decision": "keep_a"}, "copy it from list_contradictions"),
+            ("resolve_contradiction", {"id": "01HNOSUCHRECORD", "decision": "keep_a"}, "list_contradictions shows"),
+            ("check_contradictions", {"key": a, "project": "shop"}, "check_contradictions(project="),
+            ("list_contradictions", {"status": "pending"}, "use open, resolved, closed or all"),
+            ("find_duplicates", {"threshold": 1.5}, "omit it for the default"),
+            ("merge_duplicates", {"keep": a, "others": [a]}, "find_duplicates cluster"),
+            ("history", {"key": "not a key"}, "copy one from recall"),
+            ("audit_log", {"before": "yesterday"}, "pass the `next` value"),
+            ("verify_memory", {"key": f"{mcp.settings.key_prefix}{unknown}"}, "history(key)"),
+            ("restore", {"file": "../../etc/passwd"}, "copy a name from list_backups"),
+            ("backup", {"label": "../up"}, "a-z, 0-9"),
+            ("reindex", {"namespace": "everything"}, "use one of episodic"),
+        ]
+        for tool, arguments, hint in cases:
+            message = await refused(client, tool, arguments)
+            assert hint in message, (tool, message)
+        assert (await ok(client, "list_contradictions", {}))["open_total"] == 1  # nothing changed
+
+
+@pytest.fixture
+def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
+    """A Valkey of this test's own, so the test can stop it."""
+    with EmbeddedValkey(make_settings(tmp_path / "doomed", free_port())) as server:
+        yield server
+
+
+async def test_valkey_down_is_an_outage_never_an_empty_answer(doomed_valkey: EmbeddedValkey,
+                                                              embedder: Embedder, tmp_path: Path) -> None:
+    settings = mcp_settings(doomed_valkey.settings, backup_dir=tmp_path / "backups")
+    harness = start_harness(Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0)),
+                            settings)
+    try:
+        async with harness.client("admin") as client:
+            key = (await remember(client, "Do not use pickle"))["key"]
+            await remember(client, "Use pickle for caching")
+            assert (await ok(client, "list_contradictions", {}))["open_total"] == 1  # positive control
+            doomed_valkey.stop()
+            for tool, arguments in (("list_contradictions", {}), ("check_contradictions", {"project": "shop"}),
+                                    ("find_duplicates", {}), ("history", {"key": key}), ("audit_log", {}),
+                                    ("briefing", {"project": "shop"}), ("verify_memory", {"key": key}),
+                                    ("backup", {}), ("recall", {"query": "pickle", "include_superseded": True})):
+                message = await refused(client, tool, arguments)
+                assert message.startswith("backend_unavailable"), (tool, message)
+    finally:
+        harness.service.stop()
