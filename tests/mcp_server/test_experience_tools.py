@@ -23,17 +23,17 @@ async def test_an_abandoned_approach_from_project_a_warns_first_in_project_b(mcp
         logged = await ok(client, "log_abandoned", {"name": "Go", "type": "library", "effort": 3,
                                                     "reason": "no generics for our codegen", "project": "project-a"})
         await remember(client, "Our search page calls the Google custom search API.", project="project-b")
-        hit = await ok(client, "recall", {"query": "should we rewrite the worker in Go?", "projects": ["project-b"]})
+        hit = await ok(client, "recall", {"query": "should we rewrite the worker in Go?", "project": "project-b"})
         assert next(iter(hit)) == "warnings"
         assert [(w["name"], w["project"], w["memory"], w["effort"]) for w in hit["warnings"]] == [
             ("Go", "project-a", logged["key"], 3)]
         assert hit["warnings"][0]["reason"] == "no generics for our codegen"
         assert logged["key"] not in [r["key"] for r in hit["results"]]  # never takes a top_k slot
         miss = await ok(client, "recall", {"query": "how does the Google search page work?",
-                                           "projects": ["project-b"]})
+                                           "project": "project-b"})
         assert "warnings" not in miss
         assert miss["results"]  # positive control: the recall found the google memory
-        index = await ok(client, "recall_index", {"query": "rewrite it in go", "projects": ["project-b"]})
+        index = await ok(client, "recall_index", {"query": "rewrite it in go", "project": "project-b"})
         assert index["warnings"][0]["name"] == "Go"
         direct = await ok(client, "warn_if_abandoned", {"query": "plan: port the CLI to go"})
         assert [w["name"] for w in direct["warnings"]] == ["Go"]
@@ -88,3 +88,17 @@ async def test_a_query_naming_a_date_prefers_the_event_then(mcp: McpHarness) -> 
         assert dated["results"][0]["key"] == march
         assert dated["results"][0]["factors"]["temporal"] == 1.5
         assert (await ok(client, "recall", {"query": "the database failover in June"}))["results"][0]["key"] == june
+
+
+async def test_a_warning_never_takes_a_top_k_slot(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        jobs = await remember(client, "Background jobs run on RQ workers backed by Redis.")
+        await ok(client, "log_abandoned", {"name": "celery", "type": "library", "effort": 2,
+                                           "reason": "too heavy for three jobs", "project": "alpha"})
+        found = await ok(client, "recall", {"query": "which library runs our background jobs, celery?",
+                                            "project": "alpha", "top_k": 1})
+        assert [w["name"] for w in found["warnings"]] == ["celery"]
+        assert len(found["results"]) == 1
+        wider = await ok(client, "recall", {"query": "which library runs our background jobs, celery?",
+                                            "project": "alpha", "top_k": 5})
+        assert jobs in [r["key"] for r in wider["results"]]
