@@ -110,7 +110,10 @@ class Suppressions:
         if not self.store.add(norm, record.record()):  # HSETNX: two writers never both create it
             old = Suppression.from_record(self.store.get(norm) or record.record())
             merged = tuple(dict.fromkeys(old.exempt + exempt))
-            self.store.put(norm, {**old.record(), "exempt": list(merged)})
+            if merged != old.exempt:  # a changed exemption is a mutation: stored and audited
+                self.store.put(norm, {**old.record(), "exempt": list(merged)})
+                self.ctx.audit(actor, "suppress", source_key or "", reason=why,
+                               details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt]})
             return {"status": "already_suppressed", **impact, "reason": old.reason}
         self.ctx.audit(actor, "suppress", source_key or "", reason=why,
                        details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt)})

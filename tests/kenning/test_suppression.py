@@ -105,6 +105,10 @@ def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: En
     assert (again["status"], again["reason"]) == ("already_suppressed", "too heavy")
     listed = engine.suppressions.list_suppressions()
     assert [(s["reason"], s["exempt"]) for s in listed] == [("too heavy", ["k1"])]
+    audited = engine.store.audit.recent(action="suppress")
+    assert [(e.actor, e.details.get("exempt_added")) for e in audited] == [("agent", ["k1"]), ("person", None)]
+    engine.suppressions.suppress("kafka", "again", actor="agent", exempt=("k1",))
+    assert len(engine.store.audit.recent(action="suppress")) == 2  # nothing changed, nothing audited
 
 
 def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) -> None:
