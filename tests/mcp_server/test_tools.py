@@ -5,9 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import valkey
 from fastmcp import Client
 
-from tests.mcp_server.conftest import McpHarness, ok, probe, refused
+from kenning.clock import ManualClock
+from kenning.embedding import Embedder
+from kenning.engine import Engine
+from kenning.settings import Settings
+from kenning.store import connect
+from mcp_server.runtime import ENGINE_THREADS
+from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, probe, refused, start_harness
 
 CI_FACT = "The CI pipeline builds the docs with Node 20 because scripts/gen.mjs uses fetch"
 
@@ -187,14 +194,33 @@ async def test_bad_input_is_refused_with_what_was_wrong_and_what_is_allowed(mcp:
     assert {tool for tool, _, _ in BAD_INPUTS} >= {"remember", "recall", "forget", "update_memory"}
 
 
-async def test_a_burst_of_concurrent_calls_queues_instead_of_exhausting_the_valkey_pool(mcp: McpHarness) -> None:
-    async with mcp.client("write") as client:
-        key = (await ok(client, "remember", {"content": "Concurrency is bounded by a capacity limiter"}))["key"]
-        recalls = await asyncio.gather(*(ok(client, "recall", {"query": "how is concurrency bounded?"})
-                                         for _ in range(24)))
-        audits = await asyncio.gather(*(ok(client, "memory_audit", {"limit": 200}) for _ in range(64)))
+async def test_a_burst_of_calls_and_new_sessions_queues_within_the_engine_threads(
+        settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock) -> None:
+    """Every Valkey user in the server (tools, token look-ups, /healthz) shares one limiter of ENGINE_THREADS
+    threads, so a pool of exactly that many connections is never exhausted, however the calls interleave."""
+    tight = connect(settings, max_connections=ENGINE_THREADS)
+    engine = Engine.open(settings, tight, embedder, clock=clock)
+    harness = start_harness(engine, mcp_settings(settings))
+    fresh = [engine.tokens.create(f"burst-{i}", "read", actor="pytest")[1] for i in range(24)]
+
+    async def new_session(secret: str) -> list[str]:  # a token this server has not verified yet
+        async with Client(harness.url, auth=secret) as session:
+            index = await ok(session, "recall_index", {"query": "how is concurrency bounded?"})
+            return [hit["key"] for hit in index["results"]]
+
+    try:
+        async with harness.client("write") as writer:
+            key = (await ok(writer, "remember", {"content": "Concurrency is bounded by a capacity limiter"}))["key"]
+            recalls, audits, sessions = await asyncio.gather(
+                asyncio.gather(*(ok(writer, "recall", {"query": "how is concurrency bounded?"}) for _ in range(24))),
+                asyncio.gather(*(ok(writer, "memory_audit", {"limit": 200}) for _ in range(64))),
+                asyncio.gather(*(new_session(secret) for secret in fresh)))
+    finally:
+        harness.service.stop()
+        tight.close()  # type: ignore[no-untyped-call]
     assert [r["results"][0]["key"] for r in recalls] == [key] * 24
     assert [a["total"] for a in audits] == [1] * 64
+    assert sessions == [[key]] * 24
 
 
 async def test_the_mcp_client_fixture_is_connected_with_a_write_token(mcp_client: Client[Any], mcp: McpHarness) -> None:
