@@ -196,6 +196,12 @@ async def test_bad_input_is_refused_with_a_hint_and_stores_nothing(mcp: McpHarne
         assert (await ok(client, "list_suppressions"))["suppressions"] == []
         await ok(client, "log_abandoned", {"name": "celery", "reason": "r", "effort": 2})
         assert (await ok(client, "memory_audit"))["total"] == 1  # positive control: the valid call stores
+        key = await remember(client, SESSIONS)
+        for arguments in ({"reinstate_hints": ["!!!"]}, {"reinstate_hints": ["h"] * 11}, {"reason": ""}):
+            await refused(client, "deprioritise", {"key": key, "reason": "r", **arguments})
+        detail = (await ok(client, "recall_detail", {"keys": [key]}))["memories"][0]
+        assert (detail["state"], detail["reinstate_hints"]) == ("active", [])
+        assert [e.action for e in mcp.engine.store.audit.history(key)] == ["remember"]
 
 
 async def test_memory_audit_never_lists_a_suppressed_memory_to_an_agent(mcp: McpHarness) -> None:
