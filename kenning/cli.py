@@ -58,13 +58,14 @@ def _doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 def _up_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mcp", action="store_true", help="do not start the MCP server")
+    parser.add_argument("--no-worker", action="store_true", help="do not start the worker (scheduled maintenance)")
 
 
 @command("up", "Run the whole platform in the foreground: embedded Valkey and every service.", _up_arguments)
 def _up(args: argparse.Namespace, settings: Settings) -> int:
     from kenning import services
 
-    return services.up(settings, mcp=not args.no_mcp)
+    return services.up(settings, mcp=not args.no_mcp, worker=not args.no_worker)
 
 
 def wait_for_signal(alive: Callable[[], bool]) -> None:

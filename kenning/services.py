@@ -31,7 +31,7 @@ def open_engine(settings: Settings, embedder: Embedder | None = None) -> Engine:
     return Engine.open(settings, connect(settings), embedder or load_embedder(settings))
 
 
-def front_doors(engine: Engine, settings: Settings, *, mcp: bool) -> list[Service]:
+def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True) -> list[Service]:
     """The services `kenning up` runs beside the engine, each imported lazily."""
     services: list[Service] = []
     if mcp:
@@ -39,10 +39,14 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool) -> list[Servic
             from mcp_server.service import McpService  # type: ignore[import-not-found,unused-ignore]
 
             services.append(McpService(engine, settings))
+    if worker:  # a core part of the package: a missing scheduler is an error, not a silently absent door
+        from feed_worker.worker import Worker
+
+        services.append(Worker(engine, settings))
     return services
 
 
-def up(settings: Settings, *, mcp: bool = True) -> int:
+def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
     """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the foreground; Ctrl-C stops all."""
     from kenning.cli import wait_for_signal
     from kenning.embedded import EmbeddedValkey
@@ -53,7 +57,7 @@ def up(settings: Settings, *, mcp: bool = True) -> int:
             server = stack.enter_context(EmbeddedValkey(settings))
             print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
         engine = open_engine(settings)
-        running = _start_all(front_doors(engine, settings, mcp=mcp), stack)
+        running = _start_all(front_doors(engine, settings, mcp=mcp, worker=worker), stack)
 
         def alive() -> bool:
             return (server is None or server.alive()) and all(s.alive() for s in running)

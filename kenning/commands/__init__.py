@@ -9,4 +9,5 @@ from kenning.commands import (
     mcp,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
+    worker,  # noqa: F401
 )

@@ -47,6 +47,7 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
     proc, env = up_process
     lines = _wait_for(proc, "kenning is up")
     assert any(line.startswith("valkey ready on 127.0.0.1:") for line in lines)
+    assert "worker started" in lines  # the scheduled maintenance runs beside the MCP server
     doctor = subprocess.run([sys.executable, "-m", "kenning.cli", "doctor"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=180, check=False)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
