@@ -218,7 +218,12 @@ class Lifecycle:
         why = validation.reason(reason, required=True) or ""
         done = sum(self._bulk(namespace, clauses, to, why, actor or "unknown", action)
                    for namespace in validation.namespaces(None))
-        return {"status": "done", "action": action, "project": name, "affected": done}
+        out: dict[str, Any] = {"status": "done", "action": action, "project": name, "affected": done}
+        left = sum(self.ctx.store.memories.count(query.Search(index=self.ctx.index(namespace), clauses=clauses,
+                                                               limit=0)) for namespace in validation.namespaces(None))
+        if left:  # the per-call cap was reached (or writers added more meanwhile): say so, never imply done
+            out.update(status="partial", remaining=left, next=f"call {action} again with confirm=true")
+        return out
 
     def _preview(self, action: str, project: str, clauses: tuple[str, ...]) -> dict[str, Any]:
         """The count covers every matching memory; the sample quotes none a suppression hides."""
