@@ -106,10 +106,13 @@ def _load(model: str, threads: int) -> Any:
 def load_embedder(settings: Settings) -> Embedder:
     """Build the configured embedder (once per process)."""
     model = settings.embedding_model or default_model_path()
-    if settings.embedding_backend == "onnx":
+    if settings.embedding_backend in ("onnx", "onnx-int8"):
         onnx_file = ensure_onnx(model, settings.data_dir / "models")
+        if settings.embedding_backend == "onnx-int8":
+            onnx_file = ensure_int8(onnx_file)
         return OnnxEmbedder(model, onnx_file, threads=settings.embedding_threads,
-                            batch_size=settings.embedding_batch_size)
+                            batch_size=settings.embedding_batch_size,
+                            quantized=settings.embedding_backend == "onnx-int8")
     return SentenceTransformerEmbedder(model, threads=settings.embedding_threads,
                                        batch_size=settings.embedding_batch_size)
 
@@ -126,11 +129,12 @@ class OnnxEmbedder:
     """
 
     def __init__(self, model: str, onnx_file: Path, *, threads: int = 1, batch_size: int = 32,
-                 max_length: int = 256) -> None:
+                 max_length: int = 256, quantized: bool = False) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        self.model_name = _display_name(model)
+        # int8 vectors differ from fp32 ones (cosine ~0.99): a store pinned to one refuses the other.
+        self.model_name = _display_name(model) + ("+int8" if quantized else "")
         self._batch_size = batch_size
         self._tokenizer = Tokenizer.from_file(str(Path(model) / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=max_length)
@@ -219,15 +223,39 @@ def ensure_onnx(model: str, cache_dir: Path) -> Path:
     return target
 
 
+def ensure_int8(onnx_file: Path) -> Path:
+    """The per-channel dynamically quantised (int8 weights) copy of an exported model, made once."""
+    target = onnx_file.with_suffix(".int8.onnx")
+    if target.exists():
+        return target
+    partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        _run_child("quantize", str(onnx_file), str(partial))
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def quantize(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8)
+
+
 def _export_in_child(model: str, target: Path) -> None:
     """Export in a child process, so the serving process never imports torch (about 300 MB of RSS)."""
+    _run_child("export", model, str(target))
+
+
+def _run_child(step: str, source: str, target: str) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "kenning.embedding", model, str(target)], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "kenning.embedding", step, source, target], capture_output=True,
                           text=True, check=False, timeout=600)
     if done.returncode != 0:
-        raise BackendUnavailable(f"exporting {model!r} to ONNX failed: {done.stderr.strip()[-500:]}",
+        raise BackendUnavailable(f"the ONNX {step} step for {source!r} failed: {done.stderr.strip()[-500:]}",
                                  hint="set KENNING_EMBEDDING_BACKEND=torch")
 
 
@@ -268,7 +296,10 @@ def _wrapped(encoder: Any) -> Any:
     return Encoder()
 
 
-if __name__ == "__main__":  # the isolated export step: python -m kenning.embedding MODEL TARGET
+if __name__ == "__main__":  # the isolated steps: python -m kenning.embedding export|quantize SOURCE TARGET
     import sys
 
-    export_onnx(sys.argv[1], Path(sys.argv[2]))
+    if sys.argv[1] == "export":
+        export_onnx(sys.argv[2], Path(sys.argv[3]))
+    else:
+        quantize(Path(sys.argv[2]), Path(sys.argv[3]))

@@ -11,6 +11,7 @@ from kenning.embedding import (
     OnnxEmbedder,
     SentenceTransformerEmbedder,
     default_model_path,
+    ensure_int8,
     ensure_onnx,
     load_embedder,
     mean_pool,
@@ -75,3 +76,13 @@ def test_mean_pool_ignores_padding_and_normalises() -> None:
     pooled = mean_pool(hidden, mask)
     assert np.allclose(pooled[0], [0.6, 0.8])
     assert np.allclose(pooled[1], [2 ** -0.5, 2 ** -0.5])
+
+
+def test_int8_backend_is_close_but_pinned_as_another_model(onnx_file: Path) -> None:
+    int8_file = ensure_int8(onnx_file)
+    assert int8_file.stat().st_size < onnx_file.stat().st_size / 2
+    fp32 = OnnxEmbedder(default_model_path(), onnx_file)
+    int8 = OnnxEmbedder(default_model_path(), int8_file, quantized=True)
+    assert int8.model_name == fp32.model_name + "+int8"  # a store written by one refuses the other
+    for want, got in zip(fp32.embed_many(TEXTS), int8.embed_many(TEXTS), strict=True):
+        assert float(np.dot(want, got)) >= 0.97
