@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kenning import phrases
+from kenning.errors import InvalidInput
 
 
 @pytest.mark.parametrize(("text", "phrase", "expected"), [
@@ -47,3 +48,12 @@ def test_search_words_drop_stop_words_and_punctuation() -> None:
     assert phrases.search_words("the src/app.py") == ("src", "app", "py")
     assert phrases.search_words("ERR_SSL_PROTOCOL") == ("err_ssl_protocol",)
     assert phrases.search_words("the") == ()
+
+
+def test_query_text_is_stripped_and_refuses_empty_or_long_text_naming_what_it_was() -> None:
+    assert phrases.query_text("  where is it?  ") == "where is it?"
+    with pytest.raises(InvalidInput, match="topic is empty") as empty:
+        phrases.query_text(" \n ", what="topic")
+    assert empty.value.hint == "give the topic as a few words or a question"
+    with pytest.raises(InvalidInput, match="2,001 characters"):
+        phrases.query_text("x" * 2_001)
