@@ -61,10 +61,10 @@ class History:
         self.derived = derived
 
     def history(self, key: str, *, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
-        """Every audit event of one memory, oldest first, and whether it exists now."""
+        """One memory's audit events (the newest ``limit``), oldest first, and whether it exists now."""
         validation.key(key, self.ctx.store.prefix)
         validation.bounded_int("limit", limit, 1, HISTORY_LIMIT)
-        events = self.ctx.store.audit.history(key, limit=limit)
+        events = self.ctx.store.audit.latest(key, limit=limit)
         if not events and not self.ctx.store.memories.exists(key):
             raise NotFound(f"no memory {key} and no history for it", hint="copy a key from recall or audit_log")
         current = self.ctx.store.memories.read(key)
@@ -97,6 +97,8 @@ class History:
         memory = from_snapshot(key, event.details["snapshot"])
         if not memory.namespace:
             memory = replace(memory, namespace=namespace_of(key, self.ctx.store.prefix))
+        if memory.trust == "disputed":  # its records closed at the forget; the check below re-flags real ones
+            memory = replace(memory, trust="stated")
         vector = self.ctx.embedder.embed(memory.content)
         self.ctx.store.memories.write(memory, vector)
         for rebuild in self.derived:
@@ -108,7 +110,7 @@ class History:
         return memory
 
     def _last_forget(self, key: str) -> AuditEvent:
-        for event in reversed(self.ctx.store.audit.history(key, limit=HISTORY_LIMIT)):
+        for event in reversed(self.ctx.store.audit.latest(key, limit=HISTORY_LIMIT)):
             if event.action == "forget" and isinstance(event.details.get("snapshot"), dict):
                 return event
         raise NotFound(f"{key} has no forget snapshot", hint="only memories removed with forget can be restored")

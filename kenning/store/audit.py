@@ -73,6 +73,11 @@ class AuditLog:
         rows = call(self.client.xrange, self.history_key(key), count=limit)
         return [AuditEvent.from_entry(i, raw) for i, raw in rows]
 
+    def latest(self, key: str, *, limit: int = 200) -> list[AuditEvent]:
+        """One memory's newest ``limit`` events, oldest first (``history`` gives the oldest ones)."""
+        rows = call(self.client.xrevrange, self.history_key(key), count=limit)
+        return [AuditEvent.from_entry(i, raw) for i, raw in reversed(rows)]
+
     def recent(self, *, limit: int = 50, before: str = "+", actor: str | None = None,
                action: str | None = None, since: float | None = None) -> list[AuditEvent]:
         """Newest first, filtered; pages through the stream backwards in bounded chunks."""

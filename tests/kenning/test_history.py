@@ -93,3 +93,34 @@ def test_restore_forgotten_rebuilds_its_reinstate_hints(engine: Engine) -> None:
     engine.history.restore_forgotten(key, actor="a")
     assert engine.memories.get(key).state == "deprioritised"
     assert flagged() == [key]
+
+
+def test_a_restored_disputed_memory_is_disputed_only_if_the_conflict_still_stands(engine: Engine) -> None:
+    a = engine.memories.remember(Draft("Do not use pickle", project="p"), actor="a").key
+    b = engine.memories.remember(Draft("Use pickle for caching", project="p"), actor="a").key
+    assert engine.memories.get(a).trust == "disputed"  # positive control
+    engine.memories.forget(a, confirm=True, actor="a")
+    assert engine.memories.get(b).trust == "stated"
+    assert engine.history.restore_forgotten(a, actor="a").trust == "stated"
+    assert engine.memories.get(a).trust == engine.memories.get(b).trust == "disputed"  # flagged anew
+    (record,), total = engine.contradictions.listing()
+    assert (total, record.a, record.b) == (1, a, b)
+    engine.memories.forget(a, confirm=True, actor="a")
+    engine.memories.forget(b, confirm=True, actor="a")
+    engine.history.restore_forgotten(a, actor="a")
+    assert engine.memories.get(a).trust == "stated"  # nothing left to disagree with: not disputed
+    assert engine.contradictions.listing() == ([], 0)
+
+
+def test_history_shows_the_newest_events_and_restore_finds_the_last_forget(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Builds are cached in ~/.cache/build", project="p"), actor="a").key
+    for i in range(6):
+        engine.memories.retag(key, add=[f"t{i}"], actor="a")
+    engine.memories.forget(key, confirm=True, actor="a", reason="first")
+    engine.history.restore_forgotten(key, actor="a")
+    engine.memories.retag(key, add=["last"], actor="a")
+    engine.memories.forget(key, confirm=True, actor="a", reason="second")
+    newest = engine.history.history(key, limit=3)["events"]
+    assert [(e["action"], e["reason"]) for e in newest] == [("restore_forgotten", ""), ("retag", ""),
+                                                             ("forget", "second")]
+    assert "last" in engine.history.restore_forgotten(key, actor="a").tags  # from the second snapshot
