@@ -197,6 +197,12 @@ class Contradictions:
                    and (wanted_project is None or wanted_project in c.projects)]
         return records[:limit], self.records.count(open_only=True)
 
+    def board(self, *, status: str = "open", project: str | None = None, key: str | None = None,
+              limit: int = 20) -> dict[str, Any]:
+        """``listing`` with both sides of each record described (what list_contradictions shows)."""
+        records, total = self.listing(status=status, project=project, key=key, limit=limit)
+        return {"contradictions": [self.described(r) for r in records], "open_total": total}
+
     def described(self, record: Contradiction) -> dict[str, Any]:
         """A record with both sides' current content, state and trust, for reading side by side."""
         out = record.public()
@@ -238,6 +244,7 @@ class Contradictions:
                                hint="e.g. note='pickle only for the internal cache; never for input'")
         if decision == "merge" and not (content and content.strip()):
             raise InvalidInput("merge needs the merged content", hint="pass content= with the one true statement")
+        merged_text = validation.content(content or "") if decision == "merge" else ""  # before anything changes
         if record.status == "closed":
             raise Conflict(f"contradiction {record_id} is closed ({record.closed_reason})",
                            hint="a side is gone or archived; reinstate it and check_contradictions again")
@@ -245,7 +252,7 @@ class Contradictions:
         if record.status == "resolved":
             self._undo(record, actor=actor)
             a, b = self._read(record.a), self._read(record.b)
-        merged = self._apply(record, decision, a, b, actor=actor, note=text, content=content)
+        merged = self._apply(record, decision, a, b, actor=actor, note=text, content=merged_text)
         resolved = replace(record, status="resolved", decision=decision, note=text, resolved_by=actor,
                            resolved_at=self.ctx.clock.now(), merged_key=merged)
         self.records.save(resolved)
@@ -256,7 +263,7 @@ class Contradictions:
         return resolved
 
     def _apply(self, record: Contradiction, decision: str, a: Memory, b: Memory, *, actor: str, note: str,
-               content: str | None) -> str:
+               content: str) -> str:
         details = {"contradiction": record.id, "decision": decision}
         reason = note or f"contradiction {record.id}: {decision}"
         if decision == "keep_a":
@@ -266,7 +273,7 @@ class Contradictions:
             self.belief.supersede(a, b, actor=actor, reason=reason, details=details)
             self._clear(b.key, record, actor=actor)
         elif decision == "merge":
-            merged = self._write_merged(a, b, content or "", record, actor=actor)
+            merged = self._write_merged(a, b, content, record, actor=actor)
             for side in (a, b):
                 self.belief.supersede(side, merged, actor=actor, reason=reason, details=details)
             return merged.key
@@ -310,7 +317,7 @@ class Contradictions:
 
     def _write_merged(self, a: Memory, b: Memory, content: str, record: Contradiction, *,
                       actor: str) -> Memory:
-        text = validation.content(content)
+        text = content  # validated by resolve before anything changed
         now = self.ctx.clock.now()
         tags = tuple(dict.fromkeys((*a.tags, *b.tags)))[:validation.MAX_TAGS]
         merged = Memory(

@@ -45,16 +45,15 @@ def _contradictions(tools: Registry) -> None:
                                   limit: int = 20) -> dict[str, Any]:
         """Contradiction records, newest first, both sides side by side. status: open | resolved | closed | all."""
         call = current()
-        records, total = await call.run(call.engine.contradictions.listing, status=status, project=project,
-                                        key=key, limit=limit)
-        described = [await call.run(call.engine.contradictions.described, r) for r in records]
-        return {"contradictions": described, "open_total": total}
+        return await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
+                              limit=limit)
 
     @tools.tool(scope="write")
     async def resolve_contradiction(id: str, decision: str, note: str | None = None,
                                     content: str | None = None) -> dict[str, Any]:
         """Settle a contradiction. decision: keep_a | keep_b (the other is superseded) | both_valid (note
-        required) | not_a_contradiction (never flagged again) | merge (content = the merged statement)."""
+        required) | not_a_contradiction (never flagged again) | merge (content = the merged statement).
+        Resolving it again changes the decision (the previous one is undone)."""
         call = current()
         record = await call.run(call.engine.contradictions.resolve, id, decision, note, actor=call.actor,
                                 content=content)
@@ -79,7 +78,8 @@ def _duplicates(tools: Registry) -> None:
 def _history(tools: Registry) -> None:
     @tools.tool(scope="read")
     async def history(key: str, limit: int = 100) -> dict[str, Any]:
-        """Every audit event of one memory, oldest first: who, what, why, when. Works for forgotten keys."""
+        """One memory's audit events (the newest `limit`), oldest first: who, what, why, when. Works for
+        forgotten keys."""
         call = current()
         return await call.run(call.engine.history.history, key, limit=limit)
 

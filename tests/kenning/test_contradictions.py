@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import pytest
+import valkey
 
 from kenning import polarity
 from kenning.clock import ManualClock
 from kenning.contradictions import Contradictions
+from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.recall import RecallRequest
+from kenning.settings import Settings
+from tests.conftest import make_settings
 
 DAY = 86_400.0
 FLY = "We deploy with Fly"
@@ -235,3 +239,29 @@ def test_undoing_a_merge_archives_the_merged_memory(engine: Engine) -> None:
     assert (first.trust, first.superseded_by) == ("stated", None)
     assert (second.trust, second.superseded_by) == ("superseded", a)
     assert [e.action for e in engine.store.audit.history(merged)][-1] == "archive"
+
+
+def test_a_bad_merge_changes_nothing(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.contradictions.resolve(record.id, "keep_a", None, actor="bob")
+    with pytest.raises(InvalidInput, match="limit"):
+        engine.contradictions.resolve(record.id, "merge", None, actor="bob", content="x" * 100_000)
+    assert engine.contradictions.get(record.id).decision == "keep_a"
+    assert engine.memories.get(b).superseded_by == a  # the previous decision was not undone
+    assert "unsupersede" not in [e.action for e in engine.store.audit.history(b)]
+
+
+def test_the_similarity_gate_is_a_setting_and_global_memories_meet_every_project(
+        settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock, engine: Engine) -> None:
+    strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                                       contradiction_threshold=0.99), client, embedder, clock=clock)
+    strict.memories.remember(Draft("Do not use pickle", project="shop"), actor="a")
+    quiet = strict.memories.remember(Draft("Use pickle for caching", project="shop"), actor="a")
+    assert quiet.notes == ()  # similar, but below a 0.99 gate
+    rule = engine.memories.remember(Draft("Never use eval"), actor="a").key  # global
+    flagged = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"), actor="a")
+    assert flagged.notes  # the default gate lets a global rule meet a project memory
+    (record,) = [c for c in engine.contradictions.listing()[0] if rule in (c.a, c.b)]
+    assert record.projects == ("global", "shop")
