@@ -212,6 +212,11 @@ class Backups:
                 "items_total": len(items)}
 
     def _apply(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
+        self._apply_memories(plan, same_model=same_model, actor=actor, progress=progress)
+        self._apply_registries(plan, actor=actor)
+
+    def _apply_memories(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
+        """Write memories in chunks: stored vectors reused when the model matches, the rest embedded in bulk."""
         todo = [(a, m, r) for a, m, r in plan.memories if a != "skip"]
         dim = self.ctx.embedder.dimension
         for start in range(0, len(todo), 100):
@@ -229,12 +234,19 @@ class Backups:
                                details={"restore": action})
             if progress is not None:
                 progress("restore", min(start + 100, len(todo)), len(todo))
-        for action, term, record, _ in plan.suppressions:
+
+    def _apply_registries(self, plan: Plan, *, actor: str) -> None:
+        for action, term, record, reason in plan.suppressions:
             if action != "skip":
                 self.suppressions.put(term, record)
-        for action, contradiction, _ in plan.contradictions:
+                self.ctx.audit(actor, "restore_suppression", "", reason=reason, details={"term": term,
+                                                                                        "restore": action})
+        for action, contradiction, reason in plan.contradictions:
             if action != "skip":
                 self.records.save(contradiction)
+                self.ctx.audit(actor, "restore_contradiction", "", reason=reason,
+                               details={"contradiction": contradiction.id, "a": contradiction.a,
+                                        "b": contradiction.b, "status": contradiction.status, "restore": action})
 
 
 def _changed(record: Contradiction) -> float:

@@ -93,6 +93,9 @@ def test_backup_wipe_restore_round_trips_everything(engine: Engine, client: valk
     hits = fresh.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"])).hits
     assert hits[0].memory.key == keys["kamal"]
     assert [e["action"] for e in fresh.history.history(keys["old"])["events"]][-1] == "restore"
+    logged = {e["action"]: e["details"] for e in fresh.history.audit_log(actor="admin", limit=500)["events"]}
+    assert logged["restore_suppression"] == {"term": "heroku", "restore": "add"}
+    assert logged["restore_contradiction"]["contradiction"] == records_before[0]["id"]
 
 
 def test_restore_plan_newer_updated_at_wins(engine: Engine, clock: ManualClock) -> None:

@@ -13,6 +13,7 @@ from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
+from kenning.errors import Conflict
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
@@ -116,3 +117,14 @@ def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatc
     assert json.loads(capsys.readouterr().out)["expired"]["count"] == 0  # already archived by the first run
     assert main(["reindex", "knowledge"]) == 0
     assert "(1 documents, 1 before)" in capsys.readouterr().out
+
+
+def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: Engine,
+                                                                      client: valkey.Valkey) -> None:
+    lock = f"{engine.ctx.settings.key_prefix}lock:reindex:knowledge"
+    assert engine.maintenance.reindex("knowledge", actor="admin")["namespace"] == "knowledge"  # positive control
+    assert client.get(lock) is None  # released when done
+    client.set(lock, "another-process", px=60_000)
+    with pytest.raises(Conflict, match="being rebuilt already"):
+        engine.maintenance.reindex("knowledge", actor="admin")
+    assert engine.maintenance.reindex("episodic", actor="admin")["namespace"] == "episodic"  # other indexes may
