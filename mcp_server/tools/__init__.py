@@ -22,7 +22,9 @@ Rules:
   with the server's ``Registry``; no list to edit.
 - Scope: ``@tools.tool(scope=...)``. ``read`` tools are read-only (annotation readOnlyHint=true);
   anything that changes state needs ``write`` or ``admin``. Pass ``destructive=True`` when the tool
-  deletes or overwrites (forget, merge, restore), ``idempotent=True`` when repeating it is harmless.
+  deletes or overwrites anything, even with the old value kept in the audit (forget, update_memory,
+  retag's remove, merge, restore): MCP reads destructiveHint=false as "only additive updates".
+  ``idempotent=True`` when repeating it is harmless.
   ``ScopeGuard`` refuses the call at dispatch; tests/mcp_server/test_scopes.py covers every
   non-read-only tool automatically.
 - Engine and actor: ``call = current()`` inside the tool; ``call.engine`` is the shared engine built

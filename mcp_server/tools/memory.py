@@ -46,7 +46,7 @@ def register(tools: Registry) -> None:
 
     _recall_tools(tools)
 
-    @tools.tool(scope="write", idempotent=True)
+    @tools.tool(scope="write", destructive=True, idempotent=True)  # removing tags is not additive
     async def retag(key: str, add: list[str] | None = None, remove: list[str] | None = None,
                     reason: str | None = None) -> dict[str, Any]:
         """Add and/or remove tags on one memory; returns its tags afterwards."""

@@ -9,7 +9,7 @@ from mcp_server.runtime import current
 
 
 def register(tools: Registry) -> None:
-    @tools.tool(scope="write", idempotent=True)
+    @tools.tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
     async def set_project_context(name: str, description: str | None = None, stack: list[str] | None = None,
                                   conventions: str | None = None, state: str | None = None) -> dict[str, Any]:
         """Create or change a project's context; omitted fields keep their value."""
@@ -35,7 +35,7 @@ def register(tools: Registry) -> None:
                   "updated_at": c.public()["updated_at"]} for c in contexts]
         return {"total": total, "offset": offset, "projects": items}
 
-    @tools.tool(scope="write", idempotent=True)
+    @tools.tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
     async def update_project_state(name: str, state: str) -> dict[str, Any]:
         """Record where an existing project stands now (replaces its current state)."""
         call = current()

@@ -39,6 +39,42 @@ async def test_listing_matches_the_registry_with_schemas_and_truthful_annotation
     assert tools["remember"].input_schema["required"] == ["content"]
 
 
+# (readOnlyHint, destructiveHint) written out by hand: what each core tool really does, not what the registry says.
+CORE_HINTS = {
+    "remember": (False, False), "remember_document": (False, False), "recall": (True, False),
+    "recall_index": (True, False), "recall_detail": (True, False), "explain_memory": (True, False),
+    "memory_audit": (True, False), "retag": (False, True), "update_memory": (False, True), "forget": (False, True),
+    "set_project_context": (False, True), "get_project_context": (True, False), "list_projects": (True, False),
+    "update_project_state": (False, True), "health": (True, False), "version": (True, False),
+}
+
+
+async def test_core_tool_hints_are_truthful_and_read_only_tools_change_nothing(mcp: McpHarness) -> None:
+    async with mcp.client("write") as writer:
+        tools = {t.name: t for t in await writer.list_tools()}
+        key = (await ok(writer, "remember", {"content": "Read-only tools leave this memory alone",
+                                             "project": "hints", "tags": ["probe"]}))["key"]
+        await ok(writer, "set_project_context", {"name": "hints", "description": "Annotation probe"})
+    hints = {name: (tools[name].annotations.read_only_hint, tools[name].annotations.destructive_hint)
+             for name in CORE_HINTS if tools[name].annotations is not None}
+    assert hints == CORE_HINTS
+    before = mcp.engine.memories.get(key)
+    events = len(mcp.engine.store.audit.recent(limit=500))
+    reads: dict[str, dict[str, Any]] = {
+        "recall": {"query": "read-only tools"}, "recall_index": {"query": "read-only tools"},
+        "recall_detail": {"keys": [key]}, "explain_memory": {"key": key}, "memory_audit": {},
+        "get_project_context": {"name": "hints"}, "list_projects": {}, "health": {}, "version": {}}
+    assert set(reads) == {name for name, (read_only, _) in CORE_HINTS.items() if read_only}
+    async with mcp.client("read") as reader:
+        for name, arguments in reads.items():
+            await ok(reader, name, arguments)
+    after = mcp.engine.memories.get(key)
+    assert (after.content, after.tags, after.state, after.trust, after.updated_at) == \
+        (before.content, before.tags, before.state, before.trust, before.updated_at)
+    assert len(mcp.engine.store.audit.recent(limit=500)) == events  # no read appended an audit event
+    assert events >= 2  # positive control: the writes above were audited
+
+
 async def test_remember_recall_forget_with_the_token_name_as_actor(mcp: McpHarness) -> None:
     async with mcp.client("write") as client:
         stored = await ok(client, "remember", {"content": CI_FACT, "project": "kenning-api", "tags": ["ci"]})
