@@ -50,6 +50,28 @@ async def test_foreign_host_and_origin_are_rejected_public_ones_accepted(public_
         == 403
 
 
+async def test_host_and_origin_spellings_cannot_slip_past_the_allowlist(public_mcp: McpHarness) -> None:
+    port = public_mcp.settings.mcp_port
+    accepted_hosts = ["KENNING.EXAMPLE.COM", "kenning.example.com:443", f"LocalHost:{port}", f"[::1]:{port}",
+                      "[::1]", f"127.0.0.1:{port}"]
+    rejected_hosts = ["kenning.example.com.evil.example", "evil.example:443", "kenning.example.com@evil.example",
+                      "evil.example#kenning.example.com", "kenning.example.com:443:evil", "[::2]:443",
+                      "127.0.0.1.evil.example", "0.0.0.0", "", "*"]
+    accepted_origins = ["HTTPS://KENNING.EXAMPLE.COM", "https://kenning.example.com:443",
+                        "https://kenning.example.com/", f"http://localhost:{port}", f"http://[::1]:{port}"]
+    rejected_origins = ["https://kenning.example.com.evil.example", "https://kenning.example.com:8443",
+                        "http://kenning.example.com", "null", "https://evil.example/kenning.example.com",
+                        "https://kenning.example.com@evil.example"]
+    for host in accepted_hosts:
+        assert (await _initialize(public_mcp, host=host)).status_code == 200, host
+    for host in rejected_hosts:
+        assert (await _initialize(public_mcp, host=host)).status_code in (400, 421), host
+    for origin in accepted_origins:
+        assert (await _initialize(public_mcp, origin=origin)).status_code == 200, origin
+    for origin in rejected_origins:
+        assert (await _initialize(public_mcp, origin=origin)).status_code == 403, origin
+
+
 async def test_without_a_public_url_only_loopback_hosts_pass(mcp: McpHarness) -> None:
     assert (await _initialize(mcp, host=f"localhost:{mcp.settings.mcp_port}")).status_code == 200
     assert (await _initialize(mcp, host="kenning.example.com")).status_code == 421
