@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -98,7 +99,7 @@ class Backups:
         now = self.ctx.clock.now()
         stamp = (iso(now) or "").replace("-", "").replace(":", "")
         name = f"kenning-backup-{stamp}{'-' + label if label else ''}.json"
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.directory / name
         if path.exists():  # never overwrite a backup
             raise Conflict(f"{name} exists already", hint="wait a second, or pass a different label")
@@ -118,7 +119,8 @@ class Backups:
         header = {"format": FORMAT, "version": VERSION, "created_at": iso(at), "prefix": self.ctx.store.prefix,
                   "embedding": {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension},
                   "vectors": vectors}
-        with path.open("w", encoding="utf-8") as out:
+        # The file holds every memory: readable by the owner only, like the data directory.
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
             out.write(json.dumps(header)[:-1] + ', "memories": [\n')
             self._write_memories(out, memories, vectors=vectors, progress=progress)
             out.write('],\n"suppressions": ' + json.dumps([{"term": t, "record": r} for t, r in suppressions.items()]))
@@ -159,6 +161,10 @@ class Backups:
         return path
 
     # --- restore --------------------------------------------------------------------------
+    def restore_file(self, name: str, *, dry_run: bool = True, actor: str) -> dict[str, Any]:
+        """``restore`` of a file in the backup directory, by name only (what the MCP tool offers)."""
+        return self.restore(self.path_of(name), dry_run=dry_run, actor=actor)
+
     def restore(self, path: Path, *, dry_run: bool = True, actor: str, max_bytes: int | None = None,
                 progress: Progress | None = None) -> dict[str, Any]:
         """Validate the whole file, plan every item, and (unless ``dry_run``) apply and audit the plan.

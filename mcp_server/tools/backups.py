@@ -26,8 +26,7 @@ def register(tools: Registry) -> None:
         """Restore a backup by file name. dry_run (default) reports what would be added, updated (newer
         updated_at wins) or skipped, and why; dry_run=false applies it (audited)."""
         call = current()
-        path = await call.run(call.engine.backups.path_of, file)
-        return await call.run(call.engine.backups.restore, path, dry_run=dry_run, actor=call.actor)
+        return await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)
 
     @tools.tool(scope="admin", idempotent=True)
     async def reindex(namespace: str) -> dict[str, Any]:

@@ -75,6 +75,7 @@ def test_backup_wipe_restore_round_trips_everything(engine: Engine, client: valk
     assert made["file"].endswith("-nightly.json")
     assert (made["memories"], made["suppressions"], made["contradictions"], made["project_contexts"]) == (5, 1, 1, 1)
     assert [b["file"] for b in engine.backups.list_backups()] == [made["file"]]
+    assert Path(made["path"]).stat().st_mode & 0o077 == 0  # holds every memory: owner only
 
     _wipe(client, settings.key_prefix)
     fresh = Engine.open(settings, client, embedder, clock=clock)
