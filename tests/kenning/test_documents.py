@@ -67,6 +67,8 @@ def test_remember_document_stores_chunks_with_one_doc_id(engine: Engine) -> None
     assert {m.doc_id for m in by_index} == {result.doc_id}
     assert {(m.title, m.project, m.tags, m.actor) for m in by_index} == {("Modules", "shop", ("design",), "alice")}
     assert by_index[0].metadata == {"chunks": 4, "strategy": "paragraphs"}
+    for memory in by_index:  # every chunk is audited on its own, with the caller as actor
+        assert [(e.action, e.actor) for e in engine.store.audit.history(memory.key)] == [("remember", "alice")]
 
 
 def test_the_same_document_again_is_reported_as_duplicates(engine: Engine) -> None:

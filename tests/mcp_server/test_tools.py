@@ -148,6 +148,28 @@ async def test_remember_document_chunks_share_a_doc_id(mcp: McpHarness) -> None:
     assert records[1]["content"] == paragraphs[1]
 
 
+async def test_remember_document_fixed_windows_overlap_and_sentences_stay_whole(mcp: McpHarness) -> None:
+    text = ("Invoices are generated nightly by the billing worker and mailed as PDF attachments to customers. "
+            "Search queries hit the Valkey index first and fall back to Postgres full text when it is cold. "
+            "Login sessions last twelve hours and refresh tokens rotate on every use by the identity service. "
+            "Exports run on Sundays and write Parquet files into the analytics bucket for the finance team.")
+    async with mcp.client("write") as client:
+        fixed = await ok(client, "remember_document", {"text": text, "strategy": "fixed", "size": 200,
+                                                       "overlap": 50, "project": "windows"})
+        windows = (await ok(client, "recall_detail", {"keys": fixed["keys"]}))["memories"]
+        sentences = await ok(client, "remember_document", {"text": text, "strategy": "sentences", "size": 200,
+                                                           "project": "sentences"})
+        whole = (await ok(client, "recall_detail", {"keys": sentences["keys"]}))["memories"]
+    assert (fixed["chunks"], fixed["stored"]) == (3, 3)
+    assert [w["content"] for w in windows] == [text[0:200].strip(), text[150:350].strip(), text[300:].strip()]
+    assert {w["doc_id"] for w in windows} == {fixed["doc_id"]}
+    assert [w["metadata"]["strategy"] for w in windows] == ["fixed"] * 3
+    assert (sentences["chunks"], sentences["stored"]) == (2, 2)
+    assert all(w["content"].endswith(".") for w in whole)
+    assert " ".join(w["content"] for w in whole) == text
+    assert {w["doc_id"] for w in whole} == {sentences["doc_id"]} != {fixed["doc_id"]}
+
+
 async def test_project_context_tools(mcp: McpHarness) -> None:
     async with mcp.client("write") as client:
         created = await ok(client, "set_project_context", {
@@ -209,6 +231,8 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("remember_document", {"text": "abc " * 200, "strategy": "fixed", "size": 400, "overlap": 300},
      ("invalid_input", "overlap")),
     ("remember_document", {"text": "abc", "strategy": "chapters"}, ("strategy",)),
+    ("remember_document", {"text": "abc", "size": 100}, ("invalid_input", "size", "200")),
+    ("remember_document", {"text": "abc " * 130_000}, ("invalid_input", "the limit is 500,000")),
     ("set_project_context", {"name": "Bad Name!"}, ("invalid_input", "not allowed")),
     ("get_project_context", {"name": "no-such-project"}, ("not_found", "set_project_context")),
     ("update_project_state", {"name": "no-such-project", "state": "x"}, ("not_found",)),
