@@ -150,9 +150,10 @@ class Experience:
 
         The report is validated before the memory is written, so bad input stores nothing.
         """
+        validation.reason(approach.reason, required=True)  # the why is the point of the record
         report = Report(effort=effort, outcome="abandoned", abandoned_approaches=(approach,))
         _checked(report)
-        text = f"Abandoned {approach.type} '{approach.name.strip()}': {approach.reason.strip() or 'no reason given'}"
+        text = f"Abandoned {approach.type} '{approach.name.strip()}': {approach.reason.strip()}"
         if context:
             text += f"\n{context.strip()}"
         written = self.memories.remember(Draft(text, namespace=namespace, project=project, kind="experience",

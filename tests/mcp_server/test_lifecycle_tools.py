@@ -172,6 +172,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("log_abandoned", {"name": "celery", "reason": "r", "effort": 0}, "hint: 1 trivial"),
     ("log_abandoned", {"name": "celery", "reason": "r", "effort": 6}, "1 to 5"),
     ("log_abandoned", {"name": "!!!", "reason": "r", "effort": 4}, "approach name"),
+    ("log_abandoned", {"name": "celery", "reason": " ", "effort": 4}, "reason is required"),
     ("log_abandoned", {"name": "celery", "reason": "r", "effort": 2, "project": "bad project!"}, "project name"),
     ("record_experience", {"key": "kenning:mem:episodic:01J9Z8Q4M5X7B2C3D4E5F6G7H8", "effort": 3,
                            "outcome": "meh"}, "'succeeded', 'pivoted' or 'abandoned'"),
