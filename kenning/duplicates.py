@@ -49,12 +49,7 @@ def clusters(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[list[
             i = parent[i]
         return i
 
-    links: list[tuple[int, int, float]] = []
-    for start in range(0, n, BLOCK):
-        sims = matrix[start:start + BLOCK] @ matrix.T
-        rows, cols = np.nonzero(sims >= threshold)
-        links += [(start + int(r), int(c), float(sims[r, c])) for r, c in zip(rows, cols, strict=True)
-                  if start + int(r) < int(c)]
+    links = _links(matrix, threshold)
     for i, j, _ in links:
         parent[root(i)] = root(j)
     for i, _, sim in links:
@@ -67,6 +62,17 @@ def clusters(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[list[
     out = [(members, best[top], worst[top]) for top, members in groups.items() if len(members) > 1]
     out.sort(key=lambda g: (-len(g[0]), -g[1]))
     return out
+
+
+def _links(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[int, int, float]]:
+    """Every pair (i < j) at or above the threshold, computed block by block to bound memory. Pure."""
+    links: list[tuple[int, int, float]] = []
+    for start in range(0, matrix.shape[0], BLOCK):
+        sims = matrix[start:start + BLOCK] @ matrix.T
+        rows, cols = np.nonzero(sims >= threshold)
+        links += [(start + int(r), int(c), float(sims[r, c])) for r, c in zip(rows, cols, strict=True)
+                  if start + int(r) < int(c)]
+    return links
 
 
 def suggested_keep(members: list[Memory]) -> Memory:
