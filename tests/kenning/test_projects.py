@@ -71,6 +71,17 @@ def test_update_state_re_embeds_only_when_the_state_changes(engine: Engine) -> N
     assert [e.details["re_embedded"] for e in events] == [True, True]
 
 
+def test_a_change_that_renders_the_same_text_is_written_but_keeps_its_vector(engine: Engine) -> None:
+    context, _ = engine.projects.set("shop", stack=["python", "valkey"], actor="alice")
+    before = vector(engine, context.key)
+    changed, status = engine.projects.set("shop", stack=["python, valkey"], actor="alice")  # same "Stack:" line
+    assert status == "updated"
+    assert changed.stack == ("python, valkey",)
+    assert engine.memories.get(context.key).content == context.render()
+    assert np.array_equal(before, vector(engine, context.key))  # kept, not dropped, not recomputed
+    assert [e.details["re_embedded"] for e in engine.store.audit.history(context.key)] == [True, False]
+
+
 def test_changing_the_stack_re_embeds(engine: Engine) -> None:
     context, _ = engine.projects.set("shop", description="Shop", actor="alice")
     before = vector(engine, context.key)

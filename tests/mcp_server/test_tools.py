@@ -178,6 +178,8 @@ async def test_project_context_tools(mcp: McpHarness) -> None:
         await ok(client, "remember", {"content": "The API uses ULIDs for keys", "project": "kenning-api"})
         state = await ok(client, "update_project_state", {"name": "kenning-api", "state": "MCP server in review"})
         assert state["status"] == "updated"
+        again = await ok(client, "update_project_state", {"name": "kenning-api", "state": "MCP server in review"})
+        assert again["status"] == "unchanged"
         got = await ok(client, "get_project_context", {"name": "kenning-api"})
         listed = await ok(client, "list_projects")
         found = await ok(client, "recall", {"query": "what is the status of the MCP server review",
@@ -190,7 +192,9 @@ async def test_project_context_tools(mcp: McpHarness) -> None:
     assert got["memories"]["project"] == 1
     assert listed["total"] == 1
     assert listed["projects"][0]["name"] == "kenning-api"
-    assert found["results"][0]["key"] == project["key"]
+    assert found["results"][0]["key"] == project["key"]  # found by its new state: re-embedded
+    events = mcp.engine.store.audit.history(project["key"])
+    assert [(e.actor, e.details["re_embedded"]) for e in events] == [("test-write", True), ("test-write", True)]
 
 
 async def test_memory_audit_health_and_version(mcp: McpHarness) -> None:
