@@ -64,12 +64,12 @@ def register(tools: Registry) -> None:
 
     @tools.tool(scope="write", destructive=True)
     async def forget(key: str | None = None, confirm: bool = False, reason: str | None = None,
-                     query: str | None = None) -> dict[str, Any]:
+                     query: str | None = None, projects: list[str] | None = None) -> dict[str, Any]:
         """Delete a memory. Without confirm=true it only previews what would be deleted; a query instead of
         a key only returns candidates to confirm by key."""
         call = current()
         return await call.run(call.engine.lifecycle.act, "forget", key=key, text=query, confirm=confirm,
-                              actor=call.actor, reason=reason)
+                              actor=call.actor, reason=reason, projects=projects)
 
 
 def _recall_tools(tools: Registry) -> None:

@@ -73,6 +73,8 @@ async def test_acting_by_query_returns_candidates_and_changes_nothing(mcp: McpHa
         assert (await ok(client, "recall_detail", {"keys": [key]}))["memories"][0]["state"] == "active"
         none = await ok(client, "archive", {"query": "the weather in Lisbon"})
         assert none["candidates"] == []
+        elsewhere = await ok(client, "forget", {"query": "session state in redis", "projects": ["beta"]})
+        assert elsewhere["candidates"] == []  # the same query found it in alpha above
         assert "either a key or a query" in await refused(client, "archive", {"key": key, "query": "x",
                                                                               "reason": "r"})
 
