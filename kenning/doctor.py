@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from kenning import schema
 from kenning.embedding import Embedder
 from kenning.errors import KenningError
+from kenning.jobs import Jobs
 from kenning.settings import Settings
 from kenning.store import Store, connect
 from kenning.store import indexes as index_admin
@@ -34,6 +35,7 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     checks.append(_module(store))
     model = _model(settings, load_model, checks)
     checks.append(_indexes(store, settings, model))
+    checks.append(_worker(store, settings))
     return checks
 
 
@@ -84,3 +86,14 @@ def _indexes(store: Store | None, settings: Settings, model: Embedder | None) ->
         return Check("indexes", False, f"registered but absent in Valkey: {', '.join(gone)}")
     total = sum(i.num_docs for i in counts.values() if i is not None)
     return Check("indexes", True, f"{len(live)} current, {total} memories indexed")
+
+
+def _worker(store: Store | None, settings: Settings) -> Check:
+    """Who holds the worker lock and how each job's last run ended (docs/worker.md)."""
+    if store is None:
+        return Check("worker", False, "not checked: Valkey is unreachable")
+    try:
+        ok, detail = Jobs(store, settings).health()
+    except KenningError as exc:
+        return Check("worker", False, str(exc))
+    return Check("worker", ok, detail)

@@ -92,7 +92,7 @@ class Engine:
             briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
                               maintenance),
             backups=Backups(ctx, derived),
-            jobs=Jobs(ctx),
+            jobs=Jobs(store, settings),
         )
 
     @property

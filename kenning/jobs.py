@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from kenning.context import Context
 from kenning.errors import InvalidInput
+from kenning.models import iso
+from kenning.settings import Settings
+from kenning.store import Store
 from kenning.store.job_runs import JobRunStore
 from kenning.store.locks import Lease
 
@@ -48,14 +50,17 @@ class JobRun:
 
 
 class Jobs:
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
-        self.runs = JobRunStore(ctx.store.client, ctx.store.prefix)
+    """Needs only the store and the settings, so `kenning doctor` can read it without opening the engine."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self.runs = JobRunStore(store.client, store.prefix)
 
     def lease(self, owner: str) -> Lease:
         """The worker leader lease for ``owner`` (KENNING_WORKER_LOCK_TTL_SECONDS long)."""
-        return Lease(self.ctx.store.client, self.ctx.store.key("lock", LEADER_LOCK), owner,
-                     self.ctx.settings.worker_lock_ttl_seconds)
+        return Lease(self.store.client, self.store.key("lock", LEADER_LOCK), owner,
+                     self.settings.worker_lock_ttl_seconds)
 
     def leader(self) -> str | None:
         """The worker that holds the leader lease now, or None when no worker leads."""
@@ -70,3 +75,20 @@ class Jobs:
     def last_runs(self) -> dict[str, JobRun]:
         """The last recorded run of every job that has run, by job name."""
         return {job: JobRun.from_dict(data) for job, data in sorted(self.runs.load_all().items())}
+
+    def health(self) -> tuple[bool, str]:
+        """Who leads and how each job last ended (for `kenning doctor`)."""
+        return health(self.leader(), self.last_runs())
+
+
+def health(leader: str | None, runs: dict[str, JobRun]) -> tuple[bool, str]:
+    """One line about the worker; not ok when a job's last run failed or hit an outage.
+
+    No leader is not a failure: a deployment may run only the MCP server and `kenning maintain` from cron.
+    """
+    parts = [f"leader {leader}" if leader else "no worker holds the lock (`kenning worker` or `kenning up` runs one)"]
+    for job, run in runs.items():
+        parts.append(f"{job} {run.status} at {iso(run.finished_at)}" + (f": {run.error}" if run.error else ""))
+    if not runs:
+        parts.append("no job has run yet")
+    return all(run.status == "ok" for run in runs.values()), "; ".join(parts)

@@ -10,14 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from feed_worker.jobs import MAINTENANCE
-from kenning.cli import build_parser, load_commands
+from feed_worker.jobs import MAINTENANCE, Job
+from feed_worker.worker import Worker
+from kenning.cli import build_parser, load_commands, main
 from kenning.engine import Engine
 from kenning.jobs import JobRun
 from kenning.settings import Settings
 from tests.feed_worker.conftest import eventually
 
 load_commands()
+
+
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: Settings) -> None:
+    monkeypatch.chdir(tmp_path)  # no developer .env leaks in
+    for name, value in (("DATA_DIR", settings.data_dir), ("VALKEY_PORT", settings.valkey_port),
+                        ("KEY_PREFIX", settings.key_prefix)):
+        monkeypatch.setenv(f"KENNING_{name}", str(value))
 
 
 def test_worker_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -61,3 +69,24 @@ def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(engine: 
     assert proc.returncode == 0, out
     assert f"worker {run.worker} running: maintenance every 0.3 s" in out
     assert engine.jobs.leader() is None  # Ctrl-C released the lease
+
+
+def test_doctor_shows_the_leader_and_fails_when_the_last_run_failed(
+        engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    _env(monkeypatch, tmp_path, settings)
+
+    def broken() -> dict[str, object]:
+        raise RuntimeError("the index is on fire")
+
+    worker = Worker(engine, settings, worker="w1")
+    assert worker.run_now(MAINTENANCE).status == "ok"
+    assert main(["doctor"]) == 0  # positive control: a good run and a held lease pass
+    assert "ok   worker: leader w1; maintenance ok at " in capsys.readouterr().out
+    failing = Worker(engine, settings, worker="w1", jobs=[Job(MAINTENANCE, broken, 60.0)])
+    assert failing.run_now(MAINTENANCE).status == "failed"
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL worker: leader w1; maintenance failed at " in out
+    assert out.rstrip().endswith(": RuntimeError: the index is on fire")
+    worker.stop()

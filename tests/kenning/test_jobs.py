@@ -9,9 +9,10 @@ import valkey
 
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
-from kenning.jobs import JobRun
+from kenning.jobs import JobRun, Status, health
 from kenning.settings import Settings
 from kenning.store.locks import Lease
+from tests.conftest import NOW
 
 
 def test_a_lease_is_held_by_one_owner_and_only_the_owner_renews_or_releases(client: valkey.Valkey,
@@ -72,3 +73,19 @@ def test_the_leader_is_whoever_holds_the_worker_lease(engine: Engine) -> None:
     assert not engine.jobs.lease("w2").hold()
     assert lease.release()
     assert engine.jobs.leader() is None
+
+
+def test_health_names_the_leader_and_fails_on_a_failed_or_outage_run() -> None:
+    def run(job: str, status: Status, error: str | None = None) -> JobRun:
+        return JobRun(job=job, run_id="r", status=status, worker="w", started_at=0.0, finished_at=NOW, error=error)
+
+    assert health(None, {}) == (True, "no worker holds the lock (`kenning worker` or `kenning up` runs one); "
+                                      "no job has run yet")
+    assert health("w", {"maintenance": run("maintenance", "ok")}) == (
+        True, "leader w; maintenance ok at 2026-09-21T14:13:20Z")
+    ok, detail = health("w", {"feeds": run("feeds", "outage", "Valkey is unreachable"),
+                              "maintenance": run("maintenance", "ok")})
+    assert not ok
+    assert detail == ("leader w; feeds outage at 2026-09-21T14:13:20Z: Valkey is unreachable; "
+                      "maintenance ok at 2026-09-21T14:13:20Z")
+    assert not health("w", {"maintenance": run("maintenance", "failed", "RuntimeError: boom")})[0]
