@@ -89,6 +89,9 @@ def test_low_effort_abandonment_does_not_suppress(engine: Engine) -> None:
                                              actor="agent")
     assert logged["suppressed"] == []
     assert engine.suppressions.list_suppressions() == []
+    hard = engine.experience.log_abandoned(Approach("Huey", "library", "meh"), effort=4, project="alpha",
+                                           actor="agent")
+    assert hard["suppressed"] == ["huey"]  # positive control: one effort point more suppresses
 
 
 def test_visible_filters_lists_for_agents(engine: Engine) -> None:
