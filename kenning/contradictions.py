@@ -63,7 +63,12 @@ class Contradictions:
 
     # --- detection ------------------------------------------------------------------------
     def on_remember(self, memory: Memory, vector: Any, *, actor: str) -> list[Contradiction]:
-        """Open a record for every stored memory the new one contradicts (never refuses)."""
+        """Open a record for every stored memory the new one contradicts (never refuses).
+
+        Archived and superseded memories are not checked (nothing is believed to dispute), nor project
+        contexts (rewritten in place by their owner, not statements)."""
+        if memory.state == "archived" or memory.trust == "superseded" or memory.kind == "context":
+            return []
         opened: list[Contradiction] = []
         for other, similarity in self.candidates(memory, vector):
             # Side a is always the older statement, so keep_b reads "keep the newer one".
@@ -289,6 +294,9 @@ class Contradictions:
         for key in losers.get(record.decision, []):
             self.belief.restore(key, record.prior.get(key, {}), actor=actor, reason=reason,
                                 details={"contradiction": record.id})
+            if self._others_open(key, record):  # still disputed by another record
+                self.belief.set_trust(key, "disputed", actor=actor, action="dispute", reason=reason,
+                                      details={"contradiction": record.id})
         if record.merged_key:  # the merged statement no longer stands for both sides
             self._retire_merged(record.merged_key, reason, actor=actor)
 
@@ -305,15 +313,17 @@ class Contradictions:
 
     def _clear(self, key: str, record: Contradiction, *, actor: str) -> None:
         """Lift ``disputed`` unless another open contradiction still touches the memory."""
-        others = [c for c in self.records.many(self.records.for_key(key)) if c.id != record.id
-                  and c.status == "open"]
         memory = self.ctx.store.memories.read(key)
-        if memory is None or others or memory.trust != "disputed":
+        if memory is None or memory.trust != "disputed" or self._others_open(key, record):
             return
         prior = str(record.prior.get(key, {}).get("trust") or "stated")
         self.belief.set_trust(key, "stated" if prior in ("disputed", "superseded") else prior, actor=actor,
                               action="undispute", reason=f"contradiction {record.id} settled",
                               details={"contradiction": record.id})
+
+    def _others_open(self, key: str, record: Contradiction) -> bool:
+        """Whether an open record other than ``record`` touches the memory."""
+        return any(c.id != record.id and c.status == "open" for c in self.records.many(self.records.for_key(key)))
 
     def _write_merged(self, a: Memory, b: Memory, content: str, record: Contradiction, *,
                       actor: str) -> Memory:

@@ -265,3 +265,39 @@ def test_the_similarity_gate_is_a_setting_and_global_memories_meet_every_project
     assert flagged.notes  # the default gate lets a global rule meet a project memory
     (record,) = [c for c in engine.contradictions.listing()[0] if rule in (c.a, c.b)]
     assert record.projects == ("global", "shop")
+
+
+def test_changing_a_resolution_keeps_a_side_disputed_by_another_open_record(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (first,), _ = engine.contradictions.listing()
+    engine.contradictions.resolve(first.id, "keep_b", None, actor="bob")
+    assert engine.memories.get(a).trust == "superseded"
+    c = _remember(engine, "Never use pickle for caching")  # disputes b, not the superseded a
+    (second,), _ = engine.contradictions.listing()
+    assert (second.a, second.b) == (b, c)
+    engine.contradictions.resolve(first.id, "keep_a", "pickle stays out", actor="bob")
+    assert engine.memories.get(b).trust == "superseded"
+    engine.contradictions.resolve(first.id, "not_a_contradiction", "different scopes", actor="bob")
+    assert engine.memories.get(b).trust == "disputed"  # the record with c is still open
+    assert engine.memories.get(a).trust == "stated"
+
+
+def test_archived_superseded_and_context_memories_are_not_checked(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.contradictions.resolve(record.id, "not_a_contradiction", "fine", actor="bob")
+    gone = _remember(engine, "Pickle is not allowed for caching")
+    assert engine.memories.get(gone).trust == "disputed"  # positive control: it conflicts with b
+    (opened,), _ = engine.contradictions.listing()
+    engine.contradictions.close(opened, "test reset", actor="test")
+    engine.lifecycle.archive(gone, reason="obsolete", actor="bob")
+    assert engine.contradictions.check(key=gone, actor="bob").opened == ()
+    engine.projects.set("shop", actor="alice", description="Use pickle for caching in the shop")
+    context = engine.memories.get(engine.projects.key("shop"))
+    vector = engine.store.memories.read_vector(context.key)
+    assert [other.key for other, _ in engine.contradictions.candidates(context, vector)] != []  # near enough
+    assert engine.contradictions.check(project="shop", actor="bob").opened == ()
+    assert engine.memories.get(context.key).trust == "stated"
+    assert {engine.memories.get(k).trust for k in (a, b)} == {"stated"}
