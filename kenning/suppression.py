@@ -101,8 +101,9 @@ class Suppressions:
         norm = term(value)
         why = validation.reason(reason, required=True) or ""
         count, sample, capped = self.matching(norm, exempt=exempt)
+        current = self.active()  # the sample never quotes a memory another suppression already hides
         impact = {"term": norm, "would_hide": count, "at_least": capped,
-                  "sample": [{"key": m.key, "content": m.content[:200]} for m in sample]}
+                  "sample": [{"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)]}
         if preview:
             return {"status": "preview", **impact, "next": "call again without preview to suppress"}
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),

@@ -38,6 +38,9 @@ def test_preview_counts_and_samples_without_suppressing(engine: Engine) -> None:
     assert {s["key"] for s in preview["sample"]} == {a, b}
     assert engine.suppressions.list_suppressions() == []
     assert a in keys(engine, "how does billing talk to stripe?")
+    engine.suppressions.suppress("vault", "moved to SOPS", actor="person")
+    again = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
+    assert (again["would_hide"], [s["key"] for s in again["sample"]]) == (2, [a])  # b is hidden by 'vault'
 
 
 def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
