@@ -1,7 +1,9 @@
 """The one translator from engine errors to MCP tool errors.
 
 - ``InvalidInput``: what was wrong and what is allowed (the engine's message and hint).
-- ``BackendUnavailable``: memory could NOT be checked; never phrased as "no memories".
+- ``BackendUnavailable``: memory could NOT be checked; never phrased as "no memories". The caller reads
+  the summary (the engine message before its first ": ", e.g. "Valkey is unreachable") and a request
+  id; the full text (addresses, paths, driver messages) goes to the server log under that id.
 - anything unexpected: masked, logged with a request id the caller can quote.
 """
 
@@ -24,11 +26,21 @@ log = logging.getLogger(__name__)
 OUTAGE = "memory could NOT be checked"
 
 
-def message(exc: KenningError) -> str:
-    """The text an agent reads for an engine error: code, message, hint."""
+def request_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def message(exc: KenningError, request: str | None = None) -> str:
+    """The text an agent reads for an engine error: code, message, hint.
+
+    An outage shows only its summary and ``request`` (the id its full text was logged under).
+    """
     text = f"{exc.code}: {exc.message}"
     if isinstance(exc, BackendUnavailable | EmbeddingMismatch):
-        text = f"{exc.code}: {OUTAGE} -- {exc.message}. Do not treat this as 'nothing stored'; retry later"
+        summary = exc.message.split(": ", 1)[0].rstrip(".")
+        text = f"{exc.code}: {OUTAGE} -- {summary}. Do not treat this as 'nothing stored'; retry later"
+        if request:
+            text += f" (request id {request})"
     if exc.hint:
         text += f" (hint: {exc.hint})"
     return text
@@ -37,19 +49,23 @@ def message(exc: KenningError) -> str:
 class EngineToolError(ToolError):
     """A translated engine error; ``code`` is the engine's error code (for metrics)."""
 
-    def __init__(self, exc: KenningError) -> None:
-        super().__init__(message(exc))
+    def __init__(self, exc: KenningError, request: str | None = None) -> None:
+        super().__init__(message(exc, request))
         self.code = exc.code
         self.outage = isinstance(exc, BackendUnavailable)
 
 
 def translate(exc: BaseException, tool: str) -> ToolError:
     """Any exception from a tool -> the ToolError the caller sees."""
+    if isinstance(exc, BackendUnavailable | EmbeddingMismatch):
+        request = request_id()
+        log.warning("tool %s: %s: %s (request id %s)", tool, exc.code, exc.message, request)
+        return EngineToolError(exc, request)
     if isinstance(exc, KenningError):
         return EngineToolError(exc)
-    request_id = uuid.uuid4().hex[:12]
-    log.error("tool %s failed unexpectedly (request id %s)", tool, request_id, exc_info=exc)
-    return ToolError(f"internal_error: the server failed unexpectedly (request id {request_id}); "
+    request = request_id()
+    log.error("tool %s failed unexpectedly (request id %s)", tool, request, exc_info=exc)
+    return ToolError(f"internal_error: the server failed unexpectedly (request id {request}); "
                      "the details are in the server log")
 
 

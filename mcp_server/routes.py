@@ -1,5 +1,7 @@
 """Plain HTTP routes beside /mcp: /healthz (200 only when Valkey, the search module and the model
-answer) and /metrics (Prometheus text). Neither needs a token; neither reveals memory content."""
+answer) and /metrics (Prometheus text). Neither needs a token, so neither reveals memory content or
+internals: /healthz gives one verdict per check, without the details (addresses, paths, driver errors)
+that the authenticated `health` tool and `kenning doctor` show."""
 
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ def healthz(rt: Runtime) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         health = await anyio.to_thread.run_sync(lambda: rt.engine.inspection.health(uptime=rt.uptime()),
                                                 limiter=rt.limiter)
-        return JSONResponse(health.public(), status_code=200 if health.ok else 503)
+        body = health.public()
+        body["checks"] = {name: {"ok": check["ok"]} for name, check in body["checks"].items()}
+        return JSONResponse(body, status_code=200 if health.ok else 503)
     return endpoint
 
 

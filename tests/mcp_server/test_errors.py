@@ -31,6 +31,22 @@ def test_an_outage_is_never_phrased_as_an_empty_result() -> None:
     assert str(translate(NotFound("no memory k"), "x")) == "not_found: no memory k"
 
 
+def test_an_outage_shows_its_summary_and_logs_the_details_under_a_request_id(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="mcp_server.errors"):
+        error = translate(BackendUnavailable("Valkey is unreachable: Error 111 connecting to 10.1.2.3:6379.",
+                                             hint="is Valkey running?"), "recall")
+    text = str(error)
+    match = re.search(r"\(request id ([0-9a-f]{12})\)", text)
+    assert match is not None, text
+    assert text.startswith("backend_unavailable: memory could NOT be checked -- Valkey is unreachable. ")
+    assert "10.1.2.3" not in text
+    assert "(hint: is Valkey running?)" in text
+    logged = [r.getMessage() for r in caplog.records if match.group(1) in r.getMessage()]
+    assert len(logged) == 1
+    assert "Error 111 connecting to 10.1.2.3:6379" in logged[0]
+
+
 def test_unexpected_errors_are_masked_and_logged_with_a_request_id(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.ERROR, logger="mcp_server.errors"):
         error = translate(RuntimeError("secret internals at /srv/db"), "recall")
