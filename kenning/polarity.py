@@ -8,6 +8,8 @@ left once stop words, predicates and negation cues are removed) with OPPOSITE po
 - "do not use pickle" vs "do not use eval" do not: both are negative, and the objects differ anyway.
 - "We deploy with Fly" vs "We no longer use Fly; we deploy with Kamal" conflict: the first clause of
   the second statement negates {fly}; the predicates (deploy / use) may differ.
+- "We deploy with Fly" vs "We moved from Fly to Kamal" conflict on {fly}; "We deploy with Kamal" vs the
+  same does not ("moved from X to Y" reads as "no longer X; Y").
 
 This is the first-tier heuristic of contradiction detection (docs/truth-maintenance.md). It is
 deliberately conservative: a pair it cannot explain by shared objects is never a conflict.
@@ -26,6 +28,13 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     ("migrated away from", " nolonger use "), ("switched away from", " nolonger use "),
     ("got rid of", " nolonger use "), ("cannot", " not "), ("can't", " not "), ("won't", " not "),
     ("n't", " not "),
+)
+# "moved from X to Y" / "replaced X with Y" say two things: X no longer, Y now. Rewritten as two clauses so
+# X meets "we use X" with opposite polarity while Y still agrees with "we use Y".
+_CHANGES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|went)"
+                r"\s+from\s+([^;.!?\n]+?)\s+(?:to|for)\s+"), r" nolonger use \1; use "),
+    (re.compile(r"\b(?:replace|replaced|replacing)\s+([^;.!?\n]+?)\s+(?:with|by)\s+"), r" nolonger use \1; use "),
 )
 # A clause that follows these words is about the thing that was NOT chosen.
 _CONTRAST = re.compile(r"\b(?:instead of|rather than|in place of)\b")
@@ -91,6 +100,8 @@ def stem(word: str) -> str:
 
 def _normalise(text: str) -> str:
     out = " " + text.lower().replace("\u2019", "'") + " "
+    for pattern, replacement in _CHANGES:
+        out = pattern.sub(replacement, out)
     for phrase, token in _PHRASES:
         out = out.replace(phrase, token)
     return out

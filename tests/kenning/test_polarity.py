@@ -14,6 +14,9 @@ from kenning.polarity import clauses, conflict, stem
     ("Don't use tabs", "Use tabs for indentation", ("tab",)),
     ("Use Kamal instead of Fly", "We deploy with Fly", ("fly",)),
     ("We stopped using Redux", "Shared state lives in Redux", ("redux",)),
+    ("We deploy with Fly", "We moved from Fly to Kamal", ("fly",)),
+    ("We use Redux for state", "We replaced Redux with Zustand", ("redux",)),
+    ("CI runs on Jenkins", "CI switched from Jenkins to GitHub Actions", ("ci", "jenkin")),
 ])
 def test_opposite_polarity_about_the_same_object_conflicts(a: str, b: str, shared: tuple[str, ...]) -> None:
     found = conflict(a, b)
@@ -30,6 +33,8 @@ def test_opposite_polarity_about_the_same_object_conflicts(a: str, b: str, share
     ("We deploy with Fly", "We deploy with Kamal"),  # no negation at all
     ("Never deploy on Fridays", "Never deploy without running the tests"),
     ("Use pickle for caching", "Use pickle for the session store"),
+    ("We deploy with Kamal", "We moved from Fly to Kamal"),  # the new choice agrees
+    ("State lives in Zustand", "We replaced Redux with Zustand"),
 ])
 def test_no_conflict_without_opposite_polarity_on_the_same_object(a: str, b: str) -> None:
     assert conflict(a, b) is None
