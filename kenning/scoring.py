@@ -65,11 +65,11 @@ EXPERIENCE_CAP = 2.0
 def experience_weight(effort: int, outcome: str) -> float:
     """Outcome base x effort multiplier, capped at 2.0; effort amplifies wins, never failures.
 
-    Only ``succeeded`` is multiplied: a hard-won success outranks an easy one, while a pivot (0.7) or an
-    abandonment (0.1) keeps its base however much effort it cost.
+    ``succeeded`` and ``pivoted`` (the work got done, by another route) are multiplied; an abandonment
+    is a failure and keeps its 0.1 however much effort it cost.
     """
     base = OUTCOME_BASE[outcome]
-    if outcome != "succeeded":
+    if outcome == "abandoned":
         return base
     return min(EXPERIENCE_CAP, base * EFFORT_MULTIPLIER[effort])
 

@@ -18,7 +18,7 @@ from kenning.store import connect
 
 @pytest.mark.parametrize(("effort", "outcome", "weight"), [
     (1, "succeeded", 1.0), (2, "succeeded", 1.1), (3, "succeeded", 1.25), (4, "succeeded", 1.5),
-    (5, "succeeded", 1.8), (1, "pivoted", 0.7), (5, "pivoted", 0.7), (1, "abandoned", 0.1), (5, "abandoned", 0.1),
+    (5, "succeeded", 1.8), (1, "pivoted", 0.7), (5, "pivoted", 1.26), (1, "abandoned", 0.1), (5, "abandoned", 0.1),
 ])
 def test_effort_amplifies_wins_never_failures(effort: int, outcome: str, weight: float) -> None:
     assert experience_weight(effort, outcome) == pytest.approx(weight)
