@@ -1,7 +1,7 @@
 """Maintenance: the scheduled upkeep job, never piggybacked on a read (docs/truth-maintenance.md).
 
-``Maintenance.run`` is the one entry point a scheduler calls (``kenning maintain`` runs it once from
-the command line; the feed worker's scheduler is meant to call it too once the worker exists):
+``Maintenance.run`` is the one entry point a scheduler calls (the worker, every
+``KENNING_MAINTENANCE_INTERVAL_MINUTES``; ``kenning maintain`` runs it once from the command line):
 
 1. expire: memories past ``expires_at`` are archived with the reason "expired on <date>";
 2. duplicates: clusters are reported for review; they are merged automatically only when

@@ -1,8 +1,8 @@
 """`kenning maintain` and `kenning reindex NAMESPACE`: truth maintenance from the command line.
 
 ``maintain`` runs one maintenance pass (docs/truth-maintenance.md) and prints its report as JSON. It is
-the same engine call a scheduler makes (``Engine.maintenance.run``); the feed worker's scheduler does
-not exist yet, so until it does, run this from cron or a systemd timer.
+the same engine call the worker's scheduler makes (``Engine.maintenance.run``, docs/worker.md), for a
+run on demand or from cron where no worker runs.
 """
 
 from __future__ import annotations
