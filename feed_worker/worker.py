@@ -15,7 +15,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -61,9 +61,12 @@ class Worker:
         return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in self.jobs.values())
 
     def start(self) -> None:
+        last, now = self._last_recorded(), self.engine.ctx.clock.now()
         for job in self.jobs.values():
+            delay = first_delay(last.get(job.name), job.interval_seconds, now)
             self.scheduler.add_job(self.run_now, "interval", args=(job.name,), seconds=job.interval_seconds,
-                                   id=job.name, name=job.name)
+                                   id=job.name, name=job.name,
+                                   next_run_time=datetime.now(UTC) + timedelta(seconds=delay))
         self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
                                next_run_time=datetime.now(UTC))
         self.scheduler.start()
@@ -101,10 +104,28 @@ class Worker:
         except KenningError as exc:
             log.warning("worker %s could not renew the leader lease: %s", self.id, exc)
 
+    def _last_recorded(self) -> dict[str, float]:
+        """When each job last ended, by any worker; none known when Valkey cannot say (the first runs then
+        come at once and record the outage)."""
+        try:
+            return {job: run.finished_at for job, run in self.engine.jobs.last_runs().items()}
+        except KenningError as exc:
+            log.warning("worker %s could not read the last job runs: %s", self.id, exc)
+            return {}
+
     def status(self) -> dict[str, JobRun]:
         """This worker's last run of each job, skipped and unrecorded (outage) runs included."""
         with self._guard:
             return dict(self._last)
+
+
+def first_delay(last_finished: float | None, interval: float, now: float) -> float:
+    """Seconds until a job's first run in this process: one interval after its last recorded run (so a
+    restart does not push maintenance back), at once when it never ran or is overdue. Never more than one
+    interval, whatever a skewed clock recorded."""
+    if last_finished is None:
+        return 0.0
+    return min(interval, max(0.0, last_finished + interval - now))
 
 
 def _every(seconds: float) -> str:

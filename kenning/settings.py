@@ -131,7 +131,8 @@ class Settings(BaseSettings):
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(
         default=60.0, gt=0, le=10_080,
-        description="The worker runs the maintenance job this often (minutes; the first run one interval after start).",
+        description="The worker runs the maintenance job this often (minutes); a restart keeps the schedule of "
+                    "the last recorded run, and a job that never ran runs at start.",
     )
     worker_lock_ttl_seconds: float = Field(
         default=30.0, gt=0, le=3600,

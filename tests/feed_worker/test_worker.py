@@ -3,13 +3,14 @@ and a Valkey outage. Real Valkey and model; only the clock is manual."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import valkey
 
-from feed_worker.jobs import MAINTENANCE, MAINTENANCE_ACTOR, Job
-from feed_worker.worker import RENEW, Worker
+from feed_worker.jobs import MAINTENANCE, MAINTENANCE_ACTOR, Job, scheduled
+from feed_worker.worker import RENEW, Worker, first_delay
 from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
 from kenning.embedding import Embedder
@@ -184,3 +185,26 @@ def test_job_names_are_checked(engine: Engine, settings: Settings) -> None:
         Worker(engine, settings, jobs=[Job(RENEW, dict, 1.0)])
     with pytest.raises(NotFound):
         Worker(engine, settings).run_now("no-such-job")
+
+
+def test_first_delay_continues_the_schedule_of_the_last_recorded_run() -> None:
+    assert first_delay(None, 3600.0, NOW) == 0.0  # never ran: at once
+    assert first_delay(NOW - 600.0, 3600.0, NOW) == 3000.0  # ran 10 minutes ago: 50 minutes from now
+    assert first_delay(NOW - 7200.0, 3600.0, NOW) == 0.0  # overdue: at once
+    assert first_delay(NOW + 7200.0, 3600.0, NOW) == 3600.0  # a future record (skewed clock): one interval
+
+
+def test_a_restarted_worker_keeps_the_schedule_and_a_new_job_runs_at_start(
+        engine: Engine, settings: Settings, clock: ManualClock, recorder: Recorder, stopper: list[Worker]) -> None:
+    assert settings.maintenance_interval_minutes == 60
+    earlier = Worker(engine, settings, worker="w1")
+    assert earlier.run_now(MAINTENANCE).status == "ok"
+    earlier.stop()
+    clock.advance(600.0)  # ten minutes later, a new worker starts
+    worker = Worker(engine, settings, worker="w2", on_run=recorder,
+                    jobs=[*scheduled(engine, settings), Job("fresh", dict, 3600.0)])
+    stopper.append(worker)
+    worker.start()
+    recorder.wait_until(lambda runs: any(r.job == "fresh" and r.status == "ok" for r in runs))  # never ran: now
+    next_in = worker.scheduler.get_job(MAINTENANCE).next_run_time - datetime.now(UTC)
+    assert timedelta(minutes=45) < next_in <= timedelta(minutes=50)  # 60 minutes after the last run, not after start
