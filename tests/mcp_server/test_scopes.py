@@ -53,6 +53,7 @@ async def test_a_read_token_is_refused_every_mutating_tool_before_anything_chang
 
 
 async def test_a_write_token_is_refused_admin_tools_and_admin_holds_everything(mcp: McpHarness) -> None:
+    assert {"delete_project", "restore"} <= set(ADMIN_ONLY)
     async with mcp.client("write") as writer:
         for name in ADMIN_ONLY:
             assert "permission_denied" in await refused(writer, name, {}), name
@@ -78,8 +79,11 @@ async def test_no_token_or_a_wrong_token_is_refused_over_http(mcp: McpHarness) -
 
 async def test_a_revoked_token_is_refused(mcp: McpHarness) -> None:
     _, secret = mcp.engine.tokens.create("short-lived", "write", actor="pytest")
+    _, control = mcp.engine.tokens.create("still-valid", "write", actor="pytest")
     mcp.engine.tokens.revoke("short-lived", actor="pytest")
     async with httpx.AsyncClient(base_url=mcp.base) as http:
         response = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {secret}"})
+        valid = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {control}"})
     assert response.status_code == 401
-    assert [t.name for t in mcp.engine.tokens.all()] == ["test-admin", "test-read", "test-write"]
+    assert valid.status_code == 200  # positive control: a token created the same way, not revoked
+    assert [t.name for t in mcp.engine.tokens.all()] == ["still-valid", "test-admin", "test-read", "test-write"]
