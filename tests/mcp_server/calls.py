@@ -25,6 +25,10 @@ def _accepts(schema: dict[str, Any], value: Any) -> bool:
         return False
     if isinstance(value, list) and "items" in schema:
         return all(_accepts(schema["items"], item) for item in value)
+    if isinstance(value, dict) and "properties" in schema:  # a nested model, e.g. an abandoned approach
+        fields: dict[str, Any] = schema["properties"]
+        return set(value) <= set(fields) and set(schema.get("required", [])) <= set(value) and \
+            all(_accepts(fields[name], item) for name, item in value.items())
     return True
 
 
