@@ -52,6 +52,7 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
                             capture_output=True, text=True, timeout=180, check=False)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "ok   indexes: 5 current" in doctor.stdout
+    assert "ok   worker: leader " in doctor.stdout  # the worker of `up` holds the lock
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 0
     pid_file = tmp_path / "data" / "valkey" / "valkey.pid"
