@@ -9,11 +9,12 @@ onto the one kept; each step is audited.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
 
-from kenning import query, validation
+from kenning import polarity, query, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.memory import Memories
@@ -32,11 +33,13 @@ class Archiver(Protocol):
     def __call__(self, key: str, *, reason: str | None, actor: str) -> object: ...
 
 
-def clusters(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[list[int], float, float]]:
+def clusters(matrix: np.ndarray[Any, Any], threshold: float,
+             linkable: Callable[[int, int], bool] | None = None) -> list[tuple[list[int], float, float]]:
     """Groups of row indexes whose vectors are linked by cosine >= threshold (single link). Pure.
 
-    Rows are unit vectors. Returns (members, highest, lowest linking similarity) per group of two or
-    more, biggest groups first.
+    Rows are unit vectors. ``linkable(i, j)`` may veto a link (two opposite statements are close in
+    meaning but are not duplicates). Returns (members, highest, lowest linking similarity) per group of
+    two or more, biggest groups first.
     """
     n = matrix.shape[0]
     parent = list(range(n))
@@ -49,7 +52,7 @@ def clusters(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[list[
             i = parent[i]
         return i
 
-    links = _links(matrix, threshold)
+    links = [link for link in _links(matrix, threshold) if linkable is None or linkable(link[0], link[1])]
     for i, j, _ in links:
         parent[root(i)] = root(j)
     for i, _, sim in links:
@@ -124,11 +127,18 @@ class Duplicates:
         if len(have) < 2:
             return [], len(members) - len(have)
         matrix = np.vstack([v for _, v in have])
+
+        def linkable(i: int, j: int) -> bool:  # "do X" and "do not X" embed alike: a contradiction, not a copy
+            return polarity.conflict(have[i][0].content, have[j][0].content) is None
+
         out: list[dict[str, Any]] = []
-        for rows, high, low in clusters(matrix, threshold):
+        for rows, high, low in clusters(matrix, threshold, linkable):
             group = [have[i][0] for i in rows]
+            # Single link can chain two opposite statements through a third: never merge such a group blindly.
+            opposed = any(not linkable(i, j) for n, i in enumerate(rows) for j in rows[n + 1:])
             out.append({"keep": suggested_keep(group).key, "highest_similarity": round(high, 4),
-                        "lowest_similarity": round(low, 4), "members": [_member(m) for m in group]})
+                        "lowest_similarity": round(low, 4), "contains_opposites": opposed,
+                        "members": [_member(m) for m in group]})
         return out, len(members) - len(have)
 
     def merge(self, keep: str, others: list[str], reason: str | None, *, actor: str) -> dict[str, Any]:

@@ -5,7 +5,8 @@
 
 1. expire: memories past ``expires_at`` are archived with the reason "expired on <date>";
 2. duplicates: clusters are reported for review; they are merged automatically only when
-   ``KENNING_AUTO_MERGE_THRESHOLD`` is set and the whole cluster is at or above it (off by default);
+   ``KENNING_AUTO_MERGE_THRESHOLD`` is set, the whole cluster is at or above it and no two members are
+   opposite statements (off by default);
 3. contradictions: open records are re-checked (a side gone, archived, or edited so it no longer
    conflicts closes the record);
 4. indexes: drift (the registry or the index differs from this schema, still backfilling, document
@@ -88,7 +89,7 @@ class Maintenance:
             out["examined"] += found["examined"]
             out["clusters"] += found["cluster_count"]
             for cluster in found["clusters"]:
-                if auto is not None and cluster["lowest_similarity"] >= auto:
+                if auto is not None and cluster["lowest_similarity"] >= auto and not cluster["contains_opposites"]:
                     others = [m["key"] for m in cluster["members"] if m["key"] != cluster["keep"]]
                     out["merged"].append(self.duplicates.merge(cluster["keep"], others,
                                                                f"auto-merged at similarity >= {auto}",

@@ -94,3 +94,24 @@ def test_duplicates_are_per_project_and_merge_archives_with_reason(engine: Engin
     assert engine.duplicates.find("knowledge", threshold=0.85)["cluster_count"] == 0
     (event,) = [e for e in engine.store.audit.history(keys[0]) if e.action == "merge_duplicates"]
     assert (event.actor, event.details["archived"]) == ("alice", keys[1:])
+
+
+def test_opposite_statements_are_never_a_duplicate_cluster(engine: Engine) -> None:
+    texts = ["Use pickle for caching", "Do not use pickle for caching", "Use pickle for caching please"]
+    keys = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in texts]
+    stored = [engine.store.memories.read_vector(k) for k in keys]
+    vectors = [v for v in stored if v is not None]
+    assert len(vectors) == 3
+    assert float(np.dot(vectors[0], vectors[1])) >= 0.85  # as close as the real duplicate pair
+    (cluster,) = engine.duplicates.find("knowledge", threshold=0.85)["clusters"]
+    assert sorted(m["key"] for m in cluster["members"]) == sorted([keys[0], keys[2]])  # positive control
+    assert cluster["contains_opposites"] is False
+
+
+def test_a_vetoed_link_still_chains_through_a_third_member() -> None:
+    a, b = _unit(1), _unit(2)
+    middle = (a + b) / np.linalg.norm(a + b)
+    matrix = np.vstack([a, middle, b])
+    assert float(np.dot(a, b)) < 0.6  # the ends are not linked themselves
+    (group,) = clusters(matrix, 0.6, lambda i, j: {i, j} != {0, 2})
+    assert group[0] == [0, 1, 2]  # hence contains_opposites: such a group is never auto-merged

@@ -128,3 +128,16 @@ def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: En
     with pytest.raises(Conflict, match="being rebuilt already"):
         engine.maintenance.reindex("knowledge", actor="admin")
     assert engine.maintenance.reindex("episodic", actor="admin")["namespace"] == "episodic"  # other indexes may
+
+
+def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Settings, client: valkey.Valkey,
+                                                                embedder: Embedder, clock: ManualClock) -> None:
+    eager = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                          auto_merge_threshold=0.9, duplicate_threshold=0.85)
+    engine = Engine.open(eager, client, embedder, clock=clock)
+    same = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key
+            for t in ("Use pickle for caching", "Use pickle for caching please")]
+    opposite = engine.memories.remember(Draft("Do not use pickle for caching", project="p"), actor="a").key
+    (merged,) = engine.maintenance.run()["duplicates"]["merged"]
+    assert sorted([merged["kept"], *merged["archived"]]) == sorted(same)  # positive control: a real merge
+    assert engine.memories.get(opposite).state == "active"
