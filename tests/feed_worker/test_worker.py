@@ -98,8 +98,10 @@ def test_the_leader_lease_keeps_a_second_worker_out_until_released(engine: Engin
 
 def test_a_dead_leaders_lease_expires_and_another_worker_takes_over(settings: Settings, client: valkey.Valkey,
                                                                     embedder: Embedder, clock: ManualClock) -> None:
-    engine, short = _engine(settings, client, embedder, clock, worker_lock_ttl_seconds=1.0)
-    dead, second = Worker(engine, short, worker="dead"), Worker(engine, short, worker="b")
+    engine, short = _engine(settings, client, embedder, clock, worker_lock_ttl_seconds=2.0)
+    # The dead worker's job is instant, so its fresh lease cannot lapse before the second worker tries.
+    dead = Worker(engine, short, worker="dead", jobs=[Job(MAINTENANCE, dict, 3600.0)])
+    second = Worker(engine, short, worker="b")
     assert dead.run_now(MAINTENANCE).status == "ok"
     assert second.run_now(MAINTENANCE).status == "skipped"  # positive control: held while "dead" is fresh
     # "dead" never renews nor releases (as if its process was killed): only the expiry frees the lease.
