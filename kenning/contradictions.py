@@ -278,9 +278,10 @@ class Contradictions:
             self.belief.supersede(a, b, actor=actor, reason=reason, details=details)
             self._clear(b.key, record, actor=actor)
         elif decision == "merge":
-            merged = self._write_merged(a, b, content, record, actor=actor)
+            merged, vector = self._write_merged(a, b, content, record, actor=actor)
             for side in (a, b):
                 self.belief.supersede(side, merged, actor=actor, reason=reason, details=details)
+            self.on_remember(merged, vector, actor=actor)  # a new statement: checked like any remember
             return merged.key
         else:
             for key in (a.key, b.key):
@@ -310,6 +311,7 @@ class Contradictions:
                                              "state_changed_at": now, "updated_at": now, "reinstate_hints": None})
         self.ctx.audit(actor, "archive", key, reason=reason, before=memory.content, after=memory.content,
                        details={"from": memory.state, "to": "archived", "reinstate_hints": []})
+        self.close_for(key, "archived", actor=actor)  # like any archive: its own open records close
 
     def _clear(self, key: str, record: Contradiction, *, actor: str) -> None:
         """Lift ``disputed`` unless another open contradiction still touches the memory."""
@@ -326,7 +328,7 @@ class Contradictions:
         return any(c.id != record.id and c.status == "open" for c in self.records.many(self.records.for_key(key)))
 
     def _write_merged(self, a: Memory, b: Memory, content: str, record: Contradiction, *,
-                      actor: str) -> Memory:
+                      actor: str) -> tuple[Memory, Any]:
         text = content  # validated by resolve before anything changed
         now = self.ctx.clock.now()
         tags = tuple(dict.fromkeys((*a.tags, *b.tags)))[:validation.MAX_TAGS]
@@ -337,10 +339,11 @@ class Contradictions:
             content_sha=hashlib.sha256(text.encode("utf-8")).hexdigest(),
             metadata={"merged_from": [a.key, b.key], "contradiction": record.id},
         )
-        self.ctx.store.memories.write(merged, self.ctx.embedder.embed(text))
+        vector = self.ctx.embedder.embed(text)
+        self.ctx.store.memories.write(merged, vector)
         self.ctx.audit(actor, "merge", merged.key, after=text,
                        details={"merged_from": [a.key, b.key], "contradiction": record.id})
-        return merged
+        return merged, vector
 
     # --- closing --------------------------------------------------------------------------
     def close_for(self, key: str, reason: str, *, actor: str) -> list[str]:

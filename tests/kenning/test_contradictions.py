@@ -301,3 +301,19 @@ def test_archived_superseded_and_context_memories_are_not_checked(engine: Engine
     assert engine.contradictions.check(project="shop", actor="bob").opened == ()
     assert engine.memories.get(context.key).trust == "stated"
     assert {engine.memories.get(k).trust for k in (a, b)} == {"stated"}
+
+
+def test_a_merged_memory_is_checked_like_any_new_statement(engine: Engine) -> None:
+    _remember(engine, "Do not use pickle")
+    _remember(engine, "Use pickle for caching")
+    third = _remember(engine, "Never use pickle for the internal cache")
+    assert engine.memories.get(third).trust == "stated"  # positive control: it conflicts with neither side
+    (record,), _ = engine.contradictions.listing()
+    merged = engine.contradictions.resolve(record.id, "merge", None, actor="bob",
+                                           content="Use pickle only for the internal cache").merged_key
+    (opened,), total = engine.contradictions.listing()
+    assert (total, opened.a, opened.b) == (1, third, merged)
+    assert engine.memories.get(merged).trust == engine.memories.get(third).trust == "disputed"
+    engine.contradictions.resolve(record.id, "keep_a", "no pickle at all", actor="bob")
+    assert engine.contradictions.get(opened.id).closed_reason == f"archived: {merged}"
+    assert engine.memories.get(third).trust == "stated"
