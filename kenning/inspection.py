@@ -11,14 +11,15 @@ from typing import Any
 
 from kenning import __version__, query, schema, validation
 from kenning.context import Context
-from kenning.errors import KenningError
+from kenning.errors import InvalidInput, KenningError
 from kenning.memory import Listing, Memories
-from kenning.models import STATES, iso
+from kenning.models import STATES, Memory, iso
 from kenning.store import AuditEvent
 from kenning.store import indexes as index_admin
 from kenning.suppression import Suppressions, hidden_by
 
 HISTORY_LIMIT = 200
+MAX_RECORDS = 20
 
 
 def event_public(event: AuditEvent) -> dict[str, Any]:
@@ -69,6 +70,12 @@ class Inspection:
         self.ctx = ctx
         self.memories = memories
         self.suppressions = Suppressions(ctx)
+
+    def records(self, keys: list[str] | tuple[str, ...]) -> list[Memory]:
+        """Up to ``MAX_RECORDS`` memories by key, in the order given (NotFound names the first missing)."""
+        if not keys or len(keys) > MAX_RECORDS:
+            raise InvalidInput(f"give 1 to {MAX_RECORDS} keys; got {len(keys)}", hint="copy keys from recall_index")
+        return [self.memories.get(key) for key in keys]
 
     def explain(self, key: str) -> dict[str, Any]:
         """Every stored field of one memory and its audit history, oldest first; ``suppressed_by`` names

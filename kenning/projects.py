@@ -149,6 +149,10 @@ class Projects:
         result = self.ctx.store.memories.search(search)
         return [from_memory(h.memory) for h in result.hits], result.total
 
+    def describe(self, name: str) -> dict[str, Any]:
+        """A project's context and how many memories each namespace holds for it."""
+        return {"project": self.get(name).public(), "memories": self.memory_counts(name)}
+
     def memory_counts(self, name: str) -> dict[str, int]:
         """How many memories each namespace holds for one project (FT counts, no scan)."""
         project = validation.project(name)

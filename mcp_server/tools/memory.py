@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kenning.errors import InvalidInput
 from kenning.memory import Draft
 from kenning.recall import RecallRequest, RecallResult
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
-MAX_DETAIL_KEYS = 20
 SNIPPET_CHARS = 160
 
 
@@ -108,9 +106,5 @@ def _recall_tools(tools: Registry) -> None:
     @tools.tool(scope="read")
     async def recall_detail(keys: list[str]) -> dict[str, Any]:
         """Full records (every field) of up to 20 memories by key, in the order given."""
-        if not keys or len(keys) > MAX_DETAIL_KEYS:
-            raise InvalidInput(f"give 1 to {MAX_DETAIL_KEYS} keys; got {len(keys)}",
-                               hint="copy keys from recall_index")
         call = current()
-        memories = [await call.run(call.engine.memories.get, key) for key in keys]
-        return {"memories": [m.public() for m in memories]}
+        return {"memories": [m.public() for m in await call.run(call.engine.inspection.records, keys)]}

@@ -22,9 +22,7 @@ def register(tools: Registry) -> None:
     async def get_project_context(name: str) -> dict[str, Any]:
         """A project's context (description, stack, conventions, current state) and its memory counts."""
         call = current()
-        context = await call.run(call.engine.projects.get, name)
-        counts = await call.run(call.engine.projects.memory_counts, name)
-        return {"project": context.public(), "memories": counts}
+        return await call.run(call.engine.projects.describe, name)
 
     @tools.tool(scope="read")
     async def list_projects(offset: int = 0, limit: int = 50) -> dict[str, Any]:

@@ -32,6 +32,16 @@ def test_explain_gives_every_field_and_the_history(engine: Engine) -> None:
         engine.inspection.explain(key[:-4] + "ZZZZ")
 
 
+def test_records_come_back_in_the_order_asked_and_are_bounded(engine: Engine) -> None:
+    keys = [_remember(engine, text) for text in ("Valkey holds the memories", "The model runs locally")]
+    assert [m.key for m in engine.inspection.records(list(reversed(keys)))] == list(reversed(keys))
+    with pytest.raises(NotFound):
+        engine.inspection.records([keys[0], keys[1][:-4] + "ZZZZ"])
+    for wrong in ([], [keys[0]] * 21):
+        with pytest.raises(InvalidInput, match="give 1 to 20 keys"):
+            engine.inspection.records(wrong)
+
+
 def test_audit_counts_by_namespace_and_state_and_pages(engine: Engine) -> None:
     keys = [_remember(engine, text, project="shop") for text in
             ("The cart is stored in Valkey", "Prices include VAT", "Orders ship from Leeds")]
