@@ -5,7 +5,8 @@ Keys (all under the store prefix):
 - ``contra:all``        every record id, scored by detection time (sorted set)
 - ``contra:open``       the open ones (sorted set), so listing blockers never reads closed records
 - ``contra:key:{key}``  ids of the records touching one memory (set)
-- ``contra:pairs``      "keyA|keyB" (sorted) -> id, so a pair is stored once and never flagged twice
+- ``contra:pairs``      "keyA|keyB" (sorted) -> id of its open or resolved record, so a pair is stored once and
+                        never flagged twice; a closed record (a side left) releases it
 
 Each write touches one key at a time (no multi-key transactions), so this stays cluster-safe.
 """
@@ -118,7 +119,8 @@ class ContradictionStore:
             call(self.client.zrem, self._k("open"), record.id)
         for key in (record.a, record.b):
             call(self.client.sadd, self._k("key", key), record.id)
-        call(self.client.hset, self._k("pairs"), pair_id(record.a, record.b), record.id)
+        if record.status != "closed":  # a closed record no longer holds its pair (see release_pair)
+            call(self.client.hset, self._k("pairs"), pair_id(record.a, record.b), record.id)
 
     def get(self, record_id: str) -> Contradiction | None:
         raw = call(self.client.hgetall, self._k("rec", record_id))

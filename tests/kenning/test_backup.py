@@ -274,3 +274,22 @@ def test_the_size_limit_is_a_setting(settings: Settings, client: valkey.Valkey, 
     with pytest.raises(InvalidInput, match="limit is 1,048,576") as refused:
         engine.backups.restore(path, actor="admin")
     assert "KENNING_RESTORE_MAX_MB" in (refused.value.hint or "")
+
+
+def test_a_restored_closed_record_does_not_silence_its_pair(engine: Engine, client: valkey.Valkey,
+                                                             embedder: Embedder, clock: ManualClock) -> None:
+    a = engine.memories.remember(Draft("Do not use pickle", project="shop"), actor="a").key
+    b = engine.memories.remember(Draft("Use pickle for caching", project="shop"), actor="a").key
+    (record,), _ = engine.contradictions.listing()
+    engine.lifecycle.archive(b, reason="obsolete", actor="a")
+    engine.lifecycle.reinstate(b, reason="back again", actor="a")
+    assert engine.contradictions.get(record.id).status == "closed"
+    made = engine.backups.backup(actor="admin")
+    settings = engine.ctx.settings
+    _wipe(client, settings.key_prefix)
+    fresh = Engine.open(settings, client, embedder, clock=clock)
+    done = fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
+    assert done["contradictions"]["add"] == 1
+    assert fresh.contradictions.get(record.id).status == "closed"  # the history came back
+    (again,) = fresh.contradictions.check(key=b, actor="a").opened  # and the pair can be flagged anew
+    assert (again.a, again.b) == (a, b)
