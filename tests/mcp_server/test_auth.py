@@ -3,6 +3,8 @@ answers, and a token let through during an outage runs nothing. The clock is ste
 
 from __future__ import annotations
 
+import logging
+
 import httpx
 import pytest
 from fastmcp import Client
@@ -103,3 +105,26 @@ async def test_over_http_a_revoked_token_is_refused_after_the_cache_window(engin
         harness.service.stop()
     assert engine.memories.get(stored["key"]).actor == "revoked-later"
     assert [e.action for e in engine.store.audit.recent(limit=20) if e.action == "remember"] == ["remember"]
+
+
+async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings: Settings,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
+    harness = start_harness(engine, mcp_settings(settings))
+    try:
+        with caplog.at_level(logging.DEBUG):
+            async with harness.client("write") as client:
+                await ok(client, "remember", {"content": "Secrets stay out of the logs"})
+                await refused(client, "delete_project", {"project": "x"})
+            async with harness.client("read") as reader:
+                await refused(reader, "remember", {"content": "refused by scope"})
+            async with httpx.AsyncClient(base_url=harness.base) as http:
+                wrong = harness.secrets["admin"][:-2] + "xx"
+                await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {wrong}"})
+    finally:
+        harness.service.stop()
+    logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)
+    # positive control: client and server logs were captured, the refused wrong token included
+    assert {"httpx", "fastmcp.server.auth.middleware"} <= {r.name for r in caplog.records}
+    for secret in (*harness.secrets.values(), wrong):
+        assert secret not in logged
+        assert secret.removeprefix("kn_") not in logged
