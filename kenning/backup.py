@@ -104,7 +104,11 @@ class Backups:
         if path.exists():  # never overwrite a backup
             raise Conflict(f"{name} exists already", hint="wait a second, or pass a different label")
         partial = path.with_suffix(".partial")
-        counts = self._write(partial, vectors=vectors, at=now, progress=progress)
+        try:
+            counts = self._write(partial, vectors=vectors, at=now, progress=progress)
+        except BaseException:  # e.g. Valkey went away mid-way: leave no half file behind, then report it
+            partial.unlink(missing_ok=True)
+            raise
         partial.replace(path)
         result = {"file": name, "path": str(path), "bytes": path.stat().st_size, "vectors": vectors, **counts}
         self.ctx.audit(actor, "backup", "", details=result)

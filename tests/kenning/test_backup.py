@@ -13,15 +13,18 @@ import valkey
 from kenning.backup import check, decide, rekey
 from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
+from kenning.embedded import EmbeddedValkey
 from kenning.embedding import Embedder
 from kenning.engine import Engine
-from kenning.errors import Conflict, InvalidInput
+from kenning.errors import BackendUnavailable, Conflict, InvalidInput
 from kenning.experience import Approach
 from kenning.memory import Draft
+from kenning.models import Memory
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
+from kenning.store import connect
 from kenning.store import indexes as index_admin
-from tests.conftest import make_settings
+from tests.conftest import free_port, make_settings
 
 load_commands()
 
@@ -293,3 +296,24 @@ def test_a_restored_closed_record_does_not_silence_its_pair(engine: Engine, clie
     assert fresh.contradictions.get(record.id).status == "closed"  # the history came back
     (again,) = fresh.contradictions.check(key=b, actor="a").opened  # and the pair can be flagged anew
     assert (again.a, again.b) == (a, b)
+
+
+def test_valkey_going_away_mid_backup_leaves_no_file(tmp_path: Path, embedder: Embedder) -> None:
+    settings = make_settings(tmp_path / "doomed", free_port(), backup_dir=tmp_path / "backups")
+    with EmbeddedValkey(settings) as server:
+        engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
+        vector = embedder.embed("a memory")
+        for i in range(501):  # two vector batches: the second one is read after the first progress call
+            key = engine.store.memories.new_key("knowledge", f"01H{i:023d}")
+            engine.store.memories.write(Memory(key=key, content=f"memory {i}", namespace="knowledge",
+                                               created_at=1_790_000_000.0 + i, updated_at=1_790_000_000.0), vector)
+        calls: list[int] = []
+
+        def stop_after_first_batch(label: str, done: int, total: int) -> None:
+            calls.append(done)
+            server.stop()
+
+        with pytest.raises(BackendUnavailable):
+            engine.backups.backup(vectors=True, actor="admin", progress=stop_after_first_batch)
+    assert calls == [500]  # positive control: the first batch was written to the partial file
+    assert list((tmp_path / "backups").iterdir()) == []
