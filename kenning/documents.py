@@ -23,7 +23,7 @@ MAX_DOCUMENT = 500_000
 MAX_CHUNKS = 500
 MIN_SIZE, MAX_SIZE = 200, 8_000
 _PARAGRAPH = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(\s+)")  # the end mark and its closers stay with the sentence
 
 
 def fixed(text: str, size: int, overlap: int) -> list[str]:
@@ -42,10 +42,20 @@ def fixed(text: str, size: int, overlap: int) -> list[str]:
     return chunks
 
 
+def split_sentences(text: str) -> list[str]:
+    """Sentences, each keeping its end mark and any closing quote or bracket; only the space between goes."""
+    parts: list[str] = []
+    start = 0
+    for end in _SENTENCE_END.finditer(text):
+        parts.append(text[start:end.start(1)])
+        start = end.end(1)
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
+
+
 def sentences(text: str, size: int) -> list[str]:
     """Whole sentences packed into chunks of at most ``size`` characters (a longer sentence is cut)."""
-    parts = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-    return _pack(parts, size, " ")
+    return _pack(split_sentences(text.strip()), size, " ")
 
 
 def paragraphs(text: str, size: int) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.documents import MAX_CHUNKS, Document, chunk, fixed, paragraphs, sentences
+from kenning.documents import MAX_CHUNKS, Document, chunk, fixed, paragraphs, sentences, split_sentences
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.memory import Listing
@@ -28,6 +28,15 @@ def test_sentences_are_kept_whole_and_packed() -> None:
     assert sentences(text, 30) == ["First one. Second one is here!", "Is this third? Yes."]
     assert sentences(text, 1000) == [text]
     assert sentences("No end mark at all", 1000) == ["No end mark at all"]
+
+
+def test_closing_quotes_and_brackets_stay_with_their_sentence() -> None:
+    text = 'He said "stop." Then he left. (It rained.) [Done!] End?'
+    assert split_sentences(text) == ['He said "stop."', "Then he left.", "(It rained.)", "[Done!]", "End?"]
+    assert sentences(text, 1000) == [text]  # nothing dropped when packed back together
+    assert sentences(text, 20) == ['He said "stop."', "Then he left.", "(It rained.) [Done!]", "End?"]
+    assert split_sentences("Version 2.5 ships. Wait... what?\nYes.") == ["Version 2.5 ships.", "Wait...", "what?",
+                                                                        "Yes."]
 
 
 def test_a_sentence_longer_than_the_size_is_cut() -> None:
