@@ -126,4 +126,7 @@ def load_commands() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # Run through the imported module, so commands registered by kenning.commands land in its table.
+    from kenning.cli import main as imported_main
+
+    sys.exit(imported_main())

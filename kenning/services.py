@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kenning.embedding import Embedder, load_embedder
 from kenning.engine import Engine
 from kenning.settings import Settings
 from kenning.store import connect
+
+if TYPE_CHECKING:
+    from mcp_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -31,14 +34,17 @@ def open_engine(settings: Settings, embedder: Embedder | None = None) -> Engine:
     return Engine.open(settings, connect(settings), embedder or load_embedder(settings))
 
 
-def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True) -> list[Service]:
-    """The services `kenning up` runs beside the engine, each imported lazily."""
+def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True,
+                metrics: Metrics | None = None) -> list[Service]:
+    """The services `kenning up` runs beside the engine, each imported lazily.
+
+    Both are part of this distribution: a missing dependency is an error, never a silently absent door.
+    """
     services: list[Service] = []
     if mcp:
-        with contextlib.suppress(ModuleNotFoundError):
-            from mcp_server.service import McpService  # type: ignore[import-not-found,unused-ignore]
+        from mcp_server.service import McpService
 
-            services.append(McpService(engine, settings))
+        services.append(McpService(engine, settings, metrics=metrics))
     if worker:  # a core part of the package: a missing scheduler is an error, not a silently absent door
         from feed_worker.worker import Worker
 
@@ -51,13 +57,18 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
     from kenning.cli import wait_for_signal
     from kenning.embedded import EmbeddedValkey
 
+    if mcp:
+        from mcp_server.auth import check_exposure
+
+        check_exposure(settings)  # before Valkey and the model: a refused exposure fails fast
     with contextlib.ExitStack() as stack:
         server = None
         if settings.valkey_url is None:
             server = stack.enter_context(EmbeddedValkey(settings))
             print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
-        engine = open_engine(settings)
-        running = _start_all(front_doors(engine, settings, mcp=mcp, worker=worker), stack)
+        metrics, embedder = _instrumented_embedder(settings) if mcp else (None, load_embedder(settings))
+        engine = open_engine(settings, embedder)
+        running = _start_all(front_doors(engine, settings, mcp=mcp, worker=worker, metrics=metrics), stack)
 
         def alive() -> bool:
             return (server is None or server.alive()) and all(s.alive() for s in running)
@@ -65,6 +76,16 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
         print("kenning is up; Ctrl-C stops it", flush=True)
         wait_for_signal(alive)
     return 0
+
+
+def _instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
+    """The model, loaded once, wrapped so /metrics sees the embedding latency of every caller."""
+    from prometheus_client import CollectorRegistry
+
+    from mcp_server.metrics import Metrics, TimedEmbedder
+
+    metrics = Metrics(CollectorRegistry())
+    return metrics, TimedEmbedder(load_embedder(settings), metrics)
 
 
 def _start_all(services: list[Service], stack: contextlib.ExitStack) -> list[Service]:

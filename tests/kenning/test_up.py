@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import free_port
@@ -53,6 +54,12 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "ok   indexes: 5 current" in doctor.stdout
     assert "ok   worker: leader " in doctor.stdout  # the worker of `up` holds the lock
+    assert "mcp server started" in lines
+    base = f"http://127.0.0.1:{env['KENNING_MCP_PORT']}"
+    assert httpx.get(f"{base}/healthz", timeout=60).status_code == 200  # the probe embeds once
+    metrics = httpx.get(f"{base}/metrics", timeout=30).text
+    count = next(line for line in metrics.splitlines() if line.startswith("kenning_embedding_latency_seconds_count"))
+    assert float(count.split()[-1]) >= 1.0  # `up` wraps its one model so /metrics sees embedding latency
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 0
     pid_file = tmp_path / "data" / "valkey" / "valkey.pid"
