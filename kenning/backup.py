@@ -34,7 +34,7 @@ from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.registries import SuppressionStore
-from kenning.store.vectors import read_many
+from kenning.store.vectors import read_many, times_many
 from kenning.suppression import Suppression
 from kenning.suppression import term as suppression_term
 from kenning.sweep import Sweep
@@ -186,10 +186,11 @@ class Backups:
     def plan(self, data: dict[str, Any]) -> Plan:
         source, target = data["prefix"], self.ctx.store.prefix
         plan = Plan()
-        for entry in data["memories"]:
-            memory = _rekeyed(decode(rekey(entry["key"], source, target), entry["fields"]), source, target)
-            current = self.ctx.store.memories.read(memory.key)
-            action, reason = decide(None if current is None else current.updated_at, memory.updated_at)
+        memories = [_rekeyed(decode(rekey(e["key"], source, target), e["fields"]), source, target)
+                    for e in data["memories"]]
+        changed = times_many(self.ctx.store.client, [m.key for m in memories], "updated_at")
+        for entry, memory, current in zip(data["memories"], memories, changed, strict=True):
+            action, reason = decide(current, memory.updated_at)
             plan.memories.append((action, memory, reason))
             if "vector" in entry and action != "skip":
                 plan.vectors[memory.key] = base64.b64decode(entry["vector"])

@@ -1,4 +1,5 @@
-"""Reading many stored vectors at once (duplicates, backup): one pipelined round trip per batch."""
+"""Reading one field of many memories at once (vectors for duplicates and backup, change times for a
+restore plan): one pipelined round trip per batch."""
 
 from __future__ import annotations
 
@@ -21,4 +22,15 @@ def read_many(client: valkey.Valkey, keys: list[str]) -> list[np.ndarray[Any, np
         for key in keys[start:start + BATCH]:
             pipe.hget(key, schema.VECTOR_FIELD)
         out += [None if raw is None else schema.bytes_vector(raw) for raw in call(pipe.execute)]
+    return out
+
+
+def times_many(client: valkey.Valkey, keys: list[str], name: str) -> list[float | None]:
+    """A NUMERIC field (e.g. ``updated_at``) of each key, in order; None where the hash or field is gone."""
+    out: list[float | None] = []
+    for start in range(0, len(keys), BATCH):
+        pipe = client.pipeline(transaction=False)
+        for key in keys[start:start + BATCH]:
+            pipe.hget(key, name)
+        out += [None if raw is None else float(raw) for raw in call(pipe.execute)]
     return out
