@@ -85,9 +85,7 @@ class Contradictions:
         its records and released their pairs, so a conflict that still holds is flagged anew."""
         memory = self._read(key)
         vector = self.ctx.store.memories.read_vector(key)
-        if vector is None or memory.state == "archived" or memory.trust == "superseded":
-            return []
-        return self.on_remember(memory, vector, actor=actor)
+        return [] if vector is None else self.on_remember(memory, vector, actor=actor)
 
     def candidates(self, memory: Memory, vector: Any) -> list[tuple[Memory, float]]:
         """Believed, visible memories close enough to be about the same thing (one pipelined round trip)."""
