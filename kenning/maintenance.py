@@ -26,7 +26,7 @@ from kenning import query, schema, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.duplicates import Archiver, Duplicates
-from kenning.errors import Conflict, NotFound
+from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import iso
 from kenning.schema import NAMESPACES
 from kenning.store import indexes as index_admin
@@ -89,16 +89,25 @@ class Maintenance:
             out["examined"] += found["examined"]
             out["clusters"] += found["cluster_count"]
             for cluster in found["clusters"]:
-                if auto is not None and cluster["lowest_similarity"] >= auto and not cluster["contains_opposites"]:
-                    others = [m["key"] for m in cluster["members"] if m["key"] != cluster["keep"]]
-                    out["merged"].append(self.duplicates.merge(cluster["keep"], others,
-                                                               f"auto-merged at similarity >= {auto}",
-                                                               actor=actor))
+                merged = self._auto_merge(cluster, auto, actor=actor)
+                if merged is not None:
+                    out["merged"].append(merged)
                 else:
                     out["review"].append({"namespace": namespace, "keep": cluster["keep"],
                                           "keys": [m["key"] for m in cluster["members"]],
                                           "highest_similarity": cluster["highest_similarity"]})
         return out
+
+    def _auto_merge(self, cluster: dict[str, Any], auto: float | None, *, actor: str) -> dict[str, Any] | None:
+        """Merge a cluster when auto-merge is on and allows it; None leaves it for review."""
+        if auto is None or cluster["lowest_similarity"] < auto or cluster["contains_opposites"]:
+            return None
+        others = [m["key"] for m in cluster["members"] if m["key"] != cluster["keep"]]
+        try:
+            return self.duplicates.merge(cluster["keep"], others, f"auto-merged at similarity >= {auto}",
+                                         actor=actor)
+        except (InvalidInput, Conflict, NotFound):  # changed meanwhile (archived, forgotten): a person decides
+            return None
 
     def index_report(self) -> dict[str, Any]:
         """Per namespace: live vs expected index, backfill state, documents, phantom entries."""
