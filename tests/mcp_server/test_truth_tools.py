@@ -220,6 +220,7 @@ async def test_bad_input_is_refused_with_a_hint(mcp: McpHarness) -> None:
             ("history", {"key": "not a key"}, "copy one from recall"),
             ("audit_log", {"before": "yesterday"}, "pass the `next` value"),
             ("verify_memory", {"key": f"{mcp.settings.key_prefix}{unknown}"}, "history(key)"),
+            ("verify_memory", {"key": a}, "resolve its contradiction with resolve_contradiction"),
             ("restore", {"file": "../../etc/passwd"}, "copy a name from list_backups"),
             ("backup", {"label": "../up"}, "a-z, 0-9"),
             ("reindex", {"namespace": "everything"}, "use one of episodic"),
