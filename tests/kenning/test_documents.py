@@ -99,3 +99,5 @@ def test_bad_documents_are_refused_before_anything_is_written(engine: Engine) ->
         with pytest.raises(InvalidInput, match=message):
             engine.documents.remember(document, actor="alice")
     assert engine.memories.list(Listing(limit=10)).total == 0
+    engine.documents.remember(Document(text="fine text", project="good-project"), actor="alice")
+    assert engine.memories.list(Listing(limit=10)).total == 1  # positive control: a valid document is listed

@@ -83,6 +83,7 @@ def test_allowlists_derive_from_the_public_url(tmp_path: Path) -> None:
     assert auth.allowed_origins(settings) == ["https://mem.corp.example:8443"]
     wildcard = make_settings(tmp_path, 6390, mcp_host="0.0.0.0")
     assert "0.0.0.0" not in auth.allowed_hosts(wildcard)
+    assert "192.0.2.10" in auth.allowed_hosts(make_settings(tmp_path, 6390, mcp_host="192.0.2.10"))  # control
     assert auth.allowed_origins(wildcard) == []
 
 
