@@ -243,6 +243,9 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("list_projects", {"limit": 0}, ("invalid_input", "limit")),
     ("explain_memory", {"key": "MISSING"}, ("not_found",)),
     ("memory_audit", {"states": ["deleted"]}, ("invalid_input", "unknown state", "active")),
+    ("memory_audit", {"limit": 201}, ("invalid_input", "limit")),
+    ("health", {"verbose": True}, ("verbose",)),
+    ("version", {"format": "long"}, ("format",)),
 ]
 
 
@@ -255,7 +258,7 @@ async def test_bad_input_is_refused_with_what_was_wrong_and_what_is_allowed(mcp:
             message = await refused(client, tool, arguments)
             for fragment in expected:
                 assert fragment in message, f"{tool}({arguments}) said {message!r}; expected {fragment!r}"
-    assert {tool for tool, _, _ in BAD_INPUTS} >= {"remember", "recall", "forget", "update_memory"}
+    assert {tool for tool, _, _ in BAD_INPUTS} == set(CORE_HINTS)  # every core tool refuses bad input
 
 
 async def test_a_burst_of_calls_and_new_sessions_queues_within_the_engine_threads(
