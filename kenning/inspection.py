@@ -78,10 +78,11 @@ class Inspection:
         return [self.memories.get(key) for key in keys]
 
     def explain(self, key: str) -> dict[str, Any]:
-        """Every stored field of one memory and its audit history, oldest first; ``suppressed_by`` names
-        the suppressions hiding it from recall ([] when none) -- the caller named the key."""
+        """Every stored field of one memory and its audit history (the newest ``HISTORY_LIMIT`` events,
+        oldest first); ``suppressed_by`` names the suppressions hiding it from recall ([] when none) -- the
+        caller named the key."""
         memory = self.memories.get(key)
-        history = self.ctx.store.audit.history(key, limit=HISTORY_LIMIT)
+        history = self.ctx.store.audit.latest(key, limit=HISTORY_LIMIT)  # the newest, if there are more
         has_vector = self.ctx.store.memories.read_vector(key) is not None
         return {"memory": memory.public(), "has_vector": has_vector,
                 "suppressed_by": hidden_by(memory, self.suppressions.active()),

@@ -13,7 +13,7 @@ from mcp_server.runtime import current
 def register(tools: Registry) -> None:
     @tools.tool(scope="read")
     async def explain_memory(key: str) -> dict[str, Any]:
-        """Every field of one memory and its full audit history (who changed what, when, why)."""
+        """Every field of one memory and its audit history, newest 200 events (who changed what, when, why)."""
         call = current()
         return await call.run(call.engine.inspection.explain, key)
 

@@ -6,7 +6,7 @@ import pytest
 
 from kenning.engine import Engine
 from kenning.errors import InvalidInput, NotFound
-from kenning.inspection import AuditRequest
+from kenning.inspection import HISTORY_LIMIT, AuditRequest
 from kenning.memory import Draft
 
 
@@ -30,6 +30,17 @@ def test_explain_gives_every_field_and_the_history(engine: Engine) -> None:
     assert history[1]["at"].endswith("Z")
     with pytest.raises(NotFound):
         engine.inspection.explain(key[:-4] + "ZZZZ")
+
+
+def test_explain_shows_the_newest_history_when_there_is_more_than_the_limit(engine: Engine) -> None:
+    key = _remember(engine, "A memory retagged many times")
+    for i in range(HISTORY_LIMIT + 5):
+        engine.memories.retag(key, add=["even"] if i % 2 == 0 else [], remove=["even"] if i % 2 else [],
+                              actor="alice", reason=f"pass {i}")
+    history = engine.inspection.explain(key)["history"]
+    assert len(history) == HISTORY_LIMIT
+    assert history[-1]["reason"] == f"pass {HISTORY_LIMIT + 4}"  # the latest change is never cut off
+    assert history[0]["reason"] == "pass 5"  # the oldest events (remember, passes 0-4) are the ones left out
 
 
 def test_records_come_back_in_the_order_asked_and_are_bounded(engine: Engine) -> None:
