@@ -20,6 +20,8 @@ SCOPES: tuple[str, ...] = ("read", "write", "admin")
 SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 NAME_RULE = "1-64 characters: letters, digits, '.', '_', '@', '-', starting with a letter or digit"
+# The name is the audit actor, so it may not pass for one of Kenning's own actors (the others carry a ':').
+RESERVED_NAMES = frozenset({"local", "anonymous", "unknown", "maintenance", "system", "worker", "kenning"})
 
 
 def grants(scope: str) -> frozenset[str]:
@@ -42,6 +44,9 @@ def check_scope(scope: str) -> str:
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise InvalidInput(f"token name {name!r} is not allowed", hint=NAME_RULE)
+    if name.lower() in RESERVED_NAMES:
+        raise InvalidInput(f"token name {name!r} is reserved: it would pass for Kenning's own actor in the audit log",
+                           hint="name the client or person, e.g. laptop-claude")
     return name
 
 

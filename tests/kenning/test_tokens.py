@@ -75,6 +75,9 @@ def test_bad_names_scopes_and_clashes_are_refused(tokens: Tokens) -> None:
         tokens.create("has space", "read", actor="alice")
     with pytest.raises(NotFound, match="no token named"):
         tokens.revoke("never-created", actor="alice")
+    for actor in ("local", "Maintenance", "anonymous"):  # the name is the audit actor: no impersonating ours
+        with pytest.raises(InvalidInput, match="reserved"):
+            tokens.create(actor, "admin", actor="alice")
     assert [t.name for t in tokens.all()] == ["taken"]
 
 
