@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import numpy as np
 import valkey
 from fastmcp import Client
 
@@ -121,10 +122,16 @@ async def test_retag_and_update_memory_keep_history(mcp: McpHarness) -> None:
         key = (await ok(client, "remember", {"content": "Releases are cut on Tuesdays", "tags": ["release"]}))["key"]
         tagged = await ok(client, "retag", {"key": key, "add": ["process"], "remove": ["release"]})
         assert tagged == {"key": key, "tags": ["process"]}
+        before = mcp.engine.store.memories.read_vector(key)
         updated = await ok(client, "update_memory", {"key": key, "content": "Releases are cut on Wednesdays",
                                                      "reason": "moved"})
         assert updated["status"] == "updated"
         explained = await ok(client, "explain_memory", {"key": key})
+    after = mcp.engine.store.memories.read_vector(key)
+    assert before is not None
+    assert after is not None
+    assert np.allclose(after, mcp.engine.ctx.embedder.embed("Releases are cut on Wednesdays"), atol=1e-5)
+    assert not np.allclose(before, after)  # re-embedded from the new text
     assert explained["memory"]["content"] == "Releases are cut on Wednesdays"
     assert explained["has_vector"] is True
     actions = [e["action"] for e in explained["history"]]
