@@ -6,6 +6,8 @@
 
 ``mcp_client`` is a connected client holding a ``write`` token. Tokens are named ``test-<scope>``;
 that name is the audit actor. ``mcp.metrics`` is the server's own Prometheus registry.
+``doomed_valkey`` is a Valkey of the test's own, to stop mid-session; ``start_harness(..., auth_clock=
+SteppedClock())`` lets a test step the token cache's clock instead of sleeping.
 """
 
 from __future__ import annotations
