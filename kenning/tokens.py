@@ -78,10 +78,10 @@ class Tokens:
 
     def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
         """A new token and its secret (the only time the secret exists outside the caller)."""
-        record = TokenRecord(name=check_name(name), scope=check_scope(scope), created_at=self.clock.now(),
-                             created_by=actor or "unknown", digest="")
+        name, scope = check_name(name), check_scope(scope)
         secret = SECRET_PREFIX + secrets.token_urlsafe(32)
-        record = TokenRecord(record.name, record.scope, record.created_at, record.created_by, digest(secret))
+        record = TokenRecord(name=name, scope=scope, created_at=self.clock.now(), created_by=actor or "unknown",
+                             digest=digest(secret))
         if not self.store.add(record):
             raise Conflict(f"a token named {name!r} exists", hint="revoke it first or choose another name")
         self._audit(actor, "token_create", {"name": name, "scope": scope})
