@@ -54,8 +54,8 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     mcp: FastMCP[Any] = FastMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
                                 lifespan=lifespan, mask_error_details=True, on_duplicate="error")
     registry_ = Registry(mcp)
-    mcp.add_middleware(MetricsMiddleware(rt.metrics))
-    mcp.add_middleware(ErrorTranslator(rt.metrics))
+    mcp.add_middleware(MetricsMiddleware(rt.metrics, registry_.specs))
+    mcp.add_middleware(ErrorTranslator(rt.metrics, registry_.specs))
     mcp.add_middleware(ScopeGuard(registry_, settings))
     tools.register_all(registry_)
     mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))

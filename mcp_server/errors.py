@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Container
 
 from fastmcp.exceptions import FastMCPError, ToolError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
@@ -19,7 +20,7 @@ from mcp_types import CallToolRequestParams
 from pydantic import ValidationError as PydanticValidationError
 
 from kenning.errors import BackendUnavailable, EmbeddingMismatch, KenningError
-from mcp_server.metrics import Metrics
+from mcp_server.metrics import Metrics, tool_label
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +82,13 @@ def _origin(exc: FastMCPError) -> BaseException | None:
 
 
 class ErrorTranslator(Middleware):
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, known: Container[str]) -> None:
         self.metrics = metrics
+        self.known = known  # the server's tool names, for the metrics label
 
     async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
                            call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
-        name = context.message.name
+        name = tool_label(context.message.name, self.known)
         try:
             return await call_next(context)
         except KenningError as exc:

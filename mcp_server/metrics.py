@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Container
 
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
@@ -13,6 +14,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from kenning.embedding import Embedder, Vector
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
+UNKNOWN_TOOL = "unknown"  # the label of a call to a tool that does not exist: callers cannot mint label values
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -36,15 +38,24 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class MetricsMiddleware(Middleware):
-    """Outermost tool middleware: counts every call and its outcome, times it."""
+def tool_label(name: str, known: Container[str]) -> str:
+    """The ``tool`` label for a call: its name when the server has that tool, else ``UNKNOWN_TOOL``."""
+    return name if name in known else UNKNOWN_TOOL
 
-    def __init__(self, metrics: Metrics) -> None:
+
+class MetricsMiddleware(Middleware):
+    """Outermost tool middleware: counts every call and its outcome, times it.
+
+    ``known`` is the server's tool names (a live view: tools register after the middleware is added).
+    """
+
+    def __init__(self, metrics: Metrics, known: Container[str]) -> None:
         self.metrics = metrics
+        self.known = known
 
     async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
                            call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
-        name = context.message.name
+        name = tool_label(context.message.name, self.known)
         started = time.perf_counter()
         outcome = "error"
         try:

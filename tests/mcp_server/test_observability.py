@@ -30,6 +30,8 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
         await refused(client, "recall", {"query": "x", "top_k": 0})
     async with mcp.client("read") as reader:
         await refused(reader, "remember", {"content": "refused by scope"})
+        for made_up in ("no_such_tool_1", "no_such_tool_2"):  # callers cannot mint label values
+            assert "not_found" in await refused(reader, made_up)
     async with httpx.AsyncClient(base_url=mcp.base) as http:
         response = await http.get("/metrics")
     assert response.status_code == 200
@@ -40,6 +42,9 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
     assert found[("kenning_mcp_tool_errors_total", (("code", "invalid_input"), ("tool", "recall")))] == 1.0
     assert found[("kenning_mcp_tool_errors_total", (("code", "permission_denied"), ("tool", "remember")))] == 1.0
     assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 2.0
+    assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "unknown")))] == 2.0
+    assert found[("kenning_mcp_tool_errors_total", (("code", "not_found"), ("tool", "unknown")))] == 2.0
+    assert "no_such_tool" not in response.text
     assert ("kenning_valkey_errors_total", ()) in found
     assert ("kenning_embedding_latency_seconds_count", ()) in found
     assert REGISTRY.get_sample_value("kenning_mcp_tool_calls_total", {"tool": "remember", "outcome": "ok"}) \
