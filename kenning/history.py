@@ -1,6 +1,7 @@
 """History and undo: one memory's audit trail, the audit log, and restoring a forgotten memory.
 
-``forget`` keeps a snapshot (content and fields, never the vector) in the audit event. Within
+``forget`` keeps a snapshot (content and fields, never the vector) in a key that expires with the
+retention window; the audit event records that it was kept and until when. Within
 ``KENNING_FORGET_RETENTION_DAYS`` of the forget, ``restore_forgotten`` writes the memory back under
 its old key, re-embedded, and audits that too. After the window the snapshot is not used.
 """
@@ -33,8 +34,6 @@ _TUPLES = ("tags", "reinstate_hints")
 def event_view(event: AuditEvent) -> dict[str, Any]:
     """An audit event as plain data: who, what, why, when, before/after digests and details."""
     details = dict(event.details)
-    if "snapshot" in details:  # the snapshot is for restoring; show that it exists, not all of it
-        details["snapshot"] = {"kept": True, "content": str(details["snapshot"].get("content", ""))[:200]}
     return {"id": event.id, "at": iso(event.at), "actor": event.actor, "action": event.action, "key": event.key,
             "reason": event.reason, "before": event.before, "after": event.after, "details": details}
 
@@ -94,7 +93,11 @@ class History:
         if self.ctx.clock.now() - event.at > days * DAY:
             raise Conflict(f"{key} was forgotten on {iso(event.at)}, more than {days} days ago",
                            hint="the snapshot is past KENNING_FORGET_RETENTION_DAYS; restore it from a backup")
-        memory = from_snapshot(key, event.details["snapshot"])
+        snapshot = self.ctx.store.snapshots.read(key)
+        if snapshot is None:
+            raise Conflict(f"the snapshot of {key} is gone (forgotten on {iso(event.at)})",
+                           hint="snapshots expire after KENNING_FORGET_RETENTION_DAYS; restore it from a backup")
+        memory = from_snapshot(key, snapshot)
         if not memory.namespace:
             memory = replace(memory, namespace=namespace_of(key, self.ctx.store.prefix))
         if memory.trust == "disputed":  # its records closed at the forget; the check below re-flags real ones
@@ -103,6 +106,7 @@ class History:
         self.ctx.store.memories.write(memory, vector)
         for rebuild in self.derived:
             rebuild(memory)
+        self.ctx.store.snapshots.drop(key)
         self.ctx.audit(actor, "restore_forgotten", key, reason=validation.reason(reason) or "",
                        after=memory.content, details={"forgotten_at": iso(event.at), "forget_event": event.id})
         # The memory is believed again: any contradiction it takes part in is real again.

@@ -24,7 +24,7 @@ from typing import Any
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
-from kenning.memory import SNAPSHOT_FIELDS, Memories
+from kenning.memory import Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import AuditEvent, digest
@@ -125,6 +125,8 @@ class Lifecycle:
                        details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)})
         if to == "archived" and memory.trust == "disputed":  # an archived side closes its contradiction
             self.memories.contradictions.close_for(key, "archived", actor=who)
+        elif memory.state == "archived":  # visible again: a conflict that still holds is flagged anew
+            self.memories.contradictions.on_reinstate(key, actor=who)
         return Transition(key, memory.state, to, why, who, now)
 
     def reindex_hints(self, memory: Memory) -> None:
@@ -254,11 +256,11 @@ class Lifecycle:
     def _apply(self, batch: list[Memory], to: str | None, reason: str, actor: str, action: str) -> None:
         now = self.ctx.clock.now()
         events = []
+        marker = keep_snapshots(self.ctx, batch) if to is None else {}
         for m in batch:
             details: dict[str, Any] = {"bulk": action}
             if to is None:
-                public = m.public()
-                details["snapshot"] = {name: public[name] for name in SNAPSHOT_FIELDS if name in public}
+                details["snapshot"] = marker
             else:
                 details.update({"from": m.state, "to": to})
             events.append(AuditEvent(actor=actor, action=_ACTION.get(to or "", "forget"), key=m.key, reason=reason,
@@ -272,6 +274,8 @@ class Lifecycle:
             if to in (None, "archived") and m.trust == "disputed":  # only disputed memories have open records
                 self.memories.contradictions.close_for(m.key, "forgotten" if to is None else "archived",
                                                        actor=actor)
+            elif m.state == "archived" and to is not None:
+                self.memories.contradictions.on_reinstate(m.key, actor=actor)
 
 
 _ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}

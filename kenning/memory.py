@@ -13,7 +13,7 @@ from kenning import polarity, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import InvalidInput, NotFound
-from kenning.models import STATES, Memory, Page, RememberResult
+from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
 
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
@@ -195,20 +195,32 @@ class Memories:
         return updated
 
     def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
-        """Preview by default; with confirm, hard-delete and keep a snapshot in the audit stream."""
+        """Preview by default; with confirm, hard-delete and keep a snapshot for the retention window."""
         memory = self.get(key)
         preview = {"key": key, "namespace": memory.namespace, "project": memory.project,
                    "content": memory.content[:500], "state": memory.state}
         if not confirm:
             return {"status": "preview", "would_forget": preview,
                     "next": "call forget again with confirm=true to delete this memory"}
-        snapshot = {name: memory.public()[name] for name in SNAPSHOT_FIELDS}
+        marker = keep_snapshots(self.ctx, [memory])
         self.ctx.store.memories.delete(key)
         self.ctx.audit(actor, "forget", key, reason=validation.reason(reason) or "", before=memory.content,
-                   details={"snapshot": snapshot})
+                       details={"snapshot": marker})
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return {"status": "forgotten", "key": key}
 
+
+def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:
+    """Keep each memory's fields (never the vector) until the retention window ends; return the marker
+    the forget's audit event carries instead of the content."""
+    days = ctx.settings.forget_retention_days
+    ctx.store.snapshots.keep({m.key: snapshot_of(m) for m in memories}, ttl_seconds=days * 86_400)
+    return {"kept": True, "kept_until": iso(ctx.clock.now() + days * 86_400)}
+
+
+def snapshot_of(memory: Memory) -> dict[str, Any]:
+    public = memory.public()
+    return {name: public[name] for name in SNAPSHOT_FIELDS if name in public}
 
 
 def _short(name: str, value: str | None, limit: int) -> str | None:

@@ -7,6 +7,7 @@ import valkey
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, text
 from kenning.store.memories import Hit, MemoryStore, SearchResult
+from kenning.store.snapshots import Snapshots
 
 __all__ = ["AuditEvent", "AuditLog", "Hit", "MemoryStore", "SearchResult", "Store", "connect", "digest"]
 
@@ -19,6 +20,7 @@ class Store:
         self.prefix = prefix
         self.memories = MemoryStore(client, prefix)
         self.audit = AuditLog(client, prefix)
+        self.snapshots = Snapshots(client, prefix)
 
     def ping(self) -> bool:
         return bool(call(self.client.ping))

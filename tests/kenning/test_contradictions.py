@@ -203,8 +203,8 @@ def test_a_reinstated_side_is_checked_again(engine: Engine) -> None:
     engine.lifecycle.archive(b, reason="out of date", actor="bob")
     assert engine.contradictions.get(record.id).status == "closed"  # positive control: archiving closed it
     assert engine.memories.get(a).trust == "stated"
-    engine.lifecycle.reinstate(b, reason="still relevant", actor="bob")
-    (reopened,) = engine.contradictions.on_reinstate(b, actor="bob")
+    engine.lifecycle.reinstate(b, reason="still relevant", actor="bob")  # re-checks on its own
+    reopened = next(r for r in engine.contradictions.listing()[0] if r.status == "open")
     assert (reopened.a, reopened.b, reopened.status) == (a, b, "open")
     assert reopened.id != record.id
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "disputed"
@@ -317,3 +317,4 @@ def test_a_merged_memory_is_checked_like_any_new_statement(engine: Engine) -> No
     engine.contradictions.resolve(record.id, "keep_a", "no pickle at all", actor="bob")
     assert engine.contradictions.get(opened.id).closed_reason == f"archived: {merged}"
     assert engine.memories.get(third).trust == "stated"
+

@@ -124,3 +124,14 @@ def test_history_shows_the_newest_events_and_restore_finds_the_last_forget(engin
     assert [(e["action"], e["reason"]) for e in newest] == [("restore_forgotten", ""), ("retag", ""),
                                                              ("forget", "second")]
     assert "last" in engine.history.restore_forgotten(key, actor="a").tags  # from the second snapshot
+
+
+def test_restore_is_refused_once_the_snapshot_expired(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Short-lived note about a temp bucket", project="p"), actor="a").key
+    engine.memories.forget(key, confirm=True, actor="a")
+    assert engine.store.snapshots.read(key) is not None  # positive control: restorable now
+    engine.store.snapshots.drop(key)  # what the Valkey TTL does when the retention window ends
+    with pytest.raises(Conflict, match=r"snapshot of .* is gone"):
+        engine.history.restore_forgotten(key, actor="a")
+    with pytest.raises(NotFound):
+        engine.memories.get(key)

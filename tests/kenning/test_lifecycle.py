@@ -150,7 +150,8 @@ def test_delete_project_keeps_snapshots_and_spares_other_projects(engine: Engine
     assert engine.memories.list(Listing(projects=["scratch"])).total == 0
     assert engine.memories.get(theirs).content == REDIS
     last = engine.store.audit.history(mine[0])[-1]
-    assert (last.action, last.reason, last.details["snapshot"]["content"]) == ("forget", "cleanup", REDIS)
+    assert (last.action, last.reason, last.details["snapshot"]["kept"]) == ("forget", "cleanup", True)
+    assert engine.store.snapshots.read(mine[0])["content"] == REDIS  # type: ignore[index]
 
 
 def test_forget_previews_then_deletes(engine: Engine) -> None:

@@ -121,7 +121,19 @@ def test_forget_previews_then_deletes_by_key_with_a_snapshot(engine: Engine) -> 
         engine.memories.get(key)
     event = engine.store.audit.history(key)[-1]
     assert (event.action, event.actor, event.reason) == ("forget", "person", "obsolete")
-    assert event.details["snapshot"]["content"] == "Temporary note about the old CI runner."
+    assert event.details["snapshot"]["kept"] is True
+    assert "content" not in event.details["snapshot"]  # the audit stream never keeps a forgotten text
+    snapshot = engine.store.snapshots.read(key)
+    assert snapshot is not None
+    assert snapshot["content"] == "Temporary note about the old CI runner."
+
+
+def test_forget_snapshot_expires_with_the_retention_window(engine: Engine, client: valkey.Valkey) -> None:
+    key = engine.memories.remember(Draft("A note that should really go away."), actor="t").key
+    engine.memories.forget(key, actor="t", confirm=True)
+    ttl = int(client.ttl(engine.store.snapshots.key(key)))  # type: ignore[arg-type]
+    days = engine.ctx.settings.forget_retention_days
+    assert days * 86_400 - 60 < ttl <= days * 86_400
 
 
 @pytest.mark.parametrize("key", ["", "nearest", "kenning:mem:knowledge", "x:mem:knowledge:01ABC"])
