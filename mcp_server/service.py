@@ -35,7 +35,8 @@ class McpService:
 
     @property
     def url(self) -> str:
-        return f"http://{self.settings.mcp_host}:{self.settings.mcp_port}/mcp"
+        host = self.settings.mcp_host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.settings.mcp_port}/mcp"  # IPv6 in brackets
 
     def start(self) -> None:
         self.thread.start()
