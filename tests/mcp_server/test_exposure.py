@@ -130,3 +130,10 @@ async def test_stateless_http_and_the_opt_in_sse_transport(engine: Engine, setti
     finally:
         harness.service.stop()
     assert found["memories"][0]["key"] == key
+
+
+def test_the_printed_url_brackets_an_ipv6_address(engine: Engine, settings: Settings) -> None:
+    v6 = mcp_settings(settings, mcp_host="::1")
+    assert McpService(engine, v6).url == f"http://[::1]:{v6.mcp_port}/mcp"
+    v4 = mcp_settings(settings)
+    assert McpService(engine, v4).url == f"http://127.0.0.1:{v4.mcp_port}/mcp"
