@@ -28,7 +28,7 @@ def register(tools: Registry) -> None:
         call = current()
         return await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)
 
-    @tools.tool(scope="admin", idempotent=True)
+    @tools.tool(scope="admin", idempotent=True, destructive=True)
     async def reindex(namespace: str) -> dict[str, Any]:
         """Rebuild one namespace's search index safely (new index, backfill, swap, drop old)."""
         call = current()

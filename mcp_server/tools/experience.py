@@ -25,7 +25,7 @@ class AbandonedApproach(BaseModel):
 
 
 def register(tools: Registry) -> None:
-    @tools.tool(scope="write", idempotent=True)
+    @tools.tool(scope="write", idempotent=True, destructive=True)
     async def record_experience(key: str, effort: int, outcome: Literal["succeeded", "pivoted", "abandoned"],
                                 iterations: int = 1, breakthrough: str | None = None,
                                 gotchas: list[str] | None = None,

@@ -22,7 +22,7 @@ def register(tools: Registry) -> None:
 
 
 def _transitions(tools: Registry) -> None:
-    @tools.tool(scope="write")
+    @tools.tool(scope="write", destructive=True)
     async def deprioritise(key: str | None = None, query: str | None = None, reason: str | None = None,
                            reinstate_hints: list[str] | None = None,
                            projects: list[str] | None = None) -> dict[str, Any]:
@@ -32,7 +32,7 @@ def _transitions(tools: Registry) -> None:
         return await call.run(call.engine.lifecycle.act, "deprioritise", key=key, text=query, reason=reason,
                               reinstate_hints=reinstate_hints, projects=projects, actor=call.actor)
 
-    @tools.tool(scope="write")
+    @tools.tool(scope="write", destructive=True)
     async def archive(key: str | None = None, query: str | None = None, reason: str | None = None,
                       projects: list[str] | None = None) -> dict[str, Any]:
         """Exclude a memory from recall (reversible with reinstate), with a reason. A query only returns
@@ -51,7 +51,7 @@ def _transitions(tools: Registry) -> None:
 
 
 def _projects(tools: Registry) -> None:
-    @tools.tool(scope="write")
+    @tools.tool(scope="write", destructive=True)
     async def deprioritise_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
         """Deprioritise every active memory of a project. Without confirm=true: a count and a sample only."""
         call = current()
@@ -74,7 +74,7 @@ def _projects(tools: Registry) -> None:
 
 
 def _suppression(tools: Registry) -> None:
-    @tools.tool(scope="write")
+    @tools.tool(scope="write", destructive=True)
     async def suppress_topic(term: str, reason: str, preview: bool = False) -> dict[str, Any]:
         """Hide every memory containing a word or phrase (whole words) from recall. preview=true: only
         count what it would hide, with a sample."""

@@ -48,7 +48,7 @@ def _contradictions(tools: Registry) -> None:
         return await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
                               limit=limit)
 
-    @tools.tool(scope="write")
+    @tools.tool(scope="write", destructive=True)
     async def resolve_contradiction(id: str, decision: str, note: str | None = None,
                                     content: str | None = None) -> dict[str, Any]:
         """Settle a contradiction. decision: keep_a | keep_b (the other is superseded) | both_valid (note
