@@ -16,6 +16,7 @@ from kenning.errors import InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
 
+MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
                    "created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
@@ -137,7 +138,7 @@ class Memories:
         if listing.sort not in SORTABLE:
             raise InvalidInput(f"cannot sort by {listing.sort!r}", hint=f"use one of {', '.join(SORTABLE)}")
         validation.bounded_int("limit", listing.limit, 1, 200)
-        validation.bounded_int("offset", listing.offset, 0, 100_000)
+        validation.bounded_int("offset", listing.offset, 0, MAX_OFFSET)
         clauses = self.filter_clauses(listing)
         items: builtins.list[Memory] = []
         total = 0

@@ -92,6 +92,10 @@ class RecallHit:
             out["reinstate_candidate"] = True
         if m.superseded_by:
             out["superseded_by"] = m.superseded_by
+        for name in ("title", "doc_id", "chunk_index"):  # where a document chunk came from
+            value = getattr(m, name)
+            if value is not None:
+                out[name] = value
         return out
 
 

@@ -153,6 +153,10 @@ async def test_remember_document_chunks_share_a_doc_id(mcp: McpHarness) -> None:
     assert [r["chunk_index"] for r in records] == [0, 1, 2]
     assert [r["kind"] for r in records] == ["chunk"] * 3
     assert records[1]["content"] == paragraphs[1]
+    async with mcp.client("read") as client:
+        found = await ok(client, "recall", {"query": "who owns identity data?", "project": "platform"})
+    top = found["results"][0]
+    assert (top["doc_id"], top["chunk_index"], top["title"]) == (result["doc_id"], 2, "Services")
 
 
 async def test_remember_document_fixed_windows_overlap_and_sentences_stay_whole(mcp: McpHarness) -> None:
@@ -300,3 +304,16 @@ async def test_a_burst_of_calls_and_new_sessions_queues_within_the_engine_thread
 async def test_the_mcp_client_fixture_is_connected_with_a_write_token(mcp_client: Client[Any], mcp: McpHarness) -> None:
     stored = await ok(mcp_client, "remember", {"content": "The mcp_client fixture writes as test-write"})
     assert mcp.engine.memories.get(stored["key"]).actor == "test-write"
+
+
+async def test_remember_takes_valid_time_and_expiry(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client:
+        stored = await ok(client, "remember", {"content": "The staging cluster runs Postgres 16",
+                                               "valid_from": "2026-12-01", "expires_at": "2027-01-01T00:00:00Z"})
+        memory = mcp.engine.memories.get(stored["key"])  # recorded at the test clock's now, 2026-09-21
+        assert (memory.valid_from, memory.expires_at) == (1796083200.0, 1798761600.0)
+        before = await ok(client, "recall", {"query": "staging postgres version", "as_of": "2026-10-01"})
+        after = await ok(client, "recall", {"query": "staging postgres version", "as_of": "2026-12-15"})
+        assert [r["key"] for r in after["results"]] == [stored["key"]]  # positive control
+        assert before["results"] == []  # not yet true then
+        assert "not a date" in await refused(client, "remember", {"content": "x y z", "valid_from": "soonish"})
