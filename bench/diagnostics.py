@@ -70,4 +70,5 @@ def commands_per_call(run: Run, client: Any, calls: list[Query]) -> dict[str, fl
         run.recall(query, keep=False)
     after = stats()
     per_call = {name: (count - before.get(name, 0)) / max(len(calls), 1) for name, count in after.items()}
+    per_call.pop("info", None)  # the harness's own INFO calls
     return dict(sorted(((k, v) for k, v in per_call.items() if v > 0), key=lambda kv: -kv[1]))

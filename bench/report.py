@@ -86,12 +86,16 @@ TARGETS: tuple[Target, ...] = (
 )
 
 
-def targets_table(result: Result) -> list[str]:
-    rows = ["| target | goal | measured | met? |", "| --- | --- | --- | --- |"]
+def targets_table(result: Result, others: list[Result]) -> list[str]:
+    """The judged run's value and verdict per target, then the other runs' values for comparison."""
+    rest = [r for r in others if r is not result]
+    rows = [f"| target | goal | {_label(result)} | met? | " + " | ".join(_label(r) for r in rest) + " |",
+            "| --- | --- | --- | --- |" + " --- |" * len(rest)]
     for name, getter, goal, ok in TARGETS:
         value = getter(result)
         verdict = "not measured" if value is None else ("yes" if ok(value) else "**no**")
-        rows.append(f"| {name} | {goal} | {fmt(value)} | {verdict} |")
+        cells = " | ".join(fmt(getter(r)) for r in rest)
+        rows.append(f"| {name} | {goal} | {fmt(value)} | {verdict} | {cells} |")
     return rows
 
 
@@ -171,7 +175,10 @@ def sweep_table(results: list[Result]) -> list[str]:
 def commands_table(results: list[Result]) -> list[str]:
     rows = ["| run | Valkey commands per recall |", "| --- | --- |"]
     for r in results:
-        per = dig(r, "diagnostics", "valkey_commands_per_recall") or {}
+        per = {k: v for k, v in (dig(r, "diagnostics", "valkey_commands_per_recall") or {}).items() if k != "info"}
+        if not per:
+            rows.append(f"| {_label(r)} | not measured in this run |")
+            continue
         busiest = sorted(per.items(), key=lambda kv: -kv[1])
         rows.append(f"| {_label(r)} | {sum(per.values()):.1f} in all: "
                     + ", ".join(f"{name} {count:.1f}" for name, count in busiest) + " |")
@@ -226,6 +233,6 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
 
     resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "", *sweep_table(ordered),
                  "", "### Valkey round trips per recall (diagnostic)", "", *commands_table(ordered)]
-    page.write_text(render(main, ordered, targets_table(main), family_table(ordered), latency_table(ordered),
+    page.write_text(render(main, ordered, targets_table(main, ordered), family_table(ordered), latency_table(ordered),
                            resources, chart_path.name), encoding="utf-8")
     return [page, drawn] if drawn else [page]
