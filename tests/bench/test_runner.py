@@ -1,0 +1,41 @@
+"""The harness against the real engine on a slice of the corpus: import, a family, the timing split."""
+
+from __future__ import annotations
+
+import random
+
+import valkey
+
+from bench import families, metrics
+from bench.corpus import Corpus, generate
+from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore
+from bench.runner import Run, RunConfig, import_corpus
+from kenning.engine import Engine
+from kenning.settings import Settings
+
+
+def _run(settings: Settings, client: valkey.Valkey, engine: Engine) -> Run:
+    full = generate("1k", seed=11)
+    projects = set(full.projects()[:2])
+    corpus = Corpus(seed=11, size="1k", items=[i for i in full.items if i.project in projects])
+    watch = Stopwatch()
+    timed_engine = Engine.open(settings, client, TimedEmbedder(engine.ctx.embedder, watch), clock=engine.ctx.clock)
+    timed_engine.ctx.store.memories = TimedMemoryStore(timed_engine.ctx.store.memories, watch)
+    return Run(timed_engine, watch, corpus, RunConfig(size="1k"))
+
+
+def test_import_then_verbatim_family_finds_every_memory(settings: Settings, client: valkey.Valkey,
+                                                         engine: Engine) -> None:
+    run = _run(settings, client, engine)
+    report = import_corpus(run, client)
+    assert report["stored"] + report["duplicates_refused"] == len(run.corpus.items) == 100
+    assert report["bytes_per_memory"] > 1536  # at least the float32 vector
+    queries = families.verbatim_queries(run.corpus, random.Random(1), 15)
+    ranks = [metrics.first_rank(run.recall(q), q.targets) for q in queries]
+    assert metrics.recall_at(ranks, 5) == 1.0
+    assert len(run.recall_phases) == 15
+    for phases in run.recall_phases:
+        assert phases["embed"] > 0
+        assert phases["search"] > 0
+        assert phases["search_calls"] >= 1
+        assert abs(phases["total"] - phases["embed"] - phases["search"] - phases["rest"]) < 1e-9
