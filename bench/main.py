@@ -22,7 +22,8 @@ SETTINGS_RECORDED = ("embedding_backend", "embedding_threads", "embedding_batch_
 QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenning.embedded")
 
 
-def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool) -> int:
+def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool,
+        valkey_config: tuple[tuple[str, str], ...] = ()) -> int:
     started = time.perf_counter()
     for name in QUIET:  # one line per HTTP request would drown the progress lines
         logging.getLogger(name).setLevel(logging.WARNING)
@@ -30,7 +31,7 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     load_start = time.perf_counter()
     embedder = load_embedder(settings)
     loaded = time.perf_counter() - load_start
-    config = RunConfig(size=size, seed=seed, queries=queries)
+    config = RunConfig(size=size, seed=seed, queries=queries, valkey_config=valkey_config)
     result: dict[str, Any] = {
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "machine": system.machine(),
         "git": system.git_revision(), "settings": {name: getattr(settings, name, None) for name in SETTINGS_RECORDED},
@@ -41,7 +42,8 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     folder = out or RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = folder / f"{stamp}-{size}-{settings.embedding_backend}.json"
+    variant = "-valkey-" + "-".join(f"{k}={v}" for k, v in valkey_config) if valkey_config else ""
+    path = folder / f"{stamp}-{size}-{settings.embedding_backend}{variant}.json"
     path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     print(f"wrote {path} ({result['wall_seconds']:.0f} s)", flush=True)
     if docs:

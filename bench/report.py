@@ -23,13 +23,19 @@ Result = dict[str, Any]
 
 
 def load(folder: Path) -> dict[tuple[str, str], Result]:
-    """The newest result per (size, backend); file names sort by time."""
+    """The newest result per (size, backend + experiment); file names sort by time."""
     out: dict[tuple[str, str], Result] = {}
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         data["_file"] = path.name
-        out[(data["corpus"]["size"], data["settings"]["embedding_backend"])] = data
+        out[(data["corpus"]["size"], _variant(data))] = data
     return out
+
+
+def _variant(result: Result) -> str:
+    """The backend, plus any Valkey config the run changed (an experiment, never the judged run)."""
+    extra = ",".join(f"{k}={v}" for k, v in (result.get("valkey_config") or {}).items())
+    return str(result["settings"]["embedding_backend"]) + (f" + {extra}" if extra else "")
 
 
 def dig(data: Any, *path: str) -> Any:
@@ -52,8 +58,9 @@ def primary(results: dict[tuple[str, str], Result]) -> Result | None:
     """The run the targets are judged on: the largest corpus, the newest backend run of it."""
     if not results:
         return None
-    size = max({s for s, _ in results}, key=lambda s: SIZE_ORDER.get(s, 0))
-    return max((r for (s, _), r in results.items() if s == size), key=lambda r: r["started_at"])
+    plain = {key: r for key, r in results.items() if not r.get("valkey_config")}
+    size = max({s for s, _ in plain}, key=lambda s: SIZE_ORDER.get(s, 0))
+    return max((r for (s, _), r in plain.items() if s == size), key=lambda r: r["started_at"])
 
 
 def _up_rss(result: Result) -> float | None:
@@ -124,7 +131,7 @@ def _metrics_of(results: list[Result], family: str) -> list[str]:
 
 
 def _label(result: Result) -> str:
-    return f"{result['corpus']['size']} / {result['settings']['embedding_backend']}"
+    return f"{result['corpus']['size']} / {_variant(result)}"
 
 
 def latency_table(results: list[Result]) -> list[str]:
@@ -198,8 +205,9 @@ def chart(results: list[Result], path: Path) -> Path | None:
         return None
 
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    for backend in sorted({r["settings"]["embedding_backend"] for r in results}):
-        runs = sorted((r for r in results if r["settings"]["embedding_backend"] == backend),
+    plain = [r for r in results if not r.get("valkey_config")]
+    for backend in sorted({r["settings"]["embedding_backend"] for r in plain}):
+        runs = sorted((r for r in plain if r["settings"]["embedding_backend"] == backend),
                       key=lambda r: SIZE_ORDER[r["corpus"]["size"]])
         sizes = [SIZE_ORDER[r["corpus"]["size"]] for r in runs]
         for call, phase, pct, style in (("recall", "total", "p50_ms", "o-"), ("recall", "total", "p95_ms", "o--"),
@@ -224,8 +232,7 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
     results = load(folder)
     if not results:
         return []
-    ordered = sorted(results.values(), key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0),
-                                                      r["settings"]["embedding_backend"]))
+    ordered = sorted(results.values(), key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0), _variant(r)))
     main = primary(results)
     assert main is not None
     drawn = chart(ordered, chart_path)

@@ -44,6 +44,7 @@ class RunConfig:
     throughput_requests: int = 300
     mcp_calls: int = 150
     clients: tuple[int, ...] = (1, 8)
+    valkey_config: tuple[tuple[str, str], ...] = ()  # CONFIG SET on the private server (experiments)
 
 
 @dataclass
@@ -94,12 +95,15 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
         _share_model_cache(base.data_dir / "models", Path(tmp) / "models")
         with EmbeddedValkey(settings) as server:
             client = connect(settings)
+            for name, value in config.valkey_config:
+                client.config_set(name, value)
             watch = Stopwatch()
             engine = Engine.open(settings, client, TimedEmbedder(embedder, watch))
             engine.ctx.store.memories = TimedMemoryStore(engine.ctx.store.memories, watch)
             run = Run(engine, watch, corpus, config)
             out: dict[str, Any] = {"corpus": {"size": config.size, "seed": config.seed, "items": len(corpus.items),
-                                              "projects": len(corpus.projects())}}
+                                              "projects": len(corpus.projects())},
+                                   "valkey_config": dict(config.valkey_config)}
             progress(f"importing {len(corpus.items)} memories")
             out["import"] = import_corpus(run, client)
             out["families"] = run_families(run, progress)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from kenning.cli import command
@@ -15,11 +16,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results)")
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval family (default 200)")
     parser.add_argument("--no-docs", action="store_true", help="write the JSON only, not docs/benchmarks.md")
+    parser.add_argument("--valkey-config", action="append", default=[], metavar="NAME=VALUE",
+                        help="experiment: CONFIG SET this on the private Valkey before the import (repeatable)")
 
 
 @command("bench", "Benchmark retrieval quality, latency and memory on a private embedded Valkey.", _arguments)
 def _bench(args: argparse.Namespace, settings: Settings) -> int:
     from bench import main
 
+    pairs = tuple(tuple(item.split("=", 1)) for item in args.valkey_config)
+    if any(len(pair) != 2 for pair in pairs):
+        print("--valkey-config takes NAME=VALUE", file=sys.stderr)
+        return 2
     return main.run(settings, size=args.size, seed=args.seed, out=args.out, queries=args.queries,
-                    docs=not args.no_docs)
+                    docs=not args.no_docs, valkey_config=pairs)
