@@ -171,11 +171,13 @@ def resource_table(results: list[Result]) -> list[str]:
 
 
 def sweep_table(results: list[Result]) -> list[str]:
-    """Vector-only paraphrase recall@5 and no-answer abstention per relevance floor."""
-    rows = ["| run | floor | paraphrase recall@5 (vector only) | no-answer abstention |", "| --- | --- | --- | --- |"]
+    """Per relevance floor: vector-only paraphrase recall@5 / no-answer abstention."""
+    floors = [row["floor"] for row in dig(results[-1], "diagnostics", "paraphrase_floor_sweep", "sweep") or []]
+    rows = ["| run | " + " | ".join(f"floor {f:.2f}" for f in floors) + " |", "| --- |" + " --- |" * len(floors)]
     for r in results:
-        for row in dig(r, "diagnostics", "paraphrase_floor_sweep", "sweep") or []:
-            rows.append(f"| {_label(r)} | {fmt(row['floor'])} | {fmt(row['recall@5'])} | {fmt(row['abstention'])} |")
+        sweep = dig(r, "diagnostics", "paraphrase_floor_sweep", "sweep") or []
+        rows.append(f"| {_label(r)} | " + " | ".join(f"{fmt(x['recall@5'])} / {fmt(x['abstention'])}"
+                                                       for x in sweep) + " |")
     return rows
 
 
@@ -238,7 +240,9 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
     drawn = chart(ordered, chart_path)
     from bench.page import render
 
-    resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "", *sweep_table(ordered),
+    resources = [*resource_table(ordered), "", "### Relevance floor sweep (diagnostic)", "",
+                 "Each cell: paraphrase recall@5 on the raw vector ranking / no-answer abstention, if recall used "
+                 "that floor (the default is 0.25).", "", *sweep_table(ordered),
                  "", "### Valkey round trips per recall (diagnostic)", "", *commands_table(ordered)]
     page.write_text(render(main, ordered, targets_table(main, ordered), family_table(ordered), latency_table(ordered),
                            resources, chart_path.name), encoding="utf-8")
