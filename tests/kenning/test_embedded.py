@@ -97,3 +97,8 @@ def test_valkey_command_starts_nothing_when_an_external_url_is_set(
     monkeypatch.setenv("KENNING_VALKEY_URL", "redis://:pw@127.0.0.1:1/0")
     assert main(["valkey"]) == 2
     assert "KENNING_VALKEY_URL is set" in capsys.readouterr().err
+
+
+def test_history_streams_are_allocated_small(valkey_server: EmbeddedValkey) -> None:
+    client = connect(valkey_server.settings)
+    assert client.config_get("stream-node-max-bytes") == {"stream-node-max-bytes": "512"}
