@@ -20,7 +20,7 @@ from kenning.memory import Draft, Memories
 from kenning.models import Memory, RememberResult
 from kenning.schema import vector_bytes
 from kenning.store import AuditEvent, digest
-from kenning.store.batch import search_many, write_many
+from kenning.store.batch import write_many
 
 BATCH = 256
 
@@ -67,7 +67,7 @@ class Bulk:
     def _deduplicate(self, memories: list[Memory], vectors: list[Any]) -> list[RememberResult | None]:
         """None for a memory to store; a ``duplicate`` result for one that repeats the store or the batch."""
         threshold = self.ctx.settings.duplicate_threshold
-        stored = search_many(self.ctx.store.memories, [self._nearest(m, v) for m, v in zip(memories, vectors,
+        stored = self.ctx.store.memories.search_many([self._nearest(m, v) for m, v in zip(memories, vectors,
                                                                                                strict=True)])
         results: list[RememberResult | None] = []
         kept: dict[tuple[str, str], list[int]] = {}

@@ -28,7 +28,6 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
-from kenning.store.batch import search_many
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
@@ -99,7 +98,7 @@ class Contradictions:
                                  knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
                                  ef_runtime=self.ctx.settings.ef_runtime, return_fields=CANDIDATE_FIELDS,
                                  limit=CANDIDATES_PER_NAMESPACE) for namespace in NAMESPACES]
-        return [(hit.memory, hit.similarity) for result in search_many(self.ctx.store.memories, searches)
+        return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.search_many(searches)
                 for hit in result.hits if hit.memory.key != memory.key and hit.similarity >= threshold]
 
     def open(self, a: Memory, b: Memory, found: polarity.Conflict, similarity: float, *,

@@ -175,13 +175,15 @@ class Recaller:
             clauses.append(query.numeric("created_at", None, p.as_of))
         return tuple(clauses)
 
-    def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> list[Hit]:
-        out: list[Hit] = []
-        for namespace in p.namespaces:
-            search = query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
-                                  ef_runtime=max(self.ctx.settings.ef_runtime, k),
-                                  return_fields=(*FIELD_NAMES, "distance"), limit=k)
-            out += self.ctx.store.memories.search(search).hits
+    def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int, *,
+             floor: float | None = None) -> list[Hit]:
+        searches = [query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
+                                 ef_runtime=max(self.ctx.settings.ef_runtime, k),
+                                 return_fields=(*FIELD_NAMES, "distance"), limit=k)
+                    for namespace in p.namespaces]
+        max_distance = None if floor is None else 1.0 - floor
+        results = self.ctx.store.memories.search_many(searches, max_distance=max_distance)
+        out = [hit for result in results for hit in result.hits]
         if p.as_of is not None:
             out = [h for h in out if _valid_at(h, p.as_of)]
         return out
@@ -189,7 +191,9 @@ class Recaller:
     def candidates(self, p: Plan, vector: bytes) -> list[Hit]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
         k = min(200, p.top_k * (4 if p.as_of is not None else 3) + 10)
-        return self._knn(p, vector, self.clauses(p), k)
+        # rows under the floor on raw similarity never rank, so they are not decoded (lexical hits are
+        # searched separately and may pass the floor through an exact identifier)
+        return self._knn(p, vector, self.clauses(p), k, floor=self.ctx.settings.relevance_floor)
 
     def lexical(self, p: Plan, vector: bytes) -> list[Hit]:
         """For each identifier: the memories whose TEXT holds all its words, ranked by vector distance.

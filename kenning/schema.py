@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -162,27 +163,46 @@ def _encode_value(spec: FieldSpec, value: Any) -> str | None:
 
 
 def decode(key: str, fields: dict[str, str]) -> Memory:
-    """Hash fields (already decoded to str) -> Memory."""
+    """Hash fields (already decoded to str) -> Memory. Unknown fields are ignored."""
     values: dict[str, Any] = {}
     for name, raw in fields.items():
-        spec = _BY_NAME.get(name)
-        if spec is None:
-            continue
-        values[name] = _decode_value(spec, raw)
+        convert = _DECODERS.get(name)
+        if convert is not None:
+            values[name] = convert(raw)
     return Memory(key=key, **values)
 
 
-def _decode_value(spec: FieldSpec, raw: str) -> Any:
-    if spec.kind is Kind.JSON:
-        loaded = json.loads(raw)
-        return tuple(loaded) if isinstance(loaded, list) else loaded
-    if spec.name == "tags":
-        return tuple(t for t in raw.split(TAG_SEPARATOR) if t)
-    if spec.integer:
-        return int(float(raw))
-    if spec.kind is Kind.NUMERIC or spec.number:
-        return float(raw)
+def _json(raw: str) -> Any:
+    loaded = json.loads(raw)
+    return tuple(loaded) if isinstance(loaded, list) else loaded
+
+
+def _tags(raw: str) -> tuple[str, ...]:
+    return tuple(t for t in raw.split(TAG_SEPARATOR) if t)
+
+
+def _integer(raw: str) -> int:
+    return int(float(raw))
+
+
+def _text(raw: str) -> str:
     return raw
+
+
+def _decoder(spec: FieldSpec) -> Callable[[str], Any]:
+    if spec.kind is Kind.JSON:
+        return _json
+    if spec.name == "tags":
+        return _tags
+    if spec.integer:
+        return _integer
+    if spec.kind is Kind.NUMERIC or spec.number:
+        return float
+    return _text
+
+
+# One converter per field, chosen once: decoding runs for every search hit on the recall hot path.
+_DECODERS: dict[str, Callable[[str], Any]] = {spec.name: _decoder(spec) for spec in FIELDS}
 
 
 def key_prefix(prefix: str, namespace: str) -> str:

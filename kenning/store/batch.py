@@ -12,23 +12,9 @@ from typing import Any
 
 from kenning import schema
 from kenning.models import Memory
-from kenning.query import Search
 from kenning.store.audit import AuditEvent, AuditLog
 from kenning.store.client import guarded
-from kenning.store.memories import MemoryStore, SearchResult
-
-
-def search_many(memories: MemoryStore, searches: Sequence[Search]) -> list[SearchResult]:
-    """Run many FT.SEARCH calls in one pipeline; results in the same order."""
-    if not searches:
-        return []
-    with guarded():
-        pipe: Any = memories.client.pipeline(transaction=False)
-        for search in searches:
-            pipe.execute_command(*search.args())
-        replies = pipe.execute()
-    return [memories._parse(reply, with_fields=bool(s.return_fields))  # the codec of the same package
-            for reply, s in zip(replies, searches, strict=True)]
+from kenning.store.memories import MemoryStore
 
 
 def write_many(memories: MemoryStore, audit: AuditLog, rows: Sequence[tuple[Memory, Any]],

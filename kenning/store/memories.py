@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -85,27 +86,44 @@ class MemoryStore:
 
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())
-        return self._parse(reply, with_fields=bool(query.return_fields))
+        return _parse(reply, with_fields=bool(query.return_fields))
+
+    def search_many(self, queries: Sequence[Search], *, max_distance: float | None = None) -> list[SearchResult]:
+        """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
+
+        ``max_distance`` drops KNN rows farther than it before they are decoded (a relevance floor).
+        """
+        if not queries:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for q in queries:
+            pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
+        replies = call(pipe.execute, raise_on_error=True)
+        return [_parse(reply, with_fields=bool(q.return_fields), max_distance=max_distance)
+                for q, reply in zip(queries, replies, strict=True)]
 
     def count(self, query: Search) -> int:
         reply = call(self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args())
         return int(reply[0]) if isinstance(reply, list) else int(reply)
 
-    def _parse(self, reply: Any, *, with_fields: bool) -> SearchResult:
-        if not isinstance(reply, list) or not reply:
-            raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
-        total = int(reply[0])
-        hits: list[Hit] = []
-        phantoms = 0
-        step = 2 if with_fields else 1
-        for i in range(1, len(reply), step):
-            key = text(reply[i])
-            raw = reply[i + 1] if with_fields else []
-            fields = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
-            distance = fields.pop(schema.DISTANCE_ALIAS, None)
-            if with_fields and "created_at" not in fields:
-                phantoms += 1  # the index still lists a hash that is gone
-                continue
-            memory = schema.decode(key, fields)
-            hits.append(Hit(memory, float(distance) if distance is not None else None))
-        return SearchResult(total=total, hits=tuple(hits), phantoms=phantoms)
+
+
+def _parse(reply: Any, *, with_fields: bool, max_distance: float | None = None) -> SearchResult:
+    if not isinstance(reply, list) or not reply:
+        raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
+    total = int(reply[0])
+    if not with_fields:
+        return SearchResult(total=total, hits=tuple(Hit(schema.decode(text(k), {}), None) for k in reply[1:]))
+    hits: list[Hit] = []
+    phantoms = 0
+    for i in range(1, len(reply) - 1, 2):
+        raw = reply[i + 1]
+        fields = {raw[j].decode(): raw[j + 1].decode("utf-8", "replace") for j in range(0, len(raw) - 1, 2)}
+        distance = fields.pop(schema.DISTANCE_ALIAS, None)
+        if max_distance is not None and distance is not None and float(distance) > max_distance:
+            continue  # below the caller's floor: not worth decoding
+        if "created_at" not in fields:
+            phantoms += 1  # the index still lists a hash that is gone
+            continue
+        hits.append(Hit(schema.decode(text(reply[i]), fields), float(distance) if distance is not None else None))
+    return SearchResult(total=total, hits=tuple(hits), phantoms=phantoms)
