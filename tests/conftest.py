@@ -48,8 +48,9 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
 
 
 @pytest.fixture(scope="session")
-def embedder() -> Embedder:
-    settings = Settings(_env_file=None)
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """The configured default embedder; its ONNX export goes to a temp dir, never the user's data dir."""
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("model-data"))
     return load_embedder(settings)
 
 
