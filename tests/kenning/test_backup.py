@@ -285,7 +285,6 @@ def test_a_restored_closed_record_does_not_silence_its_pair(engine: Engine, clie
     b = engine.memories.remember(Draft("Use pickle for caching", project="shop"), actor="a").key
     (record,), _ = engine.contradictions.listing()
     engine.lifecycle.archive(b, reason="obsolete", actor="a")
-    engine.lifecycle.reinstate(b, reason="back again", actor="a")
     assert engine.contradictions.get(record.id).status == "closed"
     made = engine.backups.backup(actor="admin")
     settings = engine.ctx.settings
@@ -294,8 +293,10 @@ def test_a_restored_closed_record_does_not_silence_its_pair(engine: Engine, clie
     done = fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
     assert done["contradictions"]["add"] == 1
     assert fresh.contradictions.get(record.id).status == "closed"  # the history came back
-    (again,) = fresh.contradictions.check(key=b, actor="a").opened  # and the pair can be flagged anew
-    assert (again.a, again.b) == (a, b)
+    fresh.lifecycle.reinstate(b, reason="back again", actor="a")  # re-checks: the pair can be flagged anew
+    (again,), _ = fresh.contradictions.listing()
+    assert (again.a, again.b, again.status) == (a, b, "open")
+    assert again.id != record.id
 
 
 def test_valkey_going_away_mid_backup_leaves_no_file(tmp_path: Path, embedder: Embedder) -> None:
