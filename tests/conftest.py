@@ -7,6 +7,8 @@ binary, module or model is an error, never a skip.
 from __future__ import annotations
 
 import socket
+import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +33,21 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def wait_for_line(proc: subprocess.Popen[str], marker: str, timeout: float = 180.0) -> list[str]:
+    """Read a child's output until a line holds ``marker``; the lines read so far. Fails on exit or timeout."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        lines.append(line.rstrip())
+        if marker in line:
+            return lines
+    raise AssertionError(f"{marker!r} never appeared; output: {lines}")
 
 
 def make_settings(data_dir: Path, port: int, **overrides: Any) -> Settings:

@@ -6,14 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_for_line
 
 
 @pytest.fixture
@@ -29,24 +28,11 @@ def up_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str
         proc.wait()
 
 
-def _wait_for(proc: subprocess.Popen[str], marker: str, timeout: float = 120.0) -> list[str]:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line and proc.poll() is not None:
-            break
-        lines.append(line.rstrip())
-        if marker in line:
-            return lines
-    raise AssertionError(f"{marker!r} never appeared; output: {lines}")
-
 
 def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
         up_process: tuple[subprocess.Popen[str], dict[str, str]], tmp_path: Path) -> None:
     proc, env = up_process
-    lines = _wait_for(proc, "kenning is up")
+    lines = wait_for_line(proc, "kenning is up")
     assert any(line.startswith("valkey ready on 127.0.0.1:") for line in lines)
     assert "worker started" in lines  # the scheduled maintenance runs beside the MCP server
     doctor = subprocess.run([sys.executable, "-m", "kenning.cli", "doctor"], cwd=tmp_path, env=env,

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from fastmcp import Client
 from mcp import MCPError
 
 from kenning.settings import Settings
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_for_line
 from tests.mcp_server.conftest import ok, refused
 
 Env = dict[str, str]
@@ -32,7 +31,7 @@ def platform(tmp_path: Path) -> Iterator[Env]:
     proc = subprocess.Popen([sys.executable, "-c", "from kenning.cli import main; raise SystemExit(main(['up']))"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        lines = _wait_for(proc, "kenning is up")
+        lines = wait_for_line(proc, "kenning is up")
         assert "mcp server started" in lines
         yield env
     finally:
@@ -43,19 +42,6 @@ def platform(tmp_path: Path) -> Iterator[Env]:
             proc.kill()
             proc.wait()
 
-
-def _wait_for(proc: subprocess.Popen[str], marker: str, timeout: float = 180.0) -> list[str]:
-    lines: list[str] = []
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line and proc.poll() is not None:
-            break
-        lines.append(line.rstrip())
-        if marker in line:
-            return lines
-    raise AssertionError(f"{marker!r} never appeared; output: {lines}")
 
 
 def _token(env: Env, scope: str, cwd: Path) -> str:
@@ -92,7 +78,7 @@ async def test_kenning_mcp_runs_the_server_alone(settings: Settings, tmp_path: P
     proc = subprocess.Popen([sys.executable, "-c", "from kenning.cli import main; raise SystemExit(main(['mcp']))"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        _wait_for(proc, "MCP server on")
+        wait_for_line(proc, "MCP server on")
         async with httpx.AsyncClient() as http:
             health = await http.get(f"http://127.0.0.1:{port}/healthz")
             metrics = await http.get(f"http://127.0.0.1:{port}/metrics")
