@@ -16,7 +16,7 @@ import numpy as np
 
 from kenning import query
 from kenning.context import Context
-from kenning.memory import Draft, Memories
+from kenning.memory import Draft, Memories, same_statement
 from kenning.models import Memory, RememberResult
 from kenning.schema import vector_bytes
 from kenning.store import AuditEvent, digest
@@ -74,12 +74,13 @@ class Bulk:
         matrix = np.asarray(vectors, dtype=np.float32)
         for i, memory in enumerate(memories):
             hits = stored[i].hits
-            if hits and hits[0].similarity >= threshold:
+            if hits and hits[0].similarity >= threshold and same_statement(hits[0].memory.content, memory.content):
                 results.append(_duplicate(hits[0].memory.key, hits[0].similarity))
                 continue
             group = kept.setdefault((memory.namespace, memory.project), [])
             twin = _closest(matrix, i, group)
-            if twin is not None and twin[1] >= threshold:
+            if twin is not None and twin[1] >= threshold and same_statement(memories[twin[0]].content,
+                                                                             memory.content):
                 results.append(_duplicate(memories[twin[0]].key, twin[1]))
                 continue
             group.append(i)
@@ -91,7 +92,7 @@ class Bulk:
             index=self.ctx.index(memory.namespace), knn=1, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [memory.project]), query.not_tag("state", ["archived"])),
-            return_fields=("created_at", "state", "distance"), limit=1,
+            return_fields=("created_at", "state", "content", "distance"), limit=1,
         )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ulid import ULID
 
-from kenning import polarity, query, validation
+from kenning import phrases, polarity, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import InvalidInput, NotFound
@@ -77,9 +77,7 @@ class Memories:
         vector = self.ctx.embedder.embed(memory.content)
         if not allow_duplicate:
             existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
-            # "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate,
-            # it is stored so the contradiction check below can flag it.
-            if existing is not None and polarity.conflict(existing[0].content, memory.content) is None:
+            if existing is not None and same_statement(existing[0].content, memory.content):
                 return RememberResult("duplicate", existing[0].key, existing[1],
                                       notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
         self.write_new(memory, vector, actor=actor, action="remember")
@@ -209,6 +207,16 @@ class Memories:
                        details={"snapshot": marker})
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return {"status": "forgotten", "key": key}
+
+
+def same_statement(existing: str, new: str) -> bool:
+    """Whether a near-identical embedding really is the same statement.
+
+    "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is stored
+    so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed alike too: a
+    different number, version or identifier is an update, not a repeat.
+    """
+    return polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
 
 
 def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:

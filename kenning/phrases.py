@@ -95,3 +95,16 @@ STOPWORDS = frozenset((
     "not", "of", "on", "or", "such", "that", "their", "then", "there", "these", "they", "this", "to", "was",
     "will", "with",
 ))
+
+
+_SPECIFIC = re.compile(r"[A-Za-z_]*\d[\w.\-=:/]*")
+
+
+def specifics(text: str) -> frozenset[str]:
+    """The tokens that pin a statement down: numbers, versions and digit-bearing names ("1.23.3" of
+    "numpy==1.23.3", "E11000", "psycopg2", "2"), lower-cased, trailing punctuation dropped. Pure.
+
+    Two texts that embed alike but differ here say different things ("at most 2 retries" vs "at most 4"):
+    the duplicate check stores the second instead of refusing it.
+    """
+    return frozenset(t.rstrip(".:-/=").lower() for t in _SPECIFIC.findall(text))

@@ -197,3 +197,19 @@ def test_search_module_missing_is_reported(tmp_path: Path, embedder: Embedder) -
     finally:
         proc.terminate()
         proc.wait()
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("Pin numpy to 1.23.3 in the data service.", "Pin numpy to 1.26.1 in the data service."),
+    ("The importer retries at most 2 times before it gives up.",
+     "The importer retries at most 4 times before it gives up."),
+    ("Error E11000 means a duplicate key in the orders collection.",
+     "Error E11001 means a duplicate key in the orders collection."),
+])
+def test_a_changed_number_or_version_is_an_update_not_a_duplicate(engine: Engine, first: str, second: str) -> None:
+    kept = engine.memories.remember(Draft(first, project="svc"), actor="t")
+    control = engine.memories.remember(Draft(first.rstrip(".") + "!", project="svc"), actor="t")
+    assert (control.status, control.key) == ("duplicate", kept.key)  # positive control: a true repeat
+    update = engine.memories.remember(Draft(second, project="svc"), actor="t")
+    assert update.status == "stored"
+    assert update.key != kept.key

@@ -57,3 +57,10 @@ def test_query_text_is_stripped_and_refuses_empty_or_long_text_naming_what_it_wa
     assert empty.value.hint == "give the topic as a few words or a question"
     with pytest.raises(InvalidInput, match="2,001 characters"):
         phrases.query_text("x" * 2_001)
+
+
+def test_specifics_are_the_numbers_versions_and_codes() -> None:
+    assert phrases.specifics("Pin numpy==1.23.3, not 1.26; see E11000 and psycopg2.") == frozenset(
+        {"1.23.3", "1.26", "e11000", "psycopg2"})
+    assert phrases.specifics("at most 2 retries") != phrases.specifics("at most 4 retries")
+    assert phrases.specifics("No numbers here at all") == frozenset()
