@@ -383,9 +383,9 @@ class Contradictions:
         """Maintenance: close open records whose sides are gone, archived or no longer conflicting."""
         closed: list[dict[str, str]] = []
         examined = 0
-        for record_id in self.records.ids(open_only=True, limit=self.records.count(open_only=True) or 1):
-            record = self.records.get(record_id)
-            if record is None or record.status != "open":
+        ids = self.records.ids(open_only=True, limit=self.records.count(open_only=True) or 1)
+        for record in self.records.many(ids):  # one round trip; a record gone meanwhile is simply absent
+            if record.status != "open":
                 continue
             examined += 1
             why = self._stale(record)
