@@ -20,7 +20,7 @@ from typing import Any
 
 from kenning import phrases, query, validation
 from kenning.context import Context
-from kenning.errors import InvalidInput, NotFound
+from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import Memory, iso
 from kenning.store.registries import SuppressionStore
 
@@ -109,7 +109,10 @@ class Suppressions:
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
                              exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count)
         if not self.store.add(norm, record.record()):  # HSETNX: two writers never both create it
-            old = Suppression.from_record(self.store.get(norm) or record.record())
+            existing = self.store.get(norm)
+            if existing is None:  # unsuppressed between the two calls: never report a suppression that is gone
+                raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed", hint="call suppress again")
+            old = Suppression.from_record(existing)
             merged = tuple(dict.fromkeys(old.exempt + exempt))
             if merged != old.exempt:  # a changed exemption is a mutation: stored and audited
                 self.store.put(norm, {**old.record(), "exempt": list(merged)})
