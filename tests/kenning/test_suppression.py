@@ -85,6 +85,8 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
     assert again not in found
     assert logged["key"] in found  # the record of why it died stays findable
     assert result.warnings[0]["memory"] == logged["key"]
+    engine.suppressions.unsuppress("tortoise", actor="person", reason="control")
+    assert {old, again} <= set(keys(engine, "should we use tortoise for the async ORM?"))  # control: hidden only by it
 
 
 def test_low_effort_abandonment_does_not_suppress(engine: Engine) -> None:
@@ -124,6 +126,7 @@ def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) ->
     # positive controls: before the suppression every answer names the memory
     before = engine.recall_log.why_did_you_mention("Traefik")
     assert ([m["key"] for m in before["memories"]], before["mentions"][0]["key"]) == ([hidden], hidden)
+    assert [m["key"] for m in engine.recall_log.why_did_you_mention(hidden)["memories"]] == [hidden]
     assert hidden in [c["key"] for c in engine.lifecycle.candidates("archive", "Traefik TLS ingress")["candidates"]]
     assert hidden in [s["key"] for s in engine.lifecycle.project_action(
         "deprioritise_project", "edge", confirm=False, actor="a", reason=None)["sample"]]
