@@ -66,7 +66,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
         if settings.valkey_url is None:
             server = stack.enter_context(EmbeddedValkey(settings))
             print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
-        metrics, embedder = _instrumented_embedder(settings) if mcp else (None, load_embedder(settings))
+        metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_embedder(settings))
         engine = open_engine(settings, embedder)
         running = _start_all(front_doors(engine, settings, mcp=mcp, worker=worker, metrics=metrics), stack)
 
@@ -78,7 +78,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
     return 0
 
 
-def _instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
+def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
     """The model, loaded once, wrapped so /metrics sees the embedding latency of every caller."""
     from prometheus_client import CollectorRegistry
 
@@ -86,6 +86,20 @@ def _instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
 
     metrics = Metrics(CollectorRegistry())
     return metrics, TimedEmbedder(load_embedder(settings), metrics)
+
+
+def run_alone(service: Service, banner: str) -> int:
+    """`kenning mcp` and `kenning worker`: start one service, print ``banner``, block until Ctrl-C (a
+    service that stops by itself is an error, see ``wait_for_signal``), then stop it."""
+    from kenning.cli import wait_for_signal
+
+    service.start()
+    print(f"{banner}; Ctrl-C stops it", flush=True)
+    try:
+        wait_for_signal(service.alive)
+    finally:
+        service.stop()
+    return 0
 
 
 def _start_all(services: list[Service], stack: contextlib.ExitStack) -> list[Service]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.cli import command, wait_for_signal
+from kenning.cli import command
 from kenning.settings import Settings
 
 
@@ -12,13 +12,7 @@ from kenning.settings import Settings
                    "(Valkey must be running).")
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
     from feed_worker.worker import Worker
-    from kenning.services import open_engine
+    from kenning.services import open_engine, run_alone
 
     worker = Worker(open_engine(settings), settings)
-    worker.start()
-    print(f"worker {worker.id} running: {worker.describe()}; Ctrl-C stops it", flush=True)
-    try:
-        wait_for_signal(worker.alive)
-    finally:
-        worker.stop()
-    return 0
+    return run_alone(worker, f"worker {worker.id} running: {worker.describe()}")
