@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from kenning import schema
 from kenning.embedding import Embedder
 from kenning.errors import KenningError
+from kenning.inspection import Check  # the same verdict the health tool reports, one shape for both
 from kenning.jobs import Jobs
 from kenning.settings import Settings
 from kenning.store import Store, connect
 from kenning.store import indexes as index_admin
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    ok: bool
-    detail: str
 
 
 def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
