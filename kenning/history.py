@@ -64,9 +64,9 @@ class History:
         validation.key(key, self.ctx.store.prefix)
         validation.bounded_int("limit", limit, 1, HISTORY_LIMIT)
         events = self.ctx.store.audit.latest(key, limit=limit)
-        if not events and not self.ctx.store.memories.exists(key):
-            raise NotFound(f"no memory {key} and no history for it", hint="copy a key from recall or audit_log")
         current = self.ctx.store.memories.read(key)
+        if not events and current is None:
+            raise NotFound(f"no memory {key} and no history for it", hint="copy a key from recall or audit_log")
         return {"key": key, "exists": current is not None,
                 "current": None if current is None else {"state": current.state, "trust": current.trust,
                                                          "superseded_by": current.superseded_by},

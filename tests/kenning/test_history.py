@@ -24,6 +24,16 @@ def test_history_lists_who_did_what_and_why(engine: Engine) -> None:
     assert history["events"][0]["after"]  # the content digest
 
 
+def test_history_of_a_forgotten_key_remains_and_an_unknown_key_is_not_found(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("The build cache lives in S3", project="p"), actor="agent").key
+    engine.memories.forget(key, confirm=True, actor="alice", reason="moved")
+    gone = engine.history.history(key)  # positive control: no record, but its history answers
+    assert (gone["exists"], gone["current"]) == (False, None)
+    assert [e["action"] for e in gone["events"]] == ["remember", "forget"]
+    with pytest.raises(NotFound, match="no history"):
+        engine.history.history(engine.store.memories.new_key("knowledge", "01HNEVER0000000000000000000"))
+
+
 def test_audit_log_filters_and_pages(engine: Engine, clock: ManualClock) -> None:
     for i in range(3):
         engine.memories.remember(Draft(f"Fact number {i} about the build cache", project="p"), actor="agent",
