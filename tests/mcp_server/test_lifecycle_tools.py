@@ -32,6 +32,9 @@ async def test_deprioritised_only_through_its_hint_or_when_included_and_archived
         assert (done["status"], done["from"], done["to"]) == ("done", "active", "deprioritised")
         assert key not in await result_keys(client, QUESTION)
         assert key not in await result_keys(client, "notes on rediscluster sessions")  # substring, not the hint
+        near = await ok(client, "recall", {"query": "notes on rediscluster sessions", "include_deprioritised": True})
+        # positive control: that query does reach the memory; only the hint did not fire
+        assert [r.get("reinstate_candidate", False) for r in near["results"] if r["key"] == key] == [False]
         hinted = await ok(client, "recall", {"query": "should sessions go back to a Redis cluster?"})
         flagged = [r for r in hinted["results"] if r["key"] == key]
         assert flagged

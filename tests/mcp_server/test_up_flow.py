@@ -62,7 +62,8 @@ async def test_up_then_token_then_remember_recall_forget(platform: Env, tmp_path
         assert found["results"][0]["key"] == stored["key"]
         assert (await ok(client, "forget", {"key": stored["key"], "confirm": True}))["status"] == "forgotten"
     async with Client(url, auth=read) as client:
-        assert (await ok(client, "recall", {"query": "anything"}))["results"] == []
+        # the very query that found it first (positive control above) finds nothing once it is forgotten
+        assert (await ok(client, "recall", {"query": "what serves MCP under kenning up?"}))["results"] == []
         assert (await refused(client, "remember", {"content": "not allowed"})).startswith("permission_denied")
     with pytest.raises(MCPError):
         async with Client(url) as client:
