@@ -92,12 +92,14 @@ class Projects:
         return self.ctx.store.memories.new_key(NAMESPACE, f"context.{name}")
 
     def get(self, name: str) -> ProjectContext:
-        project = validation.project(name)
+        return from_memory(self._existing(validation.project(name)))
+
+    def _existing(self, project: str) -> Memory:
         memory = self.ctx.store.memories.read(self.key(project))
         if memory is None:
             raise NotFound(f"project {project!r} has no context yet",
                            hint="set one with set_project_context(name=..., description=...)")
-        return from_memory(memory)
+        return memory
 
     def set(self, name: str, *, actor: str, description: str | None = None, stack: list[str] | None = None,
             conventions: str | None = None, state: str | None = None) -> tuple[ProjectContext, str]:
@@ -108,21 +110,25 @@ class Projects:
         project = validation.project(name)
         given = {"description": _text("description", description), "stack": _stack(stack),
                  "conventions": _text("conventions", conventions), "state": _text("state", state)}
+        return self._change(project, self.ctx.store.memories.read(self.key(project)), given, actor=actor)
+
+    def update_state(self, name: str, state: str, *, actor: str) -> tuple[ProjectContext, str]:
+        """Change only the current state of an existing project (re-embedded when it changed)."""
+        project = validation.project(name)
+        current = self._existing(project)  # read once: it is also the "before" of the change
+        if not state or not state.strip():
+            raise InvalidInput("state is empty", hint="say in a sentence or two where the project stands")
+        return self._change(project, current, {"state": _text("state", state)}, actor=actor)
+
+    def _change(self, project: str, current: Memory | None, given: dict[str, Any], *,
+                actor: str) -> tuple[ProjectContext, str]:
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        current = self.ctx.store.memories.read(self.key(project))
         before = from_memory(current) if current is not None else ProjectContext(name=project)
         after = replace(before, **changes)
         if current is not None and after.fields() == before.fields():
             return before, "unchanged"
         memory = self._write(project, current, after, actor=actor)
         return from_memory(memory), "created" if current is None else "updated"
-
-    def update_state(self, name: str, state: str, *, actor: str) -> tuple[ProjectContext, str]:
-        """Change only the current state of an existing project (re-embedded when it changed)."""
-        self.get(name)
-        if not state or not state.strip():
-            raise InvalidInput("state is empty", hint="say in a sentence or two where the project stands")
-        return self.set(name, state=state, actor=actor)
 
     def _write(self, project: str, current: Memory | None, ctx_after: ProjectContext, *, actor: str) -> Memory:
         now = self.ctx.clock.now()

@@ -106,8 +106,10 @@ def test_list_projects_and_counts(engine: Engine) -> None:
 def test_bad_input_and_missing_projects(engine: Engine) -> None:
     with pytest.raises(NotFound, match="has no context yet"):
         engine.projects.get("nowhere")
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFound, match="has no context yet"):
         engine.projects.update_state("nowhere", "x", actor="alice")
+    with pytest.raises(NotFound):  # the failed update created nothing
+        engine.projects.get("nowhere")
     with pytest.raises(InvalidInput, match="not allowed"):
         engine.projects.set("Bad Name!", description="x", actor="alice")
     with pytest.raises(InvalidInput, match="limit is 5,000"):
