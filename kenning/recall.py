@@ -242,18 +242,25 @@ class Recaller:
                          factors=factors)
 
     def collapse(self, p: Plan, ranked: list[RecallHit], suppressed: list[Suppression]) -> list[RecallHit]:
-        """A fact stands for its source: the source takes the fact's place (best score kept per key)."""
+        """A fact stands for its source: the source takes the fact's place (best score kept per key).
+
+        Each source is read once per recall, however many of its facts matched.
+        """
         best: dict[str, RecallHit] = {}
+        sources: dict[str, Memory | None] = {}
         for hit in ranked:
-            source = self._source(p, hit.memory, suppressed) if hit.memory.source_key else None
+            source_key = hit.memory.source_key
+            if source_key and source_key not in sources:
+                sources[source_key] = self._source(p, source_key, suppressed)
+            source = sources[source_key] if source_key else None
             chosen = replace(hit, memory=source) if source is not None else hit
             key = chosen.memory.key
             if key not in best or chosen.score > best[key].score:
                 best[key] = chosen
         return sorted(best.values(), key=lambda h: h.score, reverse=True)
 
-    def _source(self, p: Plan, fact: Memory, suppressed: list[Suppression]) -> Memory | None:
-        source = self.ctx.store.memories.read(fact.source_key or "")
+    def _source(self, p: Plan, key: str, suppressed: list[Suppression]) -> Memory | None:
+        source = self.ctx.store.memories.read(key)
         if source is None or source.state not in p.states or hidden_by(source, suppressed):
             return None
         if p.projects and source.project not in p.projects:

@@ -121,11 +121,21 @@ def test_facts_collapse_into_their_source(engine: Engine) -> None:
     source = twin(engine, "Architecture review notes: the API gateway is Envoy; rate limiting is done in Envoy "
                           "with a Redis-backed token bucket; services talk gRPC internally.")
     fact = twin(engine, "The API gateway is Envoy.", kind="fact", source_key=source, weight=0.5)
+    other = twin(engine, "Envoy is our API gateway and rate limiter.", kind="fact", source_key=source, weight=0.5)
+    reads = _hgetall_calls(engine)
     hits = recall(engine, "which API gateway do we use?", top_k=10)
+    assert _hgetall_calls(engine) - reads == 2  # the suppression list and the source: once, for both facts
     found = [h.memory.key for h in hits]
-    assert source in found
+    assert found == [source]
     assert fact not in found
-    assert len(found) == len(set(found))
+    assert other not in found
+    engine.lifecycle.archive(source, reason="control", actor="a")
+    assert {fact, other} <= {h.memory.key for h in recall(engine, "which API gateway do we use?", top_k=10)}
+
+
+def _hgetall_calls(engine: Engine) -> int:
+    stats: dict[str, dict[str, int]] = engine.ctx.store.client.info("commandstats")  # type: ignore[assignment]
+    return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
 
 
 def test_a_fact_whose_source_is_gone_stands_alone(engine: Engine) -> None:
