@@ -123,6 +123,13 @@ async def ok(client: Client[Any], tool: str, arguments: dict[str, Any] | None = 
     return result.structured_content
 
 
+async def remember(client: Client[Any], content: str, project: str = "alpha", **extra: Any) -> str:
+    """Store one memory through the tool (it must be new); its key."""
+    stored = await ok(client, "remember", {"content": content, "project": project, **extra})
+    assert stored["status"] == "stored"
+    return str(stored["key"])
+
+
 async def refused(client: Client[Any], tool: str, arguments: dict[str, Any] | None = None) -> str:
     """Call a tool that must fail; the error text the agent reads."""
     result = await client.call_tool(tool, arguments or {}, raise_on_error=False)

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastmcp import Client
-
 from kenning.clock import ManualClock
-from tests.mcp_server.conftest import McpHarness, ok, refused
+from tests.mcp_server.conftest import McpHarness, ok, refused, remember
 
 DAY = 86_400.0
-
-
-async def remember(client: Client[Any], content: str, project: str = "alpha", **extra: Any) -> str:
-    stored = await ok(client, "remember", {"content": content, "project": project, **extra})
-    assert stored["status"] == "stored"
-    return str(stored["key"])
 
 
 async def test_an_abandoned_approach_from_project_a_warns_first_in_project_b(mcp: McpHarness) -> None:

@@ -6,16 +6,10 @@ from typing import Any
 
 from fastmcp import Client
 
-from tests.mcp_server.conftest import McpHarness, ok, refused
+from tests.mcp_server.conftest import McpHarness, ok, refused, remember
 
 SESSIONS = "Session state lives in Redis with a 30 minute TTL; the key is sess:<user id>."
 QUESTION = "where is session state stored?"
-
-
-async def remember(client: Client[Any], content: str, project: str = "alpha", **extra: Any) -> str:
-    stored = await ok(client, "remember", {"content": content, "project": project, **extra})
-    assert stored["status"] == "stored"
-    return str(stored["key"])
 
 
 async def result_keys(client: Client[Any], query: str, **extra: Any) -> list[str]:
