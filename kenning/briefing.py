@@ -26,7 +26,7 @@ from kenning.maintenance import Maintenance
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.projects import Projects
 from kenning.schema import FIELD_NAMES
-from kenning.suppression import Suppressions
+from kenning.suppression import Suppression, Suppressions, hidden_by
 
 DAY = 86_400.0
 SNIPPET = 240
@@ -70,15 +70,15 @@ class Briefing:
         """The digest for one project (global memories included where they apply)."""
         name = validation.project(project)
         context = self._context(name)
+        active = self.suppressions.active()  # read once: every section filters with the same list
         sections: dict[str, Any] = {
             "contradictions": self._contradictions(name),
             "graveyard": [{**a.public(), "reason": snippet(a.reason)}
                           for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
-            "recent_knowledge": [item(m) for m in self._recent(name)],
-            "reinstate_candidates": self._reinstate(name, str((context or {}).get("state") or "")),
-            "stale": [item(m) for m in self._stale(name)],
-            "suppressed": [{"term": s.term, "reason": s.reason}
-                           for s in self.suppressions.active()][:CAPS["suppressed"]],
+            "recent_knowledge": [item(m) for m in self._recent(name, active)],
+            "reinstate_candidates": self._reinstate(name, str((context or {}).get("state") or ""), active),
+            "stale": [item(m) for m in self._stale(name, active)],
+            "suppressed": [{"term": s.term, "reason": s.reason} for s in active][:CAPS["suppressed"]],
         }
         sections, truncated = bounded(sections)
         return {"project": name, "context": context, **sections, "maintenance": self._findings(),
@@ -111,12 +111,12 @@ class Briefing:
         return (query.tag("project", [name, GLOBAL_PROJECT]), query.tag("state", [state]),
                 query.not_tag("trust", ["superseded"]), query.not_tag("kind", ["context"]))
 
-    def _recent(self, name: str) -> list[Memory]:
+    def _recent(self, name: str, active: list[Suppression]) -> list[Memory]:
         found = self._search("knowledge", self._believed(name, "active"), sort="created_at", descending=True,
                              limit=CAPS["recent_knowledge"] * 3)
-        return self.suppressions.visible(found)[:CAPS["recent_knowledge"]]
+        return [m for m in found if not hidden_by(m, active)][:CAPS["recent_knowledge"]]
 
-    def _reinstate(self, name: str, state_text: str) -> list[dict[str, Any]]:
+    def _reinstate(self, name: str, state_text: str, active: list[Suppression]) -> list[dict[str, Any]]:
         if not state_text:
             return []
         out: list[dict[str, Any]] = []
@@ -124,11 +124,11 @@ class Briefing:
             for memory in self._search(namespace, self._believed(name, "deprioritised"), sort="updated_at",
                                        descending=True, limit=100):
                 matched = phrases.found_in(state_text, memory.reinstate_hints)
-                if matched:
+                if matched and not hidden_by(memory, active):
                     out.append({**item(memory), "matched_hints": matched, "reason": memory.state_reason})
-        return self._visible_items(out)[:CAPS["reinstate_candidates"]]
+        return out[:CAPS["reinstate_candidates"]]
 
-    def _stale(self, name: str) -> list[Memory]:
+    def _stale(self, name: str, active: list[Suppression]) -> list[Memory]:
         cutoff = self.ctx.clock.now() - self.ctx.settings.recency_grace_days * DAY
         clauses = (*self._believed(name, "active"), query.numeric("created_at", None, cutoff))
         old: list[Memory] = []
@@ -136,12 +136,7 @@ class Briefing:
             old += self._search(namespace, clauses, sort="created_at", descending=False, limit=50)
         stale = [m for m in old if m.last_recalled is None or m.last_recalled < cutoff]
         stale.sort(key=lambda m: m.created_at)
-        return self.suppressions.visible(stale)[:CAPS["stale"]]
-
-    def _visible_items(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        keys = {m.key for m in self.suppressions.visible(
-            [m for m in (self.ctx.store.memories.read(i["key"]) for i in items) if m is not None])}
-        return [i for i in items if i["key"] in keys]
+        return [m for m in stale if not hidden_by(m, active)][:CAPS["stale"]]
 
     def _findings(self) -> dict[str, Any] | None:
         report = self.maintenance.last_report()

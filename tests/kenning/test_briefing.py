@@ -82,3 +82,20 @@ def test_open_contradictions_of_global_memories_are_blockers_everywhere(engine: 
     (blocker,) = engine.briefing.briefing("shop")["contradictions"]
     assert "secrets" in blocker["a"]["content"]
     assert len(engine.briefing.briefing("elsewhere")["contradictions"]) == 2
+
+
+def test_suppressed_stale_and_reinstate_candidates_leave_the_briefing(engine: Engine, clock: ManualClock) -> None:
+    old = _remember(engine, "The legacy admin panel renders invoices")
+    kept = _remember(engine, "The invoice PDFs are rendered with WeasyPrint")
+    clock.advance(200 * DAY)
+    engine.projects.set("shop", actor="alice", description="The web shop", state="moving invoices to stripe")
+    hinted = _remember(engine, "The legacy admin panel sends Stripe payouts", namespace="episodic")
+    engine.lifecycle.deprioritise(hinted, reason="payouts paused", actor="alice", reinstate_hints=["stripe"])
+    before = engine.briefing.briefing("shop")
+    assert {old, kept} <= {m["key"] for m in before["stale"]}  # positive controls
+    assert [c["key"] for c in before["reinstate_candidates"]] == [hinted]
+    engine.suppressions.suppress("legacy admin panel", "decommissioned", actor="alice")
+    after = engine.briefing.briefing("shop")
+    assert [m["key"] for m in after["stale"]] == [kept]
+    assert after["reinstate_candidates"] == []
+    assert [s["term"] for s in after["suppressed"]] == ["legacy admin panel"]
