@@ -21,7 +21,7 @@ from typing import Any
 
 from kenning import phrases
 from kenning.context import Context
-from kenning.models import iso
+from kenning.models import Memory, iso
 from kenning.store.phrase_index import PhraseIndex
 
 APPROACH_TYPES: tuple[str, ...] = ("library", "approach", "tool", "pattern", "service")
@@ -74,9 +74,13 @@ class Graveyard:
         return self._live(entries)[:limit]
 
     def _live(self, entries: list[Abandoned]) -> list[Abandoned]:
+        """The entries whose memory still exists and is not archived; each memory is read once."""
         out: list[Abandoned] = []
+        memories: dict[str, Memory | None] = {}
         for entry in entries:
-            memory = self.ctx.store.memories.read(entry.key)
+            if entry.key not in memories:
+                memories[entry.key] = self.ctx.store.memories.read(entry.key)
+            memory = memories[entry.key]
             if memory is None:
                 self.index.remove(entry.normalised, entry.key)  # forgotten elsewhere: clean up lazily
             elif memory.state != "archived":

@@ -95,6 +95,19 @@ def test_forgotten_and_archived_records_stop_warning(engine: Engine) -> None:
     assert engine.experience.warn_if_abandoned("kafka or pulsar?") == []
 
 
+def test_a_record_naming_several_approaches_is_read_once_per_warning(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Background jobs: tried two queues before settling on RQ.", project="p"),
+                                   actor="a").key
+    engine.experience.record_experience(key, Report(effort=2, outcome="abandoned", abandoned_approaches=(
+        Approach("Celery", "library", "too heavy"), Approach("Dramatiq", "library", "no scheduler"))), actor="a")
+    stats = engine.ctx.store.client
+    before = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
+    warned = engine.experience.warn_if_abandoned("celery or dramatiq?")
+    after = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
+    assert sorted((w["name"], w["memory"]) for w in warned) == [("Celery", key), ("Dramatiq", key)]
+    assert after - before == 3  # one entry hash per matched name, and the recording memory once
+
+
 def test_experience_summary(engine: Engine) -> None:
     win = remember(engine, "Fixed the flaky upload test by pinning the event loop policy.", project="s")
     easy = remember(engine, "Renamed the settings module.", project="s")
