@@ -14,11 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from kenning import query
 from kenning.context import Context
 from kenning.memory import Draft, Memories, same_statement
 from kenning.models import Memory, RememberResult
-from kenning.schema import vector_bytes
 from kenning.store import AuditEvent, digest
 from kenning.store.batch import write_many
 
@@ -67,8 +65,8 @@ class Bulk:
     def _deduplicate(self, memories: list[Memory], vectors: list[Any]) -> list[RememberResult | None]:
         """None for a memory to store; a ``duplicate`` result for one that repeats the store or the batch."""
         threshold = self.ctx.settings.duplicate_threshold
-        stored = self.ctx.store.memories.search_many([self._nearest(m, v) for m, v in zip(memories, vectors,
-                                                                                               strict=True)])
+        stored = self.ctx.store.memories.search_many([self.memories.duplicate_search(m.namespace, m.project, v)
+                                                       for m, v in zip(memories, vectors, strict=True)])
         results: list[RememberResult | None] = []
         kept: dict[tuple[str, str], list[int]] = {}
         matrix = np.asarray(vectors, dtype=np.float32)
@@ -86,15 +84,6 @@ class Bulk:
             group.append(i)
             results.append(None)
         return results
-
-    def _nearest(self, memory: Memory, vector: Any) -> query.Search:
-        return query.Search(
-            index=self.ctx.index(memory.namespace), knn=1, vector=vector_bytes(vector),
-            ef_runtime=self.ctx.settings.ef_runtime,
-            clauses=(query.tag("project", [memory.project]), query.not_tag("state", ["archived"])),
-            return_fields=("created_at", "state", "content", "distance"), limit=1,
-        )
-
 
 def _closest(matrix: np.ndarray[Any, Any], index: int, earlier: list[int]) -> tuple[int, float] | None:
     if not earlier:

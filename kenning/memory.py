@@ -111,17 +111,20 @@ class Memories:
 
     def nearest_duplicate(self, namespace: str, project: str, vector: Any) -> tuple[Memory, float] | None:
         """The closest non-archived memory in the same namespace and project at or above the threshold."""
-        search = query.Search(
+        result = self.ctx.store.memories.search(self.duplicate_search(namespace, project, vector))
+        if not result.hits or result.hits[0].similarity < self.ctx.settings.duplicate_threshold:
+            return None
+        hit = result.hits[0]
+        return hit.memory, hit.similarity
+
+    def duplicate_search(self, namespace: str, project: str, vector: Any) -> query.Search:
+        """The one KNN that finds a possible duplicate: nearest non-archived memory, same namespace and project."""
+        return query.Search(
             index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
             return_fields=("created_at", "state", "content", "distance"), limit=1,
         )
-        result = self.ctx.store.memories.search(search)
-        if not result.hits or result.hits[0].similarity < self.ctx.settings.duplicate_threshold:
-            return None
-        hit = result.hits[0]
-        return hit.memory, hit.similarity
 
     # --- reads ----------------------------------------------------------------------------
     def get(self, key: str) -> Memory:
