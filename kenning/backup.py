@@ -201,9 +201,10 @@ class Backups:
                                     float(entry["record"].get("at", 0.0)))
             plan.suppressions.append((action, entry["term"], _rekeyed_suppression(entry["record"], source, target),
                                       reason))
-        for raw in data["contradictions"]:
-            record = _rekeyed_record(Contradiction.decode(raw), source, target)
-            ours_record = self.records.get(record.id)
+        records = [_rekeyed_record(Contradiction.decode(raw), source, target) for raw in data["contradictions"]]
+        ours_records = {c.id: c for c in self.records.many([r.id for r in records])}  # one round trip
+        for record in records:
+            ours_record = ours_records.get(record.id)
             action, reason = decide(None if ours_record is None else _changed(ours_record), _changed(record))
             plan.contradictions.append((action, record, reason))
         return plan

@@ -110,6 +110,7 @@ def test_restore_plan_newer_updated_at_wins(engine: Engine, clock: ManualClock) 
     path = engine.backups.path_of(made["file"])
     plan = engine.backups.restore(path, actor="admin")
     assert plan["memories"] == {"add": 0, "update": 0, "skip": 5}
+    assert plan["suppressions"] == plan["contradictions"] == {"add": 0, "update": 0, "skip": 1}  # found as ours
     (item,) = [i for i in plan["items"] if i["key"] == keys["old"]]
     assert (item["action"], item["reason"]) == ("skip", "this store's copy is as new or newer")
     assert decide(10.0, 20.0)[0] == "update"
