@@ -15,7 +15,7 @@ from typing import Any
 
 from kenning import phrases, query, validation
 from kenning.context import Context
-from kenning.models import RecallHit, iso
+from kenning.models import Memory, RecallHit, iso
 from kenning.schema import namespace_of, vector_bytes
 from kenning.store.registries import RecallLogStore
 from kenning.suppression import Suppression, Suppressions, hidden_by
@@ -116,7 +116,8 @@ class RecallLog:
 
 
 def _preview_hidden(result: dict[str, Any], suppressed: list[Suppression]) -> bool:
-    return any(phrases.contains(result["preview"], s.term) and result["key"] not in s.exempt for s in suppressed)
+    """Whether a suppression hides the logged preview (the same rule as for a stored memory)."""
+    return bool(hidden_by(Memory(key=result["key"], content=result["preview"]), suppressed))
 
 
 def _public(entry_id: str, entry: dict[str, Any]) -> dict[str, Any]:
