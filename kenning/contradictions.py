@@ -310,15 +310,20 @@ class Contradictions:
                        details={"from": memory.state, "to": "archived", "reinstate_hints": []})
         self.close_for(key, "archived", actor=actor)  # like any archive: its own open records close
 
-    def _clear(self, key: str, record: Contradiction, *, actor: str) -> None:
-        """Lift ``disputed`` unless another open contradiction still touches the memory."""
+    def _clear(self, key: str, record: Contradiction, *, actor: str) -> bool:
+        """Lift ``disputed`` unless another open contradiction still touches the memory.
+
+        Returns whether the memory exists (so a caller need not read it again)."""
         memory = self.ctx.store.memories.read(key)
-        if memory is None or memory.trust != "disputed" or self._others_open(key, record):
-            return
+        if memory is None:
+            return False
+        if memory.trust != "disputed" or self._others_open(key, record):
+            return True
         prior = str(record.prior.get(key, {}).get("trust") or "stated")
         self.belief.set_trust(key, "stated" if prior in ("disputed", "superseded") else prior, actor=actor,
                               action="undispute", reason=f"contradiction {record.id} settled",
                               details={"contradiction": record.id})
+        return True
 
     def _others_open(self, key: str, record: Contradiction) -> bool:
         """Whether an open record other than ``record`` touches the memory."""
@@ -360,8 +365,7 @@ class Contradictions:
         # A pair closed because a side left was never decided: it may be flagged again if it returns.
         self.records.release_pair(record.a, record.b)
         for side in (record.a, record.b):
-            self._clear(side, done, actor=actor)
-            if self.ctx.store.memories.exists(side):
+            if self._clear(side, done, actor=actor):  # a side that is gone has no trail to add to
                 self.ctx.audit(actor, "close_contradiction", side, reason=reason,
                                details={"contradiction": record.id})
         return done

@@ -318,3 +318,16 @@ def test_a_merged_memory_is_checked_like_any_new_statement(engine: Engine) -> No
     assert engine.contradictions.get(opened.id).closed_reason == f"archived: {merged}"
     assert engine.memories.get(third).trust == "stated"
 
+
+
+def test_closing_a_record_is_audited_on_the_side_that_still_exists(engine: Engine) -> None:
+    a = _remember(engine, "Do not use pickle")
+    b = _remember(engine, "Use pickle for caching")
+    (record,), _ = engine.contradictions.listing()
+    engine.memories.forget(a, confirm=True, actor="alice", reason="wrong")
+    assert engine.contradictions.get(record.id).status == "closed"
+    closes = [e for e in engine.store.audit.history(b) if e.action == "close_contradiction"]
+    assert [(e.actor, e.details["contradiction"]) for e in closes] == [("alice", record.id)]
+    assert engine.memories.get(b).trust == "stated"
+    assert "close_contradiction" not in [e.action for e in engine.store.audit.history(a)]
+    assert [e.action for e in engine.store.audit.history(a)][-1] == "forget"  # positive control: a has a trail
