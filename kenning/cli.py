@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable, Sequence
 from types import FrameType
 
+from pydantic import ValidationError
+
 from kenning import __version__
 from kenning.errors import KenningError
 from kenning.settings import Settings, load_settings
@@ -106,14 +108,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         settings = load_settings()
-        logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    except ValidationError as exc:  # only the settings: any other error of a command is not "configuration"
+        print(f"kenning {args.command}: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
         code: int = args.handler(args, settings)
     except KenningError as exc:
         print(f"kenning {args.command}: {exc}", file=sys.stderr)
         return 1
-    except ValueError as exc:  # settings validation
-        print(f"kenning {args.command}: invalid configuration: {exc}", file=sys.stderr)
-        return 2
     return code
 
 
