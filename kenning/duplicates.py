@@ -151,7 +151,8 @@ class Duplicates:
             raise InvalidInput(f"give 1-{MAX_MERGE} other keys, not including the one kept",
                                hint="copy them from a find_duplicates cluster")
         victims = [self.memories.get(key) for key in names]  # all exist before anything changes
-        why = f"duplicate of {keep}" + (f": {validation.reason(reason)}" if validation.reason(reason) else "")
+        note = validation.reason(reason)
+        why = f"duplicate of {keep}" + (f": {note}" if note else "")
         tags = tuple(dict.fromkeys((*kept.tags, *(t for m in victims for t in m.tags))))
         new_tags = [t for t in tags if t not in kept.tags]
         room = max(0, validation.MAX_TAGS - len(kept.tags))
