@@ -49,13 +49,16 @@ class MemoryStore:
     def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> None:
         """Write every field of the memory (one HSET; the index is current when it returns).
 
-        Fields the memory no longer has are removed in a second step on the same key.
+        Fields the memory no longer has are removed in a second command on the same key, sent in the
+        same round trip (a plain pipeline: inside MULTI the index work would wait for the next search).
         """
         fields = schema.encode(memory, vector)
-        call(self.client.hset, memory.key, mapping=fields)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
+        pipe: Any = self.client.pipeline(transaction=False)
+        pipe.hset(memory.key, mapping=fields)
         if stale:
-            call(self.client.hdel, memory.key, *stale)
+            pipe.hdel(memory.key, *stale)
+        call(pipe.execute, raise_on_error=True)
 
     def update(self, key: str, changes: dict[str, Any]) -> bool:
         """Set some fields on one existing key in one atomic step (None removes the field).

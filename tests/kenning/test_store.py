@@ -54,6 +54,19 @@ def test_write_is_searchable_immediately(engine: Engine) -> None:
     assert [h.memory.key for h in engine.store.memories.search(search).hits] == [key]
 
 
+def test_rewrite_drops_the_fields_a_memory_no_longer_has(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("The outage review is on Friday", event_date=1_000.0, title="review"),
+                                   actor="t").key
+    dated = Search(index=engine.ctx.index("knowledge"), clauses=(query.numeric("event_date", 0, 2_000),),
+                   return_fields=("created_at",), limit=5)
+    assert [h.memory.key for h in engine.store.memories.search(dated).hits] == [key]  # positive control
+    memory = engine.store.memories.read(key)
+    assert memory is not None
+    engine.store.memories.write(replace(memory, event_date=None, title=None), engine.store.memories.read_vector(key))
+    assert engine.store.memories.read(key) == replace(memory, event_date=None, title=None)
+    assert engine.store.memories.search(dated).hits == ()
+
+
 def test_count_with_limit_zero_and_negation(engine: Engine) -> None:
     keys = _seed(engine)
     engine.store.memories.write(replace(engine.memories.get(keys[0]), state="archived"))
