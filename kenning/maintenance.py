@@ -71,13 +71,15 @@ class Maintenance:
         sweep = Sweep(self.ctx)
         due = list(sweep.memories(NAMESPACES, clauses))  # collect first: archiving changes the filter
         archived: list[str] = []
+        skipped: list[dict[str, str]] = []
         for memory in due:
             try:
                 self.archive(memory.key, reason=f"expired on {iso(memory.expires_at)}", actor=actor)
-            except (Conflict, NotFound):  # archived or forgotten by someone else meanwhile: nothing to do
+            except (Conflict, NotFound) as exc:  # archived or forgotten by someone else meanwhile: say so
+                skipped.append({"key": memory.key, "why": exc.message})
                 continue
             archived.append(memory.key)
-        return {"archived": archived, "count": len(archived), "phantoms": sweep.phantoms}
+        return {"archived": archived, "count": len(archived), "skipped": skipped, "phantoms": sweep.phantoms}
 
     def duplicate_review(self, *, actor: str) -> dict[str, Any]:
         """Duplicate clusters per namespace; auto-merge only above the (optional) stricter threshold."""

@@ -14,6 +14,7 @@ from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import Conflict
+from kenning.maintenance import Maintenance
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
@@ -38,6 +39,22 @@ def test_expired_knowledge_is_archived_with_the_reason(engine: Engine, clock: Ma
     assert (archived.state, archived.state_reason, archived.state_actor) == (
         "archived", "expired on 2026-09-22T14:13:20Z", "maintenance")
     assert engine.memories.get(lasting).state == "active"
+
+
+def test_expiry_reports_a_memory_another_writer_removed_meanwhile(engine: Engine, clock: ManualClock) -> None:
+    due = [engine.memories.remember(Draft(t, project="p", expires_at=clock.now() + DAY), actor="feed").key
+           for t in ("The spring sale code is SPRING26", "The booth is in hall 4")]
+    clock.advance(2 * DAY)
+
+    def racing_archive(key: str, *, reason: str | None, actor: str) -> object:
+        if key == due[0]:  # another writer forgets it between the sweep and the archive
+            engine.memories.forget(key, confirm=True, actor="alice")
+        return engine.lifecycle.archive(key, reason=reason, actor=actor)
+
+    report = Maintenance(engine.ctx, engine.contradictions, engine.duplicates, racing_archive).expire(actor="m")
+    assert (report["archived"], report["count"]) == ([due[1]], 1)  # positive control: the other one expired
+    assert [s["key"] for s in report["skipped"]] == [due[0]]
+    assert "no memory" in report["skipped"][0]["why"]
 
 
 def test_duplicates_are_reported_not_merged_by_default(engine: Engine) -> None:
