@@ -148,7 +148,7 @@ class Lifecycle:
     def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> dict[str, Any]:
         """Preview, or (confirm) hard-delete with a snapshot in the audit stream; drops its reinstate hints."""
         memory = self.memories.get(key)
-        result = self.memories.forget(key, confirm=confirm, actor=actor, reason=reason)
+        result = self.memories.forget_memory(memory, confirm=confirm, actor=actor, reason=reason)
         if confirm:
             for hint in memory.reinstate_hints:
                 self.hints.remove(phrases.normalise(hint), key)

@@ -198,7 +198,12 @@ class Memories:
 
     def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
         """Preview by default; with confirm, hard-delete and keep a snapshot for the retention window."""
-        memory = self.get(key)
+        return self.forget_memory(self.get(key), confirm=confirm, actor=actor, reason=reason)
+
+    def forget_memory(self, memory: Memory, *, confirm: bool = False, actor: str,
+                      reason: str | None = None) -> dict[str, Any]:
+        """``forget`` for a memory the caller has just read (not read again)."""
+        key = memory.key
         preview = {"key": key, "namespace": memory.namespace, "project": memory.project,
                    "content": memory.content[:500], "state": memory.state}
         if not confirm:
