@@ -47,10 +47,11 @@ class CheckReport:
     examined: int
     opened: tuple[Contradiction, ...]
     open: tuple[Contradiction, ...]  # already-open records touching what was examined
+    without_vector: tuple[str, ...] = ()  # examined but not checkable (no stored vector): named, not hidden
 
     def public(self) -> dict[str, Any]:
         return {"examined": self.examined, "opened": [c.public() for c in self.opened],
-                "already_open": [c.public() for c in self.open]}
+                "already_open": [c.public() for c in self.open], "without_vector": list(self.without_vector)}
 
 
 class Contradictions:
@@ -144,14 +145,18 @@ class Contradictions:
         else:
             targets = self._query_members(validation.content(query_text or "", limit=2_000))
         opened: list[Contradiction] = []
+        unchecked: list[str] = []
         for memory in targets:
             vector = self.ctx.store.memories.read_vector(memory.key)
-            if vector is not None:
-                opened += self.on_remember(memory, vector, actor=actor)
+            if vector is None:
+                unchecked.append(memory.key)
+                continue
+            opened += self.on_remember(memory, vector, actor=actor)
         new = {c.id for c in opened}
         already = {rid for m in targets for rid in self.records.for_key(m.key)} - new
         still_open = [c for c in self.records.many(sorted(already)) if c.status == "open"]
-        return CheckReport(examined=len(targets), opened=tuple(opened), open=tuple(still_open))
+        return CheckReport(examined=len(targets), opened=tuple(opened), open=tuple(still_open),
+                           without_vector=tuple(unchecked))
 
     def _project_members(self, project: str) -> list[Memory]:
         from kenning.sweep import Sweep

@@ -331,3 +331,16 @@ def test_closing_a_record_is_audited_on_the_side_that_still_exists(engine: Engin
     assert engine.memories.get(b).trust == "stated"
     assert "close_contradiction" not in [e.action for e in engine.store.audit.history(a)]
     assert [e.action for e in engine.store.audit.history(a)][-1] == "forget"  # positive control: a has a trail
+
+
+def test_check_names_a_memory_it_could_not_check_for_want_of_a_vector(engine: Engine, clock: ManualClock) -> None:
+    a = _remember(engine, "Do not use pickle")
+    checked = engine.contradictions.check(key=a, actor="agent")
+    assert (checked.examined, checked.without_vector) == (1, ())  # positive control: a has a vector
+    bare = Memory(key=engine.store.memories.new_key("knowledge", "7YYYYYYYYYYYYYYYYYYYYYYYYY"),
+                  content="Use pickle for caching", namespace="knowledge", project="shop", created_at=clock.now(),
+                  updated_at=clock.now())
+    engine.store.memories.write(bare)  # e.g. a row written without its vector
+    report = engine.contradictions.check(key=bare.key, actor="agent")
+    assert (report.examined, report.opened, report.without_vector) == (1, (), (bare.key,))
+    assert report.public()["without_vector"] == [bare.key]
