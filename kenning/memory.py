@@ -204,6 +204,7 @@ class Memories:
                       reason: str | None = None) -> dict[str, Any]:
         """``forget`` for a memory the caller has just read (not read again)."""
         key = memory.key
+        why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
         preview = {"key": key, "namespace": memory.namespace, "project": memory.project,
                    "content": memory.content[:500], "state": memory.state}
         if not confirm:
@@ -211,8 +212,7 @@ class Memories:
                     "next": "call forget again with confirm=true to delete this memory"}
         marker = keep_snapshots(self.ctx, [memory])
         self.ctx.store.memories.delete(key)
-        self.ctx.audit(actor, "forget", key, reason=validation.reason(reason) or "", before=memory.content,
-                       details={"snapshot": marker})
+        self.ctx.audit(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return {"status": "forgotten", "key": key}
 

@@ -136,6 +136,16 @@ def test_forget_snapshot_expires_with_the_retention_window(engine: Engine, clien
     assert days * 86_400 - 60 < ttl <= days * 86_400
 
 
+def test_forget_with_a_refused_reason_deletes_nothing(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Note about the staging database password rotation."), actor="t").key
+    with pytest.raises(InvalidInput, match="reason"):
+        engine.memories.forget(key, actor="t", confirm=True, reason="x" * 10_000)
+    assert engine.memories.get(key).content.startswith("Note about")
+    assert [e.action for e in engine.store.audit.history(key)] == ["remember"]
+    assert engine.store.snapshots.read(key) is None
+    assert engine.memories.forget(key, actor="t", confirm=True, reason="rotated")["status"] == "forgotten"
+
+
 @pytest.mark.parametrize("key", ["", "nearest", "kenning:mem:knowledge", "x:mem:knowledge:01ABC"])
 def test_forget_needs_a_real_key(engine: Engine, key: str) -> None:
     with pytest.raises(InvalidInput, match="not a memory key"):
