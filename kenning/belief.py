@@ -8,6 +8,7 @@ audited with its reason.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kenning import validation
@@ -48,19 +49,18 @@ class Belief:
                            hint="resolve its contradiction with resolve_contradiction (list_contradictions "
                                 "shows it)")
         reason = validation.reason(note) or ""
-        self._set(memory, {"trust": "verified"}, actor=actor, action="verify", reason=reason)
-        return self.read(key)
+        return self._set(memory, {"trust": "verified"}, actor=actor, action="verify", reason=reason)
 
     def set_trust(self, key: str, trust: str, *, actor: str, reason: str, action: str = "trust",
                   details: dict[str, Any] | None = None) -> Memory | None:
-        """Set ``trust`` on a memory that still exists (None when it is gone)."""
+        """Set ``trust`` on a memory that still exists; returns it as it is now (None when it is gone)."""
         if trust not in TRUST_LEVELS:
             raise InvalidInput(f"unknown trust {trust!r}", hint=f"use one of {', '.join(TRUST_LEVELS)}")
         memory = self.ctx.store.memories.read(key)
         if memory is None:
             return None
         if memory.trust != trust:
-            self._set(memory, {"trust": trust}, actor=actor, action=action, reason=reason, details=details)
+            return self._set(memory, {"trust": trust}, actor=actor, action=action, reason=reason, details=details)
         return memory
 
     def supersede(self, loser: Memory, winner: Memory, *, actor: str, reason: str,
@@ -82,10 +82,12 @@ class Belief:
         self._set(memory, changes, actor=actor, action="unsupersede", reason=reason, details=details)
 
     def _set(self, memory: Memory, changes: dict[str, Any], *, actor: str, action: str, reason: str,
-             details: dict[str, Any] | None = None) -> None:
+             details: dict[str, Any] | None = None) -> Memory:
+        """Write ``changes`` and audit them; returns the memory as written (no second read)."""
         before = belief_fields(memory)
         changes = {**changes, "updated_at": self.ctx.clock.now()}
         self.ctx.store.memories.update(memory.key, changes)
         after = {name: changes.get(name, value) for name, value in before.items()}
         self.ctx.audit(actor, action, memory.key, reason=reason, before=memory.content, after=memory.content,
                        details={"before": before, "after": after, **(details or {})})
+        return replace(memory, **changes)

@@ -19,6 +19,7 @@ def test_verify_marks_verified_and_records_the_note(engine: Engine) -> None:
     key = engine.memories.remember(Draft("The staging database is Postgres 16", project="p"), actor="a").key
     verified = engine.belief.verify(key, "checked in the console", actor="alice")
     assert verified.trust == "verified"
+    assert verified == engine.memories.get(key)  # what verify returns is what was stored
     (event,) = [e for e in engine.store.audit.history(key) if e.action == "verify"]
     assert (event.actor, event.reason) == ("alice", "checked in the console")
     assert event.details["before"]["trust"] == "stated"
