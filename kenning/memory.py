@@ -171,10 +171,11 @@ class Memories:
         """Replace the content, re-embed, keep the old text in the audit event."""
         current = self.get(key)
         text = validation.content(content)
+        why = validation.reason(reason) or ""  # before the write: a refused reason must not leave it unaudited
         vector = self.ctx.embedder.embed(text)
         updated = replace(current, content=text, content_sha=content_sha(text), updated_at=self.ctx.clock.now())
         self.ctx.store.memories.write(updated, vector)
-        self.ctx.audit(actor, "update", key, reason=validation.reason(reason) or "", before=current.content,
+        self.ctx.audit(actor, "update", key, reason=why, before=current.content,
                    after=text, details={"previous_content": current.content})
         if self.contradictions.after_edit(updated, vector, actor=actor):
             return self.get(key)  # its trust changed (a contradiction opened or closed)
@@ -183,6 +184,7 @@ class Memories:
     def retag(self, key: str, *, add: builtins.list[str] | None = None, remove: builtins.list[str] | None = None,
               actor: str, reason: str | None = None) -> Memory:
         current = self.get(key)
+        why = validation.reason(reason) or ""  # before the write, as in update
         drop = set(validation.tags(remove or []))
         tags = tuple(t for t in current.tags if t not in drop) + validation.tags(add or [])
         tags = tuple(dict.fromkeys(tags))
@@ -192,7 +194,7 @@ class Memories:
         updated = replace(current, tags=tags, updated_at=self.ctx.clock.now())
         if not self.ctx.store.memories.update(key, {"tags": tags, "updated_at": updated.updated_at}):
             raise NotFound(f"no memory {key}", hint="it was forgotten while being retagged")
-        self.ctx.audit(actor, "retag", key, reason=validation.reason(reason) or "", before=current.content,
+        self.ctx.audit(actor, "retag", key, reason=why, before=current.content,
                        after=current.content, details={"before": list(current.tags), "after": list(tags)})
         return updated
 

@@ -125,12 +125,12 @@ class Suppressions:
 
     def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
         norm = term(value)
+        why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
         existing = self.store.get(norm)
         if existing is None:
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
         self.store.delete(norm)
-        self.ctx.audit(actor, "unsuppress", "", reason=validation.reason(reason) or "",
-                       details={"term": norm, "was": existing})
+        self.ctx.audit(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
         return {"status": "unsuppressed", "term": norm}
 
     def list_suppressions(self) -> list[dict[str, Any]]:

@@ -136,6 +136,19 @@ def test_forget_snapshot_expires_with_the_retention_window(engine: Engine, clien
     assert days * 86_400 - 60 < ttl <= days * 86_400
 
 
+def test_update_and_retag_with_a_refused_reason_change_nothing(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("CI runs on the self-hosted runner.", tags=["ci"]), actor="t").key
+    with pytest.raises(InvalidInput, match="reason"):
+        engine.memories.update(key, "CI runs on GitHub-hosted runners.", actor="t", reason="x" * 10_000)
+    with pytest.raises(InvalidInput, match="reason"):
+        engine.memories.retag(key, add=["infra"], actor="t", reason="x" * 10_000)
+    memory = engine.memories.get(key)
+    assert (memory.content, memory.tags) == ("CI runs on the self-hosted runner.", ("ci",))
+    assert [e.action for e in engine.store.audit.history(key)] == ["remember"]
+    engine.memories.retag(key, add=["infra"], actor="t", reason="control")
+    assert engine.memories.get(key).tags == ("ci", "infra")
+
+
 def test_forget_with_a_refused_reason_deletes_nothing(engine: Engine) -> None:
     key = engine.memories.remember(Draft("Note about the staging database password rotation."), actor="t").key
     with pytest.raises(InvalidInput, match="reason"):

@@ -66,6 +66,11 @@ def test_terms_are_validated_and_unknown_unsuppress_is_not_found(engine: Engine)
         engine.suppressions.suppress("kafka", None, actor="a")
     with pytest.raises(NotFound):
         engine.suppressions.unsuppress("never-suppressed", actor="a")
+    engine.suppressions.suppress("kafka", "too heavy", actor="a")
+    with pytest.raises(InvalidInput, match="reason"):
+        engine.suppressions.unsuppress("kafka", actor="a", reason="x" * 10_000)
+    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["kafka"]  # still suppressed
+    assert [e.action for e in engine.store.audit.recent(action="unsuppress")] == []
 
 
 def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: Engine) -> None:
