@@ -157,11 +157,13 @@ class Duplicates:
         new_tags = [t for t in tags if t not in kept.tags]
         room = max(0, validation.MAX_TAGS - len(kept.tags))
         added, dropped = new_tags[:room], new_tags[room:]  # a memory carries at most MAX_TAGS tags: say so
-        for victim in victims:
-            if victim.state != "archived":
-                self.archive(victim.key, reason=why, actor=actor)
+        archived = [v.key for v in victims if v.state != "archived"]
+        already = [v.key for v in victims if v.state == "archived"]  # named apart: this merge did not archive them
+        for key in archived:
+            self.archive(key, reason=why, actor=actor)
         if added:
             self.memories.retag(keep, add=added, actor=actor, reason=why)
+        done = {"archived": archived, "already_archived": already, "tags_added": added, "tags_dropped": dropped}
         self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content, after=kept.content,
-                       details={"archived": names, "tags_added": added, "tags_dropped": dropped})
-        return {"kept": keep, "archived": names, "tags_added": added, "tags_dropped": dropped, "reason": why}
+                       details=done)
+        return {"kept": keep, **done, "reason": why}

@@ -93,7 +93,9 @@ def test_duplicates_are_per_project_and_merge_archives_with_reason(engine: Engin
     assert engine.memories.get(keys[0]).tags == ("t0", "t1", "t2")
     assert engine.duplicates.find("knowledge", threshold=0.85)["cluster_count"] == 0
     (event,) = [e for e in engine.store.audit.history(keys[0]) if e.action == "merge_duplicates"]
-    assert (event.actor, event.details["archived"]) == ("alice", keys[1:])
+    assert (event.actor, event.details["archived"], event.details["already_archived"]) == ("alice", keys[1:], [])
+    again = engine.duplicates.merge(keys[0], keys[1:2], None, actor="bob")  # already archived by the first merge
+    assert (again["archived"], again["already_archived"]) == ([], keys[1:2])
 
 
 def test_opposite_statements_are_never_a_duplicate_cluster(engine: Engine) -> None:
