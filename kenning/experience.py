@@ -125,7 +125,10 @@ class Experience:
             self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
                                          effort=record["effort"], key=key, project=project, at=now))
             if record["effort"] >= self.ctx.settings.auto_suppress_effort:
-                why = f"abandoned at effort {record['effort']}: {a['reason'] or 'see memory'} (recorded in {key})"
+                head, tail = f"abandoned at effort {record['effort']}: ", f" (recorded in {key})"
+                # the approach's reason may use the whole MAX_REASON: cut it so suppress() never refuses
+                # the composed reason half-way through recording
+                why = head + (a["reason"] or "see memory")[:validation.MAX_REASON - len(head) - len(tail)] + tail
                 result = self.suppressions.suppress(a["name"], why, actor=actor, exempt=(key,), source_key=key,
                                                     auto=True)
                 suppressed.append(result["term"])

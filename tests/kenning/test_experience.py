@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kenning import validation
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
@@ -106,6 +107,16 @@ def test_a_record_naming_several_approaches_is_read_once_per_warning(engine: Eng
     after = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
     assert sorted((w["name"], w["memory"]) for w in warned) == [("Celery", key), ("Dramatiq", key)]
     assert after - before == 3  # one entry hash per matched name, and the recording memory once
+
+
+def test_a_longest_allowed_reason_still_suppresses_at_high_effort(engine: Engine) -> None:
+    reason = "r" * validation.MAX_REASON
+    logged = engine.experience.log_abandoned(Approach("Beanstalkd", "service", reason), effort=5, project="p",
+                                             actor="a")
+    assert logged["suppressed"] == ["beanstalkd"]
+    (rule,) = engine.suppressions.list_suppressions()
+    assert rule["reason"].endswith(f" (recorded in {logged['key']})")
+    assert len(rule["reason"]) == validation.MAX_REASON
 
 
 def test_experience_summary(engine: Engine) -> None:
