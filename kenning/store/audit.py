@@ -64,10 +64,13 @@ class AuditLog:
         return f"{self.prefix}history:{key}"
 
     def append(self, event: AuditEvent) -> str:
-        entry = text(call(self.client.xadd, self.stream, event.fields()))
+        """Add the event to the global stream and to its memory's history, in one round trip."""
+        fields = event.fields()
+        pipe: Any = self.client.pipeline(transaction=False)
+        pipe.xadd(self.stream, fields)
         if event.key:
-            call(self.client.xadd, self.history_key(event.key), event.fields())
-        return entry
+            pipe.xadd(self.history_key(event.key), fields)
+        return text(call(pipe.execute, raise_on_error=True)[0])
 
     def history(self, key: str, *, limit: int = 200) -> list[AuditEvent]:
         rows = call(self.client.xrange, self.history_key(key), count=limit)
