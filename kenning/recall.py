@@ -21,7 +21,7 @@ from kenning.graveyard import Graveyard
 from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
 from kenning.schema import FIELD_NAMES, vector_bytes
-from kenning.store import Hit
+from kenning.store import Hit, SearchResult
 from kenning.store.patches import Patcher
 from kenning.store.phrase_index import PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
@@ -175,18 +175,18 @@ class Recaller:
             clauses.append(query.numeric("created_at", None, p.as_of))
         return tuple(clauses)
 
+    def _searches(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> list[query.Search]:
+        """One KNN per namespace."""
+        return [query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
+                             ef_runtime=max(self.ctx.settings.ef_runtime, k),
+                             return_fields=(*FIELD_NAMES, "distance"), limit=k)
+                for namespace in p.namespaces]
+
     def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int, *,
              floor: float | None = None) -> list[Hit]:
-        searches = [query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
-                                 ef_runtime=max(self.ctx.settings.ef_runtime, k),
-                                 return_fields=(*FIELD_NAMES, "distance"), limit=k)
-                    for namespace in p.namespaces]
         max_distance = None if floor is None else 1.0 - floor
-        results = self.ctx.store.memories.search_many(searches, max_distance=max_distance)
-        out = [hit for result in results for hit in result.hits]
-        if p.as_of is not None:
-            out = [h for h in out if _valid_at(h, p.as_of)]
-        return out
+        return _valid(p, self.ctx.store.memories.search_many(self._searches(p, vector, clauses, k),
+                                                             max_distance=max_distance))
 
     def candidates(self, p: Plan, vector: bytes) -> list[Hit]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
@@ -199,14 +199,16 @@ class Recaller:
         """For each identifier: the memories whose TEXT holds all its words, ranked by vector distance.
 
         Only hits that contain the identifier verbatim are kept (the TEXT index stems and splits).
+        Every identifier's searches go in one round trip.
         """
+        wanted = [(ident, words) for ident in p.identifiers if (words := phrases.search_words(ident))]
+        searches = [search for _, words in wanted for search in self._searches(
+            p, vector, self.clauses(p) + tuple(query.text_any("content", [w]) for w in words), p.top_k + 5)]
+        results = self.ctx.store.memories.search_many(searches)
+        per = len(p.namespaces)
         out: list[Hit] = []
-        for ident in p.identifiers:
-            words = phrases.search_words(ident)
-            if not words:
-                continue
-            clauses = self.clauses(p) + tuple(query.text_any("content", [w]) for w in words)
-            out += [h for h in self._knn(p, vector, clauses, p.top_k + 5) if exact(h.memory.content, ident)]
+        for n, (ident, _) in enumerate(wanted):
+            out += [h for h in _valid(p, results[n * per:(n + 1) * per]) if exact(h.memory.content, ident)]
         return out
 
     def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
@@ -306,6 +308,12 @@ def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> lis
     taken = {h.memory.key for h in keep}
     rest = [h for h in ranked if h.memory.key not in taken][:top_k - len(keep)]
     return sorted(keep + rest, key=lambda h: h.score, reverse=True)
+
+
+def _valid(p: Plan, results: list[SearchResult]) -> list[Hit]:
+    """The hits of ``results``, less those not valid at the plan's ``as_of``."""
+    out = [hit for result in results for hit in result.hits]
+    return out if p.as_of is None else [h for h in out if _valid_at(h, p.as_of)]
 
 
 def _valid_at(hit: Hit, at: float) -> bool:

@@ -115,6 +115,11 @@ def test_an_exact_identifier_passes_the_floor(engine: Engine, settings: Settings
     hits = recall(strict, "how to fix ERR_OSSL_EVP_UNSUPPORTED in the frontend build")
     assert [h.memory.key for h in hits] == [notes]
     assert hits[0].similarity < 0.5
+    other = twin(strict, "Deploy note: the E11000 duplicate key error came from the unique index on email.")
+    both = recall(strict, "frontend build fails with ERR_OSSL_EVP_UNSUPPORTED and the import with E11000")
+    lifted = {h.memory.key: h.factors.get("relevance") for h in both}
+    assert set(lifted) == {notes, other}  # each identifier finds its own memory
+    assert None not in lifted.values()  # both through the exact match
 
 
 def test_facts_collapse_into_their_source(engine: Engine) -> None:
