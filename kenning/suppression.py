@@ -127,9 +127,8 @@ class Suppressions:
         norm = term(value)
         why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
         existing = self.store.get(norm)
-        if existing is None:
+        if existing is None or not self.store.delete(norm):  # gone, or unsuppressed meanwhile (audited there)
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
-        self.store.delete(norm)
         self.ctx.audit(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
         return {"status": "unsuppressed", "term": norm}
 
