@@ -213,7 +213,8 @@ class Memories:
             return {"status": "preview", "would_forget": preview,
                     "next": "call forget again with confirm=true to delete this memory"}
         marker = keep_snapshots(self.ctx, [memory])
-        self.ctx.store.memories.delete(key)
+        if not self.ctx.store.memories.delete(key):  # forgotten meanwhile: that forget is the audited one
+            raise NotFound(f"no memory {key}", hint="it was forgotten while this forget ran; check history(key)")
         self.ctx.audit(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return {"status": "forgotten", "key": key}
