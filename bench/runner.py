@@ -160,7 +160,7 @@ def breakdown(run: Run, client: Any, keys: list[str], stored: int, delta: int) -
         return int(client.memory_usage(key, samples=0) or 0)
 
     hash_bytes = sum(usage(k) for k in keys) / max(len(keys), 1)
-    history = sum(usage(audit.history_key(k)) for k in keys) / max(len(keys), 1)
+    history = sum(usage(audit.events_key(k)) + usage(audit.history_key(k)) for k in keys) / max(len(keys), 1)
     audit_bytes = history + usage(audit.stream) / max(stored, 1)
     return {"hash_bytes": hash_bytes, "audit_bytes": audit_bytes,
             "index_and_other_bytes": delta / max(stored, 1) - hash_bytes - audit_bytes, "sampled": float(len(keys))}

@@ -1,14 +1,18 @@
 """The append-only audit stream.
 
 Every mutation appends one event to ``{prefix}audit`` (the global log, filterable by actor, action and
-time) and the same event to ``{prefix}history:{key}`` (one memory's history, read without a scan).
-Events are never edited; snapshots of forgotten memories ride in the event's ``snapshot`` field.
+time) and the event's id to ``{prefix}events:{key}`` (one memory's history, read without a scan). The
+id list costs ~0.1 KB per memory where a per-memory copy of the stream cost ~0.8 KB (docs/benchmarks.md);
+the events themselves live once, in the global stream. Stores written before that change keep their
+per-memory streams ``{prefix}history:{key}``: ``history`` reads both and merges them by event id.
+Events are never edited; the content of a forgotten memory is kept apart (kenning.store.snapshots).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,26 +64,72 @@ class AuditLog:
         self.stream = f"{prefix}audit"
         self.prefix = prefix
 
+    def events_key(self, key: str) -> str:
+        """The list of one memory's event ids."""
+        return f"{self.prefix}events:{key}"
+
     def history_key(self, key: str) -> str:
+        """One memory's own stream, as written before the id lists (read, never written)."""
         return f"{self.prefix}history:{key}"
 
-    def append(self, event: AuditEvent) -> str:
-        """Add the event to the global stream and to its memory's history, in one round trip."""
-        fields = event.fields()
+    def queue(self, pipe: Any, events: Sequence[AuditEvent]) -> None:
+        """Add the XADDs of ``events`` to ``pipe``, the caller's round trip (their replies are the ids, in
+        order, and go to ``link`` after it ran)."""
+        for event in events:
+            pipe.xadd(self.stream, event.fields())
+
+    def link(self, events: Sequence[AuditEvent], ids: list[Any]) -> None:
+        """RPUSH each new event id to its memory's list: one round trip after the XADDs.
+
+        One key per command (cluster-safe, DESIGN §2); the ids only exist once the XADDs ran, so this is a
+        second round trip. A process that dies in between leaves the event in the global stream only.
+        """
+        per_key: dict[str, list[str]] = {}
+        for event, entry_id in zip(events, ids, strict=True):
+            if event.key:
+                per_key.setdefault(event.key, []).append(text(entry_id))
+        if not per_key:
+            return
         pipe: Any = self.client.pipeline(transaction=False)
-        pipe.xadd(self.stream, fields)
-        if event.key:
-            pipe.xadd(self.history_key(event.key), fields)
-        return text(call(pipe.execute, raise_on_error=True)[0])
+        for key, entry_ids in per_key.items():
+            pipe.rpush(self.events_key(key), *entry_ids)
+        call(pipe.execute, raise_on_error=True)
+
+    def append(self, event: AuditEvent) -> str:
+        """Add the event to the global stream, then its id to its memory's history."""
+        entry_id = text(call(self.client.xadd, self.stream, event.fields()))
+        self.link([event], [entry_id])
+        return entry_id
 
     def history(self, key: str, *, limit: int = 200) -> list[AuditEvent]:
-        rows = call(self.client.xrange, self.history_key(key), count=limit)
-        return [AuditEvent.from_entry(i, raw) for i, raw in rows]
+        """One memory's oldest ``limit`` events, oldest first."""
+        return self._events(key, limit, newest=False)
 
     def latest(self, key: str, *, limit: int = 200) -> list[AuditEvent]:
         """One memory's newest ``limit`` events, oldest first (``history`` gives the oldest ones)."""
-        rows = call(self.client.xrevrange, self.history_key(key), count=limit)
-        return [AuditEvent.from_entry(i, raw) for i, raw in reversed(rows)]
+        return self._events(key, limit, newest=True)
+
+    def _events(self, key: str, limit: int, *, newest: bool) -> list[AuditEvent]:
+        """Both kinds of history (the id list, a legacy stream), merged by event id: two round trips."""
+        pipe: Any = self.client.pipeline(transaction=False)
+        if newest:
+            pipe.xrevrange(self.history_key(key), count=limit)
+            pipe.lrange(self.events_key(key), -limit, -1)
+        else:
+            pipe.xrange(self.history_key(key), count=limit)
+            pipe.lrange(self.events_key(key), 0, limit - 1)
+        legacy, ids = call(pipe.execute)
+        rows = {text(i): raw for i, raw in legacy}
+        wanted = [text(i) for i in ids if text(i) not in rows]
+        if wanted:
+            pipe = self.client.pipeline(transaction=False)
+            for entry_id in wanted:
+                pipe.xrange(self.stream, min=entry_id, max=entry_id, count=1)
+            for found in call(pipe.execute):
+                rows.update((text(i), raw) for i, raw in found)  # an id trimmed from the stream is skipped
+        order = sorted(rows, key=_id_order)
+        chosen = order[-limit:] if newest else order[:limit]
+        return [AuditEvent.from_entry(i, rows[i]) for i in chosen]
 
     def recent(self, *, limit: int = 50, before: str = "+", actor: str | None = None,
                action: str | None = None, since: float | None = None) -> list[AuditEvent]:
@@ -100,3 +150,8 @@ class AuditLog:
                         break
             cursor = "(" + text(rows[-1][0])
         return out
+
+
+def _id_order(entry_id: str) -> tuple[int, int]:
+    millis, _, seq = entry_id.partition("-")
+    return int(millis), int(seq or 0)

@@ -19,14 +19,12 @@ from kenning.store.memories import MemoryStore
 
 def write_many(memories: MemoryStore, audit: AuditLog, rows: Sequence[tuple[Memory, Any]],
                events: Sequence[AuditEvent]) -> None:
-    """HSET every new memory (with its vector) and append every audit event, in one pipeline."""
+    """HSET every new memory (with its vector) and XADD every audit event in one pipeline, then link the
+    event ids to their memories' histories in a second one."""
     with guarded():
         pipe: Any = memories.client.pipeline(transaction=False)
         for memory, vector in rows:
             pipe.hset(memory.key, mapping=schema.encode(memory, vector))
-        for event in events:
-            fields = event.fields()
-            pipe.xadd(audit.stream, fields)
-            if event.key:
-                pipe.xadd(audit.history_key(event.key), fields)
-        pipe.execute()
+        audit.queue(pipe, events)
+        replies = pipe.execute()
+    audit.link(events, replies[len(replies) - len(events):])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import valkey
+from valkey.client import Pipeline
 
 from kenning.store.audit import AuditEvent, AuditLog
 from kenning.store.client import call
@@ -21,10 +22,12 @@ if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n)) end
 for i = 2 + 2 * n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
 return 1
 """
+# One HSET, not HINCRBY + HSET: every write to an indexed hash re-indexes the whole document (vector
+# included) on the search module, and that was most of a recall's time. Atomic all the same (one script).
 _TOUCH = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[1], 'recall_count', 1)
-redis.call('HSET', KEYS[1], 'last_recalled', ARGV[1])
+local count = tonumber(redis.call('HGET', KEYS[1], 'recall_count') or '0') + 1
+redis.call('HSET', KEYS[1], 'recall_count', string.format('%d', count), 'last_recalled', ARGV[1])
 return 1
 """
 
@@ -58,19 +61,21 @@ class Patcher:
         if not keys:
             return
         pipe = self.client.pipeline(transaction=False)
-        for key in keys:
-            pipe.eval(_TOUCH, 1, key, repr(now))
+        self.queue_touch(pipe, keys, now)
         call(pipe.execute)
 
+    def queue_touch(self, pipe: Pipeline, keys: list[str], now: float) -> None:
+        """Queue ``touch_recalled``'s commands on ``pipe`` (one reply per key), to share a round trip."""
+        for key in keys:
+            pipe.eval(_TOUCH, 1, key, repr(now))
+
     def apply(self, patches: list[Patch], deletes: list[str], events: list[AuditEvent]) -> None:
-        """One pipelined bulk change: patches, deletions, and an audit event for each (global + history)."""
+        """One pipelined bulk change: patches, deletions and an audit event for each; then the history links."""
         pipe = self.client.pipeline(transaction=False)
         for change in patches:
             pipe.eval(PATCH_SCRIPT, 1, change.key, *change.args())
         for key in deletes:  # one key per command: cluster-safe
             pipe.delete(key)
-        for event in events:
-            pipe.xadd(self.audit.stream, event.fields())
-            if event.key:
-                pipe.xadd(self.audit.history_key(event.key), event.fields())
-        call(pipe.execute)
+        self.audit.queue(pipe, events)
+        replies = call(pipe.execute)
+        self.audit.link(events, replies[len(replies) - len(events):])

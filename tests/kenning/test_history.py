@@ -9,6 +9,7 @@ from kenning.engine import Engine
 from kenning.errors import Conflict, NotFound
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
+from kenning.store.audit import AuditEvent
 
 DAY = 86_400.0
 
@@ -145,3 +146,32 @@ def test_restore_is_refused_once_the_snapshot_expired(engine: Engine) -> None:
         engine.history.restore_forgotten(key, actor="a")
     with pytest.raises(NotFound):
         engine.memories.get(key)
+
+
+def test_a_memory_history_holds_event_ids_and_the_events_live_once_in_the_audit_stream(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Deploys go through Kamal", project="p"), actor="agent").key
+    engine.memories.retag(key, add=["deploy"], actor="alice", reason="group deploy notes")
+    audit = engine.store.audit
+    client = engine.store.client
+    assert client.type(audit.events_key(key)) == b"list"
+    assert client.exists(audit.history_key(key)) == 0  # no per-memory copy of the stream any more
+    ids = [i.decode() for i in client.lrange(audit.events_key(key), 0, -1)]
+    assert len(ids) == 2
+    assert [len(client.xrange(audit.stream, min=i, max=i)) for i in ids] == [1, 1]
+    assert [e.id for e in audit.history(key)] == ids
+
+
+def test_history_written_before_the_id_lists_is_still_read_and_merged_in_order(engine: Engine) -> None:
+    key = engine.memories.remember(Draft("Postgres runs version 16 everywhere", project="p"), actor="agent").key
+    audit = engine.store.audit
+    client = engine.store.client
+    # what the old code left behind: the memory's own stream, holding a copy of an earlier event
+    old = AuditEvent(actor="legacy", action="import", key=key, reason="old store", at=1.0)
+    old_id = client.xadd(audit.history_key(key), old.fields(), id="1-1")
+    engine.memories.retag(key, add=["db"], actor="alice", reason="group db notes")
+    events = audit.history(key)
+    assert [(e.action, e.actor) for e in events] == [("import", "legacy"), ("remember", "agent"),
+                                                     ("retag", "alice")]
+    assert events[0].id == old_id.decode()
+    assert [e.action for e in audit.latest(key, limit=2)] == ["remember", "retag"]
+    assert [e.action for e in audit.history(key, limit=2)] == ["import", "remember"]
