@@ -139,9 +139,9 @@ class EmbeddedValkey:
         config = "\n".join([
             f"port {s.valkey_port}", f"bind {s.valkey_host}", f'dir "{self.dir}"', "protected-mode yes",
             "appendonly yes", f"appendfsync {s.valkey_appendfsync}", 'save ""',
-            # Every memory has a small history stream; the default 4 KB first listpack per stream tripled
-            # the memory per memory (docs/benchmarks.md); 512 B costs nothing measurable in speed.
-            "stream-node-max-bytes 512",
+            # A memory hash holds a 1,536-byte vector: with the default 64-byte limit every hash is a
+            # hashtable; as a listpack it is ~0.5 KB smaller (docs/benchmarks.md).
+            "hash-max-listpack-value 4096",
             f'loadmodule "{self.module}"', f'requirepass "{secret}"',
             f'logfile "{self.dir / "valkey.log"}"', f'pidfile "{self.dir / "valkey.pid"}"',
         ])

@@ -99,6 +99,11 @@ def test_valkey_command_starts_nothing_when_an_external_url_is_set(
     assert "KENNING_VALKEY_URL is set" in capsys.readouterr().err
 
 
-def test_history_streams_are_allocated_small(valkey_server: EmbeddedValkey) -> None:
+def test_memory_hashes_with_their_vector_stay_compact_listpacks(valkey_server: EmbeddedValkey) -> None:
     client = connect(valkey_server.settings)
-    assert client.config_get("stream-node-max-bytes") == {"stream-node-max-bytes": "512"}
+    assert client.config_get("hash-max-listpack-value") == {"hash-max-listpack-value": "4096"}
+    client.hset("listpack-probe", mapping={"content": "short", "vector": b"\0" * 1536})
+    assert client.object("encoding", "listpack-probe") == b"listpack"
+    client.hset("listpack-probe", "content", "x" * 5000)  # positive control: past the limit it converts
+    assert client.object("encoding", "listpack-probe") == b"hashtable"
+    client.delete("listpack-probe")
