@@ -120,11 +120,19 @@ def bytes_vector(raw: bytes) -> np.ndarray[Any, np.dtype[np.float32]]:
     return np.frombuffer(raw, dtype="<f4")
 
 
+# Values a memory hash leaves out because decoding restores them (~0.1 KB less per memory, hash and index):
+# the weights at their neutral 1.0, and a validity that starts when the memory was written.
+_NEUTRAL = {"weight": 1.0, "experience_weight": 1.0}
+
+
 def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[str, str | bytes]:
-    """Memory -> hash fields. Empty values are omitted, never written as empty strings."""
+    """Memory -> hash fields. Empty values are omitted, never written as empty strings; so are neutral
+    weights and a ``valid_from`` equal to ``created_at`` (``decode`` restores both)."""
     out: dict[str, str | bytes] = {}
     for spec in FIELDS:
         value = getattr(memory, spec.name)
+        if _NEUTRAL.get(spec.name) == value or (spec.name == "valid_from" and value == memory.created_at):
+            continue
         text = _encode_value(spec, value)
         if text is not None:
             out[spec.name] = text
@@ -169,6 +177,8 @@ def decode(key: str, fields: dict[str, str]) -> Memory:
         convert = _DECODERS.get(name)
         if convert is not None:
             values[name] = convert(raw)
+    if "valid_from" not in values and "created_at" in values:
+        values["valid_from"] = values["created_at"]
     return Memory(key=key, **values)
 
 

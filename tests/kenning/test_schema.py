@@ -28,6 +28,18 @@ def test_empty_values_are_omitted_not_written_empty() -> None:
     assert all(v != "" for v in fields.values())
 
 
+def test_neutral_weights_and_a_validity_starting_at_creation_are_left_out_and_restored() -> None:
+    plain = Memory(key="k", content="c", created_at=1.0, valid_from=1.0, weight=1.0, experience_weight=1.0)
+    fields = schema.encode(plain)
+    assert {"weight", "experience_weight", "valid_from"} & set(fields) == set()
+    assert schema.decode("k", {k: str(v) for k, v in fields.items()}) == plain
+    # positive control: values that say something are written
+    moved = Memory(key="k", content="c", created_at=2.0, valid_from=1.0, weight=0.5, experience_weight=1.8)
+    kept = schema.encode(moved)
+    assert (kept["weight"], kept["experience_weight"], kept["valid_from"]) == ("0.5", "1.8", "1.0")
+    assert schema.decode("k", {k: str(v) for k, v in kept.items()}) == moved
+
+
 def test_create_args_declare_every_indexed_field_and_the_vector() -> None:
     args = schema.create_args("idx", "p:", 384)
     for spec in schema.FIELDS:
