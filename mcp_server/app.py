@@ -58,6 +58,9 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     mcp.add_middleware(ErrorTranslator(rt.metrics, registry_.specs))
     mcp.add_middleware(ScopeGuard(registry_, settings))
     tools.register_all(registry_)
+    # The SDK's own fast path for Mcp-Param-* header checks (FastMCP 4.1 leaves it unset, so each tools/call
+    # would first run a full tools/list through the middleware): the schemas are fixed once registered.
+    mcp._mcp_server.get_tool_input_schema = registry_.input_schema
     mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))
     mcp.custom_route("/metrics", methods=["GET"])(routes.metrics(rt))
     return mcp, registry_, rt

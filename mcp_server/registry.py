@@ -6,6 +6,10 @@ caller's token does not allow, before any argument is looked at; a token that co
 (Valkey down) runs nothing and hears about the outage. A tool that changes anything needs
 ``write`` (or ``admin``); a ``read`` tool is read-only by construction, so the scope test can derive
 every mutating tool from the annotations.
+
+``Registry.input_schema`` answers the transport's per-call question "what is this tool's input schema"
+(it checks ``Mcp-Param-*`` headers against it) from a table built at registration; without it the MCP
+SDK runs a whole ``tools/list`` through every middleware before each ``tools/call``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from typing import Any, Literal, TypeVar
 
 from fastmcp import FastMCP
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.tools.base import ToolResult
+from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.utilities.json_schema import dereference_refs
 from mcp_types import CallToolRequestParams, ToolAnnotations
 
 from kenning.errors import BackendUnavailable, NotFound, PermissionDenied
@@ -43,6 +48,7 @@ class Registry:
     def __init__(self, mcp: FastMCP[Any]) -> None:
         self.mcp = mcp
         self.specs: dict[str, ToolSpec] = {}
+        self.schemas: dict[str, dict[str, Any]] = {}  # name -> input schema as tools/list advertises it
 
     def tool(self, *, scope: Scope, destructive: bool = False, idempotent: bool = False,
              read_only: bool | None = None, title: str | None = None) -> Callable[[F], F]:
@@ -61,10 +67,15 @@ class Registry:
             annotations = ToolAnnotations(title=title, read_only_hint=spec.read_only,
                                           destructive_hint=spec.destructive,
                                           idempotent_hint=spec.idempotent, open_world_hint=False)
-            self.mcp.tool(fn, annotations=annotations, meta={SCOPE_META: scope})
+            tool = self.mcp.add_tool(Tool.from_function(fn, annotations=annotations, meta={SCOPE_META: scope}))
             self.specs[spec.name] = spec
+            self.schemas[spec.name] = dereference_refs(tool.parameters)  # as tools/list shows it
             return fn
         return wrap
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of tool ``name`` (None when there is no such tool): no I/O, no middleware."""
+        return self.schemas.get(name)
 
 
 class ScopeGuard(Middleware):

@@ -40,6 +40,16 @@ async def test_listing_matches_the_registry_with_schemas_and_truthful_annotation
     assert tools["remember"].input_schema["required"] == ["content"]
 
 
+async def test_the_schema_each_call_is_checked_against_is_the_listed_one(mcp: McpHarness) -> None:
+    # The transport checks every tools/call's Mcp-Param-* headers against Registry.input_schema (instead of
+    # listing every tool per call): it must be exactly what tools/list advertises, and nothing for an unknown name.
+    _, registry = probe()
+    async with mcp.client("read") as client:
+        listed = {t.name: t.input_schema for t in await client.list_tools()}
+    assert {name: registry.input_schema(name) for name in listed} == listed
+    assert registry.input_schema("no_such_tool") is None
+
+
 # (readOnlyHint, destructiveHint) written out by hand: what each core tool really does, not what the registry says.
 CORE_HINTS = {
     "remember": (False, False), "remember_document": (False, False), "recall": (True, False),
