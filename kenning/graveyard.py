@@ -10,7 +10,8 @@ Warnings are global across projects (a dead end in one project is worth knowing 
 names the project and the memory that recorded it. Entries whose memory has been forgotten are
 dropped when met; entries whose memory is archived are skipped.
 
-API for other components (briefing, dashboard): ``Graveyard.warn(query)``, ``Graveyard.all(project)``.
+API for other components (briefing, dashboard): ``Graveyard.warn(query)``, ``Graveyard.all(project)``;
+recall sends the look-up in its own pipeline and passes the reply to ``Graveyard.warnings``.
 """
 
 from __future__ import annotations
@@ -63,7 +64,10 @@ class Graveyard:
 
     def warn(self, text: str) -> list[Abandoned]:
         """Abandoned approaches named in ``text`` (whole words/phrases), most effortful first."""
-        found = self.index.lookup(phrases.ngrams(text))
+        return self.warnings(self.index.lookup(phrases.ngrams(text)))
+
+    def warnings(self, found: dict[str, dict[str, str]]) -> list[Abandoned]:
+        """``warn`` from a look-up already made (``self.index.lookup``, or its queued form in a shared pipeline)."""
         return self._live([e for entries in found.values() for e in _decode(entries)])
 
     def all(self, project: str | None = None, *, limit: int = 200) -> list[Abandoned]:

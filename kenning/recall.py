@@ -22,8 +22,9 @@ from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import Hit, SearchResult
+from kenning.store.client import call
 from kenning.store.patches import Patcher
-from kenning.store.phrase_index import PhraseIndex
+from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 MAX_TOP_K = 50
@@ -152,18 +153,39 @@ class Recaller:
     def recall(self, request: RecallRequest) -> RecallResult:
         now = self.ctx.clock.now()
         p = plan(request, now)
-        warnings = tuple(a.public() for a in self.graveyard.warn(p.text))  # before embedding, by contract
-        suppressed = self.suppressions.active()
+        abandoned, hinted, suppressed = self.look_up(p.text)  # before embedding, by contract
+        warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         embedded = self.ctx.embedder.embed(p.text)
         vector = vector_bytes(embedded)
         pool = self.candidates(p, vector) + self.lexical(p, vector)
         visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
-        flagged = self.reinstate_candidates(p, np.asarray(embedded, dtype=np.float32), suppressed, now)
+        flagged = self.reinstate_candidates(p, hinted, np.asarray(embedded, dtype=np.float32), suppressed, now)
         hits = select(ranked, flagged, p.top_k)
-        self.log.record(p.text, hits, actor=p.actor, projects=p.projects)
-        self.patcher.touch_recalled([h.memory.key for h in hits], now)
+        self.record(p, hits, now)
         return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool))
+
+    def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
+        """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip (a
+        second one only when the query names an abandoned approach or a hint).
+
+        Read fresh on every recall, never cached: a suppression added by another process hides its
+        memories from the very next recall.
+        """
+        look = Lookup((self.graveyard.index, self.hints), phrases.ngrams(text))
+        pipe = self.ctx.store.client.pipeline(transaction=False)
+        self.suppressions.queue_active(pipe)
+        look.queue(pipe)
+        suppressed, *present = call(pipe.execute)
+        abandoned, hinted = look.finish(self.ctx.store.client, present)
+        return abandoned, hinted, Suppressions.parse_active(suppressed)
+
+    def record(self, p: Plan, hits: list[RecallHit], now: float) -> None:
+        """The recall log entry and the hits' recall counters, in one round trip."""
+        pipe = self.ctx.store.client.pipeline(transaction=False)
+        self.log.queue_record(pipe, p.text, hits, actor=p.actor, projects=p.projects)
+        self.patcher.queue_touch(pipe, [h.memory.key for h in hits], now)
+        call(pipe.execute)
 
     def clauses(self, p: Plan, states: tuple[str, ...] | None = None) -> tuple[str, ...]:
         clauses = [query.tag("state", list(states or p.states))]
@@ -271,13 +293,13 @@ class Recaller:
             return None
         return source
 
-    def reinstate_candidates(self, p: Plan, embedded: np.ndarray[Any, Any], suppressed: list[Suppression],
-                             now: float) -> list[RecallHit]:
+    def reinstate_candidates(self, p: Plan, found: dict[str, dict[str, str]], embedded: np.ndarray[Any, Any],
+                             suppressed: list[Suppression], now: float) -> list[RecallHit]:
         """Deprioritised memories whose reinstate hint the query names (whole words), scored as if active.
 
-        No relevance floor: the named hint is the relevance signal. Flagged ``reinstate_candidate``.
+        ``found`` is the hint index's look-up of the query's n-grams (``look_up``). No relevance floor:
+        the named hint is the relevance signal. Flagged ``reinstate_candidate``.
         """
-        found = self.hints.lookup(phrases.ngrams(p.text))
         out: list[RecallHit] = []
         for key in sorted({m for entries in found.values() for m in entries}):
             memory = self.ctx.store.memories.read(key)

@@ -11,7 +11,10 @@ rank and score.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from valkey.client import Pipeline
 
 from kenning import phrases, query, validation
 from kenning.context import Context
@@ -31,13 +34,20 @@ class RecallLog:
         self.store = RecallLogStore(ctx.store.client, ctx.store.prefix)
         self.suppressions = Suppressions(ctx)
 
-    def record(self, text: str, hits: list[RecallHit] | tuple[RecallHit, ...], *, actor: str,
-               projects: tuple[str, ...] = ()) -> str:
+    def record(self, text: str, hits: Sequence[RecallHit], *, actor: str, projects: tuple[str, ...] = ()) -> str:
         """Append one recall to the log; returns the entry id."""
-        entry = {"query": text, "actor": actor or "unknown", "at": self.ctx.clock.now(), "projects": list(projects),
-                 "results": [{"key": h.memory.key, "score": round(h.score, 4), "similarity": round(h.similarity, 4),
-                              "preview": h.memory.content[:PREVIEW]} for h in hits]}
-        return self.store.append(entry, self.ctx.settings.recall_log_max_entries)
+        return self.store.append(self._entry(text, hits, actor, projects), self.ctx.settings.recall_log_max_entries)
+
+    def queue_record(self, pipe: Pipeline, text: str, hits: Sequence[RecallHit], *, actor: str,
+                     projects: tuple[str, ...] = ()) -> None:
+        """Queue ``record`` on ``pipe`` (one command, whose reply is the entry id) to share a round trip."""
+        self.store.queue_append(pipe, self._entry(text, hits, actor, projects),
+                                self.ctx.settings.recall_log_max_entries)
+
+    def _entry(self, text: str, hits: Sequence[RecallHit], actor: str, projects: tuple[str, ...]) -> dict[str, Any]:
+        return {"query": text, "actor": actor or "unknown", "at": self.ctx.clock.now(), "projects": list(projects),
+                "results": [{"key": h.memory.key, "score": round(h.score, 4), "similarity": round(h.similarity, 4),
+                             "preview": h.memory.content[:PREVIEW]} for h in hits]}
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         validation.bounded_int("limit", limit, 1, 1_000)

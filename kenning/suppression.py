@@ -8,6 +8,7 @@ memory that explains why the approach died stays findable.
 
 API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
+  ``queue_active(pipe)`` / ``parse_active(reply)`` -> the same, sent in a caller's pipeline
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
@@ -18,11 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from valkey.client import Pipeline
+
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import Memory, iso
-from kenning.store.registries import SuppressionStore
+from kenning.store.registries import SuppressionStore, parse_all
 
 MAX_TERM = 200
 CANDIDATE_LIMIT = 1_000  # per namespace, when counting what a term hides
@@ -87,6 +90,14 @@ class Suppressions:
 
     def active(self) -> list[Suppression]:
         return [Suppression.from_record(r) for r in self.store.all().values()]
+
+    def queue_active(self, pipe: Pipeline) -> None:
+        """Queue ``active`` on ``pipe`` (one command) to share a round trip; ``parse_active`` reads the reply."""
+        self.store.queue_all(pipe)
+
+    @staticmethod
+    def parse_active(reply: Any) -> list[Suppression]:
+        return [Suppression.from_record(r) for r in parse_all(reply).values()]
 
     def visible(self, memories: list[Memory]) -> list[Memory]:
         current = self.active()

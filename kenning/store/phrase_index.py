@@ -2,7 +2,8 @@
 
 Used by the graveyard (abandoned approach names -> the memories that recorded them) and by reinstate
 hints (hint -> deprioritised memories). Maintained on write, so a look-up costs one SMISMEMBER for all
-n-grams of the query plus one HGETALL per phrase that matched -- never a scan of the store.
+n-grams of the query plus one HGETALL per phrase that matched (pipelined) -- never a scan of the store.
+``Lookup`` sends the SMISMEMBERs of several indexes in a pipeline the caller shares with other reads.
 
 Keys (one hash tag per index, so every key of an index lives in one cluster slot and the Lua scripts
 below stay cluster-safe):
@@ -12,9 +13,11 @@ below stay cluster-safe):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import valkey
+from valkey.client import Pipeline
 
 from kenning.store.client import call, text
 
@@ -50,17 +53,48 @@ class PhraseIndex:
 
     def lookup(self, phrases: Iterable[str]) -> dict[str, dict[str, str]]:
         """Entries of every given phrase that is in the index: {phrase: {member: payload}}."""
-        wanted = sorted(set(phrases))
-        if not wanted:
-            return {}
-        flags = call(self.client.smismember, self.names_key, wanted)
-        present = [p for p, flag in zip(wanted, flags, strict=True) if flag]
-        return {p: self.entries(p) for p in present}
+        look = Lookup((self,), phrases)
+        pipe = self.client.pipeline(transaction=False)
+        look.queue(pipe)
+        return look.finish(self.client, call(pipe.execute))[0]
 
     def entries(self, phrase: str) -> dict[str, str]:
-        raw = call(self.client.hgetall, self.entries_key(phrase))
-        return {text(k): text(v) for k, v in raw.items()}
+        return _decoded(call(self.client.hgetall, self.entries_key(phrase)))
 
     def phrases(self) -> list[str]:
         """Every phrase in the index, sorted."""
         return sorted(text(v) for v in call(self.client.smembers, self.names_key))
+
+
+class Lookup:
+    """The same phrases looked up in several indexes, the first step riding in a caller's pipeline.
+
+    ``queue`` adds one SMISMEMBER per index to the pipeline; ``finish`` takes those replies and fetches
+    the entries of the phrases present, all indexes in one more round trip (none when nothing matched).
+    """
+
+    def __init__(self, indexes: Sequence[PhraseIndex], phrases: Iterable[str]) -> None:
+        self.indexes = tuple(indexes)
+        self.wanted = sorted(set(phrases))
+
+    def queue(self, pipe: Pipeline) -> None:
+        """Queue the presence checks: one reply per index, none at all when there are no phrases."""
+        if self.wanted:
+            for index in self.indexes:
+                pipe.smismember(index.names_key, self.wanted)
+
+    def finish(self, client: valkey.Valkey, replies: Sequence[Any]) -> list[dict[str, dict[str, str]]]:
+        """Each index's {phrase: {member: payload}} from the replies ``queue`` asked for."""
+        present = [[p for p, flag in zip(self.wanted, flags, strict=True) if flag] for flags in replies]
+        if not any(present):
+            return [{} for _ in self.indexes]
+        pipe = client.pipeline(transaction=False)
+        for index, names in zip(self.indexes, present, strict=True):
+            for name in names:
+                pipe.hgetall(index.entries_key(name))
+        raw = iter(call(pipe.execute))
+        return [{name: _decoded(next(raw)) for name in names} for names in present]
+
+
+def _decoded(raw: dict[Any, Any]) -> dict[str, str]:
+    return {text(k): text(v) for k, v in raw.items()}

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import valkey
+from valkey.client import Pipeline
 
 from kenning.store.client import call, text
 
@@ -37,8 +38,16 @@ class SuppressionStore:
 
     def all(self) -> dict[str, dict[str, Any]]:
         """Every suppression (a short list: one HGETALL per recall)."""
-        raw = call(self.client.hgetall, self.key)
-        return {text(k): dict(json.loads(text(v))) for k, v in raw.items()}
+        return parse_all(call(self.client.hgetall, self.key))
+
+    def queue_all(self, pipe: Pipeline) -> None:
+        """Queue ``all`` on ``pipe`` (one command); ``parse_all`` reads its reply."""
+        pipe.hgetall(self.key)
+
+
+def parse_all(raw: dict[Any, Any]) -> dict[str, dict[str, Any]]:
+    """An HGETALL of the suppressions hash as {term: record}. Pure."""
+    return {text(k): dict(json.loads(text(v))) for k, v in raw.items()}
 
 
 class ExperienceStore:
@@ -66,9 +75,14 @@ class RecallLogStore:
         self.key = f"{prefix}recall_log"
 
     def append(self, entry: dict[str, Any], max_entries: int) -> str:
-        fields = {"entry": json.dumps(entry, sort_keys=True)}
-        entry_id = call(self.client.xadd, self.key, fields, maxlen=max_entries, approximate=False)
+        pipe = self.client.pipeline(transaction=False)
+        self.queue_append(pipe, entry, max_entries)
+        (entry_id,) = call(pipe.execute)
         return text(entry_id)
+
+    def queue_append(self, pipe: Pipeline, entry: dict[str, Any], max_entries: int) -> None:
+        """Queue ``append`` on ``pipe`` (one command, whose reply is the entry id)."""
+        pipe.xadd(self.key, {"entry": json.dumps(entry, sort_keys=True)}, maxlen=max_entries, approximate=False)
 
     def newest(self, limit: int, before: str = "+") -> list[tuple[str, dict[str, Any]]]:
         """Up to ``limit`` entries, newest first, older than the id ``before`` (exclusive when prefixed '(')."""

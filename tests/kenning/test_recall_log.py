@@ -9,6 +9,7 @@ from kenning.memory import Draft
 from kenning.models import iso
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
+from kenning.store.client import call, text
 from tests.conftest import make_settings
 
 
@@ -67,3 +68,16 @@ def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedd
         bounded.recall_log.record(f"query {i}", [], actor="a")
     assert bounded.recall_log.store.length() == 100
     assert bounded.recall_log.recent(1)[0]["query"] == "query 104"
+
+
+def test_a_record_queued_in_a_shared_pipeline_is_the_same_entry(engine: Engine, clock: ManualClock) -> None:
+    key = remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
+    hits = engine.recaller.recall(RecallRequest("where do feature flags come from?", actor="a")).hits
+    logged = engine.recall_log.recent(1)[0]
+    pipe = engine.ctx.store.client.pipeline(transaction=False)
+    engine.recall_log.queue_record(pipe, "where do feature flags come from?", hits, actor="a")
+    (entry_id,) = call(pipe.execute)
+    queued = engine.recall_log.recent(1)[0]
+    assert queued["id"] == text(entry_id)
+    assert [r["key"] for r in queued["results"]] == [key]
+    assert {k: v for k, v in queued.items() if k != "id"} == {k: v for k, v in logged.items() if k != "id"}

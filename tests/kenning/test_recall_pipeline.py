@@ -224,3 +224,19 @@ def test_valkey_down_mid_recall_is_an_outage_never_warnings_alone(tmp_path: Path
                  lambda: engine.lifecycle.candidates("archive", "celery")):
         with pytest.raises(BackendUnavailable):
             call()
+
+
+def test_look_up_reads_graveyard_hints_and_a_suppression_another_process_just_added(
+        engine: Engine, settings: Settings, embedder: Embedder, clock: ManualClock) -> None:
+    hinted = twin(engine, "Payments go through Stripe checkout sessions.")
+    engine.lifecycle.deprioritise(hinted, reason="not now", actor="a", reinstate_hints=["stripe"])
+    logged = engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2, project="p",
+                                             actor="a")["key"]
+    abandoned, hints, suppressed = engine.recaller.look_up("celery or stripe?")
+    assert (list(abandoned), list(abandoned["celery"]), hints) == (["celery"], [logged], {"stripe": {hinted: ""}})
+    assert suppressed == []  # positive control for the suppression below
+    other_client = connect(settings)
+    Engine.open(settings, other_client, embedder, clock=clock).suppressions.suppress("stripe", "vendor gone",
+                                                                                     actor="p")
+    assert [s.term for s in engine.recaller.look_up("celery or stripe?")[2]] == ["stripe"]
+    other_client.close()  # type: ignore[no-untyped-call]
