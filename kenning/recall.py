@@ -8,6 +8,7 @@ their source, dedupe by key -> reinstate candidates (hint matched) -> top_k -> r
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,6 +35,11 @@ _STRIP = "\"'`,;:()[]{}<>?!"
 _NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
 # Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them verbatim would lift noise.
 _PLAIN_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*%?|\d{4}-\d{2}(?:-\d{2})?")
+_BACKTICKED = re.compile(r"`([^`]{2,100})`")
+_BACKTICKS = re.compile(r"`[^`]*`")
+# a digit, an inner '_', '.', '/', '-' or '::', or a lower-then-upper case change
+_IDENTIFIER_MARK = re.compile(r"\d|\w[_./\-]\w|::|[a-z][A-Z]")
+_CAPITALS = re.compile(r"[A-Z]{3,}")
 
 
 @dataclass(frozen=True)
@@ -122,20 +128,24 @@ def identifiers(text: str) -> tuple[str, ...]:
     (useEffect) or is an all-capitals word of 3+ letters (ENOENT). Plain numbers, times and ISO
     dates are not identifiers (dates are read by kenning.temporal), nor are "e.g." and "i.e.".
     """
-    found = re.findall(r"`([^`]{2,100})`", text)
-    for raw in re.sub(r"`[^`]*`", " ", text).split():
+    found = _BACKTICKED.findall(text)
+    for raw in _BACKTICKS.sub(" ", text).split():
         word = raw.strip(_STRIP).rstrip(".")
         if len(word) < 2 or word.lower() in _NOT_IDENTIFIERS or _PLAIN_NUMBER.fullmatch(word):
             continue
-        if (re.search(r"\d", word) or re.search(r"\w[_./\-]\w|::", word) or re.search(r"[a-z][A-Z]", word)
-                or re.fullmatch(r"[A-Z]{3,}", word)):
+        if _IDENTIFIER_MARK.search(word) or _CAPITALS.fullmatch(word):
             found.append(word)
     return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
 
 
 def exact(content: str, identifier: str) -> bool:
     """Whether ``content`` holds ``identifier`` verbatim (case-insensitive), not inside a longer word."""
-    return re.search(rf"(?<!\w){re.escape(identifier)}(?!\w)", content, flags=re.IGNORECASE) is not None
+    return _verbatim(identifier).search(content) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _verbatim(identifier: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(identifier)}(?!\w)", flags=re.IGNORECASE)
 
 
 class Recaller:
