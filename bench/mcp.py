@@ -1,63 +1,140 @@
-"""Latency through the MCP server over Streamable HTTP: the real server (uvicorn in a thread, bearer auth
-on) in front of the run's engine, and a real fastmcp client on loopback.
+"""Latency through the MCP server over Streamable HTTP: a real fastmcp client on loopback, bearer auth on, in
+front of the run's store, with the server placed two ways and the same calls made to each:
 
-Client and server share this process (and its GIL), so the numbers are an upper bound of what a remote
-client sees minus the network.
+- ``recall`` / ``remember`` (the headline): the server in a process of its own (``kenning mcp`` against the
+  bench's private Valkey, loading the same model), as a remote agent sees it, minus the network;
+- ``same_process``: uvicorn in a thread of the bench process. Client and server share one GIL, so the
+  client's own work is charged to the server: an upper bound, kept to compare with earlier runs.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import socket
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from bench import families, metrics
 from bench.corpus import filler, slots
+from bench.families import Query
 from kenning.settings import Settings
 
 if TYPE_CHECKING:
     from bench.runner import Run
 
 WARMUP = 5
+START_TIMEOUT = 180.0  # the server process loads the model before it listens
+STOP_TIMEOUT = 20.0
+
+Probe = tuple[str, str | None]  # a remember: content, project
 
 
 def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
     try:
-        from fastmcp import Client
+        import fastmcp  # noqa: F401  (both placements need the client and the server)
 
-        from mcp_server.service import McpService
+        import mcp_server.service  # noqa: F401
     except ImportError as exc:
         return {"not_measured": f"the MCP server is not importable: {exc}"}
-    from bench.runner import free_port
-
     rng = random.Random(f"mcp:{run.config.seed}")
     queries = families.paraphrase_queries(run.corpus, rng, n + WARMUP)
-    writes = [(filler(rng, slots(rng, q.project or "x-y")) + f" (mcp probe {i})", q.project) for i, q in
-              enumerate(queries)]
-    served = settings.model_copy(update={"mcp_port": free_port(), "mcp_host": "127.0.0.1", "mcp_auth": True})
+    texts = [(filler(rng, slots(rng, q.project or "x-y")), q.project) for q in queries]
     _, secret = run.engine.tokens.create("bench-mcp", "write", actor="bench")
+
+    def writes(placement: str) -> list[Probe]:  # new text per placement: a repeat would be a duplicate
+        return [(f"{text} (mcp probe {placement} {i})", project) for i, (text, project) in enumerate(texts)]
+
+    result: dict[str, Any] = {"server": "separate process (kenning mcp)"}
+    try:
+        with separate_server(settings) as url:
+            result.update(anyio.run(timed_calls, url, secret, queries, writes("separate")))
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        result["not_measured"] = f"the server process did not serve: {exc}"
+    result["same_process"] = same_process(run, settings, secret, queries, writes("same"))
+    return result
+
+
+async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[Probe]) -> dict[str, Any]:
+    """One recall then one remember per query, each timed from the client; the first WARMUP are not kept."""
+    from fastmcp import Client
+
+    recall: list[float] = []
+    remember: list[float] = []
+    async with Client(url, auth=secret) as client:
+        for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
+            start = time.perf_counter()
+            await client.call_tool("recall", {"query": query.text, "projects": [query.project], "top_k": 10})
+            middle = time.perf_counter()
+            await client.call_tool("remember", {"content": text, "namespace": "episodic", "project": project})
+            if index >= WARMUP:
+                recall.append(middle - start)
+                remember.append(time.perf_counter() - middle)
+    return {"recall": metrics.latency_summary(recall), "remember": metrics.latency_summary(remember)}
+
+
+def same_process(run: Run, settings: Settings, secret: str, queries: list[Query],
+                 writes: list[Probe]) -> dict[str, Any]:
+    from bench.runner import free_port
+    from mcp_server.service import McpService
+
+    served = settings.model_copy(update={"mcp_port": free_port(), "mcp_host": "127.0.0.1", "mcp_auth": True})
     service = McpService(run.engine, served)
     service.start()
     try:
-        async def calls() -> dict[str, Any]:
-            recall: list[float] = []
-            remember: list[float] = []
-            async with Client(service.url, auth=secret) as client:
-                for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
-                    start = time.perf_counter()
-                    await client.call_tool("recall", {"query": query.text, "projects": [query.project],
-                                                      "top_k": 10})
-                    middle = time.perf_counter()
-                    await client.call_tool("remember", {"content": text, "namespace": "episodic",
-                                                        "project": project})
-                    if index >= WARMUP:
-                        recall.append(middle - start)
-                        remember.append(time.perf_counter() - middle)
-            return {"recall": metrics.latency_summary(recall), "remember": metrics.latency_summary(remember)}
-
-        result: dict[str, Any] = anyio.run(calls)
+        result: dict[str, Any] = anyio.run(timed_calls, service.url, secret, queries, writes)
     finally:
         service.stop()
     return result
+
+
+@contextmanager
+def separate_server(settings: Settings) -> Iterator[str]:
+    """``kenning mcp`` in a child process on the bench's Valkey and data dir; yields its URL once it listens."""
+    from bench.runner import free_port
+
+    port = free_port()
+    log_path = settings.data_dir / "mcp-server.log"
+    with log_path.open("w", encoding="utf-8") as log:
+        child = subprocess.Popen([sys.executable, "-m", "kenning", "mcp"], env=server_env(settings, port),
+                                 stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_listening(child, port, log_path)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def server_env(settings: Settings, port: int) -> dict[str, str]:
+    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
+           "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
+           "KENNING_MCP_HOST": "127.0.0.1", "KENNING_MCP_PORT": str(port), "KENNING_MCP_AUTH": "true",
+           "KENNING_LOG_LEVEL": "WARNING"}
+    env.pop("KENNING_VALKEY_URL", None)
+    return env
+
+
+def wait_listening(child: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            tail = log_path.read_text(encoding="utf-8", errors="replace").strip()[-300:]
+            raise RuntimeError(f"`kenning mcp` exited with {child.returncode}: {tail}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"`kenning mcp` did not listen on port {port} within {START_TIMEOUT:.0f} s")
