@@ -50,9 +50,9 @@ def _valkey(args: argparse.Namespace, settings: Settings) -> int:
 @command("doctor", "Check Valkey, the search module, the indexes and the model; non-zero exit on failure.")
 def _doctor(args: argparse.Namespace, settings: Settings) -> int:
     from kenning import doctor
-    from kenning.embedding import load_embedder
+    from kenning.services import load_model
 
-    checks = doctor.run(settings, load_embedder)
+    checks = doctor.run(settings, lambda s: load_model(s, strict=False))
     for check in checks:
         print(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     return 0 if all(c.ok for c in checks) else 1

@@ -103,16 +103,35 @@ def _load(model: str, threads: int) -> Any:
                                  hint="check KENNING_EMBEDDING_MODEL points at a local model folder") from exc
 
 
-def load_embedder(settings: Settings) -> Embedder:
-    """Build the configured embedder (once per process)."""
+INT8_SUFFIX = "+int8"
+
+
+def resolve_backend(settings: Settings, pinned_model: str | None = None) -> str:
+    """The backend ``auto`` stands for. Pure.
+
+    int8 is the default only for the bundled model (its retrieval was measured, docs/benchmarks.md), and
+    never for a store whose vectors were written in fp32 (``pinned_model`` without the int8 suffix): such a
+    store keeps ``onnx`` (the same vectors as torch) instead of refusing to open.
+    """
+    if settings.embedding_backend != "auto":
+        return settings.embedding_backend
+    if settings.embedding_model is not None:
+        return "onnx"
+    if pinned_model is not None and not pinned_model.endswith(INT8_SUFFIX):
+        return "onnx"
+    return "onnx-int8"
+
+
+def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedder:
+    """Build the configured embedder (once per process); ``pinned_model`` is the store's, for ``auto``."""
     model = settings.embedding_model or default_model_path()
-    if settings.embedding_backend in ("onnx", "onnx-int8"):
+    backend = resolve_backend(settings, pinned_model)
+    if backend in ("onnx", "onnx-int8"):
         onnx_file = ensure_onnx(model, settings.data_dir / "models")
-        if settings.embedding_backend == "onnx-int8":
+        if backend == "onnx-int8":
             onnx_file = ensure_int8(onnx_file)
         return OnnxEmbedder(model, onnx_file, threads=settings.embedding_threads,
-                            batch_size=settings.embedding_batch_size,
-                            quantized=settings.embedding_backend == "onnx-int8")
+                            batch_size=settings.embedding_batch_size, quantized=backend == "onnx-int8")
     return SentenceTransformerEmbedder(model, threads=settings.embedding_threads,
                                        batch_size=settings.embedding_batch_size)
 
@@ -134,8 +153,9 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         # int8 vectors differ from fp32 ones (cosine ~0.99): a store pinned to one refuses the other.
-        self.model_name = _display_name(model) + ("+int8" if quantized else "")
+        self.model_name = _display_name(model) + (INT8_SUFFIX if quantized else "")
         self._batch_size = batch_size
+        self._quantized = quantized
         self._tokenizer = Tokenizer.from_file(str(Path(model) / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=max_length)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - pad to the longest
@@ -155,7 +175,14 @@ class OnnxEmbedder:
         return self._batch([text])[0]
 
     def embed_many(self, texts: list[str]) -> list[Vector]:
-        """Batches of similar length (less padding), returned in the caller's order."""
+        """Batches of similar length (less padding), returned in the caller's order.
+
+        The int8 model embeds one text per run: its activations are quantised with a range taken over the
+        whole input tensor, so in a batch a text's vector would depend on its neighbours (cosine ~0.99 to
+        its own single embedding). Alone, a text always gets the same vector, and measured no slower.
+        """
+        if self._quantized:
+            return [self._batch([text])[0] for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[Vector | None] = [None] * len(texts)
         for start in range(0, len(order), self._batch_size):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kenning.embedding import Embedder, load_embedder
 from kenning.engine import Engine
+from kenning.errors import BackendUnavailable
 from kenning.settings import Settings
 from kenning.store import connect
 
@@ -31,7 +32,31 @@ class Service(Protocol):
 
 def open_engine(settings: Settings, embedder: Embedder | None = None) -> Engine:
     """Connect, load the model (once) and open the engine: the start-up path of every process."""
-    return Engine.open(settings, connect(settings), embedder or load_embedder(settings))
+    client = connect(settings)
+    return Engine.open(settings, client, embedder or load_embedder(settings, _pinned(settings, client)))
+
+
+def load_model(settings: Settings, *, strict: bool = True) -> Embedder:
+    """The embedder for this store: ``auto`` reads which model wrote the store's vectors first.
+
+    ``strict=False`` (the doctor) loads the new-store default when Valkey cannot be asked, so an outage
+    is reported as an outage, not as a broken model.
+    """
+    try:
+        pinned = _pinned(settings, connect(settings))
+    except BackendUnavailable:
+        if strict:
+            raise
+        pinned = None
+    return load_embedder(settings, pinned)
+
+
+def _pinned(settings: Settings, client: Any) -> str | None:
+    if settings.embedding_backend != "auto":
+        return None
+    from kenning.store.indexes import pinned_model
+
+    return pinned_model(client, settings.key_prefix)
 
 
 def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True,
@@ -66,7 +91,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
         if settings.valkey_url is None:
             server = stack.enter_context(EmbeddedValkey(settings))
             print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
-        metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_embedder(settings))
+        metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_model(settings))
         engine = open_engine(settings, embedder)
         running = _start_all(front_doors(engine, settings, mcp=mcp, worker=worker, metrics=metrics), stack)
 
@@ -85,7 +110,7 @@ def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
     from mcp_server.metrics import Metrics, TimedEmbedder
 
     metrics = Metrics(CollectorRegistry())
-    return metrics, TimedEmbedder(load_embedder(settings), metrics)
+    return metrics, TimedEmbedder(load_model(settings), metrics)
 
 
 def run_alone(service: Service, banner: str) -> int:

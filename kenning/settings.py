@@ -68,11 +68,13 @@ class Settings(BaseSettings):
         default=1, ge=1, le=64, description="Intra-op threads of the embedder (1 keeps query latency steady)."
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Batch size for bulk embedding.")
-    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = Field(
-        default="onnx",
-        description="onnx = ONNX Runtime without torch at serving time (exported once from the model into "
-                    "<data_dir>/models; same vectors); torch = sentence-transformers, the reference; onnx-int8 = "
-                    "int8 weights (faster, different vectors: docs/benchmarks.md).",
+    embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
+        default="auto",
+        description="auto = onnx-int8 for the bundled model, except for a store whose vectors were written in "
+                    "fp32 (it keeps onnx); onnx = ONNX Runtime fp32 without torch at serving time (exported once "
+                    "into <data_dir>/models; the reference's vectors); onnx-int8 = int8 weights (~2x faster, "
+                    "its own vectors, retrieval measured equal: docs/benchmarks.md); torch = sentence-transformers, "
+                    "the reference.",
     )
 
     # --- memory rules ----------------------------------------------------------------------

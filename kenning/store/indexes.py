@@ -131,6 +131,12 @@ def drop(client: valkey.Valkey, prefix: str) -> None:
     call(client.delete, registry_key(prefix))
 
 
+def pinned_model(client: valkey.Valkey, prefix: str) -> str | None:
+    """The model that wrote this store's vectors, or None for a store that has none yet."""
+    value = call(client.hget, f"{prefix}meta:embedding", "model")
+    return None if value is None else text(value)
+
+
 def pin_model(client: valkey.Valkey, prefix: str, model: str, dim: int) -> None:
     """Record which model writes this store's vectors; refuse a different model or dimension."""
     meta = f"{prefix}meta:embedding"

@@ -49,7 +49,7 @@ def test_doctor_passes_against_a_running_valkey(
     out = capsys.readouterr().out
     assert "ok   valkey" in out
     assert "ok   search module: loaded" in out
-    assert "ok   embedding model: all-MiniLM-L6-v2, 384 dims" in out
+    assert "ok   embedding model: all-MiniLM-L6-v2+int8, 384 dims" in out  # the default for a new store
     assert "ok   indexes: 5 current" in out
 
 

@@ -35,4 +35,4 @@ def test_paraphrases_are_closer_than_unrelated_text(embedder: Embedder) -> None:
 
 
 def test_model_name_is_recorded(embedder: Embedder) -> None:
-    assert embedder.model_name == "all-MiniLM-L6-v2"
+    assert embedder.model_name == "all-MiniLM-L6-v2+int8"  # the default (auto) for a new store

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import SecretStr
 
 from kenning.embedding import (
     OnnxEmbedder,
@@ -15,8 +16,12 @@ from kenning.embedding import (
     ensure_onnx,
     load_embedder,
     mean_pool,
+    resolve_backend,
 )
+from kenning.errors import EmbeddingMismatch
+from kenning.services import load_model, open_engine
 from kenning.settings import Settings
+from kenning.store.client import connection_url
 
 TEXTS = [
     "pytest -x -q runs the unit suite of project atlas-api",
@@ -84,5 +89,40 @@ def test_int8_backend_is_close_but_pinned_as_another_model(onnx_file: Path) -> N
     fp32 = OnnxEmbedder(default_model_path(), onnx_file)
     int8 = OnnxEmbedder(default_model_path(), int8_file, quantized=True)
     assert int8.model_name == fp32.model_name + "+int8"  # a store written by one refuses the other
-    for want, got in zip(fp32.embed_many(TEXTS), int8.embed_many(TEXTS), strict=True):
+    batched = int8.embed_many(TEXTS)
+    for want, got in zip(fp32.embed_many(TEXTS), batched, strict=True):
         assert float(np.dot(want, got)) >= 0.97
+    # a text's int8 vector never depends on the texts embedded beside it (bulk import == remember)
+    assert all(np.array_equal(alone, int8.embed(text)) for alone, text in zip(batched, TEXTS, strict=True))
+
+
+def test_auto_means_int8_for_the_bundled_model_unless_the_store_was_written_in_fp32() -> None:
+    auto = Settings(_env_file=None)
+    assert auto.embedding_backend == "auto"
+    assert resolve_backend(auto) == "onnx-int8"  # a new store
+    assert resolve_backend(auto, "all-MiniLM-L6-v2+int8") == "onnx-int8"
+    assert resolve_backend(auto, "all-MiniLM-L6-v2") == "onnx"  # fp32 vectors: keep them, never refuse
+    assert resolve_backend(Settings(_env_file=None, embedding_model="/models/other")) == "onnx"  # not measured
+    assert resolve_backend(Settings(_env_file=None, embedding_backend="onnx"), "all-MiniLM-L6-v2+int8") == "onnx"
+
+
+def test_a_store_written_in_fp32_opens_with_auto_and_a_new_store_gets_int8(
+        onnx_file: Path, tmp_path: Path, settings: Settings) -> None:
+    int8_file = ensure_int8(onnx_file)
+    (tmp_path / "models").mkdir()
+    for made in (onnx_file, int8_file):  # reuse the exports of this module, do not redo them
+        (tmp_path / "models" / made.name).symlink_to(made)
+    shared = settings.model_copy(update={"data_dir": tmp_path, "valkey_url": SecretStr(connection_url(settings))})
+    old = shared.model_copy(update={"key_prefix": settings.key_prefix + "old:"})
+    fresh = shared.model_copy(update={"key_prefix": settings.key_prefix + "new:"})
+    # the store of an earlier release: its vectors were pinned as fp32
+    fp32 = OnnxEmbedder(default_model_path(), onnx_file)
+    first = open_engine(old.model_copy(update={"embedding_backend": "onnx"}), fp32)
+    assert load_model(old).model_name == "all-MiniLM-L6-v2"
+    assert open_engine(old).ctx.embedder.model_name == "all-MiniLM-L6-v2"  # opens, no EmbeddingMismatch
+    with pytest.raises(EmbeddingMismatch):  # positive control: int8 forced on it is refused
+        open_engine(old.model_copy(update={"embedding_backend": "onnx-int8"}))
+    assert open_engine(fresh).ctx.embedder.model_name == "all-MiniLM-L6-v2+int8"
+    for prefix in (old.key_prefix, fresh.key_prefix):
+        for key in first.store.client.scan_iter(match=f"{prefix}*"):
+            first.store.client.delete(key)
