@@ -11,7 +11,7 @@ from typing import Any
 
 from bench import report, system
 from bench.runner import RunConfig, execute
-from kenning.embedding import load_embedder
+from kenning.embedding import load_embedder, resolve_backend
 from kenning.settings import Settings
 
 RESULTS = system.ROOT / "bench" / "results"
@@ -27,6 +27,8 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     started = time.perf_counter()
     for name in QUIET:  # one line per HTTP request would drown the progress lines
         logging.getLogger(name).setLevel(logging.WARNING)
+    # every run starts a fresh store, so `auto` is what a new store gets; record the concrete backend
+    settings = settings.model_copy(update={"embedding_backend": resolve_backend(settings)})
     print(f"kenning bench: {size} corpus, seed {seed}, embedder backend {settings.embedding_backend}", flush=True)
     load_start = time.perf_counter()
     embedder = load_embedder(settings)
