@@ -144,10 +144,18 @@ def _warnings(run: Run, query: Query) -> int:
 
 
 def server_probe(settings: Settings) -> dict[str, Any]:
-    """RSS of a fresh process that loads the embedder and the engine and serves some recalls: what the
-    server process of `kenning up` holds (the bench process itself carries the corpus and the harness)."""
+    """RSS of a fresh process that runs what `kenning up` runs beside Valkey (embedder, engine, MCP server,
+    worker) and serves some recalls; the bench process itself carries the corpus and the harness.
+
+    The probe uses its own key prefix on the bench's Valkey: a worker's first maintenance run over the
+    corpus would change the store the later families measure (and take minutes at 100k). The process's
+    memory does not grow with the store, which lives in Valkey (measured separately).
+    """
+    from bench.runner import free_port
+
     env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
-           "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_EMBEDDING_BACKEND": settings.embedding_backend}
+           "KENNING_KEY_PREFIX": settings.key_prefix + "probe:", "KENNING_MCP_PORT": str(free_port()),
+           "KENNING_EMBEDDING_BACKEND": settings.embedding_backend}
     env.pop("KENNING_VALKEY_URL", None)
     done = subprocess.run([sys.executable, "-m", "bench.probe", str(PROBE_RECALLS)], env=env, capture_output=True,
                           text=True, check=False, timeout=300)

@@ -1,6 +1,6 @@
-"""The server-process probe: load the embedder and the engine as `kenning up` does, serve some recalls,
-print the resident memory as one JSON line. Run by the harness as ``python -m bench.probe N`` with the
-bench's KENNING_* environment (its private Valkey)."""
+"""The server-process probe: start what `kenning up` runs in its process -- the embedder, the engine, the
+MCP server and the worker -- serve some recalls, and print the resident memory as one JSON line. Run by
+the harness as ``python -m bench.probe N`` with the bench's KENNING_* environment (its private Valkey)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,27 @@ import time
 
 from bench.system import rss_mb
 from kenning.recall import RecallRequest
-from kenning.services import open_engine
+from kenning.services import front_doors, instrumented_embedder, open_engine
 from kenning.settings import load_settings
 
 
 def main(recalls: int) -> int:
     start = time.perf_counter()
     settings = load_settings()
-    engine = open_engine(settings)
-    loaded = time.perf_counter() - start
-    for n in range(recalls):
-        engine.recaller.recall(RecallRequest(f"how do we deploy the service, attempt {n}?", top_k=10))
-    print(json.dumps({"rss_mb": rss_mb(), "startup_seconds": loaded, "backend": settings.embedding_backend,
-                      "torch_imported": "torch" in sys.modules}))
+    metrics, embedder = instrumented_embedder(settings)  # as `kenning up` loads it
+    engine = open_engine(settings, embedder)
+    services = front_doors(engine, settings, mcp=True, worker=True, metrics=metrics)
+    for service in services:
+        service.start()
+    try:
+        loaded = time.perf_counter() - start
+        for n in range(recalls):
+            engine.recaller.recall(RecallRequest(f"how do we deploy the service, attempt {n}?", top_k=10))
+        print(json.dumps({"rss_mb": rss_mb(), "startup_seconds": loaded, "backend": embedder.model_name,
+                          "services": [s.name for s in services], "torch_imported": "torch" in sys.modules}))
+    finally:
+        for service in reversed(services):
+            service.stop()
     return 0
 
 
