@@ -38,8 +38,12 @@ that project as filter (global memories are always included).
 embedder and the memory store's search (`bench/instrument.py`), so `kenning/` carries no timing code:
 embed = the embedding call(s), search = every FT.SEARCH, rest = everything else (graveyard and suppression
 look-ups, lexical pass, scoring, recall log, audit, HSET). Samples are every recall/remember the families
-make. Throughput runs the paraphrase queries from 1 and 8 threads sharing one engine. The server RSS is a
-fresh process that loads the embedder and engine as `kenning up` does and serves 30 recalls.
+make. Throughput runs the paraphrase queries from 1 and 8 threads sharing one engine. **MCP over HTTP** is
+a real fastmcp client calling `kenning mcp` running in a process of its own on the bench's Valkey (bearer
+auth on), as a remote agent would; runs before 2026-11-30 15:00 had the server in the client's process
+(`same_process` in the JSON, also measured now). The **server RSS** is a fresh process that runs what
+`kenning up` runs beside Valkey -- embedder, engine, MCP server and worker -- and serves 30 recalls
+(runs before the same date loaded only the embedder and engine).
 """
 
 

@@ -144,11 +144,13 @@ def latency_table(results: list[Result]) -> list[str]:
                             f"| {fmt(s.get('p99_ms'))} |")
             rows.append(f"| {_label(r)} | {call} | FT.SEARCH calls per call (mean) | "
                         f"{fmt(dig(r, 'latency', call, 'search_calls_mean'), 1)} | | |")
-        for call in ("recall", "remember"):
-            s = dig(r, "mcp", call)
-            if s:
-                rows.append(f"| {_label(r)} | {call} via MCP/HTTP | total | {fmt(s.get('p50_ms'))} | "
-                            f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |")
+        for where, path in (("MCP/HTTP", ("mcp",)), ("MCP/HTTP, server in the client's process",
+                                                     ("mcp", "same_process"))):
+            for call in ("recall", "remember"):
+                s = dig(r, *path, call)
+                if s:
+                    rows.append(f"| {_label(r)} | {call} via {where} | total | {fmt(s.get('p50_ms'))} | "
+                                f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |")
     return rows
 
 
