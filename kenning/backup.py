@@ -3,7 +3,10 @@
 A backup is one JSON file in the backup directory, named ``kenning-backup-<UTC time>[-label].json``:
 format name and version, the key prefix, the embedding model and dimension, and then every memory
 (all hash fields, optionally the vector as base64 float32), every suppression, every contradiction
-record, and the keys of the project contexts (which are memories themselves).
+record, and the keys of the project contexts (which are memories themselves). A memory's
+``recall_count`` / ``last_recalled`` are exported live (the counter key beside the hash merged in,
+kenning/store/recalls.py), and a restored memory gets exactly the backup's counts (its counter key
+here, if any, is dropped).
 
 Restore reads and validates the WHOLE file before writing anything (a malformed or oversized file is
 refused with the reason), then plans each item: ``add`` (absent here), ``update`` (the backup's copy
@@ -32,6 +35,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
+from kenning.store.client import call
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.registries import SuppressionStore
 from kenning.store.vectors import read_many, times_many
@@ -137,7 +141,7 @@ class Backups:
     def _write_memories(self, out: Any, memories: list[Memory], *, vectors: bool, progress: Progress | None) -> None:
         batch = 500
         for start in range(0, len(memories), batch):
-            chunk = memories[start:start + batch]
+            chunk = self.ctx.store.memories.recalls.live(memories[start:start + batch])
             stored = read_many(self.ctx.store.client, [m.key for m in chunk]) if vectors else [None] * len(chunk)
             for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
                 entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
@@ -238,6 +242,7 @@ class Backups:
             fresh = [m for _, m, _ in chunk if m.key not in reuse]
             embedded = dict(zip([m.key for m in fresh], self.ctx.embedder.embed_many([m.content for m in fresh]),
                                 strict=True))
+            self._drop_counters([m.key for _, m, _ in chunk])
             for action, memory, reason in chunk:
                 self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)))
                 for rebuild in self.derived:
@@ -246,6 +251,12 @@ class Backups:
                                details={"restore": action})
             if progress is not None:
                 progress("restore", min(start + 100, len(todo)), len(todo))
+
+    def _drop_counters(self, keys: list[str]) -> None:
+        """Drop the live recall counters of memories about to be restored: the backup's counts apply."""
+        pipe = self.ctx.store.client.pipeline(transaction=False)
+        self.ctx.store.memories.recalls.queue_forget(pipe, keys)
+        call(pipe.execute)
 
     def _apply_registries(self, plan: Plan, *, actor: str) -> None:
         for action, term, record, reason in plan.suppressions:

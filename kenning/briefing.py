@@ -134,7 +134,8 @@ class Briefing:
         old: list[Memory] = []
         for namespace in ("knowledge", "episodic", "preference"):
             old += self._search(namespace, clauses, sort="created_at", descending=False, limit=50)
-        stale = [m for m in old if m.last_recalled is None or m.last_recalled < cutoff]
+        live = self.ctx.store.memories.recalls.live(old)  # the hashes' last_recalled lags by one fold
+        stale = [m for m in live if m.last_recalled is None or m.last_recalled < cutoff]
         stale.sort(key=lambda m: m.created_at)
         return [m for m in stale if not hidden_by(m, active)][:CAPS["stale"]]
 

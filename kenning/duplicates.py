@@ -133,7 +133,7 @@ class Duplicates:
 
         out: list[dict[str, Any]] = []
         for rows, high, low in clusters(matrix, threshold, linkable):
-            group = [have[i][0] for i in rows]
+            group = self.ctx.store.memories.recalls.live([have[i][0] for i in rows])  # counts decide the keeper
             # Single link can chain two opposite statements through a third: never merge such a group blindly.
             opposed = any(not linkable(i, j) for n, i in enumerate(rows) for j in rows[n + 1:])
             out.append({"keep": suggested_keep(group).key, "highest_similarity": round(high, 4),

@@ -3,13 +3,17 @@
 ``Maintenance.run`` is the one entry point a scheduler calls (the worker, every
 ``KENNING_MAINTENANCE_INTERVAL_MINUTES``; ``kenning maintain`` runs it once from the command line):
 
-1. expire: memories past ``expires_at`` are archived with the reason "expired on <date>";
-2. duplicates: clusters are reported for review; they are merged automatically only when
+1. recall counters: the live counters recalls wrote beside the memories since the last run are folded
+   into the memory hashes (kenning/store/recalls.py), one HSET per touched memory, so FT SORTBY on
+   ``recall_count`` / ``last_recalled`` sees them; what shows the counters reads the live values, only
+   that sort lags by up to one interval;
+2. expire: memories past ``expires_at`` are archived with the reason "expired on <date>";
+3. duplicates: clusters are reported for review; they are merged automatically only when
    ``KENNING_AUTO_MERGE_THRESHOLD`` is set, the whole cluster is at or above it and no two members are
    opposite statements (off by default);
-3. contradictions: open records are re-checked (a side gone, archived, or edited so it no longer
+4. contradictions: open records are re-checked (a side gone, archived, or edited so it no longer
    conflicts closes the record);
-4. indexes: drift (the registry or the index differs from this schema, still backfilling, document
+5. indexes: drift (the registry or the index differs from this schema, still backfilling, document
    count different from what a search sees) and phantom entries (index rows whose hash is gone).
 
 The report is returned and kept as the last maintenance report, which the briefing shows.
@@ -53,6 +57,7 @@ class Maintenance:
         started = self.ctx.clock.now()
         report = {
             "started_at": iso(started),
+            "recall_counters": self.ctx.store.memories.recalls.fold(),
             "expired": self.expire(actor=actor),
             "duplicates": self.duplicate_review(actor=actor),
             "contradictions": self.contradictions.recheck(actor=actor),

@@ -135,7 +135,11 @@ class Memories:
         return memory
 
     def list(self, listing: Listing) -> Page:
-        """One page of memories matching the filters, sorted on a NUMERIC field, with the total."""
+        """One page of memories matching the filters, sorted on a NUMERIC field, with the total.
+
+        The page shows live recall counters; sorting by ``recall_count`` / ``last_recalled`` uses the
+        values maintenance last folded into the hashes (FT SORTBY), so it may lag by one interval.
+        """
         if listing.sort not in SORTABLE:
             raise InvalidInput(f"cannot sort by {listing.sort!r}", hint=f"use one of {', '.join(SORTABLE)}")
         validation.bounded_int("limit", listing.limit, 1, 200)
@@ -151,7 +155,7 @@ class Memories:
             total += result.total
             items += [h.memory for h in result.hits]
         items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
-        page = items[listing.offset:listing.offset + listing.limit]
+        page = self.ctx.store.memories.recalls.live(items[listing.offset:listing.offset + listing.limit])
         return Page(items=tuple(page), total=total, offset=listing.offset, limit=listing.limit)
 
     def filter_clauses(self, listing: Listing) -> tuple[str, ...]:

@@ -24,7 +24,6 @@ from kenning.recall_log import RecallLog
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import Hit, SearchResult
 from kenning.store.client import call
-from kenning.store.patches import Patcher
 from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
@@ -158,7 +157,6 @@ class Recaller:
         self.suppressions = Suppressions(ctx)
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
         self.log = RecallLog(ctx)
-        self.patcher = Patcher(ctx.store.client, ctx.store.audit)
 
     def recall(self, request: RecallRequest) -> RecallResult:
         now = self.ctx.clock.now()
@@ -171,8 +169,7 @@ class Recaller:
         visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
         flagged = self.reinstate_candidates(p, hinted, np.asarray(embedded, dtype=np.float32), suppressed, now)
-        hits = select(ranked, flagged, p.top_k)
-        self.record(p, hits, now)
+        hits = self.record(p, select(ranked, flagged, p.top_k), now)
         return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool))
 
     def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
@@ -190,12 +187,15 @@ class Recaller:
         abandoned, hinted = look.finish(self.ctx.store.client, present)
         return abandoned, hinted, Suppressions.parse_active(suppressed)
 
-    def record(self, p: Plan, hits: list[RecallHit], now: float) -> None:
-        """The recall log entry and the hits' recall counters, in one round trip."""
+    def record(self, p: Plan, hits: list[RecallHit], now: float) -> list[RecallHit]:
+        """The recall log entry and the hits' recall counters, in one round trip; the hits with their new
+        counts. The counters live beside the memory hashes, which stay unwritten (no re-index per read)."""
+        recalls = self.ctx.store.memories.recalls
         pipe = self.ctx.store.client.pipeline(transaction=False)
         self.log.queue_record(pipe, p.text, hits, actor=p.actor, projects=p.projects)
-        self.patcher.queue_touch(pipe, [h.memory.key for h in hits], now)
-        call(pipe.execute)
+        recalls.queue_touch(pipe, [h.memory for h in hits], now)
+        touched = recalls.touched([h.memory for h in hits], call(pipe.execute)[1:], now)
+        return [replace(h, memory=m) for h, m in zip(hits, touched, strict=True)]
 
     def clauses(self, p: Plan, states: tuple[str, ...] | None = None) -> tuple[str, ...]:
         clauses = [query.tag("state", list(states or p.states))]

@@ -1,4 +1,8 @@
-"""Memory hashes and FT.SEARCH over them."""
+"""Memory hashes and FT.SEARCH over them.
+
+A single read merges the memory's live recall counters (``kenning.store.recalls``) in the same round
+trip; search results carry the hash's own (folded) values, and callers that show them merge them.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from kenning.models import Memory
 from kenning.query import Search
 from kenning.store.client import call, text
 from kenning.store.patches import PATCH_SCRIPT, Patch
+from kenning.store.recalls import Counter, Recalls
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,7 @@ class MemoryStore:
     def __init__(self, client: valkey.Valkey, prefix: str) -> None:
         self.client = client
         self.prefix = prefix
+        self.recalls = Recalls(client, prefix)
 
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
@@ -71,11 +77,15 @@ class MemoryStore:
         return bool(call(self.client.eval, PATCH_SCRIPT, 1, key, *change.args()))
 
     def read(self, key: str) -> Memory | None:
-        raw = call(self.client.hgetall, key)
+        """The memory with its live recall counters (hash and counter key in one round trip), or None."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.hgetall(key)
+        self.recalls.queue_read(pipe, key)
+        raw, counter = call(pipe.execute)
         if not raw:
             return None
         fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
-        return schema.decode(key, fields)
+        return Counter.parse(counter).applied(schema.decode(key, fields))
 
     def read_vector(self, key: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
         raw = call(self.client.hget, key, schema.VECTOR_FIELD)
@@ -85,7 +95,11 @@ class MemoryStore:
         return bool(call(self.client.exists, key))
 
     def delete(self, key: str) -> bool:
-        return bool(call(self.client.delete, key))
+        """Delete the hash and its recall counter (two keys, one round trip); False when the hash was gone."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.delete(key)
+        self.recalls.queue_forget(pipe, [key])
+        return bool(call(pipe.execute)[0])
 
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())

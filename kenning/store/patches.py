@@ -1,8 +1,9 @@
 """Field-level updates of memory hashes that never resurrect a deleted memory. One key per script.
 
 ``patch`` sets and removes fields in one atomic step on one key (cluster-safe, no read-modify-write
-race with a concurrent counter bump); ``touch_recalled`` bumps recall counters for many keys in one
-pipeline; ``apply`` runs a bulk change (patches, deletions and their audit events) in one pipeline.
+race with a concurrent writer); ``apply`` runs a bulk change (patches, deletions and their audit events)
+in one pipeline. A recall's usage counters are not written here: they live beside the hash
+(``kenning.store.recalls``), because every write to an indexed hash re-indexes the whole document.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import valkey
-from valkey.client import Pipeline
 
 from kenning.store.audit import AuditEvent, AuditLog
 from kenning.store.client import call
@@ -20,14 +20,6 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local n = tonumber(ARGV[1])
 if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n)) end
 for i = 2 + 2 * n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
-return 1
-"""
-# One HSET, not HINCRBY + HSET: every write to an indexed hash re-indexes the whole document (vector
-# included) on the search module, and that was most of a recall's time. Atomic all the same (one script).
-_TOUCH = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local count = tonumber(redis.call('HGET', KEYS[1], 'recall_count') or '0') + 1
-redis.call('HSET', KEYS[1], 'recall_count', string.format('%d', count), 'last_recalled', ARGV[1])
 return 1
 """
 
@@ -55,19 +47,6 @@ class Patcher:
     def patch(self, change: Patch) -> bool:
         """Apply one patch; False when the memory no longer exists (nothing is created)."""
         return bool(call(self.client.eval, PATCH_SCRIPT, 1, change.key, *change.args()))
-
-    def touch_recalled(self, keys: list[str], now: float) -> None:
-        """recall_count += 1 and last_recalled = now on each existing key, in one round trip."""
-        if not keys:
-            return
-        pipe = self.client.pipeline(transaction=False)
-        self.queue_touch(pipe, keys, now)
-        call(pipe.execute)
-
-    def queue_touch(self, pipe: Pipeline, keys: list[str], now: float) -> None:
-        """Queue ``touch_recalled``'s commands on ``pipe`` (one reply per key), to share a round trip."""
-        for key in keys:
-            pipe.eval(_TOUCH, 1, key, repr(now))
 
     def apply(self, patches: list[Patch], deletes: list[str], events: list[AuditEvent]) -> None:
         """One pipelined bulk change: patches, deletions and an audit event for each; then the history links."""

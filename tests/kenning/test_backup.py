@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -319,3 +320,19 @@ def test_valkey_going_away_mid_backup_leaves_no_file(tmp_path: Path, embedder: E
             engine.backups.backup(vectors=True, actor="admin", progress=stop_after_first_batch)
     assert calls == [500]  # positive control: the first batch was written to the partial file
     assert list((tmp_path / "backups").iterdir()) == []
+
+
+def test_backups_carry_live_recall_counts(engine: Engine, client: valkey.Valkey, embedder: Embedder,
+                                          clock: ManualClock) -> None:
+    key = engine.memories.remember(Draft("We deploy with Kamal", project="shop"), actor="a").key
+    for _ in range(2):  # counted beside the hash, not folded into it yet
+        engine.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"]))
+    made = engine.backups.backup(actor="admin")
+    settings = engine.ctx.settings
+    _wipe(client, settings.key_prefix)
+    fresh = Engine.open(settings, client, embedder, clock=clock)
+    fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
+    restored = fresh.memories.get(key)
+    assert (restored.recall_count, restored.last_recalled) == (2, clock.now())
+    stored: Any = client.hget(key, "recall_count")
+    assert stored == b"2"  # in the hash itself: sorting sees it at once

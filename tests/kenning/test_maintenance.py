@@ -116,7 +116,7 @@ def test_the_last_report_is_kept(engine: Engine) -> None:
     engine.maintenance.run()
     kept = engine.maintenance.last_report()
     assert kept is not None
-    assert set(kept) == {"started_at", "expired", "duplicates", "contradictions", "indexes"}
+    assert set(kept) == {"started_at", "recall_counters", "expired", "duplicates", "contradictions", "indexes"}
 
 
 def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

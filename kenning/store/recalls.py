@@ -1,0 +1,151 @@
+"""Live recall counters, kept beside the memory hashes (docs/memory-model.md, "Usage counters").
+
+Every write to an indexed hash makes the search module re-index the whole document, vector included,
+so a recall never writes the memories it returns. The touch writes one small hash per returned memory,
+``{prefix}recalled:{memory key}`` (``count``, ``last``), and adds the memory key to the set
+``{prefix}recalled:dirty``; each command names one key (cluster-safe).
+
+The rule for the live value: the counter key when it exists, else the memory hash's own
+``recall_count`` / ``last_recalled``. A new counter key starts from the count the caller read from the
+hash (it is the live value exactly when no counter key exists), so counts written before this layout
+keep counting. ``fold`` (maintenance) copies the counter into the hash, which is what FT SORTBY sees,
+and lets a counter that no touch changed since expire (``SETTLED_TTL``); a touch cancels that expiry.
+The fold only ever copies a value and never subtracts, so a concurrent touch is never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import valkey
+from valkey.client import Pipeline
+
+from kenning import schema
+from kenning.models import Memory
+from kenning.store.client import call, text
+from kenning.store.patches import PATCH_SCRIPT, Patch
+
+FOLD_BATCH = 500
+# A folded counter key no touch changed since: the hash holds its value, so it may go. Far longer than
+# a recall's read-then-touch (the only moment that reads the hash's count to start a new counter key).
+SETTLED_TTL = 86_400
+_TOUCH = """
+redis.call('HSETNX', KEYS[1], 'count', ARGV[2])
+local n = redis.call('HINCRBY', KEYS[1], 'count', 1)
+redis.call('HSET', KEYS[1], 'last', ARGV[1])
+redis.call('PERSIST', KEYS[1])
+return n
+"""
+_SETTLE = """
+if redis.call('HGET', KEYS[1], 'count') ~= ARGV[1] then return 0 end
+return redis.call('EXPIRE', KEYS[1], ARGV[2])
+"""
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A memory's counter key as read: ``count`` is None when there is none (the hash holds the value)."""
+
+    count: int | None
+    last: float | None
+
+    @classmethod
+    def parse(cls, reply: Sequence[Any]) -> Counter:
+        count, last = reply
+        return cls(None if count is None else int(text(count)), None if last is None else float(text(last)))
+
+    def applied(self, memory: Memory) -> Memory:
+        """The memory with these live values (unchanged when there is no counter key)."""
+        if self.count is None:
+            return memory
+        return replace(memory, recall_count=self.count, last_recalled=self.last)
+
+
+class Recalls:
+    """The counter keys of one key prefix: touch, live reads, fold, forget."""
+
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.dirty = f"{prefix}recalled:dirty"
+
+    def key(self, memory_key: str) -> str:
+        return f"{self.prefix}recalled:{memory_key}"
+
+    # --- touch (the end of every recall) ----------------------------------------------------
+    def queue_touch(self, pipe: Pipeline, memories: Sequence[Memory], now: float) -> int:
+        """Queue count += 1, last = now for each memory; returns how many replies it queued (one per
+        memory, the new count, then one for the dirty set). Never writes a memory hash."""
+        if not memories:
+            return 0
+        for memory in memories:
+            pipe.eval(_TOUCH, 1, self.key(memory.key), repr(now), str(memory.recall_count))
+        pipe.sadd(self.dirty, *(m.key for m in memories))
+        return len(memories) + 1
+
+    @staticmethod
+    def touched(memories: Sequence[Memory], replies: Sequence[Any], now: float) -> list[Memory]:
+        """The memories with the counts their touch returned (``replies`` as queued by ``queue_touch``)."""
+        return [replace(m, recall_count=int(n), last_recalled=now) for m, n in zip(memories, replies, strict=False)]
+
+    # --- live reads -------------------------------------------------------------------------
+    def queue_read(self, pipe: Pipeline, memory_key: str) -> None:
+        pipe.hmget(self.key(memory_key), ["count", "last"])
+
+    def live(self, memories: Sequence[Memory]) -> list[Memory]:
+        """The memories with their live counters, in one round trip."""
+        if not memories:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for memory in memories:
+            self.queue_read(pipe, memory.key)
+        replies = call(pipe.execute)
+        return [Counter.parse(r).applied(m) for m, r in zip(memories, replies, strict=True)]
+
+    # --- forget -----------------------------------------------------------------------------
+    def queue_forget(self, pipe: Pipeline, memory_keys: Sequence[str]) -> None:
+        for memory_key in memory_keys:  # one key per command: cluster-safe
+            pipe.delete(self.key(memory_key))
+
+    # --- fold (maintenance) -----------------------------------------------------------------
+    def fold(self, *, batch: int = FOLD_BATCH) -> dict[str, int]:
+        """Copy the counters touched since the last fold into their memory hashes (for FT SORTBY).
+
+        Pops what was dirty when it started, ``batch`` keys at a time: touches arriving meanwhile
+        wait for the next fold. A counter whose memory is gone (a touch that landed after a
+        forget) is deleted.
+        """
+        todo = int(call(self.client.scard, self.dirty))
+        folded = orphans = 0
+        while todo > 0:
+            keys = [text(k) for k in call(self.client.spop, self.dirty, min(batch, todo)) or []]
+            if not keys:
+                break
+            todo -= len(keys)
+            done, gone = self._fold(keys)
+            folded, orphans = folded + done, orphans + gone
+        return {"folded": folded, "orphans_removed": orphans}
+
+    def _fold(self, keys: list[str]) -> tuple[int, int]:
+        pipe = self.client.pipeline(transaction=False)
+        for memory_key in keys:
+            self.queue_read(pipe, memory_key)
+        counters = [(k, Counter.parse(r)) for k, r in zip(keys, call(pipe.execute), strict=True)]
+        counters = [(k, c) for k, c in counters if c.count is not None]  # forgotten meanwhile: nothing to fold
+        pipe = self.client.pipeline(transaction=False)
+        for memory_key, counter in counters:  # one HSET per memory: the re-index is paid here, off the hot path
+            sets, removes = schema.encode_changes({"recall_count": counter.count, "last_recalled": counter.last})
+            pipe.eval(PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args())
+        written = call(pipe.execute)
+        pipe = self.client.pipeline(transaction=False)
+        orphans = 0
+        for (memory_key, counter), exists in zip(counters, written, strict=True):
+            if exists:
+                pipe.eval(_SETTLE, 1, self.key(memory_key), str(counter.count), str(SETTLED_TTL))
+            else:
+                pipe.delete(self.key(memory_key))
+                orphans += 1
+        call(pipe.execute)
+        return len(counters) - orphans, orphans
