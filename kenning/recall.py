@@ -214,16 +214,15 @@ class Recaller:
                              return_fields=(*FIELD_NAMES, "distance"), limit=k)
                 for namespace in p.namespaces]
 
-    def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int, *,
-             floor: float | None = None) -> list[Hit]:
-        max_distance = None if floor is None else 1.0 - floor
-        return _valid(p, self.ctx.store.memories.search_many(self._searches(p, vector, clauses, k),
-                                                             max_distance=max_distance))
+    def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int, *, floor: float) -> list[Hit]:
+        """The KNN rows at or above ``floor`` (raw similarity): distances first, then only those rows read."""
+        return _valid(p, self.ctx.store.memories.nearest_many(self._searches(p, vector, clauses, k),
+                                                              max_distance=1.0 - floor))
 
     def candidates(self, p: Plan, vector: bytes) -> list[Hit]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
         k = min(200, p.top_k * (4 if p.as_of is not None else 3) + 10)
-        # rows under the floor on raw similarity never rank, so they are not decoded (lexical hits are
+        # rows under the floor on raw similarity never rank, so they are not even read (lexical hits are
         # searched separately and may pass the floor through an exact identifier)
         return self._knn(p, vector, self.clauses(p), k, floor=self.ctx.settings.relevance_floor)
 

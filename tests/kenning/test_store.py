@@ -38,6 +38,22 @@ def test_knn_hits_come_back_sorted_by_distance(engine: Engine) -> None:
     assert distances == sorted(distances)
 
 
+def test_nearest_many_reads_only_the_rows_within_the_distance_and_matches_a_full_search(engine: Engine) -> None:
+    _seed(engine)
+    vector = schema.vector_bytes(engine.ctx.embedder.embed("testing tools for python"))
+    full = Search(index=engine.ctx.index("knowledge"), knn=8, vector=vector, ef_runtime=64,
+                  return_fields=(*schema.FIELD_NAMES, "distance"), limit=8)
+    everything = engine.store.memories.search(full).hits
+    distances = [h.distance for h in everything if h.distance is not None]
+    assert len(distances) == 8
+    cut = (distances[2] + distances[3]) / 2  # between the 3rd and 4th nearest
+    assert distances[3] > cut  # positive control: farther rows exist
+    (near,) = engine.store.memories.nearest_many([full], max_distance=cut)
+    assert [(h.memory, h.distance) for h in near.hits] == [(h.memory, h.distance) for h in everything[:3]]
+    assert near.total == 8
+    assert engine.store.memories.nearest_many([], max_distance=1.0) == []
+
+
 def test_return_list_keeps_the_vector_out_of_replies(engine: Engine, client: valkey.Valkey) -> None:
     _seed(engine)
     search = Search(index=engine.ctx.index("knowledge"), return_fields=schema.FIELD_NAMES, limit=3)
