@@ -55,6 +55,10 @@ class Patcher:
             pipe.eval(PATCH_SCRIPT, 1, change.key, *change.args())
         for key in deletes:  # one key per command: cluster-safe
             pipe.delete(key)
+        if deletes:  # a deleted memory's usage counter goes with it (kenning.store.recalls imports this module)
+            from kenning.store.recalls import Recalls
+
+            Recalls(self.client, self.audit.prefix).queue_forget(pipe, deletes)
         self.audit.queue(pipe, events)
         replies = call(pipe.execute)
         self.audit.link(events, replies[len(replies) - len(events):])

@@ -170,3 +170,18 @@ def test_a_settled_counter_that_expired_leaves_the_folded_value(engine: Engine, 
     assert engine.memories.get(backup).recall_count == 2
     _recall(engine, "when does the backup run?")
     assert engine.memories.get(backup).recall_count == 3
+
+
+def test_delete_project_removes_the_counters_of_the_memories_it_deletes(engine: Engine, client: valkey.Valkey) -> None:
+    backup, deploy = _remember(engine, BACKUP, DEPLOY)
+    other = engine.memories.remember(Draft(LINT, project="elsewhere"), actor="a").key
+    recalls = engine.store.memories.recalls
+    _recall(engine, "when does the backup run?")
+    _recall(engine, "how do production deploys go out?")
+    assert [h.memory.key for h in engine.recaller.recall(RecallRequest("how is the linter run?", projects=["elsewhere"],
+                                                                      top_k=1)).hits] == [other]
+    assert client.exists(recalls.key(backup), recalls.key(deploy), recalls.key(other)) == 3
+    done = engine.lifecycle.project_action("delete_project", "p", confirm=True, actor="a", reason="retired")
+    assert done["affected"] == 2
+    assert client.exists(recalls.key(backup), recalls.key(deploy)) == 0
+    assert client.exists(recalls.key(other)) == 1  # positive control: another project's counter stays
