@@ -85,6 +85,15 @@ class TimedMemoryStore(MemoryStore):
             self.watch.add("search", time.perf_counter() - start)
             self.watch.add("search_calls", float(len(queries)))
 
+    def nearest_many(self, queries: Sequence[Search], *, max_distance: float) -> list[SearchResult]:
+        """Distance-only KNNs, then the read of the rows within ``max_distance``: both round trips count."""
+        start = time.perf_counter()
+        try:
+            return super().nearest_many(queries, max_distance=max_distance)
+        finally:
+            self.watch.add("search", time.perf_counter() - start)
+            self.watch.add("search_calls", float(len(queries)))
+
 
 def timed(fn: Any, watch: Stopwatch, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:
     """Call ``fn`` and return its result with the phase split (embed, search, rest, total) in seconds."""
