@@ -1,15 +1,17 @@
 """The recall pipeline (docs/recall.md).
 
-graveyard warnings (before embedding) -> embed once -> KNN per namespace with state/project/as-of
-prefilters, plus a lexical pass for exact identifiers -> drop suppressed -> relevance floor on RAW
-similarity -> score = relevance x visibility x recency x experience x temporal -> facts collapse into
-their source, dedupe by key -> reinstate candidates (hint matched) -> top_k -> recall log + counters.
+graveyard warnings, hints and suppressions (looked up while the query embeds) -> embed once -> KNN per
+namespace with state/project/as-of prefilters, plus a lexical pass for exact identifiers -> drop
+suppressed -> relevance floor on RAW similarity -> score = relevance x visibility x recency x experience
+x temporal -> facts collapse into their source, dedupe by key -> reinstate candidates (hint matched) ->
+top_k -> recall log + counters.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +32,7 @@ from kenning.suppression import Suppression, Suppressions, hidden_by
 MAX_TOP_K = 50
 MAX_IDENTIFIERS = 4
 MAX_REINSTATE = 3
+LOOKUP_THREADS = 4
 _STRIP = "\"'`,;:()[]{}<>?!"
 _NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
 # Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them verbatim would lift noise.
@@ -157,13 +160,21 @@ class Recaller:
         self.suppressions = Suppressions(ctx)
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
         self.log = RecallLog(ctx)
+        # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL): a few
+        # threads per engine, started on first use; a recall waits for both before it ranks anything.
+        self._lookups = ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="kenning-lookup")
 
     def recall(self, request: RecallRequest) -> RecallResult:
         now = self.ctx.clock.now()
         p = plan(request, now)
-        abandoned, hinted, suppressed = self.look_up(p.text)  # before embedding, by contract
+        looking = self._lookups.submit(self.look_up, p.text)  # independent of the embedding, by contract
+        try:
+            embedded = self.ctx.embedder.embed(p.text)
+        except BaseException:
+            wait([looking])  # the embedding's error is the one reported; the look-up never outlives the call
+            raise
+        abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
-        embedded = self.ctx.embedder.embed(p.text)
         vector = vector_bytes(embedded)
         pool = self.candidates(p, vector) + self.lexical(p, vector)
         visible = [h for h in pool if not hidden_by(h.memory, suppressed)]

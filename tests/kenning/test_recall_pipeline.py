@@ -240,3 +240,28 @@ def test_look_up_reads_graveyard_hints_and_a_suppression_another_process_just_ad
                                                                                      actor="p")
     assert [s.term for s in engine.recaller.look_up("celery or stripe?")[2]] == ["stripe"]
     other_client.close()  # type: ignore[no-untyped-call]
+
+
+class FailsToEmbed:
+    """The model failing on the query path (the look-ups it overlaps with still run)."""
+
+    def __init__(self, real: Embedder) -> None:
+        self.real = real
+        self.model_name = real.model_name
+        self.dimension = real.dimension
+
+    def embed(self, text: str) -> Vector:
+        raise BackendUnavailable("the embedding model failed: out of memory")
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        return self.real.embed_many(texts)
+
+
+def test_an_embedding_failure_is_the_error_reported_while_the_look_ups_ran_beside_it(
+        engine: Engine, settings: Settings, embedder: Embedder, clock: ManualClock) -> None:
+    engine.memories.remember(Draft(TEXT, project="p"), actor="a")
+    assert len(recall(engine, "when does the backup job run?")) == 1  # positive control: the store answers
+    broken = Engine.open(settings, connect(settings), FailsToEmbed(embedder), clock=clock)
+    with pytest.raises(BackendUnavailable, match="out of memory"):
+        broken.recaller.recall(RecallRequest("when does the backup job run?"))
+    assert len(recall(engine, "when does the backup job run?")) == 1
