@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kenning.embedding import Embedder, Vector
@@ -85,11 +85,13 @@ class TimedMemoryStore(MemoryStore):
             self.watch.add("search", time.perf_counter() - start)
             self.watch.add("search_calls", float(len(queries)))
 
-    def nearest_many(self, queries: Sequence[Search], *, max_distance: float) -> list[SearchResult]:
-        """Distance-only KNNs, then the read of the rows within ``max_distance``: both round trips count."""
+    def nearest_many(self, queries: Sequence[Search], *, max_distance: float | None = None,
+                     fields: tuple[str, ...] = (),
+                     accept: Callable[[int, dict[str, str]], bool] | None = None) -> list[SearchResult]:
+        """Slim KNNs, then the read of the rows kept: both round trips count as search."""
         start = time.perf_counter()
         try:
-            return super().nearest_many(queries, max_distance=max_distance)
+            return super().nearest_many(queries, max_distance=max_distance, fields=fields, accept=accept)
         finally:
             self.watch.add("search", time.perf_counter() - start)
             self.watch.add("search_calls", float(len(queries)))

@@ -246,12 +246,12 @@ class Recaller:
         wanted = [(ident, words) for ident in p.identifiers if (words := phrases.search_words(ident))]
         searches = [search for _, words in wanted for search in self._searches(
             p, vector, self.clauses(p) + tuple(query.text_any("content", [w]) for w in words), p.top_k + 5)]
-        results = self.ctx.store.memories.search_many(searches)
         per = len(p.namespaces)
-        out: list[Hit] = []
-        for n, (ident, _) in enumerate(wanted):
-            out += [h for h in _valid(p, results[n * per:(n + 1) * per]) if exact(h.memory.content, ident)]
-        return out
+
+        def verbatim(index: int, row: dict[str, str]) -> bool:  # only rows that hold it are read in full
+            return exact(row.get("content", ""), wanted[index // per][0])
+
+        return _valid(p, self.ctx.store.memories.nearest_many(searches, fields=("content",), accept=verbatim))
 
     def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
         """Floor on RAW similarity (an exact identifier match passes it), score, dedupe by key (best kept)."""

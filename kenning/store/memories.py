@@ -6,7 +6,7 @@ trip; search results carry the hash's own (folded) values, and callers that show
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -119,31 +119,34 @@ class MemoryStore:
         return [_parse(reply, with_fields=bool(q.return_fields), max_distance=max_distance)
                 for q, reply in zip(queries, replies, strict=True)]
 
-    def nearest_many(self, queries: Sequence[Search], *, max_distance: float) -> list[SearchResult]:
-        """KNN searches (one round trip) that return only the distance, then every field of the rows within
-        ``max_distance`` in a second round trip (HMGET, never the vector).
+    def nearest_many(self, queries: Sequence[Search], *, max_distance: float | None = None,
+                     fields: tuple[str, ...] = (),
+                     accept: Callable[[int, dict[str, str]], bool] | None = None) -> list[SearchResult]:
+        """KNN searches (one round trip) that return only the distance (and ``fields``), then every field of
+        the rows kept in a second round trip (HMGET, never the vector).
 
+        A row is kept when it is within ``max_distance`` and ``accept(query index, its fields)`` holds.
         A recall over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding
         every field of every row cost more than the second round trip (docs/benchmarks.md). A row whose hash
         is gone by the read counts as a phantom, as in ``search_many``.
         """
         if not queries:
             return []
-        slim = [replace(q, return_fields=(schema.DISTANCE_ALIAS,)) for q in queries]
+        slim = [replace(q, return_fields=(*fields, schema.DISTANCE_ALIAS)) for q in queries]
         pipe = self.client.pipeline(transaction=False)
         for q in slim:
             pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
         near: list[list[tuple[str, float]]] = []
-        for reply in replies:
+        for index, reply in enumerate(replies):
             if not isinstance(reply, list) or not reply:
                 raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
             rows = []
             for i in range(1, len(reply) - 1, 2):
                 raw = reply[i + 1]
-                fields = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
-                distance = float(fields.get(schema.DISTANCE_ALIAS, "inf"))
-                if distance <= max_distance:
+                found = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
+                distance = float(found.get(schema.DISTANCE_ALIAS, "inf"))
+                if (max_distance is None or distance <= max_distance) and (accept is None or accept(index, found)):
                     rows.append((text(reply[i]), distance))
             near.append(rows)
         wanted = [key for rows in near for key, _ in rows]
@@ -161,11 +164,11 @@ class MemoryStore:
             for key, distance in rows:
                 row = values[position]
                 position += 1
-                fields = {name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
-                if "created_at" not in fields:
+                stored = {name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
+                if "created_at" not in stored:
                     phantoms += 1
                     continue
-                hits.append(Hit(schema.decode(key, fields), distance))
+                hits.append(Hit(schema.decode(key, stored), distance))
             out.append(SearchResult(total=int(reply[0]), hits=tuple(hits), phantoms=phantoms))
         return out
 
