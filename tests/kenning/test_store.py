@@ -53,7 +53,7 @@ def test_nearest_many_reads_only_the_rows_within_the_distance_and_matches_a_full
     assert near.total == 8
     assert engine.store.memories.nearest_many([], max_distance=1.0) == []
     (ruff,) = engine.store.memories.nearest_many([full], fields=("content",),
-                                                 accept=lambda index, row: "Ruff" in row["content"])
+                                                 accept=lambda _, row: "Ruff" in row["content"])
     assert [h.memory.content for h in ruff.hits] == ["Ruff replaces flake8 and isort"]  # read in full
     assert ruff.hits[0].memory.project == "q"
 
