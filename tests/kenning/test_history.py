@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kenning.clock import ManualClock
@@ -152,7 +154,7 @@ def test_a_memory_history_holds_event_ids_and_the_events_live_once_in_the_audit_
     key = engine.memories.remember(Draft("Deploys go through Kamal", project="p"), actor="agent").key
     engine.memories.retag(key, add=["deploy"], actor="alice", reason="group deploy notes")
     audit = engine.store.audit
-    client = engine.store.client
+    client: Any = engine.store.client
     assert client.type(audit.events_key(key)) == b"list"
     assert client.exists(audit.history_key(key)) == 0  # no per-memory copy of the stream any more
     ids = [i.decode() for i in client.lrange(audit.events_key(key), 0, -1)]
@@ -164,7 +166,7 @@ def test_a_memory_history_holds_event_ids_and_the_events_live_once_in_the_audit_
 def test_history_written_before_the_id_lists_is_still_read_and_merged_in_order(engine: Engine) -> None:
     key = engine.memories.remember(Draft("Postgres runs version 16 everywhere", project="p"), actor="agent").key
     audit = engine.store.audit
-    client = engine.store.client
+    client: Any = engine.store.client
     # what the old code left behind: the memory's own stream, holding a copy of an earlier event
     old = AuditEvent(actor="legacy", action="import", key=key, reason="old store", at=1.0)
     old_id = client.xadd(audit.history_key(key), old.fields(), id="1-1")
