@@ -137,40 +137,31 @@ class MemoryStore:
         for q in slim:
             pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
-        near: list[list[tuple[str, float]]] = []
-        for index, reply in enumerate(replies):
-            if not isinstance(reply, list) or not reply:
-                raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
-            rows = []
-            for i in range(1, len(reply) - 1, 2):
-                raw = reply[i + 1]
-                found = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
-                distance = float(found.get(schema.DISTANCE_ALIAS, "inf"))
-                if (max_distance is None or distance <= max_distance) and (accept is None or accept(index, found)):
-                    rows.append((text(reply[i]), distance))
-            near.append(rows)
-        wanted = [key for rows in near for key, _ in rows]
-        values: list[Any] = []
-        if wanted:
-            pipe = self.client.pipeline(transaction=False)
-            for key in wanted:
-                pipe.hmget(key, list(schema.FIELD_NAMES))
-            values = call(pipe.execute, raise_on_error=True)
+        near = [_kept_rows(reply, index, max_distance, accept) for index, reply in enumerate(replies)]
+        values = iter(self._read_rows([key for rows in near for key, _ in rows]))
         out: list[SearchResult] = []
-        position = 0
         for reply, rows in zip(replies, near, strict=True):
             hits: list[Hit] = []
             phantoms = 0
             for key, distance in rows:
-                row = values[position]
-                position += 1
-                stored = {name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
+                stored = next(values)  # the rows of every reply were read in this order
                 if "created_at" not in stored:
                     phantoms += 1
                     continue
                 hits.append(Hit(schema.decode(key, stored), distance))
             out.append(SearchResult(total=int(reply[0]), hits=tuple(hits), phantoms=phantoms))
         return out
+
+    def _read_rows(self, keys: list[str]) -> list[dict[str, str]]:
+        """Every declared field (never the vector) of each key, in one round trip; {} for a hash gone."""
+        if not keys:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hmget(key, list(schema.FIELD_NAMES))
+        rows = call(pipe.execute, raise_on_error=True)
+        return [{name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
+                for row in rows]
 
     def count(self, query: Search) -> int:
         reply = call(self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args())
@@ -197,3 +188,18 @@ def _parse(reply: Any, *, with_fields: bool, max_distance: float | None = None) 
             continue
         hits.append(Hit(schema.decode(text(reply[i]), fields), float(distance) if distance is not None else None))
     return SearchResult(total=total, hits=tuple(hits), phantoms=phantoms)
+
+
+def _kept_rows(reply: Any, index: int, max_distance: float | None,
+               accept: Callable[[int, dict[str, str]], bool] | None) -> list[tuple[str, float]]:
+    """(key, distance) of the rows of one slim KNN reply within ``max_distance`` that ``accept`` keeps."""
+    if not isinstance(reply, list) or not reply:
+        raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
+    rows: list[tuple[str, float]] = []
+    for i in range(1, len(reply) - 1, 2):
+        raw = reply[i + 1]
+        found = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
+        distance = float(found.get(schema.DISTANCE_ALIAS, "inf"))
+        if (max_distance is None or distance <= max_distance) and (accept is None or accept(index, found)):
+            rows.append((text(reply[i]), distance))
+    return rows
