@@ -76,11 +76,11 @@ class TimedMemoryStore(MemoryStore):
             self.watch.add("search", time.perf_counter() - start)
             self.watch.add("search_calls", 1.0)
 
-    def search_many(self, queries: Sequence[Search], *, max_distance: float | None = None) -> list[SearchResult]:
+    def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Pipelined searches: one round trip, every FT.SEARCH in it counted."""
         start = time.perf_counter()
         try:
-            return super().search_many(queries, max_distance=max_distance)
+            return super().search_many(queries)
         finally:
             self.watch.add("search", time.perf_counter() - start)
             self.watch.add("search_calls", float(len(queries)))

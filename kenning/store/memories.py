@@ -105,19 +105,17 @@ class MemoryStore:
         reply = call(self.client.execute_command, *query.args())
         return _parse(reply, with_fields=bool(query.return_fields))
 
-    def search_many(self, queries: Sequence[Search], *, max_distance: float | None = None) -> list[SearchResult]:
+    def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
 
-        ``max_distance`` drops KNN rows farther than it before they are decoded (a relevance floor).
-        """
+        A KNN that keeps only rows within a distance is ``nearest_many``."""
         if not queries:
             return []
         pipe = self.client.pipeline(transaction=False)
         for q in queries:
             pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
-        return [_parse(reply, with_fields=bool(q.return_fields), max_distance=max_distance)
-                for q, reply in zip(queries, replies, strict=True)]
+        return [_parse(reply, with_fields=bool(q.return_fields)) for q, reply in zip(queries, replies, strict=True)]
 
     def nearest_many(self, queries: Sequence[Search], *, max_distance: float | None = None,
                      fields: tuple[str, ...] = (),
@@ -169,7 +167,7 @@ class MemoryStore:
 
 
 
-def _parse(reply: Any, *, with_fields: bool, max_distance: float | None = None) -> SearchResult:
+def _parse(reply: Any, *, with_fields: bool) -> SearchResult:
     if not isinstance(reply, list) or not reply:
         raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     total = int(reply[0])
@@ -181,8 +179,6 @@ def _parse(reply: Any, *, with_fields: bool, max_distance: float | None = None) 
         raw = reply[i + 1]
         fields = {raw[j].decode(): raw[j + 1].decode("utf-8", "replace") for j in range(0, len(raw) - 1, 2)}
         distance = fields.pop(schema.DISTANCE_ALIAS, None)
-        if max_distance is not None and distance is not None and float(distance) > max_distance:
-            continue  # below the caller's floor: not worth decoding
         if "created_at" not in fields:
             phantoms += 1  # the index still lists a hash that is gone
             continue
