@@ -8,7 +8,6 @@ counts leaks. A family whose engine API is missing is reported as "not measured:
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import subprocess
@@ -16,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from bench import families, metrics
+from bench import families, metrics, system
 from bench.corpus import GLOBAL, Item
 from bench.families import Query, Write, near_verbatim
 from kenning.settings import Settings
@@ -153,10 +152,8 @@ def server_probe(settings: Settings) -> dict[str, Any]:
     """
     from bench.runner import free_port
 
-    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
-           "KENNING_KEY_PREFIX": settings.key_prefix + "probe:", "KENNING_MCP_PORT": str(free_port()),
-           "KENNING_EMBEDDING_BACKEND": settings.embedding_backend}
-    env.pop("KENNING_VALKEY_URL", None)
+    env = system.child_env(settings, KENNING_KEY_PREFIX=settings.key_prefix + "probe:",
+                           KENNING_MCP_PORT=str(free_port()))
     done = subprocess.run([sys.executable, "-m", "bench.probe", str(PROBE_RECALLS)], env=env, capture_output=True,
                           text=True, check=False, timeout=300)
     if done.returncode != 0:

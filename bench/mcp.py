@@ -9,7 +9,6 @@ front of the run's store, with the server placed two ways and the same calls mad
 
 from __future__ import annotations
 
-import os
 import random
 import socket
 import subprocess
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from bench import families, metrics
+from bench import families, metrics, system
 from bench.corpus import filler, slots
 from bench.families import Query
 from kenning.settings import Settings
@@ -118,12 +117,8 @@ def separate_server(settings: Settings) -> Iterator[str]:
 
 
 def server_env(settings: Settings, port: int) -> dict[str, str]:
-    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
-           "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
-           "KENNING_MCP_HOST": "127.0.0.1", "KENNING_MCP_PORT": str(port), "KENNING_MCP_AUTH": "true",
-           "KENNING_LOG_LEVEL": "WARNING"}
-    env.pop("KENNING_VALKEY_URL", None)
-    return env
+    return system.child_env(settings, KENNING_MCP_HOST="127.0.0.1", KENNING_MCP_PORT=str(port),
+                            KENNING_MCP_AUTH="true", KENNING_LOG_LEVEL="WARNING")
 
 
 def wait_listening(child: subprocess.Popen[bytes], port: int, log_path: Path) -> None:

@@ -58,3 +58,13 @@ def used_memory(client: valkey.Valkey) -> int:
     """INFO memory used_memory in bytes."""
     info: Any = client.info("memory")
     return int(info["used_memory"])
+
+
+def child_env(settings: Any, **overrides: str) -> dict[str, str]:
+    """The environment of a child process (`kenning mcp`, the RSS probe) on the bench's private Valkey,
+    data dir, key prefix and embedder backend, never the user's; ``overrides`` are more KENNING_* values."""
+    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
+           "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
+           **overrides}
+    env.pop("KENNING_VALKEY_URL", None)
+    return env
