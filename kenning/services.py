@@ -43,7 +43,7 @@ def load_model(settings: Settings, *, strict: bool = True) -> Embedder:
     is reported as an outage, not as a broken model.
     """
     try:
-        pinned = _pinned(settings, connect(settings))
+        pinned = _pinned(settings)
     except BackendUnavailable:
         if strict:
             raise
@@ -51,12 +51,20 @@ def load_model(settings: Settings, *, strict: bool = True) -> Embedder:
     return load_embedder(settings, pinned)
 
 
-def _pinned(settings: Settings, client: Any) -> str | None:
+def _pinned(settings: Settings, client: Any = None) -> str | None:
+    """The store's pinned model when ``auto`` needs it; asks over ``client``, or a connection of its own
+    that it closes (the engine opens its own pool)."""
     if settings.embedding_backend != "auto":
         return None
     from kenning.store.indexes import pinned_model
 
-    return pinned_model(client, settings.key_prefix)
+    if client is not None:
+        return pinned_model(client, settings.key_prefix)
+    own = connect(settings)
+    try:
+        return pinned_model(own, settings.key_prefix)
+    finally:
+        own.close()  # type: ignore[no-untyped-call]
 
 
 def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True,
