@@ -60,6 +60,8 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     tools.register_all(registry_)
     # The SDK's own fast path for Mcp-Param-* header checks (FastMCP 4.1 leaves it unset, so each tools/call
     # would first run a full tools/list through the middleware): the schemas are fixed once registered.
+    if not hasattr(mcp._mcp_server, "get_tool_input_schema"):  # a pinned SDK changed: say so, never go slow quietly
+        raise RuntimeError("the MCP SDK has no get_tool_input_schema hook; see mcp_server/registry.py")
     mcp._mcp_server.get_tool_input_schema = registry_.input_schema
     mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))
     mcp.custom_route("/metrics", methods=["GET"])(routes.metrics(rt))

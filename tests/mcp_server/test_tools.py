@@ -14,6 +14,7 @@ from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.settings import Settings
 from kenning.store import connect
+from mcp_server.app import build_server
 from mcp_server.runtime import ENGINE_THREADS
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, probe, refused, start_harness
 
@@ -46,8 +47,17 @@ async def test_the_schema_each_call_is_checked_against_is_the_listed_one(mcp: Mc
     _, registry = probe()
     async with mcp.client("read") as client:
         listed = {t.name: t.input_schema for t in await client.list_tools()}
+    assert set(listed) == set(registry.specs)  # every tool, not an empty comparison
     assert {name: registry.input_schema(name) for name in listed} == listed
     assert registry.input_schema("no_such_tool") is None
+
+
+def test_the_server_answers_the_transports_schema_lookup_from_its_registry(engine: Engine, settings: Settings) -> None:
+    server, registry, _ = build_server(engine, settings)
+    hook = server._mcp_server.get_tool_input_schema
+    assert hook is not None
+    assert hook("recall") == registry.input_schema("recall")
+    assert "query" in (hook("recall") or {}).get("properties", {})
 
 
 # (readOnlyHint, destructiveHint) written out by hand: what each core tool really does, not what the registry says.
