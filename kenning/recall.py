@@ -1,10 +1,10 @@
 """The recall pipeline (docs/recall.md).
 
 graveyard warnings, hints and suppressions (looked up while the query embeds) -> embed once -> KNN per
-namespace with state/project/as-of prefilters, plus a lexical pass for exact identifiers -> drop
-suppressed -> relevance floor on RAW similarity -> score = relevance x visibility x recency x experience
-x temporal -> facts collapse into their source, dedupe by key -> reinstate candidates (hint matched) ->
-top_k -> recall log + counters.
+namespace with state/project/as-of prefilters, plus a lexical pass for exact identifiers (every KNN in one
+round trip, the rows kept read in a second) -> drop suppressed -> relevance floor on RAW similarity ->
+score = relevance x visibility x recency x experience x temporal -> facts collapse into their source, dedupe
+by key -> reinstate candidates (hint matched) -> top_k -> recall log + counters.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from kenning.graveyard import Graveyard
 from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
 from kenning.schema import FIELD_NAMES, vector_bytes
-from kenning.store import Hit, SearchResult
+from kenning.store import Hit, Near, SearchResult
 from kenning.store.client import call
 from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
@@ -176,7 +176,7 @@ class Recaller:
         abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
-        pool = self.candidates(p, vector) + self.lexical(p, vector)
+        pool = self.pool(p, vector)
         visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
         flagged = self.reinstate_candidates(p, hinted, np.asarray(embedded, dtype=np.float32), suppressed, now)
@@ -225,33 +225,31 @@ class Recaller:
                              return_fields=(*FIELD_NAMES, "distance"), limit=k)
                 for namespace in p.namespaces]
 
-    def _knn(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int, *, floor: float) -> list[Hit]:
-        """The KNN rows at or above ``floor`` (raw similarity): distances first, then only those rows read."""
-        return _valid(p, self.ctx.store.memories.nearest_many(self._searches(p, vector, clauses, k),
-                                                              max_distance=1.0 - floor))
+    def pool(self, p: Plan, vector: bytes) -> list[Hit]:
+        """The candidates and the identifier hits: every KNN in one round trip, the rows kept in a second."""
+        return _valid(p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector)))
 
-    def candidates(self, p: Plan, vector: bytes) -> list[Hit]:
+    def candidates(self, p: Plan, vector: bytes) -> list[Near]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
         k = min(200, p.top_k * (4 if p.as_of is not None else 3) + 10)
         # rows under the floor on raw similarity never rank, so they are not even read (lexical hits are
         # searched separately and may pass the floor through an exact identifier)
-        return self._knn(p, vector, self.clauses(p), k, floor=self.ctx.settings.relevance_floor)
+        cut = 1.0 - self.ctx.settings.relevance_floor
+        return [Near(search, max_distance=cut) for search in self._searches(p, vector, self.clauses(p), k)]
 
-    def lexical(self, p: Plan, vector: bytes) -> list[Hit]:
+    def lexical(self, p: Plan, vector: bytes) -> list[Near]:
         """For each identifier: the memories whose TEXT holds all its words, ranked by vector distance.
 
-        Only hits that contain the identifier verbatim are kept (the TEXT index stems and splits).
-        Every identifier's searches go in one round trip.
+        Only hits that contain the identifier verbatim are read in full (the TEXT index stems and splits).
         """
-        wanted = [(ident, words) for ident in p.identifiers if (words := phrases.search_words(ident))]
-        searches = [search for _, words in wanted for search in self._searches(
-            p, vector, self.clauses(p) + tuple(query.text_any("content", [w]) for w in words), p.top_k + 5)]
-        per = len(p.namespaces)
-
-        def verbatim(index: int, row: dict[str, str]) -> bool:  # only rows that hold it are read in full
-            return exact(row.get("content", ""), wanted[index // per][0])
-
-        return _valid(p, self.ctx.store.memories.nearest_many(searches, fields=("content",), accept=verbatim))
+        out: list[Near] = []
+        for ident in p.identifiers:
+            if words := phrases.search_words(ident):
+                clauses = self.clauses(p) + tuple(query.text_any("content", [w]) for w in words)
+                holds = functools.partial(_holds, ident)
+                out += [Near(search, fields=("content",), accept=holds)
+                        for search in self._searches(p, vector, clauses, p.top_k + 5)]
+        return out
 
     def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
         """Floor on RAW similarity (an exact identifier match passes it), score, dedupe by key (best kept)."""
@@ -350,6 +348,10 @@ def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> lis
     taken = {h.memory.key for h in keep}
     rest = [h for h in ranked if h.memory.key not in taken][:top_k - len(keep)]
     return sorted(keep + rest, key=lambda h: h.score, reverse=True)
+
+
+def _holds(identifier: str, row: dict[str, str]) -> bool:
+    return exact(row.get("content", ""), identifier)
 
 
 def _valid(p: Plan, results: list[SearchResult]) -> list[Hit]:

@@ -6,10 +6,10 @@ import valkey
 
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, text
-from kenning.store.memories import Hit, MemoryStore, SearchResult
+from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
 from kenning.store.snapshots import Snapshots
 
-__all__ = ["AuditEvent", "AuditLog", "Hit", "MemoryStore", "SearchResult", "Store", "connect", "digest"]
+__all__ = ["AuditEvent", "AuditLog", "Hit", "MemoryStore", "Near", "SearchResult", "Store", "connect", "digest"]
 
 
 class Store:

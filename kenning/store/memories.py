@@ -6,6 +6,7 @@ trip; search results carry the hash's own (folded) values, and callers that show
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +33,17 @@ class Hit:
     @property
     def similarity(self) -> float:
         return 1.0 - self.distance if self.distance is not None else 0.0
+
+
+@dataclass(frozen=True)
+class Near:
+    """A KNN whose rows are read only when within ``max_distance`` and accepted by ``accept(fields)``, where
+    the fields are the distance and ``fields`` (see ``MemoryStore.nearest``)."""
+
+    search: Search
+    max_distance: float | None = None
+    fields: tuple[str, ...] = ()
+    accept: Callable[[dict[str, str]], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,22 +132,29 @@ class MemoryStore:
     def nearest_many(self, queries: Sequence[Search], *, max_distance: float | None = None,
                      fields: tuple[str, ...] = (),
                      accept: Callable[[int, dict[str, str]], bool] | None = None) -> list[SearchResult]:
-        """KNN searches (one round trip) that return only the distance (and ``fields``), then every field of
-        the rows kept in a second round trip (HMGET, never the vector).
+        """``nearest`` with one rule for every query: ``max_distance``, ``fields`` and ``accept(query index,
+        fields)`` apply to all of them."""
+        return self.nearest([Near(q, max_distance, fields, None if accept is None else functools.partial(accept, i))
+                             for i, q in enumerate(queries)])
 
-        A row is kept when it is within ``max_distance`` and ``accept(query index, its fields)`` holds.
-        A recall over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding
-        every field of every row cost more than the second round trip (docs/benchmarks.md). A row whose hash
+    def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
+        """KNN searches (one round trip) that return only the distance (and each one's ``fields``), then
+        every field of the rows kept, for all of them at once, in a second round trip (HMGET, never the vector).
+
+        A row is kept when it is within its ``max_distance`` and its ``accept(fields)`` holds. A recall
+        over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding every
+        field of every row cost more than the second round trip (docs/benchmarks.md). Searches with other
+        rules (a recall's candidates and its identifier searches) share both round trips. A row whose hash
         is gone by the read counts as a phantom, as in ``search_many``.
         """
-        if not queries:
+        if not wanted:
             return []
-        slim = [replace(q, return_fields=(*fields, schema.DISTANCE_ALIAS)) for q in queries]
         pipe = self.client.pipeline(transaction=False)
-        for q in slim:
-            pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
+        for w in wanted:
+            slim = replace(w.search, return_fields=(*w.fields, schema.DISTANCE_ALIAS))
+            pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
-        near = [_kept_rows(reply, index, max_distance, accept) for index, reply in enumerate(replies)]
+        near = [_kept_rows(reply, w.max_distance, w.accept) for w, reply in zip(wanted, replies, strict=True)]
         values = iter(self._read_rows([key for rows in near for key, _ in rows]))
         out: list[SearchResult] = []
         for reply, rows in zip(replies, near, strict=True):
@@ -186,8 +205,8 @@ def _parse(reply: Any, *, with_fields: bool) -> SearchResult:
     return SearchResult(total=total, hits=tuple(hits), phantoms=phantoms)
 
 
-def _kept_rows(reply: Any, index: int, max_distance: float | None,
-               accept: Callable[[int, dict[str, str]], bool] | None) -> list[tuple[str, float]]:
+def _kept_rows(reply: Any, max_distance: float | None,
+               accept: Callable[[dict[str, str]], bool] | None) -> list[tuple[str, float]]:
     """(key, distance) of the rows of one slim KNN reply within ``max_distance`` that ``accept`` keeps."""
     if not isinstance(reply, list) or not reply:
         raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
@@ -196,6 +215,6 @@ def _kept_rows(reply: Any, index: int, max_distance: float | None,
         raw = reply[i + 1]
         found = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
         distance = float(found.get(schema.DISTANCE_ALIAS, "inf"))
-        if (max_distance is None or distance <= max_distance) and (accept is None or accept(index, found)):
+        if (max_distance is None or distance <= max_distance) and (accept is None or accept(found)):
             rows.append((text(reply[i]), distance))
     return rows

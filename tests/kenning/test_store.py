@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import valkey
@@ -12,6 +13,7 @@ from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.query import Search
+from kenning.store import Near
 from kenning.store import indexes as index_admin
 
 TEXTS = ["Redis streams keep the audit log", "Use pytest fixtures for the Valkey server",
@@ -56,6 +58,37 @@ def test_nearest_many_reads_only_the_rows_within_the_distance_and_matches_a_full
                                                  accept=lambda _, row: "Ruff" in row["content"])
     assert [h.memory.content for h in ruff.hits] == ["Ruff replaces flake8 and isort"]  # read in full
     assert ruff.hits[0].memory.project == "q"
+
+
+def test_nearest_runs_searches_with_different_rules_in_the_same_round_trips(engine: Engine) -> None:
+    """A recall's candidates (a distance cut) and identifier searches (a content test) share both round trips,
+    and each keeps its own rule: the answer equals the two asked apart."""
+    _seed(engine)
+    vector = schema.vector_bytes(engine.ctx.embedder.embed("testing tools for python"))
+    full = Search(index=engine.ctx.index("knowledge"), knn=8, vector=vector, ef_runtime=64, limit=8)
+    distances = _knn(engine, "testing tools for python", 8)
+    assert len(distances) == 8
+    cut = (distances[1] + distances[2]) / 2  # the two nearest only
+    near = Near(full, max_distance=cut)
+    mypy = Near(full, fields=("content",), accept=lambda row: "Mypy" in row["content"])
+    apart = engine.store.memories.nearest([near]) + engine.store.memories.nearest([mypy])
+    pipelines: list[int] = []
+    client = engine.store.memories.client
+    real = client.pipeline
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        pipelines.append(1)
+        return real(*args, **kwargs)
+
+    client.pipeline = counted  # type: ignore[method-assign]
+    try:
+        together = engine.store.memories.nearest([near, mypy])
+    finally:
+        del client.pipeline
+    assert len(pipelines) == 2  # the KNNs, then the rows kept
+    assert [len(r.hits) for r in together] == [2, 1]  # positive control: both rules kept something
+    assert together == apart
+    assert together[1].hits[0].memory.content == "Mypy strict mode on the tests too"
 
 
 def test_return_list_keeps_the_vector_out_of_replies(engine: Engine, client: valkey.Valkey) -> None:
