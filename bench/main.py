@@ -25,6 +25,7 @@ QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenni
 def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool,
         valkey_config: tuple[tuple[str, str], ...] = ()) -> int:
     started = time.perf_counter()
+    cpu_before = system.cpu_times()
     for name in QUIET:  # one line per HTTP request would drown the progress lines
         logging.getLogger(name).setLevel(logging.WARNING)
     # every run starts a fresh store, so `auto` is what a new store gets; record the concrete backend
@@ -41,6 +42,7 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     }
     result.update(execute(config, embedder, settings, progress=lambda line: print(f"  {line}", flush=True)))
     result["wall_seconds"] = time.perf_counter() - started
+    result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu_before, system.cpu_times())
     folder = out or RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

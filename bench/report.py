@@ -156,8 +156,9 @@ def latency_table(results: list[Result]) -> list[str]:
 
 def resource_table(results: list[Result]) -> list[str]:
     rows = ["| run | import memories/s | bytes/memory (all) | of which hash | of which audit | valkey RSS MB | "
-            "server process RSS MB | torch loaded | recalls/s 1 client | recalls/s 8 clients | load avg |",
-            "| --- |" + " --- |" * 10]
+            "server process RSS MB | torch loaded | recalls/s 1 client | recalls/s 8 clients | load avg | "
+            "CPU steal % |",
+            "| --- |" + " --- |" * 11]
     for r in results:
         rows.append(" | ".join([
             f"| {_label(r)}", fmt(dig(r, "import", "memories_per_second"), 0),
@@ -167,7 +168,7 @@ def resource_table(results: list[Result]) -> list[str]:
             fmt(dig(r, "memory", "server_probe", "torch_imported")),
             fmt(dig(r, "throughput", "1_clients", "recalls_per_second"), 0),
             fmt(dig(r, "throughput", "8_clients", "recalls_per_second"), 0),
-            fmt(dig(r, "machine", "load_average")),
+            fmt(dig(r, "machine", "load_average")), fmt(dig(r, "machine", "cpu_steal_percent"), 1),
         ]) + " |")
     return rows
 

@@ -27,6 +27,24 @@ def machine() -> dict[str, Any]:
             "load_average": [round(x, 2) for x in os.getloadavg()]}
 
 
+def cpu_times() -> tuple[int, int]:
+    """(steal, total) jiffies of all CPUs since boot from /proc/stat; (0, 0) where there is none."""
+    stat = Path("/proc/stat")
+    if not stat.exists():
+        return 0, 0
+    fields = [int(x) for x in stat.read_text(encoding="utf-8").splitlines()[0].split()[1:]]
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
+def steal_percent(before: tuple[int, int], after: tuple[int, int]) -> float | None:
+    """The share of CPU time the hypervisor gave to other guests between two ``cpu_times``. Pure.
+
+    A virtual machine's neighbours slow every number of a run; a run with a high steal is not comparable.
+    """
+    total = after[1] - before[1]
+    return round(100.0 * (after[0] - before[0]) / total, 1) if total > 0 else None
+
+
 def _mem_total_kb() -> int:
     meminfo = Path("/proc/meminfo")
     if not meminfo.exists():
