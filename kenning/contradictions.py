@@ -28,14 +28,12 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
+from kenning.store import Near
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
 CANDIDATES_PER_NAMESPACE = 10
-# What detection and opening a record read from a candidate (never the vector, nothing more).
-CANDIDATE_FIELDS = ("content", "project", "created_at", "valid_from", "valid_to", "trust", "superseded_by", "state",
-                    "distance")
 # An optional second-tier checker (an LLM, added later): (a, b) -> one of VERDICTS.
 SecondTier = Callable[[Memory, Memory], str]
 
@@ -94,13 +92,14 @@ class Contradictions:
                    query.not_tag("kind", ["context"])]
         if memory.project != GLOBAL_PROJECT:
             clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
-        threshold = self.ctx.settings.contradiction_threshold
-        searches = [query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
-                                 knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
-                                 ef_runtime=self.ctx.settings.ef_runtime, return_fields=CANDIDATE_FIELDS,
-                                 limit=CANDIDATES_PER_NAMESPACE) for namespace in NAMESPACES]
-        return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.search_many(searches)
-                for hit in result.hits if hit.memory.key != memory.key and hit.similarity >= threshold]
+        # Distances first; only the rows at or above the threshold are read (usually one or two of 50).
+        cut = 1.0 - self.ctx.settings.contradiction_threshold
+        wanted = [Near(query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
+                                    knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
+                                    ef_runtime=self.ctx.settings.ef_runtime, limit=CANDIDATES_PER_NAMESPACE),
+                       max_distance=cut) for namespace in NAMESPACES]
+        return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.nearest(wanted)
+                for hit in result.hits if hit.memory.key != memory.key]
 
     def open(self, a: Memory, b: Memory, found: polarity.Conflict, similarity: float, *,
              actor: str) -> Contradiction | None:
