@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,31 +52,51 @@ def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
         return [(f"{text} (mcp probe {placement} {i})", project) for i, (text, project) in enumerate(texts)]
 
     result: dict[str, Any] = {"server": "separate process (kenning mcp)"}
+
+    def direct(query: Query) -> None:  # the same recall through the engine, just before the MCP one
+        run.recall(query, keep=False)
+
     try:
         with separate_server(settings) as url:
-            result.update(anyio.run(timed_calls, url, secret, queries, writes("separate")))
+            result.update(anyio.run(timed_calls, url, secret, queries, writes("separate"), direct))
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         result["not_measured"] = f"the server process did not serve: {exc}"
     result["same_process"] = same_process(run, settings, secret, queries, writes("same"))
     return result
 
 
-async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[Probe]) -> dict[str, Any]:
-    """One recall then one remember per query, each timed from the client; the first WARMUP are not kept."""
+async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[Probe],
+                      direct: Callable[[Query], None] | None = None) -> dict[str, Any]:
+    """One recall then one remember per query, each timed from the client; the first WARMUP are not kept.
+
+    With ``direct``, the same recall also runs through the engine right before each MCP one, and
+    ``recall_paired`` holds both and their difference per query: what MCP over HTTP adds, measured at the
+    same moment, so that the box's drift between the phases of a run does not land on the transport.
+    """
     from fastmcp import Client
 
     recall: list[float] = []
     remember: list[float] = []
+    engine: list[float] = []
     async with Client(url, auth=secret) as client:
         for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
+            before = time.perf_counter()
+            if direct is not None:
+                direct(query)
             start = time.perf_counter()
             await client.call_tool("recall", {"query": query.text, "projects": [query.project], "top_k": 10})
             middle = time.perf_counter()
             await client.call_tool("remember", {"content": text, "namespace": "episodic", "project": project})
             if index >= WARMUP:
+                engine.append(start - before)
                 recall.append(middle - start)
                 remember.append(time.perf_counter() - middle)
-    return {"recall": metrics.latency_summary(recall), "remember": metrics.latency_summary(remember)}
+    out: dict[str, Any] = {"recall": metrics.latency_summary(recall), "remember": metrics.latency_summary(remember)}
+    if direct is not None:
+        out["recall_paired"] = {"engine": metrics.latency_summary(engine),
+                                "added_by_mcp": metrics.latency_summary([m - e for m, e in zip(recall, engine,
+                                                                                               strict=True)])}
+    return out
 
 
 def same_process(run: Run, settings: Settings, secret: str, queries: list[Query],
