@@ -86,8 +86,7 @@ class TimedMemoryStore(MemoryStore):
             self.watch.add("search_calls", float(len(queries)))
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
-        """Slim KNNs, then the read of the rows kept: both round trips count as search (``nearest_many``
-        comes through here too)."""
+        """Slim KNNs, then the read of the rows kept: both round trips count as search."""
         start = time.perf_counter()
         try:
             return super().nearest(wanted)

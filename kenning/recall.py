@@ -23,7 +23,7 @@ from kenning.errors import InvalidInput
 from kenning.graveyard import Graveyard
 from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
-from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.schema import vector_bytes
 from kenning.store import Hit, Near, SearchResult
 from kenning.store.client import call
 from kenning.store.phrase_index import Lookup, PhraseIndex
@@ -219,10 +219,9 @@ class Recaller:
         return tuple(clauses)
 
     def _searches(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> list[query.Search]:
-        """One KNN per namespace."""
+        """One KNN per namespace (``MemoryStore.nearest`` sets what each returns)."""
         return [query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
-                             ef_runtime=max(self.ctx.settings.ef_runtime, k),
-                             return_fields=(*FIELD_NAMES, "distance"), limit=k)
+                             ef_runtime=max(self.ctx.settings.ef_runtime, k), limit=k)
                 for namespace in p.namespaces]
 
     def pool(self, p: Plan, vector: bytes) -> list[Hit]:

@@ -6,7 +6,6 @@ trip; search results carry the hash's own (folded) values, and callers that show
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -120,7 +119,7 @@ class MemoryStore:
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
 
-        A KNN that keeps only rows within a distance is ``nearest_many``."""
+        A KNN that reads only the rows within a distance is ``nearest``."""
         if not queries:
             return []
         pipe = self.client.pipeline(transaction=False)
@@ -128,14 +127,6 @@ class MemoryStore:
             pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
         return [_parse(reply, with_fields=bool(q.return_fields)) for q, reply in zip(queries, replies, strict=True)]
-
-    def nearest_many(self, queries: Sequence[Search], *, max_distance: float | None = None,
-                     fields: tuple[str, ...] = (),
-                     accept: Callable[[int, dict[str, str]], bool] | None = None) -> list[SearchResult]:
-        """``nearest`` with one rule for every query: ``max_distance``, ``fields`` and ``accept(query index,
-        fields)`` apply to all of them."""
-        return self.nearest([Near(q, max_distance, fields, None if accept is None else functools.partial(accept, i))
-                             for i, q in enumerate(queries)])
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
         """KNN searches (one round trip) that return only the distance (and each one's ``fields``), then

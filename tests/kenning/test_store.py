@@ -40,7 +40,7 @@ def test_knn_hits_come_back_sorted_by_distance(engine: Engine) -> None:
     assert distances == sorted(distances)
 
 
-def test_nearest_many_reads_only_the_rows_within_the_distance_and_matches_a_full_search(engine: Engine) -> None:
+def test_nearest_reads_only_the_rows_within_the_distance_and_matches_a_full_search(engine: Engine) -> None:
     _seed(engine)
     vector = schema.vector_bytes(engine.ctx.embedder.embed("testing tools for python"))
     full = Search(index=engine.ctx.index("knowledge"), knn=8, vector=vector, ef_runtime=64,
@@ -50,12 +50,12 @@ def test_nearest_many_reads_only_the_rows_within_the_distance_and_matches_a_full
     assert len(distances) == 8
     cut = (distances[2] + distances[3]) / 2  # between the 3rd and 4th nearest
     assert distances[3] > cut  # positive control: farther rows exist
-    (near,) = engine.store.memories.nearest_many([full], max_distance=cut)
+    (near,) = engine.store.memories.nearest([Near(full, max_distance=cut)])
     assert [(h.memory, h.distance) for h in near.hits] == [(h.memory, h.distance) for h in everything[:3]]
     assert near.total == 8
-    assert engine.store.memories.nearest_many([], max_distance=1.0) == []
-    (ruff,) = engine.store.memories.nearest_many([full], fields=("content",),
-                                                 accept=lambda _, row: "Ruff" in row["content"])
+    assert engine.store.memories.nearest([]) == []
+    (ruff,) = engine.store.memories.nearest([Near(full, fields=("content",),
+                                                  accept=lambda row: "Ruff" in row["content"])])
     assert [h.memory.content for h in ruff.hits] == ["Ruff replaces flake8 and isort"]  # read in full
     assert ruff.hits[0].memory.project == "q"
 
