@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from kenning.embedding import Embedder, Vector
@@ -69,30 +70,28 @@ class TimedMemoryStore(MemoryStore):
         self.watch = watch
 
     def search(self, query: Search) -> SearchResult:
-        start = time.perf_counter()
-        try:
+        with self._searching(1):
             return super().search(query)
-        finally:
-            self.watch.add("search", time.perf_counter() - start)
-            self.watch.add("search_calls", 1.0)
 
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Pipelined searches: one round trip, every FT.SEARCH in it counted."""
-        start = time.perf_counter()
-        try:
+        with self._searching(len(queries)):
             return super().search_many(queries)
-        finally:
-            self.watch.add("search", time.perf_counter() - start)
-            self.watch.add("search_calls", float(len(queries)))
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
         """Slim KNNs, then the read of the rows kept: both round trips count as search."""
+        with self._searching(len(wanted)):
+            return super().nearest(wanted)
+
+    @contextmanager
+    def _searching(self, calls: int) -> Iterator[None]:
+        """The time of the block under 'search', and its FT.SEARCH count under 'search_calls'."""
         start = time.perf_counter()
         try:
-            return super().nearest(wanted)
+            yield
         finally:
             self.watch.add("search", time.perf_counter() - start)
-            self.watch.add("search_calls", float(len(wanted)))
+            self.watch.add("search_calls", float(calls))
 
 
 def timed(fn: Any, watch: Stopwatch, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:

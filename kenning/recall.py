@@ -231,8 +231,8 @@ class Recaller:
     def candidates(self, p: Plan, vector: bytes) -> list[Near]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
         k = min(200, p.top_k * (4 if p.as_of is not None else 3) + 10)
-        # rows under the floor on raw similarity never rank, so they are not even read (lexical hits are
-        # searched separately and may pass the floor through an exact identifier)
+        # rows under the floor on raw similarity never rank, so they are not even read (the identifier
+        # searches of ``lexical`` have no cut: a row under the floor may still rank through its identifier)
         cut = 1.0 - self.ctx.settings.relevance_floor
         return [Near(search, max_distance=cut) for search in self._searches(p, vector, self.clauses(p), k)]
 
