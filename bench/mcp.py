@@ -122,7 +122,7 @@ def separate_server(settings: Settings) -> Iterator[str]:
     port = free_port()
     log_path = settings.data_dir / "mcp-server.log"
     with log_path.open("w", encoding="utf-8") as log:
-        child = subprocess.Popen([sys.executable, "-m", "kenning", "mcp"], env=server_env(settings, port),
+        child = subprocess.Popen([sys.executable, "-m", "kenning_cli", "mcp"], env=server_env(settings, port),
                                  stdout=log, stderr=subprocess.STDOUT)
         try:
             wait_listening(child, port, log_path)

@@ -10,8 +10,8 @@ import time
 
 from bench.system import rss_mb
 from kenning.recall import RecallRequest
-from kenning.services import front_doors, instrumented_embedder, open_engine
 from kenning.settings import load_settings
+from kenning_cli.services import front_doors, instrumented_embedder, open_engine
 
 
 def main(recalls: int) -> int:

@@ -16,7 +16,9 @@ import hashlib
 import logging
 import os
 import threading
+import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -120,6 +122,31 @@ def resolve_backend(settings: Settings, pinned_model: str | None = None) -> str:
     if pinned_model is not None and not pinned_model.endswith(INT8_SUFFIX):
         return "onnx"
     return "onnx-int8"
+
+
+class ObservedEmbedder:
+    """An embedder that reports the seconds of each call to ``observe``: the engine's instrumentation
+    hook. A door supplies the observer (the MCP server's latency histogram); the engine knows no door."""
+
+    def __init__(self, inner: Embedder, observe: Callable[[float], None]) -> None:
+        self.inner = inner
+        self.observe = observe
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+
+    def embed(self, text: str) -> Vector:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(text)
+        finally:
+            self.observe(time.perf_counter() - started)
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed_many(texts)
+        finally:
+            self.observe(time.perf_counter() - started)
 
 
 def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedder:

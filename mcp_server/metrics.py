@@ -11,8 +11,6 @@ from mcp_types import CallToolRequestParams
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from kenning.embedding import Embedder, Vector
-
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 UNKNOWN_TOOL = "unknown"  # the label of a call to a tool that does not exist: callers cannot mint label values
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -65,21 +63,3 @@ class MetricsMiddleware(Middleware):
         finally:
             self.metrics.tool_calls.labels(name, outcome).inc()
             self.metrics.tool_latency.labels(name).observe(time.perf_counter() - started)
-
-
-class TimedEmbedder:
-    """An embedder that records its latency; wraps the real one where a process opens its engine."""
-
-    def __init__(self, inner: Embedder, metrics: Metrics) -> None:
-        self.inner = inner
-        self.metrics = metrics
-        self.model_name = inner.model_name
-        self.dimension = inner.dimension
-
-    def embed(self, text: str) -> Vector:
-        with self.metrics.embedding_latency.time():
-            return self.inner.embed(text)
-
-    def embed_many(self, texts: list[str]) -> list[Vector]:
-        with self.metrics.embedding_latency.time():
-            return self.inner.embed_many(texts)

@@ -12,11 +12,13 @@ import pytest
 
 from feed_worker.jobs import MAINTENANCE, Job
 from feed_worker.worker import Worker
-from kenning.cli import build_parser, load_commands, main
 from kenning.engine import Engine
 from kenning.jobs import JobRun
 from kenning.settings import Settings
+from kenning_cli.main import build_parser, load_commands, main
 from tests.feed_worker.conftest import eventually
+
+ENTRY = "from kenning_cli.main import main; raise SystemExit(main({}))"  # the `kenning` script's own call
 
 load_commands()
 
@@ -49,9 +51,9 @@ def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(engine: 
                 "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_MAINTENANCE_INTERVAL_MINUTES": "0.005",
                 "KENNING_LOG_LEVEL": "WARNING"})
     assert engine.jobs.last_runs() == {}  # positive control: nothing has run on this store yet
-    # not `python -m kenning.cli`: run as __main__, the CLI module would not see the commands registered
-    # on the imported kenning.cli (the `kenning` script, and this, call the real module's main)
-    proc = subprocess.Popen([sys.executable, "-c", "from kenning.cli import main; raise SystemExit(main(['worker']))"],
+    # not `python -m kenning_cli.main`: run as __main__, the CLI module would not see the commands registered
+    # on the imported kenning_cli.main (the `kenning` script, and this, call the real module's main)
+    proc = subprocess.Popen([sys.executable, "-c", ENTRY.format("['worker']")],
                             cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

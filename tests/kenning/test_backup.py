@@ -12,7 +12,6 @@ import pytest
 import valkey
 
 from kenning.backup import check, decide, rekey
-from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
 from kenning.embedding import Embedder
@@ -25,6 +24,7 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning.store import connect
 from kenning.store import indexes as index_admin
+from kenning_cli.main import load_commands, main
 from tests.conftest import free_port, make_settings
 
 load_commands()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.cli import COMMANDS, load_commands
+from kenning_cli.main import COMMANDS, load_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 load_commands()

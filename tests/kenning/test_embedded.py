@@ -92,7 +92,7 @@ def test_killed_server_loses_no_acknowledged_memory(tmp_path: Path, embedder: Em
 
 def test_valkey_command_starts_nothing_when_an_external_url_is_set(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from kenning.cli import main
+    from kenning_cli.main import main
 
     monkeypatch.setenv("KENNING_VALKEY_URL", "redis://:pw@127.0.0.1:1/0")
     assert main(["valkey"]) == 2

@@ -19,9 +19,9 @@ from kenning.embedding import (
     resolve_backend,
 )
 from kenning.errors import EmbeddingMismatch
-from kenning.services import load_model, open_engine
 from kenning.settings import Settings
 from kenning.store.client import connection_url
+from kenning_cli.services import load_model, open_engine
 
 TEXTS = [
     "pytest -x -q runs the unit suite of project atlas-api",

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import valkey
 
-from kenning.cli import load_commands, main
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
@@ -18,6 +17,7 @@ from kenning.maintenance import Maintenance
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
+from kenning_cli.main import load_commands, main
 from tests.conftest import make_settings
 
 load_commands()

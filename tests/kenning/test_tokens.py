@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 import valkey
 
-from kenning.cli import main
 from kenning.clock import ManualClock
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.settings import Settings
 from kenning.store import Store
 from kenning.tokens import SECRET_PREFIX, Tokens, digest, grants
+from kenning_cli.main import main
 
 
 @pytest.fixture

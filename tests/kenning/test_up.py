@@ -20,7 +20,7 @@ def up_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
     env.update({"KENNING_DATA_DIR": str(tmp_path / "data"), "KENNING_VALKEY_PORT": str(free_port()),
                 "KENNING_MCP_PORT": str(free_port()), "KENNING_LOG_LEVEL": "WARNING"})
-    proc = subprocess.Popen([sys.executable, "-m", "kenning.cli", "up"], cwd=tmp_path, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "kenning_cli.main", "up"], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield proc, env
     if proc.poll() is None:
@@ -35,7 +35,7 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
     lines = wait_for_line(proc, "kenning is up")
     assert any(line.startswith("valkey ready on 127.0.0.1:") for line in lines)
     assert "worker started" in lines  # the scheduled maintenance runs beside the MCP server
-    doctor = subprocess.run([sys.executable, "-m", "kenning.cli", "doctor"], cwd=tmp_path, env=env,
+    doctor = subprocess.run([sys.executable, "-m", "kenning_cli.main", "doctor"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=180, check=False)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "ok   indexes: 5 current" in doctor.stdout

@@ -10,10 +10,10 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import SSETransport
 
-from kenning.cli import main
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.settings import Settings
+from kenning_cli.main import main
 from mcp_server import auth
 from mcp_server.app import build_server
 from mcp_server.service import McpService

@@ -11,10 +11,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.embedding import Embedder, ObservedEmbedder
 from kenning.engine import Engine
 from kenning.store import connect
-from mcp_server.metrics import Metrics, TimedEmbedder
+from mcp_server.metrics import Metrics
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, refused, start_harness
 
 
@@ -98,9 +98,9 @@ async def test_valkey_outage_mid_session_is_reported_as_an_outage(
     assert metrics[("kenning_valkey_errors_total", ())] == len(during)
 
 
-def test_timed_embedder_records_embedding_latency(embedder: Embedder) -> None:
+def test_observed_embedder_records_embedding_latency(embedder: Embedder) -> None:
     registry = CollectorRegistry()
-    timed = TimedEmbedder(embedder, Metrics(registry))
+    timed = ObservedEmbedder(embedder, Metrics(registry).embedding_latency.observe)
     assert len(timed.embed("one text")) == embedder.dimension
     assert len(timed.embed_many(["two", "texts"])) == 2
     assert timed.model_name == embedder.model_name

@@ -20,6 +20,8 @@ from kenning.settings import Settings
 from tests.conftest import free_port, wait_for_line
 from tests.mcp_server.conftest import ok, refused
 
+ENTRY = "from kenning_cli.main import main; raise SystemExit(main({}))"  # the `kenning` script's own call
+
 Env = dict[str, str]
 
 
@@ -28,7 +30,7 @@ def platform(tmp_path: Path) -> Iterator[Env]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
     env.update({"KENNING_DATA_DIR": str(tmp_path / "data"), "KENNING_VALKEY_PORT": str(free_port()),
                 "KENNING_MCP_PORT": str(free_port()), "KENNING_LOG_LEVEL": "WARNING"})
-    proc = subprocess.Popen([sys.executable, "-c", "from kenning.cli import main; raise SystemExit(main(['up']))"],
+    proc = subprocess.Popen([sys.executable, "-c", "from kenning_cli.main import main; raise SystemExit(main(['up']))"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         lines = wait_for_line(proc, "kenning is up")
@@ -45,7 +47,7 @@ def platform(tmp_path: Path) -> Iterator[Env]:
 
 
 def _token(env: Env, scope: str, cwd: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", "from kenning.cli import main; raise SystemExit(main())",
+    done = subprocess.run([sys.executable, "-c", "from kenning_cli.main import main; raise SystemExit(main())",
                            "token", "create", "--scope", scope], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -76,7 +78,7 @@ async def test_kenning_mcp_runs_the_server_alone(settings: Settings, tmp_path: P
     env.update({"KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
                 "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_MCP_PORT": str(port),
                 "KENNING_LOG_LEVEL": "WARNING"})
-    proc = subprocess.Popen([sys.executable, "-c", "from kenning.cli import main; raise SystemExit(main(['mcp']))"],
+    proc = subprocess.Popen([sys.executable, "-c", ENTRY.format("['mcp']")],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         wait_for_line(proc, "MCP server on")

@@ -50,7 +50,7 @@ def _valkey(args: argparse.Namespace, settings: Settings) -> int:
 @command("doctor", "Check Valkey, the search module, the indexes and the model; non-zero exit on failure.")
 def _doctor(args: argparse.Namespace, settings: Settings) -> int:
     from kenning import doctor
-    from kenning.services import load_model
+    from kenning_cli.services import load_model
 
     checks = doctor.run(settings, lambda s: load_model(s, strict=False))
     for check in checks:
@@ -65,7 +65,7 @@ def _up_arguments(parser: argparse.ArgumentParser) -> None:
 
 @command("up", "Run the whole platform in the foreground: embedded Valkey and every service.", _up_arguments)
 def _up(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning import services
+    from kenning_cli import services
 
     return services.up(settings, mcp=not args.no_mcp, worker=not args.no_worker)
 
@@ -124,12 +124,12 @@ def load_commands() -> None:
     """Import the modules that register further commands (tokens, maintenance, backups, bench)."""
     import importlib
 
-    for module in ("kenning.commands",):
+    for module in ("kenning_cli.commands",):
         importlib.import_module(module)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    # Run through the imported module, so commands registered by kenning.commands land in its table.
-    from kenning.cli import main as imported_main
+    # Run through the imported module, so commands registered by kenning_cli.commands land in its table.
+    from kenning_cli.main import main as imported_main
 
     sys.exit(imported_main())

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from kenning import __version__
-from kenning.cli import COMMANDS, build_parser, load_commands, main
 from kenning.embedded import EmbeddedValkey
 from kenning.engine import Engine
 from kenning.settings import Settings
+from kenning_cli.main import COMMANDS, build_parser, load_commands, main
 from tests.conftest import free_port
 
 load_commands()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kenning.commands import (
+from kenning_cli.commands import (
     backups,  # noqa: F401
     bench,  # noqa: F401
     maintenance,  # noqa: F401

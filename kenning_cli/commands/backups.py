@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kenning.cli import command
 from kenning.settings import Settings
+from kenning_cli.main import command
 
 BAR_WIDTH = 30
 
@@ -36,7 +36,7 @@ def _backup_arguments(parser: argparse.ArgumentParser) -> None:
 @command("backup", "Write a JSON backup (memories, suppressions, contradictions) to the backup directory.",
          _backup_arguments)
 def _backup(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.services import open_engine
+    from kenning_cli.services import open_engine
 
     result = open_engine(settings).backups.backup(vectors=args.vectors, label=args.label, actor="cli:backup",
                                                   progress=Bar(sys.stderr))
@@ -54,7 +54,7 @@ def _restore_arguments(parser: argparse.ArgumentParser) -> None:
 @command("restore", "Restore a backup: report the plan (add/update/skip and why), then --apply it.",
          _restore_arguments)
 def _restore(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.services import open_engine
+    from kenning_cli.services import open_engine
 
     engine = open_engine(settings)
     path = args.file if args.file.exists() else engine.backups.path_of(str(args.file))

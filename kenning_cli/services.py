@@ -87,8 +87,8 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool =
 
 def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
     """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the foreground; Ctrl-C stops all."""
-    from kenning.cli import wait_for_signal
     from kenning.embedded import EmbeddedValkey
+    from kenning_cli.main import wait_for_signal
 
     if mcp:
         from mcp_server.auth import check_exposure
@@ -115,16 +115,17 @@ def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
     """The model, loaded once, wrapped so /metrics sees the embedding latency of every caller."""
     from prometheus_client import CollectorRegistry
 
-    from mcp_server.metrics import Metrics, TimedEmbedder
+    from kenning.embedding import ObservedEmbedder
+    from mcp_server.metrics import Metrics
 
     metrics = Metrics(CollectorRegistry())
-    return metrics, TimedEmbedder(load_model(settings), metrics)
+    return metrics, ObservedEmbedder(load_model(settings), metrics.embedding_latency.observe)
 
 
 def run_alone(service: Service, banner: str) -> int:
     """`kenning mcp` and `kenning worker`: start one service, print ``banner``, block until Ctrl-C (a
     service that stops by itself is an error, see ``wait_for_signal``), then stop it."""
-    from kenning.cli import wait_for_signal
+    from kenning_cli.main import wait_for_signal
 
     service.start()
     print(f"{banner}; Ctrl-C stops it", flush=True)

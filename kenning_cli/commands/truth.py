@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from kenning.cli import command
 from kenning.schema import NAMESPACES
 from kenning.settings import Settings
+from kenning_cli.main import command
 
 
 def _maintain_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +22,7 @@ def _maintain_arguments(parser: argparse.ArgumentParser) -> None:
 @command("maintain", "Run one maintenance pass: expiry, duplicate review, contradiction re-check, index drift.",
          _maintain_arguments)
 def _maintain(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.services import open_engine
+    from kenning_cli.services import open_engine
 
     report = open_engine(settings).maintenance.run(actor="cli:maintain")
     if args.summary:
@@ -43,7 +43,7 @@ def _reindex_arguments(parser: argparse.ArgumentParser) -> None:
 @command("reindex", "Rebuild one namespace's search index safely (new index, backfill, swap, drop old).",
          _reindex_arguments)
 def _reindex(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.services import open_engine
+    from kenning_cli.services import open_engine
 
     result = open_engine(settings).maintenance.reindex(args.namespace, actor="cli:reindex")
     print(f"{result['namespace']}: rebuilt {result['index']} ({result['num_docs']} documents, "

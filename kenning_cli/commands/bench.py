@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from kenning.cli import command
 from kenning.settings import Settings
+from kenning_cli.main import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

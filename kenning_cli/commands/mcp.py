@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.cli import command
 from kenning.settings import Settings
+from kenning_cli.main import command
 
 
 @command("mcp", "Run the MCP server alone in the foreground (Valkey must be running).")
 def _mcp(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.services import instrumented_embedder, open_engine, run_alone
+    from kenning_cli.services import instrumented_embedder, open_engine, run_alone
     from mcp_server.auth import check_exposure
     from mcp_server.service import McpService
 

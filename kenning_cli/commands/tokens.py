@@ -10,11 +10,11 @@ import argparse
 import getpass
 import secrets
 
-from kenning.cli import command
 from kenning.clock import SystemClock
 from kenning.models import iso
 from kenning.settings import Settings
 from kenning.tokens import SCOPES, Tokens
+from kenning_cli.main import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

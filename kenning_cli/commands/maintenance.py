@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.cli import command
 from kenning.settings import Settings
+from kenning_cli.main import command
 
 
 @command("migrate", "Create or migrate the search indexes now (services also do this at start-up).")
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.services import open_engine
+    from kenning_cli.services import open_engine
 
     engine = open_engine(settings)
     for namespace, name in engine.ctx.indexes.items():
