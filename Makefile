@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,export]'
 	touch $(STAMP)
 
 lint: $(STAMP)

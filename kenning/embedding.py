@@ -154,7 +154,7 @@ def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedd
     model = settings.embedding_model or default_model_path()
     backend = resolve_backend(settings, pinned_model)
     if backend in ("onnx", "onnx-int8"):
-        onnx_file = ensure_onnx(model, settings.data_dir / "models")
+        onnx_file = ensure_onnx(model, settings.resolved_model_dir)
         if backend == "onnx-int8":
             onnx_file = ensure_int8(onnx_file)
         return OnnxEmbedder(model, onnx_file, threads=settings.embedding_threads,
@@ -250,7 +250,8 @@ def onnx_cache_name(model: str) -> str:
         path = folder / name
         if path.exists():
             stat = path.stat()
-            parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+            # size, not mtime: an image build copies the venv and the export between stages
+            parts.append(f"{name}:{stat.st_size}")
     return f"{folder.name or 'model'}-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:12]}.onnx"
 
 

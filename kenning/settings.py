@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     embedding_threads: int = Field(
         default=1, ge=1, le=64, description="Intra-op threads of the embedder (1 keeps query latency steady)."
     )
+    model_dir: Path | None = Field(
+        default=None,
+        description="Where the exported ONNX model files live (made once by `kenning model prepare` or on "
+                    "first start); unset = <data_dir>/models. The image ships them in /opt/kenning/models.",
+    )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Batch size for bulk embedding.")
     embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         default="auto",
@@ -150,7 +155,7 @@ class Settings(BaseSettings):
     )
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
-                     "mcp_public_url", "backup_dir", mode="before")
+                     "mcp_public_url", "backup_dir", "model_dir", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""
@@ -167,6 +172,10 @@ class Settings(BaseSettings):
     @property
     def resolved_backup_dir(self) -> Path:
         return self.backup_dir or self.data_dir / "backups"
+
+    @property
+    def resolved_model_dir(self) -> Path:
+        return self.model_dir or self.data_dir / "models"
 
 
 def load_settings(**overrides: object) -> Settings:
