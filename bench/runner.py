@@ -92,7 +92,6 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
         settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
                                            "key_prefix": "bench:", "valkey_url": None})
-        _share_model_cache(base.data_dir / "models", Path(tmp) / "models")
         with EmbeddedValkey(settings) as server:
             client = connect(settings)
             for name, value in config.valkey_config:
@@ -124,12 +123,6 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out["families"].update(lifecycle.run_all(run, progress))
             client.close()  # type: ignore[no-untyped-call]
     return out
-
-
-def _share_model_cache(source: Path, target: Path) -> None:
-    """The exported ONNX model of the user's data dir, visible to processes using the temporary one."""
-    if source.is_dir():
-        target.symlink_to(source, target_is_directory=True)
 
 
 def import_corpus(run: Run, client: Any) -> dict[str, Any]:

@@ -4,7 +4,8 @@ Two backends serve the same model (docs/benchmarks.md):
 - ``torch``: sentence-transformers on CPU torch, the reference implementation.
 - ``onnx``: tokenizers + onnxruntime + mean pooling + L2 normalisation, no torch at serving time.
   The ONNX file is exported locally from the bundled model once (torch + onnx, offline) into
-  ``<data_dir>/models`` and reused; a test proves its vectors match the reference (cosine >= 0.999).
+  ``KENNING_MODEL_DIR`` (default: the user cache dir) and reused; a test proves its vectors match the
+  reference (cosine >= 0.999).
 
 The model is loaded once per process at start-up. The query path runs one intra-op thread; bulk
 embedding batches. Front doors call these methods off the event loop (in a worker thread).

@@ -70,14 +70,15 @@ class Settings(BaseSettings):
     model_dir: Path | None = Field(
         default=None,
         description="Where the exported ONNX model files live (made once by `kenning model prepare` or on "
-                    "first start); unset = <data_dir>/models. The image ships them in /opt/kenning/models.",
+                    "first start, shared by every process of the user); unset = the user's cache dir "
+                    "(~/.cache/kenning/models). The image ships them in /opt/kenning/models.",
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=1024, description="Batch size for bulk embedding.")
     embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         default="auto",
         description="auto = onnx-int8 for the bundled model, except for a store whose vectors were written in "
                     "fp32 (it keeps onnx); onnx = ONNX Runtime fp32 without torch at serving time (exported once "
-                    "into <data_dir>/models; the reference's vectors); onnx-int8 = int8 weights (~2x faster, "
+                    "into KENNING_MODEL_DIR; the reference's vectors); onnx-int8 = int8 weights (~2x faster, "
                     "its own vectors, retrieval measured equal: docs/benchmarks.md); torch = sentence-transformers, "
                     "the reference.",
     )
@@ -175,7 +176,8 @@ class Settings(BaseSettings):
 
     @property
     def resolved_model_dir(self) -> Path:
-        return self.model_dir or self.data_dir / "models"
+        """A derived artefact, so a cache: every process and data dir of the user shares one export."""
+        return self.model_dir or Path(platformdirs.user_cache_dir("kenning", appauthor=False)) / "models"
 
 
 def load_settings(**overrides: object) -> Settings:

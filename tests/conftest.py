@@ -66,7 +66,8 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
 
 @pytest.fixture(scope="session")
 def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    """The configured default embedder; its ONNX export goes to a temp dir, never the user's data dir."""
+    """The configured default embedder. Its ONNX export lives in the user's model cache
+    (KENNING_MODEL_DIR's default), which every `kenning` child process of the suite reuses."""
     settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("model-data"))
     return load_embedder(settings)
 

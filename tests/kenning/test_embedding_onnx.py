@@ -69,7 +69,7 @@ def test_export_happens_once_and_is_reused(onnx_file: Path) -> None:
 def test_setting_selects_the_onnx_backend(onnx_file: Path, tmp_path: Path) -> None:
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / onnx_file.name).symlink_to(onnx_file)  # reuse the export, do not redo it
-    settings = Settings(_env_file=None, data_dir=tmp_path, embedding_backend="onnx")
+    settings = Settings(_env_file=None, data_dir=tmp_path, model_dir=tmp_path / "models", embedding_backend="onnx")
     embedder = load_embedder(settings)
     assert isinstance(embedder, OnnxEmbedder)
     assert embedder.model_name == "all-MiniLM-L6-v2"
@@ -112,7 +112,8 @@ def test_a_store_written_in_fp32_opens_with_auto_and_a_new_store_gets_int8(
     (tmp_path / "models").mkdir()
     for made in (onnx_file, int8_file):  # reuse the exports of this module, do not redo them
         (tmp_path / "models" / made.name).symlink_to(made)
-    shared = settings.model_copy(update={"data_dir": tmp_path, "valkey_url": SecretStr(connection_url(settings))})
+    shared = settings.model_copy(update={"data_dir": tmp_path, "model_dir": tmp_path / "models",
+                                         "valkey_url": SecretStr(connection_url(settings))})
     old = shared.model_copy(update={"key_prefix": settings.key_prefix + "old:"})
     fresh = shared.model_copy(update={"key_prefix": settings.key_prefix + "new:"})
     # the store of an earlier release: its vectors were pinned as fp32
