@@ -16,6 +16,7 @@ from kenning.engine import Engine
 from kenning.settings import Settings
 
 MAINTENANCE = "maintenance"
+ENRICHMENT = "enrichment"
 MAINTENANCE_ACTOR = "worker:maintenance"  # who the audit log names for what the worker's maintenance did
 
 
@@ -28,11 +29,17 @@ class Job:
     interval_seconds: float
 
 
-def scheduled(engine: Engine, settings: Settings) -> list[Job]:
-    """The worker's jobs and how often each runs (feed ingestion joins this list later)."""
-    return [
-        Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60),
-    ]
+def scheduled(engine: Engine, settings: Settings, consumer: str = "worker") -> list[Job]:
+    """The worker's jobs and how often each runs; the enrichment queue only when the LLM extras are on."""
+    jobs = [Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60)]
+    if engine.llm.available:
+        jobs.append(Job(ENRICHMENT, partial(enrichment, engine, consumer), settings.enrichment_interval_seconds))
+    return jobs
+
+
+def enrichment(engine: Engine, consumer: str) -> dict[str, Any]:
+    """Drain the enrichment queue once (jobs a dead worker left behind first)."""
+    return engine.enrichment.drain(consumer).public()
 
 
 def maintenance(engine: Engine) -> dict[str, Any]:

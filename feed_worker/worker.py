@@ -44,7 +44,7 @@ class Worker:
                  worker: str | None = None, on_run: Callable[[JobRun], None] | None = None) -> None:
         self.engine = engine
         self.id = worker or worker_id()
-        self.jobs = {job.name: job for job in (scheduled(engine, settings) if jobs is None else jobs)}
+        self.jobs = {job.name: job for job in (scheduled(engine, settings, self.id) if jobs is None else jobs)}
         if RENEW in self.jobs:
             raise InvalidInput(f"the job name {RENEW!r} is reserved for the leader lease")
         self.lease = engine.jobs.lease(self.id)

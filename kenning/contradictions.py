@@ -34,8 +34,9 @@ from kenning.store.contradictions import STATUSES, Contradiction, ContradictionS
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
 CANDIDATES_PER_NAMESPACE = 10
-# An optional second-tier checker (an LLM, added later): (a, b) -> one of VERDICTS.
-SecondTier = Callable[[Memory, Memory], str]
+# An optional second-tier checker (the LLM extras, kenning/llm.py): (a, b) -> one of VERDICTS, or
+# (verdict, reason) so the reason is stored on the contradiction.
+SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -125,10 +126,12 @@ class Contradictions:
         if self.second_tier is None:
             return replace(record, second_tier="unknown", second_tier_note="no second-tier checker configured")
         try:
-            verdict = self.second_tier(a, b)
+            answer = self.second_tier(a, b)
         except Exception as exc:  # the checker is an edge (LLM); its failure is "unknown", never "no"
             return replace(record, second_tier="unknown", second_tier_note=f"checker failed: {exc}"[:300])
-        return replace(record, second_tier=verdict if verdict in VERDICTS else "unknown")
+        verdict, note = answer if isinstance(answer, tuple) else (answer, "")
+        return replace(record, second_tier=verdict if verdict in VERDICTS else "unknown",
+                       second_tier_note=note[:300])
 
     def check(self, *, key: str | None = None, project: str | None = None, query_text: str | None = None,
               actor: str) -> CheckReport:

@@ -18,6 +18,7 @@ from kenning.contradictions import Contradictions
 from kenning.documents import Documents
 from kenning.duplicates import Duplicates
 from kenning.embedding import Embedder
+from kenning.enrichment import Enrichment
 from kenning.errors import BackendUnavailable
 from kenning.experience import Experience
 from kenning.graveyard import Graveyard
@@ -25,6 +26,7 @@ from kenning.history import History
 from kenning.inspection import Inspection
 from kenning.jobs import Jobs
 from kenning.lifecycle import Lifecycle
+from kenning.llm import Llm
 from kenning.maintenance import Maintenance
 from kenning.memory import Memories
 from kenning.projects import Projects
@@ -33,6 +35,7 @@ from kenning.recall_log import RecallLog
 from kenning.settings import Settings
 from kenning.store import Store
 from kenning.store import indexes as index_admin
+from kenning.store.llm import UsageLedger
 from kenning.suppression import Suppressions
 from kenning.tokens import Tokens
 
@@ -57,6 +60,8 @@ class Engine:
     briefing: Briefing
     backups: Backups
     jobs: Jobs
+    llm: Llm
+    enrichment: Enrichment
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -77,6 +82,7 @@ class Engine:
         derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex)
         duplicates = Duplicates(ctx, memories, archive)
         maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
+        llm, enrichment = _extras(ctx, memories)
         return cls(
             ctx=ctx, memories=memories, recaller=Recaller(ctx),
             tokens=Tokens(store, ctx.clock),
@@ -92,7 +98,7 @@ class Engine:
             briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
                               maintenance),
             backups=Backups(ctx, derived),
-            jobs=Jobs(store, settings),
+            jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
         )
 
     @property
@@ -103,3 +109,15 @@ class Engine:
     @property
     def store(self) -> Store:
         return self.ctx.store
+
+
+def _extras(ctx: Context, memories: Memories) -> tuple[Llm, Enrichment]:
+    """The optional LLM extras (docs/llm.md): without a key they stay off and every path is heuristic."""
+    llm = Llm(ctx.settings, UsageLedger(ctx.store.client, ctx.store.prefix), ctx.clock)
+    enrichment = Enrichment(ctx, memories, llm)
+    if llm.available:
+        memories.after_store.append(enrichment.on_stored)
+        if ctx.settings.llm_contradiction_verdicts:
+            memories.contradictions.second_tier = lambda a, b: llm.verdict(a.content, b.content,
+                                                                           project=a.project)
+    return llm, enrichment

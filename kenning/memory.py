@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,6 +70,8 @@ class Memories:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.contradictions = Contradictions(ctx)
+        # Called with each newly stored memory (the LLM extras queue enrichment here); never on a duplicate.
+        self.after_store: list[Callable[[Memory], None]] = []
 
     # --- remember -------------------------------------------------------------------------
     def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False) -> RememberResult:
@@ -82,6 +85,8 @@ class Memories:
                                       notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
         self.write_new(memory, vector, actor=actor, action="remember")
         opened = self.contradictions.on_remember(memory, vector, actor=actor)
+        for hook in self.after_store:
+            hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(
             f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
             f"settle it with resolve_contradiction" for c in opened))

@@ -136,6 +136,44 @@ class Settings(BaseSettings):
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
 
+    # --- LLM extras (optional; docs/llm.md) ----------------------------------------------------
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, description="Anthropic API key; unset = the LLM extras are off and every path is heuristic.",
+    )
+    anthropic_base_url: str | None = Field(
+        default=None, description="Anthropic API base URL; unset = the public API (tests point it at a local server).",
+    )
+    llm_model: str = Field(default="claude-haiku-4-5", description="Model the LLM extras call.")
+    llm_timeout_seconds: float = Field(default=30.0, gt=0, le=600, description="Timeout of one LLM request.")
+    llm_max_retries: int = Field(
+        default=3, ge=0, le=10, description="Retries on 429/5xx/timeouts (honouring Retry-After, capped at 30 s).",
+    )
+    llm_daily_token_cap: int = Field(
+        default=2_000_000, ge=0, description="Tokens (input + output) the extras may spend per UTC day in all.",
+    )
+    llm_project_daily_token_cap: int = Field(
+        default=0, ge=0, description="Tokens one project may spend per UTC day; 0 = only the overall cap.",
+    )
+    llm_extract_facts: bool = Field(
+        default=True, description="With a key: queue fact extraction for each new memory (episodic, knowledge).",
+    )
+    llm_contradiction_verdicts: bool = Field(
+        default=True, description="With a key: ask for a second-tier verdict on each contradiction opened.",
+    )
+    llm_query_expansion: bool = Field(
+        default=False, description="With a key: recall also searches up to 3 rephrasings of the query (cached).",
+    )
+    enrichment_visibility_seconds: float = Field(
+        default=300.0, gt=0, le=86_400,
+        description="A claimed enrichment job not finished in this time is retried by another worker.",
+    )
+    enrichment_max_attempts: int = Field(
+        default=3, ge=1, le=20, description="Attempts before an enrichment job is parked with its error.",
+    )
+    enrichment_interval_seconds: float = Field(
+        default=30.0, gt=0, le=86_400, description="How often the worker drains the enrichment queue.",
+    )
+
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(
         default=60.0, gt=0, le=10_080,
@@ -156,7 +194,8 @@ class Settings(BaseSettings):
     )
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
-                     "mcp_public_url", "backup_dir", "model_dir", mode="before")
+                     "mcp_public_url", "backup_dir", "model_dir", "anthropic_api_key", "anthropic_base_url",
+                     mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""

@@ -31,6 +31,16 @@ class Metrics:
                                            buckets=_LATENCY_BUCKETS, registry=registry)
         self.valkey_errors = Counter("kenning_valkey_errors", "Calls that failed because Valkey could not answer.",
                                      registry=registry)
+        self.llm_calls = Counter("kenning_llm_calls", "LLM extra calls by purpose and outcome (ok, failed, "
+                                 "invalid).", ("purpose", "outcome"), registry=registry)
+        self.llm_tokens = Counter("kenning_llm_tokens", "Tokens (input + output) the LLM extras spent, by purpose.",
+                                  ("purpose",), registry=registry)
+
+    def observe_llm(self, purpose: str, outcome: str, tokens: int) -> None:
+        """The engine's LLM observer (kenning.llm.Observer)."""
+        self.llm_calls.labels(purpose, outcome).inc()
+        if tokens:
+            self.llm_tokens.labels(purpose).inc(tokens)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

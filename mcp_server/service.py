@@ -28,6 +28,7 @@ class McpService:
                  auth_clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock)
+        engine.llm.observers.append(self.runtime.metrics.observe_llm)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
                                 log_level=settings.log_level.lower(), lifespan="on", access_log=False)
         self.server = uvicorn.Server(config)

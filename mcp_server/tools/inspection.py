@@ -37,6 +37,12 @@ def register(tools: Registry) -> None:
         return report.public()
 
     @tools.tool(scope="read")
+    async def queue_status() -> dict[str, Any]:
+        """The LLM enrichment queue: jobs waiting, in flight and parked (with errors), today's token spend."""
+        call = current()
+        return await call.run(call.engine.enrichment.status)
+
+    @tools.tool(scope="read")
     async def version() -> dict[str, Any]:
         """The Kenning server version."""
         return {"name": "kenning", "version": __version__}

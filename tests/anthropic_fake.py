@@ -1,0 +1,100 @@
+"""A local HTTP server that speaks the Anthropic Messages API shape (the real `anthropic` client points at
+it with ``base_url``): each request takes the next scripted reply; every request body is recorded.
+
+No test touches the internet: this server is the process edge.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.conftest import free_port
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    hold: threading.Event | None = None  # answer only once the test sets it
+
+
+def message(text: str, *, stop_reason: str = "end_turn", input_tokens: int = 40, output_tokens: int = 10) -> Reply:
+    return Reply(body={"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
+                       "content": [{"type": "text", "text": text}], "stop_reason": stop_reason,
+                       "stop_sequence": None,
+                       "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
+
+
+def answer(payload: dict[str, Any], **kwargs: Any) -> Reply:
+    return message(json.dumps(payload), **kwargs)
+
+
+def error(status: int, kind: str = "api_error", headers: dict[str, str] | None = None) -> Reply:
+    return Reply(status=status, body={"type": "error", "error": {"type": kind, "message": f"scripted {status}"}},
+                 headers=headers or {})
+
+
+class FakeAnthropic:
+    def __init__(self) -> None:
+        self.script: list[Reply] = []
+        self.requests: list[dict[str, Any]] = []
+        self.received = threading.Event()
+        self.port = free_port()
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def then(self, *replies: Reply) -> FakeAnthropic:
+        self.script.extend(replies)
+        return self
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
+                fake.received.set()
+                reply = fake.script.pop(0) if fake.script else error(500)
+                if reply.hold is not None:
+                    reply.hold.wait(60)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                data = json.dumps(reply.body or {}).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test, or a killed worker)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+
+def serve() -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic()
+    fake.thread.start()
+    try:
+        yield fake
+    finally:
+        fake.server.shutdown()
+        fake.server.server_close()
