@@ -48,7 +48,7 @@ defaults() {
   VENV=""
   EXPOSE_URL=""
   ADMIN=""
-  ANTHROPIC_KEY="${ANTHROPIC_API_KEY:-}"
+  ANTHROPIC_KEY="${KENNING_ANTHROPIC_API_KEY:-${ANTHROPIC_API_KEY:-}}"
   DRY_RUN=0
   ASSUME_YES=0
   UNINSTALL=0
@@ -173,7 +173,7 @@ write_env() {
       echo "KENNING_MCP_HOST=${bind}"
       echo "KENNING_WEB_HOST=${bind}"
       if [[ -n "${public}" ]]; then echo "KENNING_MCP_PUBLIC_URL=${public}"; fi
-      if [[ -n "${ANTHROPIC_KEY}" ]]; then echo "ANTHROPIC_API_KEY=${ANTHROPIC_KEY}"; fi
+      if [[ -n "${ANTHROPIC_KEY}" ]]; then echo "KENNING_ANTHROPIC_API_KEY=${ANTHROPIC_KEY}"; fi
     } > "${file}.tmp"
     mv "${file}.tmp" "${file}"
   )
