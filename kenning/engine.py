@@ -31,6 +31,7 @@ from kenning.projects import Projects
 from kenning.recall import Recaller
 from kenning.recall_log import RecallLog
 from kenning.settings import Settings
+from kenning.skills import Skills
 from kenning.store import Store
 from kenning.store import indexes as index_admin
 from kenning.suppression import Suppressions
@@ -57,6 +58,7 @@ class Engine:
     briefing: Briefing
     backups: Backups
     jobs: Jobs
+    skills: Skills
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -93,6 +95,7 @@ class Engine:
                               maintenance),
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings),
+            skills=Skills(ctx),
         )
 
     @property
