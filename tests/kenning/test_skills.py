@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import valkey
 
@@ -130,3 +133,18 @@ def test_find_skills_has_a_relevance_floor_and_promoted_knowledge_is_reference(e
     assert unrelated == [], [f.similarity for f in unrelated]
     with pytest.raises(InvalidInput, match="knowledge"):
         engine.skills.promote(history.orders, DOMAIN, actor="agent")
+
+
+def sources_counted(body: str) -> str:
+    """A SKILL.md with each citation list replaced by its length (ULIDs differ run to run)."""
+    return re.sub(r" \[([^\]]+)\]$", lambda m: f" [{m[1].count(',') + 1} sources]",
+                  skill_doc.canonical(body), flags=re.MULTILINE)
+
+
+def test_the_docs_example_is_what_the_seeded_history_compiles_to(engine: Engine, history: History) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "skills.md").read_text(encoding="utf-8")
+    example = re.search(r"<!-- skill-example -->\n```markdown\n(.*?)```", doc, flags=re.DOTALL)
+    assert example is not None
+    compiled = engine.skills.compile_skill(DOMAIN, actor="agent")
+    assert sources_counted(example[1]) == sources_counted(compiled.body)
+    assert "[2 sources]" in sources_counted(compiled.body)  # the normalising kept the citations' shape
