@@ -76,7 +76,8 @@ class Engine:
         rules = Lifecycle(ctx, memories)  # merging and expiry archive through the lifecycle rules
         archive = rules.archive
         # Restores write hashes directly; these rebuild what other components derive from a memory.
-        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex)
+        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex,
+                   Skills(ctx).reindex)
         duplicates = Duplicates(ctx, memories, archive)
         maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
         return cls(

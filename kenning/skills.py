@@ -276,6 +276,12 @@ class Skills:
                 out.append(_skill(memory))
         return out
 
+    def reindex(self, memory: Memory) -> None:
+        """Point the domain at a skill memory written directly (a restore); idempotent, others left alone."""
+        domain = (memory.metadata.get("skill") or {}).get("domain")
+        if memory.kind == "skill" and memory.namespace == "skill" and isinstance(domain, str):
+            self.store.set_current(domain, memory.key)
+
     def current_memory(self, domain: str) -> Memory | None:
         """The skill memory written for ``domain`` (a valid name), or None."""
         key = self.store.current(domain)

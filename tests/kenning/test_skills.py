@@ -12,9 +12,10 @@ from kenning import skill_doc
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
-from kenning.errors import Conflict, InvalidInput
+from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.memory import Draft
 from kenning.settings import Settings
+from tests.conftest import _wipe
 from tests.kenning.skill_history import DO_RULE, DOMAIN, GOTCHA, PGBOUNCER, VACUUM_RULE, History, seed
 
 
@@ -148,3 +149,18 @@ def test_the_docs_example_is_what_the_seeded_history_compiles_to(engine: Engine,
     compiled = engine.skills.compile_skill(DOMAIN, actor="agent")
     assert sources_counted(example[1]) == sources_counted(compiled.body)
     assert "[2 sources]" in sources_counted(compiled.body)  # the normalising kept the citations' shape
+
+
+def test_a_restore_brings_back_the_written_skill(engine: Engine, history: History, client: valkey.Valkey,
+                                                embedder: Embedder, clock: ManualClock) -> None:
+    proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
+    engine.skills.approve(proposal.id, proposal.sha, "ana")
+    engine.skills.write(proposal.id, actor="agent")
+    made = engine.backups.backup(actor="admin")
+    settings = engine.ctx.settings
+    _wipe(client, settings.key_prefix)
+    fresh = Engine.open(settings, client, embedder, clock=clock)
+    with pytest.raises(NotFound):
+        fresh.skills.get(DOMAIN)
+    fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
+    assert fresh.skills.get(DOMAIN).sha == proposal.sha
