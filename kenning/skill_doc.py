@@ -29,7 +29,12 @@ from kenning.errors import InvalidInput
 from kenning.schema import NAMESPACES
 
 SECTIONS: tuple[str, ...] = ("do", "watch", "dont", "reference")
-HEADINGS: dict[str, str] = {"do": "Do", "watch": "Watch out", "dont": "Don't", "reference": "Reference"}
+HEADINGS: dict[str, str] = {
+    "do": "Do",
+    "watch": "Watch out",
+    "dont": "Don't",
+    "reference": "Reference",
+}
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 NAME_RULE = "1-64 characters: a-z, 0-9 and '-', starting with a letter or digit (e.g. 'postgres-migrations')"
 MAX_BYTES = 40_000  # under the content limit, so a skill always fits one memory
@@ -71,8 +76,13 @@ class Rule:
         return f"- {self.text} [{', '.join(self.sources)}]"
 
     def public(self) -> dict[str, Any]:
-        return {"section": HEADINGS[self.section], "rule": self.text, "sources": list(self.sources),
-                "reinforcement": self.reinforcement, "blessed": self.blessed}
+        return {
+            "section": HEADINGS[self.section],
+            "rule": self.text,
+            "sources": list(self.sources),
+            "reinforcement": self.reinforcement,
+            "blessed": self.blessed,
+        }
 
 
 @dataclass(frozen=True)
@@ -84,8 +94,12 @@ class Change:
     risk: str  # "high" | "medium" | "low"
 
     def public(self) -> dict[str, Any]:
-        return {"change": self.change, "risk": self.risk, "section": HEADINGS[self.rule.section],
-                "rule": self.rule.text}
+        return {
+            "change": self.change,
+            "risk": self.risk,
+            "section": HEADINGS[self.rule.section],
+            "rule": self.rule.text,
+        }
 
 
 @dataclass(frozen=True)
@@ -108,19 +122,21 @@ class Document:
 def one_line(text: str, limit: int = MAX_RULE) -> str:
     """A lesson as a single bullet line: whitespace collapsed, cut at ``limit`` characters."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def cite(key: str, prefix: str) -> str:
     """A memory key without the installation's prefix: ``{prefix}mem:episodic:01J..`` -> ``episodic:01J..``."""
-    return key[len(f"{prefix}mem:"):]
+    return key[len(f"{prefix}mem:") :]
 
 
 def key_of(citation: str, prefix: str) -> str:
     return f"{prefix}mem:{citation}"
 
 
-def cluster(lessons: Iterable[Lesson], threshold: float, blessed: frozenset[str] = frozenset()) -> list[Rule]:
+def cluster(
+    lessons: Iterable[Lesson], threshold: float, blessed: frozenset[str] = frozenset()
+) -> list[Rule]:
     """Lessons of one section joined into rules: same identity, or stored vectors at least ``threshold``
     alike (cosine) and from a memory the rule does not cite yet. The rule keeps its oldest lesson's
     text (citations are ULIDs, so sorting them is sorting by age); every member is cited."""
@@ -134,7 +150,9 @@ def cluster(lessons: Iterable[Lesson], threshold: float, blessed: frozenset[str]
     rules = []
     for group in groups:
         sources = tuple(sorted({x.source for x in group}))
-        rules.append(Rule(group[0].section, group[0].text, sources, blessed=bool(blessed & set(sources))))
+        rules.append(
+            Rule(group[0].section, group[0].text, sources, blessed=bool(blessed & set(sources)))
+        )
     return rules
 
 
@@ -156,25 +174,38 @@ def _cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float:
 
 def gate(rules: Sequence[Rule], min_sources: int) -> tuple[list[Rule], list[Rule]]:
     """(kept, held back): a rule is kept when enough distinct memories back it or a person blessed one."""
-    kept = [r for r in rules if r.blessed or r.reinforcement >= min_sources or r.section == "reference"]
+    kept = [
+        r for r in rules if r.blessed or r.reinforcement >= min_sources or r.section == "reference"
+    ]
     return kept, [r for r in rules if r not in kept]
 
 
 def ordered(rules: Iterable[Rule]) -> list[Rule]:
     """Section order, then most reinforced first, then by text: the order is a function of the rules."""
-    return sorted(rules, key=lambda r: (SECTIONS.index(r.section), -r.reinforcement, r.text, r.sources))
+    return sorted(
+        rules, key=lambda r: (SECTIONS.index(r.section), -r.reinforcement, r.text, r.sources)
+    )
 
 
 def describe(name: str, rules: Sequence[Rule]) -> str:
     counts = {s: sum(1 for r in rules if r.section == s) for s in SECTIONS}
-    return (f"Reviewed lessons about {name} from past work ({counts['do']} do, {counts['watch']} watch out, "
-            f"{counts['dont']} don't, {counts['reference']} reference); use when working on {name}.")
+    return (
+        f"Reviewed lessons about {name} from past work ({counts['do']} do, {counts['watch']} watch out, "
+        f"{counts['dont']} don't, {counts['reference']} reference); use when working on {name}."
+    )
 
 
 def render(name: str, rules: Sequence[Rule], compiled_at: str) -> str:
     """The SKILL.md text. Same rules, same bytes, apart from the compiled_at line."""
-    lines = ["---", f"name: {name}", f"description: {json.dumps(describe(name, rules))}",
-             f"{COMPILED_AT} {compiled_at}", "---", "", f"# {name}"]
+    lines = [
+        "---",
+        f"name: {name}",
+        f"description: {json.dumps(describe(name, rules))}",
+        f"{COMPILED_AT} {compiled_at}",
+        "---",
+        "",
+        f"# {name}",
+    ]
     for section in SECTIONS:
         chosen = [r for r in ordered(rules) if r.section == section]
         if chosen:
@@ -184,7 +215,9 @@ def render(name: str, rules: Sequence[Rule], compiled_at: str) -> str:
 
 def canonical(text: str) -> str:
     """The text without its compiled_at line: what is hashed, diffed and compared."""
-    return "".join(line for line in text.splitlines(keepends=True) if not line.startswith(COMPILED_AT))
+    return "".join(
+        line for line in text.splitlines(keepends=True) if not line.startswith(COMPILED_AT)
+    )
 
 
 def sha(text: str) -> str:
@@ -193,9 +226,14 @@ def sha(text: str) -> str:
 
 def diff(old: str, new: str, name: str) -> str:
     """A unified diff of the canonical texts ('' when nothing changed)."""
-    return "".join(difflib.unified_diff(canonical(old).splitlines(keepends=True),
-                                        canonical(new).splitlines(keepends=True),
-                                        fromfile=f"{name}/SKILL.md (current)", tofile=f"{name}/SKILL.md (proposed)"))
+    return "".join(
+        difflib.unified_diff(
+            canonical(old).splitlines(keepends=True),
+            canonical(new).splitlines(keepends=True),
+            fromfile=f"{name}/SKILL.md (current)",
+            tofile=f"{name}/SKILL.md (proposed)",
+        )
+    )
 
 
 def changes(old: Sequence[Rule], new: Sequence[Rule]) -> list[Change]:
@@ -203,11 +241,23 @@ def changes(old: Sequence[Rule], new: Sequence[Rule]) -> list[Change]:
     a new Don't or a removed Do is high, a removed Watch out or Don't medium, the rest low."""
     before = {(r.section, r.text): r for r in old}
     after = {(r.section, r.text): r for r in new}
-    out = [Change("added", r, "high" if r.section == "dont" else "low")
-           for k, r in after.items() if k not in before]
-    out += [Change("removed", r, _removal_risk(r.section)) for k, r in before.items() if k not in after]
-    return sorted(out, key=lambda c: (("high", "medium", "low").index(c.risk), c.change,
-                                      SECTIONS.index(c.rule.section), c.rule.text))
+    out = [
+        Change("added", r, "high" if r.section == "dont" else "low")
+        for k, r in after.items()
+        if k not in before
+    ]
+    out += [
+        Change("removed", r, _removal_risk(r.section)) for k, r in before.items() if k not in after
+    ]
+    return sorted(
+        out,
+        key=lambda c: (
+            ("high", "medium", "low").index(c.risk),
+            c.change,
+            SECTIONS.index(c.rule.section),
+            c.rule.text,
+        ),
+    )
 
 
 def _removal_risk(section: str) -> str:
@@ -217,21 +267,31 @@ def _removal_risk(section: str) -> str:
 def parse(text: str) -> Document:
     """Read and validate a SKILL.md: size, front matter, sections, and a citation on every bullet."""
     if len(text.encode("utf-8")) > MAX_BYTES:
-        raise InvalidInput(f"the skill is {len(text.encode('utf-8')):,} bytes; the limit is {MAX_BYTES:,}",
-                           hint="split it into narrower skills")
+        raise InvalidInput(
+            f"the skill is {len(text.encode('utf-8')):,} bytes; the limit is {MAX_BYTES:,}",
+            hint="split it into narrower skills",
+        )
     head, body = _front_matter(text)
     name, description = head.get("name"), head.get("description")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise InvalidInput(f"front matter name {name!r} is not allowed", hint=NAME_RULE)
-    if not isinstance(description, str) or not description.strip() or len(description) > MAX_DESCRIPTION:
-        raise InvalidInput("front matter needs a description of 1-1,024 characters",
-                           hint="say what the skill is for and when to use it")
+    if (
+        not isinstance(description, str)
+        or not description.strip()
+        or len(description) > MAX_DESCRIPTION
+    ):
+        raise InvalidInput(
+            "front matter needs a description of 1-1,024 characters",
+            hint="say what the skill is for and when to use it",
+        )
     return Document(name, description.strip(), tuple(_rules(body)), text)
 
 
 def _front_matter(text: str) -> tuple[dict[str, Any], str]:
     if not text.startswith("---\n"):
-        raise InvalidInput("no YAML front matter", hint="start the file with a '---' line, name and description")
+        raise InvalidInput(
+            "no YAML front matter", hint="start the file with a '---' line, name and description"
+        )
     end = text.find("\n---\n", 3)
     if end < 0:
         raise InvalidInput("the front matter is not closed", hint="end it with a '---' line")
@@ -241,7 +301,7 @@ def _front_matter(text: str) -> tuple[dict[str, Any], str]:
         raise InvalidInput(f"the front matter is not valid YAML: {exc}".splitlines()[0]) from None
     if not isinstance(head, dict):
         raise InvalidInput("the front matter must be a mapping", hint="name: ..., description: ...")
-    return head, text[end + 5:]
+    return head, text[end + 5 :]
 
 
 def _rules(body: str) -> list[Rule]:
@@ -252,8 +312,9 @@ def _rules(body: str) -> list[Rule]:
         if line.startswith("## "):
             section = by_heading.get(line.rstrip())
             if section is None:
-                raise InvalidInput(f"unknown section {line.strip()!r}",
-                                   hint=f"use {', '.join(HEADINGS.values())}")
+                raise InvalidInput(
+                    f"unknown section {line.strip()!r}", hint=f"use {', '.join(HEADINGS.values())}"
+                )
         elif line.startswith("- "):
             rules.append(_bullet(line, section, number))
     return rules
@@ -261,14 +322,20 @@ def _rules(body: str) -> list[Rule]:
 
 def _bullet(line: str, section: str | None, number: int) -> Rule:
     if section is None:
-        raise InvalidInput(f"body line {number}: a bullet outside a section", hint="put it under a ## heading")
+        raise InvalidInput(
+            f"body line {number}: a bullet outside a section", hint="put it under a ## heading"
+        )
     found = _BULLET.match(line.rstrip())
     if found is None:
-        raise InvalidInput(f"body line {number}: the bullet cites no source",
-                           hint="end every bullet with [namespace:ULID, ...] naming the memories behind it")
+        raise InvalidInput(
+            f"body line {number}: the bullet cites no source",
+            hint="end every bullet with [namespace:ULID, ...] naming the memories behind it",
+        )
     sources = tuple(found["cites"].split(", "))
     bad = [s for s in sources if s.partition(":")[0] not in _NAMESPACES]
     if bad:
-        raise InvalidInput(f"body line {number}: {bad[0]!r} names no namespace",
-                           hint=f"citations look like episodic:<ULID>; namespaces: {', '.join(NAMESPACES)}")
+        raise InvalidInput(
+            f"body line {number}: {bad[0]!r} names no namespace",
+            hint=f"citations look like episodic:<ULID>; namespaces: {', '.join(NAMESPACES)}",
+        )
     return Rule(section, found["text"], sources)

@@ -45,8 +45,10 @@ class SkillStore:
     # --- proposals ----------------------------------------------------------------------
     def add_proposal(self, proposal_id: str, record: dict[str, Any], at: float) -> None:
         pipe: Any = self.client.pipeline(transaction=False)
-        pipe.hset(self._key("proposal", proposal_id),
-                  mapping={"record": json.dumps(record, sort_keys=True), "status": "pending"})
+        pipe.hset(
+            self._key("proposal", proposal_id),
+            mapping={"record": json.dumps(record, sort_keys=True), "status": "pending"},
+        )
         pipe.zadd(self._key("proposals"), {proposal_id: at})
         call(pipe.execute, raise_on_error=True)
 
@@ -71,7 +73,9 @@ class SkillStore:
         return None if raw is None else text(raw)
 
     def all_current(self) -> dict[str, str]:
-        return {text(k): text(v) for k, v in call(self.client.hgetall, self._key("current")).items()}
+        return {
+            text(k): text(v) for k, v in call(self.client.hgetall, self._key("current")).items()
+        }
 
     def set_current(self, domain: str, key: str) -> None:
         call(self.client.hset, self._key("current"), domain, key)
@@ -91,7 +95,12 @@ class SkillStore:
         return {k for k, v in zip(keys, found, strict=True) if v is not None}
 
     def promote(self, domain: str, key: str, record: dict[str, Any]) -> None:
-        call(self.client.hset, self._key("references", domain), key, json.dumps(record, sort_keys=True))
+        call(
+            self.client.hset,
+            self._key("references", domain),
+            key,
+            json.dumps(record, sort_keys=True),
+        )
 
     def references(self, domain: str) -> list[str]:
         return sorted(text(k) for k in call(self.client.hkeys, self._key("references", domain)))

@@ -18,7 +18,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     export = sub.add_parser("export", help="write every written skill to DIR/<name>/SKILL.md")
     export.add_argument("dir", type=Path)
-    imported = sub.add_parser("import", help="validate DIR/<name>/SKILL.md files, then write them all (audited)")
+    imported = sub.add_parser(
+        "import", help="validate DIR/<name>/SKILL.md files, then write them all (audited)"
+    )
     imported.add_argument("dir", type=Path)
     sub.add_parser("list", help="list the written skills (name, sha, who wrote it)")
 

@@ -11,11 +11,15 @@ from mcp_server.runtime import current
 
 def register(tools: Registry) -> None:
     @tools.tool(scope="write")
-    async def compile_skill(domain: str, mode: Literal["propose", "preview"] = "propose") -> dict[str, Any]:
+    async def compile_skill(
+        domain: str, mode: Literal["propose", "preview"] = "propose"
+    ) -> dict[str, Any]:
         """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule changes by
         risk, sha. Nothing is written until a person approves it; preview stores nothing."""
         call = current()
-        proposal = await call.run(call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor)
+        proposal = await call.run(
+            call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor
+        )
         return proposal.public()
 
     @tools.tool(scope="admin", idempotent=True)
@@ -23,7 +27,12 @@ def register(tools: Registry) -> None:
         """Approve a reviewed skill proposal, naming the sha you reviewed (admin only)."""
         call = current()
         proposal = await call.run(call.engine.skills.approve, proposal_id, sha, call.actor)
-        return {"id": proposal.id, "domain": proposal.domain, "status": proposal.status, "sha": proposal.sha}
+        return {
+            "id": proposal.id,
+            "domain": proposal.domain,
+            "status": proposal.status,
+            "sha": proposal.sha,
+        }
 
     @tools.tool(scope="write", destructive=True)
     async def write_skill(proposal_id: str) -> dict[str, Any]:
@@ -55,4 +64,6 @@ def register(tools: Registry) -> None:
     async def promote_knowledge(key: str, domain: str, reason: str | None = None) -> dict[str, Any]:
         """Make a knowledge memory a Reference rule of the domain's next skill proposal."""
         call = current()
-        return await call.run(call.engine.skills.promote, key, domain, actor=call.actor, reason=reason)
+        return await call.run(
+            call.engine.skills.promote, key, domain, actor=call.actor, reason=reason
+        )

@@ -16,7 +16,15 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.memory import Draft
 from kenning.settings import Settings
 from tests.conftest import _wipe
-from tests.kenning.skill_history import DO_RULE, DOMAIN, GOTCHA, PGBOUNCER, VACUUM_RULE, History, seed
+from tests.kenning.skill_history import (
+    DO_RULE,
+    DOMAIN,
+    GOTCHA,
+    PGBOUNCER,
+    VACUUM_RULE,
+    History,
+    seed,
+)
 
 
 @pytest.fixture
@@ -29,7 +37,9 @@ def rule_texts(body: str) -> dict[str, list[str]]:
     return {s: [r.text for r in document.rules if r.section == s] for s in skill_doc.SECTIONS}
 
 
-def test_a_domain_compiles_to_reinforced_rules_citing_their_sources(engine: Engine, history: History) -> None:
+def test_a_domain_compiles_to_reinforced_rules_citing_their_sources(
+    engine: Engine, history: History
+) -> None:
     preview = engine.skills.compile_skill(DOMAIN, mode="preview", actor="agent")
     rules = rule_texts(preview.body)
     assert rules["do"] == [DO_RULE]  # the two concurrent-index memories are one rule
@@ -50,14 +60,17 @@ def test_a_domain_compiles_to_reinforced_rules_citing_their_sources(engine: Engi
 
 
 def test_reinforcement_threshold_and_a_persons_blessing(engine: Engine, history: History) -> None:
-    assert VACUUM_RULE not in engine.skills.compile_skill(DOMAIN, mode="preview", actor="agent").body
+    assert (
+        VACUUM_RULE not in engine.skills.compile_skill(DOMAIN, mode="preview", actor="agent").body
+    )
     engine.skills.bless(history.vacuum, actor="ana", reason="verified on production")
     assert VACUUM_RULE in engine.skills.compile_skill(DOMAIN, mode="preview", actor="agent").body
     assert [e.action for e in engine.store.audit.history(history.vacuum)][-1] == "bless"
 
 
-def test_a_higher_threshold_holds_two_source_rules_back(engine: Engine, history: History, settings: Settings,
-                                                        client: valkey.Valkey, embedder: Embedder) -> None:
+def test_a_higher_threshold_holds_two_source_rules_back(
+    engine: Engine, history: History, settings: Settings, client: valkey.Valkey, embedder: Embedder
+) -> None:
     stricter = settings.model_copy(update={"skill_min_sources": 3})
     strict = Engine.open(stricter, client, embedder, clock=engine.ctx.clock).skills
     preview = strict.compile_skill(DOMAIN, mode="preview", actor="agent")
@@ -67,8 +80,9 @@ def test_a_higher_threshold_holds_two_source_rules_back(engine: Engine, history:
         strict.compile_skill(DOMAIN, actor="agent")
 
 
-def test_rendering_is_byte_stable_apart_from_compiled_at(engine: Engine, history: History,
-                                                         clock: ManualClock) -> None:
+def test_rendering_is_byte_stable_apart_from_compiled_at(
+    engine: Engine, history: History, clock: ManualClock
+) -> None:
     first = engine.skills.compile_skill(DOMAIN, mode="preview", actor="agent")
     clock.advance(3600)
     second = engine.skills.compile_skill(DOMAIN, mode="preview", actor="someone-else")
@@ -77,7 +91,9 @@ def test_rendering_is_byte_stable_apart_from_compiled_at(engine: Engine, history
     assert first.sha == second.sha
 
 
-def test_the_gate_refuses_unapproved_other_sha_and_stale_base(engine: Engine, history: History) -> None:
+def test_the_gate_refuses_unapproved_other_sha_and_stale_base(
+    engine: Engine, history: History
+) -> None:
     proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
     assert proposal.base_sha == ""
     assert proposal.changes
@@ -101,7 +117,9 @@ def test_the_gate_refuses_unapproved_other_sha_and_stale_base(engine: Engine, hi
     assert engine.skills.get(DOMAIN).sha == proposal.sha
 
 
-def test_writing_audits_and_a_recompile_diffs_against_the_written_skill(engine: Engine, history: History) -> None:
+def test_writing_audits_and_a_recompile_diffs_against_the_written_skill(
+    engine: Engine, history: History
+) -> None:
     first = engine.skills.compile_skill(DOMAIN, actor="agent")
     engine.skills.approve(first.id, first.sha, "ana")
     skill = engine.skills.write(first.id, actor="agent")
@@ -115,13 +133,21 @@ def test_writing_audits_and_a_recompile_diffs_against_the_written_skill(engine: 
     second = engine.skills.compile_skill(DOMAIN, actor="agent")
     assert second.base_sha == skill.sha
     assert f"+- {VACUUM_RULE}" in second.diff
-    assert [(c["change"], c["section"], c["risk"]) for c in second.changes] == [("added", "Do", "low")]
+    assert [(c["change"], c["section"], c["risk"]) for c in second.changes] == [
+        ("added", "Do", "low")
+    ]
 
 
-def test_find_skills_has_a_relevance_floor_and_promoted_knowledge_is_reference(engine: Engine,
-                                                                              history: History) -> None:
-    fact = engine.memories.remember(Draft("Postgres docs: CREATE INDEX CONCURRENTLY builds an index "
-                                          "without locking out writes.", namespace="knowledge"), actor="agent").key
+def test_find_skills_has_a_relevance_floor_and_promoted_knowledge_is_reference(
+    engine: Engine, history: History
+) -> None:
+    fact = engine.memories.remember(
+        Draft(
+            "Postgres docs: CREATE INDEX CONCURRENTLY builds an index without locking out writes.",
+            namespace="knowledge",
+        ),
+        actor="agent",
+    ).key
     engine.skills.promote(fact, DOMAIN, actor="agent", reason="the manual says so")
     proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
     assert len(rule_texts(proposal.body)["reference"]) == 1
@@ -138,21 +164,30 @@ def test_find_skills_has_a_relevance_floor_and_promoted_knowledge_is_reference(e
 
 def sources_counted(body: str) -> str:
     """A SKILL.md with each citation list replaced by its length (ULIDs differ run to run)."""
-    return re.sub(r" \[([^\]]+)\]$", lambda m: f" [{m[1].count(',') + 1} sources]",
-                  skill_doc.canonical(body), flags=re.MULTILINE)
+    return re.sub(
+        r" \[([^\]]+)\]$",
+        lambda m: f" [{m[1].count(',') + 1} sources]",
+        skill_doc.canonical(body),
+        flags=re.MULTILINE,
+    )
 
 
-def test_the_docs_example_is_what_the_seeded_history_compiles_to(engine: Engine, history: History) -> None:
+def test_the_docs_example_is_what_the_seeded_history_compiles_to(
+    engine: Engine, history: History
+) -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "skills.md").read_text(encoding="utf-8")
     example = re.search(r"<!-- skill-example -->\n```markdown\n(.*?)```", doc, flags=re.DOTALL)
     assert example is not None
     compiled = engine.skills.compile_skill(DOMAIN, actor="agent")
     assert sources_counted(example[1]) == sources_counted(compiled.body)
-    assert "[2 sources]" in sources_counted(compiled.body)  # the normalising kept the citations' shape
+    assert "[2 sources]" in sources_counted(
+        compiled.body
+    )  # the normalising kept the citations' shape
 
 
-def test_a_restore_brings_back_the_written_skill(engine: Engine, history: History, client: valkey.Valkey,
-                                                embedder: Embedder, clock: ManualClock) -> None:
+def test_a_restore_brings_back_the_written_skill(
+    engine: Engine, history: History, client: valkey.Valkey, embedder: Embedder, clock: ManualClock
+) -> None:
     proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
     engine.skills.approve(proposal.id, proposal.sha, "ana")
     engine.skills.write(proposal.id, actor="agent")

@@ -12,16 +12,23 @@ from kenning_cli.main import main
 from tests.kenning.skill_history import DOMAIN, seed
 
 
-def test_export_import_and_a_refused_bundle(engine: Engine, settings: Settings, tmp_path: Path,
-                                            monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_import_and_a_refused_bundle(
+    engine: Engine,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     seed(engine)
     proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
     engine.skills.approve(proposal.id, proposal.sha, "ana")
     engine.skills.write(proposal.id, actor="agent")
     monkeypatch.chdir(tmp_path)  # no developer .env leaks in
-    for name, value in (("DATA_DIR", settings.data_dir), ("VALKEY_PORT", settings.valkey_port),
-                        ("KEY_PREFIX", settings.key_prefix)):
+    for name, value in (
+        ("DATA_DIR", settings.data_dir),
+        ("VALKEY_PORT", settings.valkey_port),
+        ("KEY_PREFIX", settings.key_prefix),
+    ):
         monkeypatch.setenv(f"KENNING_{name}", str(value))
     assert main(["skills", "export", str(tmp_path / "out")]) == 0
     exported = tmp_path / "out" / DOMAIN / "SKILL.md"

@@ -13,15 +13,20 @@ async def test_a_write_token_cannot_approve_its_proposal_and_an_admin_can(mcp: M
         proposal = await ok(agent, "compile_skill", {"domain": DOMAIN})
         assert proposal["status"] == "pending"
         assert f"- {DO_RULE} [" in proposal["body"]
-        assert "permission_denied" in await refused(agent, "approve_skill",
-                                                    {"proposal_id": proposal["id"], "sha": proposal["sha"]})
+        assert "permission_denied" in await refused(
+            agent, "approve_skill", {"proposal_id": proposal["id"], "sha": proposal["sha"]}
+        )
         assert "permission_denied" in await refused(agent, "bless", {"key": history.vacuum})
         assert "conflict" in await refused(agent, "write_skill", {"proposal_id": proposal["id"]})
         assert "not_found" in await refused(agent, "get_skill", {"domain": DOMAIN})
     async with mcp.client("admin") as admin:
-        other = await refused(admin, "approve_skill", {"proposal_id": proposal["id"], "sha": "a" * 64})
+        other = await refused(
+            admin, "approve_skill", {"proposal_id": proposal["id"], "sha": "a" * 64}
+        )
         assert other.startswith("conflict:")
-        approved = await ok(admin, "approve_skill", {"proposal_id": proposal["id"], "sha": proposal["sha"]})
+        approved = await ok(
+            admin, "approve_skill", {"proposal_id": proposal["id"], "sha": proposal["sha"]}
+        )
         assert approved["status"] == "approved"
     assert mcp.engine.skills.proposal(proposal["id"]).approved_by == "test-admin"
     async with mcp.client("write") as agent:
@@ -40,11 +45,23 @@ async def test_bless_and_promote_feed_the_next_proposal(mcp: McpHarness) -> None
     async with mcp.client("write") as agent:
         before = await ok(agent, "compile_skill", {"domain": DOMAIN, "mode": "preview"})
         assert VACUUM_RULE in [h["rule"] for h in before["held"]]
-        fact = await ok(agent, "remember", {"content": "The Postgres manual: CREATE INDEX CONCURRENTLY takes "
-                                                       "longer but does not block writes.", "namespace": "knowledge"})
-        await ok(agent, "promote_knowledge", {"key": fact["key"], "domain": DOMAIN, "reason": "from the manual"})
-        assert "invalid_input" in await refused(agent, "promote_knowledge", {"key": history.orders,
-                                                                             "domain": DOMAIN})
+        fact = await ok(
+            agent,
+            "remember",
+            {
+                "content": "The Postgres manual: CREATE INDEX CONCURRENTLY takes "
+                "longer but does not block writes.",
+                "namespace": "knowledge",
+            },
+        )
+        await ok(
+            agent,
+            "promote_knowledge",
+            {"key": fact["key"], "domain": DOMAIN, "reason": "from the manual"},
+        )
+        assert "invalid_input" in await refused(
+            agent, "promote_knowledge", {"key": history.orders, "domain": DOMAIN}
+        )
         assert "invalid_input" in await refused(agent, "compile_skill", {"domain": "Not A Name!"})
     async with mcp.client("admin") as admin:
         await ok(admin, "bless", {"key": history.vacuum, "reason": "checked"})
