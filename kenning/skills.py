@@ -252,8 +252,9 @@ class Skills:
 
     def approve(self, proposal_id: str, sha: str, approver: str) -> Proposal:
         """A person approves the reviewed draft whose sha they name; any other sha is refused."""
+        named = _sha(sha)
         proposal = self.proposal(proposal_id)
-        if _sha(sha) != proposal.sha:
+        if named != proposal.sha:
             raise Conflict(
                 f"the approval names sha {sha[:12]}… but proposal {proposal.id} has {proposal.sha[:12]}…",
                 hint="approve the sha shown with the proposal you reviewed; nothing was approved",

@@ -136,6 +136,24 @@ def test_writing_audits_and_a_recompile_diffs_against_the_written_skill(
     assert [(c["change"], c["section"], c["risk"]) for c in second.changes] == [
         ("added", "Do", "low")
     ]
+    rejected = engine.skills.reject(second.id, "ana", reason="not yet")
+    assert rejected.status == "rejected"
+    with pytest.raises(Conflict, match="not pending"):
+        engine.skills.approve(second.id, second.sha, "ana")
+    listed = [(p.id, p.status) for p in engine.skills.proposals(domain=DOMAIN)]
+    assert listed == [(second.id, "rejected"), (first.id, "written")]
+    assert engine.store.audit.recent(action="skill_reject")[0].reason == "not yet"
+
+
+def test_bad_proposal_ids_and_shas_are_refused_with_a_hint(engine: Engine) -> None:
+    with pytest.raises(InvalidInput, match="not a proposal id"):
+        engine.skills.approve("nope", "a" * 64, "ana")
+    with pytest.raises(NotFound, match="no skill proposal"):
+        engine.skills.approve("01J9Z8Q4M5X7B2C3D4E5F6G7H8", "a" * 64, "ana")
+    with pytest.raises(InvalidInput, match="64 hex digits"):
+        engine.skills.approve("01J9Z8Q4M5X7B2C3D4E5F6G7H8", "ABC", "ana")
+    with pytest.raises(InvalidInput, match="domain"):
+        engine.skills.compile_skill("../etc", actor="agent")
 
 
 def test_find_skills_has_a_relevance_floor_and_promoted_knowledge_is_reference(
