@@ -137,39 +137,60 @@ def key_of(citation: str, prefix: str) -> str:
 def cluster(
     lessons: Iterable[Lesson], threshold: float, blessed: frozenset[str] = frozenset()
 ) -> list[Rule]:
-    """Lessons of one section joined into rules: same identity, or stored vectors at least ``threshold``
-    alike (cosine) and from a memory the rule does not cite yet. The rule keeps its oldest lesson's
-    text (citations are ULIDs, so sorting them is sorting by age); every member is cited."""
-    groups: list[list[Lesson]] = []
-    for lesson in sorted(lessons, key=lambda x: (x.section, x.source, x.text)):
-        home = next((g for g in groups if _joins(g, lesson, threshold)), None)
-        if home is None:
-            groups.append([lesson])
-        else:
-            home.append(lesson)
-    rules = []
-    for group in groups:
-        sources = tuple(sorted({x.source for x in group}))
-        rules.append(
-            Rule(group[0].section, group[0].text, sources, blessed=bool(blessed & set(sources)))
-        )
+    """Lessons of one section joined into rules: same identity, or else stored vectors at least
+    ``threshold`` alike (cosine) and from a memory the rule does not cite yet. The rule keeps its
+    oldest lesson's text (citations are ULIDs, so sorting them is sorting by age); every member is
+    cited. One matrix product per lesson, so a domain of thousands of lessons stays cheap."""
+    rules: list[Rule] = []
+    ordered_lessons = sorted(lessons, key=lambda x: (x.section, x.source, x.text))
+    for section in dict.fromkeys(x.section for x in ordered_lessons):
+        groups = _Groups()
+        for lesson in (x for x in ordered_lessons if x.section == section):
+            groups.place(lesson, threshold)
+        for seed, sources in zip(groups.seeds, groups.sources, strict=True):
+            cited = tuple(sorted(sources))
+            rules.append(Rule(section, seed.text, cited, blessed=bool(blessed & sources)))
     return rules
 
 
-def _joins(group: list[Lesson], lesson: Lesson, threshold: float) -> bool:
-    seed = group[0]
-    if seed.section != lesson.section:
-        return False
-    if any(x.key() == lesson.key() for x in group):
-        return True
-    if any(x.source == lesson.source for x in group):
-        return False  # two lessons of one memory share its vector: that is no evidence they agree
-    return _cosine(seed.vector, lesson.vector) >= threshold
+class _Groups:
+    """The rules of one section as they form: each group's first lesson, sources and identities."""
+
+    def __init__(self) -> None:
+        self.seeds: list[Lesson] = []
+        self.sources: list[set[str]] = []
+        self.by_key: dict[str, int] = {}
+        self.unit = np.zeros((0, 0), dtype=np.float32)  # the seeds' vectors, normalised, as rows
+
+    def place(self, lesson: Lesson, threshold: float) -> None:
+        key = lesson.key()
+        home = self.by_key.get(key)
+        vector = _unit(lesson.vector)
+        if home is None and self.seeds:
+            similar = np.flatnonzero(self.unit[: len(self.seeds)] @ vector >= threshold)
+            # two lessons of one memory share its vector: that is no evidence they agree
+            home = next((int(i) for i in similar if lesson.source not in self.sources[i]), None)
+        if home is None:
+            home = len(self.seeds)
+            self.seeds.append(lesson)
+            self.sources.append(set())
+            self._add_row(vector)
+        self.sources[home].add(lesson.source)
+        self.by_key.setdefault(key, home)
+
+    def _add_row(self, vector: np.ndarray[Any, Any]) -> None:
+        row = len(self.seeds) - 1
+        if row >= len(self.unit):  # grow by doubling: no copy of the whole matrix per new rule
+            grown = np.zeros((max(16, 2 * len(self.unit)), len(vector)), dtype=np.float32)
+            if len(self.unit):
+                grown[: len(self.unit)] = self.unit
+            self.unit = grown
+        self.unit[row] = vector
 
 
-def _cosine(a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> float:
-    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(np.dot(a, b)) / norm if norm else 0.0
+def _unit(vector: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    norm = float(np.linalg.norm(vector))
+    return np.asarray(vector, dtype=np.float32) / norm if norm else np.zeros_like(vector)
 
 
 def gate(rules: Sequence[Rule], min_sources: int) -> tuple[list[Rule], list[Rule]]:

@@ -159,6 +159,7 @@ class Skills:
                 hint=f"{len(held)} held back; a rule needs {self.ctx.settings.skill_min_sources} "
                 "distinct source memories or one a person blessed (bless)",
             )
+        skill_doc.parse(body)  # refuse now what write would refuse later (e.g. over the size limit)
         if not proposal.diff:
             raise Conflict(
                 f"the skill {name!r} is already current: nothing to propose",
