@@ -36,7 +36,9 @@ HEADINGS: dict[str, str] = {
     "reference": "Reference",
 }
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-NAME_RULE = "1-64 characters: a-z, 0-9 and '-', starting with a letter or digit (e.g. 'postgres-migrations')"
+NAME_RULE = (
+    "1-64 characters: a-z, 0-9 and '-', starting with a letter or digit (e.g. 'postgres-migrations')"
+)
 MAX_BYTES = 40_000  # under the content limit, so a skill always fits one memory
 MAX_DESCRIPTION = 1_024
 MAX_RULE = 500
@@ -126,7 +128,8 @@ def one_line(text: str, limit: int = MAX_RULE) -> str:
 
 
 def cite(key: str, prefix: str) -> str:
-    """A memory key without the installation's prefix: ``{prefix}mem:episodic:01J..`` -> ``episodic:01J..``."""
+    """A memory key without the installation's prefix:
+    ``{prefix}mem:episodic:01J..`` -> ``episodic:01J..``."""
     return key[len(f"{prefix}mem:") :]
 
 

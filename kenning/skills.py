@@ -1,15 +1,15 @@
-"""The skill compiler: reviewed lessons become SKILL.md documents, written only with a person's approval
-(docs/skills.md).
+"""The skill compiler: reviewed lessons become SKILL.md documents, written only with a person's
+approval (docs/skills.md).
 
 A domain is a tag. Its lessons are the experience records of the memories carrying that tag:
-breakthroughs of successes become Do rules, gotchas Watch out rules, abandoned approaches Don't rules;
-knowledge promoted to the domain becomes Reference rules. Lessons are clustered by their memories'
-stored vectors (``kenning.skill_doc.cluster``) and a rule is kept only when enough distinct memories
-back it (``skill_min_sources``) or a person blessed one of them.
+breakthroughs of successes become Do rules, gotchas Watch out rules, abandoned approaches Don't
+rules; knowledge promoted to the domain becomes Reference rules. Lessons are clustered by their
+memories' stored vectors (``kenning.skill_doc.cluster``) and a rule is kept only when enough
+distinct memories back it (``skill_min_sources``) or a person blessed one of them.
 
-The gate: ``compile_skill`` only stores a proposal (its body, the diff against the current skill, the
-rule changes by risk, and the sha of the base). ``approve(proposal_id, sha, approver)`` is what a
-person's approval calls (the dashboard, or an admin-scoped MCP caller naming the sha); ``write``
+The gate: ``compile_skill`` only stores a proposal (its body, the diff against the current skill,
+the rule changes by risk, and the sha of the base). ``approve(proposal_id, sha, approver)`` is what
+a person's approval calls (the dashboard, or an admin-scoped MCP caller naming the sha); ``write``
 commits an approved proposal and refuses when the current skill is no longer the proposal's base.
 """
 
@@ -37,7 +37,10 @@ Mode = Literal["propose", "preview"]
 
 @dataclass(frozen=True)
 class Proposal:
-    """A compiled skill waiting for (or past) review. ``status``: pending, approved, rejected, written, stale."""
+    """A compiled skill waiting for (or past) review.
+
+    ``status``: pending, approved, rejected, written or stale.
+    """
 
     id: str
     domain: str
@@ -298,7 +301,8 @@ class Skills:
         return self.proposal(proposal.id)
 
     def write(self, proposal_id: str, *, actor: str) -> Skill:
-        """Commit an approved proposal; refused when it is not approved or the skill moved since its base."""
+        """Commit an approved proposal; refused when it is not approved or the skill moved since
+        its base."""
         proposal = self.proposal(proposal_id)
         if proposal.status != "approved" or proposal.approved_sha != proposal.sha:
             raise Conflict(
@@ -409,7 +413,8 @@ class Skills:
         return out
 
     def reindex(self, memory: Memory) -> None:
-        """Point the domain at a skill memory written directly (a restore); idempotent, others left alone."""
+        """Point the domain at a skill memory written directly (a restore). Idempotent; any other
+        memory is left alone."""
         domain = (memory.metadata.get("skill") or {}).get("domain")
         if memory.kind == "skill" and memory.namespace == "skill" and isinstance(domain, str):
             self.store.set_current(domain, memory.key)

@@ -61,7 +61,8 @@ class SkillStore:
         return [text(i) for i in call(self.client.zrevrange, self._key("proposals"), 0, limit - 1)]
 
     def advance(self, proposal_id: str, expected: str, status: str, **fields: str) -> bool:
-        """Move a proposal from ``expected`` to ``status`` (with ``fields``); False when it was not ``expected``."""
+        """Move a proposal from ``expected`` to ``status`` (with ``fields``); False when it was not
+        ``expected``."""
         args = [expected, "status", status]
         for name, value in fields.items():
             args += [name, value]

@@ -36,7 +36,8 @@ def register(tools: Registry) -> None:
 
     @tools.tool(scope="write", destructive=True)
     async def write_skill(proposal_id: str) -> dict[str, Any]:
-        """Write an approved skill proposal as the domain's SKILL.md; refused if unapproved or the skill moved."""
+        """Write an approved skill proposal as the domain's SKILL.md; refused if it is unapproved or
+        the skill moved since."""
         call = current()
         skill = await call.run(call.engine.skills.write, proposal_id, actor=call.actor)
         return {"domain": skill.domain, "key": skill.key, "sha": skill.sha, "status": "written"}
@@ -56,7 +57,8 @@ def register(tools: Registry) -> None:
 
     @tools.tool(scope="admin", idempotent=True)
     async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
-        """Vouch for a memory as a person (admin only): its lessons become skill rules without more sources."""
+        """Vouch for a memory as a person (admin only): its lessons become skill rules without
+        more sources."""
         call = current()
         return await call.run(call.engine.skills.bless, key, actor=call.actor, reason=reason)
 
