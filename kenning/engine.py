@@ -33,6 +33,7 @@ from kenning.projects import Projects
 from kenning.recall import Recaller
 from kenning.recall_log import RecallLog
 from kenning.settings import Settings
+from kenning.skills import Skills
 from kenning.store import Store
 from kenning.store import indexes as index_admin
 from kenning.store.llm import UsageLedger
@@ -62,6 +63,7 @@ class Engine:
     jobs: Jobs
     llm: Llm
     enrichment: Enrichment
+    skills: Skills
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -79,7 +81,8 @@ class Engine:
         rules = Lifecycle(ctx, memories)  # merging and expiry archive through the lifecycle rules
         archive = rules.archive
         # Restores write hashes directly; these rebuild what other components derive from a memory.
-        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex)
+        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex,
+                   Skills(ctx).reindex)
         duplicates = Duplicates(ctx, memories, archive)
         maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
         llm, enrichment = _extras(ctx, memories)
@@ -99,6 +102,7 @@ class Engine:
                               maintenance),
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
+            skills=Skills(ctx),
         )
 
     @property

@@ -121,6 +121,16 @@ class Settings(BaseSettings):
     auto_merge_threshold: float | None = Field(
         default=None, ge=0, le=1, description="Maintenance auto-merges duplicates above this; unset = off."
     )
+    skill_min_sources: int = Field(
+        default=2, ge=1, le=100,
+        description="Distinct source memories a lesson needs to become a skill rule (unless a person blessed one).",
+    )
+    skill_cluster_threshold: float = Field(
+        default=0.8, ge=0, le=1, description="Similarity of stored vectors that joins lessons into one skill rule."
+    )
+    skill_relevance_floor: float = Field(
+        default=0.3, ge=-1, le=1, description="Raw similarity below which find_skills returns nothing."
+    )
 
     # --- MCP server ------------------------------------------------------------------------
     mcp_host: str = Field(default="127.0.0.1", description="Address the MCP server binds to.")

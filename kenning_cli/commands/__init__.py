@@ -9,6 +9,7 @@ from kenning_cli.commands import (
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
     queue,  # noqa: F401
+    skills,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
     worker,  # noqa: F401

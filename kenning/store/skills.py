@@ -1,0 +1,131 @@
+"""What the skill compiler keeps beside the memories (docs/skills.md).
+
+Keys:
+  {prefix}skills:current              HASH    domain -> key of the skill memory written for it
+  {prefix}skills:proposal:<id>        HASH    record (JSON), status, approved_by, approved_sha, approved_at
+  {prefix}skills:proposals            ZSET    proposal id -> time it was proposed
+  {prefix}skills:blessed              HASH    memory key -> JSON (who blessed it, when, why)
+  {prefix}skills:references:<domain>  HASH    knowledge memory key -> JSON (who promoted it, when, why)
+  {prefix}skills:lock:<domain>        STRING  a lease held while a skill is written
+
+A proposal's status moves only through ``advance``, a compare-and-set on its one key, so two
+approvals or two writes of one proposal can never both succeed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import valkey
+
+from kenning import schema
+from kenning.store.client import call, text
+from kenning.store.locks import Lease
+
+# Set the status (and the given fields) only when the status is still ARGV[1].
+_ADVANCE = """
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+return 1
+"""
+
+
+class SkillStore:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def _key(self, *parts: str) -> str:
+        return self.prefix + "skills:" + ":".join(parts)
+
+    # --- proposals ----------------------------------------------------------------------
+    def add_proposal(self, proposal_id: str, record: dict[str, Any], at: float) -> None:
+        pipe: Any = self.client.pipeline(transaction=False)
+        pipe.hset(
+            self._key("proposal", proposal_id),
+            mapping={"record": json.dumps(record, sort_keys=True), "status": "pending"},
+        )
+        pipe.zadd(self._key("proposals"), {proposal_id: at})
+        call(pipe.execute, raise_on_error=True)
+
+    def proposal(self, proposal_id: str) -> dict[str, str] | None:
+        raw = call(self.client.hgetall, self._key("proposal", proposal_id))
+        return {text(k): text(v) for k, v in raw.items()} if raw else None
+
+    def proposal_ids(self, limit: int) -> list[str]:
+        """Newest first."""
+        return [text(i) for i in call(self.client.zrevrange, self._key("proposals"), 0, limit - 1)]
+
+    def advance(self, proposal_id: str, expected: str, status: str, **fields: str) -> bool:
+        """Move a proposal from ``expected`` to ``status`` (with ``fields``); False when it was not
+        ``expected``."""
+        args = [expected, "status", status]
+        for name, value in fields.items():
+            args += [name, value]
+        return bool(call(self.client.eval, _ADVANCE, 1, self._key("proposal", proposal_id), *args))
+
+    # --- written skills ------------------------------------------------------------------
+    def current(self, domain: str) -> str | None:
+        raw = call(self.client.hget, self._key("current"), domain)
+        return None if raw is None else text(raw)
+
+    def all_current(self) -> dict[str, str]:
+        return {
+            text(k): text(v) for k, v in call(self.client.hgetall, self._key("current")).items()
+        }
+
+    def set_current(self, domain: str, key: str) -> None:
+        call(self.client.hset, self._key("current"), domain, key)
+
+    def lease(self, domain: str, owner: str) -> Lease:
+        return Lease(self.client, self._key("lock", domain), owner, ttl_seconds=30)
+
+    # --- blessings and references ---------------------------------------------------------
+    def bless(self, key: str, record: dict[str, Any]) -> None:
+        call(self.client.hset, self._key("blessed"), key, json.dumps(record, sort_keys=True))
+
+    def blessed(self, keys: list[str]) -> set[str]:
+        """The keys among ``keys`` a person blessed (one round trip)."""
+        if not keys:
+            return set()
+        found = call(self.client.hmget, self._key("blessed"), keys)
+        return {k for k, v in zip(keys, found, strict=True) if v is not None}
+
+    def promote(self, domain: str, key: str, record: dict[str, Any]) -> None:
+        call(
+            self.client.hset,
+            self._key("references", domain),
+            key,
+            json.dumps(record, sort_keys=True),
+        )
+
+    def references(self, domain: str) -> list[str]:
+        return sorted(text(k) for k in call(self.client.hkeys, self._key("references", domain)))
+
+    def drop_reference(self, domain: str, key: str) -> None:
+        call(self.client.hdel, self._key("references", domain), key)
+
+    # --- vectors ------------------------------------------------------------------------
+    def vectors(self, keys: list[str]) -> dict[str, np.ndarray[Any, np.dtype[np.float32]]]:
+        """The stored vector of each key that has one (one round trip)."""
+        if not keys:
+            return {}
+        pipe: Any = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hget(key, schema.VECTOR_FIELD)
+        raw = call(pipe.execute, raise_on_error=True)
+        return {k: schema.bytes_vector(v) for k, v in zip(keys, raw, strict=True) if v is not None}
+
+    def existing(self, keys: list[str]) -> set[str]:
+        """The keys among ``keys`` that exist (one round trip)."""
+        if not keys:
+            return set()
+        pipe: Any = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.exists(key)
+        found = call(pipe.execute, raise_on_error=True)
+        return {k for k, n in zip(keys, found, strict=True) if n}
