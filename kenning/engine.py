@@ -20,6 +20,7 @@ from kenning.duplicates import Duplicates
 from kenning.embedding import Embedder
 from kenning.errors import BackendUnavailable
 from kenning.experience import Experience
+from kenning.feeds.ingest import FeedIngest
 from kenning.graveyard import Graveyard
 from kenning.history import History
 from kenning.inspection import Inspection
@@ -57,6 +58,7 @@ class Engine:
     briefing: Briefing
     backups: Backups
     jobs: Jobs
+    feeds: FeedIngest
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -93,6 +95,7 @@ class Engine:
                               maintenance),
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings),
+            feeds=FeedIngest(ctx, memories),
         )
 
     @property
