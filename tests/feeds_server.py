@@ -55,6 +55,13 @@ class FeedServer:
     def serve(self, path: str, body: bytes, content_type: str = XML) -> None:
         self.routes[path] = lambda h: _send(h, 200, body, content_type)
 
+    def redirect(self, path: str, location: str) -> None:
+        self.routes[path] = _redirect(location)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
 
 def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -112,7 +119,8 @@ def _big(h: BaseHTTPRequestHandler) -> None:
     h.end_headers()
     chunk = b"<!-- " + b"x" * 65_000 + b" -->\n"
     try:
-        h.wfile.write(b'<?xml version="1.0"?><rss version="2.0"><channel>\n')
+        head = b'<?xml version="1.0"?><rss version="2.0"><channel>\n'
+        h.wfile.write(f"{len(head):x}\r\n".encode() + head + b"\r\n")
         for _ in range(BIG // len(chunk) + 1):
             h.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
         h.wfile.write(b"0\r\n\r\n")
@@ -165,5 +173,4 @@ def feed_server() -> Iterator[FeedServer]:
     server = FeedServer()
     server.thread.start()
     yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    server.close()
