@@ -67,7 +67,7 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+        def do_GET(self) -> None:
             server.requests.append(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}))
             route = server.routes.get(self.path)
             if route is None:
@@ -75,7 +75,7 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
             else:
                 route(self)
 
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: object) -> None:
             pass  # quiet test output
 
     return Handler

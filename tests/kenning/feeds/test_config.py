@@ -69,7 +69,8 @@ def test_a_named_bad_entry_is_reported_under_its_name() -> None:
     book = config.parse("feeds:\n  - name: broken\n    url: gopher://old.example/\n")
     assert book.feeds == ()
     problem = book.problem_of("broken")
-    assert problem is not None and "http://" in problem.message
+    assert problem is not None
+    assert "http://" in problem.message
 
 
 @pytest.mark.parametrize(("source", "line", "words"), [
