@@ -21,15 +21,22 @@ MAINTENANCE_ACTOR = "worker:maintenance"  # who the audit log names for what the
 
 @dataclass(frozen=True)
 class Job:
-    """``run`` does the work and returns the summary recorded for the run; it raises on failure."""
+    """``run`` does the work and returns the summary recorded for the run; it raises on failure.
+
+    ``jitter_seconds`` spreads runs (feeds on one interval do not all fetch at once);
+    ``misfire_grace_seconds`` drops a run that comes later than that (None: never dropped);
+    ``signature`` tells a changed job from an unchanged one when the worker reloads its jobs."""
 
     name: str
     run: Callable[[], dict[str, Any]]
     interval_seconds: float
+    jitter_seconds: float = 0.0
+    misfire_grace_seconds: float | None = None
+    signature: str = ""
 
 
 def scheduled(engine: Engine, settings: Settings) -> list[Job]:
-    """The worker's jobs and how often each runs (feed ingestion joins this list later)."""
+    """The worker's fixed jobs and how often each runs (the feed jobs follow feeds.yml: feed_worker.feeds)."""
     return [
         Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60),
     ]
