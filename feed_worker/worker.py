@@ -134,7 +134,7 @@ class Worker:
             self.scheduler.add_job(self.run_now, "interval", args=(job.name,), seconds=job.interval_seconds,
                                    id=job.name, name=job.name, replace_existing=True,
                                    jitter=job.jitter_seconds or None,
-                                   misfire_grace_time=job.misfire_grace_seconds,
+                                   misfire_grace_time=_whole(job.misfire_grace_seconds),
                                    next_run_time=datetime.now(UTC) + timedelta(seconds=delay))
 
     def renew(self) -> None:
@@ -170,3 +170,8 @@ def first_delay(last_finished: float | None, interval: float, now: float) -> flo
 
 def _every(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def _whole(seconds: float | None) -> int | None:
+    """APScheduler takes the misfire grace as whole seconds (None: no limit)."""
+    return None if seconds is None else max(1, round(seconds))

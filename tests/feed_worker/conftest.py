@@ -64,3 +64,6 @@ def stopper() -> Iterator[list[Worker]]:
     yield workers
     for worker in workers:
         worker.stop()
+
+
+from tests.feeds_server import feed_server  # noqa: E402, F401 (a fixture: the local feed server)
