@@ -146,7 +146,7 @@ def _validated(entries: list[tuple[int, Any]]) -> FeedBook:
         try:
             feed = Feed.model_validate(raw)
         except ValidationError as exc:
-            problems.append(Problem(line, _first_error(exc), name))
+            problems.append(Problem(line, first_error(exc), name))
             continue
         if any(f.name == feed.name for f in feeds):
             problems.append(Problem(line, f"the name {feed.name!r} is already used by an earlier feed", None))
@@ -155,7 +155,7 @@ def _validated(entries: list[tuple[int, Any]]) -> FeedBook:
     return FeedBook(tuple(feeds), tuple(problems))
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
     """One readable sentence per error: ``field: message``."""
     parts = []
     for error in exc.errors():

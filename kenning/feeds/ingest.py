@@ -21,7 +21,7 @@ from kenning.feeds import config, parse
 from kenning.feeds.config import Feed, FeedBook, Problem
 from kenning.feeds.fetch import Conditional, Fetcher
 from kenning.memory import Draft, Memories
-from kenning.store.feeds import FeedState
+from kenning.store.feeds import FeedState, FeedStateStore
 
 Outcome = Literal["fetched", "not_modified", "failed", "waiting"]
 MAX_BACKOFF_SECONDS = 7 * 86_400.0
@@ -59,6 +59,15 @@ class FeedStatus:
     state: FeedState
 
 
+def statuses(book: FeedBook, states: FeedStateStore) -> list[FeedStatus]:
+    """Every feed of feeds.yml, the bad entries included (their problem is their status). Needs only the
+    store, so `kenning feeds list` runs without loading the model."""
+    out = [FeedStatus(f.name, f, None, states.load(f.name)) for f in book.feeds]
+    out += [FeedStatus(p.name or f"line {p.line}", None, p,
+                       states.load(p.name) if p.name else FeedState()) for p in book.problems]
+    return out
+
+
 def backoff(interval_seconds: float, failures: int) -> float:
     """Seconds before the next attempt after ``failures`` consecutive failures: one interval, then
     doubling, capped at a week."""
@@ -76,12 +85,7 @@ class FeedIngest:
         return config.load(self.ctx.settings.resolved_feeds_file)
 
     def statuses(self) -> list[FeedStatus]:
-        """Every feed of feeds.yml, the bad entries included (their problem is their status)."""
-        book = self.book()
-        out = [FeedStatus(f.name, f, None, self.states.load(f.name)) for f in book.feeds]
-        out += [FeedStatus(p.name or f"line {p.line}", None, p,
-                           self.states.load(p.name) if p.name else FeedState()) for p in book.problems]
-        return out
+        return statuses(self.book(), self.states)
 
     def feed(self, name: str) -> Feed:
         book = self.book()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kenning_cli.commands import (
     backups,  # noqa: F401
     bench,  # noqa: F401
+    feeds,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
     tokens,  # noqa: F401
