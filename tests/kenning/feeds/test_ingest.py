@@ -202,3 +202,11 @@ def test_recall_includes_or_excludes_feed_articles(feeds_engine: Engine, feed_se
     excluded = feeds_engine.recaller.recall(RecallRequest(question, namespaces=["knowledge"],
                                                           include_feeds=False))
     assert stored[0] not in [h.memory.key for h in excluded.hits]
+
+
+def test_the_briefing_includes_or_excludes_feed_articles(feeds_engine: Engine, feed_server: FeedServer) -> None:
+    stored = feeds_engine.feeds.run(_feed(feed_server, "/rss1.rdf", project="kenning")).new
+    included = feeds_engine.briefing.briefing("kenning")
+    assert set(stored) <= {entry["key"] for entry in included["recent_knowledge"]}  # positive control
+    excluded = feeds_engine.briefing.briefing("kenning", include_feeds=False)
+    assert not set(stored) & {entry["key"] for entry in excluded["recent_knowledge"]}
