@@ -1,8 +1,8 @@
 """The worker's feed jobs: one job per enabled feed of feeds.yml, rebuilt when the file changes.
 
-A feed job is an adapter like the maintenance job: one engine call (``engine.feeds.run``), its result
-counted in the metrics and shaped into the run's summary. A fetch that failed raises, so the run is
-recorded as failed (and `kenning doctor` shows it); the backoff itself is the engine's.
+A feed job is an adapter like the maintenance job: one engine call (``engine.feeds.run``), its
+result counted in the metrics and shaped into the run's summary. A fetch that failed raises, so the
+run is recorded as failed (and `kenning doctor` shows it); the backoff itself is the engine's.
 """
 
 from __future__ import annotations

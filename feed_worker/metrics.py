@@ -14,7 +14,8 @@ _FETCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 class FeedMetrics:
     """Per feed: fetches by outcome (fetched, not_modified, failed), articles by outcome (new,
-    duplicate, linked) and the fetch latency. Feed names come from feeds.yml: a bounded label set."""
+    duplicate, linked) and the fetch latency. Feed names come from feeds.yml: a bounded label
+    set."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.fetches = Counter("kenning_feed_fetches", "Feed fetches by feed and outcome.",

@@ -1,8 +1,9 @@
 """A local feed server on 127.0.0.1 for the feed tests: the remote side of the process edge.
 
 Serves the real-world-shaped fixtures in tests/kenning/feeds/fixtures and the awkward answers a feed
-fetcher meets (304 by ETag and by Last-Modified, 500, 429 with Retry-After, redirects, a 50 MB body, a slow
-drip). ``requests`` records every request (path and headers), so a test can show what was (not) fetched.
+fetcher meets (304 by ETag and by Last-Modified, 500, 429 with Retry-After, redirects, a 50 MB body,
+a slow drip). ``requests`` records every request (path and headers), so a test can show what was
+(not) fetched.
 """
 
 from __future__ import annotations

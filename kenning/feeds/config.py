@@ -1,7 +1,8 @@
 """feeds.yml: the feeds to ingest, validated entry by entry. Pure apart from reading the file.
 
-A bad entry is reported with its line and left out (that feed is disabled, its error visible); it never
-stops the other feeds or the worker. A file that is not YAML at all yields no feeds and one problem.
+A bad entry is reported with its line and left out (that feed is disabled, its error visible); it
+never stops the other feeds or the worker. A file that is not YAML at all yields no feeds and one
+problem.
 """
 
 from __future__ import annotations

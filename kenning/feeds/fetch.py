@@ -1,11 +1,11 @@
-"""The one module that fetches a feed over the network (httpx; never feedparser's own fetcher, which follows
-redirects anywhere, opens file:// and has no timeout).
+"""The one module that fetches a feed over the network (httpx; never feedparser's own fetcher, which
+follows redirects anywhere, opens file:// and has no timeout).
 
-Each hop goes through the SSRF guard and connects to the address the guard checked: the request URL names
-that IP, the Host header and the TLS SNI/certificate check name the host, so nothing resolves the name a
-second time. Redirects are followed by hand, up to KENNING_FEED_MAX_REDIRECTS hops. A conditional GET
-(ETag / Last-Modified) answered 304 reads no body. The body is streamed and refused past
-KENNING_FEED_MAX_MB, and every hop has one deadline, so a slow drip ends too.
+Each hop goes through the SSRF guard and connects to the address the guard checked: the request URL
+names that IP, the Host header and the TLS SNI/certificate check name the host, so nothing resolves
+the name a second time. Redirects are followed by hand, up to KENNING_FEED_MAX_REDIRECTS hops. A
+conditional GET (ETag / Last-Modified) answered 304 reads no body. The body is streamed and refused
+past KENNING_FEED_MAX_MB, and every hop has one deadline, so a slow drip ends too.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""The SSRF rule of every feed hop: http(s) only, the host resolved ONCE, every address global unless the
-allowlist names it, and the connection made to the address checked here (``Target.address``).
+"""The SSRF rule of every feed hop: http(s) only, the host resolved ONCE, every address global
+unless the allowlist names it, and the connection made to the address checked here
+(``Target.address``).
 
-Pure apart from ``resolve`` (one getaddrinfo). "Global" means the address is publicly routable: private,
-loopback, link-local (169.254.169.254, the cloud metadata address, is link-local), multicast, reserved,
-unspecified and shared (100.64/10) addresses are refused, and so are IPv6 forms that carry an IPv4 address
-(mapped ::ffff:a.b.c.d, 6to4 2002::/16, Teredo, NAT64 64:ff9b::/96) whose IPv4 part is not global.
+Pure apart from ``resolve`` (one getaddrinfo). "Global" means the address is publicly routable:
+private, loopback, link-local (169.254.169.254, the cloud metadata address, is link-local),
+multicast, reserved, unspecified and shared (100.64/10) addresses are refused, and so are IPv6 forms
+that carry an IPv4 address (mapped ::ffff:a.b.c.d, 6to4 2002::/16, Teredo, NAT64 64:ff9b::/96) whose
+IPv4 part is not global.
 """
 
 from __future__ import annotations

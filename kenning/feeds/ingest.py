@@ -1,11 +1,12 @@
-"""One ingest of one feed: fetch (conditional) -> parse -> store each new article as a knowledge memory.
+"""One ingest of one feed: fetch (conditional) -> parse -> store each new article as a knowledge
+memory.
 
-Dedup, twice: an article whose uid (hash of its GUID or link) is already in the store is not read again
-(across runs and feeds); an article that embeds as a near-duplicate of a stored memory (the remember
-path's duplicate check) is linked to that memory (an audit event on it) instead of stored twice.
-Failures back off exponentially (``backoff``); a 429/503 Retry-After is honoured when longer. Every
-ingest appends an audit event with actor ``feed:<name>``. Feed text is stored as memory content only:
-data, never instructions.
+Dedup, twice: an article whose uid (hash of its GUID or link) is already in the store is not read
+again (across runs and feeds); an article that embeds as a near-duplicate of a stored memory (the
+remember path's duplicate check) is linked to that memory (an audit event on it) instead of stored
+twice. Failures back off exponentially (``backoff``); a 429/503 Retry-After is honoured when longer.
+Every ingest appends an audit event with actor ``feed:<name>``. Feed text is stored as memory
+content only: data, never instructions.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ class FeedStatus:
 
 
 def statuses(book: FeedBook, states: FeedStateStore) -> list[FeedStatus]:
-    """Every feed of feeds.yml, the bad entries included (their problem is their status). Needs only the
-    store, so `kenning feeds list` runs without loading the model."""
+    """Every feed of feeds.yml, the bad entries included (their problem is their status). Needs only
+    the store, so `kenning feeds list` runs without loading the model."""
     out = [FeedStatus(f.name, f, None, states.load(f.name)) for f in book.feeds]
     out += [FeedStatus(p.name or f"line {p.line}", None, p,
                        states.load(p.name) if p.name else FeedState()) for p in book.problems]

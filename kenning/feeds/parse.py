@@ -1,9 +1,10 @@
 """Feed bytes -> entries. Pure: no network (feedparser is given the bytes, never a URL).
 
-RSS 0.9x/1.0/2.0 and Atom, through ``feedparser.parse(bytes, response_headers=...)``. A "bozo" feed (not
-well-formed) keeps whatever parsed and carries the error; one with nothing parsed is a failure. HTML is
-reduced to text by a parser that keeps only character data (no markup, no script or style content).
-Dates are normalised to epoch seconds and omitted when the feed gives none: never invented.
+RSS 0.9x/1.0/2.0 and Atom, through ``feedparser.parse(bytes, response_headers=...)``. A "bozo" feed
+(not well-formed) keeps whatever parsed and carries the error; one with nothing parsed is a failure.
+HTML is reduced to text by a parser that keeps only character data (no markup, no script or style
+content). Dates are normalised to epoch seconds and omitted when the feed gives none: never
+invented.
 """
 
 from __future__ import annotations

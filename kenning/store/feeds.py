@@ -1,10 +1,11 @@
 """Per-feed state and the articles already seen.
 
 ``{prefix}feed:state:{name}``: one JSON value per feed (ETag, Last-Modified, last fetch, last error,
-consecutive failures, next attempt, counts of the last run). ``{prefix}lock:feed:{name}``: the lease of a
-fetch in progress, so the worker and `kenning feeds fetch` never ingest one feed at once.
+consecutive failures, next attempt, counts of the last run). ``{prefix}lock:feed:{name}``: the lease
+of a fetch in progress, so the worker and `kenning feeds fetch` never ingest one feed at once.
 ``{prefix}feed:seen``: one hash, article uid -> the memory key that holds it, so an article is
-recognised across runs and across feeds without a search. Each command touches one key (cluster-safe).
+recognised across runs and across feeds without a search. Each command touches one key
+(cluster-safe).
 """
 
 from __future__ import annotations

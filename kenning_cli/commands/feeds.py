@@ -1,7 +1,8 @@
-"""`kenning feeds list|check|fetch NAME|add NAME URL|disable NAME`: the feeds of feeds.yml (docs/feeds.md).
+"""`kenning feeds list|check|fetch NAME|add NAME URL|disable NAME`: the feeds of feeds.yml
+(docs/feeds.md).
 
-``list`` and ``check`` need no model (list reads the per-feed state from Valkey; check reads only the
-file and DNS); ``fetch`` opens the engine and ingests one feed now, whatever its backoff says.
+``list`` and ``check`` need no model (list reads the per-feed state from Valkey; check reads only
+the file and DNS); ``fetch`` opens the engine and ingests one feed now, whatever its backoff says.
 """
 
 from __future__ import annotations

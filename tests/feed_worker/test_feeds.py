@@ -1,5 +1,6 @@
-"""The worker's feed jobs: scheduled from feeds.yml, reloaded when it changes, run by the leader only, counted
-in the metrics. Real Valkey and model; the feed server and the clock are the only fakes."""
+"""The worker's feed jobs: scheduled from feeds.yml, reloaded when it changes, run by the leader
+only, counted in the metrics. Real Valkey and model; the feed server and the clock are the only
+fakes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`kenning feeds list|check|fetch|add|disable` through the real entry point (``main``), against the real
-store; the feed server is the only fake."""
+"""`kenning feeds list|check|fetch|add|disable` through the real entry point (``main``), against the
+real store; the feed server is the only fake."""
 
 from __future__ import annotations
 

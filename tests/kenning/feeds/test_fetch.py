@@ -1,5 +1,6 @@
-"""The fetcher against a local feed server: conditional GET, caps, deadlines, redirects and the SSRF guard
-on every hop. The server (tests/feeds_server.py) is the only fake: the remote side of the process edge."""
+"""The fetcher against a local feed server: conditional GET, caps, deadlines, redirects and the SSRF
+guard on every hop. The server (tests/feeds_server.py) is the only fake: the remote side of the
+process edge."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Ingest into the real store: articles become knowledge memories once, across runs and feeds; a refused or
-failed fetch stores nothing and backs off; an unchanged feed costs nothing. Real Valkey and model; the
-feed server and the clock are the only fakes."""
+"""Ingest into the real store: articles become knowledge memories once, across runs and feeds; a
+refused or failed fetch stores nothing and backs off; an unchanged feed costs nothing. Real Valkey
+and model; the feed server and the clock are the only fakes."""
 
 from __future__ import annotations
 
