@@ -21,16 +21,23 @@ MAX_JITTER_SECONDS = 300.0
 
 
 def feed_jobs(engine: Engine, metrics: FeedMetrics) -> list[Job]:
-    """A job per enabled, valid feed; bad entries are left out (their error shows in `kenning feeds list`)."""
-    return [Job(PREFIX + feed.name, partial(ingest, engine, feed, metrics), feed.interval_minutes * 60,
-                jitter_seconds=min(MAX_JITTER_SECONDS, feed.interval_minutes * 6),
-                misfire_grace_seconds=feed.interval_minutes * 30, signature=feed.model_dump_json())
-            for feed in engine.feeds.book().feeds if feed.enabled]
+    """A job per enabled, valid feed; bad entries are left out (`kenning feeds list` shows them)."""
+    return [_job(engine, feed, metrics) for feed in engine.feeds.book().feeds if feed.enabled]
+
+
+def _job(engine: Engine, feed: Feed, metrics: FeedMetrics) -> Job:
+    """Every interval, jittered by a tenth of it (at most 5 min); a run later than half an interval
+    is dropped (the next one comes on time)."""
+    seconds = feed.interval_minutes * 60
+    return Job(PREFIX + feed.name, partial(ingest, engine, feed, metrics), seconds,
+               jitter_seconds=min(MAX_JITTER_SECONDS, seconds / 10),
+               misfire_grace_seconds=seconds / 2, signature=feed.model_dump_json())
 
 
 def ingest(engine: Engine, feed: Feed, metrics: FeedMetrics) -> dict[str, Any]:
     run = engine.feeds.run(feed)
     metrics.observe(run)
     if run.outcome == "failed":
-        raise FeedError(run.error or "the fetch failed", hint="`kenning feeds list` shows the feed's state")
+        raise FeedError(run.error or "the fetch failed",
+                        hint="`kenning feeds list` shows the feed's state")
     return run.summary()

@@ -22,11 +22,11 @@ class FeedMetrics:
                                ("feed", "outcome"), registry=registry)
         self.articles = Counter("kenning_feed_articles", "Feed articles by feed and outcome.",
                                 ("feed", "outcome"), registry=registry)
-        self.latency = Histogram("kenning_feed_fetch_seconds", "Feed fetch latency (all hops).", ("feed",),
-                                 buckets=_FETCH_BUCKETS, registry=registry)
+        self.latency = Histogram("kenning_feed_fetch_seconds", "Feed fetch latency (all hops).",
+                                 ("feed",), buckets=_FETCH_BUCKETS, registry=registry)
 
     def observe(self, run: FeedRun) -> None:
-        """Count one ingest; a run that waited out its backoff fetched nothing and counts nothing."""
+        """Count one ingest; a run that waited out its backoff fetched nothing: counts nothing."""
         if run.outcome == "waiting":
             return
         self.fetches.labels(run.feed, run.outcome).inc()

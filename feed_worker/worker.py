@@ -31,7 +31,7 @@ from kenning.settings import Settings
 
 log = logging.getLogger(__name__)
 RENEW = "leader-lease"  # the scheduler's own job: reserved, no registered job may take the name
-RELOAD = "feeds-reload"  # the scheduler's own job too: re-reads feeds.yml and reschedules the feed jobs
+RELOAD = "feeds-reload"  # the scheduler's own job too: re-reads feeds.yml, reschedules feed jobs
 
 
 def worker_id() -> str:
@@ -66,7 +66,8 @@ class Worker:
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
 
     def describe(self) -> str:
-        return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in list(self.jobs.values()))
+        jobs = list(self.jobs.values())  # a copy: a reload may change the jobs meanwhile
+        return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in jobs)
 
     def start(self) -> None:
         self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
@@ -74,8 +75,8 @@ class Worker:
         self.scheduler.start()
         self._schedule(list(self.jobs.values()))
         self.reload_feeds()
-        self.scheduler.add_job(self.reload_feeds, "interval", seconds=self.reload_seconds, id=RELOAD,
-                               name=RELOAD)
+        self.scheduler.add_job(self.reload_feeds, "interval", seconds=self.reload_seconds,
+                               id=RELOAD, name=RELOAD)
         log.info("worker %s started: %s", self.id, self.describe())
 
     def stop(self) -> None:
@@ -131,8 +132,9 @@ class Worker:
         last, now = self._last_recorded(), self.engine.ctx.clock.now()
         for job in jobs:
             delay = first_delay(last.get(job.name), job.interval_seconds, now)
-            self.scheduler.add_job(self.run_now, "interval", args=(job.name,), seconds=job.interval_seconds,
-                                   id=job.name, name=job.name, replace_existing=True,
+            self.scheduler.add_job(self.run_now, "interval", args=(job.name,),
+                                   seconds=job.interval_seconds, id=job.name, name=job.name,
+                                   replace_existing=True,
                                    jitter=job.jitter_seconds or None,
                                    misfire_grace_time=_whole(job.misfire_grace_seconds),
                                    next_run_time=datetime.now(UTC) + timedelta(seconds=delay))

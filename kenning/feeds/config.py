@@ -20,24 +20,25 @@ from kenning import validation
 from kenning.errors import InvalidInput, KenningError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-NAME_RULE = "1-64 characters: a-z, 0-9, '_', '-', starting with a letter or digit (e.g. 'python-news')"
+NAME_RULE = ("1-64 characters: a-z, 0-9, '_', '-', starting with a letter or digit "
+             "(e.g. 'python-news')")
 Mode = Literal["excerpt", "summary", "digest"]
 
 
 class Feed(BaseModel):
-    """One feed. ``summary`` and ``digest`` need the LLM extras; until then they store the excerpt."""
+    """One feed. ``summary`` and ``digest`` need the LLM extras; until then: the excerpt."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(description="unique name; the audit actor is feed:<name>")
     url: str = Field(description="http(s) URL of the RSS or Atom document")
-    topics: tuple[str, ...] = Field(default=(), description="tags every article of this feed carries")
-    project: str | None = Field(default=None, description="project the articles belong to; unset = global")
-    interval_minutes: float = Field(default=360.0, ge=5, le=10_080, description="how often it is fetched")
+    topics: tuple[str, ...] = Field(default=(), description="tags every article carries")
+    project: str | None = Field(default=None, description="the articles' project; unset = global")
+    interval_minutes: float = Field(default=360.0, ge=5, le=10_080, description="how often")
     mode: Mode = "excerpt"
     enabled: bool = True
-    retention_days: int | None = Field(default=90, ge=1, le=36_500,
-                                       description="articles expire this long after ingest; null = never")
+    retention_days: int | None = Field(
+        default=90, ge=1, le=36_500, description="articles expire this long after; null = never")
 
     @field_validator("name")
     @classmethod
@@ -118,7 +119,8 @@ def parse(source: str) -> FeedBook:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
-        return FeedBook(problems=(Problem(line, f"not valid YAML: {getattr(exc, 'problem', exc)}"),))
+        why = getattr(exc, "problem", exc)
+        return FeedBook(problems=(Problem(line, f"not valid YAML: {why}"),))
     if root is None:
         return FeedBook()
     entries = _entries(root, data)
@@ -135,22 +137,25 @@ def _entries(root: yaml.Node, data: Any) -> list[tuple[int, Any]] | Problem:
     if data["feeds"] is None:
         return []
     if not isinstance(node, yaml.SequenceNode) or not isinstance(data["feeds"], list):
-        return Problem(node.start_mark.line + 1, "`feeds:` must be a list of feeds (each item starts with '-')")
-    return [(item.start_mark.line + 1, raw) for item, raw in zip(node.value, data["feeds"], strict=True)]
+        return Problem(node.start_mark.line + 1,
+                       "`feeds:` must be a list of feeds (each item starts with '-')")
+    items = zip(node.value, data["feeds"], strict=True)
+    return [(item.start_mark.line + 1, raw) for item, raw in items]
 
 
 def _validated(entries: list[tuple[int, Any]]) -> FeedBook:
     feeds: list[Feed] = []
     problems: list[Problem] = []
     for line, raw in entries:
-        name = raw.get("name") if isinstance(raw, dict) and isinstance(raw.get("name"), str) else None
+        name = raw.get("name") if isinstance(raw, dict) else None
+        name = name if isinstance(name, str) else None
         try:
             feed = Feed.model_validate(raw)
         except ValidationError as exc:
             problems.append(Problem(line, first_error(exc), name))
             continue
         if any(f.name == feed.name for f in feeds):
-            problems.append(Problem(line, f"the name {feed.name!r} is already used by an earlier feed", None))
+            problems.append(Problem(line, f"the name {feed.name!r} is used by an earlier feed"))
             continue
         feeds.append(feed)
     return FeedBook(tuple(feeds), tuple(problems))
@@ -175,10 +180,12 @@ def entry_text(feed: Feed) -> str:
 
 
 def append(path: Path, feed: Feed) -> None:
-    """Add ``feed`` at the end of the file (created with a `feeds:` list when missing), keeping comments."""
+    """Add ``feed`` at the end of the file (created with a `feeds:` list when missing), keeping its
+    comments."""
     book = load(path)
     if book.get(feed.name) is not None or book.problem_of(feed.name) is not None:
-        raise InvalidInput(f"a feed named {feed.name!r} exists in {path}", hint="choose another name")
+        raise InvalidInput(f"a feed named {feed.name!r} exists in {path}",
+                           hint="choose another name")
     current = path.read_text(encoding="utf-8") if path.exists() else "feeds:\n"
     if current.strip() in ("", "feeds:", "feeds: []"):
         current = "feeds:\n"
@@ -197,7 +204,8 @@ def disable(path: Path, name: str) -> None:
     root = yaml.compose(source, Loader=yaml.SafeLoader) if source.strip() else None
     item = _item_node(root, name)
     if item is None:
-        raise InvalidInput(f"no feed named {name!r} in {path}", hint="`kenning feeds list` shows the names")
+        raise InvalidInput(f"no feed named {name!r} in {path}",
+                           hint="`kenning feeds list` shows the names")
     lines = source.splitlines(keepends=True)
     enabled = next((v for k, v in item.value if k.value == "enabled"), None)
     if enabled is not None:
@@ -220,7 +228,8 @@ def _item_node(root: yaml.Node | None, name: str) -> yaml.MappingNode | None:
         return None
     for item in feeds.value:
         if isinstance(item, yaml.MappingNode) and any(
-                k.value == "name" and v.value == name for k, v in item.value if isinstance(v, yaml.ScalarNode)):
+                k.value == "name" and isinstance(v, yaml.ScalarNode) and v.value == name
+                for k, v in item.value):
             return item
     return None
 

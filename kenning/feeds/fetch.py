@@ -63,7 +63,7 @@ class Fetched:
 
 
 class Fetcher:
-    """Built once from the settings; ``resolver`` is the one DNS lookup per hop (a parameter for tests)."""
+    """Built once from the settings; ``resolver`` is the one DNS lookup per hop (tests pass one)."""
 
     def __init__(self, settings: Settings, resolver: Resolver = guard.resolve) -> None:
         self.allowed = guard.allowances(settings.feed_allow)
@@ -77,7 +77,8 @@ class Fetcher:
         with httpx.Client(follow_redirects=False, trust_env=False, verify=True) as client:
             for hop in range(self.max_redirects + 1):
                 if url in seen:
-                    raise FeedError(f"redirect loop at {url}", hint="the feed's server redirects in a circle")
+                    raise FeedError(f"redirect loop at {url}",
+                                    hint="the feed's server redirects in a circle")
                 seen.add(url)
                 _, host, port = guard.split(url)
                 target = guard.check(url, self.resolver(host, port), self.allowed)
@@ -85,7 +86,8 @@ class Fetcher:
                 if isinstance(result, Fetched):
                     return result
                 url = result
-        raise FeedError(f"more than {self.max_redirects} redirects", hint="use the feed's final URL")
+        raise FeedError(f"more than {self.max_redirects} redirects",
+                        hint="use the feed's final URL")
 
     def _hop(self, client: httpx.Client, target: guard.Target, conditional: Conditional,
              hop: int) -> Fetched | str:
@@ -119,7 +121,8 @@ class Fetcher:
         body = self._body(target.url, response, headers, started)
         return Fetched(target.url, modified=True, body=body, headers=headers, hops=hop)
 
-    def _body(self, url: str, response: httpx.Response, headers: dict[str, str], started: float) -> bytes:
+    def _body(self, url: str, response: httpx.Response, headers: dict[str, str],
+              started: float) -> bytes:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             raise _too_big(url, self.max_bytes)
@@ -155,7 +158,7 @@ def _http_error(url: str, status: int, headers: dict[str, str]) -> FeedError:
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Retry-After as seconds: a number of seconds or an HTTP date; None when absent or unreadable."""
+    """Retry-After in seconds (a number of seconds or an HTTP date); None when absent or bad."""
     if not value:
         return None
     if value.strip().isdigit():

@@ -56,15 +56,16 @@ class Target:
         return name if DEFAULT_PORTS[self.scheme] == self.port else f"{name}:{self.port}"
 
     def pinned_url(self) -> str:
-        """The URL with the checked address in place of the host name, so nothing resolves it again."""
+        """The URL with the checked address in place of the host name: nothing resolves it again."""
         parts = urlsplit(self.url)
         at = f"[{self.address}]" if self.address.version == 6 else str(self.address)
         path = parts.path or "/"
-        return f"{self.scheme}://{at}:{self.port}{path}" + (f"?{parts.query}" if parts.query else "")
+        query = f"?{parts.query}" if parts.query else ""
+        return f"{self.scheme}://{at}:{self.port}{path}{query}"
 
 
 def allowances(text: str) -> tuple[Allowance, ...]:
-    """Parse KENNING_FEED_ALLOW: comma-separated ``host``, ``ip``, ``cidr``, each optionally ``:port``."""
+    """KENNING_FEED_ALLOW: comma-separated host names, IPs or CIDRs, each with an optional port."""
     out = []
     for raw in (part.strip() for part in text.split(",")):
         if raw:
@@ -114,21 +115,22 @@ def resolve(host: str, port: int) -> tuple[Address, ...]:
     try:
         rows = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError) as exc:
-        raise FeedError(f"cannot resolve {host!r}: {exc}", hint="check the feed URL's host name") from None
+        raise FeedError(f"cannot resolve {host!r}: {exc}",
+                        hint="check the feed URL's host name") from None
     addresses = {ipaddress.ip_address(str(row[4][0]).split("%")[0]) for row in rows}
     return tuple(sorted(addresses, key=lambda a: (a.version, int(a))))
 
 
 def check(url: str, addresses: tuple[Address, ...], allowed: tuple[Allowance, ...]) -> Target:
-    """The target to connect to, when EVERY address of the host is global or allowed; else refused."""
+    """The target to connect to when EVERY address of the host is global or allowed; else refuse."""
     scheme, host, port = split(url)
     if not addresses:
         raise FeedError(f"refused {url!r}: {host} has no address")
     for address in addresses:
         if not is_public(address) and not any(a.admits(host, address, port) for a in allowed):
             raise FeedError(f"refused {url!r}: {host} resolves to {address}, not a global address",
-                            hint="a feed may reach only public addresses; KENNING_FEED_ALLOW can name an "
-                                 "internal host or network (docs/feeds.md)")
+                            hint="a feed may reach only public addresses; KENNING_FEED_ALLOW "
+                                 "can name an internal host or network (docs/feeds.md)")
     return Target(url=url, scheme=scheme, host=host, port=port, address=addresses[0])
 
 
@@ -137,9 +139,9 @@ def is_public(address: Address) -> bool:
     embedded = _embedded_ipv4(address)
     if embedded is not None:
         return is_public(embedded)
-    return address.is_global and not (address.is_multicast or address.is_reserved or address.is_private
-                                      or address.is_loopback or address.is_link_local
-                                      or address.is_unspecified)
+    return address.is_global and not (
+        address.is_multicast or address.is_reserved or address.is_private or address.is_loopback
+        or address.is_link_local or address.is_unspecified)
 
 
 def _embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:

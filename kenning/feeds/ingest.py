@@ -30,7 +30,7 @@ MAX_BACKOFF_SECONDS = 7 * 86_400.0
 
 @dataclass(frozen=True)
 class FeedRun:
-    """How one ingest of a feed ended; ``seconds`` is the fetch latency (None when nothing was fetched)."""
+    """How one ingest of a feed ended; ``seconds``: the fetch latency (None: nothing fetched)."""
 
     feed: str
     outcome: Outcome
@@ -46,8 +46,9 @@ class FeedRun:
 
     def summary(self) -> dict[str, object]:
         return {"feed": self.feed, "outcome": self.outcome, "new": len(self.new),
-                "duplicates": self.duplicates, "linked": len(self.linked), "rejected": self.rejected,
-                "error": self.error, "warning": self.warning, "notes": list(self.notes)}
+                "duplicates": self.duplicates, "linked": len(self.linked),
+                "rejected": self.rejected, "error": self.error, "warning": self.warning,
+                "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class FeedIngest:
         raise NotFound(f"no feed named {name!r}", hint="`kenning feeds list` shows the feeds")
 
     def run(self, feed: Feed, *, force: bool = False) -> FeedRun:
-        """Ingest ``feed`` once; ``force`` ignores the backoff (and a disabled flag) for a run on demand."""
+        """Ingest ``feed`` once; ``force`` ignores the backoff (a run on demand)."""
         state = self.states.load(feed.name)
         now = self.ctx.clock.now()
         if not force and state.next_attempt is not None and now < state.next_attempt:
@@ -127,9 +128,11 @@ class FeedIngest:
             return self._failed(feed, state, exc, time.monotonic() - started)
         seconds = time.monotonic() - started
         now = self.ctx.clock.now()
-        validators = fetched.validators if fetched.modified else Conditional(state.etag, state.last_modified)
+        validators = fetched.validators if fetched.modified else \
+            Conditional(state.etag, state.last_modified)
         base = replace(state, etag=validators.etag, last_modified=validators.last_modified,
-                       last_fetch=now, last_success=now, last_error=None, failures=0, next_attempt=None)
+                       last_fetch=now, last_success=now, last_error=None, failures=0,
+                       next_attempt=None)
         if parsed is None:
             self.states.save(feed.name, base)
             return FeedRun(feed.name, "not_modified", seconds=seconds)
@@ -137,18 +140,21 @@ class FeedIngest:
         self.states.save(feed.name, replace(base, last_warning=parsed.error, last_counts={
             "new": len(run.new), "duplicates": run.duplicates, "linked": len(run.linked),
             "rejected": run.rejected}))
-        self.ctx.audit(actor(feed), "feed_ingest", "", details={**run.summary(), "url": fetched.url})
+        self.ctx.audit(actor(feed), "feed_ingest", "",
+                       details={**run.summary(), "url": fetched.url})
         return run
 
     def _failed(self, feed: Feed, state: FeedState, exc: FeedError, seconds: float) -> FeedRun:
         now = self.ctx.clock.now()
         failures = state.failures + 1
         wait = max(backoff(feed.interval_minutes * 60, failures), exc.retry_after or 0.0)
-        self.states.save(feed.name, replace(state, last_fetch=now, last_error=str(exc), failures=failures,
-                                            next_attempt=now + wait))
+        self.states.save(feed.name, replace(state, last_fetch=now, last_error=str(exc),
+                                            failures=failures, next_attempt=now + wait))
         self.ctx.audit(actor(feed), "feed_failed", "", reason=str(exc),
-                       details={"feed": feed.name, "failures": failures, "next_attempt": now + wait})
-        return FeedRun(feed.name, "failed", error=str(exc), seconds=seconds, next_attempt=now + wait)
+                       details={"feed": feed.name, "failures": failures,
+                                "next_attempt": now + wait})
+        return FeedRun(feed.name, "failed", error=str(exc), seconds=seconds,
+                       next_attempt=now + wait)
 
     def _store(self, feed: Feed, parsed: parse.ParsedFeed, seconds: float) -> FeedRun:
         seen = self.states.seen([e.uid for e in parsed.entries])
@@ -167,8 +173,9 @@ class FeedIngest:
             (new if status == "stored" else linked).append(key)
         duplicates = len(parsed.entries) - len(new) - len(linked) - len(rejected)
         notes = tuple(rejected[:5]) + _mode_note(feed)
-        return FeedRun(feed.name, "fetched", new=tuple(new), duplicates=duplicates, linked=tuple(linked),
-                       rejected=len(rejected), warning=parsed.error, seconds=seconds, notes=notes)
+        return FeedRun(feed.name, "fetched", new=tuple(new), duplicates=duplicates,
+                       linked=tuple(linked), rejected=len(rejected), warning=parsed.error,
+                       seconds=seconds, notes=notes)
 
     def _remember(self, feed: Feed, entry: parse.Entry) -> tuple[str, str]:
         """Store one article (or find its near-duplicate and link to it); claim its uid."""
@@ -195,12 +202,13 @@ def _draft(feed: Feed, entry: parse.Entry, now: float) -> Draft:
         kind="article", title=(entry.title or "")[:300] or None, source=link,
         event_date=entry.published, expires_at=expires, source_key=entry.uid,
         metadata={"feed": feed.name, "source_url": link, "summary_state": "unsummarised",
-                  "mode": feed.mode, "stored_as": "excerpt", "enclosures": list(entry.enclosures[:10])},
+                  "mode": feed.mode, "stored_as": "excerpt",
+                  "enclosures": list(entry.enclosures[:10])},
     )
 
 
 def _mode_note(feed: Feed) -> tuple[str, ...]:
-    """``summary`` and ``digest`` need the LLM extras, not there yet: say so instead of pretending."""
+    """``summary`` and ``digest`` need the LLM extras, not there yet: say so, never pretend."""
     if feed.mode == "excerpt":
         return ()
     return (f"mode {feed.mode!r} is not available yet: stored the excerpt, marked unsummarised",)

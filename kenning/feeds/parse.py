@@ -29,7 +29,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 @dataclass(frozen=True)
 class Entry:
-    """One article. ``uid`` is a stable hash of its GUID (or link), the same across runs and feeds."""
+    """One article. ``uid``: a stable hash of its GUID (or link), the same across runs and feeds."""
 
     uid: str
     title: str | None
@@ -49,7 +49,7 @@ class ParsedFeed:
     title: str | None
     entries: tuple[Entry, ...]
     error: str | None = None  # a bozo feed's problem, when entries still parsed
-    skipped: int = 0  # entries with neither GUID, link nor title: nothing stable to recognise them by
+    skipped: int = 0  # entries with no GUID, link or title: nothing stable to recognise them by
 
 
 def parse(body: bytes, headers: dict[str, str] | None = None) -> ParsedFeed:
@@ -75,8 +75,9 @@ def entry(raw: Any) -> Entry | None:
     anchor = guid or link or (title and f"title:{title}:{raw.get('published', '')}")
     if not anchor:
         return None
-    return Entry(uid=uid(anchor), title=title, link=link, text=text_of(raw), published=published(raw),
-                 enclosures=tuple(str(e.get("href")) for e in raw.get("enclosures", []) if e.get("href")))
+    enclosures = tuple(str(e.get("href")) for e in raw.get("enclosures", []) if e.get("href"))
+    return Entry(uid=uid(anchor), title=title, link=link, text=text_of(raw),
+                 published=published(raw), enclosures=enclosures)
 
 
 def uid(anchor: str) -> str:
@@ -123,7 +124,7 @@ class _Text(HTMLParser):
 
 
 def strip_html(markup: str) -> str:
-    """Plain text of an HTML fragment: character data only, whitespace collapsed, paragraphs kept."""
+    """Plain text of an HTML fragment: character data only, spaces collapsed, paragraphs kept."""
     parser = _Text()
     parser.feed(markup)
     parser.close()
@@ -131,7 +132,7 @@ def strip_html(markup: str) -> str:
 
 
 def clean(text: str) -> str:
-    """Control characters out, runs of spaces collapsed, at most one blank line between paragraphs."""
+    """No control characters, runs of spaces collapsed, at most one blank line in a row."""
     text = _CONTROL.sub("", text)
     lines = [" ".join(line.split()) for line in text.splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

@@ -22,8 +22,8 @@ from kenning_cli.main import command
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    sub.add_parser("list", help="every feed with its state: last fetch, failures, next attempt, last error")
-    sub.add_parser("check", help="validate feeds.yml and run each URL's host through the SSRF guard")
+    sub.add_parser("list", help="every feed and its state: last fetch, failures, last error")
+    sub.add_parser("check", help="validate feeds.yml; run each URL's host through the SSRF guard")
     fetch = sub.add_parser("fetch", help="ingest one feed now (ignores its backoff)")
     fetch.add_argument("name")
     add = sub.add_parser("add", help="append a feed to feeds.yml (validated first)")
@@ -31,14 +31,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("url")
     add.add_argument("--topics", default="", help="comma-separated tags every article carries")
     add.add_argument("--project", default=None, help="the project the articles belong to")
-    add.add_argument("--interval-minutes", type=float, default=360.0, help="how often (default 360)")
+    add.add_argument("--interval-minutes", type=float, default=360.0,
+                     help="how often (default 360)")
     add.add_argument("--mode", choices=("excerpt", "summary", "digest"), default="excerpt")
-    add.add_argument("--retention-days", type=int, default=90, help="articles expire after (default 90)")
+    add.add_argument("--retention-days", type=int, default=90,
+                     help="articles expire after (default 90)")
     disable = sub.add_parser("disable", help="set enabled: false on a feed in feeds.yml")
     disable.add_argument("name")
 
 
-@command("feeds", "Feeds of feeds.yml: list (with state and errors), check, fetch NAME, add, disable.",
+@command("feeds", "Feeds of feeds.yml: list (state and errors), check, fetch NAME, add, disable.",
          _arguments)
 def _feeds(args: argparse.Namespace, settings: Settings) -> int:
     path = settings.resolved_feeds_file
@@ -62,7 +64,8 @@ def _new_feed(args: argparse.Namespace) -> Feed:
     topics = [t for t in (part.strip() for part in args.topics.split(",")) if t]
     try:
         return Feed(name=args.name, url=args.url, topics=tuple(topics), project=args.project,
-                    interval_minutes=args.interval_minutes, mode=args.mode, retention_days=args.retention_days)
+                    interval_minutes=args.interval_minutes, mode=args.mode,
+                    retention_days=args.retention_days)
     except ValidationError as exc:
         raise InvalidInput(f"the feed is not valid: {config.first_error(exc)}") from None
 
@@ -86,11 +89,13 @@ def line(status: FeedStatus) -> str:
     feed, state = status.feed, status.state
     assert feed is not None  # a status has a feed or a problem
     parts = [f"{feed.name}: {'enabled' if feed.enabled else 'disabled'}", feed.url,
-             f"every {feed.interval_minutes:g} min", f"last fetch {iso(state.last_fetch) or 'never'}"]
+             f"every {feed.interval_minutes:g} min",
+             f"last fetch {iso(state.last_fetch) or 'never'}"]
     if state.last_counts:
         parts.append("last " + ", ".join(f"{k} {v}" for k, v in sorted(state.last_counts.items())))
     if state.failures:
-        parts.append(f"{state.failures} failure(s) in a row, next attempt {iso(state.next_attempt)}")
+        parts.append(f"{state.failures} failure(s) in a row, "
+                     f"next attempt {iso(state.next_attempt)}")
     if state.last_error:
         parts.append(f"last error: {state.last_error}")
     if state.last_warning:

@@ -62,7 +62,7 @@ def test_a_second_feed_with_a_name_in_use_is_left_out() -> None:
     book = config.parse(GOOD + "  - name: lwn\n    url: https://elsewhere.example/rss\n")
     assert [f.name for f in book.feeds] == ["python-news", "lwn"]
     assert book.get("lwn").url == "https://lwn.example.net/headlines/rss"  # type: ignore[union-attr]
-    assert [(p.line, "already used" in p.message) for p in book.problems] == [(13, True)]
+    assert [(p.line, "used by an earlier feed" in p.message) for p in book.problems] == [(13, True)]
 
 
 def test_a_named_bad_entry_is_reported_under_its_name() -> None:
