@@ -46,7 +46,8 @@ def _articles(engine: Engine) -> int:
     return engine.memories.list(Listing(namespaces=["knowledge"], kinds=["article"])).total
 
 
-def test_a_feed_job_ingests_and_counts_in_the_metrics(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_a_feed_job_ingests_and_counts_in_the_metrics(feeds_engine: Engine,
+                                                      feed_server: FeedServer) -> None:
     _write(feeds_engine, _one_feed(feed_server))
     registry = CollectorRegistry()
     worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1", metrics=FeedMetrics(registry))
@@ -105,7 +106,8 @@ def test_feeds_yml_changes_reschedule_without_a_restart(feeds_engine: Engine, fe
     assert PREFIX + "news" not in worker.jobs
 
 
-def test_a_bad_entry_leaves_out_only_its_feed(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_a_bad_entry_leaves_out_only_its_feed(feeds_engine: Engine,
+                                              feed_server: FeedServer) -> None:
     _write(feeds_engine, _one_feed(feed_server) + "  - name: broken\n    url: file:///etc/passwd\n")
     worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1")
     assert worker.reload_feeds() == [PREFIX + "news"]

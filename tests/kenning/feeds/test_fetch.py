@@ -27,7 +27,8 @@ def _fetcher(tmp_path: Path, server: FeedServer, **overrides: Any) -> Fetcher:
     return Fetcher(settings)
 
 
-def test_a_feed_is_fetched_with_a_kenning_user_agent(tmp_path: Path, feed_server: FeedServer) -> None:
+def test_a_feed_is_fetched_with_a_kenning_user_agent(tmp_path: Path,
+                                                     feed_server: FeedServer) -> None:
     fetched = _fetcher(tmp_path, feed_server).fetch(feed_server.url("/rss2.xml"))
     assert fetched.modified
     assert b"Python Insider" in fetched.body
@@ -46,7 +47,8 @@ def test_an_unchanged_feed_answers_304_by_etag(tmp_path: Path, feed_server: Feed
     assert feed_server.hits("/etag.xml")[1].headers["if-none-match"] == ETAG
 
 
-def test_an_unchanged_feed_answers_304_by_last_modified(tmp_path: Path, feed_server: FeedServer) -> None:
+def test_an_unchanged_feed_answers_304_by_last_modified(tmp_path: Path,
+                                                        feed_server: FeedServer) -> None:
     fetcher = _fetcher(tmp_path, feed_server)
     first = fetcher.fetch(feed_server.url("/last-modified.xml"))
     assert first.modified
@@ -54,7 +56,8 @@ def test_an_unchanged_feed_answers_304_by_last_modified(tmp_path: Path, feed_ser
     assert not fetcher.fetch(feed_server.url("/last-modified.xml"), first.validators).modified
 
 
-def test_a_redirect_to_the_allowed_server_is_followed(tmp_path: Path, feed_server: FeedServer) -> None:
+def test_a_redirect_to_the_allowed_server_is_followed(tmp_path: Path,
+                                                      feed_server: FeedServer) -> None:
     fetched = _fetcher(tmp_path, feed_server).fetch(feed_server.url("/moved.xml"))
     assert (fetched.url, fetched.hops) == (feed_server.url("/rss2.xml"), 1)
 
@@ -93,7 +96,8 @@ def test_a_redirect_to_another_loopback_port_is_refused_before_any_connection(
         other.close()
 
 
-def test_a_name_resolving_to_a_private_address_is_refused(tmp_path: Path, feed_server: FeedServer) -> None:
+def test_a_name_resolving_to_a_private_address_is_refused(tmp_path: Path,
+                                                          feed_server: FeedServer) -> None:
     fetcher = _fetcher(tmp_path, feed_server, feed_allow="")
     with pytest.raises(FeedError, match=re.escape("localhost resolves to 127.0.0.1, not a global address")):
         fetcher.fetch(feed_server.url("/rss2.xml", host="localhost"))
@@ -102,7 +106,8 @@ def test_a_name_resolving_to_a_private_address_is_refused(tmp_path: Path, feed_s
     assert allowed.fetch(feed_server.url("/rss2.xml", host="localhost")).modified  # the allowlist names it
 
 
-def test_the_connection_goes_to_the_address_resolved_once(tmp_path: Path, feed_server: FeedServer) -> None:
+def test_the_connection_goes_to_the_address_resolved_once(tmp_path: Path,
+                                                          feed_server: FeedServer) -> None:
     """A resolver that answers differently the second time (DNS rebinding) is asked only once per hop."""
     answers = [guard.resolve("127.0.0.1", 0), guard.resolve("169.254.169.254", 0)]
     calls: list[str] = []

@@ -85,7 +85,8 @@ def test_the_same_article_in_another_feed_is_not_stored_again(feeds_engine: Engi
     assert len(_articles(feeds_engine)) == 3
 
 
-def test_a_near_duplicate_article_is_linked_not_stored(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_a_near_duplicate_article_is_linked_not_stored(feeds_engine: Engine,
+                                                       feed_server: FeedServer) -> None:
     original = (Path(__file__).parent / "fixtures" / "rss2.xml").read_text(encoding="utf-8")
     reworded = original.replace("tag:pythoninsider,2026:post-3142", "https://mirror.example/3142") \
         .replace("https://pythoninsider.example.org/2026/12/python-3142.html", "https://mirror.example/3142")
@@ -157,7 +158,8 @@ def test_retry_after_sets_the_next_attempt(feeds_engine: Engine, feed_server: Fe
     assert run.next_attempt == clock.now() + 7200
 
 
-def test_a_success_after_failures_resets_the_backoff(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_a_success_after_failures_resets_the_backoff(feeds_engine: Engine,
+                                                     feed_server: FeedServer) -> None:
     feed = _feed(feed_server, "/flaky.xml")
     feed_server.routes["/flaky.xml"] = feed_server.routes["/error.xml"]
     assert feeds_engine.feeds.run(feed).outcome == "failed"
@@ -172,7 +174,8 @@ def test_backoff_doubles_and_is_capped() -> None:
     assert backoff(HOUR, 30) == 7 * 86_400
 
 
-def test_summary_mode_falls_back_visibly_to_the_excerpt(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_summary_mode_falls_back_visibly_to_the_excerpt(feeds_engine: Engine,
+                                                        feed_server: FeedServer) -> None:
     run = feeds_engine.feeds.run(_feed(feed_server, "/atom.xml", mode="summary"))
     assert any("not available yet" in note for note in run.notes)
     memory = feeds_engine.memories.get(run.new[0])
@@ -194,7 +197,8 @@ def test_feeds_are_read_from_the_file_and_a_bad_entry_is_visible(feeds_engine: E
     assert statuses["broken"].problem is not None
 
 
-def test_recall_includes_or_excludes_feed_articles(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_recall_includes_or_excludes_feed_articles(feeds_engine: Engine,
+                                                   feed_server: FeedServer) -> None:
     stored = feeds_engine.feeds.run(_feed(feed_server, "/atom.xml")).new
     question = "valkey hash field expiration and replication release"
     included = feeds_engine.recaller.recall(RecallRequest(question, namespaces=["knowledge"]))
@@ -204,7 +208,8 @@ def test_recall_includes_or_excludes_feed_articles(feeds_engine: Engine, feed_se
     assert stored[0] not in [h.memory.key for h in excluded.hits]
 
 
-def test_the_briefing_includes_or_excludes_feed_articles(feeds_engine: Engine, feed_server: FeedServer) -> None:
+def test_the_briefing_includes_or_excludes_feed_articles(feeds_engine: Engine,
+                                                         feed_server: FeedServer) -> None:
     stored = feeds_engine.feeds.run(_feed(feed_server, "/rss1.rdf", project="kenning")).new
     included = feeds_engine.briefing.briefing("kenning")
     assert set(stored) <= {entry["key"] for entry in included["recent_knowledge"]}  # positive control
