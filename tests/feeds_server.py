@@ -47,7 +47,7 @@ class FeedServer:
 
     @property
     def allow(self) -> str:
-        """The KENNING_FEED_ALLOW entry that lets the fetcher reach this server (and nothing else local)."""
+        """The KENNING_FEED_ALLOW entry that lets the fetcher reach this server (nothing else)."""
         return f"127.0.0.1:{self.port}"
 
     def hits(self, path: str) -> list[Seen]:
@@ -130,7 +130,7 @@ def _big(h: BaseHTTPRequestHandler) -> None:
 
 
 def _drip(h: BaseHTTPRequestHandler) -> None:
-    """Headers at once, then one byte every 0.2 s for a minute: each read is quick, the whole is not."""
+    """Headers at once, then a byte every 0.2 s for a minute: each read is quick, the whole not."""
     h.send_response(200)
     h.send_header("Content-Type", XML)
     h.send_header("Content-Length", "300")

@@ -50,7 +50,8 @@ def test_a_feed_job_ingests_and_counts_in_the_metrics(feeds_engine: Engine,
                                                       feed_server: FeedServer) -> None:
     _write(feeds_engine, _one_feed(feed_server))
     registry = CollectorRegistry()
-    worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1", metrics=FeedMetrics(registry))
+    worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1",
+                    metrics=FeedMetrics(registry))
     assert worker.reload_feeds() == [PREFIX + "news"]
     run = worker.run_now(PREFIX + "news")
     assert (run.status, run.summary["new"], run.summary["outcome"]) == ("ok", 3, "fetched")
@@ -72,18 +73,21 @@ def test_a_failed_fetch_is_a_failed_run_and_the_error_is_kept(feeds_engine: Engi
                                                              feed_server: FeedServer) -> None:
     _write(feeds_engine, _one_feed(feed_server, "/to-metadata.xml"))
     registry = CollectorRegistry()
-    worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1", metrics=FeedMetrics(registry))
+    worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1",
+                    metrics=FeedMetrics(registry))
     worker.reload_feeds()
     run = worker.run_now(PREFIX + "news")
     assert run.status == "failed"
     assert "169.254.169.254, not a global address" in (run.error or "")
     assert feeds_engine.jobs.last_runs()[PREFIX + "news"].status == "failed"
-    assert registry.get_sample_value("kenning_feed_fetches_total", {"feed": "news", "outcome": "failed"}) == 1
+    failed = {"feed": "news", "outcome": "failed"}
+    assert registry.get_sample_value("kenning_feed_fetches_total", failed) == 1
     assert _articles(feeds_engine) == 0
     worker.stop()
 
 
-def test_feeds_yml_changes_reschedule_without_a_restart(feeds_engine: Engine, feed_server: FeedServer,
+def test_feeds_yml_changes_reschedule_without_a_restart(feeds_engine: Engine,
+                                                        feed_server: FeedServer,
                                                         stopper: list[Worker]) -> None:
     worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1")
     stopper.append(worker)
@@ -115,8 +119,8 @@ def test_a_bad_entry_leaves_out_only_its_feed(feeds_engine: Engine,
         feeds_engine.feeds.feed("broken")
 
 
-def test_two_workers_racing_ingest_once(feeds_engine: Engine, feed_server: FeedServer, recorder: Recorder,
-                                        stopper: list[Worker]) -> None:
+def test_two_workers_racing_ingest_once(feeds_engine: Engine, feed_server: FeedServer,
+                                        recorder: Recorder, stopper: list[Worker]) -> None:
     _write(feeds_engine, _one_feed(feed_server))
     workers = [Worker(feeds_engine, feeds_engine.ctx.settings, worker=name, on_run=recorder)
                for name in ("a", "b")]

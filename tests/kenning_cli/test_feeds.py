@@ -31,11 +31,12 @@ def feeds_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: Settin
 
 def test_add_list_and_disable(feeds_file: Path, feed_server: FeedServer, engine: Engine,
                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["feeds", "add", "news", feed_server.url("/rss2.xml"), "--topics", "python,releases",
-                 "--interval-minutes", "60"]) == 0
+    assert main(["feeds", "add", "news", feed_server.url("/rss2.xml"),
+                 "--topics", "python,releases", "--interval-minutes", "60"]) == 0
     feed = config.load(feeds_file).get("news")
     assert feed is not None
-    assert (feed.topics, feed.interval_minutes, feed.enabled) == (("python", "releases"), 60.0, True)
+    assert feed.topics == ("python", "releases")
+    assert (feed.interval_minutes, feed.enabled) == (60.0, True)
     capsys.readouterr()
     assert main(["feeds", "list"]) == 0
     assert "news: enabled; " in capsys.readouterr().out
@@ -53,11 +54,14 @@ def test_add_refuses_an_invalid_feed_and_writes_nothing(feeds_file: Path,
 
 
 def test_the_error_of_a_failed_fetch_and_of_a_bad_entry_is_visible_in_list(
-        feeds_file: Path, feed_server: FeedServer, engine: Engine, capsys: pytest.CaptureFixture[str]) -> None:
-    feeds_file.write_text(f"feeds:\n  - name: meta\n    url: {feed_server.url('/to-metadata.xml')}\n"
+        feeds_file: Path, feed_server: FeedServer, engine: Engine,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    meta = feed_server.url("/to-metadata.xml")
+    feeds_file.write_text(f"feeds:\n  - name: meta\n    url: {meta}\n"
                           "  - name: broken\n    url: gopher://old.example/\n", encoding="utf-8")
     tuned = Settings(_env_file=None)  # the environment the fixture set: the same store and file
-    feeds = Engine.open(tuned, engine.ctx.store.client, engine.ctx.embedder, clock=engine.ctx.clock).feeds
+    ctx = engine.ctx
+    feeds = Engine.open(tuned, ctx.store.client, ctx.embedder, clock=ctx.clock).feeds
     assert feeds.run(feeds.feed("meta")).outcome == "failed"
     assert main(["feeds", "list"]) == 0
     out = capsys.readouterr().out
@@ -74,9 +78,8 @@ def test_check_validates_the_file_and_runs_the_guard(feeds_file: Path, feed_serv
                           encoding="utf-8")
     assert main(["feeds", "check"]) == 0  # positive control: the allowed server passes
     assert "ok    news: 127.0.0.1 -> 127.0.0.1" in capsys.readouterr().out
-    feeds_file.write_text(feeds_file.read_text(encoding="utf-8")
-                          + "  - name: local\n    url: http://localhost:9/feed\n  - name: bad\n    url: x\n",
-                          encoding="utf-8")
+    more = "  - name: local\n    url: http://localhost:9/feed\n  - name: bad\n    url: x\n"
+    feeds_file.write_text(feeds_file.read_text(encoding="utf-8") + more, encoding="utf-8")
     assert main(["feeds", "check"]) == 1
     out = capsys.readouterr().out
     assert "ERROR local: refused" in out

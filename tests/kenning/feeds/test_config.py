@@ -31,8 +31,8 @@ def test_a_valid_file_loads_every_feed_with_defaults() -> None:
     assert book.problems == ()
     python, lwn = book.feeds
     assert (python.name, python.topics, python.project, python.interval_minutes, python.mode,
-            python.enabled, python.retention_days) == ("python-news", ("python", "releases"), "kenning-api",
-                                                       60.0, "excerpt", True, 90)
+            python.enabled, python.retention_days) == (
+        "python-news", ("python", "releases"), "kenning-api", 60.0, "excerpt", True, 90)
     assert (lwn.mode, lwn.enabled, lwn.retention_days, lwn.interval_minutes, lwn.project) == (
         "summary", False, None, 360.0, None)
 
@@ -40,7 +40,7 @@ def test_a_valid_file_loads_every_feed_with_defaults() -> None:
 @pytest.mark.parametrize(("entry", "line", "words"), [
     ("  - name: bad\n    url: file:///etc/passwd\n", 4, "url"),
     ("  - name: bad\n    url: https://x.example/\n    mode: tldr\n", 4, "mode"),
-    ("  - name: bad\n    url: https://x.example/\n    interval_minutes: 1\n", 4, "interval_minutes"),
+    ("  - name: bad\n    url: https://x.example/\n    interval_minutes: 1\n", 4, "interval"),
     ("  - name: bad\n    url: https://x.example/\n    topics: ['no spaces']\n", 4, "topics"),
     ("  - name: bad\n    url: https://x.example/\n    colour: blue\n", 4, "colour"),
     ("  - name: Bad Name\n    url: https://x.example/\n", 4, "name"),
@@ -93,7 +93,8 @@ def test_a_missing_file_is_an_empty_book(tmp_path: Path) -> None:
 def test_append_then_disable_edit_the_file_and_keep_its_comments(tmp_path: Path) -> None:
     path = tmp_path / "feeds.yml"
     path.write_text(GOOD, encoding="utf-8")
-    config.append(path, Feed(name="valkey", url="https://valkey.example.io/blog/atom.xml", topics=("valkey",)))
+    valkey = Feed(name="valkey", url="https://valkey.example.io/blog/atom.xml", topics=("valkey",))
+    config.append(path, valkey)
     assert config.load(path).get("valkey") is not None
     assert config.load(path).get("valkey").enabled  # type: ignore[union-attr]
     config.disable(path, "valkey")

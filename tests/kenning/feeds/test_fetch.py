@@ -21,7 +21,8 @@ from tests.feeds_server import ETAG, LAST_MODIFIED, FeedServer
 
 
 def _fetcher(tmp_path: Path, server: FeedServer, **overrides: Any) -> Fetcher:
-    values: dict[str, Any] = {"feed_allow": server.allow, "feed_max_mb": 1.0, "feed_timeout_seconds": 2.0}
+    values: dict[str, Any] = {"feed_allow": server.allow, "feed_max_mb": 1.0,
+                              "feed_timeout_seconds": 2.0}
     values.update(overrides)
     settings: Settings = make_settings(tmp_path, 6390, **values)
     return Fetcher(settings)
@@ -86,10 +87,12 @@ def test_a_redirect_to_another_loopback_port_is_refused_before_any_connection(
     other.thread.start()
     try:
         feed_server.redirect("/to-loopback.xml", other.url("/rss2.xml"))
-        allowed_both = _fetcher(tmp_path, feed_server, feed_allow=f"{feed_server.allow},{other.allow}")
+        both = f"{feed_server.allow},{other.allow}"
+        allowed_both = _fetcher(tmp_path, feed_server, feed_allow=both)
         assert allowed_both.fetch(feed_server.url("/to-loopback.xml")).modified  # positive control
         assert len(other.hits("/rss2.xml")) == 1
-        with pytest.raises(FeedError, match=re.escape("resolves to 127.0.0.1, not a global address")):
+        refused = re.escape("resolves to 127.0.0.1, not a global address")
+        with pytest.raises(FeedError, match=refused):
             _fetcher(tmp_path, feed_server).fetch(feed_server.url("/to-loopback.xml"))
         assert len(other.hits("/rss2.xml")) == 1  # the refused hop never reached it
     finally:
@@ -99,16 +102,18 @@ def test_a_redirect_to_another_loopback_port_is_refused_before_any_connection(
 def test_a_name_resolving_to_a_private_address_is_refused(tmp_path: Path,
                                                           feed_server: FeedServer) -> None:
     fetcher = _fetcher(tmp_path, feed_server, feed_allow="")
-    with pytest.raises(FeedError, match=re.escape("localhost resolves to 127.0.0.1, not a global address")):
+    refused = re.escape("localhost resolves to 127.0.0.1, not a global address")
+    with pytest.raises(FeedError, match=refused):
         fetcher.fetch(feed_server.url("/rss2.xml", host="localhost"))
     assert feed_server.requests == []
     allowed = _fetcher(tmp_path, feed_server, feed_allow=f"localhost:{feed_server.port}")
-    assert allowed.fetch(feed_server.url("/rss2.xml", host="localhost")).modified  # the allowlist names it
+    # the allowlist names it
+    assert allowed.fetch(feed_server.url("/rss2.xml", host="localhost")).modified
 
 
 def test_the_connection_goes_to_the_address_resolved_once(tmp_path: Path,
                                                           feed_server: FeedServer) -> None:
-    """A resolver that answers differently the second time (DNS rebinding) is asked only once per hop."""
+    """A resolver that answers otherwise the second time (DNS rebinding) is asked once per hop."""
     answers = [guard.resolve("127.0.0.1", 0), guard.resolve("169.254.169.254", 0)]
     calls: list[str] = []
 
@@ -117,7 +122,8 @@ def test_the_connection_goes_to_the_address_resolved_once(tmp_path: Path,
         return answers[min(len(calls) - 1, 1)]
 
     settings = make_settings(tmp_path, 6390, feed_allow=feed_server.allow)
-    fetched = Fetcher(settings, resolver=rebinding).fetch(feed_server.url("/rss2.xml", host="feeds.test"))
+    fetcher = Fetcher(settings, resolver=rebinding)
+    fetched = fetcher.fetch(feed_server.url("/rss2.xml", host="feeds.test"))
     assert fetched.modified
     assert calls == ["feeds.test"]
     assert feed_server.hits("/rss2.xml")[0].headers["host"] == f"feeds.test:{feed_server.port}"

@@ -12,7 +12,8 @@ from kenning.feeds import guard
 
 PUBLIC = ipaddress.ip_address("93.184.215.14")
 REFUSED = ["127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-           "0.0.0.0", "224.0.0.251", "240.0.0.1", "255.255.255.255", "::1", "fe80::1", "fd00:ec2::254",
+           "0.0.0.0", "224.0.0.251", "240.0.0.1", "255.255.255.255", "::1", "fe80::1",
+           "fd00:ec2::254",
            "ff02::1", "::", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "2002:7f00:1::",
            "64:ff9b::a9fe:a9fe", "2001:0:4136:e378:8000:63bf:f5ff:fffe"]
 
@@ -56,7 +57,8 @@ def test_the_allowlist_admits_a_named_network_host_or_port_and_nothing_else() ->
     assert guard.check("http://feeds.internal/rss", _addresses("192.168.5.5"), allowed).port == 80
     assert guard.check("http://[::1]:9000/rss", _addresses("::1"), allowed).pinned_url() == \
         "http://[::1]:9000/rss"
-    for url, address in (("http://127.0.0.1:8081/rss", "127.0.0.1"), ("http://other.internal/", "192.168.5.5"),
+    for url, address in (("http://127.0.0.1:8081/rss", "127.0.0.1"),
+                         ("http://other.internal/", "192.168.5.5"),
                          ("http://169.254.169.254/", "169.254.169.254")):
         with pytest.raises(FeedError, match="not a global address"):
             guard.check(url, _addresses(address), allowed)

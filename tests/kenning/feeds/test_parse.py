@@ -1,4 +1,5 @@
-"""Feed bytes -> entries: RSS 2.0, Atom, RSS 1.0, a podcast, a bozo feed; HTML to text; dates never invented."""
+"""Feed bytes -> entries: RSS 2.0, Atom, RSS 1.0, a podcast, a bozo feed; HTML to text; dates
+never invented."""
 
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ def test_rss2_entries_with_html_stripped_and_dates_normalised() -> None:
     assert (feed.title, feed.error, feed.skipped) == ("Python Insider", None, 0)
     release, summit, security = feed.entries
     assert release.title == "Python 3.14.2 is now available"
-    assert release.text == ("The second maintenance release of Python 3.14 fixes a crash in the free-threaded "
-                            "garbage collector.\n\nUpgrade & enjoy.")  # no <b>, no script, entities decoded
+    # no <b>, no script, entities decoded
+    assert release.text == ("The second maintenance release of Python 3.14 fixes a crash in the "
+                            "free-threaded garbage collector.\n\nUpgrade & enjoy.")
     assert release.published == _at("2026-12-01T16:30:00")
     assert summit.published == _at("2026-06-10T09:00:00")
     assert security.published is None  # the feed gives no date: none is invented
