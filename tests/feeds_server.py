@@ -8,10 +8,12 @@ a slow drip). ``requests`` records every request (path and headers), so a test c
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -175,3 +177,60 @@ def feed_server() -> Iterator[FeedServer]:
     server.thread.start()
     yield server
     server.close()
+
+
+@dataclass(frozen=True)
+class Tls:
+    """A throwaway CA and a certificate for ``host`` that it signed (PEM files under ``folder``)."""
+
+    ca: Path
+    cert: Path
+    key: Path
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
+
+
+def make_tls(folder: Path, host: str) -> Tls:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def name(common: str) -> x509.Name:
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
+
+    now = datetime.now(UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(name("test CA")).issuer_name(name("test CA"))
+          .public_key(ca_key.public_key()).serial_number(1)
+          .not_valid_before(now - timedelta(days=1))
+          .not_valid_after(now + timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    leaf = (x509.CertificateBuilder().subject_name(name(host)).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(2).not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    tls = Tls(folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
+    tls.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    tls.cert.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    tls.key.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                          serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    return tls
+
+
+def serve_tls(server: FeedServer, tls: Tls) -> list[str]:
+    """Make ``server`` speak TLS with ``tls``; the SNI names the clients sent, as a live list."""
+    names: list[str] = []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls.cert, tls.key)
+
+    def seen(sock: ssl.SSLObject, sni: str | None, ctx: ssl.SSLContext) -> None:
+        names.append(str(sni))
+
+    context.sni_callback = seen
+    server.httpd.socket = context.wrap_socket(server.httpd.socket, server_side=True)
+    return names

@@ -10,6 +10,7 @@ past KENNING_FEED_MAX_MB, and every hop has one deadline, so a slow drip ends to
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,18 +64,21 @@ class Fetched:
 
 
 class Fetcher:
-    """Built once from the settings; ``resolver`` is the one DNS lookup per hop (tests pass one)."""
+    """Built once from the settings; ``resolver`` is the one DNS lookup per hop, ``verify`` the TLS
+    trust (the system's by default; tests pass their own)."""
 
-    def __init__(self, settings: Settings, resolver: Resolver = guard.resolve) -> None:
+    def __init__(self, settings: Settings, resolver: Resolver = guard.resolve,
+                 verify: ssl.SSLContext | bool = True) -> None:
         self.allowed = guard.allowances(settings.feed_allow)
         self.max_bytes = int(settings.feed_max_mb * 1024 * 1024)
         self.deadline = settings.feed_timeout_seconds
         self.max_redirects = settings.feed_max_redirects
         self.resolver = resolver
+        self.verify = verify
 
     def fetch(self, url: str, conditional: Conditional = Conditional()) -> Fetched:
         seen: set[str] = set()
-        with httpx.Client(follow_redirects=False, trust_env=False, verify=True) as client:
+        with httpx.Client(follow_redirects=False, trust_env=False, verify=self.verify) as client:
             for hop in range(self.max_redirects + 1):
                 if url in seen:
                     raise FeedError(f"redirect loop at {url}",

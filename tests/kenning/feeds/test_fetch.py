@@ -17,7 +17,7 @@ from kenning.feeds import guard
 from kenning.feeds.fetch import Conditional, Fetcher, retry_after_seconds
 from kenning.settings import Settings
 from tests.conftest import make_settings
-from tests.feeds_server import ETAG, LAST_MODIFIED, FeedServer
+from tests.feeds_server import ETAG, LAST_MODIFIED, FeedServer, make_tls, serve_tls
 
 
 def _fetcher(tmp_path: Path, server: FeedServer, **overrides: Any) -> Fetcher:
@@ -135,3 +135,30 @@ def test_retry_after_reads_seconds_and_http_dates() -> None:
     assert retry_after_seconds("Wed, 02 Dec 2026 01:00:00 GMT", now=at - 3600) == 3600.0
     assert retry_after_seconds("soon") is None
     assert retry_after_seconds(None) is None
+
+
+def _loopback(host: str, port: int) -> tuple[guard.Address, ...]:
+    """A DNS answer for the test: every name is 127.0.0.1."""
+    return guard.resolve("127.0.0.1", 0)
+
+
+def test_https_connects_to_the_checked_address_and_verifies_the_host_name(tmp_path: Path) -> None:
+    """The request goes to the pinned IP while SNI and the certificate check use the feed's host."""
+    server = FeedServer()
+    tls = make_tls(tmp_path, "feeds.test")
+    sni = serve_tls(server, tls)
+    server.thread.start()
+    try:
+        settings = make_settings(tmp_path, 6390, feed_allow=server.allow)
+        url = f"https://feeds.test:{server.port}/rss2.xml"
+        fetched = Fetcher(settings, resolver=_loopback, verify=tls.client_context()).fetch(url)
+        assert fetched.modified
+        assert b"Python Insider" in fetched.body
+        assert sni == ["feeds.test"]
+        assert server.hits("/rss2.xml")[0].headers["host"] == f"feeds.test:{server.port}"
+        (tmp_path / "other").mkdir()
+        other = make_tls(tmp_path / "other", "elsewhere.test")
+        with pytest.raises(FeedError, match=re.escape("CERTIFICATE_VERIFY_FAILED")):  # untrusted
+            Fetcher(settings, resolver=_loopback, verify=other.client_context()).fetch(url)
+    finally:
+        server.close()
