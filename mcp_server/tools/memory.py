@@ -91,7 +91,7 @@ def _recall_tools(tools: Registry) -> None:
         project: one name or a list; "global" memories are always included (projects: same, as a list).
         as_of: ISO time, answers "what did we believe then".
         include_superseded: also memories a resolved contradiction went against (with superseded_by).
-        include_feeds: false leaves out articles from RSS/Atom feeds (default: the server's setting)."""
+        include_feeds: false leaves out feed articles."""
         result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, as_of,
                                include_superseded, include_feeds)
         return result.public(full=True)

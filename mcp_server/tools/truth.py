@@ -25,7 +25,7 @@ def register(tools: Registry) -> None:
     async def briefing(project: str, include_feeds: bool | None = None) -> dict[str, Any]:
         """Session-start digest for a project: context, open contradictions (ask the person), graveyard,
         recent knowledge, reinstate candidates, stale memories, suppressed topics, maintenance findings.
-        include_feeds: false leaves feed articles out of the knowledge (default: the server's setting)."""
+        include_feeds: false leaves out feed articles."""
         call = current()
         return await call.run(call.engine.briefing.briefing, project, include_feeds=include_feeds)
 
