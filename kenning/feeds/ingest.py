@@ -102,6 +102,9 @@ class FeedIngest:
     def run(self, feed: Feed, *, force: bool = False) -> FeedRun:
         """Ingest ``feed`` once; ``force`` ignores the backoff (a run on demand)."""
         state = self.states.load(feed.name)
+        if state.url != feed.url:  # a new URL (or the first fetch): no validators, no backoff
+            state = replace(state, url=feed.url, etag=None, last_modified=None, failures=0,
+                            next_attempt=None)
         now = self.ctx.clock.now()
         if not force and state.next_attempt is not None and now < state.next_attempt:
             return FeedRun(feed.name, "waiting", next_attempt=state.next_attempt,

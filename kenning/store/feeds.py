@@ -24,6 +24,7 @@ from kenning.store.locks import Lease
 class FeedState:
     """What the store remembers about one feed. Times are epoch seconds; None = never."""
 
+    url: str | None = None  # the URL the validators and the backoff belong to
     etag: str | None = None
     last_modified: str | None = None
     last_fetch: float | None = None

@@ -217,3 +217,16 @@ def test_the_briefing_includes_or_excludes_feed_articles(feeds_engine: Engine,
     assert set(stored) <= {entry["key"] for entry in included["recent_knowledge"]}
     excluded = feeds_engine.briefing.briefing("kenning", include_feeds=False)
     assert not set(stored) & {entry["key"] for entry in excluded["recent_knowledge"]}
+
+
+def test_a_new_url_drops_the_old_validators_and_backoff(feeds_engine: Engine,
+                                                        feed_server: FeedServer) -> None:
+    failing = feeds_engine.feeds.run(_feed(feed_server, "/error.xml"))
+    assert failing.outcome == "failed"
+    assert feeds_engine.feeds.run(_feed(feed_server, "/error.xml")).outcome == "waiting"
+    moved = feeds_engine.feeds.run(_feed(feed_server, "/etag.xml"))  # the same feed, a new URL
+    assert (moved.outcome, len(moved.new)) == ("fetched", 3)
+    state = feeds_engine.ctx.store.feeds.load("news")
+    assert (state.url, state.failures) == (feed_server.url("/etag.xml"), 0)
+    assert state.etag is not None
+    assert "if-none-match" not in feed_server.hits("/etag.xml")[0].headers
