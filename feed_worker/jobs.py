@@ -22,15 +22,23 @@ MAINTENANCE_ACTOR = "worker:maintenance"  # who the audit log names for what the
 
 @dataclass(frozen=True)
 class Job:
-    """``run`` does the work and returns the summary recorded for the run; it raises on failure."""
+    """``run`` does the work and returns the summary recorded for the run; it raises on failure.
+
+    ``jitter_seconds`` spreads runs (feeds on one interval do not all fetch at once);
+    ``misfire_grace_seconds`` drops a run that comes later than that (None: never dropped);
+    ``signature`` tells a changed job from an unchanged one when the worker reloads its jobs."""
 
     name: str
     run: Callable[[], dict[str, Any]]
     interval_seconds: float
+    jitter_seconds: float = 0.0
+    misfire_grace_seconds: float | None = None
+    signature: str = ""
 
 
 def scheduled(engine: Engine, settings: Settings, consumer: str = "worker") -> list[Job]:
-    """The worker's jobs and how often each runs; the enrichment queue only when the LLM extras are on."""
+    """The worker's fixed jobs and how often each runs (the feed jobs follow feeds.yml: feed_worker.feeds);
+    the enrichment queue only when the LLM extras are on."""
     jobs = [Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60)]
     if engine.llm.available:
         jobs.append(Job(ENRICHMENT, partial(enrichment, engine, consumer), settings.enrichment_interval_seconds))

@@ -18,9 +18,12 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from prometheus_client import CollectorRegistry
 
+from feed_worker.feeds import PREFIX, feed_jobs
 from feed_worker.guard import guarded
 from feed_worker.jobs import Job, scheduled
+from feed_worker.metrics import FeedMetrics
 from kenning.engine import Engine
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.jobs import JobRun
@@ -28,6 +31,7 @@ from kenning.settings import Settings
 
 log = logging.getLogger(__name__)
 RENEW = "leader-lease"  # the scheduler's own job: reserved, no registered job may take the name
+RELOAD = "feeds-reload"  # the scheduler's own job too: re-reads feeds.yml, reschedules feed jobs
 
 
 def worker_id() -> str:
@@ -41,12 +45,16 @@ class Worker:
     name = "worker"
 
     def __init__(self, engine: Engine, settings: Settings, *, jobs: Sequence[Job] | None = None,
-                 worker: str | None = None, on_run: Callable[[JobRun], None] | None = None) -> None:
+                 worker: str | None = None, on_run: Callable[[JobRun], None] | None = None,
+                 metrics: FeedMetrics | None = None) -> None:
         self.engine = engine
         self.id = worker or worker_id()
         self.jobs = {job.name: job for job in (scheduled(engine, settings, self.id) if jobs is None else jobs)}
-        if RENEW in self.jobs:
-            raise InvalidInput(f"the job name {RENEW!r} is reserved for the leader lease")
+        for reserved in (RENEW, RELOAD):
+            if reserved in self.jobs:
+                raise InvalidInput(f"the job name {reserved!r} is reserved for the worker itself")
+        self.feed_metrics = metrics or FeedMetrics(CollectorRegistry())
+        self.reload_seconds = settings.feed_reload_seconds
         self.lease = engine.jobs.lease(self.id)
         self.renew_seconds = settings.worker_lock_ttl_seconds / 3
         self.on_run = on_run
@@ -58,18 +66,17 @@ class Worker:
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
 
     def describe(self) -> str:
-        return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in self.jobs.values())
+        jobs = list(self.jobs.values())  # a copy: a reload may change the jobs meanwhile
+        return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in jobs)
 
     def start(self) -> None:
-        last, now = self._last_recorded(), self.engine.ctx.clock.now()
-        for job in self.jobs.values():
-            delay = first_delay(last.get(job.name), job.interval_seconds, now)
-            self.scheduler.add_job(self.run_now, "interval", args=(job.name,), seconds=job.interval_seconds,
-                                   id=job.name, name=job.name,
-                                   next_run_time=datetime.now(UTC) + timedelta(seconds=delay))
         self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
                                next_run_time=datetime.now(UTC))
         self.scheduler.start()
+        self._schedule(list(self.jobs.values()))
+        self.reload_feeds()
+        self.scheduler.add_job(self.reload_feeds, "interval", seconds=self.reload_seconds,
+                               id=RELOAD, name=RELOAD)
         log.info("worker %s started: %s", self.id, self.describe())
 
     def stop(self) -> None:
@@ -87,7 +94,8 @@ class Worker:
     def run_now(self, name: str) -> JobRun:
         """Run the job called ``name`` once, through the guard (never raises for the job's failures)."""
         try:
-            job = self.jobs[name]
+            with self._guard:
+                job = self.jobs[name]
         except KeyError:
             raise NotFound(f"the worker has no job {name!r}", hint=f"jobs: {', '.join(self.jobs)}") from None
         run = guarded(job, lease=self.lease, jobs=self.engine.jobs, clock=self.engine.ctx.clock, worker=self.id)
@@ -96,6 +104,40 @@ class Worker:
         if self.on_run is not None:
             self.on_run(run)
         return run
+
+    def reload_feeds(self) -> list[str]:
+        """Bring the feed jobs in line with feeds.yml (added, changed, removed, disabled); the names of
+        the jobs that changed. A bad entry only leaves its own feed out (kenning.feeds.config)."""
+        wanted = {job.name: job for job in feed_jobs(self.engine, self.feed_metrics)}
+        with self._guard:
+            current = {n: j for n, j in self.jobs.items() if n.startswith(PREFIX)}
+            gone = [n for n in current if n not in wanted]
+            changed = [j for n, j in wanted.items() if current.get(n) is None
+                       or current[n].signature != j.signature]
+            for name in gone:
+                del self.jobs[name]
+            self.jobs.update({job.name: job for job in changed})
+        for name in gone:
+            if self.scheduler.get_job(name) is not None:
+                self.scheduler.remove_job(name)
+        self._schedule(changed)
+        if gone or changed:
+            log.info("worker %s feeds: %s", self.id, self.describe())
+        return gone + [job.name for job in changed]
+
+    def _schedule(self, jobs: list[Job]) -> None:
+        """(Re)schedule ``jobs``, each continuing the schedule of its last recorded run."""
+        if not jobs or not self.scheduler.running:
+            return
+        last, now = self._last_recorded(), self.engine.ctx.clock.now()
+        for job in jobs:
+            delay = first_delay(last.get(job.name), job.interval_seconds, now)
+            self.scheduler.add_job(self.run_now, "interval", args=(job.name,),
+                                   seconds=job.interval_seconds, id=job.name, name=job.name,
+                                   replace_existing=True,
+                                   jitter=job.jitter_seconds or None,
+                                   misfire_grace_time=_whole(job.misfire_grace_seconds),
+                                   next_run_time=datetime.now(UTC) + timedelta(seconds=delay))
 
     def renew(self) -> None:
         """Keep the lease while leading (take it when free), between runs and during long ones."""
@@ -130,3 +172,8 @@ def first_delay(last_finished: float | None, interval: float, now: float) -> flo
 
 def _every(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def _whole(seconds: float | None) -> int | None:
+    """APScheduler takes the misfire grace as whole seconds (None: no limit)."""
+    return None if seconds is None else max(1, round(seconds))

@@ -66,18 +66,21 @@ class Briefing:
         self.suppressions = suppressions
         self.maintenance = maintenance
 
-    def briefing(self, project: str) -> dict[str, Any]:
-        """The digest for one project (global memories included where they apply)."""
+    def briefing(self, project: str, *, include_feeds: bool | None = None) -> dict[str, Any]:
+        """The digest for one project (global memories included where they apply); feed articles count as
+        knowledge unless ``include_feeds`` (default KENNING_RECALL_INCLUDE_FEEDS) is false."""
         name = validation.project(project)
+        feeds = self.ctx.settings.recall_include_feeds if include_feeds is None else include_feeds
+        skip = ("context",) if feeds else ("context", "article")
         context = self._context(name)
         active = self.suppressions.active()  # read once: every section filters with the same list
         sections: dict[str, Any] = {
             "contradictions": self._contradictions(name),
             "graveyard": [{**a.public(), "reason": snippet(a.reason)}
                           for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
-            "recent_knowledge": [item(m) for m in self._recent(name, active)],
+            "recent_knowledge": [item(m) for m in self._recent(name, active, skip)],
             "reinstate_candidates": self._reinstate(name, str((context or {}).get("state") or ""), active),
-            "stale": [item(m) for m in self._stale(name, active)],
+            "stale": [item(m) for m in self._stale(name, active, skip)],
             "suppressed": [{"term": s.term, "reason": s.reason} for s in active][:CAPS["suppressed"]],
         }
         sections, truncated = bounded(sections)
@@ -107,12 +110,12 @@ class Briefing:
                               descending=descending, limit=limit, return_fields=FIELD_NAMES)
         return [h.memory for h in self.ctx.store.memories.search(search).hits]
 
-    def _believed(self, name: str, state: str) -> tuple[str, ...]:
+    def _believed(self, name: str, state: str, skip: tuple[str, ...] = ("context",)) -> tuple[str, ...]:
         return (query.tag("project", [name, GLOBAL_PROJECT]), query.tag("state", [state]),
-                query.not_tag("trust", ["superseded"]), query.not_tag("kind", ["context"]))
+                query.not_tag("trust", ["superseded"]), query.not_tag("kind", list(skip)))
 
-    def _recent(self, name: str, active: list[Suppression]) -> list[Memory]:
-        found = self._search("knowledge", self._believed(name, "active"), sort="created_at", descending=True,
+    def _recent(self, name: str, active: list[Suppression], skip: tuple[str, ...]) -> list[Memory]:
+        found = self._search("knowledge", self._believed(name, "active", skip), sort="created_at", descending=True,
                              limit=CAPS["recent_knowledge"] * 3)
         return [m for m in found if not hidden_by(m, active)][:CAPS["recent_knowledge"]]
 
@@ -128,9 +131,9 @@ class Briefing:
                     out.append({**item(memory), "matched_hints": matched, "reason": memory.state_reason})
         return out[:CAPS["reinstate_candidates"]]
 
-    def _stale(self, name: str, active: list[Suppression]) -> list[Memory]:
+    def _stale(self, name: str, active: list[Suppression], skip: tuple[str, ...]) -> list[Memory]:
         cutoff = self.ctx.clock.now() - self.ctx.settings.recency_grace_days * DAY
-        clauses = (*self._believed(name, "active"), query.numeric("created_at", None, cutoff))
+        clauses = (*self._believed(name, "active", skip), query.numeric("created_at", None, cutoff))
         old: list[Memory] = []
         for namespace in ("knowledge", "episodic", "preference"):
             old += self._search(namespace, clauses, sort="created_at", descending=False, limit=50)

@@ -21,6 +21,7 @@ from kenning.embedding import Embedder
 from kenning.enrichment import Enrichment
 from kenning.errors import BackendUnavailable
 from kenning.experience import Experience
+from kenning.feeds.ingest import FeedIngest
 from kenning.graveyard import Graveyard
 from kenning.history import History
 from kenning.inspection import Inspection
@@ -64,6 +65,7 @@ class Engine:
     llm: Llm
     enrichment: Enrichment
     skills: Skills
+    feeds: FeedIngest
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -102,7 +104,7 @@ class Engine:
                               maintenance),
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
-            skills=Skills(ctx),
+            skills=Skills(ctx), feeds=FeedIngest(ctx, memories),
         )
 
     @property

@@ -51,3 +51,14 @@ class EmbeddingMismatch(KenningError):
     """The store's vectors were written by another model or dimension than the one loaded."""
 
     code = "embedding_mismatch"
+
+
+class FeedError(KenningError):
+    """A feed could not be fetched or read (refused by the SSRF guard, an HTTP error, too big, too slow,
+    not a feed). ``retry_after`` is the seconds the server asked us to wait, when it said so."""
+
+    code = "feed_error"
+
+    def __init__(self, message: str, *, hint: str | None = None, retry_after: float | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after

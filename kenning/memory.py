@@ -74,8 +74,12 @@ class Memories:
         self.after_store: list[Callable[[Memory], None]] = []
 
     # --- remember -------------------------------------------------------------------------
-    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False) -> RememberResult:
-        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit."""
+    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False,
+                 check_contradictions: bool = True) -> RememberResult:
+        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit.
+
+        ``check_contradictions=False`` (feed articles) stores without opening contradictions: a news
+        article must not make an agent's own memory disputed."""
         memory = self._validated(draft, actor)
         vector = self.ctx.embedder.embed(memory.content)
         if not allow_duplicate:
@@ -84,7 +88,7 @@ class Memories:
                 return RememberResult("duplicate", existing[0].key, existing[1],
                                       notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
         self.write_new(memory, vector, actor=actor, action="remember")
-        opened = self.contradictions.on_remember(memory, vector, actor=actor)
+        opened = self.contradictions.on_remember(memory, vector, actor=actor) if check_contradictions else []
         for hook in self.after_store:
             hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(

@@ -54,6 +54,7 @@ class RecallRequest:
     include_superseded: bool = False
     as_of: str | float | None = None
     actor: str = "unknown"
+    include_feeds: bool | None = None  # feed articles (kind "article"); None = KENNING_RECALL_INCLUDE_FEEDS
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,10 @@ class Plan:
     identifiers: tuple[str, ...] = ()
     actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
+    include_feeds: bool = True
 
 
-def plan(request: RecallRequest, now: float | None = None) -> Plan:
+def plan(request: RecallRequest, now: float | None = None, *, feeds_default: bool = True) -> Plan:
     text = phrases.query_text(request.query)
     states = ("active", "deprioritised") if request.include_deprioritised else ("active",)
     projects = validation.projects(request.projects)
@@ -112,7 +114,8 @@ def plan(request: RecallRequest, now: float | None = None) -> Plan:
                 top_k=_top_k(request.top_k), states=states,
                 include_superseded=request.include_superseded,
                 as_of=validation.timestamp("as_of", request.as_of), period=period,
-                identifiers=identifiers(text), actor=request.actor or "unknown", notes=notes)
+                identifiers=identifiers(text), actor=request.actor or "unknown", notes=notes,
+                include_feeds=feeds_default if request.include_feeds is None else bool(request.include_feeds))
 
 
 def _top_k(value: int) -> int:
@@ -166,7 +169,7 @@ class Recaller:
 
     def recall(self, request: RecallRequest) -> RecallResult:
         now = self.ctx.clock.now()
-        p = plan(request, now)
+        p = plan(request, now, feeds_default=self.ctx.settings.recall_include_feeds)
         looking = self._lookups.submit(self.look_up, p.text)  # independent of the embedding, by contract
         try:
             embedded = self.ctx.embedder.embed(p.text)
@@ -216,6 +219,8 @@ class Recaller:
             clauses.append(query.not_tag("trust", ["superseded"]))
         if p.as_of is not None:
             clauses.append(query.numeric("created_at", None, p.as_of))
+        if not p.include_feeds:
+            clauses.append(query.not_tag("kind", ["article"]))
         return tuple(clauses)
 
     def _searches(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> list[query.Search]:

@@ -195,6 +195,32 @@ class Settings(BaseSettings):
         description="Lease of the worker leader lock; the leader renews it every third of this, and another "
                     "worker takes over this long after a leader dies.",
     )
+    # --- feeds (docs/feeds.md) ----------------------------------------------------------------
+    feeds_file: Path | None = Field(
+        default=None, description="The feeds.yml the worker ingests; unset = <data_dir>/feeds.yml.",
+    )
+    feed_allow: str = Field(
+        default="",
+        description="Comma-separated hosts, IPs or CIDRs (optionally :port) a feed may reach although they "
+                    "are not global addresses, e.g. 10.0.0.5:8080; empty = only global addresses.",
+    )
+    feed_max_mb: float = Field(
+        default=10.0, gt=0, le=1024, description="A feed body larger than this (MiB) is refused, unread past it.",
+    )
+    feed_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=600,
+        description="Whole-fetch deadline of one feed hop (connect, headers and body), so a slow drip ends.",
+    )
+    feed_max_redirects: int = Field(
+        default=5, ge=0, le=20, description="Redirect hops a feed fetch follows (each checked by the SSRF guard).",
+    )
+    feed_reload_seconds: float = Field(
+        default=30.0, gt=0, le=3600, description="How often the worker checks feeds.yml for changes.",
+    )
+    recall_include_feeds: bool = Field(
+        default=True,
+        description="Recall and the briefing include feed articles unless a request says otherwise.",
+    )
     backup_dir: Path | None = Field(default=None, description="Where backups go; unset = <data_dir>/backups.")
     restore_max_mb: int = Field(
         default=512, ge=1, le=65_536, description="Restore refuses a backup file larger than this (MiB)."
@@ -205,7 +231,7 @@ class Settings(BaseSettings):
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
                      "mcp_public_url", "backup_dir", "model_dir", "anthropic_api_key", "anthropic_base_url",
-                     mode="before")
+                     "feeds_file", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""
@@ -227,6 +253,10 @@ class Settings(BaseSettings):
     def resolved_model_dir(self) -> Path:
         """A derived artefact, so a cache: every process and data dir of the user shares one export."""
         return self.model_dir or Path(platformdirs.user_cache_dir("kenning", appauthor=False)) / "models"
+
+    @property
+    def resolved_feeds_file(self) -> Path:
+        return self.feeds_file or self.data_dir / "feeds.yml"
 
 
 def load_settings(**overrides: object) -> Settings:

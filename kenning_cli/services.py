@@ -79,9 +79,12 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool =
 
         services.append(McpService(engine, settings, metrics=metrics))
     if worker:  # a core part of the package: a missing scheduler is an error, not a silently absent door
+        from feed_worker.metrics import FeedMetrics
         from feed_worker.worker import Worker
 
-        services.append(Worker(engine, settings))
+        # with the MCP server, its /metrics shows the feed counters too
+        feed_metrics = FeedMetrics(metrics.registry) if metrics is not None else None
+        services.append(Worker(engine, settings, metrics=feed_metrics))
     return services
 
 

@@ -6,6 +6,7 @@ import valkey
 
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, text
+from kenning.store.feeds import FeedStateStore
 from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
 from kenning.store.snapshots import Snapshots
 
@@ -21,6 +22,7 @@ class Store:
         self.memories = MemoryStore(client, prefix)
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
+        self.feeds = FeedStateStore(client, prefix)
 
     def ping(self) -> bool:
         return bool(call(self.client.ping))

@@ -6,6 +6,7 @@ from kenning_cli.commands import (
     backups,  # noqa: F401
     bench,  # noqa: F401
     deploy,  # noqa: F401
+    feeds,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
     queue,  # noqa: F401

@@ -74,23 +74,26 @@ def register(tools: Registry) -> None:
 
 def _recall_tools(tools: Registry) -> None:
     async def _recall(query: str, namespaces: list[str] | None, projects: list[str] | None, top_k: int,
-                      include_deprioritised: bool, as_of: str | None, include_superseded: bool = False) -> RecallResult:
+                      include_deprioritised: bool, as_of: str | None, include_superseded: bool = False,
+                      include_feeds: bool | None = None) -> RecallResult:
         call = current()
         request = RecallRequest(query=query, namespaces=namespaces, projects=projects or None, top_k=top_k,
                                 include_deprioritised=include_deprioritised, as_of=as_of, actor=call.actor,
-                                include_superseded=include_superseded)
+                                include_superseded=include_superseded, include_feeds=include_feeds)
         return await call.run(call.engine.recaller.recall, request)
 
     @tools.tool(scope="read")
     async def recall(query: str, namespaces: list[str] | None = None, project: str | list[str] | None = None,
                      top_k: int = 5, include_deprioritised: bool = False, as_of: str | None = None,
-                     include_superseded: bool = False, projects: list[str] | None = None) -> dict[str, Any]:
+                     include_superseded: bool = False, projects: list[str] | None = None,
+                     include_feeds: bool | None = None) -> dict[str, Any]:
         """Find memories relevant to a question, best first, with full content. Warnings come first.
         project: one name or a list; "global" memories are always included (projects: same, as a list).
         as_of: ISO time, answers "what did we believe then".
-        include_superseded: also memories a resolved contradiction went against (with superseded_by)."""
+        include_superseded: also memories a resolved contradiction went against (with superseded_by).
+        include_feeds: false leaves out feed articles."""
         result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, as_of,
-                               include_superseded)
+                               include_superseded, include_feeds)
         return result.public(full=True)
 
     @tools.tool(scope="read")

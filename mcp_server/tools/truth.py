@@ -22,11 +22,12 @@ def register(tools: Registry) -> None:
         return {"key": memory.key, "trust": memory.trust}
 
     @tools.tool(scope="read")
-    async def briefing(project: str) -> dict[str, Any]:
+    async def briefing(project: str, include_feeds: bool | None = None) -> dict[str, Any]:
         """Session-start digest for a project: context, open contradictions (ask the person), graveyard,
-        recent knowledge, reinstate candidates, stale memories, suppressed topics, maintenance findings."""
+        recent knowledge, reinstate candidates, stale memories, suppressed topics, maintenance findings.
+        include_feeds: false leaves out feed articles."""
         call = current()
-        return await call.run(call.engine.briefing.briefing, project)
+        return await call.run(call.engine.briefing.briefing, project, include_feeds=include_feeds)
 
 
 def _contradictions(tools: Registry) -> None:

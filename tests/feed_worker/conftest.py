@@ -11,6 +11,7 @@ import pytest
 
 from feed_worker.worker import Worker
 from kenning.jobs import JobRun
+from tests.feeds_server import feed_server  # noqa: F401 (a fixture: the local feed server)
 
 WAIT = 60.0  # generous: the box is shared; waits end as soon as the condition holds
 T = TypeVar("T")

@@ -1,0 +1,217 @@
+"""One ingest of one feed: fetch (conditional) -> parse -> store each new article as a knowledge
+memory.
+
+Dedup, twice: an article whose uid (hash of its GUID or link) is already in the store is not read
+again (across runs and feeds); an article that embeds as a near-duplicate of a stored memory (the
+remember path's duplicate check) is linked to that memory (an audit event on it) instead of stored
+twice. Failures back off exponentially (``backoff``); a 429/503 Retry-After is honoured when longer.
+Every ingest appends an audit event with actor ``feed:<name>``. Feed text is stored as memory
+content only: data, never instructions.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from kenning.context import Context
+from kenning.errors import Conflict, FeedError, InvalidInput, NotFound
+from kenning.feeds import config, parse
+from kenning.feeds.config import Feed, FeedBook, Problem
+from kenning.feeds.fetch import Conditional, Fetcher
+from kenning.memory import Draft, Memories
+from kenning.store.feeds import FeedState, FeedStateStore
+
+Outcome = Literal["fetched", "not_modified", "failed", "waiting"]
+MAX_BACKOFF_SECONDS = 7 * 86_400.0
+
+
+@dataclass(frozen=True)
+class FeedRun:
+    """How one ingest of a feed ended; ``seconds``: the fetch latency (None: nothing fetched)."""
+
+    feed: str
+    outcome: Outcome
+    new: tuple[str, ...] = ()
+    duplicates: int = 0
+    linked: tuple[str, ...] = ()
+    rejected: int = 0
+    error: str | None = None
+    warning: str | None = None
+    seconds: float | None = None
+    next_attempt: float | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def summary(self) -> dict[str, object]:
+        return {"feed": self.feed, "outcome": self.outcome, "new": len(self.new),
+                "duplicates": self.duplicates, "linked": len(self.linked),
+                "rejected": self.rejected, "error": self.error, "warning": self.warning,
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class FeedStatus:
+    """A feed as `kenning feeds list` shows it: its configuration (or its problem) and its state."""
+
+    name: str
+    feed: Feed | None
+    problem: Problem | None
+    state: FeedState
+
+
+def statuses(book: FeedBook, states: FeedStateStore) -> list[FeedStatus]:
+    """Every feed of feeds.yml, the bad entries included (their problem is their status). Needs only
+    the store, so `kenning feeds list` runs without loading the model."""
+    out = [FeedStatus(f.name, f, None, states.load(f.name)) for f in book.feeds]
+    out += [FeedStatus(p.name or f"line {p.line}", None, p,
+                       states.load(p.name) if p.name else FeedState()) for p in book.problems]
+    return out
+
+
+def backoff(interval_seconds: float, failures: int) -> float:
+    """Seconds before the next attempt after ``failures`` consecutive failures: one interval, then
+    doubling, capped at a week."""
+    return min(MAX_BACKOFF_SECONDS, interval_seconds * 2.0 ** max(0, failures - 1))
+
+
+class FeedIngest:
+    def __init__(self, ctx: Context, memories: Memories, fetcher: Fetcher | None = None) -> None:
+        self.ctx = ctx
+        self.memories = memories
+        self.fetcher = fetcher or Fetcher(ctx.settings)
+        self.states = ctx.store.feeds
+
+    def book(self) -> FeedBook:
+        return config.load(self.ctx.settings.resolved_feeds_file)
+
+    def statuses(self) -> list[FeedStatus]:
+        return statuses(self.book(), self.states)
+
+    def feed(self, name: str) -> Feed:
+        book = self.book()
+        found = book.get(name)
+        if found is not None:
+            return found
+        problem = book.problem_of(name)
+        if problem is not None:
+            raise InvalidInput(f"feed {name!r} is disabled by an error in feeds.yml: {problem}")
+        raise NotFound(f"no feed named {name!r}", hint="`kenning feeds list` shows the feeds")
+
+    def run(self, feed: Feed, *, force: bool = False) -> FeedRun:
+        """Ingest ``feed`` once; ``force`` ignores the backoff (a run on demand)."""
+        state = self.states.load(feed.name)
+        if state.url != feed.url:  # a new URL (or the first fetch): no validators, no backoff
+            state = replace(state, url=feed.url, etag=None, last_modified=None, failures=0,
+                            next_attempt=None)
+        now = self.ctx.clock.now()
+        if not force and state.next_attempt is not None and now < state.next_attempt:
+            return FeedRun(feed.name, "waiting", next_attempt=state.next_attempt,
+                           error=state.last_error)
+        lease = self.states.lease(feed.name, uuid.uuid4().hex, self._lease_seconds())
+        if not lease.hold():
+            raise Conflict(f"feed {feed.name!r} is being fetched by another process",
+                           hint="try again in a minute")
+        try:
+            return self._run(feed, state)
+        finally:
+            lease.release()
+
+    def _lease_seconds(self) -> float:
+        settings = self.ctx.settings
+        return settings.feed_timeout_seconds * (settings.feed_max_redirects + 1) + 600.0
+
+    def _run(self, feed: Feed, state: FeedState) -> FeedRun:
+        started = time.monotonic()
+        try:
+            fetched = self.fetcher.fetch(feed.url, Conditional(state.etag, state.last_modified))
+            parsed = parse.parse(fetched.body, fetched.headers) if fetched.modified else None
+        except FeedError as exc:
+            return self._failed(feed, state, exc, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        now = self.ctx.clock.now()
+        validators = fetched.validators if fetched.modified else \
+            Conditional(state.etag, state.last_modified)
+        base = replace(state, etag=validators.etag, last_modified=validators.last_modified,
+                       last_fetch=now, last_success=now, last_error=None, failures=0,
+                       next_attempt=None)
+        if parsed is None:
+            self.states.save(feed.name, base)
+            return FeedRun(feed.name, "not_modified", seconds=seconds)
+        run = self._store(feed, parsed, seconds)
+        self.states.save(feed.name, replace(base, last_warning=parsed.error, last_counts={
+            "new": len(run.new), "duplicates": run.duplicates, "linked": len(run.linked),
+            "rejected": run.rejected}))
+        self.ctx.audit(actor(feed), "feed_ingest", "",
+                       details={**run.summary(), "url": fetched.url})
+        return run
+
+    def _failed(self, feed: Feed, state: FeedState, exc: FeedError, seconds: float) -> FeedRun:
+        now = self.ctx.clock.now()
+        failures = state.failures + 1
+        wait = max(backoff(feed.interval_minutes * 60, failures), exc.retry_after or 0.0)
+        self.states.save(feed.name, replace(state, last_fetch=now, last_error=str(exc),
+                                            failures=failures, next_attempt=now + wait))
+        self.ctx.audit(actor(feed), "feed_failed", "", reason=str(exc),
+                       details={"feed": feed.name, "failures": failures,
+                                "next_attempt": now + wait})
+        return FeedRun(feed.name, "failed", error=str(exc), seconds=seconds,
+                       next_attempt=now + wait)
+
+    def _store(self, feed: Feed, parsed: parse.ParsedFeed, seconds: float) -> FeedRun:
+        seen = self.states.seen([e.uid for e in parsed.entries])
+        new: list[str] = []
+        linked: list[str] = []
+        rejected: list[str] = []
+        for entry in parsed.entries:
+            if entry.uid in seen:
+                continue
+            try:
+                status, key = self._remember(feed, entry)
+            except InvalidInput as exc:
+                rejected.append(f"{entry.link or entry.title}: {exc}")
+                continue
+            seen[entry.uid] = key
+            (new if status == "stored" else linked).append(key)
+        duplicates = len(parsed.entries) - len(new) - len(linked) - len(rejected)
+        notes = tuple(rejected[:5]) + _mode_note(feed)
+        return FeedRun(feed.name, "fetched", new=tuple(new), duplicates=duplicates,
+                       linked=tuple(linked), rejected=len(rejected), warning=parsed.error,
+                       seconds=seconds, notes=notes)
+
+    def _remember(self, feed: Feed, entry: parse.Entry) -> tuple[str, str]:
+        """Store one article (or find its near-duplicate and link to it); claim its uid."""
+        now = self.ctx.clock.now()
+        result = self.memories.remember(_draft(feed, entry, now), actor=actor(feed),
+                                        check_contradictions=False)
+        self.states.claim(entry.uid, result.key)
+        if result.status == "duplicate":
+            self.ctx.audit(actor(feed), "feed_link", result.key, reason="near-duplicate article",
+                           details={"feed": feed.name, "source_url": entry.link, "uid": entry.uid,
+                                    "similarity": result.similarity})
+        return result.status, result.key
+
+
+def actor(feed: Feed) -> str:
+    return f"feed:{feed.name}"
+
+
+def _draft(feed: Feed, entry: parse.Entry, now: float) -> Draft:
+    link = entry.link if entry.link and len(entry.link) <= 2000 else None
+    expires = now + feed.retention_days * 86_400 if feed.retention_days else None
+    return Draft(
+        content=entry.excerpt(), namespace="knowledge", project=feed.project, tags=feed.topics,
+        kind="article", title=(entry.title or "")[:300] or None, source=link,
+        event_date=entry.published, expires_at=expires, source_key=entry.uid,
+        metadata={"feed": feed.name, "source_url": link, "summary_state": "unsummarised",
+                  "mode": feed.mode, "stored_as": "excerpt",
+                  "enclosures": list(entry.enclosures[:10])},
+    )
+
+
+def _mode_note(feed: Feed) -> tuple[str, ...]:
+    """``summary`` and ``digest`` need the LLM extras, not there yet: say so, never pretend."""
+    if feed.mode == "excerpt":
+        return ()
+    return (f"mode {feed.mode!r} is not available yet: stored the excerpt, marked unsummarised",)
