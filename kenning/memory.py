@@ -71,20 +71,41 @@ class Memories:
         self.contradictions = Contradictions(ctx)
 
     # --- remember -------------------------------------------------------------------------
-    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False) -> RememberResult:
-        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit."""
+    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False,
+                 refresh: bool = False) -> RememberResult:
+        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit.
+
+        A repeat with another event date is a new event and is stored, unless ``refresh``: then the
+        existing memory takes the newer event date (audited) and nothing new is stored."""
         memory = self._validated(draft, actor)
         vector = self.ctx.embedder.embed(memory.content)
         if not allow_duplicate:
             existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
-            if existing is not None and same_statement(existing[0].content, memory.content):
-                return RememberResult("duplicate", existing[0].key, existing[1],
-                                      notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
+            if existing is not None and same_statement(existing[0].content, memory.content) \
+                    and (refresh or same_event(existing[0].event_date, memory.event_date)):
+                return self.refused(existing[0], existing[1], memory, actor=actor, refresh=refresh)
         self.write_new(memory, vector, actor=actor, action="remember")
         opened = self.contradictions.on_remember(memory, vector, actor=actor)
         return RememberResult("stored", memory.key, notes=tuple(
             f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
             f"settle it with resolve_contradiction" for c in opened))
+
+    def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,
+                refresh: bool) -> RememberResult:
+        """The duplicate answer, naming the memory matched; with ``refresh`` its event date moves on."""
+        said = f"{existing.key} ({existing.state}): {existing.content[:120]!r}"
+        notes = [f"an equivalent memory exists, {said}; not stored again"]
+        newer = new.event_date is not None and (existing.event_date is None or new.event_date > existing.event_date)
+        if refresh and newer:
+            self.ctx.store.memories.update(existing.key, {"event_date": new.event_date,
+                                                          "updated_at": self.ctx.clock.now()})
+            self.ctx.audit(actor, "refresh", existing.key, reason="repeated with a newer event date",
+                           before=existing.content, after=existing.content,
+                           details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
+            notes.append(f"its event date is now {iso(new.event_date)} (refresh)")
+        elif not refresh and new.event_date is None:
+            notes.append("pass refresh=true with an event_date to move its event date on")
+        return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
         self.ctx.store.memories.write(memory, vector)
@@ -123,7 +144,7 @@ class Memories:
             index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
-            return_fields=("created_at", "state", "content", "distance"), limit=1,
+            return_fields=("created_at", "state", "content", "event_date", "distance"), limit=1,
         )
 
     # --- reads ----------------------------------------------------------------------------
@@ -232,6 +253,13 @@ def same_statement(existing: str, new: str) -> bool:
     different number, version or identifier is an update, not a repeat.
     """
     return polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
+
+
+def same_event(existing: float | None, new: float | None) -> bool:
+    """Whether two event dates name the same day (a missing date names none: it matches anything).
+
+    "We decided X" said in two sessions a month apart is two events, not a repeat."""
+    return existing is None or new is None or abs(existing - new) < 86_400.0
 
 
 def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:

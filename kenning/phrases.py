@@ -100,11 +100,24 @@ STOPWORDS = frozenset((
 _SPECIFIC = re.compile(r"[A-Za-z_]*\d[\w.\-=:/]*")
 
 
-def specifics(text: str) -> frozenset[str]:
-    """The tokens that pin a statement down: numbers, versions and digit-bearing names ("1.23.3" of
-    "numpy==1.23.3", "E11000", "psycopg2", "2"), lower-cased, trailing punctuation dropped. Pure.
+_SPEAKER = re.compile(r"^\s*([A-Z][\w.'-]{0,40})\s*:\s")
+_SENTENCE = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*")
+_NAME = re.compile(r"(?<![\w.'-])[A-Z][\w'-]*")
 
-    Two texts that embed alike but differ here say different things ("at most 2 retries" vs "at most 4"):
-    the duplicate check stores the second instead of refusing it.
+
+def specifics(text: str) -> frozenset[str]:
+    """The tokens that pin a statement down, lower-cased. Pure.
+
+    Numbers, versions and digit-bearing names ("1.23.3" of "numpy==1.23.3", "E11000", "psycopg2", "2",
+    the day and year of a date), trailing punctuation dropped; names (a capitalised word that does not
+    start a sentence: people, services, projects, months), prefixed ``name:``; and the speaker of a
+    conversational turn ("Nate: ..."), prefixed ``speaker:``. Two texts that embed alike but differ
+    here say different things ("at most 2 retries" vs "at most 4"; "Nate: Bye Joanna!" vs "Joanna: Bye
+    Nate!"): the duplicate check stores the second instead of refusing it.
     """
-    return frozenset(t.rstrip(".:-/=").lower() for t in _SPECIFIC.findall(text))
+    found = {t.rstrip(".:-/=").lower() for t in _SPECIFIC.findall(text)}
+    if speaker := _SPEAKER.match(text):
+        found.add(f"speaker:{speaker[1].lower()}")
+    starts = {m.end() for m in _SENTENCE.finditer(text)}
+    found |= {f"name:{m[0].lower()}" for m in _NAME.finditer(text) if m.start() not in starts}
+    return frozenset(found)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning import phrases, query, scoring, temporal, validation
+from kenning import phrases, query, scoring, staleness, temporal, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.graveyard import Graveyard
@@ -25,6 +25,7 @@ from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
 from kenning.schema import vector_bytes
 from kenning.store import Hit, Near, SearchResult
+from kenning.store.contradictions import ContradictionStore
 from kenning.store.client import call
 from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
@@ -160,6 +161,7 @@ class Recaller:
         self.suppressions = Suppressions(ctx)
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
         self.log = RecallLog(ctx)
+        self.contradictions = ContradictionStore(ctx.store.client, ctx.store.prefix)
         # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL): a few
         # threads per engine, started on first use; a recall waits for both before it ranks anything.
         self._lookups = ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="kenning-lookup")
@@ -178,8 +180,14 @@ class Recaller:
         vector = vector_bytes(embedded)
         pool = self.pool(p, vector)
         visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
+        query_vector = np.asarray(embedded, dtype=np.float32)
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
-        flagged = self.reinstate_candidates(p, hinted, np.asarray(embedded, dtype=np.float32), suppressed, now)
+        # "as of" a past moment the newer statement may not exist yet: no change is known then
+        changes = staleness.open_changes(self.contradictions, ranked) if p.as_of is None else []
+        if changes:
+            ranked = staleness.newer_first(ranked, changes, functools.partial(
+                self._newer, p, query_vector, suppressed, now))
+        flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
         hits = self.record(p, select(ranked, flagged, p.top_k), now)
         return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool))
 
@@ -332,6 +340,16 @@ class Recaller:
             scored = self.score(Hit(memory, 1.0 - similarity), now, period=p.period, as_active=True)
             out.append(replace(scored, reinstate_candidate=True, weak_match=False))
         return sorted(out, key=lambda h: h.score, reverse=True)[:MAX_REINSTATE]
+
+    def _newer(self, p: Plan, embedded: np.ndarray[Any, Any], suppressed: list[Suppression], now: float,
+               key: str) -> RecallHit | None:
+        """The newer side of an open value change that did not match on its own, scored from its stored
+        vector; None when the plan may not show it (see ``_source``)."""
+        memory = self._source(p, key, suppressed)
+        stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
+        if memory is None or stored is None or memory.namespace not in p.namespaces:
+            return None
+        return self.score(Hit(memory, 1.0 - float(np.dot(embedded, stored))), now, period=p.period)
 
     def _may_reinstate(self, p: Plan, memory: Memory, suppressed: list[Suppression]) -> bool:
         return (memory.state == "deprioritised" and memory.namespace in p.namespaces
