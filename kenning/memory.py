@@ -15,6 +15,7 @@ from kenning.contradictions import Contradictions
 from kenning.errors import InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.suppression import Suppressions, hidden_by
 
 MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
@@ -88,7 +89,14 @@ class Memories:
         opened = self.contradictions.on_remember(memory, vector, actor=actor)
         return RememberResult("stored", memory.key, notes=tuple(
             f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
-            f"settle it with resolve_contradiction" for c in opened))
+            f"settle it with resolve_contradiction" for c in opened) + self.hidden_notes(memory))
+
+    def hidden_notes(self, memory: Memory) -> tuple[str, ...]:
+        """What a memory just stored will not be shown through: each suppression that hides it, and how to lift it."""
+        hiding = [s for s in Suppressions(self.ctx).active() if hidden_by(memory, [s])]
+        return tuple(f"stored, but hidden from recall and briefings by the suppression of '{s.term}' "
+                     f"({s.reason}); lift it with unsuppress(term='{s.term}') if this memory should be found"
+                     for s in hiding)
 
     def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,
                 refresh: bool) -> RememberResult:

@@ -119,5 +119,6 @@ def specifics(text: str) -> frozenset[str]:
     if speaker := _SPEAKER.match(text):
         found.add(f"speaker:{speaker[1].lower()}")
     starts = {m.end() for m in _SENTENCE.finditer(text)}
-    found |= {f"name:{m[0].lower()}" for m in _NAME.finditer(text) if m.start() not in starts}
+    found |= {f"name:{m[0].lower()}" for m in _NAME.finditer(text)
+              if m.start() not in starts and not any(c.isdigit() for c in m[0])}  # "E11000": a code, above
     return frozenset(found)
