@@ -95,7 +95,7 @@ class Memories:
         """What a memory just stored will not be shown through: each suppression that hides it, and how to lift it."""
         hiding = [s for s in Suppressions(self.ctx).active() if hidden_by(memory, [s])]
         return tuple(f"stored, but hidden from recall and briefings by the suppression of '{s.term}' "
-                     f"({s.reason}); lift it with unsuppress(term='{s.term}') if this memory should be found"
+                     f"({s.reason}); lift it with unsuppress_topic(term='{s.term}') if this memory should be found"
                      for s in hiding)
 
     def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,

@@ -23,7 +23,7 @@ from kenning.polarity import STOP_WORDS
 FULL_WORDS = 2
 STEP = 0.1
 FLOOR = 0.8
-QUESTION = 0.9
+QUESTION = 0.6
 SMALL_TALK = frozenset({
     "hi", "hello", "hey", "hiya", "yo", "morning", "evening", "afternoon", "good", "night", "bye", "goodbye",
     "see", "later", "soon", "cya", "cheers", "thanks", "thank", "thx", "ty", "welcome", "ok", "okay",
