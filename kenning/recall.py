@@ -25,8 +25,8 @@ from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
 from kenning.schema import vector_bytes
 from kenning.store import Hit, Near, SearchResult
-from kenning.store.contradictions import ContradictionStore
 from kenning.store.client import call
+from kenning.store.contradictions import ContradictionStore
 from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
 

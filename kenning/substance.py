@@ -31,7 +31,7 @@ SMALL_TALK = frozenset({
     "got", "gotcha", "lol", "haha", "wow", "oh", "ah", "hmm", "well", "take", "care", "talk", "catch", "up",
     "too", "much", "lot", "indeed", "exactly", "agreed", "totally", "definitely", "absolutely", "glad",
     "happy", "hear", "thats", "that's", "it's", "i'm", "me", "bye!", "np", "problem", "worries", "anytime",
-    "how", "going", "doing", "nice", "meet", "again", "day", "weekend", "have", "fun", "luck", "yours",
+    "how", "going", "doing", "meet", "again", "day", "weekend", "have", "fun", "luck", "yours",
 })
 _SPEAKER = re.compile(r"^\s*[A-Z][\w.'-]{0,40}\s*:\s")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'_.-]*")

@@ -97,7 +97,7 @@ def _clause_facts(clause: str) -> list[Fact]:
         if not values:
             continue
         taken = {w for m in pattern.finditer(clause) for w in _WORD.findall(m[0].lower())}
-        subject = _subject(clause, taken | slot_words)
+        subject = _subject(clause, taken | slot_words, slot_words)
         if subject:
             out += [Fact(slot=slot, value=v, subject=subject) for v in values]
     return out
@@ -111,11 +111,11 @@ def _value(slot: str, match: re.Match[str]) -> str:
     return value.rstrip("/").lower() if slot == "path" else value.lower()
 
 
-def _subject(clause: str, taken: set[str]) -> frozenset[str]:
+def _subject(clause: str, taken: set[str], slot_words: frozenset[str]) -> frozenset[str]:
     words = _WORD.findall(clause.lower())
     kept = (stem(w.strip("._/-")) for w in words if w not in taken and w not in NEGATIONS
             and w not in STOP_WORDS and w not in _NOISE and len(w) > 1 and not any(c.isdigit() for c in w))
-    return frozenset(w for w in kept if w not in PREDICATES and w not in taken)
+    return frozenset(w for w in kept if w not in PREDICATES and w not in slot_words)  # "listens" -> "listen"
 
 
 def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:

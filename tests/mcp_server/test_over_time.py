@@ -116,7 +116,8 @@ async def test_names_make_a_turn_new_and_a_refused_repeat_names_its_match(mcp: M
         await remember(client, "Joanna: Bye Nate!")  # the other speaker: not a repeat
         again = await ok(client, "remember", {"content": "Nate: Bye Joanna!", "project": "alpha"})
         assert (again["status"], again["key"]) == ("duplicate", nate)  # positive control: a true repeat
-        assert nate in again["notes"][0] and "Bye Joanna" in again["notes"][0]
+        assert nate in again["notes"][0]
+        assert "Bye Joanna" in again["notes"][0]
 
 
 async def test_a_repeat_on_another_day_is_stored_and_refresh_moves_the_date_on(mcp: McpHarness) -> None:
@@ -146,7 +147,8 @@ async def test_suppression_says_what_it_hides(mcp: McpHarness) -> None:
         stored = await ok(client, "remember", {"content": digest, "project": "alpha"})
         assert stored["status"] == "stored"
         (note,) = [n for n in stored["notes"] if "hidden" in n]
-        assert "'celery'" in note and "unsuppress_topic(term='celery')" in note
+        assert "'celery'" in note
+        assert "unsuppress_topic(term='celery')" in note
         found = await recall(client, "when does the weekly digest go out?")
         assert stored["key"] not in keys(found)
         assert found["suppressed"] == [{"term": "celery", "hidden": 1, "lift": "unsuppress_topic(term='celery')"}]
