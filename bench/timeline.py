@@ -85,11 +85,12 @@ def suppression_notes(engine: Engine, clock: ManualClock) -> dict[str, Any]:
             "recall_results": len(found.hits)}
 
 
-def run(seed: int) -> dict[str, Any]:
+def run(seed: int, base: Settings) -> dict[str, Any]:
     history = generate(seed)
+    embedder = load_embedder(base)  # the model cache of the configured data dir (exported once)
     with tempfile.TemporaryDirectory(prefix="kenning-timeline-") as tmp:
-        settings = Settings(_env_file=None, data_dir=Path(tmp), valkey_port=free_port(), key_prefix="tl:")
-        embedder = load_embedder(settings)
+        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(), "key_prefix": "tl:",
+                                           "valkey_url": None})
         with EmbeddedValkey(settings) as _server:
             client = connect(settings)
             clock = ManualClock(history.turns[0].at)
@@ -130,8 +131,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--data-dir", type=Path, default=None, help="where the exported model is cached")
     args = parser.parse_args()
-    out = run(args.seed)
+    base = Settings(_env_file=None, **({"data_dir": args.data_dir} if args.data_dir else {}))
+    out = run(args.seed, base)
     print(table(out))
     print(json.dumps({k: v for k, v in out.items() if k not in ("day_after", "year_after")}, indent=2))
     if args.out:

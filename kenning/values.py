@@ -10,7 +10,8 @@ runs on 5432". A statement is read as (subject, slot, value) facts, one per clau
   and the slot's own words removed) with the values taken out.
 
 Two statements disagree when a fact of each has the same slot, subjects that are about the same thing
-(one's words contain the other's, or they share more than half of the larger), and different values --
+(one's words contain the other's: "billing batch job" and "search batch job" are two subjects), and
+different values --
 unless the two statements also agree on that slot and subject somewhere (one of them names both
 values, e.g. "5433, not 5432"). A value that follows "not", "from", "instead of", "no longer" or
 "was" is the old value, not the one asserted, and is skipped. Deterministic rules, no model: a pair
@@ -119,10 +120,11 @@ def _subject(clause: str, taken: set[str], slot_words: frozenset[str]) -> frozen
 
 
 def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
-    """One subject's words contain the other's, or they share more than half of the larger one
-    ("billing service" and "search service" share only "service": two subjects)."""
+    """One subject's words contain the other's ("billing service" and "search service" are two subjects;
+    sharing most words is not enough: "billing batch job" and "search batch job" differ in the one that
+    matters)."""
     shared = a & b
-    return bool(shared) and (a <= b or b <= a or 2 * len(shared) > max(len(a), len(b)))
+    return bool(shared) and (a <= b or b <= a)
 
 
 def change(older: str, newer: str) -> ValueChange | None:

@@ -140,10 +140,20 @@ async def test_a_repeat_on_another_day_is_stored_and_refresh_moves_the_date_on(m
 
 async def test_suppression_says_what_it_hides(mcp: McpHarness) -> None:
     digest = "The Celery beat job sends the weekly digest every Monday at 08:00."
+    workers = "Celery workers are restarted every night by systemd."
     async with mcp.client("write") as client:
+        here = await remember(client, workers)
+        there = await remember(client, workers, project="beta")
         logged = await ok(client, "log_abandoned", {"name": "celery", "effort": 4, "project": "alpha",
                                                     "reason": "the workers leaked memory under load"})
         assert logged["suppressed"] == ["celery"]
+        (hiding,) = logged["suppression"]  # what the auto-suppression hides, listed when it is made
+        assert (hiding["projects"], hiding["would_hide"]) == (["alpha"], 1)
+        assert [m["key"] for m in hiding["sample"]] == [here]
+        beta = await ok(client, "recall", {"query": "how are the celery workers restarted?", "projects": ["beta"]})
+        assert keys(beta)[0] == there  # the abandonment's project only: beta still sees its Celery memory
+        alpha = await recall(client, "how are the celery workers restarted?")
+        assert here not in keys(alpha)  # positive control above: the same text in beta is found
         stored = await ok(client, "remember", {"content": digest, "project": "alpha"})
         assert stored["status"] == "stored"
         (note,) = [n for n in stored["notes"] if "hidden" in n]
