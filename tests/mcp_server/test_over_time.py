@@ -140,7 +140,7 @@ async def test_a_repeat_on_another_day_is_stored_and_refresh_moves_the_date_on(m
 
 async def test_suppression_says_what_it_hides(mcp: McpHarness) -> None:
     digest = "The Celery beat job sends the weekly digest every Monday at 08:00."
-    workers = "Celery workers are restarted every night by systemd."
+    workers = "Celery workers are restarted by systemd."
     async with mcp.client("write") as client:
         here = await remember(client, workers)
         there = await remember(client, workers, project="beta")
