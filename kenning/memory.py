@@ -260,7 +260,8 @@ def same_statement(existing: str, new: str) -> bool:
     so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed alike too: a
     different number, version or identifier is an update, not a repeat.
     """
-    return polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
+    return (polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
+            and not phrases.swapped_roles(existing, new))
 
 
 def same_event(existing: float | None, new: float | None) -> bool:
