@@ -104,15 +104,12 @@ class Memories:
         said = f"{existing.key} ({existing.state}): {existing.content[:120]!r}"
         notes = [f"an equivalent memory exists, {said}; not stored again"]
         newer = new.event_date is not None and (existing.event_date is None or new.event_date > existing.event_date)
-        if refresh and newer:
-            self.ctx.store.memories.update(existing.key, {"event_date": new.event_date,
-                                                          "updated_at": self.ctx.clock.now()})
+        if refresh and newer and self.ctx.store.memories.update(
+                existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()}):
             self.ctx.audit(actor, "refresh", existing.key, reason="repeated with a newer event date",
                            before=existing.content, after=existing.content,
                            details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
             notes.append(f"its event date is now {iso(new.event_date)} (refresh)")
-        elif not refresh and new.event_date is None:
-            notes.append("pass refresh=true with an event_date to move its event date on")
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
