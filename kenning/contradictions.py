@@ -1,7 +1,8 @@
 """Contradictions: detect, record once, resolve as a first-class decision (docs/truth-maintenance.md).
 
 Detection is two-stage: a similarity gate (KNN from the memory's stored vector, same project or
-global, ``KENNING_CONTRADICTION_THRESHOLD``) and the pure polarity check in ``kenning.polarity``.
+global, ``KENNING_CONTRADICTION_THRESHOLD``) and two pure checks: a value change (``kenning.values``:
+same subject and slot, another value; detector ``value``) or opposite polarity (``kenning.polarity``).
 A hit is stored once as its own record (status ``open``) and both memories become ``disputed``.
 Remember never refuses because of a contradiction; it reports it.
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from ulid import ULID
 
-from kenning import polarity, query, validation
+from kenning import polarity, query, validation, values
 from kenning.belief import Belief, belief_fields
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
@@ -37,6 +38,14 @@ CANDIDATES_PER_NAMESPACE = 10
 # An optional second-tier checker (the LLM extras, kenning/llm.py): (a, b) -> one of VERDICTS, or
 # (verdict, reason) so the reason is stored on the contradiction.
 SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
+
+
+Found = polarity.Conflict | values.ValueChange
+
+
+def conflict(older: str, newer: str) -> Found | None:
+    """A value change (same subject and slot, another value) first, else a polarity conflict. Pure."""
+    return values.change(older, newer) or polarity.conflict(older, newer)
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class Contradictions:
         for other, similarity in self.candidates(memory, vector):
             # Side a is always the older statement, so keep_b reads "keep the newer one".
             a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
-            found = polarity.conflict(a.content, b.content)
+            found = conflict(a.content, b.content)
             if found is not None and self.records.pair(a.key, b.key) is None:
                 record = self.open(a, b, found, similarity, actor=actor)
                 if record is not None:
@@ -102,11 +111,12 @@ class Contradictions:
         return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.nearest(wanted)
                 for hit in result.hits if hit.memory.key != memory.key]
 
-    def open(self, a: Memory, b: Memory, found: polarity.Conflict, similarity: float, *,
+    def open(self, a: Memory, b: Memory, found: Found, similarity: float, *,
              actor: str) -> Contradiction | None:
         """Store the record once and mark both sides disputed; None when another writer claimed the pair."""
         record = Contradiction(
             id=str(ULID()), a=a.key, b=b.key, evidence=found.evidence(), similarity=round(similarity, 4),
+            detector="value" if isinstance(found, values.ValueChange) else "polarity",
             detected_at=self.ctx.clock.now(), detected_by=actor or "unknown",
             projects=tuple(sorted({a.project, b.project})),
             prior={a.key: belief_fields(a), b.key: belief_fields(b)},
@@ -411,7 +421,8 @@ class Contradictions:
             return "a side no longer exists"
         if "archived" in (a.state, b.state):
             return "a side is archived"
-        if polarity.conflict(a.content, b.content) is None:
+        older, newer = sorted((a, b), key=lambda m: (m.created_at, m.key))
+        if conflict(older.content, newer.content) is None:
             return "the two memories no longer conflict (edited)"
         return ""
 

@@ -19,7 +19,7 @@ from kenning.context import Context
 from kenning.errors import InvalidInput, NotFound
 from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
 from kenning.memory import Draft, Memories
-from kenning.models import Memory, iso
+from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
 from kenning.store.patches import Patch, Patcher
 from kenning.store.registries import ExperienceStore
@@ -114,13 +114,17 @@ class Experience:
             self.registry.add(project, key, now)
         self.ctx.audit(actor, "record_experience", key, reason=record["breakthrough"] or "",
                        before=memory.content, after=memory.content, details={"experience": record})
-        suppressed = self._bury(key, memory.project, record, actor=actor, now=now)
+        hiding = self._bury(key, memory.project, record, actor=actor, now=now)
         return {"key": key, "experience_weight": weight, "experience": _public(record),
-                "graveyard": [a["name"] for a in record["abandoned_approaches"]], "suppressed": suppressed}
+                "graveyard": [a["name"] for a in record["abandoned_approaches"]],
+                "suppressed": [h["term"] for h in hiding], "suppression": hiding}
 
-    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str, now: float) -> list[str]:
-        """Graveyard entries for each abandoned approach; auto-suppression of their names at high effort."""
-        suppressed: list[str] = []
+    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str,
+              now: float) -> list[dict[str, Any]]:
+        """Graveyard entries for each abandoned approach; auto-suppression of their names at high effort.
+
+        Returns what each suppression hides (term, projects, how many memories, a sample of them)."""
+        suppressed: list[dict[str, Any]] = []
         for a in record["abandoned_approaches"]:
             self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
                                          effort=record["effort"], key=key, project=project, at=now))
@@ -129,9 +133,11 @@ class Experience:
                 # the approach's reason may use the whole MAX_REASON: cut it so suppress() never refuses
                 # the composed reason half-way through recording
                 why = head + (a["reason"] or "see memory")[:validation.MAX_REASON - len(head) - len(tail)] + tail
+                # in the abandonment's project only, unless it was recorded as global
+                scope = () if project == GLOBAL_PROJECT else (project,)
                 result = self.suppressions.suppress(a["name"], why, actor=actor, exempt=(key,), source_key=key,
-                                                    auto=True)
-                suppressed.append(result["term"])
+                                                    auto=True, projects=scope)
+                suppressed.append({name: result[name] for name in ("term", "projects", "would_hide", "sample")})
         return suppressed
 
     def reindex(self, memory: Memory) -> None:

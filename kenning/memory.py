@@ -16,6 +16,7 @@ from kenning.contradictions import Contradictions
 from kenning.errors import InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.suppression import Suppressions, hidden_by
 
 MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
@@ -75,25 +76,48 @@ class Memories:
 
     # --- remember -------------------------------------------------------------------------
     def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False,
-                 check_contradictions: bool = True) -> RememberResult:
+                 check_contradictions: bool = True, refresh: bool = False) -> RememberResult:
         """Validate, embed, refuse near-duplicates (returning the existing key), write, audit.
 
         ``check_contradictions=False`` (feed articles) stores without opening contradictions: a news
-        article must not make an agent's own memory disputed."""
+        article must not make an agent's own memory disputed. A repeat with another event date is a new
+        event and is stored, unless ``refresh``: then the existing memory takes the newer event date
+        (audited) and nothing new is stored."""
         memory = self._validated(draft, actor)
         vector = self.ctx.embedder.embed(memory.content)
         if not allow_duplicate:
             existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
-            if existing is not None and same_statement(existing[0].content, memory.content):
-                return RememberResult("duplicate", existing[0].key, existing[1],
-                                      notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
+            if existing is not None and same_statement(existing[0].content, memory.content) \
+                    and (refresh or same_event(existing[0].event_date, memory.event_date)):
+                return self.refused(existing[0], existing[1], memory, actor=actor, refresh=refresh)
         self.write_new(memory, vector, actor=actor, action="remember")
         opened = self.contradictions.on_remember(memory, vector, actor=actor) if check_contradictions else []
         for hook in self.after_store:
             hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(
             f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
-            f"settle it with resolve_contradiction" for c in opened))
+            f"settle it with resolve_contradiction" for c in opened) + self.hidden_notes(memory))
+
+    def hidden_notes(self, memory: Memory) -> tuple[str, ...]:
+        """What a memory just stored will not be shown through: each suppression that hides it, and how to lift it."""
+        hiding = [s for s in Suppressions(self.ctx).active() if hidden_by(memory, [s])]
+        return tuple(f"stored, but hidden from recall and briefings by the suppression of '{s.term}' "
+                     f"({s.reason}); lift it with unsuppress_topic(term='{s.term}') if this memory should be found"
+                     for s in hiding)
+
+    def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,
+                refresh: bool) -> RememberResult:
+        """The duplicate answer, naming the memory matched; with ``refresh`` its event date moves on."""
+        said = f"{existing.key} ({existing.state}): {existing.content[:120]!r}"
+        notes = [f"an equivalent memory exists, {said}; not stored again"]
+        newer = new.event_date is not None and (existing.event_date is None or new.event_date > existing.event_date)
+        if refresh and newer and self.ctx.store.memories.update(
+                existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()}):
+            self.ctx.audit(actor, "refresh", existing.key, reason="repeated with a newer event date",
+                           before=existing.content, after=existing.content,
+                           details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
+            notes.append(f"its event date is now {iso(new.event_date)} (refresh)")
+        return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
         self.ctx.store.memories.write(memory, vector)
@@ -132,7 +156,7 @@ class Memories:
             index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
-            return_fields=("created_at", "state", "content", "distance"), limit=1,
+            return_fields=("created_at", "state", "content", "event_date", "distance"), limit=1,
         )
 
     # --- reads ----------------------------------------------------------------------------
@@ -240,7 +264,15 @@ def same_statement(existing: str, new: str) -> bool:
     so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed alike too: a
     different number, version or identifier is an update, not a repeat.
     """
-    return polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
+    return (polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
+            and not phrases.swapped_roles(existing, new))
+
+
+def same_event(existing: float | None, new: float | None) -> bool:
+    """Whether two event dates name the same day (a missing date names none: it matches anything).
+
+    "We decided X" said in two sessions a month apart is two events, not a repeat."""
+    return existing is None or new is None or abs(existing - new) < 86_400.0
 
 
 def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:

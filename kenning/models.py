@@ -76,6 +76,7 @@ class RecallHit:
     weak_match: bool = False
     reinstate_candidate: bool = False
     factors: dict[str, float] = field(default_factory=dict)
+    stale: dict[str, Any] | None = None  # an open value change names a newer statement (kenning.staleness)
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         m = self.memory
@@ -90,6 +91,8 @@ class RecallHit:
             out["weak_match"] = True
         if self.reinstate_candidate:
             out["reinstate_candidate"] = True
+        if self.stale is not None:
+            out["possibly_stale"] = self.stale
         if m.superseded_by:
             out["superseded_by"] = m.superseded_by
         for name in ("title", "doc_id", "chunk_index"):  # where a document chunk came from

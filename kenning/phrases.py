@@ -100,11 +100,36 @@ STOPWORDS = frozenset((
 _SPECIFIC = re.compile(r"[A-Za-z_]*\d[\w.\-=:/]*")
 
 
-def specifics(text: str) -> frozenset[str]:
-    """The tokens that pin a statement down: numbers, versions and digit-bearing names ("1.23.3" of
-    "numpy==1.23.3", "E11000", "psycopg2", "2"), lower-cased, trailing punctuation dropped. Pure.
+_SPEAKER = re.compile(r"^\s*([A-Z][\w.'-]{0,40})\s*:\s")
+_SENTENCE = re.compile(r"(?:^|[.!?:;]\s+|\n)\s*")
+_NAME = re.compile(r"(?<![\w.'-])[A-Z][\w'-]*")
 
-    Two texts that embed alike but differ here say different things ("at most 2 retries" vs "at most 4"):
-    the duplicate check stores the second instead of refusing it.
+
+def specifics(text: str) -> frozenset[str]:
+    """The tokens that pin a statement down, lower-cased. Pure.
+
+    Numbers, versions and digit-bearing names ("1.23.3" of "numpy==1.23.3", "E11000", "psycopg2", "2",
+    the day and year of a date), trailing punctuation dropped; and names (a capitalised word that does
+    not start a sentence: people, services, projects, months), prefixed ``name:``. Two texts that embed
+    alike but differ here say different things ("at most 2 retries" vs "at most 4"): the duplicate
+    check stores the second instead of refusing it.
     """
-    return frozenset(t.rstrip(".:-/=").lower() for t in _SPECIFIC.findall(text))
+    found = {t.rstrip(".:-/=").lower() for t in _SPECIFIC.findall(text)}
+    starts = {m.end() for m in _SENTENCE.finditer(text)}
+    found |= {f"name:{m[0].lower()}" for m in _NAME.finditer(text)
+              if m.start() not in starts and not any(c.isdigit() for c in m[0])}  # "E11000": a code, above
+    return frozenset(found)
+
+
+def speaker(text: str) -> str | None:
+    """The speaker of a conversational turn ("Nate: ..." -> "nate"), or None. Pure."""
+    found = _SPEAKER.match(text)
+    return found[1].lower() if found else None
+
+
+def swapped_roles(a: str, b: str) -> bool:
+    """Whether two turns are the same words with the speakers' roles swapped ("Nate: Bye Joanna!" vs
+    "Joanna: Bye Nate!"): both have a speaker, they differ, and each speaker is named in the other text.
+    A label such as "Note:" or "Decision:" added to a repeat is not a swap (it is not named in the other)."""
+    one, two = speaker(a), speaker(b)
+    return one is not None and two is not None and one != two and one in tokens(b) and two in tokens(a)

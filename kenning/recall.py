@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning import phrases, query, scoring, temporal, validation
+from kenning import phrases, query, scoring, staleness, substance, temporal, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.graveyard import Graveyard
@@ -26,6 +26,7 @@ from kenning.recall_log import RecallLog
 from kenning.schema import vector_bytes
 from kenning.store import Hit, Near, SearchResult
 from kenning.store.client import call
+from kenning.store.contradictions import ContradictionStore
 from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
@@ -63,6 +64,7 @@ class RecallResult:
     warnings: tuple[dict[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     examined: int = 0
+    suppressed: tuple[tuple[str, int], ...] = ()  # (term, how many relevant memories it hid)
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -70,7 +72,14 @@ class RecallResult:
         if self.warnings:
             out["warnings"] = list(self.warnings)
         out["results"] = [_shaped(h, full) for h in self.hits]
-        if not self.hits:
+        if self.suppressed:
+            out["suppressed"] = [{"term": t, "hidden": n, "lift": f"unsuppress_topic(term='{t}')"}
+                                 for t, n in self.suppressed]
+        if not self.hits and self.suppressed:
+            hidden = sum(n for _, n in self.suppressed)
+            out["results_note"] = (f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
+                                   f"(see suppressed), none other above the relevance floor")
+        elif not self.hits:
             out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
         if self.notes:
             out["notes"] = list(self.notes)
@@ -163,6 +172,7 @@ class Recaller:
         self.suppressions = Suppressions(ctx)
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
         self.log = RecallLog(ctx)
+        self.contradictions = ContradictionStore(ctx.store.client, ctx.store.prefix)
         # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL): a few
         # threads per engine, started on first use; a recall waits for both before it ranks anything.
         self._lookups = ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="kenning-lookup")
@@ -180,11 +190,34 @@ class Recaller:
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
         pool = self.pool(p, vector)
-        visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
+        visible, hidden = self.unsuppressed(p, pool, suppressed)
+        query_vector = np.asarray(embedded, dtype=np.float32)
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
-        flagged = self.reinstate_candidates(p, hinted, np.asarray(embedded, dtype=np.float32), suppressed, now)
+        # "as of" a past moment the newer statement may not exist yet: no change is known then
+        changes = staleness.open_changes(self.contradictions, ranked) if p.as_of is None else []
+        if changes:
+            ranked = staleness.newer_first(ranked, changes, functools.partial(
+                self._newer, p, query_vector, suppressed, now))
+        flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
         hits = self.record(p, select(ranked, flagged, p.top_k), now)
-        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool))
+        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool),
+                            suppressed=hidden)
+
+    def unsuppressed(self, p: Plan, pool: list[Hit],
+                     suppressed: list[Suppression]) -> tuple[list[Hit], tuple[tuple[str, int], ...]]:
+        """The hits no suppression hides, and per term how many relevant memories it hid (those that
+        would have passed the relevance floor: what the floor dropped is not the suppression's doing)."""
+        visible: list[Hit] = []
+        hidden: dict[str, set[str]] = {}
+        floor = self.ctx.settings.relevance_floor
+        for hit in pool:
+            terms = hidden_by(hit.memory, suppressed)
+            if not terms:
+                visible.append(hit)
+            elif hit.similarity >= floor or any(exact(hit.memory.content, i) for i in p.identifiers):
+                for name in terms:
+                    hidden.setdefault(name, set()).add(hit.memory.key)
+        return visible, tuple((name, len(keys)) for name, keys in sorted(hidden.items()))
 
     def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
         """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip (a
@@ -276,6 +309,7 @@ class Recaller:
             "visibility": scoring.visibility("active" if as_active else m.state, m.weight),
             "recency": scoring.recency(m.created_at, now, self.policy),
             "experience": m.experience_weight,
+            "substance": substance.substance(m.content),
             "temporal": 1.0 if period is None else scoring.temporal_window(
                 m.event_date if m.event_date is not None else m.created_at, period.start, period.end),
         }
@@ -337,6 +371,16 @@ class Recaller:
             scored = self.score(Hit(memory, 1.0 - similarity), now, period=p.period, as_active=True)
             out.append(replace(scored, reinstate_candidate=True, weak_match=False))
         return sorted(out, key=lambda h: h.score, reverse=True)[:MAX_REINSTATE]
+
+    def _newer(self, p: Plan, embedded: np.ndarray[Any, Any], suppressed: list[Suppression], now: float,
+               key: str) -> RecallHit | None:
+        """The newer side of an open value change that did not match on its own, scored from its stored
+        vector; None when the plan may not show it (see ``_source``)."""
+        memory = self._source(p, key, suppressed)
+        stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
+        if memory is None or stored is None or memory.namespace not in p.namespaces:
+            return None
+        return self.score(Hit(memory, 1.0 - float(np.dot(embedded, stored))), now, period=p.period)
 
     def _may_reinstate(self, p: Plan, memory: Memory, suppressed: list[Suppression]) -> bool:
         return (memory.state == "deprioritised" and memory.namespace in p.namespaces

@@ -16,9 +16,9 @@ DAY = 86_400.0
 @dataclass(frozen=True)
 class RecencyPolicy:
     grace_days: int = 90
-    step: float = 0.05
+    step: float = 0.02
     step_days: int = 30
-    floor: float = 0.3
+    floor: float = 0.9
 
 
 def visibility(state: str, own_weight: float = 1.0) -> float:

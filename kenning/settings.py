@@ -95,9 +95,12 @@ class Settings(BaseSettings):
     )
     ef_runtime: int = Field(default=64, ge=1, le=4096, description="HNSW EF_RUNTIME for every KNN query.")
     recency_grace_days: int = Field(default=90, ge=0, description="Days a memory keeps full recency weight.")
-    recency_step: float = Field(default=0.05, ge=0, le=1, description="Recency lost per step after the grace.")
+    recency_step: float = Field(default=0.02, ge=0, le=1, description="Recency lost per step after the grace.")
     recency_step_days: int = Field(default=30, ge=1, description="Length of one recency step in days.")
-    recency_floor: float = Field(default=0.3, ge=0, le=1, description="Lowest recency weight.")
+    recency_floor: float = Field(
+        default=0.9, ge=0, le=1,
+        description="Lowest recency weight: recency breaks ties between similar memories, never outvotes similarity.",
+    )
     lexical_boost: float = Field(
         default=0.5, ge=0, le=1,
         description="Recall lifts a hit holding an exact identifier of the query: sim + boost x (1 - sim).",

@@ -4,7 +4,10 @@ A suppressed term hides every memory whose content (or title) contains it as a w
 (``kenning.phrases``), from recall, briefings and agent-facing lists -- including memories written
 later in new wording, because the check runs on every read, not once at suppression time. A record
 may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name but the
-memory that explains why the approach died stays findable.
+memory that explains why the approach died stays findable. A record may be limited to projects
+(``projects``; empty = everywhere): an abandonment suppresses the name only in its own project unless it
+was recorded in ``global``. Suppressing a term again widens the record (more projects; a suppression
+for everywhere makes it global).
 
 API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
@@ -44,18 +47,23 @@ class Suppression:
     source_key: str | None = None
     auto: bool = False
     hidden_when_created: int = 0
+    projects: tuple[str, ...] = ()  # empty: every project
 
     def record(self) -> dict[str, Any]:
         return {"term": self.term, "reason": self.reason, "actor": self.actor, "at": self.at,
                 "exempt": list(self.exempt), "source_key": self.source_key, "auto": self.auto,
-                "hidden_when_created": self.hidden_when_created}
+                "hidden_when_created": self.hidden_when_created, "projects": list(self.projects)}
+
+    def covers(self, project: str) -> bool:
+        return not self.projects or project in self.projects
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> Suppression:
         return cls(term=data["term"], reason=data.get("reason", ""), actor=data.get("actor", ""),
                    at=float(data.get("at", 0.0)), exempt=tuple(data.get("exempt", ())),
                    source_key=data.get("source_key"), auto=bool(data.get("auto", False)),
-                   hidden_when_created=int(data.get("hidden_when_created", 0)))
+                   hidden_when_created=int(data.get("hidden_when_created", 0)),
+                   projects=tuple(data.get("projects", ())))
 
     def public(self) -> dict[str, Any]:
         out = self.record()
@@ -69,7 +77,7 @@ def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
         return []
     text = memory.content if memory.title is None else f"{memory.title}\n{memory.content}"
     grams = phrases.ngrams(text, longest=max(len(s.term.split()) for s in active))
-    return [s.term for s in active if s.term in grams and memory.key not in s.exempt]
+    return [s.term for s in active if s.term in grams and memory.key not in s.exempt and s.covers(memory.project)]
 
 
 def term(value: str) -> str:
@@ -104,34 +112,40 @@ class Suppressions:
         return [m for m in memories if not hidden_by(m, current)]
 
     def suppress(self, value: str, reason: str | None, *, actor: str, preview: bool = False,
-                 exempt: tuple[str, ...] = (), source_key: str | None = None, auto: bool = False) -> dict[str, Any]:
+                 exempt: tuple[str, ...] = (), source_key: str | None = None, auto: bool = False,
+                 projects: tuple[str, ...] = ()) -> dict[str, Any]:
         """Suppress a term (or, with ``preview``, only say how many memories it would hide, with a sample).
 
-        Suppressing an already suppressed term keeps the first reason and adds any new exemptions.
+        Suppressing an already suppressed term keeps the first reason, adds any new exemptions and widens
+        its projects. ``projects`` limits it (empty: everywhere).
         """
         norm = term(value)
         why = validation.reason(reason, required=True) or ""
-        count, sample, capped = self.matching(norm, exempt=exempt)
+        count, sample, capped = self.matching(norm, exempt=exempt, projects=projects)
         current = self.active()  # the sample never quotes a memory another suppression already hides
-        impact = {"term": norm, "would_hide": count, "at_least": capped,
+        impact = {"term": norm, "would_hide": count, "at_least": capped, "projects": list(projects),
                   "sample": [{"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)]}
         if preview:
             return {"status": "preview", **impact, "next": "call again without preview to suppress"}
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
-                             exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count)
+                             exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count,
+                             projects=projects)
         if not self.store.add(norm, record.record()):  # HSETNX: two writers never both create it
             existing = self.store.get(norm)
             if existing is None:  # unsuppressed between the two calls: never report a suppression that is gone
                 raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed", hint="call suppress again")
             old = Suppression.from_record(existing)
             merged = tuple(dict.fromkeys(old.exempt + exempt))
-            if merged != old.exempt:  # a changed exemption is a mutation: stored and audited
-                self.store.put(norm, {**old.record(), "exempt": list(merged)})
+            wider = () if not old.projects or not projects else tuple(dict.fromkeys(old.projects + projects))
+            if merged != old.exempt or wider != old.projects:  # a changed record is a mutation: stored, audited
+                self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)})
                 self.ctx.audit(actor, "suppress", source_key or "", reason=why,
-                               details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt]})
+                               details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
+                                        "projects": list(wider)})
             return {"status": "already_suppressed", **impact, "reason": old.reason}
         self.ctx.audit(actor, "suppress", source_key or "", reason=why,
-                       details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt)})
+                       details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt),
+                                "projects": list(projects)})
         return {"status": "suppressed", **impact}
 
     def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
@@ -147,23 +161,24 @@ class Suppressions:
         """Every suppression with what it hides now (``hides``), newest first."""
         out = []
         for s in sorted(self.active(), key=lambda s: s.at, reverse=True):
-            count, _, capped = self.matching(s.term, exempt=s.exempt, sample=0)
+            count, _, capped = self.matching(s.term, exempt=s.exempt, sample=0, projects=s.projects)
             out.append({**s.public(), "hides": count, "hides_at_least": capped})
         return out
 
-    def matching(self, norm: str, *, exempt: tuple[str, ...] = (),
-                 sample: int = SAMPLE) -> tuple[int, list[Memory], bool]:
+    def matching(self, norm: str, *, exempt: tuple[str, ...] = (), sample: int = SAMPLE,
+                 projects: tuple[str, ...] = ()) -> tuple[int, list[Memory], bool]:
         """(how many non-archived memories contain the term, a sample of them, whether the count is capped).
 
         The TEXT index finds candidates (all words of the term); each is confirmed as a whole-word match.
         """
         words = phrases.search_words(norm)
-        clauses = (*(query.text_any("content", [w]) for w in words), query.not_tag("state", ["archived"]))
+        clauses = (*(query.text_any("content", [w]) for w in words), query.not_tag("state", ["archived"]),
+                   *([query.tag("project", list(projects))] if projects else []))
         count, capped = 0, False
         found: list[Memory] = []
         for namespace in validation.namespaces(None):
             search = query.Search(index=self.ctx.index(namespace), clauses=clauses, limit=CANDIDATE_LIMIT,
-                                  return_fields=("content", "title", "created_at"))
+                                  return_fields=("content", "title", "created_at", "project"))
             result = self.ctx.store.memories.search(search)
             capped = capped or result.total > CANDIDATE_LIMIT
             for hit in result.hits:

@@ -6,6 +6,7 @@
 - ``today``, ``yesterday``, ``N days/weeks/months ago``
 - ``last week`` / ``this week`` (calendar weeks, Monday first), ``last month`` / ``this month``, ``last year``
 - ``last Tuesday`` / ``on Tuesday`` (the most recent such day before today)
+- ``October 13, 2023``, ``13 October 2023``, ``1 May, 2022``, ``May 1st 2022`` (that day of that year)
 - ``in March``, ``March 2025``, ``March 14``, ``14 March`` (the most recent March not in the future
   when no year is given)
 
@@ -104,6 +105,20 @@ def _calendar(text: str, today: date) -> Span | None:
     return None
 
 
+def _dated(text: str, _today: date) -> Span | None:
+    """A day with its month and year: "october 13, 2023", "13 october 2023", "1 may, 2022"."""
+    months = _MONTH_RE + "|may"
+    m = re.search(rf"\b({months}) (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b", text) \
+        or re.search(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?({months}),? (\d{{4}})\b", text)
+    if m is None:
+        return None
+    name, day = (m[1], int(m[2])) if not m[1].isdigit() else (m[2], int(m[1]))
+    try:
+        return _day(date(int(m[3]), _MONTHS.get(name, 5), day), m[0])
+    except ValueError:  # "February 30, 2023" names no day
+        return None
+
+
 def _named_month(text: str, today: date) -> Span | None:
     months = _MONTH_RE + "|may"
     m = re.search(rf"\b({months}) (\d{{1,2}})(?:st|nd|rd|th)?\b(?!\d)", text) \
@@ -123,7 +138,7 @@ def _named_month(text: str, today: date) -> Span | None:
     return None
 
 
-_RULES = (_iso, _relative, _calendar, _named_month)
+_RULES = (_iso, _dated, _relative, _calendar, _named_month)
 
 
 def target(query: str, now: float) -> Period | None:

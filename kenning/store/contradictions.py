@@ -150,6 +150,15 @@ class ContradictionStore:
     def for_key(self, key: str) -> list[str]:
         return sorted(text(r) for r in call(self.client.smembers, self._k("key", key)))
 
+    def for_keys(self, keys: list[str]) -> list[str]:
+        """The ids of the records touching any of ``keys`` (one pipelined round trip), sorted."""
+        if not keys:
+            return []
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.smembers(self._k("key", key))
+        return sorted({text(r) for members in call(pipe.execute) for r in members})
+
     def pair(self, a: str, b: str) -> str | None:
         raw = call(self.client.hget, self._k("pairs"), pair_id(a, b))
         return None if raw is None else text(raw)

@@ -64,3 +64,17 @@ def test_specifics_are_the_numbers_versions_and_codes() -> None:
         {"1.23.3", "1.26", "e11000", "psycopg2"})
     assert phrases.specifics("at most 2 retries") != phrases.specifics("at most 4 retries")
     assert phrases.specifics("No numbers here at all") == frozenset()
+
+
+def test_names_not_starting_a_sentence_are_specifics() -> None:
+    assert phrases.specifics("We deploy with Kamal. Then Bob checks it.") == frozenset({"name:kamal", "name:bob"})
+    assert phrases.specifics("Use Kamal") == phrases.specifics("Use Kamal")  # control: same text, same specifics
+    assert phrases.specifics("Priya owns billing, with Marco") != phrases.specifics("Priya owns billing, with Aiko")
+
+
+def test_swapped_speakers_are_not_a_repeat_but_an_added_label_is() -> None:
+    assert phrases.swapped_roles("Nate: Bye Joanna!", "Joanna: Bye Nate!")
+    assert not phrases.swapped_roles("Nate: Bye Joanna!", "Nate: Bye Joanna!")  # control: the same turn
+    assert not phrases.swapped_roles("Deploy: merge to main", "Note: Deploy: merge to main")
+    assert phrases.speaker("Nate: hi") == "nate"
+    assert phrases.speaker("no speaker here") is None

@@ -73,7 +73,7 @@ def test_a_two_year_old_memory_ranks_below_a_fresh_equal_one(engine: Engine, clo
     hits = recall(engine, "when does the backup run?")
     assert [h.memory.key for h in hits] == [fresh, old]
     assert hits[0].similarity == pytest.approx(hits[1].similarity, abs=1e-4)
-    assert hits[1].factors["recency"] == pytest.approx(0.3)
+    assert hits[1].factors["recency"] == pytest.approx(0.9)
 
 
 def test_a_query_naming_a_date_prefers_the_event_then(engine: Engine) -> None:

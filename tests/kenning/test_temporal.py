@@ -56,3 +56,24 @@ def test_temporal_window_factor() -> None:
     assert scoring.temporal_window(NOW - 60 * day, start, end) == 1.0
     assert 1.0 < scoring.temporal_window(NOW + 30 * day, start, end) < 1.5
     assert scoring.temporal_window(None, start, end) == 1.0
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("What did we decide on October 13, 2023?", "2023-10-13"),
+    ("on 1 May, 2022", "2022-05-01"),
+    ("13th of October 2023", "2023-10-13"),
+    ("May 1st 2022 retro", "2022-05-01"),
+    ("oct 13, 2023", "2023-10-13"),
+    ("the sync on 2 February 2027", "2027-02-02"),  # a named year is kept even in the future
+])
+def test_a_day_with_its_year(text: str, day: str) -> None:
+    period = temporal.target(text, NOW)
+    assert period is not None
+    assert iso(period.start) == f"{day}T00:00:00Z"
+    assert period.end - period.start == 86_400.0
+
+
+def test_a_day_without_a_year_is_still_the_most_recent_one() -> None:
+    period = temporal.target("what did we decide on October 13?", NOW)  # NOW is 2026-09-21
+    assert period is not None
+    assert iso(period.start) == "2025-10-13T00:00:00Z"

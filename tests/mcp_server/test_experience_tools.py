@@ -64,7 +64,7 @@ async def test_a_two_year_old_memory_ranks_below_a_fresh_equal_one(mcp: McpHarne
         fresh = await remember(client, text, allow_duplicate=True)
         found = await ok(client, "recall", {"query": "when does the backup run?"})
         assert [r["key"] for r in found["results"]] == [fresh, old]
-        assert found["results"][1]["factors"]["recency"] == 0.3
+        assert found["results"][1]["factors"]["recency"] == 0.9
 
 
 async def test_a_query_naming_a_date_prefers_the_event_then(mcp: McpHarness) -> None:
