@@ -7,6 +7,7 @@ from kenning_cli.commands import (
     bench,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
+    oauth,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
     users,  # noqa: F401
