@@ -178,7 +178,7 @@ def start_oauth(engine: Engine, settings: Settings, *, clock: ManualClock | None
     clock = clock or ManualClock(time.time())
     service = McpService(engine, config, oauth_clock=clock)
     accounts = Accounts(Store(engine.ctx.store.client, config.key_prefix), clock, hasher=FAST_HASH)
-    for username, role in (users or {"alice": "editor"}).items():
+    for username, role in ({"alice": "editor"} if users is None else users).items():
         accounts.create(username, PASSWORD, role, actor="pytest")
     service.start()
     return OAuthKit(service=service, settings=config, clock=clock, accounts=accounts)
