@@ -71,7 +71,8 @@ class ConsentPages:
     async def _login_page(self, pending: AuthRequest, status: int = 200, error: str = "") -> HTMLResponse:
         client = await self.provider.run(self.oauth.client, pending.client_id)
         return self._page("login.html", status, request_id=pending.id, csrf=pending.csrf, error=error,
-                          client_name=client.name if client else "an MCP client", action=LOGIN_PATH)
+                          client_name=client.name if client else "an MCP client",
+                          action=self.provider.base + LOGIN_PATH)
 
     async def _consent_page(self, pending: AuthRequest, username: str, role: str, csrf: str,
                             status: int = 200, error: str = "") -> HTMLResponse:
@@ -83,7 +84,8 @@ class ConsentPages:
         target = urlsplit(pending.redirect_uri)
         return self._page("consent.html", status, request_id=pending.id, csrf=csrf, client_name=client.name,
                           redirect_host=target.hostname or f"{target.scheme}:", redirect_scheme=target.scheme,
-                          scopes=scopes, username=username, role=role, error=error, action=CONSENT_PATH)
+                          scopes=scopes, username=username, role=role, error=error,
+                          action=self.provider.base + CONSENT_PATH)
 
     async def login(self, request: Request) -> Response:
         form = await request.form()
@@ -101,7 +103,9 @@ class ConsentPages:
         except PermissionDenied as exc:
             return await self._login_page(pending, 401, exc.message)
         session_id, _ = await self.provider.run(self.sessions.create, account.username, ttl_seconds=SESSION_SECONDS)
-        response = RedirectResponse(f"{CONSENT_PATH}?request={pending.id}", status_code=303, headers=HEADERS)
+        # absolute, through the public URL, so it also works behind a proxy that strips a path prefix
+        response = RedirectResponse(f"{self.provider.base}{CONSENT_PATH}?request={pending.id}", status_code=303,
+                                    headers=HEADERS)
         response.set_cookie(SESSION_COOKIE, session_id, max_age=SESSION_SECONDS, httponly=True, secure=self.secure,
                             samesite="lax", path="/")
         return response
