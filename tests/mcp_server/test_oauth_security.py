@@ -3,6 +3,7 @@ replay, the resource (audience), scopes at dispatch, CSRF, the login, registrati
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -267,3 +268,24 @@ def _dump(conn: valkey.Valkey, prefix: str) -> bytes:
         elif kind == b"set":
             parts.extend(conn.smembers(key))  # type: ignore[arg-type]
     return b" ".join(parts)
+
+
+async def test_no_oauth_secret_reaches_any_log_even_at_debug(kit: OAuthKit, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        client = await kit.register(client_name="claude.ai", redirect_uris=["https://claude.ai/api/mcp/auth_callback"])
+        verifier, challenge = pkce()
+        code = await kit.code(client, challenge)
+        tokens = (await kit.token(client, code, verifier)).json()
+        rotated = (await kit.refresh(client, tokens["refresh_token"])).json()
+        assert await kit.mcp_status(rotated["access_token"]) == 200
+        assert (await kit.revoke(client, rotated["refresh_token"])).status_code == 200
+        assert await kit.mcp_status(rotated["access_token"]) == 401
+    # httpcore's DEBUG trace is the test's own browser printing the response headers it received (the
+    # redirect that carries the code to the client): client-side, and no Kenning process runs it
+    records = [r for r in caplog.records if not r.name.startswith("httpcore")]
+    logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in records)
+    assert "httpx" in {r.name for r in records}  # positive control: the requests were logged
+    assert "/token" in logged
+    for secret in (code, tokens["access_token"], tokens["refresh_token"], rotated["access_token"],
+                   rotated["refresh_token"], str(client.secret), PASSWORD):
+        assert secret not in logged
