@@ -289,3 +289,14 @@ async def test_no_oauth_secret_reaches_any_log_even_at_debug(kit: OAuthKit, capl
     for secret in (code, tokens["access_token"], tokens["refresh_token"], rotated["access_token"],
                    rotated["refresh_token"], str(client.secret), PASSWORD):
         assert secret not in logged
+
+
+async def test_a_disabled_accounts_tokens_stop_at_their_next_use(kit: OAuthKit) -> None:
+    client = await _public(kit)
+    tokens = await kit.tokens(client)
+    assert await kit.mcp_status(tokens["access_token"]) == 200  # positive control
+    kit.accounts.disable("alice", actor="pytest")
+    assert await kit.mcp_status(tokens["access_token"]) == 401
+    assert (await kit.refresh(client, tokens["refresh_token"])).status_code == 401
+    kit.accounts.enable("alice", actor="pytest")
+    assert await kit.mcp_status(tokens["access_token"]) == 200
