@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar
@@ -44,7 +45,7 @@ from kenning.oauth_rules import (
     redirect_matches,
 )
 from kenning.tokens import SECRET_PREFIX
-from mcp_server.auth import ACTOR_CLAIM, UNVERIFIED, TokenAuth
+from mcp_server.auth import ACTOR_CLAIM, OUTAGE_GRACE_SECONDS, UNVERIFIED, TokenAuth
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -52,6 +53,7 @@ T = TypeVar("T")
 CHALLENGE_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")  # base64url of a sha256 (RFC 7636 §4.2, S256)
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 CONSENT_PATH = "/oauth/consent"
+SEEN_MAX = 10_000  # OAuth tokens remembered for the outage grace
 CLIENT_IP: ContextVar[str] = ContextVar("kenning_oauth_client_ip", default="unknown")  # set by the /register route
 
 
@@ -89,7 +91,8 @@ class KenningOAuthProvider(OAuthProvider):
     `kenning token` secrets."""
 
     def __init__(self, oauth: OAuth, bearer: TokenAuth, public_url: str, resource_path: str, *,
-                 limiter: anyio.CapacityLimiter | None = None) -> None:
+                 limiter: anyio.CapacityLimiter | None = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         base = public_url.rstrip("/")
         super().__init__(
             base_url=base, issuer_url=base,
@@ -102,6 +105,8 @@ class KenningOAuthProvider(OAuthProvider):
         self.resource_path = resource_path
         self.resource = normalize_resource(base + resource_path)
         self.limiter = limiter
+        self.monotonic = monotonic
+        self._seen: dict[str, tuple[float, AccessToken]] = {}  # sha256 -> (verified at, token): outage grace
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Engine code (it blocks on Valkey) in a worker thread."""
@@ -175,20 +180,40 @@ class KenningOAuthProvider(OAuthProvider):
     async def load_access_token(self, token: str) -> AccessToken | None:
         if token.startswith(SECRET_PREFIX):  # a `kenning token` bearer token, checked as before
             return await self.bearer.verify_token(token)
+        key = digest(token)
         try:
             info = await self.run(self.oauth.access, token)
         except BackendUnavailable:
-            log.warning("an OAuth token could not be checked: Valkey did not answer")
-            return None
+            return self._unverified(key)
         if info is None:
+            self._seen.pop(key, None)
             return None
         if normalize_resource(info.resource) != self.resource:
             log.warning("refused an OAuth token issued for another resource (%s)", info.resource)
             return None
-        return AccessToken(token=token, client_id=info.client_id, scopes=list(info.scopes),
-                           expires_at=int(info.expires_at), resource=info.resource, subject=info.username,
-                           claims={ACTOR_CLAIM: actor_of(info.username), UNVERIFIED: False,
-                                   "iss": self.base, "sub": info.username})
+        access = AccessToken(token=token, client_id=info.client_id, scopes=list(info.scopes),
+                             expires_at=int(info.expires_at), resource=info.resource, subject=info.username,
+                             claims={ACTOR_CLAIM: actor_of(info.username), UNVERIFIED: False,
+                                     "iss": self.base, "sub": info.username})
+        self._remember(key, access)
+        return access
+
+    def _unverified(self, key: str) -> AccessToken | None:
+        """As for bearer tokens (mcp_server.auth): during an outage a token verified within the grace is let
+        through with no scopes, marked unverified, so its caller hears "memory could NOT be checked"
+        instead of a 401 that would send it into a new login; ScopeGuard runs nothing for it."""
+        seen = self._seen.get(key)
+        if seen is None or self.monotonic() - seen[0] >= OUTAGE_GRACE_SECONDS:
+            log.warning("an OAuth token could not be checked: Valkey did not answer")
+            return None
+        return seen[1].model_copy(update={"scopes": [], "claims": {**seen[1].claims, UNVERIFIED: True}})
+
+    def _remember(self, key: str, access: AccessToken) -> None:
+        now = self.monotonic()
+        if len(self._seen) >= SEEN_MAX:  # forget the ones past the grace (tokens rotate; keep this bounded)
+            self._seen = {k: v for k, v in self._seen.items() if now - v[0] < OUTAGE_GRACE_SECONDS}
+        if len(self._seen) < SEEN_MAX:
+            self._seen[key] = (now, access)
 
     async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
         lookup = self.oauth.refresh_token if isinstance(token, RefreshToken) else self.oauth.access

@@ -4,6 +4,7 @@ replay, the resource (audience), scopes at dispatch, CSRF, the login, registrati
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,10 +12,13 @@ import pytest
 import valkey
 from fastmcp import Client as McpClient
 
+from kenning.clock import ManualClock
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.oauth import CODE_SECONDS, REFRESH_GRACE_SECONDS
 from kenning.settings import Settings
-from kenning.store import Store
+from kenning.store import Store, connect
 from tests.mcp_server.conftest import ok, refused
 from tests.mcp_server.oauth_kit import PASSWORD, Client, OAuthKit, hidden, pkce, query, start_oauth
 
@@ -300,3 +304,22 @@ async def test_a_disabled_accounts_tokens_stop_at_their_next_use(kit: OAuthKit) 
     assert (await kit.refresh(client, tokens["refresh_token"])).status_code == 401
     kit.accounts.enable("alice", actor="pytest")
     assert await kit.mcp_status(tokens["access_token"]) == 200
+
+
+async def test_during_an_outage_a_recent_oauth_token_hears_about_it_instead_of_a_401(
+        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    settings = doomed_valkey.settings
+    engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(time.time()))
+    kit = start_oauth(engine, settings)
+    try:
+        client = await _public(kit)
+        seen = await kit.tokens(client)
+        unseen = await kit.tokens(client)
+        async with McpClient(kit.url, auth=seen["access_token"]) as mcp:
+            assert (await ok(mcp, "version"))["name"] == "kenning"  # positive control: verified, runs
+            doomed_valkey.stop()
+            message = await refused(mcp, "version")  # needs no Valkey, yet must not run unverified
+        assert message.startswith("backend_unavailable: memory could NOT be checked"), message
+        assert await kit.mcp_status(unseen["access_token"]) == 401  # never verified by this process
+    finally:
+        kit.service.stop()
