@@ -172,7 +172,9 @@ class Accounts:
         per_user = self.throttle.count("login-user", name, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         per_ip = self.throttle.count("login-ip", ip, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         if per_user >= LOGIN_LIMIT_PER_ACCOUNT or per_ip >= LOGIN_LIMIT_PER_IP:
-            self._audit(f"ip:{ip}", "login_throttled", {"username": name[:64], "ip": ip})
+            refused = self.throttle.hit("login-refused", ip, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
+            if refused == 1:  # one event per address and window: a flood must not flood the audit stream
+                self._audit(f"ip:{ip}", "login_throttled", {"username": name[:64], "ip": ip})
             retry = int(LOGIN_WINDOW_SECONDS - now % LOGIN_WINDOW_SECONDS) // 60 + 1
             raise RateLimited("too many failed logins", hint=f"try again in about {retry} minutes")
 
