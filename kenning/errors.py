@@ -62,3 +62,9 @@ class FeedError(KenningError):
     def __init__(self, message: str, *, hint: str | None = None, retry_after: float | None = None) -> None:
         super().__init__(message, hint=hint)
         self.retry_after = retry_after
+
+
+class RateLimited(KenningError):
+    """Too many attempts (logins, client registrations) in a window; ``hint`` says when to retry."""
+
+    code = "rate_limited"

@@ -148,6 +148,23 @@ class Settings(BaseSettings):
         default=False, description="Stateless Streamable HTTP, so replicas can sit behind a load balancer."
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+    oauth: bool = Field(
+        default=False, description="Serve an OAuth 2.1 authorization server for remote MCP clients (claude.ai, "
+        "Claude Code, Cursor); needs KENNING_MCP_PUBLIC_URL. Bearer tokens keep working beside it."
+    )
+    oauth_registration_key: SecretStr | None = Field(
+        default=None, description="When set, dynamic client registration needs this key as a bearer token "
+        "(RFC 7591 initial access token); unset = open registration, rate-limited per address."
+    )
+    oauth_registrations_per_hour: int = Field(
+        default=20, ge=1, le=10000, description="Client registrations allowed per client address per hour."
+    )
+    oauth_access_token_minutes: int = Field(
+        default=60, ge=1, le=1440, description="Lifetime of an OAuth access token (minutes)."
+    )
+    oauth_refresh_token_days: int = Field(
+        default=30, ge=1, le=365, description="Lifetime of an OAuth refresh token (days); each refresh rotates it."
+    )
 
     # --- LLM extras (optional; docs/llm.md) ----------------------------------------------------
     anthropic_api_key: SecretStr | None = Field(
@@ -234,7 +251,7 @@ class Settings(BaseSettings):
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
                      "mcp_public_url", "backup_dir", "model_dir", "anthropic_api_key", "anthropic_base_url",
-                     "feeds_file", mode="before")
+                     "feeds_file", "oauth_registration_key", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""

@@ -19,11 +19,13 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from kenning import __version__
+from kenning.clock import Clock, SystemClock
 from kenning.engine import Engine
 from kenning.settings import Settings
 from mcp_server import auth, routes, tools
 from mcp_server.errors import ErrorTranslator
 from mcp_server.metrics import Metrics, MetricsMiddleware
+from mcp_server.oauth import server as oauth_server
 from mcp_server.registry import Registry, ScopeGuard
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
 
@@ -36,11 +38,13 @@ def instructions() -> str:
 
 
 def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
-                 auth_clock: Callable[[], float] = time.monotonic) -> tuple[FastMCP[Any], Registry, Runtime]:
+                 auth_clock: Callable[[], float] = time.monotonic,
+                 oauth_clock: Clock | None = None) -> tuple[FastMCP[Any], Registry, Runtime]:
     """The FastMCP server with every tool module registered; refuses an unsafe exposure.
 
     ``metrics`` defaults to a fresh registry of this server's own (never the process default);
-    ``auth_clock`` times the token cache (monotonic seconds; tests step it).
+    ``auth_clock`` times the token cache (monotonic seconds; tests step it); ``oauth_clock`` dates OAuth
+    codes and tokens (wall-clock seconds; the system clock unless a test passes a ManualClock).
     """
     auth.check_exposure(settings)
     rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()))
@@ -49,8 +53,11 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {LIFESPAN_KEY: rt}
 
-    verifier = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter,
-                              clock=auth_clock) if settings.mcp_auth else None
+    verifier: Any = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter,
+                                   clock=auth_clock) if settings.mcp_auth else None
+    if settings.oauth:  # OAuth tokens and `kenning token` bearer tokens side by side (docs/remote-access.md)
+        verifier = oauth_server.build(engine.ctx.store, settings, verifier, MCP_PATH,
+                                      clock=oauth_clock or SystemClock(), limiter=rt.limiter)
     mcp: FastMCP[Any] = FastMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
                                 lifespan=lifespan, mask_error_details=True, on_duplicate="error")
     registry_ = Registry(mcp)
@@ -69,9 +76,10 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
 
 
 def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
-              auth_clock: Callable[[], float] = time.monotonic) -> tuple[Starlette, Runtime]:
+              auth_clock: Callable[[], float] = time.monotonic,
+              oauth_clock: Clock | None = None) -> tuple[Starlette, Runtime]:
     """The ASGI app: Streamable HTTP at /mcp with Host/Origin checks; SSE at /sse when enabled."""
-    mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock)
+    mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock, oauth_clock=oauth_clock)
     guard: dict[str, Any] = {"host_origin_protection": True, "allowed_hosts": auth.allowed_hosts(settings),
                              "allowed_origins": auth.allowed_origins(settings)}
     app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless, **guard)

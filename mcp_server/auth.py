@@ -30,6 +30,7 @@ CACHE_SECONDS = 10.0
 OUTAGE_GRACE_SECONDS = 300.0
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 UNVERIFIED = "kenning/unverified"  # claim on a token accepted during an outage: no tool may run with it
+ACTOR_CLAIM = "kenning/actor"  # the audit actor when it is not the client id (OAuth: the person, user:NAME)
 
 
 class TokenAuth(TokenVerifier):

@@ -20,7 +20,7 @@ from kenning.engine import Engine
 from kenning.errors import KenningError
 from kenning.settings import Settings
 from kenning.tokens import SCOPES
-from mcp_server.auth import UNVERIFIED
+from mcp_server.auth import ACTOR_CLAIM, UNVERIFIED
 from mcp_server.errors import translate
 from mcp_server.metrics import Metrics
 
@@ -63,8 +63,8 @@ def caller(settings: Settings) -> Caller:
     token = get_access_token()
     if token is not None:
         verified = token.claims.get(UNVERIFIED) is not True
-        return Caller(actor=token.client_id, scopes=frozenset(token.scopes) if verified else frozenset(),
-                      verified=verified)
+        actor = str(token.claims.get(ACTOR_CLAIM) or token.client_id)
+        return Caller(actor=actor, scopes=frozenset(token.scopes) if verified else frozenset(), verified=verified)
     if not settings.mcp_auth:
         return Caller(actor=LOCAL_ACTOR, scopes=frozenset(SCOPES))
     return Caller(actor="anonymous", scopes=frozenset())

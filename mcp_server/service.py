@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import uvicorn
 
+from kenning.clock import Clock
 from kenning.engine import Engine
 from kenning.errors import BackendUnavailable
 from kenning.settings import Settings
@@ -25,9 +26,10 @@ class McpService:
     name = "mcp server"
 
     def __init__(self, engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
-                 auth_clock: Callable[[], float] = time.monotonic) -> None:
+                 auth_clock: Callable[[], float] = time.monotonic, oauth_clock: Clock | None = None) -> None:
         self.settings = settings
-        self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock)
+        self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock,
+                                           oauth_clock=oauth_clock)
         engine.llm.observers.append(self.runtime.metrics.observe_llm)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
                                 log_level=settings.log_level.lower(), lifespan="on", access_log=False)

@@ -9,9 +9,11 @@ from kenning_cli.commands import (
     feeds,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
+    oauth,  # noqa: F401
     queue,  # noqa: F401
     skills,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
+    users,  # noqa: F401
     worker,  # noqa: F401
 )
