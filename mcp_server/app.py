@@ -26,6 +26,7 @@ from mcp_server.errors import ErrorTranslator
 from mcp_server.metrics import Metrics, MetricsMiddleware
 from mcp_server.registry import Registry, ScopeGuard
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
+from mcp_server.unauthorized import Unauthorized
 
 INSTRUCTIONS = Path(__file__).with_name("instructions.md")
 MCP_PATH = "/mcp"
@@ -78,4 +79,5 @@ def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = N
     if settings.mcp_sse:
         sse = mcp.http_app(path="/sse", transport="sse", **guard)
         app.router.routes.append(Mount("/", app=sse))
+    app.add_middleware(Unauthorized)  # our wording of a 401 (mcp_server/unauthorized.py)
     return app, rt
