@@ -22,7 +22,7 @@ from kenning import __version__
 from kenning.engine import Engine
 from kenning.settings import Settings
 from mcp_server import auth, routes, tools
-from mcp_server.errors import ErrorTranslator
+from mcp_server.errors import ErrorTranslator, quiet_fastmcp_echoes
 from mcp_server.metrics import Metrics, MetricsMiddleware
 from mcp_server.registry import Registry, ScopeGuard
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
@@ -44,6 +44,7 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     ``auth_clock`` times the token cache (monotonic seconds; tests step it).
     """
     auth.check_exposure(settings)
+    quiet_fastmcp_echoes()
     rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()))
 
     @asynccontextmanager
