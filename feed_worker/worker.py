@@ -35,6 +35,18 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+class QuietRenewal(logging.Filter):
+    """The scheduler's "Running job" / "executed successfully" lines for the lease renewal (every third of
+    the lease TTL) go to DEBUG: at INFO they would be most of the worker's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        job = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if record.levelno != logging.INFO or getattr(job, "id", None) != RENEW:
+            return True
+        log.debug(record.getMessage())
+        return False
+
+
 class Worker:
     """``start`` schedules the jobs and returns; ``run_now`` runs one job through the guard at once."""
 
@@ -69,6 +81,9 @@ class Worker:
                                    next_run_time=datetime.now(UTC) + timedelta(seconds=delay))
         self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
                                next_run_time=datetime.now(UTC))
+        executors = logging.getLogger("apscheduler.executors.default")
+        if not any(isinstance(f, QuietRenewal) for f in executors.filters):
+            executors.addFilter(QuietRenewal())
         self.scheduler.start()
         log.info("worker %s started: %s", self.id, self.describe())
 
