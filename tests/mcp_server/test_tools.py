@@ -23,7 +23,7 @@ CI_FACT = "The CI pipeline builds the docs with Node 20 because scripts/gen.mjs 
 
 async def test_listing_matches_the_registry_with_schemas_and_truthful_annotations(mcp: McpHarness) -> None:
     _, registry = probe()
-    async with mcp.client("read") as client:
+    async with mcp.client("admin") as client:
         tools = {t.name: t for t in await client.list_tools()}
     assert set(tools) == set(registry.specs)
     assert {"remember", "recall", "forget", "health", "version", "remember_document"} <= set(tools)
@@ -45,7 +45,7 @@ async def test_the_schema_each_call_is_checked_against_is_the_listed_one(mcp: Mc
     # The transport checks every tools/call's Mcp-Param-* headers against Registry.input_schema (instead of
     # listing every tool per call): it must be exactly what tools/list advertises, and nothing for an unknown name.
     _, registry = probe()
-    async with mcp.client("read") as client:
+    async with mcp.client("admin") as client:
         listed = {t.name: t.input_schema for t in await client.list_tools()}
     assert set(listed) == set(registry.specs)  # every tool, not an empty comparison
     assert {name: registry.input_schema(name) for name in listed} == listed
