@@ -29,7 +29,8 @@ class McpService:
         self.settings = settings
         self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
-                                log_level=settings.log_level.lower(), lifespan="on", access_log=False)
+                                log_level=settings.log_level.lower(), lifespan="on", access_log=False,
+                                log_config=None)  # its records go to the process's one handler
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="kenning-mcp", daemon=True)
 
