@@ -29,16 +29,21 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(settings: Settings) -> None:
+    """Route every library's records to the root logger; give the root our one handler unless the host
+    process (a test run, an embedding application) already gave it handlers: then those stay, as with
+    ``logging.basicConfig``."""
     os.environ.setdefault("FASTMCP_LOG_ENABLED", "false")  # no rich handler of its own: ours formats it
+    for name in FOREIGN:
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.propagate = True
+    root = logging.getLogger()
+    root.setLevel(settings.log_level)
+    if root.handlers:
+        return
     handler = logging.StreamHandler(sys.stderr)
     formatter: logging.Formatter = JsonFormatter() if settings.log_format == "json" else logging.Formatter(TEXT)
     if isinstance(formatter, JsonFormatter):
         formatter.converter = time.gmtime  # the "Z" in its timestamps
     handler.setFormatter(formatter)
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(settings.log_level)
-    for name in FOREIGN:
-        logger = logging.getLogger(name)
-        logger.handlers.clear()
-        logger.propagate = True
+    root.addHandler(handler)

@@ -32,6 +32,7 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.mark.usefixtures("restored")
 def test_json_format_puts_every_library_on_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     logging.getLogger("fastmcp").addHandler(logging.NullHandler())  # as if it had installed its own
+    logging.getLogger().handlers[:] = []  # a fresh process (pytest's own handlers come back afterwards)
     logs.configure(make_settings(tmp_path, 6379, log_format="json"))
     logging.getLogger("uvicorn.error").info("Started server process")
     logging.getLogger("fastmcp.server.server").warning("from fastmcp")
@@ -48,6 +49,7 @@ def test_json_format_puts_every_library_on_one_line_each(tmp_path: Path, capsys:
 
 @pytest.mark.usefixtures("restored")
 def test_text_format_is_one_shape_for_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logging.getLogger().handlers[:] = []
     logs.configure(make_settings(tmp_path, 6379))
     logging.getLogger("uvicorn.error").info("Started server process")
     logging.getLogger("kenning.embedding").debug("hidden at INFO")
@@ -55,3 +57,13 @@ def test_text_format_is_one_shape_for_all(tmp_path: Path, capsys: pytest.Capture
     lines = capsys.readouterr().err.strip().splitlines()
     assert [line.split(" ", 2)[2] for line in lines] == [
         "INFO uvicorn.error: Started server process", "INFO feed_worker.worker: worker started"]
+
+
+@pytest.mark.usefixtures("restored")
+def test_a_host_that_set_up_logging_keeps_its_handlers(tmp_path: Path) -> None:
+    host = logging.NullHandler()
+    logging.getLogger().handlers[:] = [host]
+    logging.getLogger("uvicorn").addHandler(logging.NullHandler())
+    logs.configure(make_settings(tmp_path, 6379, log_format="json"))
+    assert logging.getLogger().handlers == [host]
+    assert logging.getLogger("uvicorn").handlers == []  # still routed to the host's handlers
