@@ -7,17 +7,27 @@ STAMP  := $(VENV)/.kenning-installed
 .PHONY: up install test lint unit bench clean
 
 up: $(STAMP)
+	@echo "==> starting Kenning (Ctrl-C stops it). In a second terminal:"
+	@echo "    $(VENV)/bin/kenning token create --name my-agent --scope write   # a token for your MCP client"
+	@echo "    $(VENV)/bin/kenning doctor                                       # check every part"
 	$(VENV)/bin/kenning up
 
 install: $(STAMP)
+	@echo "==> installed. Next: make up (runs Kenning), then kenning token create; make test runs the suite."
 
-# torch first, pinned, so pip takes the CPU build instead of resolving a CUDA one.
+# torch first, pinned, so pip takes the CPU build instead of resolving a CUDA one. pip shows its progress
+# (a first install downloads about 1 GB and takes minutes).
 $(STAMP): pyproject.toml
+	@echo "==> [1/4] virtualenv $(VENV)"
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e '.[test,export]'
+	@echo "==> [2/4] pip"
+	$(PIP) install --progress-bar on --upgrade pip
+	@echo "==> [3/4] torch 2.13.0, CPU build (the largest download)"
+	$(PIP) install --progress-bar on torch==2.13.0
+	@echo "==> [4/4] Kenning and its test dependencies"
+	$(PIP) install --progress-bar on -e '.[test,export]'
 	touch $(STAMP)
+	@echo "==> installed into $(VENV)"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check kenning kenning_cli mcp_server feed_worker tests bench

@@ -39,6 +39,18 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+class QuietRenewal(logging.Filter):
+    """The scheduler's "Running job" / "executed successfully" lines for the lease renewal (every third of
+    the lease TTL) go to DEBUG: at INFO they would be most of the worker's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        job = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if record.levelno != logging.INFO or getattr(job, "id", None) != RENEW:
+            return True
+        log.debug(record.getMessage())
+        return False
+
+
 class Worker:
     """``start`` schedules the jobs and returns; ``run_now`` runs one job through the guard at once."""
 
@@ -72,6 +84,9 @@ class Worker:
     def start(self) -> None:
         self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
                                next_run_time=datetime.now(UTC))
+        executors = logging.getLogger("apscheduler.executors.default")
+        if not any(isinstance(f, QuietRenewal) for f in executors.filters):
+            executors.addFilter(QuietRenewal())
         self.scheduler.start()
         self._schedule(list(self.jobs.values()))
         self.reload_feeds()

@@ -248,6 +248,9 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Log level of every Kenning process."
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="Log lines as text, or one JSON object per line (for log collectors)."
+    )
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
                      "mcp_public_url", "backup_dir", "model_dir", "anthropic_api_key", "anthropic_base_url",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import sys
 import threading
@@ -15,6 +14,7 @@ from pydantic import ValidationError
 from kenning import __version__
 from kenning.errors import KenningError
 from kenning.settings import Settings, load_settings
+from kenning_cli import logs
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], None] | None]] = {}
@@ -47,12 +47,25 @@ def _valkey(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@command("doctor", "Check Valkey, the search module, the indexes and the model; non-zero exit on failure.")
+def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token", help="an MCP token secret: doctor then makes an authenticated call")
+    parser.add_argument("--no-mcp", action="store_true", help="do not check the MCP server (none is running)")
+
+
+@command("doctor", "Check Valkey, the search module, the indexes, the model, the worker and the MCP server; "
+                   "non-zero exit on failure.", _doctor_arguments)
 def _doctor(args: argparse.Namespace, settings: Settings) -> int:
     from kenning import doctor
+    from kenning_cli.probe import base_url, mcp_checks
     from kenning_cli.services import load_model
 
+    where = "external (KENNING_VALKEY_URL)" if settings.valkey_url else \
+        f"embedded {settings.valkey_host}:{settings.valkey_port}"
+    print(f"settings: data dir {settings.data_dir}; valkey {where}; key prefix {settings.key_prefix}; "
+          f"mcp {base_url(settings)}/mcp")
     checks = doctor.run(settings, lambda s: load_model(s, strict=False))
+    if not args.no_mcp:
+        checks += mcp_checks(settings, args.token)
     for check in checks:
         print(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     return 0 if all(c.ok for c in checks) else 1
@@ -111,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:  # only the settings: any other error of a command is not "configuration"
         print(f"kenning {args.command}: invalid configuration: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(settings)
     try:
         code: int = args.handler(args, settings)
     except KenningError as exc:

@@ -23,11 +23,12 @@ from kenning.clock import Clock, SystemClock
 from kenning.engine import Engine
 from kenning.settings import Settings
 from mcp_server import auth, routes, tools
-from mcp_server.errors import ErrorTranslator
+from mcp_server.errors import ErrorTranslator, quiet_fastmcp_echoes
 from mcp_server.metrics import Metrics, MetricsMiddleware
 from mcp_server.oauth import server as oauth_server
 from mcp_server.registry import Registry, ScopeGuard
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
+from mcp_server.unauthorized import Unauthorized
 
 INSTRUCTIONS = Path(__file__).with_name("instructions.md")
 MCP_PATH = "/mcp"
@@ -47,6 +48,7 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     codes and tokens (wall-clock seconds; the system clock unless a test passes a ManualClock).
     """
     auth.check_exposure(settings)
+    quiet_fastmcp_echoes()
     rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()))
 
     @asynccontextmanager
@@ -86,4 +88,5 @@ def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = N
     if settings.mcp_sse:
         sse = mcp.http_app(path="/sse", transport="sse", **guard)
         app.router.routes.append(Mount("/", app=sse))
+    app.add_middleware(Unauthorized)  # our wording of a 401 (mcp_server/unauthorized.py)
     return app, rt

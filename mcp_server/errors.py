@@ -5,6 +5,11 @@
   the summary (the engine message before its first ": ", e.g. "Valkey is unreachable") and a request
   id; the full text (addresses, paths, driver messages) goes to the server log under that id.
 - anything unexpected: masked, logged with a request id the caller can quote.
+- arguments the schema refuses (pydantic): ``invalid_arguments: <field>: <what> (hint: ...)``, the same
+  shape as the engine's errors.
+
+An expected error (the caller's input, a missing key, a refused scope) is one INFO line with its code,
+never FastMCP's "Error calling tool" at ERROR: it is the tool working as documented.
 """
 
 from __future__ import annotations
@@ -25,6 +30,23 @@ from mcp_server.metrics import Metrics, tool_label
 log = logging.getLogger(__name__)
 
 OUTAGE = "memory could NOT be checked"
+
+
+class FastMcpEchoes(logging.Filter):
+    """Drops FastMCP's own lines about a failed tool call: ``ErrorTranslator`` logs each failure once, in
+    Kenning's words (INFO with its code, or a request id and the traceback for an unexpected one)."""
+
+    ECHOES = ("Invalid arguments for tool", "Error calling tool")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(self.ECHOES)
+
+
+def quiet_fastmcp_echoes() -> None:
+    """Install the filter on FastMCP's server logger (once per process; a second call changes nothing)."""
+    logger = logging.getLogger("fastmcp.server.server")
+    if not any(isinstance(f, FastMcpEchoes) for f in logger.filters):
+        logger.addFilter(FastMcpEchoes())
 
 
 def request_id() -> str:
@@ -48,12 +70,30 @@ def message(exc: KenningError, request: str | None = None) -> str:
 
 
 class EngineToolError(ToolError):
-    """A translated engine error; ``code`` is the engine's error code (for metrics)."""
+    """A translated engine error; ``code`` is the engine's error code (for metrics).
 
-    def __init__(self, exc: KenningError, request: str | None = None) -> None:
-        super().__init__(message(exc, request))
-        self.code = exc.code
+    FastMCP logs a raised ToolError at its ``log_level``: DEBUG here, because ``translate`` already
+    logged it once in Kenning's words (INFO, or WARNING for an outage).
+    """
+
+    def __init__(self, exc: KenningError | None, request: str | None = None, *, code: str = "",
+                 text: str = "") -> None:
+        super().__init__(message(exc, request) if exc is not None else text, log_level=logging.DEBUG)
+        self.code = exc.code if exc is not None else code
         self.outage = isinstance(exc, BackendUnavailable)
+
+
+def invalid_arguments(tool: str, exc: PydanticValidationError) -> EngineToolError:
+    """Arguments the tool's schema refused, in the engine's ``code: message (hint: ...)`` shape."""
+    errors = exc.errors(include_url=False, include_input=False)
+    where = ["/".join(str(p) for p in e["loc"]) or "arguments" for e in errors]
+    problems = "; ".join(f"{field}: {e['msg']}" for field, e in zip(where, errors, strict=True))
+    # The log names the fields and pydantic's error types only: a message may quote the caller's input.
+    log.info("tool %s: invalid_arguments: %s", tool, ", ".join(f"{f} ({e['type']})" for f, e in zip(
+        where, errors, strict=True)))
+    return EngineToolError(None, code="invalid_arguments", text=(
+        f"invalid_arguments: {problems} (hint: tools/list gives each parameter's type, bounds and "
+        "allowed values; nothing was changed)"))
 
 
 def translate(exc: BaseException, tool: str) -> ToolError:
@@ -92,13 +132,21 @@ class ErrorTranslator(Middleware):
         try:
             return await call_next(context)
         except KenningError as exc:
-            raise self._count(name, exc) from exc
+            error = self._count(name, exc)
+            if not isinstance(exc, BackendUnavailable | EmbeddingMismatch):
+                log.info("tool %s: %s", name, error)
+            raise error from exc
         except EngineToolError as exc:
             self._record(name, exc.code, outage=exc.outage)
+            if not exc.outage:  # an outage was logged at WARNING with its request id
+                log.info("tool %s: %s", name, exc)
             raise
         except FastMCPError as exc:
+            if isinstance(exc.__cause__, PydanticValidationError) and isinstance(exc, ValidationError):
+                self.metrics.tool_errors.labels(name, "invalid_arguments").inc()
+                raise invalid_arguments(name, exc.__cause__) from exc
             origin = _origin(exc)
-            if origin is None:  # argument validation and the like: already clear
+            if origin is None:  # FastMCP's own wording, already clear
                 code = "invalid_arguments" if isinstance(exc, ValidationError) else "tool_error"
                 self.metrics.tool_errors.labels(name, code).inc()
                 raise

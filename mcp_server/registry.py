@@ -14,11 +14,13 @@ SDK runs a whole ``tools/list`` through every middleware before each ``tools/cal
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+import mcp_types as mt
 from fastmcp import FastMCP
+from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.utilities.json_schema import dereference_refs
@@ -26,6 +28,8 @@ from mcp_types import CallToolRequestParams, ToolAnnotations
 
 from kenning.errors import BackendUnavailable, NotFound, PermissionDenied
 from kenning.settings import Settings
+from kenning.tokens import grants
+from mcp_server import params
 from mcp_server.runtime import caller
 
 Scope = Literal["read", "write", "admin"]
@@ -67,7 +71,11 @@ class Registry:
             annotations = ToolAnnotations(title=title, read_only_hint=spec.read_only,
                                           destructive_hint=spec.destructive,
                                           idempotent_hint=spec.idempotent, open_world_hint=False)
-            tool = self.mcp.add_tool(Tool.from_function(fn, annotations=annotations, meta={SCOPE_META: scope}))
+            # No output schema: every tool returns a JSON object, and "an object of anything" tells an
+            # agent nothing (the result still comes as structured content).
+            made = Tool.from_function(fn, annotations=annotations, meta={SCOPE_META: scope}, output_schema=None)
+            params.describe(made.parameters.get("properties", {}))
+            tool = self.mcp.add_tool(made)
             self.specs[spec.name] = spec
             self.schemas[spec.name] = dereference_refs(tool.parameters)  # as tools/list shows it
             return fn
@@ -79,7 +87,9 @@ class Registry:
 
 
 class ScopeGuard(Middleware):
-    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks."""
+    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks; ``tools/list``
+    shows a token only the tools its scope may call (an agent reads, and pays for, no tool it cannot use).
+    """
 
     def __init__(self, registry: Registry, settings: Settings) -> None:
         self.registry = registry
@@ -101,3 +111,18 @@ class ScopeGuard(Middleware):
                 f"tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} holds {held}; nothing was changed",
                 hint=f"use a token created with `kenning token create --scope {spec.scope} --name NAME`")
         return await call_next(context)
+
+    async def on_list_tools(self, context: MiddlewareContext[mt.ListToolsRequest],
+                            call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]]) -> Sequence[Tool]:
+        scopes = self._listed_scopes()
+        return [t for t in await call_next(context)
+                if (spec := self.registry.specs.get(t.name)) is not None and spec.scope in scopes]
+
+    def _listed_scopes(self) -> frozenset[str]:
+        """The scopes whose tools a caller sees. A token let through unverified during an outage sees its
+        own scope's tools (every call is still refused until Valkey answers)."""
+        who = caller(self.settings)
+        if who.verified:
+            return who.scopes
+        token = get_access_token()
+        return grants(str(token.claims.get("scope", ""))) if token is not None else frozenset()

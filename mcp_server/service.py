@@ -32,7 +32,8 @@ class McpService:
                                            oauth_clock=oauth_clock)
         engine.llm.observers.append(self.runtime.metrics.observe_llm)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
-                                log_level=settings.log_level.lower(), lifespan="on", access_log=False)
+                                log_level=settings.log_level.lower(), lifespan="on", access_log=False,
+                                log_config=None)  # its records go to the process's one handler
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="kenning-mcp", daemon=True)
 

@@ -19,7 +19,7 @@ import valkey
 
 from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder, load_embedder
+from kenning.embedding import Embedder, load_embedder, resolve_backend
 from kenning.engine import Engine
 from kenning.settings import Settings
 from kenning.store import connect
@@ -64,12 +64,49 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
         yield server
 
 
+# The two kinds of vectors a store can hold: int8 (the default) and fp32 (the reference's).
+BACKENDS = ("onnx-int8", "onnx")
+
+
+class Embedders:
+    """Each backend's embedder, loaded once per session on first use. The ONNX exports live in the
+    user's model cache (KENNING_MODEL_DIR's default), which every `kenning` child process of the suite
+    reuses; the data dir is a temp dir, never the user's."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.loaded: dict[str, Embedder] = {}
+
+    def default_backend(self) -> str:
+        return resolve_backend(Settings(_env_file=None, data_dir=self.data_dir))
+
+    def get(self, backend: str) -> Embedder:
+        if backend not in self.loaded:
+            settings = Settings(_env_file=None, data_dir=self.data_dir, embedding_backend=backend)
+            self.loaded[backend] = load_embedder(settings)
+        return self.loaded[backend]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``@pytest.mark.both_backends`` runs a test once per backend (cases near thresholds must hold on both)."""
+    if metafunc.definition.get_closest_marker("both_backends") is not None:
+        metafunc.parametrize("embedding_backend", BACKENDS)
+
+
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
-    """The configured default embedder. Its ONNX export lives in the user's model cache
-    (KENNING_MODEL_DIR's default), which every `kenning` child process of the suite reuses."""
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("model-data"))
-    return load_embedder(settings)
+def embedders(tmp_path_factory: pytest.TempPathFactory) -> Embedders:
+    return Embedders(tmp_path_factory.mktemp("model-data"))
+
+
+@pytest.fixture
+def embedding_backend(embedders: Embedders) -> str:
+    """The configured default backend (KENNING_EMBEDDING_BACKEND, else int8)."""
+    return embedders.default_backend()
+
+
+@pytest.fixture
+def embedder(embedders: Embedders, embedding_backend: str) -> Embedder:
+    return embedders.get(embedding_backend)
 
 
 @pytest.fixture

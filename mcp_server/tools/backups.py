@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_server.params import Namespace
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
@@ -29,7 +30,7 @@ def register(tools: Registry) -> None:
         return await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)
 
     @tools.tool(scope="admin", idempotent=True, destructive=True)
-    async def reindex(namespace: str) -> dict[str, Any]:
+    async def reindex(namespace: Namespace) -> dict[str, Any]:
         """Rebuild one namespace's search index safely (new index, backfill, swap, drop old)."""
         call = current()
         return await call.run(call.engine.maintenance.reindex, namespace, actor=call.actor)

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from kenning.documents import Document
+from mcp_server.params import Namespace
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
 
 def register(tools: Registry) -> None:
     @tools.tool(scope="write")
-    async def remember_document(text: str, title: str | None = None, namespace: str = "knowledge",
+    async def remember_document(text: str, title: str | None = None, namespace: Namespace = "knowledge",
                                 project: str | None = None, tags: list[str] | None = None,
                                 source: str | None = None,
                                 strategy: Literal["paragraphs", "sentences", "fixed"] = "paragraphs",
-                                size: int = 1500, overlap: int = 200) -> dict[str, Any]:
+                                size: Annotated[int, Field(ge=200, le=8_000)] = 1500,
+                                overlap: Annotated[int, Field(ge=0, le=4_000)] = 200) -> dict[str, Any]:
         """Store a long text as chunks (paragraphs, sentences, or fixed size with overlap) sharing a doc_id.
         size: max characters per chunk (200-8000); overlap: for strategy "fixed" only."""
         call = current()

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
 from kenning.experience import Approach, Report
+from mcp_server.params import ApproachType, Effort, Outcome
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
-
-ApproachType = Literal["library", "approach", "tool", "pattern", "service"]
 
 
 class AbandonedApproach(BaseModel):
     """Something tried and given up."""
 
     name: str = Field(description="e.g. 'celery', 'polling', 'pandas'")
-    type: ApproachType = "approach"
-    reason: str = ""
+    type: ApproachType = Field(default="approach", description="kind of approach")
+    reason: str = Field(default="", description="why it was given up")
 
     def approach(self) -> Approach:
         return Approach(name=self.name, type=self.type, reason=self.reason)
@@ -26,12 +25,12 @@ class AbandonedApproach(BaseModel):
 
 def register(tools: Registry) -> None:
     @tools.tool(scope="write", idempotent=True, destructive=True)
-    async def record_experience(key: str, effort: int, outcome: Literal["succeeded", "pivoted", "abandoned"],
-                                iterations: int = 1, breakthrough: str | None = None,
+    async def record_experience(key: str, effort: Effort, outcome: Outcome,
+                                iterations: Annotated[int, Field(ge=1, le=10_000)] = 1, breakthrough: str | None = None,
                                 gotchas: list[str] | None = None,
                                 abandoned_approaches: list[AbandonedApproach] | None = None) -> dict[str, Any]:
-        """Attach how a piece of work went to its memory: effort 1-5 and outcome set its ranking weight;
-        abandoned approaches go to the graveyard (effort >= 4 also suppresses their names)."""
+        """Attach how a piece of work went to its memory: effort and outcome set its ranking weight;
+        abandoned approaches go to the graveyard (at effort 4-5 their names are also suppressed)."""
         call = current()
         report = Report(effort=effort, outcome=outcome, iterations=iterations, breakthrough=breakthrough,
                         gotchas=tuple(gotchas or ()),
@@ -39,9 +38,11 @@ def register(tools: Registry) -> None:
         return await call.run(call.engine.experience.record_experience, key, report, actor=call.actor)
 
     @tools.tool(scope="write")
-    async def log_abandoned(name: str, reason: str, effort: int, type: ApproachType = "approach",
+    async def log_abandoned(name: Annotated[str, Field(description="the approach, e.g. celery")], reason: str,
+                            effort: Effort, type: ApproachType = "approach",
                             project: str | None = None, context: str | None = None) -> dict[str, Any]:
-        """Record that an approach was tried and abandoned, and why; later recalls naming it warn first."""
+        """Record that an approach was tried and abandoned, and why; later recalls naming it warn first.
+        At effort 4-5 the name is also suppressed: recalls stop offering memories that name it."""
         call = current()
         return await call.run(call.engine.experience.log_abandoned, Approach(name=name, type=type, reason=reason),
                               effort=effort, project=project, context=context, actor=call.actor)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 from kenning import __version__
 from kenning.inspection import AuditRequest
+from mcp_server.params import Namespace, State, plain
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
@@ -18,14 +21,15 @@ def register(tools: Registry) -> None:
         return await call.run(call.engine.inspection.explain, key)
 
     @tools.tool(scope="read")
-    async def memory_audit(namespaces: list[str] | None = None, projects: list[str] | None = None,
-                           states: list[str] | None = None,
+    async def memory_audit(namespaces: list[Namespace] | None = None, projects: list[str] | None = None,
+                           states: list[State] | None = None,
                            sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
-                           descending: bool = True, offset: int = 0, limit: int = 20) -> dict[str, Any]:
+                           descending: bool = True, offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+                           limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
         """Counts by namespace and state, plus one page of matching memories (snippets). Memories a suppression
         hides are counted, not listed (page.withheld)."""
         call = current()
-        request = AuditRequest(namespaces=namespaces, projects=projects, states=states, sort=sort,
+        request = AuditRequest(namespaces=plain(namespaces), projects=projects, states=plain(states), sort=sort,
                                descending=descending, offset=offset, limit=limit)
         return await call.run(call.engine.inspection.audit, request)
 

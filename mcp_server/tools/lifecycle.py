@@ -3,7 +3,9 @@ actions, suppression, and "why did you mention X"."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
@@ -15,7 +17,7 @@ def register(tools: Registry) -> None:
     _suppression(tools)
 
     @tools.tool(scope="read")
-    async def why_did_you_mention(topic: str, limit: int = 10) -> dict[str, Any]:
+    async def why_did_you_mention(topic: str, limit: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
         """Which past recalls surfaced the memory a topic (words, a key, or a description) names, and when."""
         call = current()
         return await call.run(call.engine.recall_log.why_did_you_mention, topic, limit=limit)

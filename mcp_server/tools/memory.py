@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from kenning.memory import Draft
 from kenning.recall import RecallRequest, RecallResult
+from mcp_server.params import Namespace, TopK, plain
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
@@ -30,14 +34,12 @@ def scope(project: str | list[str] | None, projects: list[str] | None) -> list[s
 
 def register(tools: Registry) -> None:
     @tools.tool(scope="write")
-    async def remember(content: str, namespace: str = "knowledge", project: str | None = None,
+    async def remember(content: str, namespace: Namespace = "knowledge", project: str | None = None,
                        tags: list[str] | None = None, title: str | None = None, source: str | None = None,
                        event_date: str | None = None, valid_from: str | None = None, expires_at: str | None = None,
                        allow_duplicate: bool = False, refresh: bool = False) -> dict[str, Any]:
         """Store one memory. Returns status "stored" or "duplicate" (with the existing key).
-        namespace: knowledge | episodic | preference | project | skill. event_date: ISO date it happened.
-        valid_from: ISO time it became true (default now). expires_at: ISO time maintenance archives it.
-        refresh: a repeat moves the existing memory's event date on instead of storing a new one."""
+        """
         call = current()
         draft = Draft(content=content, namespace=namespace, project=project, tags=tuple(tags or ()), title=title,
                       source=source, event_date=event_date, valid_from=valid_from, expires_at=expires_at)
@@ -74,32 +76,30 @@ def register(tools: Registry) -> None:
 
 
 def _recall_tools(tools: Registry) -> None:
-    async def _recall(query: str, namespaces: list[str] | None, projects: list[str] | None, top_k: int,
+    async def _recall(query: str, namespaces: Sequence[str] | None, projects: list[str] | None, top_k: int,
                       include_deprioritised: bool, as_of: str | None, include_superseded: bool = False,
                       include_feeds: bool | None = None) -> RecallResult:
         call = current()
-        request = RecallRequest(query=query, namespaces=namespaces, projects=projects or None, top_k=top_k,
+        request = RecallRequest(query=query, namespaces=plain(namespaces), projects=projects or None, top_k=top_k,
                                 include_deprioritised=include_deprioritised, as_of=as_of, actor=call.actor,
                                 include_superseded=include_superseded, include_feeds=include_feeds)
         return await call.run(call.engine.recaller.recall, request)
 
     @tools.tool(scope="read")
-    async def recall(query: str, namespaces: list[str] | None = None, project: str | list[str] | None = None,
-                     top_k: int = 5, include_deprioritised: bool = False, as_of: str | None = None,
+    async def recall(query: str, namespaces: list[Namespace] | None = None, project: str | list[str] | None = None,
+                     top_k: TopK = 5, include_deprioritised: bool = False, as_of: str | None = None,
                      include_superseded: bool = False, projects: list[str] | None = None,
                      include_feeds: bool | None = None) -> dict[str, Any]:
         """Find memories relevant to a question, best first, with full content. Warnings come first.
-        project: one name or a list; "global" memories are always included (projects: same, as a list).
-        as_of: ISO time, answers "what did we believe then".
-        include_superseded: also memories a resolved contradiction went against (with superseded_by).
-        include_feeds: false leaves out feed articles."""
+        project: one name or a list; "global" memories are always included."""
         result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, as_of,
                                include_superseded, include_feeds)
         return result.public(full=True)
 
     @tools.tool(scope="read")
-    async def recall_index(query: str, namespaces: list[str] | None = None, project: str | list[str] | None = None,
-                           top_k: int = 10, include_deprioritised: bool = False,
+    async def recall_index(query: str, namespaces: list[Namespace] | None = None,
+                           project: str | list[str] | None = None,
+                           top_k: TopK = 10, include_deprioritised: bool = False,
                            projects: list[str] | None = None) -> dict[str, Any]:
         """Like recall but returns snippets and a token estimate per hit; fetch chosen keys with recall_detail."""
         result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, None)
@@ -110,7 +110,7 @@ def _recall_tools(tools: Registry) -> None:
         return out
 
     @tools.tool(scope="read")
-    async def recall_detail(keys: list[str]) -> dict[str, Any]:
+    async def recall_detail(keys: Annotated[list[str], Field(max_length=20)]) -> dict[str, Any]:
         """Full records (every field) of up to 20 memories by key, in the order given."""
         call = current()
         return {"memories": [m.public() for m in await call.run(call.engine.inspection.records, keys)]}

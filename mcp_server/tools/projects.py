@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
+
+from mcp_server.params import Offset
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
 
 def register(tools: Registry) -> None:
     @tools.tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
-    async def set_project_context(name: str, description: str | None = None, stack: list[str] | None = None,
+    async def set_project_context(name: Annotated[str, Field(description="project name (lower-case)")],
+                                  description: str | None = None, stack: list[str] | None = None,
                                   conventions: str | None = None, state: str | None = None) -> dict[str, Any]:
         """Create or change a project's context; omitted fields keep their value."""
         call = current()
@@ -19,13 +23,13 @@ def register(tools: Registry) -> None:
         return {"status": status, "project": context.public()}
 
     @tools.tool(scope="read")
-    async def get_project_context(name: str) -> dict[str, Any]:
+    async def get_project_context(name: Annotated[str, Field(description="project name")]) -> dict[str, Any]:
         """A project's context (description, stack, conventions, current state) and its memory counts."""
         call = current()
         return await call.run(call.engine.projects.describe, name)
 
     @tools.tool(scope="read")
-    async def list_projects(offset: int = 0, limit: int = 50) -> dict[str, Any]:
+    async def list_projects(offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=200)] = 50) -> dict[str, Any]:
         """Projects that have a context, most recently updated first."""
         call = current()
         contexts, total = await call.run(call.engine.projects.all, offset=offset, limit=limit)
@@ -34,7 +38,8 @@ def register(tools: Registry) -> None:
         return {"total": total, "offset": offset, "projects": items}
 
     @tools.tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
-    async def update_project_state(name: str, state: str) -> dict[str, Any]:
+    async def update_project_state(name: Annotated[str, Field(description="project name")],
+                                   state: str) -> dict[str, Any]:
         """Record where an existing project stands now (replaces its current state)."""
         call = current()
         context, status = await call.run(call.engine.projects.update_state, name, state, actor=call.actor)

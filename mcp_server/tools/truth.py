@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field
+
+from mcp_server.params import ContradictionStatus, Decision, Namespace
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
@@ -42,15 +45,16 @@ def _contradictions(tools: Registry) -> None:
         return report.public()
 
     @tools.tool(scope="read")
-    async def list_contradictions(status: str = "open", project: str | None = None, key: str | None = None,
-                                  limit: int = 20) -> dict[str, Any]:
-        """Contradiction records, newest first, both sides side by side. status: open | resolved | closed | all."""
+    async def list_contradictions(status: ContradictionStatus = "open", project: str | None = None,
+                                  key: str | None = None,
+                                  limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+        """Contradiction records, newest first, both sides side by side."""
         call = current()
         return await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
                               limit=limit)
 
     @tools.tool(scope="write", destructive=True)
-    async def resolve_contradiction(id: str, decision: str, note: str | None = None,
+    async def resolve_contradiction(id: str, decision: Decision, note: str | None = None,
                                     content: str | None = None) -> dict[str, Any]:
         """Settle a contradiction. decision: keep_a | keep_b (the other is superseded) | both_valid (note
         required) | not_a_contradiction (never flagged again) | merge (content = the merged statement).
@@ -63,8 +67,8 @@ def _contradictions(tools: Registry) -> None:
 
 def _duplicates(tools: Registry) -> None:
     @tools.tool(scope="read")
-    async def find_duplicates(namespace: str = "knowledge", project: str | None = None,
-                              threshold: float | None = None) -> dict[str, Any]:
+    async def find_duplicates(namespace: Namespace = "knowledge", project: str | None = None,
+                              threshold: Annotated[float, Field(ge=0.5, le=1.0)] | None = None) -> dict[str, Any]:
         """Clusters of near-duplicate memories (stored vectors, whole namespace), with a suggested one to keep."""
         call = current()
         return await call.run(call.engine.duplicates.find, namespace, project=project, threshold=threshold)
@@ -78,7 +82,7 @@ def _duplicates(tools: Registry) -> None:
 
 def _history(tools: Registry) -> None:
     @tools.tool(scope="read")
-    async def history(key: str, limit: int = 100) -> dict[str, Any]:
+    async def history(key: str, limit: Annotated[int, Field(ge=1, le=500)] = 100) -> dict[str, Any]:
         """One memory's audit events (the newest `limit`), oldest first: who, what, why, when. Works for
         forgotten keys."""
         call = current()
@@ -86,7 +90,7 @@ def _history(tools: Registry) -> None:
 
     @tools.tool(scope="read")
     async def audit_log(actor: str | None = None, action: str | None = None, since: str | None = None,
-                        before: str | None = None, limit: int = 50) -> dict[str, Any]:
+                        before: str | None = None, limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
         """Recent mutations, newest first, filtered by actor, action and time (ISO). before: `next` of a page."""
         call = current()
         return await call.run(call.engine.history.audit_log, actor=actor, action=action, since=since,

@@ -3,6 +3,7 @@ and a Valkey outage. Real Valkey and model; only the clock is manual."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -210,3 +211,21 @@ def test_a_restarted_worker_keeps_the_schedule_and_a_new_job_runs_at_start(
     recorder.wait_until(lambda runs: any(r.job == "fresh" and r.status == "ok" for r in runs))  # never ran: now
     next_in = worker.scheduler.get_job(MAINTENANCE).next_run_time - datetime.now(UTC)
     assert timedelta(minutes=45) < next_in <= timedelta(minutes=50)  # 60 minutes after the last run, not after start
+
+
+def test_the_lease_renewal_logs_at_debug_and_the_jobs_still_at_info(
+        settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
+        caplog: pytest.LogCaptureFixture) -> None:
+    engine, short = _engine(settings, client, embedder, clock, worker_lock_ttl_seconds=0.6)
+    worker = Worker(engine, short, worker="quiet", jobs=[Job(MAINTENANCE, dict, 0.3)])
+    with caplog.at_level(logging.DEBUG):
+        worker.start()
+        try:
+            eventually(lambda: [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()], lambda r: len(r) >= 4)
+            eventually(lambda: worker.status().get(MAINTENANCE), lambda run: run is not None)
+        finally:
+            worker.stop()
+    renewals = [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()]
+    assert {(r.name, r.levelname) for r in renewals} == {("feed_worker.worker", "DEBUG")}
+    jobs = [r for r in caplog.records if f'"{MAINTENANCE} (' in r.getMessage()]
+    assert "INFO" in {r.levelname for r in jobs}  # positive control: the jobs' own lines stay at INFO

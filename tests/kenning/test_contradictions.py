@@ -16,6 +16,7 @@ from kenning.models import Memory
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from tests.conftest import make_settings
+from tests.margins import assert_pair
 
 DAY = 86_400.0
 FLY = "We deploy with Fly"
@@ -253,15 +254,20 @@ def test_a_bad_merge_changes_nothing(engine: Engine) -> None:
     assert "unsupersede" not in [e.action for e in engine.store.audit.history(b)]
 
 
+@pytest.mark.both_backends
 def test_the_similarity_gate_is_a_setting_and_global_memories_meet_every_project(
         settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock, engine: Engine) -> None:
     strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
                                        contradiction_threshold=0.99), client, embedder, clock=clock)
+    gate, duplicate = engine.ctx.settings.contradiction_threshold, engine.ctx.settings.duplicate_threshold
+    assert_pair(embedder, "Do not use pickle", "Use pickle for caching", above=gate, below=0.99)  # about 0.75
+    rule_text, use_text = "Never use eval for the config", "Use eval for the config DSL"
+    assert_pair(embedder, rule_text, use_text, above=gate, below=duplicate)  # about 0.76
     strict.memories.remember(Draft("Do not use pickle", project="shop"), actor="a")
     quiet = strict.memories.remember(Draft("Use pickle for caching", project="shop"), actor="a")
     assert quiet.notes == ()  # similar, but below a 0.99 gate
-    rule = engine.memories.remember(Draft("Never use eval"), actor="a").key  # global
-    flagged = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"), actor="a")
+    rule = engine.memories.remember(Draft(rule_text), actor="a").key  # global
+    flagged = engine.memories.remember(Draft(use_text, project="shop"), actor="a")
     assert flagged.notes  # the default gate lets a global rule meet a project memory
     (record,) = [c for c in engine.contradictions.listing()[0] if rule in (c.a, c.b)]
     assert record.projects == ("global", "shop")

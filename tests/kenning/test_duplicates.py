@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 import valkey
 
 from kenning.clock import ManualClock
@@ -14,6 +15,7 @@ from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.settings import Settings
+from tests.margins import assert_pair
 
 
 @dataclass
@@ -72,14 +74,17 @@ def test_find_uses_stored_vectors_and_examines_everything(settings: Settings, cl
     assert members == [f"01H{i:023d}" for i in (0, 600, 1_202)]
 
 
-def test_duplicates_are_per_project_and_merge_archives_with_reason(engine: Engine) -> None:
+@pytest.mark.both_backends
+def test_duplicates_are_per_project_and_merge_archives_with_reason(engine: Engine, embedder: Embedder) -> None:
     texts = ["Run the linter with `make lint` before pushing",
              "Run the linter with make lint before you push",
              "Before pushing, run the linter with `make lint`"]
+    for a, b in ((0, 1), (1, 2), (0, 2)):
+        assert_pair(embedder, texts[a], texts[b], above=0.8)  # 0.90, 0.91, 0.98
     keys = [engine.memories.remember(Draft(t, project="p", tags=[f"t{i}"]), actor="a", allow_duplicate=True).key
             for i, t in enumerate(texts)]
     elsewhere = engine.memories.remember(Draft(texts[0], project="q"), actor="a", allow_duplicate=True).key
-    report = engine.duplicates.find("knowledge", threshold=0.85)
+    report = engine.duplicates.find("knowledge", threshold=0.8)
     assert report["examined"] == 4
     (cluster,) = report["clusters"]
     assert sorted(m["key"] for m in cluster["members"]) == sorted(keys)
@@ -91,20 +96,22 @@ def test_duplicates_are_per_project_and_merge_archives_with_reason(engine: Engin
         gone = engine.memories.get(key)
         assert (gone.state, gone.state_reason) == ("archived", f"duplicate of {keys[0]}: same advice")
     assert engine.memories.get(keys[0]).tags == ("t0", "t1", "t2")
-    assert engine.duplicates.find("knowledge", threshold=0.85)["cluster_count"] == 0
+    assert engine.duplicates.find("knowledge", threshold=0.8)["cluster_count"] == 0
     (event,) = [e for e in engine.store.audit.history(keys[0]) if e.action == "merge_duplicates"]
     assert (event.actor, event.details["archived"], event.details["already_archived"]) == ("alice", keys[1:], [])
     again = engine.duplicates.merge(keys[0], keys[1:2], None, actor="bob")  # already archived by the first merge
     assert (again["archived"], again["already_archived"]) == ([], keys[1:2])
 
 
-def test_opposite_statements_are_never_a_duplicate_cluster(engine: Engine) -> None:
+@pytest.mark.both_backends
+def test_opposite_statements_are_never_a_duplicate_cluster(engine: Engine, embedder: Embedder) -> None:
     texts = ["Use pickle for caching", "Do not use pickle for caching", "Use pickle for caching please"]
+    assert_pair(embedder, texts[0], texts[2], above=0.85)  # about 0.95: the real duplicate pair
+    assert_pair(embedder, texts[0], texts[1], above=0.85)  # about 0.95-0.97: as close, but opposite
     keys = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in texts]
     stored = [engine.store.memories.read_vector(k) for k in keys]
     vectors = [v for v in stored if v is not None]
     assert len(vectors) == 3
-    assert float(np.dot(vectors[0], vectors[1])) >= 0.85  # as close as the real duplicate pair
     (cluster,) = engine.duplicates.find("knowledge", threshold=0.85)["clusters"]
     assert sorted(m["key"] for m in cluster["members"]) == sorted([keys[0], keys[2]])  # positive control
     assert cluster["contains_opposites"] is False

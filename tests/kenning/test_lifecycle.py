@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
 from kenning.experience import Report
 from kenning.lifecycle import ALLOWED, check_move
 from kenning.memory import Draft, Listing
 from kenning.recall import RecallRequest
+from tests.margins import assert_clear, assert_pair
 
 REDIS = "Session state lives in Redis with a 30 minute TTL; the key is sess:<user id>."
 JINJA = "The dashboard renders server-side Jinja2 templates with htmx for partial updates."
@@ -109,12 +111,15 @@ def test_acting_by_query_returns_candidates_and_never_acts(engine: Engine) -> No
     assert engine.memories.get(key).state == "active"
 
 
-def test_acting_by_query_thresholds_raw_similarity_not_weighted_score(engine: Engine) -> None:
+@pytest.mark.both_backends
+def test_acting_by_query_thresholds_raw_similarity_not_weighted_score(engine: Engine, embedder: Embedder) -> None:
+    gate, vague = engine.ctx.settings.act_threshold, "where are logins remembered"
+    raw = assert_pair(embedder, REDIS, vague, below=gate)  # about 0.31: below the 0.45 threshold,
+    assert_clear(raw * 1.8, above=gate, what="weighted score")  # although x1.8 lifts it to about 0.56
     key = remember(engine, REDIS)
     engine.experience.record_experience(key, Report(effort=5, outcome="succeeded"), actor="agent")
     assert engine.memories.get(key).experience_weight == pytest.approx(1.8)
-    # raw similarity about 0.38: below the 0.45 threshold, although x1.8 would lift it to about 0.68
-    answer = engine.lifecycle.candidates("forget", "where is login state kept")
+    answer = engine.lifecycle.candidates("forget", vague)
     assert answer["candidates"] == []
     assert [c["key"] for c in engine.lifecycle.candidates("forget", "session state in redis")["candidates"]] == [key]
     # and a x0.2 visibility weight never pushes a close memory under it

@@ -19,6 +19,7 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning_cli.main import load_commands, main
 from tests.conftest import make_settings
+from tests.margins import assert_pair
 
 load_commands()
 
@@ -66,19 +67,23 @@ def test_duplicates_are_reported_not_merged_by_default(engine: Engine) -> None:
     assert {engine.memories.get(k).state for k in keys} == {"active"}
 
 
+@pytest.mark.both_backends
 def test_auto_merge_only_above_the_configured_threshold(settings: Settings, client: valkey.Valkey,
                                                         embedder: Embedder, clock: ManualClock) -> None:
     strict = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                           auto_merge_threshold=0.95, duplicate_threshold=0.8)
+                           auto_merge_threshold=0.92, duplicate_threshold=0.75)
+    tuesdays = ("Deploys go out on Tuesdays", "We deploy on Tuesdays")
+    assert_pair(embedder, *LINT, above=0.92)  # about 0.975
+    assert_pair(embedder, *tuesdays, above=0.75, below=0.92)  # about 0.85
     engine = Engine.open(strict, client, embedder, clock=clock)
     close = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
     loose = [engine.memories.remember(Draft(t, project="q"), actor="a", allow_duplicate=True).key
-             for t in ("Deploys go out on Tuesdays", "We deploy on Tuesdays")]
+             for t in tuesdays]
     report = engine.maintenance.run()["duplicates"]
     (merged,) = report["merged"]
     assert sorted([merged["kept"], *merged["archived"]]) == sorted(close)
     assert merged["reason"].startswith("duplicate of ")
-    assert [sorted(r["keys"]) for r in report["review"]] == [sorted(loose)]  # 0.85 < 0.95: review only
+    assert [sorted(r["keys"]) for r in report["review"]] == [sorted(loose)]  # 0.85 < 0.92: review only
 
 
 def test_open_contradictions_are_rechecked(engine: Engine) -> None:
@@ -147,10 +152,14 @@ def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: En
     assert engine.maintenance.reindex("episodic", actor="admin")["namespace"] == "episodic"  # other indexes may
 
 
+@pytest.mark.both_backends
 def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Settings, client: valkey.Valkey,
                                                                 embedder: Embedder, clock: ManualClock) -> None:
     eager = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                          auto_merge_threshold=0.9, duplicate_threshold=0.85)
+                          auto_merge_threshold=0.88, duplicate_threshold=0.85)
+    use, no = "Use pickle for caching", "Do not use pickle for caching"
+    assert_pair(embedder, use, use + " please", above=0.88)  # about 0.95-0.97: merged
+    assert_pair(embedder, use, no, above=0.88)  # as close: only the opposite polarity keeps it
     engine = Engine.open(eager, client, embedder, clock=clock)
     same = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key
             for t in ("Use pickle for caching", "Use pickle for caching please")]

@@ -40,6 +40,17 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "ok   indexes: 5 current" in doctor.stdout
     assert "ok   worker: leader " in doctor.stdout  # the worker of `up` holds the lock
+    assert "ok   mcp server: http://127.0.0.1:" in doctor.stdout
+    assert "ok   mcp auth: tokens required" in doctor.stdout  # no --token: the server asks for one
+    created = subprocess.run([sys.executable, "-m", "kenning_cli.main", "token", "create", "--scope", "read",
+                              "--name", "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=120, check=True)
+    secret = created.stdout.strip().splitlines()[-1]
+    verdicts = {secret: "ok   mcp auth: the token was accepted", "wrong": "FAIL mcp auth: /mcp answered 401"}
+    for token, verdict in verdicts.items():
+        again = subprocess.run([sys.executable, "-m", "kenning_cli.main", "doctor", "--token", token], cwd=tmp_path,
+                               env=env, capture_output=True, text=True, timeout=180, check=False)
+        assert verdict in again.stdout, again.stdout + again.stderr
     assert "mcp server started" in lines
     base = f"http://127.0.0.1:{env['KENNING_MCP_PORT']}"
     assert httpx.get(f"{base}/healthz", timeout=60).status_code == 200  # the probe embeds once

@@ -45,8 +45,10 @@ def test_doctor_passes_against_a_running_valkey(
         engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
-    assert main(["doctor"]) == 0
+    assert main(["doctor", "--no-mcp"]) == 0
     out = capsys.readouterr().out
+    assert out.startswith(f"settings: data dir {settings.data_dir}; valkey embedded 127.0.0.1:{settings.valkey_port};")
+    assert "mcp" not in out.split("\n", 1)[1]  # --no-mcp: no MCP check
     assert "ok   valkey" in out
     assert "ok   search module: loaded" in out
     assert "ok   embedding model: all-MiniLM-L6-v2+int8, 384 dims" in out  # the default for a new store
@@ -62,8 +64,10 @@ def test_doctor_fails_with_a_reason_per_check_when_valkey_is_stopped(
     with EmbeddedValkey(make_settings(data, port)):
         pass  # leaves a password file behind, then stops
     _env(monkeypatch, tmp_path, data, port, "kenning:")
+    monkeypatch.setenv("KENNING_MCP_PORT", str(free_port()))  # nothing listens there
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
+    assert "FAIL mcp server: not reachable at http://127.0.0.1:" in out
     assert "FAIL valkey: Valkey is unreachable" in out
     assert "FAIL search module: not checked: Valkey is unreachable" in out
     assert "FAIL indexes: not checked" in out
@@ -73,7 +77,7 @@ def test_doctor_reports_missing_indexes(
         settings: Settings, client: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
-    assert main(["doctor"]) == 1
+    assert main(["doctor", "--no-mcp"]) == 1
     assert "FAIL indexes: missing for episodic" in capsys.readouterr().out
 
 

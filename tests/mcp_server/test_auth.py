@@ -128,3 +128,24 @@ async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings:
     for secret in (*harness.secrets.values(), wrong):
         assert secret not in logged
         assert secret.removeprefix("kn_") not in logged
+
+
+async def test_a_401_says_how_to_get_a_token_and_never_to_re_register(engine: Engine, settings: Settings) -> None:
+    harness = start_harness(engine, mcp_settings(settings))
+    try:
+        async with httpx.AsyncClient(base_url=harness.base) as http:
+            good = await http.post("/mcp", json=INITIALIZE, headers={
+                **HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"})
+            missing = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
+            wrong = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer nope"})
+    finally:
+        harness.service.stop()
+    assert good.status_code == 200  # positive control: a known token gets in
+    assert (missing.status_code, missing.json()["error"]) == (401, "missing_token")
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "invalid_token")
+    for response in (missing, wrong):
+        assert "kenning token create" in response.json()["error_description"]
+        assert "register" not in response.text + response.headers["www-authenticate"]
+        assert response.headers["www-authenticate"].startswith("Bearer")
+    assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+    assert "kenning token create" in wrong.headers["www-authenticate"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from fastmcp import Client
@@ -15,6 +17,8 @@ from kenning.settings import Settings
 from mcp_server.app import build_server
 from mcp_server.errors import EngineToolError, translate
 from tests.mcp_server.conftest import mcp_settings, ok, refused
+
+ERRORS_DOC = Path(__file__).parents[2] / "docs" / "mcp-tools.md"
 
 
 def test_invalid_input_says_what_was_wrong_and_what_is_allowed() -> None:
@@ -74,3 +78,27 @@ async def test_a_tool_that_crashes_reaches_the_client_masked(engine: Engine, set
     assert "hunter2" not in message
     request_id = message.split("request id ")[1][:12]
     assert any(request_id in record.getMessage() for record in caplog.records)
+
+
+async def test_arguments_the_schema_refuses_read_like_engine_errors(mcp_client: Client[Any],
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    assert (await ok(mcp_client, "recall", {"query": "anything", "top_k": 3}))["results"] == []  # control
+    with caplog.at_level(logging.DEBUG):
+        text = await refused(mcp_client, "recall", {"query": "anything", "top_k": "many"})
+    assert text.startswith("invalid_arguments: top_k: ")
+    assert "(hint: tools/list gives each parameter's type" in text
+    assert "invalid_arguments" in (ERRORS_DOC.read_text(encoding="utf-8"))
+    lines = [r for r in caplog.records if "recall" in r.getMessage() and r.levelno >= logging.INFO]
+    assert [(r.levelname, r.getMessage()) for r in lines] == [
+        ("INFO", "tool recall: invalid_arguments: top_k (int_parsing)")]
+
+
+async def test_an_expected_engine_error_is_one_info_line(mcp_client: Client[Any],
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG):
+        text = await refused(mcp_client, "recall_detail", {"keys": ["kenning:mem:knowledge:NOPE"]})
+    assert text.startswith(("not_found:", "invalid_input:"))
+    lines = [r for r in caplog.records if "recall_detail" in r.getMessage() and r.levelno >= logging.INFO]
+    assert len(lines) == 1
+    assert (lines[0].levelname, lines[0].exc_info) == ("INFO", None)
+    assert lines[0].getMessage() == f"tool recall_detail: {text}"

@@ -51,7 +51,7 @@ async def test_effort_weighted_success_beats_an_equally_similar_abandonment(mcp:
         assert summary["outcomes"] == {"succeeded": 1, "pivoted": 0, "abandoned": 1}
         assert summary["top_breakthroughs"][0]["key"] == won
         assert [g["name"] for g in summary["graveyard"]] == ["pandas"]
-        assert "invalid_input" in await refused(client, "record_experience",
+        assert "invalid_arguments: effort: " in await refused(client, "record_experience",
                                                 {"key": won, "effort": 9, "outcome": "succeeded"})
 
 

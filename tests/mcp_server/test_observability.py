@@ -41,7 +41,7 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
     found = samples(response.text)
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "ok"), ("tool", "remember")))] == 1.0
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "recall")))] == 1.0
-    assert found[("kenning_mcp_tool_errors_total", (("code", "invalid_input"), ("tool", "recall")))] == 1.0
+    assert found[("kenning_mcp_tool_errors_total", (("code", "invalid_arguments"), ("tool", "recall")))] == 1.0
     assert found[("kenning_mcp_tool_errors_total", (("code", "permission_denied"), ("tool", "remember")))] == 1.0
     assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 2.0
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "unknown")))] == 2.0

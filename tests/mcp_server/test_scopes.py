@@ -40,8 +40,6 @@ async def test_a_read_token_is_refused_every_mutating_tool_before_anything_chang
     async with mcp.client("write") as writer:
         key = (await ok(writer, "remember", {"content": "Scope test target memory"}))["key"]  # positive control
     async with mcp.client("read") as reader:
-        listed = {t.name for t in await reader.list_tools()}
-        assert set(MUTATING) <= listed
         assert (await ok(reader, "recall_detail", {"keys": [key]}))["memories"][0]["key"] == key
         for name in MUTATING:
             message = await refused(reader, name, {"key": key, "content": "changed", "confirm": True})
@@ -50,6 +48,19 @@ async def test_a_read_token_is_refused_every_mutating_tool_before_anything_chang
             assert "test-read" in message, name
     assert mcp.engine.memories.get(key).content == "Scope test target memory"
     assert [e.action for e in mcp.engine.store.audit.history(key)] == ["remember"]
+
+
+async def test_tools_list_shows_a_token_only_the_tools_its_scope_may_call(mcp: McpHarness) -> None:
+    listed: dict[str, set[str]] = {}
+    for scope in ("read", "write", "admin"):
+        async with mcp.client(scope) as client:
+            listed[scope] = {t.name for t in await client.list_tools()}
+    assert listed["admin"] == set(REGISTRY.specs)  # positive control: every tool exists and is listed
+    assert set(MUTATING) <= listed["admin"]
+    assert listed["read"] == {n for n, s in REGISTRY.specs.items() if s.scope == "read"}
+    assert not set(MUTATING) & listed["read"]
+    assert "recall" in listed["read"]
+    assert listed["write"] == set(REGISTRY.specs) - set(ADMIN_ONLY)
 
 
 async def test_a_write_token_is_refused_admin_tools_and_admin_holds_everything(mcp: McpHarness) -> None:

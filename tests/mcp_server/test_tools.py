@@ -23,7 +23,7 @@ CI_FACT = "The CI pipeline builds the docs with Node 20 because scripts/gen.mjs 
 
 async def test_listing_matches_the_registry_with_schemas_and_truthful_annotations(mcp: McpHarness) -> None:
     _, registry = probe()
-    async with mcp.client("read") as client:
+    async with mcp.client("admin") as client:
         tools = {t.name: t for t in await client.list_tools()}
     assert set(tools) == set(registry.specs)
     assert {"remember", "recall", "forget", "health", "version", "remember_document"} <= set(tools)
@@ -45,7 +45,7 @@ async def test_the_schema_each_call_is_checked_against_is_the_listed_one(mcp: Mc
     # The transport checks every tools/call's Mcp-Param-* headers against Registry.input_schema (instead of
     # listing every tool per call): it must be exactly what tools/list advertises, and nothing for an unknown name.
     _, registry = probe()
-    async with mcp.client("read") as client:
+    async with mcp.client("admin") as client:
         listed = {t.name: t.input_schema for t in await client.list_tools()}
     assert set(listed) == set(registry.specs)  # every tool, not an empty comparison
     assert {name: registry.input_schema(name) for name in listed} == listed
@@ -250,13 +250,13 @@ async def test_memory_audit_health_and_version(mcp: McpHarness) -> None:
 
 BAD_INPUTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("remember", {"content": "   "}, ("invalid_input", "content is empty", "hint")),
-    ("remember", {"content": "x", "namespace": "diary"}, ("invalid_input", "unknown namespace", "knowledge")),
+    ("remember", {"content": "x", "namespace": "diary"}, ("invalid_arguments", "namespace", "'knowledge'")),
     ("remember", {"content": "x", "project": "Bad Project!"}, ("invalid_input", "not allowed", "a-z")),
     ("remember", {"content": "x" * 50_001}, ("invalid_input", "the limit is 50,000", "remember_document")),
     ("remember", {}, ("content",)),
-    ("recall", {"query": "x", "top_k": 0}, ("invalid_input", "top_k", "1 to 50")),
+    ("recall", {"query": "x", "top_k": 0}, ("invalid_arguments", "top_k", "greater than or equal to 1")),
     ("recall", {"query": ""}, ("invalid_input", "empty",)),
-    ("recall_index", {"query": "x", "top_k": 51}, ("invalid_input", "top_k")),
+    ("recall_index", {"query": "x", "top_k": 51}, ("invalid_arguments", "top_k")),
     ("recall_detail", {"keys": []}, ("invalid_input", "1 to 20")),
     ("recall_detail", {"keys": ["not-a-key"]}, ("invalid_input", "is not a memory key")),
     ("retag", {"key": "KEY", "add": ["Bad Tag!"]}, ("invalid_input", "tag", "not allowed")),
@@ -266,15 +266,15 @@ BAD_INPUTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("remember_document", {"text": "abc " * 200, "strategy": "fixed", "size": 400, "overlap": 300},
      ("invalid_input", "overlap")),
     ("remember_document", {"text": "abc", "strategy": "chapters"}, ("strategy",)),
-    ("remember_document", {"text": "abc", "size": 100}, ("invalid_input", "size", "200")),
+    ("remember_document", {"text": "abc", "size": 100}, ("invalid_arguments", "size", "200")),
     ("remember_document", {"text": "abc " * 130_000}, ("invalid_input", "the limit is 500,000")),
     ("set_project_context", {"name": "Bad Name!"}, ("invalid_input", "not allowed")),
     ("get_project_context", {"name": "no-such-project"}, ("not_found", "set_project_context")),
     ("update_project_state", {"name": "no-such-project", "state": "x"}, ("not_found",)),
-    ("list_projects", {"limit": 0}, ("invalid_input", "limit")),
+    ("list_projects", {"limit": 0}, ("invalid_arguments", "limit")),
     ("explain_memory", {"key": "MISSING"}, ("not_found",)),
-    ("memory_audit", {"states": ["deleted"]}, ("invalid_input", "unknown state", "active")),
-    ("memory_audit", {"limit": 201}, ("invalid_input", "limit")),
+    ("memory_audit", {"states": ["deleted"]}, ("invalid_arguments", "states", "'active'")),
+    ("memory_audit", {"limit": 201}, ("invalid_arguments", "limit")),
     ("health", {"verbose": True}, ("verbose",)),
     ("version", {"format": "long"}, ("format",)),
 ]

@@ -209,13 +209,13 @@ async def test_bad_input_is_refused_with_a_hint(mcp: McpHarness) -> None:
         (record,) = (await ok(client, "list_contradictions", {}))["contradictions"]  # positive control
         unknown = "mem:knowledge:01HNEVER0000000000000000000"
         cases: list[tuple[str, dict[str, Any], str]] = [
-            ("resolve_contradiction", {"id": record["id"], "decision": "keep_both"}, "use one of keep_a, keep_b"),
+            ("resolve_contradiction", {"id": record["id"], "decision": "keep_both"}, "'keep_a', 'keep_b'"),
             ("resolve_contradiction", {"id": record["id"], "decision": "both_valid"}, "note="),
             ("resolve_contradiction", {"id": "../x", "decision": "keep_a"}, "copy it from list_contradictions"),
             ("resolve_contradiction", {"id": "01HNOSUCHRECORD", "decision": "keep_a"}, "list_contradictions shows"),
             ("check_contradictions", {"key": a, "project": "shop"}, "check_contradictions(project="),
-            ("list_contradictions", {"status": "pending"}, "use open, resolved, closed or all"),
-            ("find_duplicates", {"threshold": 1.5}, "omit it for the default"),
+            ("list_contradictions", {"status": "pending"}, "'open', 'resolved', 'closed' or 'all'"),
+            ("find_duplicates", {"threshold": 1.5}, "invalid_arguments: threshold: "),
             ("merge_duplicates", {"keep": a, "others": [a]}, "find_duplicates cluster"),
             ("history", {"key": "not a key"}, "copy one from recall"),
             ("audit_log", {"before": "yesterday"}, "pass the `next` value"),
@@ -223,7 +223,7 @@ async def test_bad_input_is_refused_with_a_hint(mcp: McpHarness) -> None:
             ("verify_memory", {"key": a}, "resolve its contradiction with resolve_contradiction"),
             ("restore", {"file": "../../etc/passwd"}, "copy a name from list_backups"),
             ("backup", {"label": "../up"}, "a-z, 0-9"),
-            ("reindex", {"namespace": "everything"}, "use one of episodic"),
+            ("reindex", {"namespace": "everything"}, "'episodic'"),
         ]
         for tool, arguments, hint in cases:
             message = await refused(client, tool, arguments)
