@@ -51,3 +51,12 @@ class EmbeddingMismatch(KenningError):
     """The store's vectors were written by another model or dimension than the one loaded."""
 
     code = "embedding_mismatch"
+
+
+class StoreError(KenningError):
+    """Valkey (or its search module) answered, with an error: the store is up but refused the command.
+
+    Not an outage (``BackendUnavailable``): the message carries what the server answered.
+    """
+
+    code = "store_error"
