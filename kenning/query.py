@@ -137,18 +137,7 @@ class Search:
         """
         if self.knn is not None and self.sort_by is not None:
             raise InvalidInput("a KNN search is ordered by distance; it cannot also sort by a field")
-        out: list[str | bytes] = ["FT.SEARCH", self.index, self.query_text()]
-        params = dict(self.extra_params)
-        if self.knn is not None:
-            if self.vector is None:
-                raise InvalidInput("a KNN search needs a query vector")
-            out += ["PARAMS", str(2 * (len(params) + 2)), "vec", self.vector, "ef", str(self.ef_runtime)]
-            for name, value in params.items():
-                out += [name, value]
-        elif params:
-            out += ["PARAMS", str(2 * len(params))]
-            for name, value in params.items():
-                out += [name, value]
+        out: list[str | bytes] = ["FT.SEARCH", self.index, self.query_text(), *self._params()]
         if self.sort_by is not None:
             out += ["SORTBY", _field(self.sort_by), "DESC" if self.descending else "ASC"]
         returned = self.return_fields
@@ -161,6 +150,16 @@ class Search:
         window = (0, int(self.knn)) if self.knn is not None and self.limit > 0 else (self.offset, self.limit)
         out += ["LIMIT", str(window[0]), str(window[1]), "DIALECT", "2"]
         return out
+
+    def _params(self) -> list[str | bytes]:
+        params: list[str | bytes] = []
+        if self.knn is not None:
+            if self.vector is None:
+                raise InvalidInput("a KNN search needs a query vector")
+            params += ["vec", self.vector, "ef", str(self.ef_runtime)]
+        for name, value in self.extra_params.items():
+            params += [name, value]
+        return ["PARAMS", str(len(params)), *params] if params else []
 
     def page(self, rows: list[T], distance: Callable[[T], float | None]) -> list[T]:
         """A KNN's rows nearest first, then this search's ``offset``/``limit``; other rows as they came."""

@@ -159,8 +159,8 @@ def test_index_info_and_errors_are_read_the_same_way(on: Engine) -> None:
 
 # --- the quirks that decided the forms above, pinned on each engine ----------------------------------
 
-def _raw(client: valkey.Valkey, index: str, text: str, *extra: str | bytes) -> list[bytes]:
-    reply: list[bytes] = call(client.execute_command, "FT.SEARCH", index, text, *extra, "NOCONTENT",
+def _raw(client: valkey.Valkey, index: str, *query_args: str | bytes) -> list[bytes]:
+    reply: list[bytes] = call(client.execute_command, "FT.SEARCH", index, *query_args, "NOCONTENT",
                               "LIMIT", "0", "50", "DIALECT", "2")
     return reply
 

@@ -48,7 +48,7 @@ def test_tag_numeric_and_knn_shapes() -> None:
 
 def test_match_all_text_alternatives_and_sorting_shapes() -> None:
     assert Search(index="i").args()[2] == "@created_at:[-inf +inf]"  # never a bare * without KNN
-    assert Search(index="i", knn=2, vector=b"\0" * 4).args()[2].startswith("(*)=>[KNN 2 ")
+    assert Search(index="i", knn=2, vector=b"\0" * 4).query_text().startswith("(*)=>[KNN 2 ")
     assert query.text_any("content", ["redis"]) == "@content:redis"
     assert query.text_any("content", ["redis", "v1.2"]) == "(@content:redis | @content:v1\\.2)"
     args = Search(index="i", sort_by="created_at", descending=True, limit=4, offset=8).args()
