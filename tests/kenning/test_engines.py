@@ -141,13 +141,16 @@ def test_knn_shapes_come_back_nearest_first(on: Engine) -> None:
 
 
 def test_index_info_and_errors_are_read_the_same_way(on: Engine) -> None:
-    _keys(on)
+    k = _keys(on)
     client = on.store.client
     info = index_admin.info(client, _index(on))
     assert info is not None  # positive control for the missing index below
     assert (info.num_docs, info.indexing, info.percent_indexed) == (5, False, 1.0)
     assert {"content", "project", "created_at", "vector"} <= set(info.attributes)
     assert index_admin.info(client, _index(on) + "-gone") is None
+    call(client.hdel, k[0], "created_at")  # the match-all still sees a row that lost its created_at
+    assert on.store.memories.count(Search(index=_index(on))) == 5
+    assert on.store.memories.count(Search(index=_index(on), clauses=(query.numeric("created_at"),))) == 4
     index_admin.ensure(client, on.ctx.settings.key_prefix, on.ctx.embedder.dimension)  # exists: accepted
     with pytest.raises(StoreError) as gone:
         on.store.memories.search(Search(index=_index(on) + "-gone"))

@@ -47,7 +47,7 @@ def test_tag_numeric_and_knn_shapes() -> None:
 
 
 def test_match_all_text_alternatives_and_sorting_shapes() -> None:
-    assert Search(index="i").args()[2] == "@created_at:[-inf +inf]"  # never a bare * without KNN
+    assert Search(index="i").args()[2] == "-@created_at:[-inf -inf]"  # never a bare * without KNN
     assert Search(index="i", knn=2, vector=b"\0" * 4).query_text().startswith("(*)=>[KNN 2 ")
     assert query.text_any("content", ["redis"]) == "@content:redis"
     assert query.text_any("content", ["redis", "v1.2"]) == "(@content:redis | @content:v1\\.2)"
