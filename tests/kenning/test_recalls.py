@@ -46,9 +46,10 @@ def _ttl(client: valkey.Valkey, key: str) -> int:
 def _hash_events(client: valkey.Valkey, *keys: str) -> Iterator[Callable[[], list[str]]]:
     """The hash commands run on ``keys`` while the block runs, through keyspace notifications: the same on
     both engines (FT.INFO's max_doc_id, which a re-index bumps, exists only on RediSearch)."""
-    before = client.config_get("notify-keyspace-events")["notify-keyspace-events"]
+    settings: Any = client.config_get("notify-keyspace-events")
+    before = settings["notify-keyspace-events"]
     client.config_set("notify-keyspace-events", "Kh")
-    listener = client.pubsub(ignore_subscribe_messages=True)
+    listener = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
     listener.subscribe(*(f"__keyspace@0__:{key}" for key in keys))
     listener.get_message(timeout=1.0)  # the subscription is confirmed before anything is counted
 
