@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.kenning-installed
 
-.PHONY: up install test lint unit bench clean
+.PHONY: up install test lint unit unit-default unit-valkey-search bench clean
 
 up: $(STAMP)
 	@echo "==> starting Kenning (Ctrl-C stops it). In a second terminal:"
@@ -33,10 +33,29 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check kenning kenning_cli mcp_server feed_worker tests bench
 	$(VENV)/bin/mypy
 
+# valkey-search, the production engine (no registry ships it; ../shared holds a build, see its README).
+# The suite runs twice: on the embedded default (RediSearch) and on valkey-search, when
+# KENNING_SEARCH_MODULE names it or the shared build exists. tests/kenning/test_engines.py runs every
+# query shape on both engines in either pass, so it needs valkey-search even in the first.
+VALKEY_SEARCH_MODULE ?= $(or $(KENNING_SEARCH_MODULE),$(wildcard $(abspath ../shared/valkey-search/libsearch.so)))
+
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-unit: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+PYTEST = $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+unit: unit-default unit-valkey-search
+
+unit-default: $(STAMP)
+	@echo "== pass 1: the embedded default (RediSearch)"
+	env -u KENNING_SEARCH_MODULE KENNING_TEST_VALKEY_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) $(PYTEST)
+
+unit-valkey-search: $(STAMP) unit-default
+	@if [ -z "$(VALKEY_SEARCH_MODULE)" ]; then \
+		echo "== pass 2 not run: no valkey-search (set KENNING_SEARCH_MODULE to its libsearch.so)"; \
+	else \
+		echo "== pass 2: valkey-search ($(VALKEY_SEARCH_MODULE))"; \
+		KENNING_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) $(PYTEST); \
+	fi
 
 test: lint unit
 

@@ -13,6 +13,7 @@ from bench import report, system
 from bench.runner import RunConfig, execute
 from kenning.embedding import load_embedder, resolve_backend
 from kenning.settings import Settings
+from kenning.store.search_module import REDISEARCH
 
 RESULTS = system.ROOT / "bench" / "results"
 SETTINGS_RECORDED = ("embedding_backend", "embedding_threads", "embedding_batch_size", "ef_runtime",
@@ -47,6 +48,8 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     variant = "-valkey-" + "-".join(f"{k}={v}" for k, v in valkey_config) if valkey_config else ""
+    if result.get("search_module", {}).get("name") not in (None, REDISEARCH):
+        variant = f"-{result['search_module']['name']}{variant}"
     path = folder / f"{stamp}-{size}-{settings.embedding_backend}{variant}.json"
     path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
     print(f"wrote {path} ({result['wall_seconds']:.0f} s)", flush=True)

@@ -14,6 +14,7 @@ from typing import Any
 
 from bench.families import FAMILIES
 from bench.system import ROOT
+from kenning.store.search_module import REDISEARCH
 
 DOCS = ROOT / "docs"
 PAGE = DOCS / "benchmarks.md"
@@ -33,9 +34,12 @@ def load(folder: Path) -> dict[tuple[str, str], Result]:
 
 
 def _variant(result: Result) -> str:
-    """The backend, plus any Valkey config the run changed (an experiment, never the judged run)."""
+    """The backend, the search engine when it is not the embedded default (runs before it was recorded
+    ran on RediSearch), plus any Valkey config the run changed (an experiment, never the judged run)."""
     extra = ",".join(f"{k}={v}" for k, v in (result.get("valkey_config") or {}).items())
-    return str(result["settings"]["embedding_backend"]) + (f" + {extra}" if extra else "")
+    engine = dig(result, "search_module", "name")
+    on = f" on {engine}" if engine not in (None, REDISEARCH) else ""
+    return str(result["settings"]["embedding_backend"]) + on + (f" + {extra}" if extra else "")
 
 
 def dig(data: Any, *path: str) -> Any:

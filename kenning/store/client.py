@@ -11,11 +11,15 @@ from typing import Any
 import valkey
 from valkey import exceptions as vx
 
-from kenning.errors import BackendUnavailable, KenningError
+from kenning.errors import BackendUnavailable, KenningError, StoreError
 from kenning.settings import Settings
 
 log = logging.getLogger(__name__)
 _MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
+# How each engine says an index does not exist (RediSearch 2.10: "Unknown index name", "Unknown Index
+# name", "<name>: no such index"; valkey-search 1.2.1: "Index with name '<name>' not found in database 0").
+# Both wordings are covered by tests/kenning/test_engines.py against both modules.
+_NO_INDEX = ("unknown index name", ": no such index", "not found in database")
 
 
 def password_file(settings: Settings) -> Path:
@@ -63,7 +67,21 @@ def translate(exc: Exception) -> KenningError:
             and "unknown command" in lowered:
         return BackendUnavailable("the search module is not loaded in Valkey",
                                   hint="load valkey-search (or RediSearch) or use `kenning valkey`")
-    return BackendUnavailable(f"Valkey error: {text}")
+    if isinstance(exc, vx.ReadOnlyError | vx.OutOfMemoryError | vx.ClusterDownError | vx.TryAgainError):
+        return BackendUnavailable(f"Valkey cannot serve this now: {text}", hint="retry in a moment")
+    return StoreError(f"Valkey answered with an error: {text}",
+                      hint="the store is up; this command was refused (see the server's answer)")
+
+
+def index_missing(exc: KenningError) -> bool:
+    """Whether a translated error says the named index does not exist (either engine's wording)."""
+    lowered = exc.message.lower()
+    return isinstance(exc, StoreError) and any(marker in lowered for marker in _NO_INDEX)
+
+
+def index_exists_already(exc: KenningError) -> bool:
+    """Whether a translated FT.CREATE error says the index exists (both engines say "already exists")."""
+    return isinstance(exc, StoreError) and "already exists" in exc.message.lower()
 
 
 @contextmanager

@@ -16,8 +16,8 @@ from typing import Any
 import valkey
 
 from kenning import schema
-from kenning.errors import BackendUnavailable, EmbeddingMismatch
-from kenning.store.client import call, guarded, text
+from kenning.errors import BackendUnavailable, EmbeddingMismatch, StoreError
+from kenning.store.client import call, guarded, index_exists_already, index_missing, text
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +67,8 @@ def info(client: valkey.Valkey, name: str) -> IndexInfo | None:
     try:
         with guarded():
             reply = client.execute_command("FT.INFO", name)  # type: ignore[no-untyped-call]
-    except BackendUnavailable as exc:
-        lowered = exc.message.lower()
-        if "unknown index" in lowered or "no such index" in lowered or "not found" in lowered:
+    except StoreError as exc:
+        if index_missing(exc):
             return None
         raise
     return parse_info(name, reply)
@@ -105,8 +104,8 @@ def _ensure_one(client: valkey.Valkey, prefix: str, namespace: str, dim: int,
 def _create(client: valkey.Valkey, name: str, key_prefix: str, dim: int) -> None:
     try:
         call(client.execute_command, *schema.create_args(name, key_prefix, dim))
-    except BackendUnavailable as exc:
-        if "already exists" not in exc.message.lower():
+    except StoreError as exc:
+        if not index_exists_already(exc):
             raise
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import valkey
 
 from kenning import schema
-from kenning.errors import BackendUnavailable
+from kenning.errors import StoreError
 from kenning.models import Memory
 from kenning.query import Search
 from kenning.store.client import call, text
@@ -114,7 +114,7 @@ class MemoryStore:
 
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())
-        return _parse(reply, with_fields=bool(query.return_fields))
+        return _parse(reply, query)
 
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
@@ -126,7 +126,7 @@ class MemoryStore:
         for q in queries:
             pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
-        return [_parse(reply, with_fields=bool(q.return_fields)) for q, reply in zip(queries, replies, strict=True)]
+        return [_parse(reply, q) for q, reply in zip(queries, replies, strict=True)]
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
         """KNN searches (one round trip) that return only the distance (and each one's ``fields``), then
@@ -145,7 +145,8 @@ class MemoryStore:
             slim = replace(w.search, return_fields=(*w.fields, schema.DISTANCE_ALIAS))
             pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=True)
-        near = [_kept_rows(reply, w.max_distance, w.accept) for w, reply in zip(wanted, replies, strict=True)]
+        near = [w.search.page(_kept_rows(reply, w.max_distance, w.accept), lambda row: row[1])
+                for w, reply in zip(wanted, replies, strict=True)]
         values = iter(self._read_rows([key for rows in near for key, _ in rows]))
         out: list[SearchResult] = []
         for reply, rows in zip(replies, near, strict=True):
@@ -177,11 +178,12 @@ class MemoryStore:
 
 
 
-def _parse(reply: Any, *, with_fields: bool) -> SearchResult:
+def _parse(reply: Any, query: Search) -> SearchResult:
+    """One FT.SEARCH reply; a KNN's hits nearest first (``Search.page``)."""
     if not isinstance(reply, list) or not reply:
-        raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
+        raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     total = int(reply[0])
-    if not with_fields:
+    if not query.return_fields:
         return SearchResult(total=total, hits=tuple(Hit(schema.decode(text(k), {}), None) for k in reply[1:]))
     hits: list[Hit] = []
     phantoms = 0
@@ -193,14 +195,14 @@ def _parse(reply: Any, *, with_fields: bool) -> SearchResult:
             phantoms += 1  # the index still lists a hash that is gone
             continue
         hits.append(Hit(schema.decode(text(reply[i]), fields), float(distance) if distance is not None else None))
-    return SearchResult(total=total, hits=tuple(hits), phantoms=phantoms)
+    return SearchResult(total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)), phantoms=phantoms)
 
 
 def _kept_rows(reply: Any, max_distance: float | None,
                accept: Callable[[dict[str, str]], bool] | None) -> list[tuple[str, float]]:
     """(key, distance) of the rows of one slim KNN reply within ``max_distance`` that ``accept`` keeps."""
     if not isinstance(reply, list) or not reply:
-        raise BackendUnavailable(f"unexpected FT.SEARCH reply: {reply!r:.200}")
+        raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     rows: list[tuple[str, float]] = []
     for i in range(1, len(reply) - 1, 2):
         raw = reply[i + 1]

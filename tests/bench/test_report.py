@@ -29,3 +29,13 @@ def test_a_run_without_paired_numbers_shows_no_paired_rows() -> None:
     plain = report.latency_table([_run(recall=_summary(15.5), remember=_summary(20.0))])
     assert any("recall via MCP/HTTP | total | 15.50 |" in row for row in plain)  # positive control
     assert not any("paired" in row for row in plain)
+
+
+def test_a_valkey_search_run_gets_its_own_column_beside_the_default_engine() -> None:
+    default = _run(recall=_summary(15.5))  # runs before the engine was recorded ran on RediSearch
+    recorded = {**_run(recall=_summary(15.5)), "search_module": {"name": "redisearch", "version": "2.10.5"}}
+    production = {**_run(recall=_summary(16.0)), "search_module": {"name": "valkey-search", "version": "1.2.1"}}
+    assert report._variant(default) == report._variant(recorded) == "onnx-int8"
+    assert report._variant(production) == "onnx-int8 on valkey-search"
+    assert any(row.startswith("| 10k / onnx-int8 on valkey-search | recall | total |")
+               for row in report.latency_table([default, production]))

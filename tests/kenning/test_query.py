@@ -37,11 +37,32 @@ def test_tag_numeric_and_knn_shapes() -> None:
     assert query.tag("project", ["my-proj.v2"]) == "@project:{my\\-proj\\.v2}"
     assert query.numeric("created_at", 1.0, None) == "@created_at:[1.0 +inf]"
     assert query.numeric("created_at", None, 2.0, exclusive_high=True) == "@created_at:[-inf (2.0]"
-    search = Search(index="i", clauses=(query.tag("state", ["active"]),), knn=5, vector=b"\0" * 4)
+    search = Search(index="i", clauses=(query.tag("state", ["active"]),), knn=5, vector=b"\0" * 4,
+                    return_fields=("created_at",), limit=3, offset=1)
     args = search.args()
     assert args[2] == "(@state:{active})=>[KNN 5 @vector $vec EF_RUNTIME $ef AS distance]"
-    assert args[args.index("SORTBY") + 1] == "distance"
-    assert args[-2:] == ["DIALECT", "2"]
+    assert "SORTBY" not in args  # valkey-search rejects SORTBY on the alias: the store orders KNN rows
+    assert args[args.index("RETURN"):args.index("RETURN") + 4] == ["RETURN", "2", "created_at", "distance"]
+    assert args[-5:] == ["LIMIT", "0", "5", "DIALECT", "2"]  # all k rows; offset/limit applied after ordering
+
+
+def test_match_all_text_alternatives_and_sorting_shapes() -> None:
+    assert Search(index="i").args()[2] == "-@created_at:[-inf -inf]"  # never a bare * without KNN
+    assert Search(index="i", knn=2, vector=b"\0" * 4).query_text().startswith("(*)=>[KNN 2 ")
+    assert query.text_any("content", ["redis"]) == "@content:redis"
+    assert query.text_any("content", ["redis", "v1.2"]) == "(@content:redis | @content:v1\\.2)"
+    args = Search(index="i", sort_by="created_at", descending=True, limit=4, offset=8).args()
+    assert args[args.index("SORTBY"):args.index("SORTBY") + 3] == ["SORTBY", "created_at", "DESC"]
+    assert args[-5:] == ["LIMIT", "8", "4", "DIALECT", "2"]
+    with pytest.raises(InvalidInput, match="ordered by distance"):
+        Search(index="i", knn=2, vector=b"\0" * 4, sort_by="created_at").args()
+
+
+def test_knn_rows_are_paged_after_ordering_by_distance() -> None:
+    rows = [("c", 0.3), ("a", 0.1), ("d", None), ("b", 0.2)]
+    knn = Search(index="i", knn=4, vector=b"\0" * 4, offset=1, limit=2)
+    assert knn.page(rows, lambda row: row[1]) == [("b", 0.2), ("c", 0.3)]
+    assert Search(index="i").page(rows, lambda row: row[1]) == rows  # a filter keeps the engine's order
 
 
 def test_knn_without_vector_is_refused() -> None:
@@ -71,12 +92,22 @@ def test_hyphen_and_dot_values_filter_exactly(engine: Engine) -> None:
     assert _project_hits(engine, ["alpha", "beta"]) == {"alpha", "beta"}
 
 
-@pytest.mark.parametrize("hostile", ["alpha}|@project:{beta", "alpha|beta", "*", "alpha} | {beta", "(alpha|beta)",
-                                     "alpha\\}|{beta", "beta*", "\"beta\"", "bet?", "ünï} -@project:{x"])
-def test_hostile_values_cannot_widen_a_filter(engine: Engine, hostile: str) -> None:
+WIDENING = ["alpha}|@project:{beta", "alpha|beta", "*", "alpha} | {beta", "(alpha|beta)", "alpha\\}|{beta", "beta*",
+            "\"beta\"", "bet?", "ünï} -@project:{x", "%beta%", "be ta", "-beta", ".beta"]
+
+
+@pytest.mark.parametrize("hostile", WIDENING)
+def test_hostile_tag_values_are_refused_before_a_query_is_built(hostile: str) -> None:
+    # escaping alone is not enough: an escaped \* is still a wildcard on valkey-search 1.2.1
+    assert query.tag("project", ["beta"]) == "@project:{beta}"  # positive control: a plain value passes
+    with pytest.raises(InvalidInput, match="tag filter value"):
+        query.tag("project", [hostile])
+
+
+def test_legal_punctuated_values_still_filter_exactly(engine: Engine) -> None:
     _seed(engine)
-    assert _project_hits(engine, ["beta"]) == {"beta"}  # positive control: beta exists and is found
-    assert _project_hits(engine, [hostile]) == set()
+    assert _project_hits(engine, ["beta"]) == {"beta"}
+    assert _project_hits(engine, ["my-proj.v2", "alpha"]) == {"my-proj.v2", "alpha"}
 
 
 def test_hostile_project_names_are_refused_at_the_front(engine: Engine) -> None:

@@ -12,7 +12,7 @@ import pytest
 from fastmcp import Client
 
 from kenning.engine import Engine
-from kenning.errors import BackendUnavailable, InvalidInput, NotFound
+from kenning.errors import BackendUnavailable, InvalidInput, NotFound, StoreError
 from kenning.settings import Settings
 from mcp_server.app import build_server
 from mcp_server.errors import EngineToolError, translate
@@ -33,6 +33,14 @@ def test_an_outage_is_never_phrased_as_an_empty_result() -> None:
     assert str(error).startswith("backend_unavailable: memory could NOT be checked -- Valkey is unreachable")
     assert "Do not treat this as 'nothing stored'" in str(error)
     assert str(translate(NotFound("no memory k"), "x")) == "not_found: no memory k"
+
+
+def test_a_refused_command_says_what_the_server_answered_and_is_not_an_outage() -> None:
+    answer = "Valkey answered with an error: Index field `distance` does not exist"
+    error = translate(StoreError(answer, hint="the store is up; this command was refused"), "recall")
+    assert isinstance(error, EngineToolError)
+    assert (error.code, error.outage) == ("store_error", False)
+    assert str(error) == f"store_error: {answer} (hint: the store is up; this command was refused)"
 
 
 def test_an_outage_shows_its_summary_and_logs_the_details_under_a_request_id(
