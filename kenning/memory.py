@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -12,9 +13,10 @@ from ulid import ULID
 from kenning import phrases, polarity, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
-from kenning.errors import InvalidInput, NotFound
+from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, pause
 
 MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
@@ -44,6 +46,15 @@ class Draft:
     doc_id: str | None = None
     chunk_index: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One read-modify-write of a memory: the fields it read (``expect``), the fields it sets."""
+
+    expect: dict[str, Any]
+    changes: dict[str, Any]
+    vector: Any = None
 
 
 @dataclass(frozen=True)
@@ -173,12 +184,18 @@ class Memories:
     # --- edits ----------------------------------------------------------------------------
     def update(self, key: str, content: str, *, actor: str, reason: str | None = None) -> Memory:
         """Replace the content, re-embed, keep the old text in the audit event."""
-        current = self.get(key)
+        validation.key(key, self.ctx.store.prefix)
         text = validation.content(content)
         why = validation.reason(reason) or ""  # before the write: a refused reason must not leave it unaudited
         vector = self.ctx.embedder.embed(text)
-        updated = replace(current, content=text, content_sha=content_sha(text), updated_at=self.ctx.clock.now())
-        self.ctx.store.memories.write(updated, vector)
+        sha = content_sha(text)
+
+        def edit(current: Memory) -> Change:
+            return Change({"content_sha": current.content_sha},
+                          {"content": text, "content_sha": sha, "updated_at": self.ctx.clock.now()}, vector)
+
+        current, change = self.swap(key, edit)
+        updated = replace(current, content=text, content_sha=sha, updated_at=change.changes["updated_at"])
         self.ctx.audit(actor, "update", key, reason=why, before=current.content,
                    after=text, details={"previous_content": current.content})
         if self.contradictions.after_edit(updated, vector, actor=actor):
@@ -187,20 +204,39 @@ class Memories:
 
     def retag(self, key: str, *, add: builtins.list[str] | None = None, remove: builtins.list[str] | None = None,
               actor: str, reason: str | None = None) -> Memory:
-        current = self.get(key)
+        validation.key(key, self.ctx.store.prefix)
         why = validation.reason(reason) or ""  # before the write, as in update
         drop = set(validation.tags(remove or []))
-        tags = tuple(t for t in current.tags if t not in drop) + validation.tags(add or [])
-        tags = tuple(dict.fromkeys(tags))
-        if len(tags) > validation.MAX_TAGS:
-            raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
-                               hint="remove some tags first")
-        updated = replace(current, tags=tags, updated_at=self.ctx.clock.now())
-        if not self.ctx.store.memories.update(key, {"tags": tags, "updated_at": updated.updated_at}):
-            raise NotFound(f"no memory {key}", hint="it was forgotten while being retagged")
+        extra = validation.tags(add or [])
+
+        def edit(current: Memory) -> Change:
+            tags = tuple(dict.fromkeys(tuple(t for t in current.tags if t not in drop) + extra))
+            if len(tags) > validation.MAX_TAGS:
+                raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
+                                   hint="remove some tags first")
+            return Change({"tags": current.tags}, {"tags": tags, "updated_at": self.ctx.clock.now()})
+
+        current, change = self.swap(key, edit)
+        tags = change.changes["tags"]
         self.ctx.audit(actor, "retag", key, reason=why, before=current.content,
                        after=current.content, details={"before": list(current.tags), "after": list(tags)})
-        return updated
+        return replace(current, tags=tags, updated_at=change.changes["updated_at"])
+
+    def swap(self, key: str, edit: Callable[[Memory], Change]) -> tuple[Memory, Change]:
+        """Read the memory, compute ``edit`` from it and write the change only while the fields it read
+        are unchanged (compare-and-set on the one key); retried on a concurrent change, so no
+        acknowledged change is lost and the audit shows the state the change replaced."""
+        for attempt in range(SWAP_ATTEMPTS):
+            current = self.get(key)
+            change = edit(current)
+            outcome = self.ctx.store.memories.swap(key, change.expect, change.changes, change.vector)
+            if outcome == APPLIED:
+                return current, change
+            if outcome == GONE:
+                raise NotFound(f"no memory {key}", hint="it was forgotten while being changed")
+            pause(attempt)  # spread the writers that collided
+        raise Conflict(f"{key} kept changing while this change was made; nothing was written",
+                       hint="retry the call")
 
     def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
         """Preview by default; with confirm, hard-delete and keep a snapshot for the retention window."""
