@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -14,10 +16,13 @@ from kenning import phrases, polarity, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import Conflict, InvalidInput, NotFound
+from kenning.idempotency import Once
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.store.locks import Lease
 from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, pause
 
+CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
 MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
@@ -82,20 +87,61 @@ class Memories:
         self.contradictions = Contradictions(ctx)
 
     # --- remember -------------------------------------------------------------------------
-    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False) -> RememberResult:
-        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit."""
+    def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False,
+                 idempotency_key: str | None = None) -> RememberResult:
+        """Validate, embed, refuse near-duplicates (returning the existing key), write, audit.
+
+        With ``idempotency_key`` a retry returns the first call's result (kenning/idempotency.py)."""
         memory = self._validated(draft, actor)
+        if idempotency_key is None:
+            return self._remember(memory, actor=actor, allow_duplicate=allow_duplicate)
+        once = Once(self.ctx, actor, idempotency_key,
+                    request=f"{memory.namespace}:{memory.project}:{memory.content_sha}")
+        memory = replace(memory, key=self.ctx.store.memories.new_key(memory.namespace, once.ulid))
+        return once.run(lambda: self._remember(memory, actor=actor, allow_duplicate=allow_duplicate),
+                        lambda: self._committed(memory.key))
+
+    def _committed(self, key: str) -> RememberResult | None:
+        """The result of an earlier attempt that wrote ``key`` (its reply lost), or None."""
+        if not self.ctx.store.memories.exists(key):
+            return None
+        return RememberResult("stored", key, notes=("stored by an earlier call with this idempotency key",))
+
+    def _remember(self, memory: Memory, *, actor: str, allow_duplicate: bool) -> RememberResult:
         vector = self.ctx.embedder.embed(memory.content)
-        if not allow_duplicate:
+        if allow_duplicate:
+            return self._store(memory, vector, actor=actor)
+        with self._claim(memory):  # the duplicate check and the write of one content, one call at a time
             existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
             if existing is not None and same_statement(existing[0].content, memory.content):
                 return RememberResult("duplicate", existing[0].key, existing[1],
                                       notes=(f"an equivalent memory exists ({existing[0].state}); not stored again",))
+            return self._store(memory, vector, actor=actor)
+
+    def _store(self, memory: Memory, vector: Any, *, actor: str) -> RememberResult:
         self.write_new(memory, vector, actor=actor, action="remember")
         opened = self.contradictions.on_remember(memory, vector, actor=actor)
         return RememberResult("stored", memory.key, notes=tuple(
             f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
             f"settle it with resolve_contradiction" for c in opened))
+
+    @contextmanager
+    def _claim(self, memory: Memory) -> Iterator[None]:
+        """Hold the claim on this content in this namespace and project (SET NX PX on one key, so
+        cluster-safe) while it is checked and written: a concurrent remember of the same text waits,
+        then its duplicate check sees this write. A claim whose holder died expires."""
+        name = hashlib.sha256(f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()).hexdigest()
+        lease = Lease(self.ctx.store.client, self.ctx.store.key("claim", "remember", name), memory.key,
+                      CLAIM_SECONDS)
+        deadline = time.monotonic() + CLAIM_SECONDS
+        while not lease.hold():
+            if time.monotonic() > deadline:
+                raise Conflict("another remember of the same content is still running", hint="retry the call")
+            time.sleep(0.005)
+        try:
+            yield
+        finally:
+            lease.release()
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
         self.ctx.store.memories.write(memory, vector)

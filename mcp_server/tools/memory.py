@@ -33,15 +33,16 @@ def register(tools: Registry) -> None:
     async def remember(content: str, namespace: str = "knowledge", project: str | None = None,
                        tags: list[str] | None = None, title: str | None = None, source: str | None = None,
                        event_date: str | None = None, valid_from: str | None = None, expires_at: str | None = None,
-                       allow_duplicate: bool = False) -> dict[str, Any]:
+                       allow_duplicate: bool = False, idempotency_key: str | None = None) -> dict[str, Any]:
         """Store one memory. Returns status "stored" or "duplicate" (with the existing key).
         namespace: knowledge | episodic | preference | project | skill. event_date: ISO date it happened.
-        valid_from: ISO time it became true (default now). expires_at: ISO time maintenance archives it."""
+        valid_from: ISO time it became true (default now). expires_at: ISO time maintenance archives it.
+        idempotency_key: your own id for this call; a retry with it returns the first result."""
         call = current()
         draft = Draft(content=content, namespace=namespace, project=project, tags=tuple(tags or ()), title=title,
                       source=source, event_date=event_date, valid_from=valid_from, expires_at=expires_at)
         result = await call.run(call.engine.memories.remember, draft, actor=call.actor,
-                                allow_duplicate=allow_duplicate)
+                                allow_duplicate=allow_duplicate, idempotency_key=idempotency_key)
         return result.public()
 
     _recall_tools(tools)

@@ -9,11 +9,15 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
+import pytest
+
 from kenning.engine import Engine
-from kenning.errors import Conflict
-from kenning.memory import Draft
+from kenning.errors import Conflict, InvalidInput
+from kenning.idempotency import Once
+from kenning.memory import Draft, Listing
 from kenning.store import digest
 
 THREADS = 8
@@ -55,7 +59,7 @@ def test_parallel_updates_each_replace_the_content_the_audit_says(engine: Engine
     original = "the staging database is postgres 14"
     key = engine.memories.remember(Draft(original), actor="t").key
     texts = [f"the staging database is postgres 14, checked by reviewer number {i}" for i in range(6)]
-    results = _together([lambda text=text: engine.memories.update(key, text, actor="t") for text in texts])
+    results = _together([partial(engine.memories.update, key, text, actor="t") for text in texts])
     assert not [r for r in results if isinstance(r, Exception)]
     events = [e for e in engine.store.audit.history(key) if e.action == "update"]
     chain = {e.before: e.after for e in events}
@@ -98,3 +102,47 @@ def test_parallel_retags_from_several_processes_keep_every_tag(engine: Engine) -
     expected = sorted(t for tags in per_process.values() for t in tags)
     assert sorted(engine.memories.get(key).tags) == expected
     assert len([e for e in engine.store.audit.history(key) if e.action == "retag"]) == len(expected)
+
+
+def test_parallel_identical_remembers_store_one(engine: Engine) -> None:
+    text = "the integration tests need the fake SMTP server on port 2525"
+    results = _together([partial(engine.memories.remember, Draft(text, project="mail"), actor="t")
+                         for _ in range(THREADS)])
+    stored = [r for r in results if r.status == "stored"]
+    assert len(stored) == 1
+    assert sorted(r.status for r in results) == ["duplicate"] * (THREADS - 1) + ["stored"]
+    assert {r.key for r in results} == {stored[0].key}  # every loser names the winner
+    assert engine.memories.list(Listing(projects=["mail"], limit=20)).total == 1
+
+
+def test_an_idempotent_remember_replayed_returns_the_first_result(engine: Engine) -> None:
+    draft = Draft("the staging cluster is drained every Sunday at 03:00", project="ops")
+    first = engine.memories.remember(draft, actor="t", idempotency_key="call-0001")
+    again = engine.memories.remember(draft, actor="t", idempotency_key="call-0001", allow_duplicate=True)
+    assert (again.status, again.key) == ("stored", first.key)
+    other = engine.memories.remember(draft, actor="t", idempotency_key="call-0002", allow_duplicate=True)
+    assert other.key != first.key  # the positive control: a new key does store a second copy
+    assert engine.memories.list(Listing(projects=["ops"], limit=20)).total == 2
+    with pytest.raises(Conflict, match="different request"):
+        engine.memories.remember(Draft("something else entirely", project="ops"), actor="t",
+                                 idempotency_key="call-0001")
+    with pytest.raises(InvalidInput, match="idempotency key"):
+        engine.memories.remember(draft, actor="t", idempotency_key="no spaces")
+
+
+def test_an_idempotent_remember_whose_reply_was_lost_is_not_stored_twice(engine: Engine) -> None:
+    draft = Draft("the VPN certificate renews on the first of each month", project="ops")
+    first = engine.memories.remember(draft, actor="t", idempotency_key="lost-reply-1")
+    engine.store.client.delete(f"{engine.store.prefix}idem:" + Once(engine.ctx, "t", "lost-reply-1", "").digest)
+    again = engine.memories.remember(draft, actor="t", idempotency_key="lost-reply-1", allow_duplicate=True)
+    assert (again.status, again.key) == ("stored", first.key)
+    assert engine.memories.list(Listing(projects=["ops"], limit=20)).total == 1
+
+
+def test_parallel_idempotent_remembers_write_once(engine: Engine) -> None:
+    draft = Draft("the docs site deploys from the gh-pages branch", project="docs")
+    results = _together([partial(engine.memories.remember, draft, actor="t", idempotency_key="same-call-9",
+                                 allow_duplicate=True) for _ in range(THREADS)])
+    assert {(r.status, r.key) for r in results} == {("stored", results[0].key)}
+    assert engine.memories.list(Listing(projects=["docs"], limit=20)).total == 1
+    assert len([e for e in engine.store.audit.history(results[0].key) if e.action == "remember"]) == 1
