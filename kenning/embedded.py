@@ -12,6 +12,7 @@ import logging
 import os
 import secrets
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import IO
 
 import valkey
 
+from kenning import permissions
 from kenning.errors import BackendUnavailable, Conflict, KenningError
 from kenning.settings import Settings
 from kenning.store.client import password_file
@@ -97,8 +99,9 @@ class EmbeddedValkey:
 
     def start(self, *, timeout: float = 20.0) -> None:
         self._check_files()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(parents=True, exist_ok=True, mode=permissions.PRIVATE_DIR)
         self._acquire_lock()
+        self._make_private()
         try:
             if not port_is_free(self.settings.valkey_host, self.settings.valkey_port):
                 raise Conflict(f"port {self.settings.valkey_port} on {self.settings.valkey_host} is taken",
@@ -134,6 +137,16 @@ class EmbeddedValkey:
         handle.flush()
         self._lock = handle
 
+    def _make_private(self) -> None:
+        """The data dir itself and everything in Valkey's folder (AOF, config, log) private to the user."""
+        fixed = permissions.tighten(self.dir)
+        if stat.S_IMODE(self.settings.data_dir.stat().st_mode) & 0o077:
+            self.settings.data_dir.chmod(permissions.PRIVATE_DIR)
+            fixed.append(self.settings.data_dir)
+        if fixed:
+            log.warning("made private (700/600), they were readable by others: %s",
+                        ", ".join(str(p) for p in fixed[:10]))
+
     def _spawn(self, secret: str) -> None:
         s = self.settings
         config = "\n".join([
@@ -151,7 +164,8 @@ class EmbeddedValkey:
             handle.write(config + "\n")
         log.info("starting %s on %s:%s (data %s)", self.binary, s.valkey_host, s.valkey_port, self.dir)
         self.process = subprocess.Popen([str(self.binary), str(conf)], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, start_new_session=True)
+                                        stderr=subprocess.PIPE, start_new_session=True,
+                                        umask=0o077)  # the AOF and everything else it writes: private
 
     def _wait_ready(self, secret: str, timeout: float) -> None:
         client = valkey.Valkey(host=self.settings.valkey_host, port=self.settings.valkey_port,
