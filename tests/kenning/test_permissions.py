@@ -39,8 +39,8 @@ def test_the_aof_and_everything_valkey_writes_are_private(tmp_path: Path) -> Non
     with EmbeddedValkey(settings):
         client = connect(settings)
         client.set("kenning-test:secret", "every memory is in the AOF")
-        client.execute_command("BGREWRITEAOF")
-        client.close()
+        client.execute_command("BGREWRITEAOF")  # type: ignore[no-untyped-call]
+        client.close()  # type: ignore[no-untyped-call]
     written = list((data / "valkey").rglob("*"))
     assert data / "valkey" / "appendonlydir" in written
     assert [p.name for p in written if p.parent.name == "appendonlydir"]
