@@ -129,6 +129,10 @@ class Settings(BaseSettings):
         default=False, description="Stateless Streamable HTTP, so replicas can sit behind a load balancer."
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+    health_timeout_seconds: float = Field(
+        default=2.0, gt=0, le=60,
+        description="/healthz answers 503 when its checks have not finished within this (a hung Valkey).",
+    )
 
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(
