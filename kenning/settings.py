@@ -129,6 +129,14 @@ class Settings(BaseSettings):
         default=False, description="Stateless Streamable HTTP, so replicas can sit behind a load balancer."
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+    mcp_session_idle_seconds: float = Field(
+        default=600.0, gt=0, le=86_400,
+        description="An MCP session with no request for this long is closed; the client opens a new one.",
+    )
+    mcp_sessions_per_token: int = Field(
+        default=32, ge=1, le=10_000,
+        description="Open MCP sessions one token may hold; a new one over this is refused (429).",
+    )
     health_timeout_seconds: float = Field(
         default=2.0, gt=0, le=60,
         description="/healthz answers 503 when its checks have not finished within this (a hung Valkey).",
