@@ -99,7 +99,8 @@ class EmbeddedValkey:
 
     def start(self, *, timeout: float = 20.0) -> None:
         self._check_files()
-        self.dir.mkdir(parents=True, exist_ok=True, mode=permissions.PRIVATE_DIR)
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True, mode=permissions.PRIVATE_DIR)
+        self.dir.mkdir(exist_ok=True, mode=permissions.PRIVATE_DIR)
         self._acquire_lock()
         self._make_private()
         try:
