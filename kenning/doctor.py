@@ -29,8 +29,8 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     checks.append(_module(store))
     model = _model(settings, load_model, checks)
     checks.append(_indexes(store, settings, model))
-    checks.append(_worker(store, settings))
     checks.append(files(settings))
+    checks.append(_worker(store, settings))
     return checks
 
 

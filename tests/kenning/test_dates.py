@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import replace
 from typing import Any
 
@@ -89,7 +90,7 @@ def test_a_poisoned_row_can_still_be_updated_retagged_and_explained(engine: Engi
 
 def test_a_backup_holding_a_poisoned_date_is_refused_before_writing(engine: Engine) -> None:
     engine.memories.remember(Draft("the deploy runs on Fridays"), actor="t")
-    made = engine.backups.backup(actor="admin")
+    made = engine.backups.backup(label=f"dates-{uuid.uuid4().hex[:8]}", actor="admin")  # the clock stands still
     data = json.loads(engine.backups.path_of(made["file"]).read_text(encoding="utf-8"))
     check(data)  # the positive control: the file as written is accepted
     data["memories"][0]["fields"]["expires_at"] = "-62135596860.0"
