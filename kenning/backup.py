@@ -49,6 +49,8 @@ MB = 1024 * 1024
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 REPORT_ITEMS = 200
+TIMES = ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at", "last_recalled",
+         "state_changed_at")
 DAMAGED = "nothing was written; the file is damaged or not a Kenning backup (list_backups shows the others)"
 Progress = Callable[[str, int, int], None]
 
@@ -371,6 +373,10 @@ def _check_memory(i: int, entry: Any, prefix: str, dim: int) -> None:
     try:
         memory = decode(key, fields)
         validation.content(memory.content)
+        for name in TIMES:  # a time no datetime can show would poison every listing after the restore
+            value = getattr(memory, name)
+            if value is not None:
+                validation.in_range(name, value)
         vector = base64.b64decode(entry["vector"], validate=True) if "vector" in entry else b""
     except (ValueError, TypeError, InvalidInput) as exc:
         raise InvalidInput(f"memory #{i} ({key}) is malformed: {exc}") from exc

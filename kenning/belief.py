@@ -15,6 +15,7 @@ from kenning import validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import TRUST_LEVELS, Memory
+from kenning.store.patches import CHANGED, GONE, SWAP_ATTEMPTS, pause
 
 
 def belief_fields(memory: Memory) -> dict[str, Any]:
@@ -83,10 +84,22 @@ class Belief:
 
     def _set(self, memory: Memory, changes: dict[str, Any], *, actor: str, action: str, reason: str,
              details: dict[str, Any] | None = None) -> Memory:
-        """Write ``changes`` and audit them; returns the memory as written (no second read)."""
-        before = belief_fields(memory)
-        changes = {**changes, "updated_at": self.ctx.clock.now()}
-        self.ctx.store.memories.update(memory.key, changes)
+        """Write ``changes`` while the belief fields are as read (compare-and-set; on a concurrent change
+        read again and retry) and audit them; returns the memory as written (no second read)."""
+        for attempt in range(SWAP_ATTEMPTS):
+            before = belief_fields(memory)
+            changes = {**changes, "updated_at": self.ctx.clock.now()}
+            read = {"trust": memory.trust, "superseded_by": memory.superseded_by}  # text: exact to compare
+            outcome = self.ctx.store.memories.swap(memory.key, read, changes)
+            if outcome != CHANGED:
+                break
+            pause(attempt)
+            memory = self.read(memory.key)
+        else:
+            raise Conflict(f"{memory.key} kept changing while its trust was set; nothing was written",
+                           hint="retry the call")
+        if outcome == GONE:  # forgotten meanwhile: nothing to record
+            return replace(memory, **changes)
         after = {name: changes.get(name, value) for name, value in before.items()}
         self.ctx.audit(actor, action, memory.key, reason=reason, before=memory.content, after=memory.content,
                        details={"before": before, "after": after, **(details or {})})

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Callable
 
-from kenning import schema
+from kenning import permissions, schema
 from kenning.embedding import Embedder
 from kenning.errors import KenningError
 from kenning.inspection import Check  # the same verdict the health tool reports, one shape for both
@@ -28,8 +29,21 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     checks.append(_module(store))
     model = _model(settings, load_model, checks)
     checks.append(_indexes(store, settings, model))
+    checks.append(files(settings))
     checks.append(_worker(store, settings))
     return checks
+
+
+def files(settings: Settings) -> Check:
+    """The embedded Valkey's data (every memory is in its AOF) must be private to the user."""
+    if settings.valkey_url is not None:
+        return Check("data files", True, "not checked: an external Valkey keeps its own files")
+    found = permissions.loose(settings.data_dir / "valkey")
+    if found:
+        shown = ", ".join(f"{p} ({stat.S_IMODE(p.stat().st_mode):o})" for p in found[:5])
+        return Check("data files", False, f"readable by others: {shown}; restart the embedded Valkey (it "
+                     f"makes them private) or chmod -R go= {settings.data_dir}")
+    return Check("data files", True, f"private (700/600) under {settings.data_dir / 'valkey'}")
 
 
 def _where(settings: Settings) -> str:

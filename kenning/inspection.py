@@ -125,7 +125,13 @@ class Inspection:
 
     def health(self, *, uptime: float = 0.0) -> Health:
         """Valkey, the search module, index drift and the model, each checked on its own."""
-        checks = [self._valkey(), self._module(), self._indexes(), self._model()]
+        valkey = self._valkey()
+        if valkey.ok:
+            checks = [valkey, self._module(), self._indexes(), self._model()]
+        else:  # each would wait out its own timeout on the same dead or hung server
+            skipped = "not checked: Valkey is not answering"
+            checks = [valkey, Check("search_module", False, skipped), Check("indexes", False, skipped),
+                      self._model()]
         return Health(checks=tuple(checks), version=__version__, uptime_seconds=uptime,
                       model=f"{self.ctx.embedder.model_name} ({self.ctx.embedder.dimension} dims)")
 

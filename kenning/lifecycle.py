@@ -18,7 +18,7 @@ Hook for other components: ``Lifecycle.transition`` is the single place a state 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning import phrases, query, validation
@@ -28,7 +28,7 @@ from kenning.memory import Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import AuditEvent, digest
-from kenning.store.patches import Patch, Patcher
+from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, Patch, Patcher, pause
 from kenning.store.phrase_index import PhraseIndex
 from kenning.suppression import Suppressions, hidden_by
 
@@ -110,13 +110,9 @@ class Lifecycle:
                    hints: list[str] | tuple[str, ...] | None = None) -> Transition:
         """Move one memory to state ``to`` (Conflict when the move is not allowed); reason required."""
         why = validation.reason(reason, required=True) or ""
-        memory = self.memories.get(key)
-        check_move(memory.state, to)
         wanted = _hints(hints) if to == "deprioritised" else ()
-        now = self.ctx.clock.now()
         who = actor or "unknown"
-        if not self.patcher.patch(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted)):
-            raise NotFound(f"{key} was deleted while it was being changed", hint="nothing was changed")
+        memory, now = self._move(key, to, why, who, wanted)
         for hint in memory.reinstate_hints:
             self.hints.remove(phrases.normalise(hint), key)
         for hint in wanted:
@@ -128,6 +124,24 @@ class Lifecycle:
         elif memory.state == "archived":  # visible again: a conflict that still holds is flagged anew
             self.memories.contradictions.on_reinstate(key, actor=who)
         return Transition(key, memory.state, to, why, who, now)
+
+    def _move(self, key: str, to: str, why: str, who: str, wanted: tuple[str, ...]) -> tuple[Memory, float]:
+        """Patch the state while it is still the one the move was checked against (compare-and-set,
+        retried on a concurrent change); the memory as it was before, and the time of the move."""
+        for attempt in range(SWAP_ATTEMPTS):
+            memory = self.memories.get(key)
+            check_move(memory.state, to)  # again after a collision: the other move may forbid this one
+            now = self.ctx.clock.now()
+            change = replace(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted),
+                             expect={"state": memory.state})
+            outcome = self.patcher.patch(change)
+            if outcome == APPLIED:
+                return memory, now
+            if outcome == GONE:
+                raise NotFound(f"{key} was deleted while it was being changed", hint="nothing was changed")
+            pause(attempt)
+        raise Conflict(f"{key} kept changing state while this move was made; nothing was written",
+                       hint="retry the call")
 
     def reindex_hints(self, memory: Memory) -> None:
         """Re-create the hint index entries of a memory written directly (e.g. by a restore). Idempotent."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import builtins
 import hashlib
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,11 +15,15 @@ from ulid import ULID
 from kenning import phrases, polarity, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
-from kenning.errors import InvalidInput, NotFound
+from kenning.errors import Conflict, InvalidInput, NotFound
+from kenning.idempotency import Once
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.store.locks import Lease
+from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, pause
 from kenning.suppression import Suppressions, hidden_by
 
+CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
 MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
@@ -49,6 +55,15 @@ class Draft:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One read-modify-write of a memory: the fields it read (``expect``), the fields it sets."""
+
+    expect: dict[str, Any]
+    changes: dict[str, Any]
+    vector: Any = None
+
+
+@dataclass(frozen=True)
 class Listing:
     """Filters, order and page of a listing (FT.SEARCH, never SCAN)."""
 
@@ -61,6 +76,15 @@ class Listing:
     descending: bool = True
     offset: int = 0
     limit: int = 20
+
+
+@dataclass(frozen=True)
+class WriteRules:
+    """How one remember treats duplicates and contradictions (see ``Memories.remember``)."""
+
+    allow_duplicate: bool = False
+    check_contradictions: bool = True
+    refresh: bool = False
 
 
 def content_sha(text: str) -> str:
@@ -76,22 +100,45 @@ class Memories:
 
     # --- remember -------------------------------------------------------------------------
     def remember(self, draft: Draft, *, actor: str, allow_duplicate: bool = False,
-                 check_contradictions: bool = True, refresh: bool = False) -> RememberResult:
+                 check_contradictions: bool = True, refresh: bool = False,
+                 idempotency_key: str | None = None) -> RememberResult:
         """Validate, embed, refuse near-duplicates (returning the existing key), write, audit.
 
         ``check_contradictions=False`` (feed articles) stores without opening contradictions: a news
         article must not make an agent's own memory disputed. A repeat with another event date is a new
         event and is stored, unless ``refresh``: then the existing memory takes the newer event date
-        (audited) and nothing new is stored."""
+        (audited) and nothing new is stored. With ``idempotency_key`` a retry returns the first call's
+        result (kenning/idempotency.py)."""
         memory = self._validated(draft, actor)
+        rules = WriteRules(allow_duplicate, check_contradictions, refresh)
+        if idempotency_key is None:
+            return self._remember(memory, actor=actor, rules=rules)
+        once = Once(self.ctx, actor, idempotency_key,
+                    request=f"{memory.namespace}:{memory.project}:{memory.content_sha}")
+        memory = replace(memory, key=self.ctx.store.memories.new_key(memory.namespace, once.ulid))
+        return once.run(lambda: self._remember(memory, actor=actor, rules=rules),
+                        lambda: self._committed(memory.key))
+
+    def _committed(self, key: str) -> RememberResult | None:
+        """The result of an earlier attempt that wrote ``key`` (its reply lost), or None."""
+        if not self.ctx.store.memories.exists(key):
+            return None
+        return RememberResult("stored", key, notes=("stored by an earlier call with this idempotency key",))
+
+    def _remember(self, memory: Memory, *, actor: str, rules: WriteRules) -> RememberResult:
         vector = self.ctx.embedder.embed(memory.content)
-        if not allow_duplicate:
+        if rules.allow_duplicate:
+            return self._store(memory, vector, actor=actor, rules=rules)
+        with self._claim(memory):  # the duplicate check and the write of one content, one call at a time
             existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
             if existing is not None and same_statement(existing[0].content, memory.content) \
-                    and (refresh or same_event(existing[0].event_date, memory.event_date)):
-                return self.refused(existing[0], existing[1], memory, actor=actor, refresh=refresh)
+                    and (rules.refresh or same_event(existing[0].event_date, memory.event_date)):
+                return self.refused(existing[0], existing[1], memory, actor=actor, refresh=rules.refresh)
+            return self._store(memory, vector, actor=actor, rules=rules)
+
+    def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules) -> RememberResult:
         self.write_new(memory, vector, actor=actor, action="remember")
-        opened = self.contradictions.on_remember(memory, vector, actor=actor) if check_contradictions else []
+        opened = self.contradictions.on_remember(memory, vector, actor=actor) if rules.check_contradictions else []
         for hook in self.after_store:
             hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(
@@ -118,6 +165,24 @@ class Memories:
                            details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
             notes.append(f"its event date is now {iso(new.event_date)} (refresh)")
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
+
+    @contextmanager
+    def _claim(self, memory: Memory) -> Iterator[None]:
+        """Hold the claim on this content in this namespace and project (SET NX PX on one key, so
+        cluster-safe) while it is checked and written: a concurrent remember of the same text waits,
+        then its duplicate check sees this write. A claim whose holder died expires."""
+        name = hashlib.sha256(f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()).hexdigest()
+        lease = Lease(self.ctx.store.client, self.ctx.store.key("claim", "remember", name), memory.key,
+                      CLAIM_SECONDS)
+        deadline = time.monotonic() + CLAIM_SECONDS
+        while not lease.hold():
+            if time.monotonic() > deadline:
+                raise Conflict("another remember of the same content is still running", hint="retry the call")
+            time.sleep(0.005)
+        try:
+            yield
+        finally:
+            lease.release()
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
         self.ctx.store.memories.write(memory, vector)
@@ -206,12 +271,18 @@ class Memories:
     # --- edits ----------------------------------------------------------------------------
     def update(self, key: str, content: str, *, actor: str, reason: str | None = None) -> Memory:
         """Replace the content, re-embed, keep the old text in the audit event."""
-        current = self.get(key)
+        validation.key(key, self.ctx.store.prefix)
         text = validation.content(content)
         why = validation.reason(reason) or ""  # before the write: a refused reason must not leave it unaudited
         vector = self.ctx.embedder.embed(text)
-        updated = replace(current, content=text, content_sha=content_sha(text), updated_at=self.ctx.clock.now())
-        self.ctx.store.memories.write(updated, vector)
+        sha = content_sha(text)
+
+        def edit(current: Memory) -> Change:
+            return Change({"content_sha": current.content_sha},
+                          {"content": text, "content_sha": sha, "updated_at": self.ctx.clock.now()}, vector)
+
+        current, change = self.swap(key, edit)
+        updated = replace(current, content=text, content_sha=sha, updated_at=change.changes["updated_at"])
         self.ctx.audit(actor, "update", key, reason=why, before=current.content,
                    after=text, details={"previous_content": current.content})
         if self.contradictions.after_edit(updated, vector, actor=actor):
@@ -220,20 +291,39 @@ class Memories:
 
     def retag(self, key: str, *, add: builtins.list[str] | None = None, remove: builtins.list[str] | None = None,
               actor: str, reason: str | None = None) -> Memory:
-        current = self.get(key)
+        validation.key(key, self.ctx.store.prefix)
         why = validation.reason(reason) or ""  # before the write, as in update
         drop = set(validation.tags(remove or []))
-        tags = tuple(t for t in current.tags if t not in drop) + validation.tags(add or [])
-        tags = tuple(dict.fromkeys(tags))
-        if len(tags) > validation.MAX_TAGS:
-            raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
-                               hint="remove some tags first")
-        updated = replace(current, tags=tags, updated_at=self.ctx.clock.now())
-        if not self.ctx.store.memories.update(key, {"tags": tags, "updated_at": updated.updated_at}):
-            raise NotFound(f"no memory {key}", hint="it was forgotten while being retagged")
+        extra = validation.tags(add or [])
+
+        def edit(current: Memory) -> Change:
+            tags = tuple(dict.fromkeys(tuple(t for t in current.tags if t not in drop) + extra))
+            if len(tags) > validation.MAX_TAGS:
+                raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
+                                   hint="remove some tags first")
+            return Change({"tags": current.tags}, {"tags": tags, "updated_at": self.ctx.clock.now()})
+
+        current, change = self.swap(key, edit)
+        tags = change.changes["tags"]
         self.ctx.audit(actor, "retag", key, reason=why, before=current.content,
                        after=current.content, details={"before": list(current.tags), "after": list(tags)})
-        return updated
+        return replace(current, tags=tags, updated_at=change.changes["updated_at"])
+
+    def swap(self, key: str, edit: Callable[[Memory], Change]) -> tuple[Memory, Change]:
+        """Read the memory, compute ``edit`` from it and write the change only while the fields it read
+        are unchanged (compare-and-set on the one key); retried on a concurrent change, so no
+        acknowledged change is lost and the audit shows the state the change replaced."""
+        for attempt in range(SWAP_ATTEMPTS):
+            current = self.get(key)
+            change = edit(current)
+            outcome = self.ctx.store.memories.swap(key, change.expect, change.changes, change.vector)
+            if outcome == APPLIED:
+                return current, change
+            if outcome == GONE:
+                raise NotFound(f"no memory {key}", hint="it was forgotten while being changed")
+            pause(attempt)  # spread the writers that collided
+        raise Conflict(f"{key} kept changing while this change was made; nothing was written",
+                       hint="retry the call")
 
     def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
         """Preview by default; with confirm, hard-delete and keep a snapshot for the retention window."""

@@ -10,13 +10,21 @@ STATES: tuple[str, ...] = ("active", "deprioritised", "archived")
 TRUST_LEVELS: tuple[str, ...] = ("stated", "verified", "disputed", "superseded")
 STATE_WEIGHTS: dict[str, float] = {"active": 1.0, "deprioritised": 0.2, "archived": 0.0}
 GLOBAL_PROJECT = "global"
+INVALID_DATE = "invalid date"
 
 
 def iso(ts: float | None) -> str | None:
-    """Epoch seconds -> ISO 8601 UTC (seconds precision), or None."""
+    """Epoch seconds -> ISO 8601 UTC (seconds precision), or None.
+
+    Never raises: a time no ``datetime`` can hold (written before dates were bounded, or by hand) reads
+    back as ``"invalid date (<seconds>)"``, so one bad row cannot stop a listing, a delete or a
+    maintenance pass (docs/reliability.md)."""
     if ts is None:
         return None
-    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    try:
+        return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (ValueError, OverflowError, OSError):
+        return f"{INVALID_DATE} ({ts!r})"
 
 
 @dataclass(frozen=True)

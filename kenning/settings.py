@@ -203,6 +203,18 @@ class Settings(BaseSettings):
     enrichment_interval_seconds: float = Field(
         default=30.0, gt=0, le=86_400, description="How often the worker drains the enrichment queue.",
     )
+    mcp_session_idle_seconds: float = Field(
+        default=600.0, gt=0, le=86_400,
+        description="An MCP session with no request for this long is closed; the client opens a new one.",
+    )
+    mcp_sessions_per_token: int = Field(
+        default=32, ge=1, le=10_000,
+        description="Open MCP sessions one token may hold; a new one over this is refused (429).",
+    )
+    health_timeout_seconds: float = Field(
+        default=2.0, gt=0, le=60,
+        description="/healthz answers 503 when its checks have not finished within this (a hung Valkey).",
+    )
 
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(

@@ -1,11 +1,13 @@
 """Input limits and allowlists, refused with a hint that says how to fix the input. Pure.
 
 Limits (docs/memory-model.md): content 1-50,000 characters; up to 20 tags of 1-100 characters;
-project names and tags are lower-cased and must match their allowlists below.
+project names and tags are lower-cased and must match their allowlists below; dates lie from
+1900-01-01 up to 8999-12-31 UTC.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 
@@ -20,6 +22,13 @@ MAX_REASON = 2_000
 PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]{0,99}$")
 PROJECT_RULE = "1-64 characters: a-z, 0-9, '.', '_', '-', starting with a letter or digit (e.g. 'kenning-api')"
+# Stored times are bounded so every one reads back as a date in any zone: year 1 or 9999 shifted by a
+# zone offset is outside what ``datetime`` can represent (docs/reliability.md).
+EARLIEST = datetime(1900, 1, 1, tzinfo=UTC).timestamp()
+LATEST = datetime(9000, 1, 1, tzinfo=UTC).timestamp()
+EPOCH_RE = re.compile(r"^[+-]?(?:\d{9,}(?:\.\d*)?|\d+\.\d*)$")
+DATE_HINT = ("use ISO 8601 (e.g. 2026-03-14 or 2026-03-14T09:30:00Z) or epoch seconds, "
+             "from 1900-01-01 up to 8999-12-31 UTC")
 TAG_RULE = "1-100 characters: a-z, 0-9 and . _ : / + # -, starting with a letter or digit (e.g. 'python', 'ci/cd')"
 
 
@@ -96,19 +105,35 @@ def bounded_int(name: str, value: int, low: int, high: int) -> int:
 
 
 def timestamp(name: str, value: str | float | None) -> float | None:
-    """An ISO 8601 date/time (UTC assumed when no zone) or epoch seconds -> epoch seconds."""
+    """An ISO 8601 date/time (UTC assumed when no zone) or epoch seconds -> epoch seconds, inside
+    ``EARLIEST``..``LATEST``. Epoch seconds may come as a number or as a string of digits with a
+    decimal point or of 9+ digits (8 digits read as an ISO basic date, e.g. 20260314)."""
     if value is None or value == "":
         return None
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+    if isinstance(value, bool):
+        raise InvalidInput(f"{name} {value!r} is not a date", hint=DATE_HINT)
+    if isinstance(value, int | float):
+        return in_range(name, float(value))
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} {value!r} is not a date", hint=DATE_HINT)
+    if EPOCH_RE.match(value.strip()):
+        return in_range(name, float(value))
     try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(f"{name} {value!r} is not a date",
-                           hint="use ISO 8601, e.g. 2026-03-14 or 2026-03-14T09:30:00Z") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        seconds = parsed.timestamp()
+    except (ValueError, OverflowError):
+        raise InvalidInput(f"{name} {value!r} is not a date", hint=DATE_HINT) from None
+    return in_range(name, seconds)
+
+
+def in_range(name: str, seconds: float) -> float:
+    """Refuse a time outside ``EARLIEST``..``LATEST`` (or not finite): every stored time must read
+    back as an ISO string, whatever zone it was given in."""
+    if not math.isfinite(seconds) or not EARLIEST <= seconds < LATEST:
+        raise InvalidInput(f"{name} is outside the dates Kenning stores", hint=DATE_HINT)
+    return seconds
 
 
 def key(value: str, prefix: str) -> str:

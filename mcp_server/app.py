@@ -16,6 +16,7 @@ from typing import Any
 from fastmcp import FastMCP
 from prometheus_client import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Mount
 
 from kenning import __version__
@@ -29,6 +30,7 @@ from mcp_server.oauth import server as oauth_server
 from mcp_server.registry import Registry, ScopeGuard
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
 from mcp_server.unauthorized import Unauthorized
+from mcp_server.sessions import SessionCap
 
 INSTRUCTIONS = Path(__file__).with_name("instructions.md")
 MCP_PATH = "/mcp"
@@ -84,7 +86,11 @@ def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = N
     mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock, oauth_clock=oauth_clock)
     guard: dict[str, Any] = {"host_origin_protection": True, "allowed_hosts": auth.allowed_hosts(settings),
                              "allowed_origins": auth.allowed_origins(settings)}
-    app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless, **guard)
+    cap = Middleware(SessionCap, path=MCP_PATH, per_token=settings.mcp_sessions_per_token,
+                     idle_seconds=settings.mcp_session_idle_seconds)
+    app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless,
+                       session_idle_timeout=settings.mcp_session_idle_seconds,
+                       middleware=[] if settings.mcp_stateless else [cap], **guard)
     if settings.mcp_sse:
         sse = mcp.http_app(path="/sse", transport="sse", **guard)
         app.router.routes.append(Mount("/", app=sse))

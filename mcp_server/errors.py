@@ -61,7 +61,8 @@ def message(exc: KenningError, request: str | None = None) -> str:
     text = f"{exc.code}: {exc.message}"
     if isinstance(exc, BackendUnavailable | EmbeddingMismatch):
         summary = exc.message.split(": ", 1)[0].rstrip(".")
-        text = f"{exc.code}: {OUTAGE} -- {summary}. Do not treat this as 'nothing stored'; retry later"
+        text = f"{exc.code}: {OUTAGE} -- {summary}. Do not treat this as 'nothing stored'; retry later " \
+            "(a write may have been stored: retry a remember with the same idempotency_key to make it safe)"
         if request:
             text += f" (request id {request})"
     if exc.hint:

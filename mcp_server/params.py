@@ -51,6 +51,7 @@ DESCRIPTIONS: dict[str, str] = {
     "gotchas": "traps worth remembering",
     "id": "contradiction id, from list_contradictions",
     "include_deprioritised": "also memories lowered in visibility",
+    "idempotency_key": "your own id for this call; a retry with it returns the first result",
     "include_feeds": "false leaves out feed articles (default: KENNING_RECALL_INCLUDE_FEEDS)",
     "include_superseded": "also memories a resolved contradiction went against",
     "iterations": "attempts it took",

@@ -18,7 +18,7 @@ from kenning.errors import StoreError
 from kenning.models import Memory
 from kenning.query import Search
 from kenning.store.client import call, text
-from kenning.store.patches import PATCH_SCRIPT, Patch
+from kenning.store.patches import APPLIED, PATCH_SCRIPT, Patch
 from kenning.store.recalls import Counter, Recalls
 
 
@@ -83,9 +83,19 @@ class MemoryStore:
         No read-modify-write: a concurrent counter bump is never lost, and a forgotten memory is
         never re-created. Returns False when the key no longer exists.
         """
+        return self.swap(key, {}, changes) == APPLIED
+
+    def swap(self, key: str, expect: dict[str, Any], changes: dict[str, Any],
+             vector: np.ndarray[Any, Any] | None = None) -> int:
+        """``update`` only while every ``expect`` field still holds the value given (None = absent):
+        APPLIED, GONE, or CHANGED when another writer changed one of them (nothing is written)."""
         sets, removes = schema.encode_changes(changes)
-        change = Patch(key, sets, removes)
-        return bool(call(self.client.eval, PATCH_SCRIPT, 1, key, *change.args()))
+        guard, _ = schema.encode_changes(expect)
+        fields: dict[str, str | bytes] = dict(sets)
+        if vector is not None:
+            fields[schema.VECTOR_FIELD] = schema.vector_bytes(vector)
+        change = Patch(key, fields, removes, expect={name: guard.get(name, "") for name in expect})
+        return int(call(self.client.eval, PATCH_SCRIPT, 1, key, *change.args()))
 
     def read(self, key: str) -> Memory | None:
         """The memory with its live recall counters (hash and counter key in one round trip), or None."""

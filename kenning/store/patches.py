@@ -1,39 +1,66 @@
 """Field-level updates of memory hashes that never resurrect a deleted memory. One key per script.
 
-``patch`` sets and removes fields in one atomic step on one key (cluster-safe, no read-modify-write
-race with a concurrent writer); ``apply`` runs a bulk change (patches, deletions and their audit events)
+``patch`` sets and removes fields in one atomic step on one key (cluster-safe), optionally guarded
+by the values the caller read: a read-modify-write whose guard fails writes nothing and is retried
+(compare-and-set, docs/reliability.md); ``apply`` runs a bulk change (patches, deletions and their audit events)
 in one pipeline. A recall's usage counters are not written here: they live beside the hash
 (``kenning.store.recalls``), because every write to an indexed hash re-indexes the whole document.
 """
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import valkey
 
 from kenning.store.audit import AuditEvent, AuditLog
 from kenning.store.client import call
 
+# ARGV: the number of guards, then (field, expected value) pairs ('' = absent), the number of fields
+# to set, their (field, value) pairs, then the fields to remove. 1 = applied, 0 = the key is gone,
+# -1 = a guarded field differs (someone changed it since the caller read it): nothing was written.
 PATCH_SCRIPT = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-local n = tonumber(ARGV[1])
-if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + 2 * n)) end
-for i = 2 + 2 * n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+local g = tonumber(ARGV[1])
+for i = 2, 1 + 2 * g, 2 do
+  local v = redis.call('HGET', KEYS[1], ARGV[i])
+  if (v or '') ~= ARGV[i + 1] then return -1 end
+end
+local at = 2 + 2 * g
+local n = tonumber(ARGV[at])
+if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, at + 1, at + 2 * n)) end
+for i = at + 1 + 2 * n, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
 return 1
 """
+APPLIED, GONE, CHANGED = 1, 0, -1
+# A writer loses a round only to one that won it, so N colliding writers need at most N rounds.
+SWAP_ATTEMPTS = 32
+
+
+def pause(attempt: int) -> None:
+    """Wait a little before retrying a compare-and-set that collided, spreading the colliding writers."""
+    time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
 
 
 @dataclass(frozen=True)
 class Patch:
-    """Fields to set (already encoded) and fields to remove on one existing memory hash."""
+    """Fields to set (already encoded) and fields to remove on one existing memory hash, applied only
+    while every ``expect`` field still holds its expected encoded value ('' = absent)."""
 
     key: str
-    set: dict[str, str] = field(default_factory=dict)
+    set: Mapping[str, str | bytes] = field(default_factory=dict)
     remove: tuple[str, ...] = ()
+    expect: dict[str, str] = field(default_factory=dict)
 
-    def args(self) -> list[str]:
-        flat = [str(len(self.set))]
+    def args(self) -> list[Any]:
+        flat: list[Any] = [str(len(self.expect))]
+        for name, expected in self.expect.items():
+            flat += [name, expected]
+        flat.append(str(len(self.set)))
         for name, value in self.set.items():
             flat += [name, value]
         return flat + list(self.remove)
@@ -44,9 +71,9 @@ class Patcher:
         self.client = client
         self.audit = audit
 
-    def patch(self, change: Patch) -> bool:
-        """Apply one patch; False when the memory no longer exists (nothing is created)."""
-        return bool(call(self.client.eval, PATCH_SCRIPT, 1, change.key, *change.args()))
+    def patch(self, change: Patch) -> int:
+        """Apply one patch: APPLIED, GONE (nothing is created) or CHANGED (a guard failed)."""
+        return int(call(self.client.eval, PATCH_SCRIPT, 1, change.key, *change.args()))
 
     def apply(self, patches: list[Patch], deletes: list[str], events: list[AuditEvent]) -> None:
         """One pipelined bulk change: patches, deletions and an audit event for each; then the history links."""

@@ -37,14 +37,15 @@ def register(tools: Registry) -> None:
     async def remember(content: str, namespace: Namespace = "knowledge", project: str | None = None,
                        tags: list[str] | None = None, title: str | None = None, source: str | None = None,
                        event_date: str | None = None, valid_from: str | None = None, expires_at: str | None = None,
-                       allow_duplicate: bool = False, refresh: bool = False) -> dict[str, Any]:
+                       allow_duplicate: bool = False, refresh: bool = False,
+                       idempotency_key: str | None = None) -> dict[str, Any]:
         """Store one memory. Returns status "stored" or "duplicate" (with the existing key).
         """
         call = current()
         draft = Draft(content=content, namespace=namespace, project=project, tags=tuple(tags or ()), title=title,
                       source=source, event_date=event_date, valid_from=valid_from, expires_at=expires_at)
         result = await call.run(call.engine.memories.remember, draft, actor=call.actor,
-                                allow_duplicate=allow_duplicate, refresh=refresh)
+                                allow_duplicate=allow_duplicate, refresh=refresh, idempotency_key=idempotency_key)
         return result.public()
 
     _recall_tools(tools)

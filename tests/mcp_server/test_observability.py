@@ -3,6 +3,8 @@ in the middle of a session reported as an outage, never as "no memories"."""
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import httpx
@@ -105,3 +107,26 @@ def test_observed_embedder_records_embedding_latency(embedder: Embedder) -> None
     assert len(timed.embed_many(["two", "texts"])) == 2
     assert timed.model_name == embedder.model_name
     assert registry.get_sample_value("kenning_embedding_latency_seconds_count") == 2.0
+
+
+async def test_healthz_answers_503_within_its_deadline_when_valkey_hangs(
+        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    settings = doomed_valkey.settings
+    engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
+    harness = start_harness(engine, mcp_settings(settings, health_timeout_seconds=0.5))
+    assert doomed_valkey.process is not None
+    pid = doomed_valkey.process.pid
+    try:
+        async with httpx.AsyncClient(base_url=harness.base, timeout=60) as http:
+            healthy = await http.get("/healthz")
+            os.kill(pid, signal.SIGSTOP)  # hung, not gone: connections stay open, nothing answers
+            try:
+                hung = await http.get("/healthz")
+                again = await http.get("/healthz")  # while the first one's check still waits
+            finally:
+                os.kill(pid, signal.SIGCONT)
+    finally:
+        harness.service.stop()
+    assert healthy.status_code == 200  # the positive control
+    assert (hung.status_code, again.status_code) == (503, 503)
+    assert hung.json() == {"ok": False, "reason": "the health checks did not finish within 0.5s (is Valkey hung?)"}
