@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kenning kenning_cli mcp_server feed_worker tests bench
+	$(VENV)/bin/ruff check kenning kenning_cli mcp_server web_ui feed_worker tests bench
 	$(VENV)/bin/mypy
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.

@@ -62,6 +62,9 @@ class RecallResult:
     warnings: tuple[dict[str, Any], ...] = ()
     notes: tuple[str, ...] = ()
     examined: int = 0
+    # What a suppression took out of this recall: (key, similarity, terms), above the relevance floor.
+    # For a person (the dashboard); never in ``public``, which is what an agent reads.
+    hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -177,11 +180,17 @@ class Recaller:
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
         pool = self.pool(p, vector)
-        visible = [h for h in pool if not hidden_by(h.memory, suppressed)]
+        marked = [(h, tuple(hidden_by(h.memory, suppressed))) for h in pool] if suppressed else \
+            [(h, ()) for h in pool]
+        visible = [h for h, terms in marked if not terms]
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
         flagged = self.reinstate_candidates(p, hinted, np.asarray(embedded, dtype=np.float32), suppressed, now)
         hits = self.record(p, select(ranked, flagged, p.top_k), now)
-        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool))
+        floor = self.ctx.settings.relevance_floor
+        hidden = tuple((h.memory.key, round(h.similarity, 4), terms) for h, terms in marked
+                       if terms and h.similarity >= floor)
+        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool),
+                            hidden=hidden)
 
     def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
         """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip (a

@@ -130,6 +130,18 @@ class Settings(BaseSettings):
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
 
+    # --- dashboard -------------------------------------------------------------------------
+    web_host: str = Field(default="127.0.0.1", description="Address the dashboard binds to.")
+    web_port: int = Field(default=8080, ge=1, le=65535, description="Port of the dashboard.")
+    web_public_url: str | None = Field(
+        default=None,
+        description="Public base URL of the dashboard (e.g. https://kenning.example.org); forms are accepted "
+                    "only from this origin, and an https URL marks the session cookie Secure.",
+    )
+    web_session_hours: float = Field(
+        default=12.0, gt=0, le=720, description="A dashboard login lasts this long (hours); logout ends it at once."
+    )
+
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(
         default=60.0, gt=0, le=10_080,
@@ -150,7 +162,7 @@ class Settings(BaseSettings):
     )
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
-                     "mcp_public_url", "backup_dir", mode="before")
+                     "mcp_public_url", "backup_dir", "web_public_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""
