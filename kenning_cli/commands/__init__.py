@@ -9,5 +9,6 @@ from kenning_cli.commands import (
     mcp,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
+    web,  # noqa: F401
     worker,  # noqa: F401
 )
