@@ -51,3 +51,9 @@ class EmbeddingMismatch(KenningError):
     """The store's vectors were written by another model or dimension than the one loaded."""
 
     code = "embedding_mismatch"
+
+
+class RateLimited(KenningError):
+    """Too many attempts (logins, client registrations) in a window; ``hint`` says when to retry."""
+
+    code = "rate_limited"

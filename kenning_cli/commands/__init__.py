@@ -9,6 +9,7 @@ from kenning_cli.commands import (
     mcp,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
+    users,  # noqa: F401
     web,  # noqa: F401
     worker,  # noqa: F401
 )

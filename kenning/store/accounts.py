@@ -1,0 +1,93 @@
+"""Accounts and login sessions at rest.
+
+``{prefix}account:{username}`` is a hash (role, disabled, created_at, password: the argon2 hash);
+``{prefix}accounts`` is the set of usernames, so accounts are listed without a scan.
+``{prefix}session:{sha256}`` is a login session, keyed by the sha256 of its id (never the id itself),
+with a Valkey TTL equal to its lifetime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import valkey
+
+from kenning.store.client import call, text
+
+
+@dataclass(frozen=True)
+class AccountRecord:
+    username: str
+    role: str
+    disabled: bool
+    created_at: float
+    password_hash: str
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    username: str
+    csrf_token: str
+    created_at: float
+    expires_at: float
+
+
+class AccountStore:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.names = f"{prefix}accounts"
+
+    def _key(self, username: str) -> str:
+        return f"{self.prefix}account:{username}"
+
+    def _session_key(self, digest: str) -> str:
+        return f"{self.prefix}session:{digest}"
+
+    def _hash(self, key: str) -> dict[str, str]:
+        raw: Any = call(self.client.hgetall, key)
+        return {text(k): text(v) for k, v in raw.items()}
+
+    def add(self, record: AccountRecord) -> bool:
+        """Store a new account; False (and nothing written) when the username is taken."""
+        if not call(self.client.sadd, self.names, record.username):
+            return False
+        fields = {"role": record.role, "disabled": "1" if record.disabled else "0",
+                  "created_at": repr(record.created_at), "password": record.password_hash}
+        call(self.client.hset, self._key(record.username), mapping=fields)
+        return True
+
+    def get(self, username: str) -> AccountRecord | None:
+        data = self._hash(self._key(username))
+        if not data:
+            return None
+        return AccountRecord(username=username, role=data.get("role", "viewer"),
+                             disabled=data.get("disabled") == "1",
+                             created_at=float(data.get("created_at", "0") or 0),
+                             password_hash=data.get("password", ""))
+
+    def update(self, username: str, **fields: str) -> None:
+        call(self.client.hset, self._key(username), mapping=fields)
+
+    def usernames(self) -> list[str]:
+        return sorted(text(n) for n in call(self.client.smembers, self.names))
+
+    def add_session(self, digest: str, record: SessionRecord, ttl_seconds: int) -> None:
+        fields = {"username": record.username, "csrf": record.csrf_token,
+                  "created_at": repr(record.created_at), "expires_at": repr(record.expires_at)}
+        pipe: Any = self.client.pipeline(transaction=True)
+        pipe.hset(self._session_key(digest), mapping=fields)
+        pipe.expire(self._session_key(digest), max(1, ttl_seconds))
+        call(pipe.execute)
+
+    def session(self, digest: str) -> SessionRecord | None:
+        data = self._hash(self._session_key(digest))
+        if not data:
+            return None
+        return SessionRecord(username=data.get("username", ""), csrf_token=data.get("csrf", ""),
+                             created_at=float(data.get("created_at", "0") or 0),
+                             expires_at=float(data.get("expires_at", "0") or 0))
+
+    def remove_session(self, digest: str) -> bool:
+        return bool(call(self.client.delete, self._session_key(digest)))
