@@ -139,7 +139,8 @@ class Settings(BaseSettings):
                     "only from this origin, and an https URL marks the session cookie Secure.",
     )
     web_session_hours: float = Field(
-        default=12.0, gt=0, le=720, description="A dashboard login lasts this long (hours); logout ends it at once."
+        default=12.0, ge=0.05, le=720,
+        description="A dashboard login lasts this long (hours); logout ends it at once."
     )
 
     # --- operations ------------------------------------------------------------------------

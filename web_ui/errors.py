@@ -21,6 +21,7 @@ from kenning.errors import (
     KenningError,
     NotFound,
     PermissionDenied,
+    RateLimited,
 )
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class LoginRequired(Exception):
 def status_of(exc: KenningError) -> int:
     if isinstance(exc, Forbidden):
         return 403
+    if isinstance(exc, RateLimited):
+        return 429
     for kind, status in STATUS.items():
         if isinstance(exc, kind):
             return status

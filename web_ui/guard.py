@@ -10,10 +10,11 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import Response
 
+from kenning.accounts import ROLES
 from web_ui.errors import Forbidden, LoginRequired
 from web_ui.runtime import runtime
 from web_ui.security import SAFE_METHODS, check_origin, check_token
-from web_ui.sessions import ROLES, Login
+from web_ui.sessions import Login
 
 COOKIE = "kenning_session"
 Endpoint = Callable[[Request], Awaitable[Response]]

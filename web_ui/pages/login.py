@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from kenning.errors import RateLimited
 from web_ui.errors import Forbidden
 from web_ui.forms import form_of
 from web_ui.guard import COOKIE, current_login, guard
@@ -58,7 +59,12 @@ async def login_submit(request: Request) -> Response:
         return _form(request, {"error": "Enter your user name and password.", "username": username[:MAX_NAME],
                                "next": target}, status=400)
     ip = request.client.host if request.client else None
-    login = await rt.run(rt.logins.login, username, password, ip=ip)
+    try:
+        login = await rt.run(rt.logins.login, username, password, ip=ip)
+    except RateLimited as exc:
+        rt.metrics.failed_logins.inc()
+        return _form(request, {"error": f"{exc.message}; {exc.hint}.", "username": username, "next": target},
+                     status=429)
     if login is None:
         rt.metrics.failed_logins.inc()
         return _form(request, {"error": "Wrong user name or password, or the account is disabled.",
