@@ -204,6 +204,7 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     engine.lifecycle.forget(key, confirm=True, actor="pytest", reason="oops")
     report = admin.get(f"/backups/dry-run?file={name}")
     assert "Nothing has been written yet" in report.text
+    assert '<th scope="row">memories</th><td>1</td><td>0</td><td>0</td>' in report.text  # add 1
     assert not engine.store.memories.exists(key)  # the dry run wrote nothing
     unread = admin.post("/backups/restore", data=web.form(admin, file=name))
     assert unread.status_code == 400
