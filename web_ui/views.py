@@ -20,7 +20,8 @@ TEMPLATES = Path(__file__).with_name("templates")
 NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it)
     ("/", "Overview", "viewer"), ("/memories", "Memories", "viewer"), ("/search", "Search", "viewer"),
     ("/contradictions", "Contradictions", "viewer"), ("/duplicates", "Duplicates", "viewer"),
-    ("/suppressions", "Suppressions", "viewer"), ("/audit", "Audit log", "viewer"),
+    ("/suppressions", "Suppressions", "viewer"), ("/experience", "Experience", "viewer"),
+    ("/audit", "Audit log", "viewer"),
     ("/backups", "Backups", "admin"), ("/settings", "Settings", "admin"),
 )
 

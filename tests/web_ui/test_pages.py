@@ -222,6 +222,21 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     assert sorted(b["file"] for b in engine.backups.list_backups()) == sorted([name, copy])
 
 
+def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dashboard, engine: Engine) -> None:
+    engine.experience.log_abandoned(Approach(name="celery", type="library", reason="workers leaked memory"),
+                                    effort=4, project="alpha", actor="pytest")
+    key = remember(engine, "The build queue runs on arq with Redis")
+    viewer = web.client("viewer")
+    page = viewer.get("/experience?project=alpha")
+    assert page.status_code == 200
+    assert "workers leaked memory" in page.text
+    never = viewer.get("/experience?topic=arq+build+queue&format=json").json()["why"]
+    assert never["mentions"] == []  # positive control: nothing recalled it yet
+    viewer.get("/search?q=what+runs+the+build+queue")
+    asked = viewer.get("/experience?topic=arq+build+queue&format=json").json()["why"]
+    assert [(m["key"], m["actor"]) for m in asked["mentions"]] == [(key, "web:viewer")]
+
+
 def test_audit_log_filters(web: Dashboard, engine: Engine) -> None:
     key = remember(engine, "The VPN gateway moved to 10.8.0.1")
     engine.lifecycle.archive(key, reason="VPN retired", actor="someone")
