@@ -18,7 +18,19 @@ from kenning.errors import KenningError
 from kenning.settings import Settings
 from web_ui import errors
 from web_ui.metrics import Metrics
-from web_ui.pages import audit, backups, experience, login, memories, ops, overview, search, settings_page, truth
+from web_ui.pages import (
+    audit,
+    backups,
+    experience,
+    login,
+    memories,
+    ops,
+    overview,
+    projects,
+    search,
+    settings_page,
+    truth,
+)
 from web_ui.runtime import Runtime
 from web_ui.security import SecurityHeaders
 from web_ui.sessions import SessionBook
@@ -29,7 +41,8 @@ STATIC = Path(__file__).with_name("static")
 
 def routes() -> list[BaseRoute]:
     found: list[BaseRoute] = []
-    for module in (ops, login, overview, memories, search, truth, experience, audit, backups, settings_page):
+    for module in (ops, login, overview, memories, search, truth, experience, projects, audit, backups,
+                   settings_page):
         found += module.routes
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found

@@ -21,6 +21,7 @@ NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it
     ("/", "Overview", "viewer"), ("/memories", "Memories", "viewer"), ("/search", "Search", "viewer"),
     ("/contradictions", "Contradictions", "viewer"), ("/duplicates", "Duplicates", "viewer"),
     ("/suppressions", "Suppressions", "viewer"), ("/experience", "Experience", "viewer"),
+    ("/projects", "Projects", "viewer"),
     ("/audit", "Audit log", "viewer"),
     ("/backups", "Backups", "admin"), ("/settings", "Settings", "admin"),
 )

@@ -237,6 +237,20 @@ def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dash
     assert [(m["key"], m["actor"]) for m in asked["mentions"]] == [(key, "web:viewer")]
 
 
+def test_projects_list_and_one_project(web: Dashboard, engine: Engine) -> None:
+    viewer = web.client("viewer")
+    assert "No project has a context yet" in viewer.get("/projects").text
+    engine.projects.set("kenning-api", description="The public API", stack=["python", "valkey"],
+                        conventions=None, state="v2 in review", actor="pytest")
+    remember(engine, "The API rate limit is 100 requests a minute", project="kenning-api")
+    listed = viewer.get("/projects?format=json").json()
+    assert [p["name"] for p in listed["projects"]] == ["kenning-api"]
+    one = viewer.get("/projects?name=kenning-api&format=json").json()["detail"]
+    assert one["project"]["state"] == "v2 in review"
+    assert one["memories"]["knowledge"] == 1
+    assert viewer.get("/projects?name=Bad%20Name").status_code == 400
+
+
 def test_audit_log_filters(web: Dashboard, engine: Engine) -> None:
     key = remember(engine, "The VPN gateway moved to 10.8.0.1")
     engine.lifecycle.archive(key, reason="VPN retired", actor="someone")
