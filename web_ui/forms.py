@@ -34,10 +34,6 @@ async def form_of(request: Request) -> dict[str, str]:
     return out
 
 
-def many(request: Request, name: str, form: FormData) -> list[str]:
-    return [v.strip() for v in form.getlist(name) if isinstance(v, str) and v.strip()]
-
-
 def login(request: Request) -> Login:
     value = login_of(request)
     if value is None:  # only reachable from a page without @guard: a programming error
