@@ -106,6 +106,13 @@ def make_accounts(engine: Engine) -> None:
 
 
 @pytest.fixture
+def settings(settings: Settings, tmp_path: Path) -> Settings:
+    """The test's settings with a backup directory of its own (the shared data directory is every test's)."""
+    return make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                         backup_dir=tmp_path / "backups")
+
+
+@pytest.fixture
 def web(engine: Engine, settings: Settings, tmp_path: Path) -> Iterator[Dashboard]:
     make_accounts(engine)
     dashboard = Dashboard(engine, web_settings(settings, tmp_path))
