@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 	@echo "==> installed into $(VENV)"
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kenning kenning_cli mcp_server feed_worker tests bench
+	$(VENV)/bin/ruff check kenning kenning_cli mcp_server web_ui feed_worker tests bench
 	$(VENV)/bin/mypy
 
 # valkey-search, the production engine (no registry ships it; ../shared holds a build, see its README).

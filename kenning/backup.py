@@ -170,6 +170,33 @@ class Backups:
             raise NotFound(f"no backup {name}", hint="list_backups shows the files that exist")
         return path
 
+    def receive(self, name: str, data: bytes, *, actor: str) -> dict[str, Any]:
+        """Keep an uploaded backup in the backup directory under its own name, once it reads as a valid
+        backup (a damaged or foreign file is refused and nothing is kept)."""
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise InvalidInput(f"{name!r} is not a backup file name",
+                               hint="upload a file as Kenning named it: kenning-backup-<time>[-label].json")
+        limit = self.ctx.settings.restore_max_mb * MB
+        if len(data) > limit:
+            raise InvalidInput(f"{name} is {len(data):,} bytes; the limit is {limit:,}",
+                               hint="raise KENNING_RESTORE_MAX_MB if the file is trusted")
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.directory / name
+        if path.exists():  # never overwrite a backup
+            raise Conflict(f"{name} exists already", hint="restore it from the list, or rename the upload")
+        partial = self.directory / f"upload-{os.getpid()}-{name}.partial"
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+            out.write(data)
+        try:
+            load(partial, max_bytes=limit)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(path)
+        result = {"file": name, "bytes": len(data)}
+        self.ctx.audit(actor, "upload_backup", "", details=result)
+        return result
+
     # --- restore --------------------------------------------------------------------------
     def restore_file(self, name: str, *, dry_run: bool = True, actor: str) -> dict[str, Any]:
         """``restore`` of a file in the backup directory, by name only (what the MCP tool offers)."""

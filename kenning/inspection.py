@@ -59,6 +59,7 @@ class AuditRequest:
     namespaces: tuple[str, ...] | list[str] | None = None
     projects: tuple[str, ...] | list[str] | None = None
     states: tuple[str, ...] | list[str] | None = None
+    tags: tuple[str, ...] | list[str] | None = None
     sort: str = "created_at"
     descending: bool = True
     offset: int = 0
@@ -96,7 +97,7 @@ class Inspection:
         out and only counted in ``page.withheld`` (DESIGN: never in lists meant for the agent).
         """
         listing = Listing(namespaces=request.namespaces, projects=request.projects, states=request.states,
-                          sort=request.sort, descending=request.descending, offset=request.offset,
+                          tags=request.tags, sort=request.sort, descending=request.descending, offset=request.offset,
                           limit=request.limit)
         page = self.memories.list(listing)
         counts = self.counts(listing)
@@ -112,7 +113,7 @@ class Inspection:
         }
 
     def counts(self, listing: Listing) -> dict[str, dict[str, int]]:
-        base = list(self.memories.filter_clauses(Listing(projects=listing.projects)))
+        base = list(self.memories.filter_clauses(Listing(projects=listing.projects, tags=listing.tags)))
         states = [s for s in STATES if not listing.states or s in listing.states]
         out: dict[str, dict[str, int]] = {}
         for namespace in validation.namespaces(listing.namespaces):

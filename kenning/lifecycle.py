@@ -38,6 +38,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "archived": ("active",),
 }
 MAX_HINTS = 10
+MAX_BULK = 100
 CANDIDATES = 5
 BATCH = 200
 # Which states each action by query may act on.
@@ -142,6 +143,22 @@ class Lifecycle:
             pause(attempt)
         raise Conflict(f"{key} kept changing state while this move was made; nothing was written",
                        hint="retry the call")
+
+    def transition_many(self, keys: list[str] | tuple[str, ...], to: str, *, reason: str | None,
+                        actor: str) -> list[Transition]:
+        """Move up to ``MAX_BULK`` memories to ``to`` with one reason (the dashboard's bulk actions).
+
+        The reason, every key and every move are checked before the first one changes.
+        """
+        validation.reason(reason, required=True)
+        names = list(dict.fromkeys(keys))
+        if not names or len(names) > MAX_BULK:
+            raise InvalidInput(f"select 1 to {MAX_BULK} memories; got {len(names)}", hint="tick the memories to change")
+        if to not in STATES:
+            raise InvalidInput(f"unknown state {to!r}", hint=f"use one of {', '.join(STATES)}")
+        for memory in [self.memories.get(key) for key in names]:
+            check_move(memory.state, to)
+        return [self.transition(key, to, reason=reason, actor=actor) for key in names]
 
     def reindex_hints(self, memory: Memory) -> None:
         """Re-create the hint index entries of a memory written directly (e.g. by a restore). Idempotent."""

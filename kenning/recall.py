@@ -65,6 +65,9 @@ class RecallResult:
     notes: tuple[str, ...] = ()
     examined: int = 0
     suppressed: tuple[tuple[str, int], ...] = ()  # (term, how many relevant memories it hid)
+    # What a suppression took out of this recall: (key, similarity, terms), above the relevance floor.
+    # For a person (the dashboard); never in ``public``, which is what an agent reads.
+    hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -190,7 +193,7 @@ class Recaller:
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
         pool = self.pool(p, vector)
-        visible, hidden = self.unsuppressed(p, pool, suppressed)
+        visible, suppressed_counts, hidden = self.unsuppressed(p, pool, suppressed)
         query_vector = np.asarray(embedded, dtype=np.float32)
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
         # "as of" a past moment the newer statement may not exist yet: no change is known then
@@ -201,23 +204,26 @@ class Recaller:
         flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
         hits = self.record(p, select(ranked, flagged, p.top_k), now)
         return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool),
-                            suppressed=hidden)
+                            suppressed=suppressed_counts, hidden=hidden)
 
-    def unsuppressed(self, p: Plan, pool: list[Hit],
-                     suppressed: list[Suppression]) -> tuple[list[Hit], tuple[tuple[str, int], ...]]:
-        """The hits no suppression hides, and per term how many relevant memories it hid (those that
-        would have passed the relevance floor: what the floor dropped is not the suppression's doing)."""
+    def unsuppressed(self, p: Plan, pool: list[Hit], suppressed: list[Suppression]) -> tuple[
+            list[Hit], tuple[tuple[str, int], ...], tuple[tuple[str, float, tuple[str, ...]], ...]]:
+        """The hits no suppression hides; per term how many relevant memories it hid (those that would
+        have passed the relevance floor: what the floor dropped is not the suppression's doing); and the
+        hidden ones themselves (key, similarity, terms) for a person's view."""
         visible: list[Hit] = []
-        hidden: dict[str, set[str]] = {}
+        counted: dict[str, set[str]] = {}
+        hidden: list[tuple[str, float, tuple[str, ...]]] = []
         floor = self.ctx.settings.relevance_floor
         for hit in pool:
-            terms = hidden_by(hit.memory, suppressed)
+            terms = tuple(hidden_by(hit.memory, suppressed)) if suppressed else ()
             if not terms:
                 visible.append(hit)
             elif hit.similarity >= floor or any(exact(hit.memory.content, i) for i in p.identifiers):
+                hidden.append((hit.memory.key, round(hit.similarity, 4), terms))
                 for name in terms:
-                    hidden.setdefault(name, set()).add(hit.memory.key)
-        return visible, tuple((name, len(keys)) for name, keys in sorted(hidden.items()))
+                    counted.setdefault(name, set()).add(hit.memory.key)
+        return visible, tuple((name, len(keys)) for name, keys in sorted(counted.items())), tuple(hidden)
 
     def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
         """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip (a

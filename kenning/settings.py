@@ -216,6 +216,19 @@ class Settings(BaseSettings):
         description="/healthz answers 503 when its checks have not finished within this (a hung Valkey).",
     )
 
+    # --- dashboard -------------------------------------------------------------------------
+    web_host: str = Field(default="127.0.0.1", description="Address the dashboard binds to.")
+    web_port: int = Field(default=8080, ge=1, le=65535, description="Port of the dashboard.")
+    web_public_url: str | None = Field(
+        default=None,
+        description="Public base URL of the dashboard (e.g. https://kenning.example.org); forms are accepted "
+                    "only from this origin, and an https URL marks the session cookie Secure.",
+    )
+    web_session_hours: float = Field(
+        default=12.0, ge=0.05, le=720,
+        description="A dashboard login lasts this long (hours); logout ends it at once."
+    )
+
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(
         default=60.0, gt=0, le=10_080,
@@ -266,7 +279,7 @@ class Settings(BaseSettings):
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
                      "mcp_public_url", "backup_dir", "model_dir", "anthropic_api_key", "anthropic_base_url",
-                     "feeds_file", "oauth_registration_key", mode="before")
+                     "feeds_file", "oauth_registration_key", "web_public_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""

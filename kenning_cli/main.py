@@ -74,13 +74,14 @@ def _doctor(args: argparse.Namespace, settings: Settings) -> int:
 def _up_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mcp", action="store_true", help="do not start the MCP server")
     parser.add_argument("--no-worker", action="store_true", help="do not start the worker (scheduled maintenance)")
+    parser.add_argument("--no-web", action="store_true", help="do not start the dashboard")
 
 
 @command("up", "Run the whole platform in the foreground: embedded Valkey and every service.", _up_arguments)
 def _up(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli import services
 
-    return services.up(settings, mcp=not args.no_mcp, worker=not args.no_worker)
+    return services.up(settings, mcp=not args.no_mcp, worker=not args.no_worker, web=not args.no_web)
 
 
 def wait_for_signal(alive: Callable[[], bool]) -> None:

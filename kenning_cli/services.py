@@ -67,17 +67,22 @@ def _pinned(settings: Settings, client: Any = None) -> str | None:
         own.close()  # type: ignore[no-untyped-call]
 
 
-def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True,
+def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True, web: bool = True,
                 metrics: Metrics | None = None) -> list[Service]:
     """The services `kenning up` runs beside the engine, each imported lazily.
 
-    Both are part of this distribution: a missing dependency is an error, never a silently absent door.
+    All are part of this distribution: a missing dependency is an error, never a silently absent door.
     """
     services: list[Service] = []
     if mcp:
         from mcp_server.service import McpService
 
         services.append(McpService(engine, settings, metrics=metrics))
+    if web:
+        from web_ui.service import WebService
+        from web_ui.sessions import logins_for
+
+        services.append(WebService(engine, settings, logins_for(engine, settings)))
     if worker:  # a core part of the package: a missing scheduler is an error, not a silently absent door
         from feed_worker.metrics import FeedMetrics
         from feed_worker.worker import Worker
@@ -88,7 +93,7 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool =
     return services
 
 
-def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
+def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool = True) -> int:
     """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the foreground; Ctrl-C stops all."""
     from kenning.embedded import EmbeddedValkey
     from kenning_cli.main import wait_for_signal
@@ -104,7 +109,8 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True) -> int:
             print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
         metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_model(settings))
         engine = open_engine(settings, embedder)
-        running = _start_all(front_doors(engine, settings, mcp=mcp, worker=worker, metrics=metrics), stack)
+        doors = front_doors(engine, settings, mcp=mcp, worker=worker, web=web, metrics=metrics)
+        running = _start_all(doors, stack)
 
         def alive() -> bool:
             return (server is None or server.alive()) and all(s.alive() for s in running)

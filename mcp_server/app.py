@@ -29,8 +29,8 @@ from mcp_server.metrics import Metrics, MetricsMiddleware
 from mcp_server.oauth import server as oauth_server
 from mcp_server.registry import Registry, ScopeGuard
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
-from mcp_server.unauthorized import Unauthorized
 from mcp_server.sessions import SessionCap
+from mcp_server.unauthorized import Unauthorized
 
 INSTRUCTIONS = Path(__file__).with_name("instructions.md")
 MCP_PATH = "/mcp"

@@ -15,5 +15,6 @@ from kenning_cli.commands import (
     tokens,  # noqa: F401
     truth,  # noqa: F401
     users,  # noqa: F401
+    web,  # noqa: F401
     worker,  # noqa: F401
 )

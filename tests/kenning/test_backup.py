@@ -336,3 +336,20 @@ def test_backups_carry_live_recall_counts(engine: Engine, client: valkey.Valkey,
     assert (restored.recall_count, restored.last_recalled) == (2, clock.now())
     stored: Any = client.hget(key, "recall_count")
     assert stored == b"2"  # in the hash itself: sorting sees it at once
+
+
+def test_an_uploaded_backup_is_kept_only_when_it_reads_as_one(engine: Engine) -> None:
+    remember_one = engine.memories.remember(Draft("Backups are uploaded through the dashboard"), actor="agent")
+    made = engine.backups.backup(actor="admin")
+    data = engine.backups.path_of(made["file"]).read_bytes()
+    copy = made["file"].replace(".json", "-copy.json")
+    for name, body, error in ((copy, b"{damaged", InvalidInput), ("../evil.json", data, InvalidInput),
+                              (made["file"], data, Conflict)):
+        with pytest.raises(error):
+            engine.backups.receive(name, body, actor="admin")
+    assert [b["file"] for b in engine.backups.list_backups()] == [made["file"]]  # nothing half-kept
+    assert engine.backups.receive(copy, data, actor="admin") == {"file": copy, "bytes": len(data)}
+    report = engine.backups.restore_file(copy, dry_run=True, actor="admin")
+    assert report["memories"]["skip"] == 1
+    assert remember_one.key in engine.backups.path_of(copy).read_text(encoding="utf-8")
+    assert engine.history.audit_log(action="upload_backup")["events"][0]["details"]["file"] == copy

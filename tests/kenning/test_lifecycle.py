@@ -184,3 +184,17 @@ def test_hints_of_a_memory_deleted_elsewhere_are_dropped(engine: Engine) -> None
     engine.memories.forget(key, confirm=True, actor="a", reason="bypassing the lifecycle")
     assert key not in keys(engine, "redis cluster sessions")
     assert engine.lifecycle.hints.phrases() == []
+
+
+def test_transition_many_checks_every_key_and_move_before_changing_any(engine: Engine) -> None:
+    movable = remember(engine, REDIS)
+    archived = remember(engine, JINJA)
+    engine.lifecycle.archive(archived, reason="old", actor="person")
+    with pytest.raises(Conflict, match="cannot move from archived to archived"):
+        engine.lifecycle.transition_many([movable, archived], "archived", reason="tidy up", actor="person")
+    assert engine.memories.get(movable).state == "active"  # nothing changed: the second key was refused first
+    with pytest.raises(InvalidInput, match="reason"):
+        engine.lifecycle.transition_many([movable], "archived", reason="", actor="person")
+    done = engine.lifecycle.transition_many([movable, movable], "archived", reason="tidy up", actor="person")
+    assert [(t.key, t.before, t.after) for t in done] == [(movable, "active", "archived")]
+    assert engine.memories.get(movable).state_reason == "tidy up"

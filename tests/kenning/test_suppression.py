@@ -155,3 +155,15 @@ def test_active_read_in_a_shared_pipeline_is_the_same_list(engine: Engine) -> No
     _, reply = call(pipe.execute)
     assert Suppressions.parse_active(reply) == engine.suppressions.active()
     assert [(s.term, s.exempt) for s in Suppressions.parse_active(reply)] == [("varnish", ("k:1",))]
+
+
+def test_a_recall_names_what_suppression_hid_for_a_person_but_not_in_public(engine: Engine) -> None:
+    key = remember(engine, "We deploy the billing service with Ansible playbooks")
+    request = RecallRequest("how do we deploy the billing service?")
+    assert [h.memory.key for h in engine.recaller.recall(request).hits] == [key]  # positive control
+    engine.suppressions.suppress("ansible", "moved to Nomad", actor="person")
+    result = engine.recaller.recall(request)
+    assert result.hits == ()
+    assert result.hidden == ((key, result.hidden[0][1], ("ansible",)),)
+    assert result.hidden[0][1] >= engine.ctx.settings.relevance_floor
+    assert "hidden" not in result.public()  # an agent never reads what a suppression hid

@@ -19,7 +19,8 @@ from tests.conftest import free_port, wait_for_line
 def up_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, str]]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
     env.update({"KENNING_DATA_DIR": str(tmp_path / "data"), "KENNING_VALKEY_PORT": str(free_port()),
-                "KENNING_MCP_PORT": str(free_port()), "KENNING_LOG_LEVEL": "WARNING"})
+                "KENNING_MCP_PORT": str(free_port()), "KENNING_WEB_PORT": str(free_port()),
+                "KENNING_LOG_LEVEL": "WARNING"})
     proc = subprocess.Popen([sys.executable, "-m", "kenning_cli.main", "up"], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield proc, env
@@ -57,6 +58,10 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
     metrics = httpx.get(f"{base}/metrics", timeout=30).text
     count = next(line for line in metrics.splitlines() if line.startswith("kenning_embedding_latency_seconds_count"))
     assert float(count.split()[-1]) >= 1.0  # `up` wraps its one model so /metrics sees embedding latency
+    assert "dashboard started" in lines
+    dashboard = f"http://127.0.0.1:{env['KENNING_WEB_PORT']}"
+    assert httpx.get(f"{dashboard}/healthz", timeout=60).status_code == 200
+    assert httpx.get(f"{dashboard}/", timeout=30).headers["location"].startswith("/login")  # not without a login
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 0
     pid_file = tmp_path / "data" / "valkey" / "valkey.pid"

@@ -29,7 +29,8 @@ Env = dict[str, str]
 def platform(tmp_path: Path) -> Iterator[Env]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
     env.update({"KENNING_DATA_DIR": str(tmp_path / "data"), "KENNING_VALKEY_PORT": str(free_port()),
-                "KENNING_MCP_PORT": str(free_port()), "KENNING_LOG_LEVEL": "WARNING"})
+                "KENNING_MCP_PORT": str(free_port()), "KENNING_WEB_PORT": str(free_port()),
+                "KENNING_LOG_LEVEL": "WARNING"})
     proc = subprocess.Popen([sys.executable, "-c", "from kenning_cli.main import main; raise SystemExit(main(['up']))"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:

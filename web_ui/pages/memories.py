@@ -1,0 +1,140 @@
+"""Memories: the filtered, sorted, paginated list (FT queries through the engine's audit listing, never
+SCAN) with bulk lifecycle actions, and one memory's page (every field, experience, contradictions,
+history, lifecycle and trust actions, edit with re-embed, tags)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kenning.engine import Engine
+from kenning.errors import InvalidInput
+from kenning.inspection import AuditRequest
+from kenning.models import STATES
+from kenning.validation import namespaces
+from web_ui.forms import attempt, confirmed, form_of, login
+from web_ui.guard import guard
+from web_ui.runtime import runtime
+from web_ui.views import render
+
+PAGE_SIZE = 25
+SORTS = ("created_at", "updated_at", "recall_count", "last_recalled")
+TARGETS = {"deprioritise": "deprioritised", "archive": "archived", "reinstate": "active"}
+
+
+def number(value: str | None, name: str, default: int) -> int:
+    if value in (None, ""):
+        return default
+    if not value.isdigit() or len(value) > 6:
+        raise InvalidInput(f"{name} must be a whole number; got {value!r}")
+    return int(value)
+
+
+def listing_request(params: dict[str, str]) -> AuditRequest:
+    """The list's filters from the query string (the engine validates names, tags and the sort)."""
+    page = max(1, number(params.get("page"), "page", 1))
+    picked = {name: params.get(name) or None for name in ("namespace", "project", "state", "tag")}
+    return AuditRequest(
+        namespaces=[picked["namespace"]] if picked["namespace"] else None,
+        projects=[picked["project"]] if picked["project"] else None,
+        states=[picked["state"]] if picked["state"] else None,
+        tags=[picked["tag"]] if picked["tag"] else None,
+        sort=params.get("sort") or "created_at", descending=params.get("order", "desc") != "asc",
+        offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+
+
+async def _list(request: Request, extra: dict[str, Any]) -> Response:
+    rt = runtime(request)
+    params = dict(request.query_params)
+    listed = await rt.run(rt.engine.inspection.audit, listing_request(params), for_person=True)
+    page = listed["page"]
+    data = {"listed": listed, "filters": params, "namespaces": namespaces(None), "states": STATES, "sorts": SORTS,
+            "page_number": page["offset"] // PAGE_SIZE + 1,
+            "pages": max(1, -(-page["total"] // PAGE_SIZE)), **extra}
+    return render(request, "memories.html", data)
+
+
+@guard("viewer")
+async def memories(request: Request) -> Response:
+    return await _list(request, {})
+
+
+@guard("editor")
+async def bulk(request: Request) -> Response:
+    rt = runtime(request)
+    form = await request.form()
+    keys = [k for k in form.getlist("keys") if isinstance(k, str)]
+    fields = await form_of(request)
+
+    async def act() -> Response:
+        action = fields.get("action", "")
+        if action not in TARGETS:
+            raise InvalidInput(f"unknown action {action!r}", hint=f"use one of {', '.join(TARGETS)}")
+        done = await rt.run(rt.engine.lifecycle.transition_many, keys, TARGETS[action],
+                            reason=fields.get("reason"), actor=login(request).actor)
+        return await confirmed(request, action=action, title=f"{action}: {len(done)} memories",
+                               changed={"memories": [t.public() for t in done]}, back="/memories")
+    return await attempt(request, act, _list)
+
+
+def detail_data(engine: Engine, key: str) -> dict[str, Any]:
+    explained = engine.inspection.explain(key)
+    return {**explained, "experience": engine.experience.get_experience(key),
+            "contradictions": engine.contradictions.board(status="all", key=key)["contradictions"]}
+
+
+async def _detail(request: Request, extra: dict[str, Any]) -> Response:
+    rt = runtime(request)
+    key = request.query_params.get("key") or (extra.get("form") or {}).get("key") or ""
+    if not key:
+        raise InvalidInput("which memory? the page needs ?key=", hint="open a memory from the list")
+    data = await rt.run(detail_data, rt.engine, key)
+    return render(request, "memory.html", {**data, "targets": TARGETS, **extra})
+
+
+@guard("viewer")
+async def memory(request: Request) -> Response:
+    return await _detail(request, {})
+
+
+@guard("editor")
+async def change(request: Request) -> Response:
+    """One memory's actions: state, verify, edit (re-embedded), tags; ``do`` names which."""
+    rt = runtime(request)
+    fields = await form_of(request)
+    key, do, actor = fields.get("key", ""), fields.get("do", ""), login(request).actor
+    back = f"/memory?key={key}"
+
+    async def act() -> Response:
+        if do in TARGETS:
+            done = await rt.run(rt.engine.lifecycle.transition, key, TARGETS[do], reason=fields.get("reason"),
+                                actor=actor)
+            return await confirmed(request, action=do, title=f"{do}: {key}", changed=done.public(), back=back)
+        if do == "verify":
+            verified = await rt.run(rt.engine.belief.verify, key, fields.get("reason") or None, actor=actor)
+            return await confirmed(request, action="verify", title=f"verified: {key}",
+                                   changed={"key": key, "trust": verified.trust}, back=back)
+        if do == "edit":
+            edited = await rt.run(rt.engine.memories.update, key, fields.get("content", ""), actor=actor,
+                                  reason=fields.get("reason") or None)
+            return await confirmed(request, action="update", title=f"edited and re-embedded: {key}",
+                                   changed={"key": key, "content": edited.content}, back=back)
+        if do == "tags":
+            tagged = await rt.run(rt.engine.memories.retag, key, add=_words(fields.get("add")),
+                                  remove=_words(fields.get("remove")), actor=actor,
+                                  reason=fields.get("reason") or None)
+            return await confirmed(request, action="retag", title=f"tags changed: {key}",
+                                   changed={"key": key, "tags": list(tagged.tags)}, back=back)
+        raise InvalidInput(f"unknown action {do!r}", hint="use the buttons of the memory's page")
+    return await attempt(request, act, _detail)
+
+
+def _words(value: str | None) -> list[str]:
+    return [w for w in (value or "").replace(",", " ").split() if w]
+
+
+routes = [Route("/memories", memories, methods=["GET"]), Route("/memories/bulk", bulk, methods=["POST"]),
+          Route("/memory", memory, methods=["GET"]), Route("/memory", change, methods=["POST"])]

@@ -1,0 +1,38 @@
+"""The overview: counts by namespace and state (and a chart of them), open contradictions, the worker
+and its jobs, and the latest activity. One worker-thread call gathers it all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kenning.engine import Engine
+from kenning.inspection import AuditRequest
+from web_ui import charts
+from web_ui.guard import guard
+from web_ui.runtime import runtime
+from web_ui.views import render
+
+RECENT = 10
+
+
+def gather(engine: Engine) -> dict[str, Any]:
+    audit = engine.inspection.audit(AuditRequest(limit=1), for_person=True)
+    _, open_total = engine.contradictions.listing(status="open", limit=1)
+    worker_ok, worker_detail = engine.jobs.health()
+    runs = {name: run.to_dict() for name, run in sorted(engine.jobs.last_runs().items())}
+    return {"counts": audit["counts"], "total": audit["total"], "open_contradictions": open_total,
+            "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(), "runs": runs},
+            "recent": engine.history.audit_log(limit=RECENT)["events"], "chart": charts.stacked(audit["counts"])}
+
+
+@guard("viewer")
+async def overview(request: Request) -> Response:
+    rt = runtime(request)
+    return render(request, "overview.html", await rt.run(gather, rt.engine))
+
+
+routes = [Route("/", overview, methods=["GET"])]
