@@ -30,7 +30,7 @@ def _health(args: argparse.Namespace, settings: Settings) -> int:
 
 def check(service: str, settings: Settings, timeout: float) -> tuple[bool, str]:
     if service in ("mcp", "web"):
-        port = settings.mcp_port if service == "mcp" else int(getattr(settings, "web_port", 8080))
+        port = settings.mcp_port if service == "mcp" else settings.web_port
         return _http(f"http://127.0.0.1:{port}/healthz", timeout)
     return _store(service, settings)
 
