@@ -190,9 +190,6 @@ class Settings(BaseSettings):
     llm_contradiction_verdicts: bool = Field(
         default=True, description="With a key: ask for a second-tier verdict on each contradiction opened.",
     )
-    llm_query_expansion: bool = Field(
-        default=False, description="With a key: recall also searches up to 3 rephrasings of the query (cached).",
-    )
     enrichment_visibility_seconds: float = Field(
         default=300.0, gt=0, le=86_400,
         description="A claimed enrichment job not finished in this time is retried by another worker.",
