@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mcp_server.params import TopK
 from mcp_server.registry import Registry
 from mcp_server.runtime import current
 
@@ -43,7 +44,7 @@ def register(tools: Registry) -> None:
         return {"domain": skill.domain, "key": skill.key, "sha": skill.sha, "status": "written"}
 
     @tools.tool(scope="read")
-    async def find_skills(query: str, limit: int = 5) -> dict[str, Any]:
+    async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
         """Written skills relevant to a task (none below the relevance floor); read one with get_skill."""
         call = current()
         found = await call.run(call.engine.skills.find, query, limit=limit)
