@@ -114,8 +114,11 @@ def _value(slot: str, match: re.Match[str]) -> str:
 
 def _subject(clause: str, taken: set[str], slot_words: frozenset[str]) -> frozenset[str]:
     words = _WORD.findall(clause.lower())
+    # A number beside the subject's noun names it ("service 17" and "service 18" are two subjects), so a
+    # bare number stays; other words with digits are values of some slot and are left out.
     kept = (stem(w.strip("._/-")) for w in words if w not in taken and w not in NEGATIONS
-            and w not in STOP_WORDS and w not in _NOISE and len(w) > 1 and not any(c.isdigit() for c in w))
+            and w not in STOP_WORDS and w not in _NOISE and (len(w) > 1 or w.isdigit())
+            and (w.isdigit() or not any(c.isdigit() for c in w)))
     return frozenset(w for w in kept if w not in PREDICATES and w not in slot_words)  # "listens" -> "listen"
 
 

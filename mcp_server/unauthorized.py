@@ -27,14 +27,19 @@ def body(has_token: bool) -> dict[str, str]:
     return {"error": "missing_token", "error_description": MISSING}
 
 
+# The MCP endpoints whose 401 this words; the OAuth server's own endpoints (/token, /login, ...) answer
+# in their RFCs' terms and pass through untouched.
+MCP_PATHS = ("/mcp", "/sse", "/messages")
+
+
 class Unauthorized:
-    """Rewrites 401 responses (HTTP only; everything else passes through untouched)."""
+    """Rewrites 401 responses of the MCP endpoints (everything else passes through untouched)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(MCP_PATHS):
             await self.app(scope, receive, send)
             return
         has_token = any(name.lower() == b"authorization" and value[:7].lower() == b"bearer "
