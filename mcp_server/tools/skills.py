@@ -11,6 +11,13 @@ from mcp_server.runtime import current
 
 
 def register(tools: Registry) -> None:
+    _review(tools)
+    _reading(tools)
+
+
+def _review(tools: Registry) -> None:
+    """The proposal -> approval -> write gate."""
+
     @tools.tool(scope="write")
     async def compile_skill(
         domain: str, mode: Literal["propose", "preview"] = "propose"
@@ -42,6 +49,10 @@ def register(tools: Registry) -> None:
         call = current()
         skill = await call.run(call.engine.skills.write, proposal_id, actor=call.actor)
         return {"domain": skill.domain, "key": skill.key, "sha": skill.sha, "status": "written"}
+
+
+def _reading(tools: Registry) -> None:
+    """Finding and reading written skills, and the sources a person vouches for."""
 
     @tools.tool(scope="read")
     async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
