@@ -73,11 +73,12 @@ class Account:
     role: Role
     disabled: bool
     created_at: float
+    sessions_since: float = 0.0  # a login session created before this is dead (kenning.sessions)
 
 
 def _public(record: AccountRecord) -> Account:
     role = record.role if record.role in ROLES else "viewer"  # a hand-edited hash never widens access
-    return Account(record.username, role, record.disabled, record.created_at)
+    return Account(record.username, role, record.disabled, record.created_at, record.sessions_since)
 
 
 class Accounts:
@@ -119,17 +120,38 @@ class Accounts:
         return [_public(r) for r in records if r is not None]
 
     def set_password(self, username: str, password: str, *, actor: str = "system") -> Account:
+        """A new password; the account's login sessions from before it stop working."""
         record = self._record(username)
-        self.store.update(record.username, password=self.hasher.hash(check_password(password)))
+        self.store.update(record.username, password=self.hasher.hash(check_password(password)),
+                          sessions_since=repr(self.clock.now()))
         self._audit(actor, "account_password", {"username": record.username})
-        return _public(record)
+        return _public(self._record(username))
 
     def set_role(self, username: str, role: str, *, actor: str = "system") -> Account:
         record = self._record(username)
         role = check_role(role)
+        if role != "admin":
+            self._keep_an_admin(record, "take the admin role from")
         self.store.update(record.username, role=role)
         self._audit(actor, "account_role", {"username": record.username, "before": record.role, "role": role})
-        return Account(record.username, role, record.disabled, record.created_at)
+        return _public(self._record(username))
+
+    def delete(self, username: str, *, actor: str = "system") -> Account:
+        """Remove the account; its sessions and OAuth grants stop working at their next use."""
+        record = self._record(username)
+        self._keep_an_admin(record, "delete")
+        self.store.remove(record.username)
+        self._audit(actor, "account_delete", {"username": record.username, "role": record.role})
+        return _public(record)
+
+    def _keep_an_admin(self, record: AccountRecord, doing: str) -> None:
+        """Refuse to leave no enabled admin (nobody could manage accounts from the dashboard again)."""
+        if record.role != "admin" or record.disabled:
+            return
+        others = [a for a in self.list() if a.role == "admin" and not a.disabled and a.username != record.username]
+        if not others:
+            raise Conflict(f"cannot {doing} {record.username!r}: it is the last enabled admin account",
+                           hint="make another account an admin first")
 
     def disable(self, username: str, *, actor: str = "system") -> Account:
         """The account can no longer log in; its sessions and OAuth grants stop working at their next use."""
@@ -140,9 +162,13 @@ class Accounts:
 
     def _set_disabled(self, username: str, disabled: bool, actor: str, action: str) -> Account:
         record = self._record(username)
-        self.store.update(record.username, disabled="1" if disabled else "0")
+        if disabled:  # its sessions stay dead when it is enabled again
+            self._keep_an_admin(record, "disable")
+            self.store.update(record.username, disabled="1", sessions_since=repr(self.clock.now()))
+        else:
+            self.store.update(record.username, disabled="0")
         self._audit(actor, action, {"username": record.username})
-        return Account(record.username, _public(record).role, disabled, record.created_at)
+        return _public(self._record(username))
 
     def authenticate(self, username: str, password: str, *, ip: str) -> Account:
         """The account for a correct username and password, else PermissionDenied (the same message for

@@ -4,7 +4,8 @@
 FT.SEARCH, reads the stored vectors (nothing is re-embedded) and compares them exactly, within each
 project, in blocks. There is no cap: the report says how many memories it examined.
 ``merge_duplicates`` archives the others with the reason "duplicate of <keep>" and unions their tags
-onto the one kept; each step is audited.
+onto the one kept; each step is audited. ``keep_both`` records that a person looked at a cluster and
+decided its memories are distinct (with a reason, audited): those pairs are never proposed again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.memory import Memories
 from kenning.models import Memory
+from kenning.store.duplicates import DistinctPairs, pair_id
 from kenning.store.vectors import read_many
 from kenning.sweep import Sweep
 
@@ -95,6 +97,7 @@ class Duplicates:
         self.ctx = ctx
         self.memories = memories
         self.archive = archive
+        self.distinct = DistinctPairs(ctx.store.client, ctx.store.prefix)
 
     def find(self, namespace: str, *, project: str | None = None, threshold: float | None = None) -> dict[str, Any]:
         """Clusters of near-duplicates in one namespace (and project), from the stored vectors."""
@@ -112,8 +115,9 @@ class Duplicates:
             by_project.setdefault(memory.project, []).append(memory)
         found: list[dict[str, Any]] = []
         missing = 0
+        decided = self.distinct.all()
         for members in by_project.values():
-            groups, lost = self._clusters(members, limit)
+            groups, lost = self._clusters(members, limit, decided)
             found += groups
             missing += lost
         found.sort(key=lambda c: (-len(c["members"]), -c["highest_similarity"]))
@@ -121,7 +125,8 @@ class Duplicates:
                 "without_vector": missing, "phantoms": sweep.phantoms, "cluster_count": len(found),
                 "clusters": found[:MAX_CLUSTERS]}
 
-    def _clusters(self, members: list[Memory], threshold: float) -> tuple[list[dict[str, Any]], int]:
+    def _clusters(self, members: list[Memory], threshold: float,
+                  decided: frozenset[str]) -> tuple[list[dict[str, Any]], int]:
         vectors = read_many(self.ctx.store.client, [m.key for m in members])
         have = [(m, v) for m, v in zip(members, vectors, strict=True) if v is not None]
         if len(have) < 2:
@@ -129,6 +134,8 @@ class Duplicates:
         matrix = np.vstack([v for _, v in have])
 
         def linkable(i: int, j: int) -> bool:  # "do X" and "do not X" embed alike: a contradiction, not a copy
+            if pair_id(have[i][0].key, have[j][0].key) in decided:  # a person said: keep both
+                return False
             return polarity.conflict(have[i][0].content, have[j][0].content) is None
 
         out: list[dict[str, Any]] = []
@@ -167,3 +174,20 @@ class Duplicates:
         self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content, after=kept.content,
                        details=done)
         return {"kept": keep, **done, "reason": why}
+
+    def keep_both(self, keys: list[str], reason: str | None, *, actor: str) -> dict[str, Any]:
+        """A person's decision that these memories are not duplicates: every pair among them is never
+        proposed as a duplicate again. Nothing is archived or changed; the decision is audited."""
+        names = list(dict.fromkeys(keys))
+        if not 2 <= len(names) <= MAX_MERGE:
+            raise InvalidInput(f"give 2-{MAX_MERGE} distinct keys to keep", hint="the members of one cluster")
+        note = validation.reason(reason)
+        if not note:
+            raise InvalidInput("say why these are not duplicates", hint="e.g. 'different services'")
+        for key in names:  # all exist before anything is recorded
+            self.memories.get(key)
+        pairs = [(a, b) for n, a in enumerate(names) for b in names[n + 1:]]
+        self.distinct.record(pairs, {"actor": actor, "at": self.ctx.clock.now(), "reason": note})
+        done = {"kept": names, "pairs": len(pairs), "reason": note}
+        self.ctx.audit(actor, "keep_duplicates", names[0], reason=note, details=done)
+        return done

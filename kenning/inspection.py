@@ -60,6 +60,8 @@ class AuditRequest:
     projects: tuple[str, ...] | list[str] | None = None
     states: tuple[str, ...] | list[str] | None = None
     tags: tuple[str, ...] | list[str] | None = None
+    trusts: tuple[str, ...] | list[str] | None = None
+    kinds: tuple[str, ...] | list[str] | None = None  # the source: an agent's memory, a document chunk, a feed...
     sort: str = "created_at"
     descending: bool = True
     offset: int = 0
@@ -97,8 +99,8 @@ class Inspection:
         out and only counted in ``page.withheld`` (DESIGN: never in lists meant for the agent).
         """
         listing = Listing(namespaces=request.namespaces, projects=request.projects, states=request.states,
-                          tags=request.tags, sort=request.sort, descending=request.descending, offset=request.offset,
-                          limit=request.limit)
+                          tags=request.tags, trusts=request.trusts, kinds=request.kinds, sort=request.sort,
+                          descending=request.descending, offset=request.offset, limit=request.limit)
         page = self.memories.list(listing)
         counts = self.counts(listing)
         suppressed = self.suppressions.active()
@@ -113,7 +115,8 @@ class Inspection:
         }
 
     def counts(self, listing: Listing) -> dict[str, dict[str, int]]:
-        base = list(self.memories.filter_clauses(Listing(projects=listing.projects, tags=listing.tags)))
+        base = list(self.memories.filter_clauses(Listing(projects=listing.projects, tags=listing.tags,
+                                                         trusts=listing.trusts, kinds=listing.kinds)))
         states = [s for s in STATES if not listing.states or s in listing.states]
         out: dict[str, dict[str, int]] = {}
         for namespace in validation.namespaces(listing.namespaces):

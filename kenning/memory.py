@@ -17,7 +17,7 @@ from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.idempotency import Once
-from kenning.models import STATES, Memory, Page, RememberResult, iso
+from kenning.models import STATES, TRUST_LEVELS, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store.locks import Lease
 from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, pause
@@ -72,6 +72,7 @@ class Listing:
     tags: tuple[str, ...] | list[str] | None = None
     states: tuple[str, ...] | list[str] | None = None
     kinds: tuple[str, ...] | list[str] | None = None
+    trusts: tuple[str, ...] | list[str] | None = None
     sort: str = "created_at"
     descending: bool = True
     offset: int = 0
@@ -266,6 +267,8 @@ class Memories:
             clauses.append(query.tag("state", [_state(s) for s in listing.states]))
         if listing.kinds:
             clauses.append(query.tag("kind", [_kind(k) for k in listing.kinds]))
+        if listing.trusts:
+            clauses.append(query.tag("trust", [_trust(t) for t in listing.trusts]))
         return tuple(clauses)
 
     # --- edits ----------------------------------------------------------------------------
@@ -386,12 +389,18 @@ def _short(name: str, value: str | None, limit: int) -> str | None:
     return value.strip()
 
 
-_KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill", "merged")
+KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill", "merged")
+
+
+def _trust(value: str) -> str:
+    if value not in TRUST_LEVELS:
+        raise InvalidInput(f"unknown trust {value!r}", hint=f"use one of {', '.join(TRUST_LEVELS)}")
+    return value
 
 
 def _kind(value: str) -> str:
-    if value not in _KINDS:
-        raise InvalidInput(f"unknown kind {value!r}", hint=f"use one of {', '.join(_KINDS)}")
+    if value not in KINDS:
+        raise InvalidInput(f"unknown kind {value!r}", hint=f"use one of {', '.join(KINDS)}")
     return value
 
 

@@ -1,7 +1,8 @@
 """Login sessions shared by the OAuth login page and the dashboard.
 
 A session id is 256 random bits handed to the browser (a cookie); Valkey keeps only its sha256, with a
-TTL. Every read checks the account still exists and is enabled, and takes the account's current role.
+TTL. Every read checks the account still exists and is enabled, that the session is younger than the
+account and its last disable or password reset, and takes the account's current role.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class Sessions:
         if record is None or record.expires_at <= self.clock.now():
             return None
         account = self.accounts.get(record.username)
-        if account is None or account.disabled:
+        if account is None or account.disabled or record.created_at < account.sessions_since \
+                or record.created_at < account.created_at:  # disabled, reset, or a new account of the same name
             return None
         return Session(account.username, account.role, record.csrf_token, record.created_at, record.expires_at)
 

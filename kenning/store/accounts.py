@@ -23,6 +23,7 @@ class AccountRecord:
     disabled: bool
     created_at: float
     password_hash: str
+    sessions_since: float = 0.0  # sessions created before this (a disable, a password reset) are dead
 
 
 @dataclass(frozen=True)
@@ -65,10 +66,19 @@ class AccountStore:
         return AccountRecord(username=username, role=data.get("role", "viewer"),
                              disabled=data.get("disabled") == "1",
                              created_at=float(data.get("created_at", "0") or 0),
-                             password_hash=data.get("password", ""))
+                             password_hash=data.get("password", ""),
+                             sessions_since=float(data.get("sessions_since", "0") or 0))
 
     def update(self, username: str, **fields: str) -> None:
         call(self.client.hset, self._key(username), mapping=fields)
+
+    def remove(self, username: str) -> bool:
+        """Delete an account (its hash and its name in the set); False when there was none."""
+        pipe: Any = self.client.pipeline(transaction=False)
+        pipe.srem(self.names, username)
+        pipe.delete(self._key(username))
+        removed, _ = call(pipe.execute)
+        return bool(removed)
 
     def usernames(self) -> list[str]:
         return sorted(text(n) for n in call(self.client.smembers, self.names))

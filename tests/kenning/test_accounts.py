@@ -130,7 +130,7 @@ def test_password_role_and_disable_changes_are_audited(accounts: Accounts, store
     with pytest.raises(PermissionDenied):
         accounts.authenticate("alice", PW, ip="10.0.0.1")
     assert accounts.authenticate("alice", PW + " two", ip="10.0.0.1").role == "viewer"
-    assert accounts.set_role("alice", "admin", actor="cli:root").role == "admin"
+    assert accounts.set_role("alice", "editor", actor="cli:root").role == "editor"
     assert accounts.disable("alice", actor="cli:root").disabled
     assert accounts.list()[0].disabled
     assert not accounts.enable("alice", actor="cli:root").disabled
@@ -156,12 +156,15 @@ def test_sessions_live_hashed_expire_and_follow_the_account(
     assert session_id.encode() not in dump
     accounts.set_role("alice", "viewer")
     assert sessions.get(session_id).role == "viewer"  # type: ignore[union-attr]
+    clock.advance(1)
     accounts.disable("alice")
     assert sessions.get(session_id) is None
     accounts.enable("alice")
-    assert sessions.get(session_id) is not None
+    assert sessions.get(session_id) is None  # a disable ends the account's sessions for good
+    fresh, _ = sessions.create("alice", ttl_seconds=3600)
+    assert sessions.get(fresh) is not None
     clock.advance(3600)
-    assert sessions.get(session_id) is None
+    assert sessions.get(fresh) is None
     second, _ = sessions.create("alice", ttl_seconds=600)
     assert sessions.destroy(second)
     assert sessions.get(second) is None
