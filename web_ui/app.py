@@ -19,9 +19,11 @@ from kenning.settings import Settings
 from web_ui import errors
 from web_ui.metrics import Metrics
 from web_ui.pages import (
+    accounts,
     audit,
     backups,
     experience,
+    feeds,
     login,
     memories,
     ops,
@@ -29,6 +31,7 @@ from web_ui.pages import (
     projects,
     search,
     settings_page,
+    skills,
     truth,
 )
 from web_ui.runtime import Runtime
@@ -42,7 +45,7 @@ STATIC = Path(__file__).with_name("static")
 def routes() -> list[BaseRoute]:
     found: list[BaseRoute] = []
     for module in (ops, login, overview, memories, search, truth, experience, projects, audit, backups,
-                   settings_page):
+                   settings_page, skills, feeds, accounts):
         found += module.routes
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found

@@ -5,6 +5,7 @@ with a link to its audit event."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.datastructures import FormData
@@ -64,3 +65,45 @@ async def confirmed(request: Request, *, action: str, title: str, changed: dict[
     event = found["events"][0] if found["events"] else None
     return render(request, "done.html", {"title": title, "changed": changed, "event": event, "back": back,
                                          "action": action})
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """A form as an action reads it: its text fields, and every value of the fields sent more than once."""
+
+    fields: dict[str, str]
+    lists: dict[str, list[str]]
+
+    def get(self, name: str) -> str:
+        return self.fields.get(name, "")
+
+    def all(self, name: str) -> list[str]:
+        return self.lists.get(name, [])
+
+
+@dataclass(frozen=True)
+class Done:
+    """What an action did: the audit action it appended, a title, what changed, where to go back to."""
+
+    action: str
+    title: str
+    changed: dict[str, Any]
+    back: str
+
+
+Work = Callable[[Submitted, str], Done]
+
+
+async def submit(request: Request, again: Page, work: Work) -> Response:
+    """The usual form: ``work(form, actor)`` runs off the loop (the engine validates before it writes),
+    then the confirmation with its audit event; an input error shows the form ``again``."""
+    rt = runtime(request)
+    raw: FormData = await request.form()
+    names = {name for name, _ in raw.multi_items()}
+    form = Submitted(await form_of(request),
+                     {name: [v for v in raw.getlist(name) if isinstance(v, str)] for name in names})
+
+    async def act() -> Response:
+        done = await rt.run(work, form, login(request).actor)
+        return await confirmed(request, action=done.action, title=done.title, changed=done.changed, back=done.back)
+    return await attempt(request, act, again)

@@ -19,7 +19,6 @@ from kenning.settings import Settings
 _RANK: dict[str, int] = {role: rank for rank, role in enumerate(ROLES)}
 
 
-
 @dataclass(frozen=True)
 class Login:
     """One signed-in person: ``sid`` is the cookie value, ``csrf`` the token every form carries."""
@@ -41,6 +40,8 @@ class Login:
 
 
 class SessionBook(Protocol):
+    accounts: Accounts  # the accounts page manages them; a login checks against them
+
     def login(self, username: str, password: str, *, ip: str | None) -> Login | None:
         """A new login for valid credentials of an enabled account; None otherwise (never says which)."""
 

@@ -22,8 +22,11 @@ NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it
     ("/contradictions", "Contradictions", "viewer"), ("/duplicates", "Duplicates", "viewer"),
     ("/suppressions", "Suppressions", "viewer"), ("/experience", "Experience", "viewer"),
     ("/projects", "Projects", "viewer"),
+    ("/skills", "Skills", "viewer"),
+    ("/feeds", "Feeds", "viewer"),
     ("/audit", "Audit log", "viewer"),
     ("/backups", "Backups", "admin"), ("/settings", "Settings", "admin"),
+    ("/accounts", "Accounts", "admin"),
 )
 
 

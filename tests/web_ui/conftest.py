@@ -22,12 +22,16 @@ from argon2 import PasswordHasher
 from starlette.testclient import TestClient
 
 from kenning.accounts import Accounts
+from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.sessions import Sessions
 from kenning.settings import Settings
+from kenning.store import connect
 from tests.conftest import free_port, make_settings
+from tests.feeds_server import feed_server  # noqa: F401 (a fixture of the feeds page's tests)
 from web_ui.app import build_app
 from web_ui.sessions import Logins
 
@@ -126,6 +130,18 @@ def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
     """A Valkey of this test's own, so the test can stop it mid-session."""
     with EmbeddedValkey(make_settings(tmp_path / "doomed", free_port())) as server:
         yield server
+
+
+@pytest.fixture
+def doomed_web(doomed_valkey: EmbeddedValkey, embedder: Embedder, tmp_path: Path) -> Iterator[Dashboard]:
+    """The dashboard over ``doomed_valkey`` (stop that to see the pages during an outage)."""
+    settings = doomed_valkey.settings
+    engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
+    make_accounts(engine)
+    dashboard = Dashboard(engine, web_settings(settings, tmp_path))
+    yield dashboard
+    for client in dashboard.clients:
+        client.close()
 
 
 def remember(engine: Engine, content: str, project: str = "alpha", **extra: Any) -> str:

@@ -10,14 +10,11 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.experience import Approach
 from kenning.settings import Settings
-from kenning.store import connect
-from tests.web_ui.conftest import Dashboard, contradiction, duplicates, make_accounts, remember, web_settings
+from tests.web_ui.conftest import Dashboard, contradiction, duplicates, remember, web_settings
 
 AUDIT_LINK = re.compile(r'id="audit-link" href="/audit\?actor=web%3A(\w+)&amp;action=(\w+)&amp;event=([\d-]+)')
 
@@ -287,13 +284,9 @@ def test_healthz_and_metrics(web: Dashboard) -> None:
     assert 'kenning_web_requests_total{route="memories",status="200"} 1.0' in metrics
 
 
-def test_an_outage_is_an_error_page_never_an_empty_list(doomed_valkey: EmbeddedValkey, embedder: Embedder,
-                                                        tmp_path: Path) -> None:
-    settings = doomed_valkey.settings
-    engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
-    make_accounts(engine)
-    web = Dashboard(engine, web_settings(settings, tmp_path))
-    remember(engine, "Outages must be loud on the dashboard too")
+def test_an_outage_is_an_error_page_never_an_empty_list(doomed_web: Dashboard, doomed_valkey: EmbeddedValkey) -> None:
+    web, settings = doomed_web, doomed_valkey.settings
+    remember(web.engine, "Outages must be loud on the dashboard too")
     viewer: TestClient = web.client("viewer")
     assert "Outages must be loud" in viewer.get("/memories").text  # positive control
     doomed_valkey.stop()
@@ -305,5 +298,3 @@ def test_an_outage_is_an_error_page_never_an_empty_list(doomed_valkey: EmbeddedV
         assert str(settings.valkey_port) not in page.text  # internals stay in the log
         assert "No memory matches" not in page.text
     assert viewer.get("/healthz").status_code == 503
-    for client in web.clients:
-        client.close()

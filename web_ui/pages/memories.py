@@ -13,7 +13,8 @@ from starlette.routing import Route
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.inspection import AuditRequest
-from kenning.models import STATES
+from kenning.memory import KINDS
+from kenning.models import STATES, TRUST_LEVELS
 from kenning.validation import namespaces
 from web_ui.forms import attempt, confirmed, form_of, login
 from web_ui.guard import guard
@@ -22,6 +23,7 @@ from web_ui.views import render
 
 PAGE_SIZE = 25
 SORTS = ("created_at", "updated_at", "recall_count", "last_recalled")
+SOURCES = KINDS  # where a memory came from: its kind (an agent's memory, a document chunk, a feed article...)
 TARGETS = {"deprioritise": "deprioritised", "archive": "archived", "reinstate": "active"}
 
 
@@ -36,12 +38,17 @@ def number(value: str | None, name: str, default: int) -> int:
 def listing_request(params: dict[str, str]) -> AuditRequest:
     """The list's filters from the query string (the engine validates names, tags and the sort)."""
     page = max(1, number(params.get("page"), "page", 1))
-    picked = {name: params.get(name) or None for name in ("namespace", "project", "state", "tag")}
+    picked = {name: params.get(name) or None for name in ("namespace", "project", "state", "tag", "trust", "source")}
+    for name, allowed in (("trust", TRUST_LEVELS), ("source", SOURCES)):
+        if picked[name] is not None and picked[name] not in allowed:
+            raise InvalidInput(f"unknown {name} {picked[name]!r}", hint=f"use one of {', '.join(allowed)}")
     return AuditRequest(
         namespaces=[picked["namespace"]] if picked["namespace"] else None,
         projects=[picked["project"]] if picked["project"] else None,
         states=[picked["state"]] if picked["state"] else None,
         tags=[picked["tag"]] if picked["tag"] else None,
+        trusts=[picked["trust"]] if picked["trust"] else None,
+        kinds=[picked["source"]] if picked["source"] else None,
         sort=params.get("sort") or "created_at", descending=params.get("order", "desc") != "asc",
         offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
 
@@ -52,6 +59,7 @@ async def _list(request: Request, extra: dict[str, Any]) -> Response:
     listed = await rt.run(rt.engine.inspection.audit, listing_request(params), for_person=True)
     page = listed["page"]
     data = {"listed": listed, "filters": params, "namespaces": namespaces(None), "states": STATES, "sorts": SORTS,
+            "trusts": TRUST_LEVELS, "sources": SOURCES,
             "page_number": page["offset"] // PAGE_SIZE + 1,
             "pages": max(1, -(-page["total"] // PAGE_SIZE)), **extra}
     return render(request, "memories.html", data)

@@ -1,8 +1,9 @@
 """Contradictions (the open queue side by side, resolve with a decision and a note; resolved history),
-duplicates (clusters, merge with a reason) and suppressions (add after the impact preview, lift)."""
+duplicates (clusters, merge or keep both with a reason) and suppressions (add after the impact preview, lift)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -10,9 +11,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kenning.contradictions import DECISIONS
+from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.validation import namespaces
-from web_ui.forms import attempt, confirmed, form_of, login
+from web_ui.forms import Done, Submitted, attempt, confirmed, form_of, login, submit
 from web_ui.guard import guard
 from web_ui.runtime import runtime
 from web_ui.views import render
@@ -80,6 +82,17 @@ async def merge(request: Request) -> Response:
     return await attempt(request, act, _duplicates)
 
 
+def keep_all(engine: Engine, form: Submitted, actor: str) -> Done:
+    kept = engine.duplicates.keep_both(form.all("members"), form.get("reason") or None, actor=actor)
+    return Done("keep_duplicates", f"kept all {len(kept['kept'])} as distinct", kept, "/duplicates")
+
+
+@guard("editor")
+async def keep_both(request: Request) -> Response:
+    """A person's "these are not duplicates": recorded with the reason, the cluster is not proposed again."""
+    return await submit(request, _duplicates, partial(keep_all, runtime(request).engine))
+
+
 # --- suppressions ------------------------------------------------------------------------
 async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
@@ -129,6 +142,7 @@ async def lift(request: Request) -> Response:
 routes = [
     Route("/contradictions", contradictions, methods=["GET"]), Route("/contradictions", resolve, methods=["POST"]),
     Route("/duplicates", duplicates, methods=["GET"]), Route("/duplicates", merge, methods=["POST"]),
+    Route("/duplicates/keep", keep_both, methods=["POST"]),
     Route("/suppressions", suppressions, methods=["GET"]), Route("/suppressions", suppress, methods=["POST"]),
     Route("/suppressions/lift", lift, methods=["POST"]),
 ]

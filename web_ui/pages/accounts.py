@@ -1,0 +1,84 @@
+"""Accounts (admin only): who may log in and with which role; create, change a role, disable or enable,
+reset a password, delete. The engine keeps an enabled admin (``Accounts`` refuses to remove the last
+one); this page also refuses an admin's changing their own account out of admin (another admin must).
+A disabled, deleted or reset account's sessions stop working at their next request (kenning.sessions)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from functools import partial
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from kenning.accounts import ROLES, USERNAME_RULE, Account, Accounts
+from kenning.errors import InvalidInput
+from web_ui.forms import Done, Submitted, login, submit
+from web_ui.guard import guard
+from web_ui.runtime import runtime
+from web_ui.views import render
+
+AUDITED = {"create": "account_create", "role": "account_role", "disable": "account_disable",
+           "enable": "account_enable", "password": "account_password", "delete": "account_delete"}
+
+
+async def _accounts(request: Request, extra: dict[str, Any]) -> Response:
+    rt = runtime(request)
+    listed = await rt.run(rt.logins.accounts.list)
+    return render(request, "accounts.html", {"accounts": [asdict(a) for a in listed], "roles": ROLES,
+                                             "username_rule": USERNAME_RULE, **extra})
+
+
+@guard("admin")
+async def accounts(request: Request) -> Response:
+    return await _accounts(request, {})
+
+
+def _password(form: Submitted) -> str:
+    if form.get("password") != form.get("again"):
+        raise InvalidInput("the two passwords differ", hint="type the same password twice")
+    return form.get("password")
+
+
+def _not_yourself(form: Submitted, me: str) -> None:
+    """An admin cannot lock themselves out: another admin changes your role, disables or deletes you."""
+    do = form.get("do")
+    if form.get("username") == me and (do in ("disable", "delete") or (do == "role" and form.get("role") != "admin")):
+        raise InvalidInput(f"you cannot {'demote' if do == 'role' else do} your own account",
+                           hint="another admin can do it")
+
+
+def _apply(book: Accounts, form: Submitted, actor: str) -> Account:
+    do, name = form.get("do"), form.get("username")
+    if do == "create":
+        return book.create(name, _password(form), form.get("role"), actor=actor)
+    if do == "role":
+        return book.set_role(name, form.get("role"), actor=actor)
+    if do == "password":
+        return book.set_password(name, _password(form), actor=actor)
+    if do in ("disable", "enable"):
+        return book.disable(name, actor=actor) if do == "disable" else book.enable(name, actor=actor)
+    if do == "delete":
+        if form.get("confirm") != name:
+            raise InvalidInput(f"type {name!r} to confirm deleting the account", hint="or disable it instead")
+        return book.delete(name, actor=actor)
+    raise InvalidInput(f"unknown action {do!r}", hint=f"use one of {', '.join(AUDITED)}")
+
+
+def change(book: Accounts, me: str, form: Submitted, actor: str) -> Done:
+    """One account action (``do`` names it), validated by the engine before anything is written."""
+    _not_yourself(form, me)
+    account = _apply(book, form, actor)
+    shown = {k: v for k, v in asdict(account).items() if k != "sessions_since"}
+    return Done(AUDITED[form.get("do")], f"account {account.username}: {form.get('do')}", shown, "/accounts")
+
+
+@guard("admin")
+async def account_action(request: Request) -> Response:
+    return await submit(request, _accounts, partial(change, runtime(request).logins.accounts,
+                                                     login(request).username))
+
+
+routes = [Route("/accounts", accounts, methods=["GET"]), Route("/accounts", account_action, methods=["POST"])]
