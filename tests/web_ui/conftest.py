@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import valkey
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
 
@@ -31,7 +32,7 @@ from kenning.sessions import Sessions
 from kenning.settings import Settings
 from kenning.store import connect
 from tests.conftest import free_port, make_settings
-from tests.feeds_server import feed_server  # noqa: F401 (a fixture of the feeds page's tests)
+from tests.feeds_server import FeedServer, feed_server  # noqa: F401 (a fixture of the feeds page's tests)
 from web_ui.app import build_app
 from web_ui.sessions import Logins
 
@@ -170,3 +171,31 @@ def duplicates(engine: Engine) -> tuple[str, str]:
     assert len(clusters) == 1
     assert {m["key"] for m in clusters[0]["members"]} == {first, second}
     return first, second
+
+
+FEEDS = """feeds:
+  - name: python-news
+    url: {ok}
+    topics: [python]
+  - name: broken
+    url: {failing}
+  - name: Bad Name
+    url: https://example.org/rss
+"""
+
+
+@pytest.fixture
+def feeds_web(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
+              feed_server: FeedServer, tmp_path: Path) -> Iterator[Dashboard]:  # noqa: F811
+    """The dashboard over an engine whose feeds.yml has a good feed, a failing one and an invalid entry,
+    all served by the local feed server."""
+    feeds_file = tmp_path / "feeds.yml"
+    feeds_file.write_text(FEEDS.format(ok=feed_server.url("/rss2.xml"), failing=feed_server.url("/error.xml")))
+    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                          feed_allow=feed_server.allow, feed_timeout_seconds=2.0, feeds_file=feeds_file)
+    engine = Engine.open(tuned, client, embedder, clock=clock)
+    make_accounts(engine)
+    dashboard = Dashboard(engine, web_settings(tuned, tmp_path))
+    yield dashboard
+    for web_client in dashboard.clients:
+        web_client.close()

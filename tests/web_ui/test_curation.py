@@ -6,22 +6,15 @@ event; bad input shows the form again and writes nothing; an outage is an error 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import valkey
 
 from kenning.accounts import Accounts
 from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import Conflict
 from kenning.memory import Draft
-from kenning.settings import Settings
 from kenning.skills import Proposal
-from tests.conftest import make_settings
-from tests.feeds_server import FeedServer
 from tests.kenning.skill_history import DOMAIN, seed
 from tests.web_ui.conftest import (
     FAST_HASHER,
@@ -29,9 +22,7 @@ from tests.web_ui.conftest import (
     Dashboard,
     duplicates,
     login,
-    make_accounts,
     remember,
-    web_settings,
 )
 from tests.web_ui.test_pages import audit_event
 
@@ -252,29 +243,6 @@ def test_memories_filter_by_trust_and_source(web: Dashboard, engine: Engine) -> 
 
 
 # --- feeds --------------------------------------------------------------------------------
-FEEDS = """feeds:
-  - name: python-news
-    url: {ok}
-    topics: [python]
-  - name: broken
-    url: {failing}
-  - name: Bad Name
-    url: https://example.org/rss
-"""
-
-
-@pytest.fixture
-def feeds_web(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-              feed_server: FeedServer, tmp_path: Path) -> Dashboard:
-    feeds_file = tmp_path / "feeds.yml"
-    feeds_file.write_text(FEEDS.format(ok=feed_server.url("/rss2.xml"), failing=feed_server.url("/error.xml")))
-    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                          feed_allow=feed_server.allow, feed_timeout_seconds=2.0, feeds_file=feeds_file)
-    engine = Engine.open(tuned, client, embedder, clock=clock)
-    make_accounts(engine)
-    return Dashboard(engine, web_settings(tuned, tmp_path))
-
-
 def test_feeds_page_shows_validation_last_fetch_errors_and_ingested(feeds_web: Dashboard) -> None:
     engine = feeds_web.engine
     viewer = feeds_web.client("viewer")
@@ -294,8 +262,6 @@ def test_feeds_page_shows_validation_last_fetch_errors_and_ingested(feeds_web: D
     assert "new 3" in page.text
     assert rows["broken"]["state"]["last_error"] in page.text
     assert "invalid (disabled)" in page.text
-    for client in feeds_web.clients:
-        client.close()
 
 
 # --- an outage ----------------------------------------------------------------------------

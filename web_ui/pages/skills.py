@@ -20,13 +20,10 @@ from web_ui.views import render
 
 STATUSES = ("pending", "approved", "rejected", "written", "stale", "all")
 LIST_LIMIT = 50
-RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
 
 
 def gather(engine: Engine, status: str) -> dict[str, Any]:
-    proposals = [p.public() for p in engine.skills.proposals(limit=LIST_LIMIT)]
-    for proposal in proposals:
-        proposal["changes"].sort(key=lambda c: RISK_ORDER.get(c["risk"], 3))
+    proposals = [p.public() for p in engine.skills.proposals(limit=LIST_LIMIT)]  # changes come riskiest first
     shown = [p for p in proposals if status == "all" or p["status"] == status]
     pending = sum(1 for p in proposals if p["status"] == "pending")
     return {"proposals": shown, "pending": pending, "status": status, "statuses": STATUSES,
