@@ -35,13 +35,17 @@ async def browser() -> AsyncIterator[Browser]:
         await chromium.close()
 
 
-@pytest.fixture
-def live(web: Dashboard) -> Iterator[str]:
-    """The dashboard served by uvicorn on a free port (as `kenning web` serves it)."""
+def served(web: Dashboard) -> Iterator[str]:
+    """``web`` served by uvicorn on a free port (as `kenning web` serves it), until the generator ends."""
     service = WebService(web.engine, web.settings, web.logins)
     service.start()
     yield service.url.rstrip("/")
     service.stop()
+
+
+@pytest.fixture
+def live(web: Dashboard) -> Iterator[str]:
+    yield from served(web)
 
 
 @pytest.fixture

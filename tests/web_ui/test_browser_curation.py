@@ -16,16 +16,12 @@ from kenning.clock import ManualClock
 from kenning.engine import Engine
 from tests.kenning.skill_history import DOMAIN, seed
 from tests.web_ui.conftest import FAST_HASHER, PASSWORD, Dashboard
-from tests.web_ui.test_browser import browser, live, menu, shots, signed_in  # noqa: F401 (fixtures)
-from web_ui.service import WebService
+from tests.web_ui.test_browser import browser, live, menu, served, shots, signed_in  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
 def live_feeds(feeds_web: Dashboard) -> Iterator[str]:
-    service = WebService(feeds_web.engine, feeds_web.settings, feeds_web.logins)
-    service.start()
-    yield service.url.rstrip("/")
-    service.stop()
+    yield from served(feeds_web)
 
 
 async def test_approve_a_skill_after_reading_its_diff(browser: Browser, live: str, engine: Engine,  # noqa: F811
