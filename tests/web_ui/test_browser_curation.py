@@ -16,7 +16,15 @@ from kenning.clock import ManualClock
 from kenning.engine import Engine
 from tests.kenning.skill_history import DOMAIN, seed
 from tests.web_ui.conftest import FAST_HASHER, PASSWORD, Dashboard
-from tests.web_ui.test_browser import browser, live, menu, served, shots, signed_in  # noqa: F401 (fixtures)
+from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
+    WIDER_THAN_SCREEN,
+    browser,
+    live,
+    menu,
+    served,
+    shots,
+    signed_in,
+)
 
 
 @pytest.fixture
@@ -78,4 +86,18 @@ async def test_the_feeds_page(browser: Browser, live_feeds: str, feeds_web: Dash
     assert "500" in await page.locator("#feed-broken").inner_text()
     assert "line 7" in await page.locator("[id='feed-Bad Name']").inner_text()
     await page.screenshot(path=str(shots / "dashboard-feeds.png"), full_page=True)
+    await page.context.close()
+
+
+async def test_the_curation_pages_on_a_phone(browser: Browser, live_feeds: str, feeds_web: Dashboard) -> None:  # noqa: F811
+    engine = feeds_web.engine
+    seed(engine)
+    engine.skills.compile_skill(DOMAIN, actor="agent")
+    engine.feeds.run(engine.feeds.feed("broken"))
+    page = await signed_in(browser, live_feeds, "admin")
+    await page.set_viewport_size({"width": 390, "height": 844})
+    for path in ("/skills", "/feeds", "/accounts", "/memories?trust=stated"):
+        await page.goto(live_feeds + path)
+        assert await page.locator("h1").count() == 1, path
+        assert await page.evaluate(WIDER_THAN_SCREEN) == [], path  # nothing forces sideways scrolling
     await page.context.close()

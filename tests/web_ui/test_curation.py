@@ -99,6 +99,22 @@ def test_rejecting_a_proposal_needs_a_reason(web: Dashboard, engine: Engine, clo
     assert "use one of pending" in bad.text
 
 
+def test_a_proposal_approved_over_mcp_is_written_by_an_editor(web: Dashboard, engine: Engine,
+                                                               clock: ManualClock) -> None:
+    first, second = two_proposals(engine, clock)
+    editor = web.client("editor")
+    pending = editor.post("/skills/write", data=web.form(editor, "/skills", id=second.id))
+    assert pending.status_code == 409  # only an approved proposal is written
+    assert engine.skills.all() == []
+    engine.skills.approve(second.id, second.sha, "mcp:root")
+    assert f"Write {DOMAIN}" in editor.get("/skills?status=approved").text
+    done = editor.post("/skills/write", data=web.form(editor, "/skills", id=second.id))
+    assert done.status_code == 200, done.text
+    assert engine.skills.get(DOMAIN).sha == second.sha
+    assert engine.skills.proposal(first.id).status == "pending"
+    assert audit_event(done.text, engine)["action"] == "skill_write"
+
+
 # --- accounts -----------------------------------------------------------------------------
 def accounts_of(engine: Engine) -> Accounts:
     return Accounts(engine.store, engine.ctx.clock, hasher=FAST_HASHER)

@@ -24,7 +24,7 @@ NEEDS: dict[tuple[str, str], str] = {
     ("GET", "/settings"): "admin",
     ("GET", "/skills"): "viewer", ("GET", "/feeds"): "viewer", ("GET", "/accounts"): "admin",
     ("POST", "/skills/approve"): "admin", ("POST", "/skills/reject"): "admin", ("POST", "/accounts"): "admin",
-    ("POST", "/duplicates/keep"): "editor",
+    ("POST", "/duplicates/keep"): "editor", ("POST", "/skills/write"): "editor",
     ("POST", "/memories/bulk"): "editor", ("POST", "/memory"): "editor", ("POST", "/contradictions"): "editor",
     ("POST", "/duplicates"): "editor", ("POST", "/suppressions"): "editor",
     ("POST", "/suppressions/lift"): "editor", ("POST", "/backups"): "admin", ("POST", "/backups/upload"): "admin",

@@ -1,6 +1,7 @@
 """Skills: the proposals the skill compiler stored, each with its diff and its rule changes by risk;
 approving exactly the sha the person reviewed (then writing it), rejecting with a reason; the written
-skills. Approve and reject need the admin role, as the MCP ``approve_skill`` tool's admin scope does."""
+skills. Approve and reject need the admin role, as the MCP ``approve_skill`` tool's admin scope does;
+writing a proposal approved elsewhere needs the editor role, as ``write_skill``'s write scope does."""
 
 from __future__ import annotations
 
@@ -64,6 +65,14 @@ def reject_with_reason(engine: Engine, form: Submitted, actor: str) -> Done:
     return Done("skill_reject", f"proposal {rejected.id} rejected", changed, "/skills")
 
 
+def write_approved(engine: Engine, form: Submitted, actor: str) -> Done:
+    """Write a proposal already approved elsewhere (an admin's ``approve_skill`` over MCP)."""
+    written = engine.skills.write(form.get("id"), actor=actor)
+    changed = {"proposal": form.get("id"), "domain": written.domain, "sha": written.sha, "key": written.key,
+               "status": "written"}
+    return Done("skill_write", f"skill {written.domain} written", changed, "/skills?status=written")
+
+
 @guard("admin")
 async def approve(request: Request) -> Response:
     return await submit(request, _skills, partial(approve_and_write, runtime(request).engine))
@@ -74,5 +83,11 @@ async def reject(request: Request) -> Response:
     return await submit(request, _skills, partial(reject_with_reason, runtime(request).engine))
 
 
+@guard("editor")
+async def write(request: Request) -> Response:
+    """Writing an approved proposal needs the write scope over MCP (``write_skill``): an editor here."""
+    return await submit(request, _skills, partial(write_approved, runtime(request).engine))
+
+
 routes = [Route("/skills", skills, methods=["GET"]), Route("/skills/approve", approve, methods=["POST"]),
-          Route("/skills/reject", reject, methods=["POST"])]
+          Route("/skills/reject", reject, methods=["POST"]), Route("/skills/write", write, methods=["POST"])]
