@@ -104,7 +104,7 @@ class Engine:
                               maintenance),
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
-            skills=Skills(ctx), feeds=FeedIngest(ctx, memories),
+            skills=Skills(ctx), feeds=FeedIngest(ctx, memories, llm),
         )
 
     @property
