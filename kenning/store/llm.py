@@ -1,4 +1,4 @@
-"""Valkey state of the LLM extras: the daily token ledger and the enrichment queue.
+"""Valkey state of the LLM extras: the daily token ledger, the enrichment queue and the expansion cache.
 
 Ledger: one hash per UTC day, ``{prefix}llm:usage:{YYYY-MM-DD}``, fields ``tokens``, ``calls``,
 ``failures`` and ``tokens:project:{name}``; HINCRBY keeps concurrent callers exact; each day key expires
@@ -8,10 +8,14 @@ Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A
 group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after the
 visibility timeout another consumer claims it (XAUTOCLAIM). Attempts are counted per job; a job that
 failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error.
+
+Expansion cache: ``{prefix}llm:expansion:{digest}``, a JSON list of a query's rephrasings, the digest a
+hash of the model and the normalised query; each key expires after KENNING_QUERY_EXPANSION_CACHE_SECONDS.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -129,3 +133,20 @@ class JobQueue:
                 "in_flight": in_flight,
                 "parked": int(call(self.client.xlen, self.parked)),
                 "recent_parked": [{text(k): text(v) for k, v in fields.items()} for _id, fields in parked]}
+
+
+class ExpansionCache:
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def key(self, model: str, query: str) -> str:
+        digest = hashlib.sha256(f"{model}\0{query}".encode()).hexdigest()[:32]
+        return f"{self.prefix}llm:expansion:{digest}"
+
+    def get(self, model: str, query: str) -> list[str] | None:
+        raw = call(self.client.get, self.key(model, query))
+        return None if raw is None else [str(item) for item in json.loads(text(raw))]
+
+    def put(self, model: str, query: str, phrasings: list[str], ttl_seconds: int) -> None:
+        call(self.client.set, self.key(model, query), json.dumps(phrasings), ex=ttl_seconds)
