@@ -1,14 +1,15 @@
 """Query expansion for recall (docs/llm.md): off by default (KENNING_QUERY_EXPANSION).
 
 When on and a key is set, the model rephrases the query (at most KENNING_QUERY_EXPANSION_PHRASINGS
-phrasings; one attempt, a hard timeout, short max_tokens); the phrasings are cached in Valkey by
-normalised query and model, embedded and searched with the same filters as the query (states,
-projects, as-of, feeds), and what they find is ADDED to the query's own candidates. The original query
-dominates: a memory it found keeps its own similarity, and a memory only a phrasing found enters with
-its similarity to that phrasing times ``WEIGHT``, so it meets the relevance floor and the suppressions
-like any other candidate. Failure, timeout, no key or an exhausted budget: recall goes on without, and
-the report says why. The report (``used``, ``cached``, ``ms``, ``phrasings``, ``added``, ``reason``)
-goes into the recall response's diagnostics; observers receive (seconds, outcome) for a histogram.
+phrasings; one attempt, a hard timeout, short max_tokens). The phrasings are embedded and cached in
+Valkey with their vectors (by normalised query, LLM model and embedding model), then searched with
+the query's own filters (states, projects, as-of, feeds); what they find is ADDED to the query's
+candidates. The original query dominates: a memory it found keeps its own similarity, and a memory
+only a phrasing found enters with its similarity to that phrasing times ``WEIGHT``, so it meets the
+relevance floor and the suppressions like any other candidate. Failure, timeout, no key or an
+exhausted budget: recall goes on without, and the report says why. The report (``used``,
+``cached``, ``ms``, ``phrasings``, ``added``, ``reason``) goes into the recall response's
+diagnostics; observers receive (seconds, outcome) for a histogram.
 """
 
 from __future__ import annotations
@@ -90,36 +91,40 @@ class Expander:
             return pool, None
         started = time.perf_counter()
         try:
-            phrasings, cached = self.phrasings(text, project)
+            phrased, cached = self.phrasings(text, project)
         except LlmUnavailable as exc:
             return pool, self._done(ExpansionReport(False, seconds=time.perf_counter() - started,
                                                     reason=exc.state))
-        added = self._added(pool, phrasings, search) if phrasings else []
-        return pool + added, self._done(ExpansionReport(bool(phrasings), cached, time.perf_counter() - started,
-                                                        phrasings, len(added)))
+        added = self._added(pool, search([vector for _, vector in phrased])) if phrased else []
+        report = ExpansionReport(bool(phrased), cached, time.perf_counter() - started,
+                                 tuple(p for p, _ in phrased), len(added))
+        return pool + added, self._done(report)
 
-    def phrasings(self, text: str, project: str | None) -> tuple[tuple[str, ...], bool]:
-        """(phrasings, whether they came from the cache); raises LlmUnavailable."""
+    def phrasings(self, text: str, project: str | None) -> tuple[list[tuple[str, bytes]], bool]:
+        """(each phrasing with its vector, whether they came from the cache); raises LlmUnavailable."""
         settings = self.ctx.settings
         if not self.llm.available:  # not even the cache: without a key the extras are off
             raise LlmOff("the LLM extras are off: no API key")
-        model, query = settings.llm_model, normalised(text)
-        known = self.cache.get(model, query)
+        models, query = f"{settings.llm_model}|{self.ctx.embedder.model_name}", normalised(text)
+        known = self.cache.get(models, query)
         if known is not None:
-            return tuple(known), True
+            return known, True
         answer = self.llm.ask("query_expansion", INSTRUCTIONS.format(n=settings.query_expansion_phrasings),
                               {"query": text}, Expansion, project=project,
                               max_tokens=settings.query_expansion_max_tokens,
                               deadline=settings.query_expansion_timeout_seconds)
         phrasings = cleaned(answer.value.queries, text, settings.query_expansion_phrasings)
-        self.cache.put(model, query, list(phrasings), settings.query_expansion_cache_seconds)
-        return phrasings, False
+        vectors = self.ctx.embedder.embed_many(list(phrasings)) if phrasings else []
+        phrased = [(p, vector_bytes(v)) for p, v in zip(phrasings, vectors, strict=True)]
+        self.cache.put(models, query, phrased, settings.query_expansion_cache_seconds)
+        return phrased, False
 
-    def _added(self, pool: list[Hit], phrasings: tuple[str, ...], search: Search) -> list[Hit]:
-        vectors = [vector_bytes(v) for v in self.ctx.embedder.embed_many(list(phrasings))]
+    @staticmethod
+    def _added(pool: list[Hit], found: list[Hit]) -> list[Hit]:
+        """The hits of ``found`` that ``pool`` lacks, best per key, each at ``WEIGHT`` x its similarity."""
         known = {hit.memory.key for hit in pool}
         best: dict[str, Hit] = {}
-        for hit in search(vectors):
+        for hit in found:
             key = hit.memory.key
             weighted = Hit(hit.memory, 1.0 - hit.similarity * WEIGHT)
             if key not in known and (key not in best or weighted.similarity > best[key].similarity):

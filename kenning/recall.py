@@ -279,8 +279,12 @@ class Recaller:
         return _valid(p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector)))
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
-        """Query expansion's search: the candidates of each phrasing's vector, in one round trip."""
-        return _valid(p, self.ctx.store.memories.nearest([n for v in vectors for n in self.candidates(p, v)]))
+        """Query expansion's search: top_k per namespace for each phrasing's vector (they only add
+        candidates), under the same filters and floor cut as the query's, in one round trip."""
+        cut = 1.0 - self.ctx.settings.relevance_floor
+        nears = [Near(search, max_distance=cut) for v in vectors
+                 for search in self._searches(p, v, self.clauses(p), p.top_k)]
+        return _valid(p, self.ctx.store.memories.nearest(nears))
 
     def candidates(self, p: Plan, vector: bytes) -> list[Near]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""

@@ -9,12 +9,14 @@ group's pending list until acknowledged, so a worker that dies mid-job loses not
 visibility timeout another consumer claims it (XAUTOCLAIM). Attempts are counted per job; a job that
 failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error.
 
-Expansion cache: ``{prefix}llm:expansion:{digest}``, a JSON list of a query's rephrasings, the digest a
-hash of the model and the normalised query; each key expires after KENNING_QUERY_EXPANSION_CACHE_SECONDS.
+Expansion cache: ``{prefix}llm:expansion:{digest}``, a JSON list of a query's rephrasings with
+their vectors, the digest a hash of the LLM model, the embedding model and the normalised query;
+each key expires after KENNING_QUERY_EXPANSION_CACHE_SECONDS.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from dataclasses import dataclass
@@ -136,17 +138,22 @@ class JobQueue:
 
 
 class ExpansionCache:
+    """A query's phrasings and their vectors (so a cached expansion embeds nothing)."""
+
     def __init__(self, client: valkey.Valkey, prefix: str) -> None:
         self.client = client
         self.prefix = prefix
 
-    def key(self, model: str, query: str) -> str:
-        digest = hashlib.sha256(f"{model}\0{query}".encode()).hexdigest()[:32]
+    def key(self, models: str, query: str) -> str:
+        digest = hashlib.sha256(f"{models}\0{query}".encode()).hexdigest()[:32]
         return f"{self.prefix}llm:expansion:{digest}"
 
-    def get(self, model: str, query: str) -> list[str] | None:
-        raw = call(self.client.get, self.key(model, query))
-        return None if raw is None else [str(item) for item in json.loads(text(raw))]
+    def get(self, models: str, query: str) -> list[tuple[str, bytes]] | None:
+        raw = call(self.client.get, self.key(models, query))
+        if raw is None:
+            return None
+        return [(str(p), base64.b64decode(v)) for p, v in json.loads(text(raw))]
 
-    def put(self, model: str, query: str, phrasings: list[str], ttl_seconds: int) -> None:
-        call(self.client.set, self.key(model, query), json.dumps(phrasings), ex=ttl_seconds)
+    def put(self, models: str, query: str, phrasings: list[tuple[str, bytes]], ttl_seconds: int) -> None:
+        value = json.dumps([[p, base64.b64encode(v).decode()] for p, v in phrasings])
+        call(self.client.set, self.key(models, query), value, ex=ttl_seconds)
