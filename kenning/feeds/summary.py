@@ -27,6 +27,7 @@ DIGEST = ("Summarise the new entries of one feed for a software developer in at 
 SUMMARY_SOURCE_CHARS = 6_000  # of one entry's text, sent to be summarised
 DIGEST_SOURCE_CHARS = 600  # of each entry's text, sent to the digest
 DIGEST_LINKS = 50  # entries a digest lists by title and link
+DIGEST_LIST_CHARS = 40_000  # the list's length at most (a memory holds 50,000 characters)
 SKIPPED = "skipped"
 SUMMARISED = "summarised"
 
@@ -116,8 +117,12 @@ def summarised(feed: Feed, entry: Entry, now: float, text: str) -> Draft:
 
 def digest(feed: Feed, entries: list[Entry], now: float, text: str) -> Draft:
     """One memory for a run: the summary, then each entry's title and link (listed by us, not the model)."""
-    lines = [f"- {e.title or e.link or 'untitled'}" + (f" <{e.link}>" if e.link else "")
+    lines = [f"- {(e.title or 'untitled')[:200]}" + (f" <{link}>" if (link := _link(e)) else "")
              for e in entries[:DIGEST_LINKS]]
+    while len(lines) > 1 and sum(len(line) + 1 for line in lines) > DIGEST_LIST_CHARS:
+        lines.pop()  # absurdly long links: the list stays under the memory's content limit
+    if len(lines) < len(entries):
+        lines.append(f"- … and {len(entries) - len(lines)} more")
     dates = [e.published for e in entries if e.published is not None]
     listed = [{"title": e.title, "link": _link(e), "uid": e.uid, "published": e.published}
               for e in entries[:DIGEST_LINKS]]

@@ -18,6 +18,8 @@ from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.feeds.config import Feed
+from kenning.feeds.parse import Entry
+from kenning.feeds.summary import digest
 from kenning.llm import FRAME
 from kenning.settings import Settings
 from tests.anthropic_fake import FakeAnthropic, Reply, answer, error, message, serve
@@ -193,3 +195,14 @@ def test_past_the_per_run_limit_entries_are_skipped_visibly(
     registry = CollectorRegistry()
     FeedMetrics(registry).observe(run)
     assert registry.get_sample_value("kenning_feed_summaries_total", {"feed": "valkey", "state": "skipped"}) == 1
+
+
+def test_a_digest_lists_at_most_what_a_memory_holds() -> None:
+    feed = Feed(name="big", url="https://big.example/feed", mode="digest")
+    entries = [Entry(uid=f"u{n}", title=f"Entry {n}", link=f"https://big.example/{n}/" + "x" * 1900, text="t")
+               for n in range(60)]
+    draft = digest(feed, entries, 0.0, "Sixty entries.")
+    assert len(draft.content) < 45_000
+    assert draft.content.startswith("Sixty entries.\n\nEntries:\n- Entry 0 <https://big.example/0/")
+    assert draft.content.endswith(" more")
+    assert len(draft.metadata["entries"]) == 50
