@@ -31,6 +31,7 @@ INSTRUCTIONS = ("The JSON document holds a developer's question to a memory stor
                 "work. Write up to {n} short alternative search queries (under 20 words each) that a note "
                 "answering it would match: other words for the same thing, the names of the tools, concepts "
                 "or error it is about. Do not answer the question.")
+EMPTY = "empty: the model gave no phrasing other than the query"  # cached like any answer
 _SPACES = re.compile(r"\s+")
 Search = Callable[[list[bytes]], list[Hit]]
 Observer = Callable[[float, str], None]  # (seconds, outcome: used, cached, or the fallback's reason)
@@ -95,9 +96,10 @@ class Expander:
         except LlmUnavailable as exc:
             return pool, self._done(ExpansionReport(False, seconds=time.perf_counter() - started,
                                                     reason=exc.state))
-        added = self._added(pool, search([vector for _, vector in phrased])) if phrased else []
-        report = ExpansionReport(bool(phrased), cached, time.perf_counter() - started,
-                                 tuple(p for p, _ in phrased), len(added))
+        if not phrased:
+            return pool, self._done(ExpansionReport(False, cached, time.perf_counter() - started, reason=EMPTY))
+        added = self._added(pool, search([vector for _, vector in phrased]))
+        report = ExpansionReport(True, cached, time.perf_counter() - started, tuple(p for p, _ in phrased), len(added))
         return pool + added, self._done(report)
 
     def phrasings(self, text: str, project: str | None) -> tuple[list[tuple[str, bytes]], bool]:

@@ -34,7 +34,7 @@ class Metrics:
         self.llm_calls = Counter("kenning_llm_calls", "LLM extra calls by purpose and outcome (ok, failed, "
                                  "invalid).", ("purpose", "outcome"), registry=registry)
         self.expansion_latency = Histogram("kenning_recall_expansion_seconds", "Time query expansion added to a "
-                                           "recall, by outcome (used, cached, failed, no_key, over_budget).",
+                                           "recall, by outcome (used, cached, empty, failed, no_key, over_budget).",
                                            ("outcome",), buckets=_LATENCY_BUCKETS, registry=registry)
         self.llm_tokens = Counter("kenning_llm_tokens", "Tokens (input + output) the LLM extras spent, by purpose.",
                                   ("purpose",), registry=registry)

@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
-from kenning.expansion import WEIGHT, cleaned, normalised
+from kenning.expansion import EMPTY, WEIGHT, cleaned, normalised
 from kenning.llm import FRAME
 from kenning.memory import Draft
 from kenning.recall import RecallRequest, RecallResult
@@ -136,6 +136,13 @@ def test_a_failed_expansion_is_a_plain_recall_that_says_why_and_is_not_cached(
     assert report["reason"].startswith(reason)
     retried = recall(expanding)  # a failure is not cached: the next recall asks again, and succeeds
     assert (diagnostics(retried)["used"], contents(retried)[0]) == (True, ALERTS)
+
+
+def test_an_answer_with_nothing_new_is_reported_and_cached(expanding: Engine, fake: FakeAnthropic) -> None:
+    fake.then(answer({"queries": [QUERY.upper(), " "]}))
+    first, second = recall(expanding), recall(expanding)
+    assert (diagnostics(first)["used"], diagnostics(first)["reason"]) == (False, EMPTY)
+    assert (diagnostics(second)["cached"], diagnostics(second)["reason"], len(fake.requests)) == (True, EMPTY, 1)
 
 
 def test_over_budget_or_without_a_key_nothing_is_sent(settings: Settings, client: valkey.Valkey,
