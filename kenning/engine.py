@@ -20,6 +20,7 @@ from kenning.duplicates import Duplicates
 from kenning.embedding import Embedder
 from kenning.enrichment import Enrichment
 from kenning.errors import BackendUnavailable
+from kenning.expansion import Expander
 from kenning.experience import Experience
 from kenning.feeds.ingest import FeedIngest
 from kenning.graveyard import Graveyard
@@ -89,7 +90,7 @@ class Engine:
         maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
         llm, enrichment = _extras(ctx, memories)
         return cls(
-            ctx=ctx, memories=memories, recaller=Recaller(ctx),
+            ctx=ctx, memories=memories, recaller=Recaller(ctx, Expander(ctx, llm)),
             tokens=Tokens(store, ctx.clock),
             inspection=Inspection(ctx, memories),
             documents=Documents(ctx, memories),
@@ -104,7 +105,7 @@ class Engine:
                               maintenance),
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
-            skills=Skills(ctx), feeds=FeedIngest(ctx, memories),
+            skills=Skills(ctx), feeds=FeedIngest(ctx, memories, llm),
         )
 
     @property

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -37,7 +37,22 @@ RETRY_AFTER_CAP_SECONDS = 30.0
 
 
 class LlmUnavailable(KenningError):
-    """The extra could not run; the caller falls back and reports ``str(exc)``."""
+    """The extra could not run; the caller falls back and reports ``str(exc)`` (``state``: in one word)."""
+
+    why = "failed"
+
+    @property
+    def state(self) -> str:
+        """``no_key``, ``over_budget`` or ``failed: <reason>``: what a record says about the fallback."""
+        return self.why if self.why != "failed" else f"failed: {self.message}"[:300]
+
+
+class LlmOff(LlmUnavailable):
+    why = "no_key"
+
+
+class OverBudget(LlmUnavailable):
+    why = "over_budget"
 
 
 @dataclass(frozen=True)
@@ -56,8 +71,15 @@ class Facts(BaseModel):
     facts: list[str] = Field(default_factory=list, max_length=20)
 
 
+Phrasing = Annotated[str, Field(min_length=1, max_length=300)]
+
+
 class Expansion(BaseModel):
-    queries: list[str] = Field(default_factory=list, max_length=5)
+    queries: list[Phrasing] = Field(default_factory=list, max_length=10)
+
+
+class Summary(BaseModel):
+    summary: str = Field(min_length=1, max_length=1200)
 
 
 @dataclass
@@ -85,15 +107,17 @@ class Llm:
         return self._client is not None
 
     def ask(self, purpose: str, instructions: str, data: dict[str, Any], schema: type[T], *,
-            project: str | None = None, max_tokens: int = 512) -> Answer[T]:
-        """One structured call: budget check, retries, usage counted, the answer validated."""
+            project: str | None = None, max_tokens: int = 512, deadline: float | None = None) -> Answer[T]:
+        """One structured call: budget check, retries, usage counted, the answer validated.
+
+        ``deadline``: seconds for one attempt and no retry (a caller on the request path, e.g. recall)."""
         if self._client is None:
-            raise LlmUnavailable("the LLM extras are off: no API key",
+            raise LlmOff("the LLM extras are off: no API key",
                                  hint="set KENNING_ANTHROPIC_API_KEY to enable them")
         self._check_budget(project)
         system = instructions + "\n\n" + FRAME.format(schema=json.dumps(schema.model_json_schema()))
         try:
-            message = self._send(system, json.dumps(data, ensure_ascii=False), max_tokens)
+            message = self._send(system, json.dumps(data, ensure_ascii=False), max_tokens, deadline)
         except LlmUnavailable:
             self._record(purpose, "failed", 0, project)
             raise
@@ -121,23 +145,24 @@ class Llm:
         total, mine = self.ledger.spent(self.day(), project)
         cap = self.settings.llm_daily_token_cap
         if total >= cap:
-            raise LlmUnavailable(f"the daily LLM token budget is spent ({total} of {cap})",
+            raise OverBudget(f"the daily LLM token budget is spent ({total} of {cap})",
                                  hint="raise KENNING_LLM_DAILY_TOKEN_CAP or wait for the next UTC day")
         project_cap = self.settings.llm_project_daily_token_cap
         if project_cap and mine >= project_cap:
-            raise LlmUnavailable(f"the daily LLM token budget of project {project!r} is spent "
+            raise OverBudget(f"the daily LLM token budget of project {project!r} is spent "
                                  f"({mine} of {project_cap})", hint="raise KENNING_LLM_PROJECT_DAILY_TOKEN_CAP")
 
     def day(self) -> str:
         return datetime.fromtimestamp(self.clock.now(), tz=UTC).strftime("%Y-%m-%d")
 
-    def _send(self, system: str, user: str, max_tokens: int) -> Any:
+    def _send(self, system: str, user: str, max_tokens: int, deadline: float | None) -> Any:
         import anthropic
 
-        attempts = self.settings.llm_max_retries + 1
+        attempts = self.settings.llm_max_retries + 1 if deadline is None else 1
+        client = self._client if deadline is None else self._client.with_options(timeout=deadline)
         for attempt in range(attempts):
             try:
-                return self._client.messages.create(
+                return client.messages.create(
                     model=self.settings.llm_model, max_tokens=max_tokens, system=system,
                     messages=[{"role": "user", "content": user}])
             except anthropic.APIStatusError as exc:

@@ -20,6 +20,7 @@ import numpy as np
 from kenning import phrases, query, scoring, staleness, substance, temporal, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput
+from kenning.expansion import Expander, ExpansionReport
 from kenning.graveyard import Graveyard
 from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
@@ -68,6 +69,7 @@ class RecallResult:
     # What a suppression took out of this recall: (key, similarity, terms), above the relevance floor.
     # For a person (the dashboard); never in ``public``, which is what an agent reads.
     hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
+    expansion: ExpansionReport | None = None  # None: query expansion is off
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -86,6 +88,8 @@ class RecallResult:
             out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.expansion is not None:
+            out["diagnostics"] = {"expansion": self.expansion.public()}
         return out
 
 
@@ -166,8 +170,9 @@ def _verbatim(identifier: str) -> re.Pattern[str]:
 
 
 class Recaller:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, expander: Expander) -> None:
         self.ctx = ctx
+        self.expander = expander  # query expansion (kenning.expansion): off unless KENNING_QUERY_EXPANSION
         s = ctx.settings
         self.policy = scoring.RecencyPolicy(s.recency_grace_days, s.recency_step, s.recency_step_days,
                                             s.recency_floor)
@@ -192,7 +197,8 @@ class Recaller:
         abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
-        pool = self.pool(p, vector)
+        pool, expansion = self.expander.widen(p.text, _project(p), self.pool(p, vector),
+                                              functools.partial(self.widened, p))
         visible, suppressed_counts, hidden = self.unsuppressed(p, pool, suppressed)
         query_vector = np.asarray(embedded, dtype=np.float32)
         ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
@@ -204,7 +210,7 @@ class Recaller:
         flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
         hits = self.record(p, select(ranked, flagged, p.top_k), now)
         return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool),
-                            suppressed=suppressed_counts, hidden=hidden)
+                            suppressed=suppressed_counts, hidden=hidden, expansion=expansion)
 
     def unsuppressed(self, p: Plan, pool: list[Hit], suppressed: list[Suppression]) -> tuple[
             list[Hit], tuple[tuple[str, int], ...], tuple[tuple[str, float, tuple[str, ...]], ...]]:
@@ -271,6 +277,14 @@ class Recaller:
     def pool(self, p: Plan, vector: bytes) -> list[Hit]:
         """The candidates and the identifier hits: every KNN in one round trip, the rows kept in a second."""
         return _valid(p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector)))
+
+    def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
+        """Query expansion's search: top_k per namespace for each phrasing's vector (they only add
+        candidates), under the same filters and floor cut as the query's, in one round trip."""
+        cut = 1.0 - self.ctx.settings.relevance_floor
+        nears = [Near(search, max_distance=cut) for v in vectors
+                 for search in self._searches(p, v, self.clauses(p), p.top_k)]
+        return _valid(p, self.ctx.store.memories.nearest(nears))
 
     def candidates(self, p: Plan, vector: bytes) -> list[Near]:
         """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
@@ -406,6 +420,11 @@ def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> lis
 
 def _holds(identifier: str, row: dict[str, str]) -> bool:
     return exact(row.get("content", ""), identifier)
+
+
+def _project(p: Plan) -> str | None:
+    """The project an expansion's tokens are counted to: the first one asked for (None: all)."""
+    return p.projects[0] if p.projects else None
 
 
 def _valid(p: Plan, results: list[SearchResult]) -> list[Hit]:

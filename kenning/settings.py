@@ -200,6 +200,28 @@ class Settings(BaseSettings):
     enrichment_interval_seconds: float = Field(
         default=30.0, gt=0, le=86_400, description="How often the worker drains the enrichment queue.",
     )
+    feed_summaries_per_run: int = Field(
+        default=20, ge=1, le=200,
+        description="With a key: entries one feed run summarises (summary mode) or sends to its digest; "
+                    "the rest keep their excerpt, marked skipped.",
+    )
+    query_expansion: bool = Field(
+        default=False, description="With a key: recall also searches a few LLM rephrasings of the query.",
+    )
+    query_expansion_phrasings: int = Field(
+        default=3, ge=1, le=5, description="At most this many rephrasings searched beside the query.",
+    )
+    query_expansion_timeout_seconds: float = Field(
+        default=2.0, gt=0, le=30,
+        description="Timeout of the expansion request (one attempt, no retry); past it recall goes on without.",
+    )
+    query_expansion_max_tokens: int = Field(
+        default=150, ge=32, le=1024, description="max_tokens of the expansion request.",
+    )
+    query_expansion_cache_seconds: int = Field(
+        default=7 * 86_400, ge=60, le=365 * 86_400,
+        description="How long a query's rephrasings stay cached in Valkey (key: normalised query + model).",
+    )
     mcp_session_idle_seconds: float = Field(
         default=600.0, gt=0, le=86_400,
         description="An MCP session with no request for this long is closed; the client opens a new one.",

@@ -33,6 +33,9 @@ class Metrics:
                                      registry=registry)
         self.llm_calls = Counter("kenning_llm_calls", "LLM extra calls by purpose and outcome (ok, failed, "
                                  "invalid).", ("purpose", "outcome"), registry=registry)
+        self.expansion_latency = Histogram("kenning_recall_expansion_seconds", "Time query expansion added to a "
+                                           "recall, by outcome (used, cached, empty, failed, no_key, over_budget).",
+                                           ("outcome",), buckets=_LATENCY_BUCKETS, registry=registry)
         self.llm_tokens = Counter("kenning_llm_tokens", "Tokens (input + output) the LLM extras spent, by purpose.",
                                   ("purpose",), registry=registry)
 
@@ -41,6 +44,10 @@ class Metrics:
         self.llm_calls.labels(purpose, outcome).inc()
         if tokens:
             self.llm_tokens.labels(purpose).inc(tokens)
+
+    def observe_expansion(self, seconds: float, outcome: str) -> None:
+        """The engine's query expansion observer (kenning.expansion.Observer)."""
+        self.expansion_latency.labels(outcome).observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -31,6 +31,7 @@ class McpService:
         self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock,
                                            oauth_clock=oauth_clock)
         engine.llm.observers.append(self.runtime.metrics.observe_llm)
+        engine.recaller.expander.observers.append(self.runtime.metrics.observe_expansion)
         config = uvicorn.Config(self.app, host=settings.mcp_host, port=settings.mcp_port,
                                 log_level=settings.log_level.lower(), lifespan="on", access_log=False,
                                 log_config=None)  # its records go to the process's one handler

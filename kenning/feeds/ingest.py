@@ -6,13 +6,15 @@ again (across runs and feeds); an article that embeds as a near-duplicate of a s
 remember path's duplicate check) is linked to that memory (an audit event on it) instead of stored
 twice. Failures back off exponentially (``backoff``); a 429/503 Retry-After is honoured when longer.
 Every ingest appends an audit event with actor ``feed:<name>``. Feed text is stored as memory
-content only: data, never instructions.
+content only: data, never instructions. The ``summary`` and ``digest`` modes (kenning.feeds.summary)
+decide what is stored for the new entries.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -21,7 +23,9 @@ from kenning.errors import Conflict, FeedError, InvalidInput, NotFound
 from kenning.feeds import config, parse
 from kenning.feeds.config import Feed, FeedBook, Problem
 from kenning.feeds.fetch import Conditional, Fetcher
-from kenning.memory import Draft, Memories
+from kenning.feeds.summary import Piece, Summaries
+from kenning.llm import Llm
+from kenning.memory import Memories
 from kenning.store.feeds import FeedState, FeedStateStore
 
 Outcome = Literal["fetched", "not_modified", "failed", "waiting"]
@@ -43,12 +47,13 @@ class FeedRun:
     seconds: float | None = None
     next_attempt: float | None = None
     notes: tuple[str, ...] = field(default=())
+    summaries: Mapping[str, int] = field(default_factory=dict)  # memories by summary state (mode != excerpt)
 
     def summary(self) -> dict[str, object]:
         return {"feed": self.feed, "outcome": self.outcome, "new": len(self.new),
                 "duplicates": self.duplicates, "linked": len(self.linked),
                 "rejected": self.rejected, "error": self.error, "warning": self.warning,
-                "notes": list(self.notes)}
+                "notes": list(self.notes), **({"summaries": dict(self.summaries)} if self.summaries else {})}
 
 
 @dataclass(frozen=True)
@@ -77,11 +82,12 @@ def backoff(interval_seconds: float, failures: int) -> float:
 
 
 class FeedIngest:
-    def __init__(self, ctx: Context, memories: Memories, fetcher: Fetcher | None = None) -> None:
+    def __init__(self, ctx: Context, memories: Memories, llm: Llm, fetcher: Fetcher | None = None) -> None:
         self.ctx = ctx
         self.memories = memories
         self.fetcher = fetcher or Fetcher(ctx.settings)
         self.states = ctx.store.feeds
+        self.summaries = Summaries(llm, ctx.settings.feed_summaries_per_run)
 
     def book(self) -> FeedBook:
         return config.load(self.ctx.settings.resolved_feeds_file)
@@ -109,7 +115,7 @@ class FeedIngest:
         if not force and state.next_attempt is not None and now < state.next_attempt:
             return FeedRun(feed.name, "waiting", next_attempt=state.next_attempt,
                            error=state.last_error)
-        lease = self.states.lease(feed.name, uuid.uuid4().hex, self._lease_seconds())
+        lease = self.states.lease(feed.name, uuid.uuid4().hex, self._lease_seconds(feed))
         if not lease.hold():
             raise Conflict(f"feed {feed.name!r} is being fetched by another process",
                            hint="try again in a minute")
@@ -118,9 +124,12 @@ class FeedIngest:
         finally:
             lease.release()
 
-    def _lease_seconds(self) -> float:
-        settings = self.ctx.settings
-        return settings.feed_timeout_seconds * (settings.feed_max_redirects + 1) + 600.0
+    def _lease_seconds(self, feed: Feed) -> float:
+        """The fetch's worst case, the LLM calls' worst case (summary modes), and ten minutes to store."""
+        s = self.ctx.settings
+        calls = s.feed_summaries_per_run * s.llm_timeout_seconds * (s.llm_max_retries + 1)
+        calls = calls if feed.mode != "excerpt" and self.summaries.llm.available else 0.0
+        return s.feed_timeout_seconds * (s.feed_max_redirects + 1) + calls + 600.0
 
     def _run(self, feed: Feed, state: FeedState) -> FeedRun:
         started = time.monotonic()
@@ -161,57 +170,36 @@ class FeedIngest:
 
     def _store(self, feed: Feed, parsed: parse.ParsedFeed, seconds: float) -> FeedRun:
         seen = self.states.seen([e.uid for e in parsed.entries])
+        fresh = list({e.uid: e for e in parsed.entries if e.uid not in seen}.values())
+        pieces = self.summaries.pieces(feed, fresh, self.ctx.clock.now())
         new: list[str] = []
         linked: list[str] = []
         rejected: list[str] = []
-        for entry in parsed.entries:
-            if entry.uid in seen:
-                continue
+        for piece in pieces.items:
             try:
-                status, key = self._remember(feed, entry)
+                status, key = self._remember(feed, piece)
             except InvalidInput as exc:
-                rejected.append(f"{entry.link or entry.title}: {exc}")
+                rejected += [f"{e.link or e.title}: {exc}" for e in piece.entries]
                 continue
-            seen[entry.uid] = key
             (new if status == "stored" else linked).append(key)
-        duplicates = len(parsed.entries) - len(new) - len(linked) - len(rejected)
-        notes = tuple(rejected[:5]) + _mode_note(feed)
+        duplicates = len(parsed.entries) - len(fresh)
+        notes = tuple(rejected[:5]) + pieces.notes(feed)
         return FeedRun(feed.name, "fetched", new=tuple(new), duplicates=duplicates,
                        linked=tuple(linked), rejected=len(rejected), warning=parsed.error,
-                       seconds=seconds, notes=notes)
+                       seconds=seconds, notes=notes, summaries=dict(pieces.states()))
 
-    def _remember(self, feed: Feed, entry: parse.Entry) -> tuple[str, str]:
-        """Store one article (or find its near-duplicate and link to it); claim its uid."""
-        now = self.ctx.clock.now()
-        result = self.memories.remember(_draft(feed, entry, now), actor=actor(feed),
-                                        check_contradictions=False)
-        self.states.claim(entry.uid, result.key)
+    def _remember(self, feed: Feed, piece: Piece) -> tuple[str, str]:
+        """Store one piece (or find its near-duplicate and link to it); claim its entries' uids."""
+        result = self.memories.remember(piece.draft, actor=actor(feed), check_contradictions=False)
+        for entry in piece.entries:
+            self.states.claim(entry.uid, result.key)
         if result.status == "duplicate":
+            first = piece.entries[0]
             self.ctx.audit(actor(feed), "feed_link", result.key, reason="near-duplicate article",
-                           details={"feed": feed.name, "source_url": entry.link, "uid": entry.uid,
+                           details={"feed": feed.name, "source_url": first.link, "uid": first.uid,
                                     "similarity": result.similarity})
         return result.status, result.key
 
 
 def actor(feed: Feed) -> str:
     return f"feed:{feed.name}"
-
-
-def _draft(feed: Feed, entry: parse.Entry, now: float) -> Draft:
-    link = entry.link if entry.link and len(entry.link) <= 2000 else None
-    expires = now + feed.retention_days * 86_400 if feed.retention_days else None
-    return Draft(
-        content=entry.excerpt(), namespace="knowledge", project=feed.project, tags=feed.topics,
-        kind="article", title=(entry.title or "")[:300] or None, source=link,
-        event_date=entry.published, expires_at=expires, source_key=entry.uid,
-        metadata={"feed": feed.name, "source_url": link, "summary_state": "unsummarised",
-                  "mode": feed.mode, "stored_as": "excerpt",
-                  "enclosures": list(entry.enclosures[:10])},
-    )
-
-
-def _mode_note(feed: Feed) -> tuple[str, ...]:
-    """``summary`` and ``digest`` need the LLM extras, not there yet: say so, never pretend."""
-    if feed.mode == "excerpt":
-        return ()
-    return (f"mode {feed.mode!r} is not available yet: stored the excerpt, marked unsummarised",)

@@ -1,4 +1,4 @@
-"""Valkey state of the LLM extras: the daily token ledger and the enrichment queue.
+"""Valkey state of the LLM extras: the daily token ledger, the enrichment queue and the expansion cache.
 
 Ledger: one hash per UTC day, ``{prefix}llm:usage:{YYYY-MM-DD}``, fields ``tokens``, ``calls``,
 ``failures`` and ``tokens:project:{name}``; HINCRBY keeps concurrent callers exact; each day key expires
@@ -8,10 +8,16 @@ Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A
 group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after the
 visibility timeout another consumer claims it (XAUTOCLAIM). Attempts are counted per job; a job that
 failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error.
+
+Expansion cache: ``{prefix}llm:expansion:{digest}``, a JSON list of a query's rephrasings with
+their vectors, the digest a hash of the LLM model, the embedding model and the normalised query;
+each key expires after KENNING_QUERY_EXPANSION_CACHE_SECONDS.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -129,3 +135,25 @@ class JobQueue:
                 "in_flight": in_flight,
                 "parked": int(call(self.client.xlen, self.parked)),
                 "recent_parked": [{text(k): text(v) for k, v in fields.items()} for _id, fields in parked]}
+
+
+class ExpansionCache:
+    """A query's phrasings and their vectors (so a cached expansion embeds nothing)."""
+
+    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+        self.client = client
+        self.prefix = prefix
+
+    def key(self, models: str, query: str) -> str:
+        digest = hashlib.sha256(f"{models}\0{query}".encode()).hexdigest()[:32]
+        return f"{self.prefix}llm:expansion:{digest}"
+
+    def get(self, models: str, query: str) -> list[tuple[str, bytes]] | None:
+        raw = call(self.client.get, self.key(models, query))
+        if raw is None:
+            return None
+        return [(str(p), base64.b64decode(v)) for p, v in json.loads(text(raw))]
+
+    def put(self, models: str, query: str, phrasings: list[tuple[str, bytes]], ttl_seconds: int) -> None:
+        value = json.dumps([[p, base64.b64encode(v).decode()] for p, v in phrasings])
+        call(self.client.set, self.key(models, query), value, ex=ttl_seconds)

@@ -175,12 +175,14 @@ def test_backoff_doubles_and_is_capped() -> None:
     assert backoff(HOUR, 30) == 7 * 86_400
 
 
-def test_summary_mode_falls_back_visibly_to_the_excerpt(feeds_engine: Engine,
-                                                        feed_server: FeedServer) -> None:
+def test_summary_mode_without_a_key_falls_back_visibly_to_the_excerpt(feeds_engine: Engine,
+                                                                      feed_server: FeedServer) -> None:
     run = feeds_engine.feeds.run(_feed(feed_server, "/atom.xml", mode="summary"))
-    assert any("not available yet" in note for note in run.notes)
+    assert any("stored as the excerpt (no_key)" in note for note in run.notes)
+    assert run.summaries == {"no_key": len(run.new)}
     memory = feeds_engine.memories.get(run.new[0])
     assert (memory.metadata["mode"], memory.metadata["stored_as"]) == ("summary", "excerpt")
+    assert memory.metadata["summary_state"] == "no_key"
 
 
 def test_feeds_are_read_from_the_file_and_a_bad_entry_is_visible(feeds_engine: Engine,
