@@ -29,6 +29,7 @@ from web_ui.pages import (
     projects,
     search,
     settings_page,
+    telemetry,
     truth,
 )
 from web_ui.runtime import Runtime
@@ -42,7 +43,7 @@ STATIC = Path(__file__).with_name("static")
 def routes() -> list[BaseRoute]:
     found: list[BaseRoute] = []
     for module in (ops, login, overview, memories, search, truth, experience, projects, audit, backups,
-                   settings_page):
+                   settings_page, telemetry):
         found += module.routes
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found

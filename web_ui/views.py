@@ -22,6 +22,7 @@ NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it
     ("/contradictions", "Contradictions", "viewer"), ("/duplicates", "Duplicates", "viewer"),
     ("/suppressions", "Suppressions", "viewer"), ("/experience", "Experience", "viewer"),
     ("/projects", "Projects", "viewer"),
+    ("/telemetry", "Telemetry", "viewer"),
     ("/audit", "Audit log", "viewer"),
     ("/backups", "Backups", "admin"), ("/settings", "Settings", "admin"),
 )

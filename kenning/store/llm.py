@@ -13,6 +13,7 @@ failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,13 @@ class UsageLedger:
     def day(self, day: str) -> dict[str, int]:
         raw: dict[Any, Any] = call(self.client.hgetall, self.key(day))
         return {text(k): int(v) for k, v in raw.items()}
+
+    def days(self, days: Sequence[str]) -> list[dict[str, int]]:
+        """``day`` for each of ``days``, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for day in days:
+            pipe.hgetall(self.key(day))
+        return [{text(k): int(v) for k, v in raw.items()} for raw in call(pipe.execute)]
 
 
 @dataclass(frozen=True)
