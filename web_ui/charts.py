@@ -101,7 +101,7 @@ def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_la
             for bar in _slot(LEFT + i * slot, slot, label, {n: series[n][i] for n in names}, colours, scale, stacked)]
     every = max(1, -(-len(labels) // MAX_X_LABELS))
     x_ticks = [{"x": round(LEFT + (i + 0.5) * slot, 2), "text": label[-short:] if short else label}
-               for i, label in enumerate(labels) if i % every == 0 or i == len(labels) - 1]
+               for i, label in enumerate(labels) if (len(labels) - 1 - i) % every == 0]  # the latest always
     y_ticks = [{"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v} for v in range(0, top + 1, top // 4)]
     return {"title": title, "x_label": x_label, "y_label": y_label, "width": COLUMN_WIDTH,
             "height": TOP + PLOT_HEIGHT + BOTTOM, "left": LEFT, "top": TOP, "plot_height": PLOT_HEIGHT,

@@ -42,7 +42,7 @@ def test_columns_draw_the_numbers_they_are_given() -> None:
     assert [b["height"] for b in day5] == [round(1 * scale, 2), round(4 * scale, 2)]
     assert abs(day5[1]["y"] + day5[1]["height"] - day5[0]["y"]) < 0.02  # stacked: knowledge sits on episodic
     assert len(chart["x_ticks"]) <= charts.MAX_X_LABELS + 1
-    assert chart["x_ticks"][0]["text"] == "09-01"
+    assert chart["x_ticks"][-1]["text"] == "09-14"
     assert "episodic 13" in chart["desc"]
 
 

@@ -7,6 +7,7 @@ test_pages.test_an_outage_is_an_error_page_never_an_empty_list)."""
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,8 @@ def test_why_did_you_mention_finds_the_recalls_by_key_and_by_words(web: Dashboar
     assert [e["actor"] for e in by_words["entries"]] == ["agent-tests"]
     page = viewer.get(f"/telemetry?key={key}")
     assert "agent-deploy" in page.text
-    assert "× recency" in page.text
+    assert f'class="picked"><a href="/memory?key={quote(key)}"' in page.text
+    assert f"{matched['score']} = {matched['similarity']}" in page.text
     assert "agent-tests" not in page.text
 
 
