@@ -7,9 +7,9 @@ test_pages.test_an_outage_is_an_error_page_never_an_empty_list)."""
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.testclient import TestClient
 
