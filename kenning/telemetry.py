@@ -29,6 +29,7 @@ MAX_LIMIT = 100
 LOG_PAGE = 500
 FIELDS = ("content", "title", "namespace", "project", "state", "created_at", "recall_count", "last_recalled")
 _CURSOR = re.compile(r"^\d{1,20}-\d{1,20}$")
+Match = Callable[[dict[str, Any]], bool]
 
 
 class Telemetry:
@@ -83,33 +84,36 @@ class Telemetry:
         """Logged recalls (newest first) that returned the memory ``key`` or whose query holds ``text`` as
         whole words; each with its query, who asked, when, and every result's score and factors. ``next``
         is the cursor of the following page (None at the end of the log)."""
-        match = self._matcher(key, text)
+        needles, match = self._matcher(key, text)
         validation.bounded_int("limit", limit, 1, MAX_LIMIT)
         if before is not None and not _CURSOR.match(before):
             raise InvalidInput(f"{before!r} is not a recall log cursor", hint="pass the `next` value of the last page")
         cursor, found = ("(" + before) if before else "+", []
         for _ in range(self.ctx.settings.recall_log_max_entries // LOG_PAGE + 2):
-            page = self.log.newest(LOG_PAGE, before=cursor)
+            page, last, read = self.log.newest_containing(LOG_PAGE, cursor, needles)
             for entry_id, entry in page:
                 if match(entry):
                     found.append(_logged(entry_id, entry, key))
                     if len(found) == limit:
                         return {"entries": found, "next": entry_id, "key": key, "text": text}
-            if len(page) < LOG_PAGE:
+            if read < LOG_PAGE or last is None:
                 break
-            cursor = "(" + page[-1][0]
+            cursor = "(" + last
         return {"entries": found, "next": None, "key": key, "text": text}
 
-    def _matcher(self, key: str | None, text: str | None) -> Callable[[dict[str, Any]], bool]:
+    def _matcher(self, key: str | None, text: str | None) -> tuple[tuple[bytes, ...], Match]:
+        """What an entry must hold: bytes its stored JSON must contain (a cheap filter before decoding it;
+        words outside ASCII are JSON-escaped there, so only ASCII words filter), and the exact rule."""
         if key and text:
             raise InvalidInput("search the recall log by a memory key or by query words, not both",
                                hint="clear one of the two fields")
         if key:
             wanted = validation.key(key.strip(), self.ctx.store.prefix)
-            return lambda entry: any(r.get("key") == wanted for r in entry.get("results", []))
+            return (wanted.encode(),), lambda entry: any(r.get("key") == wanted for r in entry.get("results", []))
         if text:
             words = phrases.query_text(text, what="query words", limit=500)
-            return lambda entry: phrases.contains(str(entry.get("query", "")), words)
+            needles = tuple(t.encode() for t in phrases.tokens(words) if t.isascii())
+            return needles, lambda entry: phrases.contains(str(entry.get("query", "")), words)
         raise InvalidInput("give a memory key or some words of a query", hint="e.g. key=kenning:mem:knowledge:01J...")
 
 

@@ -49,3 +49,13 @@ def test_spend_says_when_the_extras_fall_back(engine: Engine, settings: Settings
     ledger.add(llm.day(), "beta", 600)
     assert "today's token cap is spent" in spend.report(llm)["state"]["detail"]
     assert "sk-test" not in str(spend.report(llm))
+
+
+def test_the_log_search_reads_words_the_log_stores_escaped(engine: Engine) -> None:
+    engine.memories.remember(Draft(content="Deploys run from the release branch through Kamal"), actor="pytest")
+    engine.recaller.recall(RecallRequest("ｄｅｐｌｏｙｓ from which branch?", actor="agent-wide"))  # fullwidth
+    engine.recaller.recall(RecallRequest("déploiement: which branch deploys?", actor="agent-fr"))
+    engine.recaller.recall(RecallRequest("which branch is released?", actor="agent-other"))
+    found = engine.telemetry.search_log(text="Deploys")["entries"]
+    assert [e["actor"] for e in found] == ["agent-fr", "agent-wide"]
+    assert [e["actor"] for e in engine.telemetry.search_log(text="déploiement")["entries"]] == ["agent-fr"]
