@@ -122,7 +122,7 @@ def test_bad_parameters_show_the_page_with_the_error_and_400(web: Dashboard) -> 
     for query, words in (("days=abc", "days must be"), ("days=3", "days must be"), ("list=bogus", "unknown list"),
                          ("page=0&list=most", "page must be"), ("key=not-a-key", "is not a memory key"),
                          ("q=x&before=zzz", "not a recall log cursor"),
-                         ("key=kenning:mem:knowledge:01&q=x", "not both")):
+                         ("key=kenning:mem:knowledge:01&q=x", "not both"), ("q=" + "w" * 501, "the limit is 500")):
         page = viewer.get(f"/telemetry?{query}")
         assert page.status_code == 400, query
         assert words in page.text, query

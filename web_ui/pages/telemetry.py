@@ -43,8 +43,8 @@ class Ask:
         if only is not None and only not in LISTS:
             raise InvalidInput(f"unknown list {only!r}", hint=f"use one of {', '.join(LISTS)}")
         return cls(only=only, page=_int(params, "page", 1, 1, 40), cold_days=_int(params, "cold_days", 30, 1, 3650),
-                   days=_int(params, "days", 14, 7, 90), key=params.get("key", "").strip()[:300],
-                   words=params.get("q", "").strip()[:500], before=params.get("before") or None)
+                   days=_int(params, "days", 14, 7, 90), key=params.get("key", "").strip(),
+                   words=params.get("q", "").strip(), before=params.get("before") or None)  # the engine checks both
 
     @property
     def limit(self) -> int:
