@@ -1,6 +1,6 @@
 """What the LLM extras spent, against their caps, and whether they are falling back (docs/llm.md#spend).
 
-Numbers only: tokens and calls today and this month (UTC), tokens per project today and this month,
+Numbers only: tokens and calls today and this month (UTC), and per project,
 the caps from settings, and the state of the extras -- ``off`` (no API key), ``falling back`` (a cap
 is spent: the heuristic paths answer and say so) or ``on``. Read from the daily usage ledger
 (kenning/store/llm.py), one round trip for the month.
@@ -14,6 +14,7 @@ from typing import Any
 from kenning.llm import Llm
 
 PROJECT_FIELD = "tokens:project:"
+CALLS_FIELD = "calls:project:"
 NO_PROJECT = "(no project)"
 
 
@@ -49,9 +50,12 @@ def _totals(ledger: dict[str, int]) -> dict[str, int]:
 
 
 def _projects(today: dict[str, int], month: dict[str, int]) -> dict[str, dict[str, int]]:
-    names = sorted({n[len(PROJECT_FIELD):] for n in month if n.startswith(PROJECT_FIELD)})
+    """Tokens and calls per project (calls are counted per project since the dashboard showed them)."""
+    names = sorted({n.split(":project:", 1)[1] for n in month if n.startswith((PROJECT_FIELD, CALLS_FIELD))})
     return {name or NO_PROJECT: {"today": today.get(PROJECT_FIELD + name, 0),
-                                 "this_month": month.get(PROJECT_FIELD + name, 0)} for name in names}
+                                 "this_month": month.get(PROJECT_FIELD + name, 0),
+                                 "calls_today": today.get(CALLS_FIELD + name, 0),
+                                 "calls_this_month": month.get(CALLS_FIELD + name, 0)} for name in names}
 
 
 def _state(available: bool, today: dict[str, int], cap: int, over: list[str]) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """Valkey state of the LLM extras: the daily token ledger and the enrichment queue.
 
 Ledger: one hash per UTC day, ``{prefix}llm:usage:{YYYY-MM-DD}``, fields ``tokens``, ``calls``,
-``failures`` and ``tokens:project:{name}``; HINCRBY keeps concurrent callers exact; each day key expires
-after 40 days.
+``failures``, ``tokens:project:{name}`` and ``calls:project:{name}``; HINCRBY keeps concurrent callers
+exact; each day key expires after 40 days.
 
 Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A claimed job stays in the
 group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after the
@@ -44,6 +44,7 @@ class UsageLedger:
         pipe = self.client.pipeline(transaction=False)
         key = self.key(day)
         pipe.hincrby(key, "calls", 1)
+        pipe.hincrby(key, f"calls:project:{project or ''}", 1)
         if failed:
             pipe.hincrby(key, "failures", 1)
         if tokens:

@@ -214,8 +214,10 @@ def test_the_overview_shows_llm_spend_against_the_caps(web: Dashboard, engine: E
     earlier = 500
     assert spend["today"] == {"tokens": 1500, "calls": 2, "failures": 1}
     assert spend["this_month"]["tokens"] == 1500 + earlier
-    assert spend["projects"]["alpha"] == {"today": 1200, "this_month": 1200 + earlier}
-    assert spend["projects"]["(no project)"] == {"today": 300, "this_month": 300}
+    assert spend["projects"]["alpha"] == {"today": 1200, "this_month": 1200 + earlier, "calls_today": 1,
+                                          "calls_this_month": 2}
+    assert spend["projects"]["(no project)"] == {"today": 300, "this_month": 300, "calls_today": 1,
+                                                 "calls_this_month": 1}
     page = viewer.get("/")
     assert 'id="spend-today">1,500<' in page.text
     assert "no API key" in page.text
