@@ -6,6 +6,7 @@ The listings are FT.SEARCH filters on the sortable counters ``recall_count`` and
 last maintenance fold copied from the live counter keys (kenning/store/recalls.py); each page then
 reads its memories' live counters, so a memory recalled since the fold shows its live count, and
 leaves "never recalled" / "gone cold" at once (``recalled_since_fold`` says how many a page dropped).
+The lists are for a person: a memory a suppression hides is listed, marked with ``suppressed_by``.
 
 The log search walks the recall log stream newest first (it is a stream, not the keyspace) for the
 recalls that returned one memory or whose query holds some words, with a cursor to page on.
@@ -22,6 +23,7 @@ from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.models import Memory, iso
 from kenning.store.registries import RecallLogStore
+from kenning.suppression import Suppressions, hidden_by
 
 DAY = 86_400
 MAX_OFFSET = 1_000  # a page further than this is a search, not a listing
@@ -36,6 +38,7 @@ class Telemetry:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.log = RecallLogStore(ctx.store.client, ctx.store.prefix)
+        self.suppressions = Suppressions(ctx)
 
     # --- usage listings ----------------------------------------------------------------------
     def most_recalled(self, *, offset: int = 0, limit: int = 20) -> dict[str, Any]:
@@ -74,8 +77,9 @@ class Telemetry:
         total, memories = found
         live = self.ctx.store.memories.recalls.live(memories)
         kept = [m for m in live if keep(m)]
-        now = self.ctx.clock.now()
-        return {"items": [_item(m, now) for m in kept], "total": total, "offset": offset, "limit": limit,
+        now, suppressed = self.ctx.clock.now(), self.suppressions.active()
+        items = [{**_item(m, now), "suppressed_by": hidden_by(m, suppressed)} for m in kept]
+        return {"items": items, "total": total, "offset": offset, "limit": limit,
                 "recalled_since_fold": len(live) - len(kept), "more": offset + limit < total}
 
     # --- the recall log searched -------------------------------------------------------------

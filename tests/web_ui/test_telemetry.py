@@ -78,6 +78,17 @@ def test_a_recall_moves_a_memory_out_of_never_recalled(web: Dashboard, engine: E
     assert other not in most
 
 
+def test_a_suppressed_memory_is_listed_for_a_person_and_marked(web: Dashboard, engine: Engine) -> None:
+    key = remember(engine, "The legacy billing host runs CentOS 7")
+    viewer = web.client("viewer")
+    listed = {item["key"]: item for item in telemetry(viewer)["lists"]["never"]["items"]}
+    assert listed[key]["suppressed_by"] == []  # positive control: listed, not marked
+    engine.suppressions.suppress("centos", "retired host", actor="pytest")
+    listed = {item["key"]: item for item in telemetry(viewer)["lists"]["never"]["items"]}
+    assert listed[key]["suppressed_by"] == ["centos"]
+    assert "hidden by suppression: centos" in viewer.get("/telemetry").text
+
+
 def test_gone_cold_after_the_days_given(web: Dashboard, engine: Engine, clock: ManualClock) -> None:
     key = remember(engine, "Release tags are signed with the team's GPG key")
     assert key in recall(engine, "how are release tags signed?")
