@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import valkey
 
+from kenning.activity import Activity
 from kenning.backup import Backups
 from kenning.belief import Belief
 from kenning.briefing import Briefing
@@ -40,6 +41,7 @@ from kenning.store import Store
 from kenning.store import indexes as index_admin
 from kenning.store.llm import UsageLedger
 from kenning.suppression import Suppressions
+from kenning.telemetry import Telemetry
 from kenning.tokens import Tokens
 
 
@@ -67,6 +69,8 @@ class Engine:
     enrichment: Enrichment
     skills: Skills
     feeds: FeedIngest
+    telemetry: Telemetry
+    activity: Activity
 
     @classmethod
     def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -106,6 +110,7 @@ class Engine:
             backups=Backups(ctx, derived),
             jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
             skills=Skills(ctx), feeds=FeedIngest(ctx, memories, llm),
+            telemetry=Telemetry(ctx), activity=Activity(ctx),
         )
 
     @property

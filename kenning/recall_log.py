@@ -47,6 +47,7 @@ class RecallLog:
     def _entry(self, text: str, hits: Sequence[RecallHit], actor: str, projects: tuple[str, ...]) -> dict[str, Any]:
         return {"query": text, "actor": actor or "unknown", "at": self.ctx.clock.now(), "projects": list(projects),
                 "results": [{"key": h.memory.key, "score": round(h.score, 4), "similarity": round(h.similarity, 4),
+                             "factors": {name: round(v, 4) for name, v in h.factors.items()},
                              "preview": h.memory.content[:PREVIEW]} for h in hits]}
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:

@@ -247,6 +247,11 @@ class Settings(BaseSettings):
         default=12.0, ge=0.05, le=720,
         description="A dashboard login lasts this long (hours); logout ends it at once."
     )
+    web_mcp_metrics_url: str | None = Field(
+        default=None, pattern=r"^https?://\S+$",
+        description="Where the dashboard reads the MCP server's Prometheus metrics for its recall latency chart; "
+                    "unset = http://KENNING_MCP_HOST:KENNING_MCP_PORT/metrics.",
+    )
 
     # --- operations ------------------------------------------------------------------------
     maintenance_interval_minutes: float = Field(
@@ -298,7 +303,8 @@ class Settings(BaseSettings):
 
     @field_validator("valkey_url", "valkey_binary", "search_module", "embedding_model", "auto_merge_threshold",
                      "mcp_public_url", "backup_dir", "model_dir", "anthropic_api_key", "anthropic_base_url",
-                     "feeds_file", "oauth_registration_key", "web_public_url", mode="before")
+                     "feeds_file", "oauth_registration_key", "web_public_url", "web_mcp_metrics_url",
+                     mode="before")
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         """``KENNING_X=`` (as copied from .env.example) means "not set"."""

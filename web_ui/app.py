@@ -32,6 +32,7 @@ from web_ui.pages import (
     search,
     settings_page,
     skills,
+    telemetry,
     truth,
 )
 from web_ui.runtime import Runtime
@@ -45,7 +46,7 @@ STATIC = Path(__file__).with_name("static")
 def routes() -> list[BaseRoute]:
     found: list[BaseRoute] = []
     for module in (ops, login, overview, memories, search, truth, experience, projects, audit, backups,
-                   settings_page, skills, feeds, accounts):
+                   settings_page, skills, feeds, accounts, telemetry):
         found += module.routes
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found

@@ -14,6 +14,7 @@ Each write touches one key at a time (no multi-key transactions), so this stays 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -117,6 +118,10 @@ class ContradictionStore:
             call(self.client.zadd, self._k("open"), {record.id: record.detected_at})
         else:
             call(self.client.zrem, self._k("open"), record.id)
+        if record.status == "resolved":  # by the time of the decision, for the dashboard's per-day chart
+            call(self.client.zadd, self._k("resolved"), {record.id: record.resolved_at})
+        else:
+            call(self.client.zrem, self._k("resolved"), record.id)
         for key in (record.a, record.b):
             call(self.client.sadd, self._k("key", key), record.id)
         if record.status != "closed":  # a closed record no longer holds its pair (see release_pair)
@@ -146,6 +151,15 @@ class ContradictionStore:
 
     def count(self, *, open_only: bool) -> int:
         return int(call(self.client.zcard, self._k("open") if open_only else self._k("all")))
+
+    def per_window(self, windows: Sequence[tuple[float, float]], *, resolved: bool) -> list[int]:
+        """How many records were detected (or, ``resolved``, decided) in each [start, end) window (one
+        round trip). Records resolved before this index existed are not in it (docs/dashboard.md)."""
+        name = self._k("resolved") if resolved else self._k("all")
+        pipe = self.client.pipeline(transaction=False)
+        for start, end in windows:
+            pipe.zcount(name, repr(start), "(" + repr(end))
+        return [int(n) for n in call(pipe.execute)]
 
     def for_key(self, key: str) -> list[str]:
         return sorted(text(r) for r in call(self.client.smembers, self._k("key", key)))

@@ -1,8 +1,8 @@
 """Valkey state of the LLM extras: the daily token ledger, the enrichment queue and the expansion cache.
 
 Ledger: one hash per UTC day, ``{prefix}llm:usage:{YYYY-MM-DD}``, fields ``tokens``, ``calls``,
-``failures`` and ``tokens:project:{name}``; HINCRBY keeps concurrent callers exact; each day key expires
-after 40 days.
+``failures``, ``tokens:project:{name}`` and ``calls:project:{name}``; HINCRBY keeps concurrent callers
+exact; each day key expires after 40 days.
 
 Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A claimed job stays in the
 group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after the
@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,7 @@ class UsageLedger:
         pipe = self.client.pipeline(transaction=False)
         key = self.key(day)
         pipe.hincrby(key, "calls", 1)
+        pipe.hincrby(key, f"calls:project:{project or ''}", 1)
         if failed:
             pipe.hincrby(key, "failures", 1)
         if tokens:
@@ -60,6 +62,13 @@ class UsageLedger:
     def day(self, day: str) -> dict[str, int]:
         raw: dict[Any, Any] = call(self.client.hgetall, self.key(day))
         return {text(k): int(v) for k, v in raw.items()}
+
+    def days(self, days: Sequence[str]) -> list[dict[str, int]]:
+        """``day`` for each of ``days``, in one round trip."""
+        pipe = self.client.pipeline(transaction=False)
+        for day in days:
+            pipe.hgetall(self.key(day))
+        return [{text(k): int(v) for k, v in raw.items()} for raw in call(pipe.execute)]
 
 
 @dataclass(frozen=True)

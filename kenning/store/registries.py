@@ -9,6 +9,7 @@ Keys:
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import valkey
@@ -88,6 +89,17 @@ class RecallLogStore:
         """Up to ``limit`` entries, newest first, older than the id ``before`` (exclusive when prefixed '(')."""
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         return [(text(i), dict(json.loads(text(raw[b"entry"])))) for i, raw in rows]
+
+    def newest_containing(self, limit: int, before: str,
+                          needles: Sequence[bytes]) -> tuple[list[tuple[str, dict[str, Any]]], str | None, int]:
+        """``newest``, decoding only the entries whose stored JSON holds every needle (both ASCII-lowercased)
+        or has escaped characters (whose text may hold a needle once decoded): (those entries, the id of the
+        last entry read, how many were read). Decoding is most of a walk's cost."""
+        rows = call(self.client.xrevrange, self.key, max=before, count=limit)
+        wanted = [n.lower() for n in needles]
+        kept = [(text(i), dict(json.loads(raw[b"entry"]))) for i, raw in rows
+                if b"\\u" in raw[b"entry"] or all(n in raw[b"entry"].lower() for n in wanted)]
+        return kept, (text(rows[-1][0]) if rows else None), len(rows)
 
     def length(self) -> int:
         return int(call(self.client.xlen, self.key))

@@ -13,8 +13,15 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
+from kenning import spend
+from kenning.clock import ManualClock
 from kenning.engine import Engine
-from tests.web_ui.conftest import PASSWORD, Dashboard, contradiction, duplicates, remember
+from kenning.memory import Draft
+from kenning.recall import RecallRequest
+from kenning.settings import Settings
+from kenning.store.llm import UsageLedger
+from tests.mcp_server.conftest import mcp_settings, ok, start_harness
+from tests.web_ui.conftest import PASSWORD, Dashboard, contradiction, duplicates, remember, web_settings
 from web_ui.guard import COOKIE
 from web_ui.service import WebService
 
@@ -23,7 +30,7 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1280, "height": 900}
 # Elements reaching past the right edge of the screen, except inside a box that scrolls on its own.
 WIDER_THAN_SCREEN = """() => [...document.querySelectorAll('body *')]
-    .filter(e => !e.closest('.table-wrap') && e.getBoundingClientRect().right > window.innerWidth + 1)
+    .filter(e => !e.closest('.table-wrap, .chart-wrap') && e.getBoundingClientRect().right > window.innerWidth + 1)
     .map(e => e.tagName + '.' + e.className)"""
 
 
@@ -73,6 +80,9 @@ async def menu(page: Page, name: str) -> None:
 async def test_log_in(browser: Browser, live: str, web: Dashboard, engine: Engine, shots: Path) -> None:
     contradiction(engine)
     remember(engine, "Releases are cut from main every second Tuesday", project="kenning")
+    ledger = UsageLedger(engine.store.client, engine.store.prefix)  # spend recorded while a key was set
+    ledger.add(engine.llm.day(), "kenning", 18_400)
+    ledger.add(engine.llm.day(), "shop", 2_150, failed=True)
     page = await signed_in(browser, live, "editor")
     cookies = {c["name"]: c for c in await page.context.cookies()}
     session = web.logins.current(cookies[COOKIE]["value"])
@@ -80,6 +90,7 @@ async def test_log_in(browser: Browser, live: str, web: Dashboard, engine: Engin
     assert (session.username, session.role) == ("editor", "editor")
     assert cookies[COOKIE]["httpOnly"] is True
     assert await page.locator(".card .big").first.inner_text() == "3"
+    assert await page.locator("#spend-state").inner_text() == spend.report(engine.llm)["state"]["detail"]
     await page.screenshot(path=str(shots / "dashboard-overview.png"), full_page=True)
     await page.context.close()
 
@@ -158,3 +169,65 @@ async def test_the_overview_on_a_phone(browser: Browser, live: str, engine: Engi
     assert wider == []  # nothing forces sideways scrolling (scrollable tables scroll inside their box)
     await page.screenshot(path=str(shots / "dashboard-phone.png"), full_page=True)
     await page.context.close()
+
+
+async def test_why_did_you_mention_on_the_telemetry_page(browser: Browser, web: Dashboard, engine: Engine,
+                                                         clock: ManualClock, settings: Settings, tmp_path: Path,
+                                                         shots: Path) -> None:
+    key = seed_telemetry(engine, clock)
+    mcp = start_harness(engine, mcp_settings(settings))  # the MCP server's own latency histogram, scraped
+    async with mcp.client("write") as client:
+        for question in ("where do payment webhooks go?", "how are invoices rendered?", "who owns the ledger?"):
+            await ok(client, "recall", {"query": question})
+    service = WebService(engine, web_settings(settings, tmp_path, web_mcp_metrics_url=f"{mcp.base}/metrics"),
+                         web.logins)
+    service.start()
+    try:
+        page = await signed_in(browser, service.url.rstrip("/"), "viewer")
+        await menu(page, "Telemetry")
+        await page.get_by_label("Memory key").fill(key)
+        await page.get_by_role("button", name="Search the log").click()
+        rows = page.locator("#recall-log tbody tr")
+        await rows.first.wait_for()
+        logged = engine.telemetry.search_log(key=key)["entries"]
+        assert await rows.count() == len(logged) == 3  # two recalls through the engine, one through MCP
+        shown = await page.locator("#recall-log").inner_text()
+        assert [e["actor"] for e in logged] == ["test-write", "agent-billing", "agent-billing"]
+        assert all(e["query"] in shown for e in logged)
+        assert await page.locator("#chart-latency svg").count() == 1
+        await page.screenshot(path=str(shots / "dashboard-telemetry.png"), full_page=True)
+        await page.set_viewport_size({"width": 390, "height": 844})
+        assert await page.evaluate(WIDER_THAN_SCREEN) == []
+        await page.context.close()
+    finally:
+        service.stop()
+        mcp.service.stop()
+
+
+def seed_telemetry(engine: Engine, clock: ManualClock) -> str:
+    """A fortnight of memories, recalls, a contradiction and feed articles; the key of the webhook memory."""
+    notes = ["The ledger service is owned by the payments team", "Invoices are rendered with WeasyPrint",
+             "Refunds over 500 EUR need a second approver", "The billing cron runs at 02:00 UTC",
+             "Payment webhooks arrive at /hooks/stripe and are verified with the signing secret",
+             "Card data never touches our servers: Stripe Elements only"]
+    key = ""
+    for day in range(12):
+        for i in range(day % 3 + 1):
+            note = notes[(day + i) % len(notes)]
+            content = f"{note} (checked on day {day}, note {i})"
+            namespace = "episodic" if (day + i) % 4 == 0 else "knowledge"
+            stored = engine.memories.remember(Draft(content=content, project="shop", namespace=namespace),
+                                              actor="pytest", allow_duplicate=True)
+            key = stored.key if "webhooks" in content and not key else key
+        if day % 4 == 1:
+            engine.memories.remember(Draft(content=f"Valkey weekly: release notes {day}", kind="article"),
+                                     actor="feed:valkey", allow_duplicate=True)
+        clock.advance(86_400)
+    contradiction(engine)
+    for actor, question in (("agent-billing", "where do payment webhooks arrive?"),
+                            ("agent-ops", "which cron runs at night?"),
+                            ("agent-billing", "how are stripe webhooks verified?")):
+        engine.recaller.recall(RecallRequest(question, projects=["shop"], actor=actor))
+    engine.store.memories.recalls.fold()
+    assert key
+    return key

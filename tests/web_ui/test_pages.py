@@ -290,7 +290,8 @@ def test_an_outage_is_an_error_page_never_an_empty_list(doomed_web: Dashboard, d
     viewer: TestClient = web.client("viewer")
     assert "Outages must be loud" in viewer.get("/memories").text  # positive control
     doomed_valkey.stop()
-    for path in ("/", "/memories", "/search?q=outages", "/contradictions", "/duplicates", "/suppressions", "/audit"):
+    for path in ("/", "/memories", "/search?q=outages", "/contradictions", "/duplicates", "/suppressions", "/audit",
+                 "/telemetry"):
         page = viewer.get(path)
         assert page.status_code == 503, path
         assert "Memory could NOT be checked" in page.text

@@ -19,7 +19,7 @@ NEEDS: dict[tuple[str, str], str] = {
     ("GET", "/"): "viewer", ("GET", "/memories"): "viewer", ("GET", "/memory"): "viewer",
     ("GET", "/search"): "viewer", ("GET", "/contradictions"): "viewer", ("GET", "/duplicates"): "viewer",
     ("GET", "/suppressions"): "viewer", ("GET", "/experience"): "viewer",
-    ("GET", "/projects"): "viewer", ("GET", "/audit"): "viewer",
+    ("GET", "/projects"): "viewer", ("GET", "/audit"): "viewer", ("GET", "/telemetry"): "viewer",
     ("GET", "/backups"): "admin", ("GET", "/backups/file"): "admin", ("GET", "/backups/dry-run"): "admin",
     ("GET", "/settings"): "admin",
     ("GET", "/skills"): "viewer", ("GET", "/feeds"): "viewer", ("GET", "/accounts"): "admin",

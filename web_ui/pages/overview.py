@@ -1,5 +1,6 @@
-"""The overview: counts by namespace and state (and a chart of them), open contradictions, the worker
-and its jobs, and the latest activity. One worker-thread call gathers it all."""
+"""The overview: counts by namespace and state (and a chart of them), memories created per day, the LLM
+extras' spend against their caps, open contradictions, the worker and its jobs, and the latest activity.
+One worker-thread call gathers it all."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kenning import spend
 from kenning.engine import Engine
 from kenning.inspection import AuditRequest
 from web_ui import charts
@@ -17,6 +19,7 @@ from web_ui.runtime import runtime
 from web_ui.views import render
 
 RECENT = 10
+DAYS = 14
 
 
 def gather(engine: Engine) -> dict[str, Any]:
@@ -26,7 +29,14 @@ def gather(engine: Engine) -> dict[str, Any]:
     runs = {name: run.to_dict() for name, run in sorted(engine.jobs.last_runs().items())}
     return {"counts": audit["counts"], "total": audit["total"], "open_contradictions": open_total,
             "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(), "runs": runs},
-            "recent": engine.history.audit_log(limit=RECENT)["events"], "chart": charts.stacked(audit["counts"])}
+            "recent": engine.history.audit_log(limit=RECENT)["events"], "chart": charts.stacked(audit["counts"]),
+            "created": created_chart(engine), "spend": spend.report(engine.llm)}
+
+
+def created_chart(engine: Engine) -> dict[str, Any]:
+    made = engine.activity.memories_created(DAYS)
+    return charts.columns(made["days"], made["series"], title="Memories created per day, by namespace",
+                          x_label="day (UTC)", y_label="memories", short=5)
 
 
 @guard("viewer")
