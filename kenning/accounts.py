@@ -84,7 +84,7 @@ class Accounts:
     """Needs only the store and a clock, so `kenning user` works without loading the model."""
 
     def __init__(self, store: Store, clock: Clock, *, hasher: PasswordHasher | None = None) -> None:
-        self.audit_log = store.audit
+        self.audit_log = store
         self.clock = clock
         self.store = AccountStore(store.client, store.prefix)
         self.throttle = Throttle(store.client, store.prefix)
@@ -92,8 +92,8 @@ class Accounts:
         self._dummy = self.hasher.hash("kenning-dummy-password")  # equal work for unknown usernames
 
     def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
-        self.audit_log.append(AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
-                                         details=details))
+        self.audit_log.record([AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
+                                          details=details)])
 
     def _record(self, username: str) -> AccountRecord:
         record = self.store.get(check_username(username))

@@ -35,7 +35,6 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
-from kenning.store.client import call
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.registries import SuppressionStore
 from kenning.store.vectors import read_many, times_many
@@ -271,21 +270,14 @@ class Backups:
             fresh = [m for _, m, _ in chunk if m.key not in reuse]
             embedded = dict(zip([m.key for m in fresh], self.ctx.embedder.embed_many([m.content for m in fresh]),
                                 strict=True))
-            self._drop_counters([m.key for _, m, _ in chunk])
+            self.ctx.store.memories.recalls.drop([m.key for _, m, _ in chunk])  # the backup's counts apply
             for action, memory, reason in chunk:
-                self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)))
+                self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)), [self.ctx.event(
+                    actor, "restore", memory.key, reason=reason, after=memory.content, details={"restore": action})])
                 for rebuild in self.derived:
                     rebuild(memory)
-                self.ctx.audit(actor, "restore", memory.key, reason=reason, after=memory.content,
-                               details={"restore": action})
             if progress is not None:
                 progress("restore", min(start + 100, len(todo)), len(todo))
-
-    def _drop_counters(self, keys: list[str]) -> None:
-        """Drop the live recall counters of memories about to be restored: the backup's counts apply."""
-        pipe = self.ctx.store.client.pipeline(transaction=False)
-        self.ctx.store.memories.recalls.queue_forget(pipe, keys)
-        call(pipe.execute)
 
     def _apply_registries(self, plan: Plan, *, actor: str) -> None:
         for action, term, record, reason in plan.suppressions:

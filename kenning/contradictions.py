@@ -322,9 +322,11 @@ class Contradictions:
             return
         now = self.ctx.clock.now()
         self.ctx.store.memories.update(key, {"state": "archived", "state_reason": reason, "state_actor": actor,
-                                             "state_changed_at": now, "updated_at": now, "reinstate_hints": None})
-        self.ctx.audit(actor, "archive", key, reason=reason, before=memory.content, after=memory.content,
-                       details={"from": memory.state, "to": "archived", "reinstate_hints": []})
+                                             "state_changed_at": now, "updated_at": now, "reinstate_hints": None},
+                                       [self.ctx.event(actor, "archive", key, reason=reason, before=memory.content,
+                                                       after=memory.content, details={
+                                                           "from": memory.state, "to": "archived",
+                                                           "reinstate_hints": []})])
         self.close_for(key, "archived", actor=actor)  # like any archive: its own open records close
 
     def _clear(self, key: str, record: Contradiction, *, actor: str) -> bool:
@@ -359,9 +361,9 @@ class Contradictions:
             metadata={"merged_from": [a.key, b.key], "contradiction": record.id},
         )
         vector = self.ctx.embedder.embed(text)
-        self.ctx.store.memories.write(merged, vector)
-        self.ctx.audit(actor, "merge", merged.key, after=text,
-                       details={"merged_from": [a.key, b.key], "contradiction": record.id})
+        self.ctx.store.memories.write(merged, vector, [self.ctx.event(
+            actor, "merge", merged.key, after=text,
+            details={"merged_from": [a.key, b.key], "contradiction": record.id})])
         return merged, vector
 
     # --- closing --------------------------------------------------------------------------

@@ -124,7 +124,7 @@ class OAuth:
 
     def __init__(self, store: Store, clock: Clock, accounts: Accounts, *, access_seconds: int = 3600,
                  refresh_seconds: int = 30 * 86400) -> None:
-        self.audit_log = store.audit
+        self.audit_log = store
         self.clock = clock
         self.accounts = accounts
         self.store = OAuthStore(store.client, store.prefix)
@@ -133,7 +133,7 @@ class OAuth:
         self.refresh_seconds = refresh_seconds
 
     def _audit(self, actor: str, action: str, details: dict[str, Any]) -> None:
-        self.audit_log.append(AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details))
+        self.audit_log.record([AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details)])
 
     # --- clients ---------------------------------------------------------------------------------
 

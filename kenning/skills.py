@@ -364,9 +364,7 @@ class Skills:
         memory = replace(
             current, content=body, content_sha=content_sha(body), updated_at=now, metadata=meta
         )
-        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body))
-        self.store.set_current(document.name, memory.key)
-        self.ctx.audit(
+        event = self.ctx.event(
             actor,
             action,
             memory.key,
@@ -374,6 +372,8 @@ class Skills:
             after=body,
             details={**details, "sha": document.sha},
         )
+        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body), [event])
+        self.store.set_current(document.name, memory.key)
         return _skill(memory)
 
     # --- reading ---------------------------------------------------------------------------

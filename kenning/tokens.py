@@ -68,13 +68,13 @@ class Tokens:
     """Needs only the store and a clock, so `kenning token` works without loading the model."""
 
     def __init__(self, store: Store, clock: Clock) -> None:
-        self.audit_log = store.audit
+        self.audit_log = store
         self.clock = clock
         self.store = TokenStore(store.client, store.prefix)
 
     def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
-        self.audit_log.append(AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
-                                         details=details))
+        self.audit_log.record([AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
+                                          details=details)])
 
     def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
         """A new token and its secret (the only time the secret exists outside the caller)."""

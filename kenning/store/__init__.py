@@ -8,9 +8,12 @@ from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, text
 from kenning.store.feeds import FeedStateStore
 from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
+from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.snapshots import Snapshots
+from kenning.store.unit import APPLIED, CHANGED, GONE, Committed, Unit, Units
 
-__all__ = ["AuditEvent", "AuditLog", "Hit", "MemoryStore", "Near", "SearchResult", "Store", "connect", "digest"]
+__all__ = ["APPLIED", "CHANGED", "GONE", "SWAP_ATTEMPTS", "AuditEvent", "AuditLog", "Committed", "Hit", "MemoryStore",
+           "Near", "Patch", "SearchResult", "Store", "Unit", "connect", "digest", "pause"]
 
 
 class Store:
@@ -23,6 +26,15 @@ class Store:
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix)
+
+    @property
+    def units(self) -> Units:
+        """Units of work (a write with its audit events, one round trip): the one way the engine writes."""
+        return self.memories.units
+
+    def record(self, events: list[AuditEvent]) -> Committed:
+        """Events that record no write of their own, in one round trip."""
+        return self.units.commit(Unit(events))
 
     def ping(self) -> bool:
         return bool(call(self.client.ping))
