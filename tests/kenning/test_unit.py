@@ -33,8 +33,10 @@ def test_a_committed_unit_stores_the_write_the_event_and_its_history_link(client
     store = Store(client, settings.key_prefix)
     key = _key(settings, "A")
     done = store.units.commit(Unit([_event(key)]).hset(key, {"content": "x"}).sadd(store.key("set"), "m"))
-    assert done.applied and len(done.event_ids) == 1
-    assert client.hget(key, "content") == b"x" and client.sismember(store.key("set"), "m")
+    assert done.applied
+    assert len(done.event_ids) == 1
+    assert client.hmget(key, ["content"]) == [b"x"]
+    assert client.sismember(store.key("set"), "m")
     [event] = store.audit.history(key)
     assert (event.id, event.action, event.details) == (done.event_ids[0], "remember", {"n": 1})
     assert [e.id for e in store.audit.recent(limit=5)] == [event.id]
@@ -48,7 +50,8 @@ def test_a_failed_gate_writes_nothing_and_records_nothing(client: valkey.Valkey,
                                                                        expect={"state": "deprioritised"}))
     gone = store.units.commit(Unit([_event(key + "x", "archive")]).patch(key + "x", {"state": "archived"}))
     assert (changed.outcome, gone.outcome, changed.event_ids, gone.event_ids) == (-1, 0, (), ())
-    assert client.hget(key, "state") == b"active" and not client.exists(key + "x")
+    assert client.hmget(key, ["state"]) == [b"active"]
+    assert not client.exists(key + "x")
     assert [e.action for e in store.audit.recent(limit=5)] == ["remember"]
     assert store.audit.history(key + "x") == []
 
@@ -116,7 +119,7 @@ def test_a_process_killed_around_a_unit_leaves_the_write_and_its_record_together
     if where == "none":  # the control: the child lives and reports the commit
         assert (child.returncode, child.stdout.strip()) == (0, "committed"), child.stderr
     else:
-        assert child.returncode == -9 and child.stdout == "", child.stderr  # it really died at the hook
+        assert (child.returncode, child.stdout) == (-9, ""), child.stderr  # it really died at the hook
     client.ping()  # the server took whatever it had received
     recorded = [e.action for e in store.audit.history(key)]
     assert (not client.exists(key), recorded) == ((True, ["forget"]) if stored else (False, []))
