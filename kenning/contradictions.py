@@ -63,10 +63,10 @@ class CheckReport:
 
 
 class Contradictions:
-    def __init__(self, ctx: Context, second_tier: SecondTier | None = None) -> None:
+    def __init__(self, ctx: Context, belief: Belief, second_tier: SecondTier | None = None) -> None:
         self.ctx = ctx
         self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
-        self.belief = Belief(ctx)
+        self.belief = belief
         self.second_tier = second_tier
 
     # --- detection ------------------------------------------------------------------------

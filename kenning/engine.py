@@ -79,32 +79,32 @@ class Engine:
                                    timeout=settings.index_backfill_timeout_seconds)
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
-        memories = Memories(ctx)
-        rules = Lifecycle(ctx, memories)  # merging and expiry archive through the lifecycle rules
-        archive = rules.archive
+        return cls.build(ctx)
+
+    @classmethod
+    def build(cls, ctx: Context) -> Engine:
+        """Each service once, handed to every service that uses it (no service builds another)."""
+        suppressions, graveyard, projects = Suppressions(ctx), Graveyard(ctx), Projects(ctx)
+        belief = Belief(ctx)
+        memories = Memories(ctx, Contradictions(ctx, belief), suppressions)
+        lifecycle = Lifecycle(ctx, memories, suppressions)  # merging and expiry archive through its rules
+        experience = Experience(ctx, memories, graveyard, suppressions)
+        skills = Skills(ctx)
         # Restores write hashes directly; these rebuild what other components derive from a memory.
-        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex,
-                   Skills(ctx).reindex)
-        duplicates = Duplicates(ctx, memories, archive)
-        maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
+        derived = (lifecycle.reindex_hints, experience.reindex, skills.reindex)
+        duplicates = Duplicates(ctx, memories, lifecycle.archive)
+        maintenance = Maintenance(ctx, memories.contradictions, duplicates, lifecycle.archive)
+        recall_log = RecallLog(ctx, suppressions)
         llm, enrichment = _extras(ctx, memories)
         return cls(
-            ctx=ctx, memories=memories, recaller=Recaller(ctx),
-            tokens=Tokens(store, ctx.clock),
-            inspection=Inspection(ctx, memories),
-            documents=Documents(ctx, memories),
-            projects=Projects(ctx),
-            belief=Belief(ctx),
-            lifecycle=Lifecycle(ctx, memories),
-            experience=Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)),
-            suppressions=Suppressions(ctx),
-            recall_log=RecallLog(ctx),
-            duplicates=duplicates, history=History(ctx, memories.contradictions, derived), maintenance=maintenance,
-            briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
-                              maintenance),
-            backups=Backups(ctx, derived),
-            jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
-            skills=Skills(ctx), feeds=FeedIngest(ctx, memories),
+            ctx=ctx, memories=memories, recaller=Recaller(ctx, graveyard, suppressions, recall_log),
+            tokens=Tokens(ctx.store, ctx.clock), inspection=Inspection(ctx, memories, suppressions),
+            documents=Documents(ctx, memories), projects=projects, belief=belief, lifecycle=lifecycle,
+            experience=experience, suppressions=suppressions, recall_log=recall_log, duplicates=duplicates,
+            history=History(ctx, memories.contradictions, derived), maintenance=maintenance,
+            briefing=Briefing(ctx, projects, memories.contradictions, graveyard, suppressions, maintenance),
+            backups=Backups(ctx, derived), jobs=Jobs(ctx.store, ctx.settings), llm=llm, enrichment=enrichment,
+            skills=skills, feeds=FeedIngest(ctx, memories),
         )
 
     @property

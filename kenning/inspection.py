@@ -67,10 +67,10 @@ class AuditRequest:
 
 
 class Inspection:
-    def __init__(self, ctx: Context, memories: Memories) -> None:
+    def __init__(self, ctx: Context, memories: Memories, suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.memories = memories
-        self.suppressions = Suppressions(ctx)
+        self.suppressions = suppressions
 
     def records(self, keys: list[str] | tuple[str, ...]) -> list[Memory]:
         """Up to ``MAX_RECORDS`` memories by key, in the order given (NotFound names the first missing)."""

@@ -98,11 +98,11 @@ def _hints(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
 
 
 class Lifecycle:
-    def __init__(self, ctx: Context, memories: Memories) -> None:
+    def __init__(self, ctx: Context, memories: Memories, suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.memories = memories
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
-        self.suppressions = Suppressions(ctx)
+        self.suppressions = suppressions
 
     # --- one memory -----------------------------------------------------------------------
     def transition(self, key: str, to: str, *, reason: str | None, actor: str,

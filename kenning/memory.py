@@ -92,9 +92,10 @@ def content_sha(text: str) -> str:
 
 
 class Memories:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, contradictions: Contradictions, suppressions: Suppressions) -> None:
         self.ctx = ctx
-        self.contradictions = Contradictions(ctx)
+        self.contradictions = contradictions
+        self.suppressions = suppressions
         # Called with each newly stored memory (the LLM extras queue enrichment here); never on a duplicate.
         self.after_store: list[Callable[[Memory], None]] = []
 
@@ -147,7 +148,7 @@ class Memories:
 
     def hidden_notes(self, memory: Memory) -> tuple[str, ...]:
         """What a memory just stored will not be shown through: each suppression that hides it, and how to lift it."""
-        hiding = [s for s in Suppressions(self.ctx).active() if hidden_by(memory, [s])]
+        hiding = [s for s in self.suppressions.active() if hidden_by(memory, [s])]
         return tuple(f"stored, but hidden from recall and briefings by the suppression of '{s.term}' "
                      f"({s.reason}); lift it with unsuppress_topic(term='{s.term}') if this memory should be found"
                      for s in hiding)

@@ -166,15 +166,15 @@ def _verbatim(identifier: str) -> re.Pattern[str]:
 
 
 class Recaller:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, graveyard: Graveyard, suppressions: Suppressions, log: RecallLog) -> None:
         self.ctx = ctx
         s = ctx.settings
         self.policy = scoring.RecencyPolicy(s.recency_grace_days, s.recency_step, s.recency_step_days,
                                             s.recency_floor)
-        self.graveyard = Graveyard(ctx)
-        self.suppressions = Suppressions(ctx)
+        self.graveyard = graveyard
+        self.suppressions = suppressions
         self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
-        self.log = RecallLog(ctx)
+        self.log = log
         self.contradictions = ContradictionStore(ctx.store.client, ctx.store.prefix)
         # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL): a few
         # threads per engine, started on first use; a recall waits for both before it ranks anything.

@@ -29,10 +29,10 @@ PAGE = 500
 
 
 class RecallLog:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.store = RecallLogStore(ctx.store.client, ctx.store.prefix)
-        self.suppressions = Suppressions(ctx)
+        self.suppressions = suppressions
 
     def record(self, text: str, hits: Sequence[RecallHit], *, actor: str, projects: tuple[str, ...] = ()) -> str:
         """Append one recall to the log; returns the entry id."""

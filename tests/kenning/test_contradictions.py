@@ -168,7 +168,7 @@ def test_second_tier_failure_is_unknown_never_a_negative(engine: Engine) -> None
     def broken(a: Memory, b: Memory) -> str:
         raise TimeoutError("the LLM did not answer")
 
-    detector = Contradictions(engine.ctx, second_tier=broken)
+    detector = Contradictions(engine.ctx, engine.belief, second_tier=broken)
     a = _remember(engine, "Do not use eval")
     memory = engine.memories.get(a)
     other = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"), actor="x",
