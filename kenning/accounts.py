@@ -16,9 +16,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from kenning.clock import Clock
 from kenning.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited
-from kenning.store import AuditEvent, Store
-from kenning.store.accounts import AccountRecord, AccountStore
-from kenning.store.throttle import Throttle
+from kenning.store import AccountRecord, AuditEvent, Store
 
 Role = Literal["viewer", "editor", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -86,8 +84,8 @@ class Accounts:
     def __init__(self, store: Store, clock: Clock, *, hasher: PasswordHasher | None = None) -> None:
         self.audit_log = store
         self.clock = clock
-        self.store = AccountStore(store.client, store.prefix)
-        self.throttle = Throttle(store.client, store.prefix)
+        self.store = store.accounts
+        self.throttle = store.throttle
         self.hasher = hasher or PasswordHasher()
         self._dummy = self.hasher.hash("kenning-dummy-password")  # equal work for unknown usernames
 

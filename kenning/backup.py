@@ -35,9 +35,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
-from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
-from kenning.store.registries import SuppressionStore
-from kenning.store.vectors import read_many, times_many
+from kenning.store import STATUSES, Contradiction
 from kenning.suppression import Suppression
 from kenning.suppression import term as suppression_term
 from kenning.sweep import Sweep
@@ -88,8 +86,8 @@ class Backups:
     def __init__(self, ctx: Context, derived: tuple[Reindex, ...] = ()) -> None:
         self.ctx = ctx
         self.derived = derived
-        self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
-        self.suppressions = SuppressionStore(ctx.store.client, ctx.store.prefix)
+        self.records = ctx.store.contradictions
+        self.suppressions = ctx.store.suppressions
 
     @property
     def directory(self) -> Path:
@@ -143,7 +141,7 @@ class Backups:
         batch = 500
         for start in range(0, len(memories), batch):
             chunk = self.ctx.store.memories.recalls.live(memories[start:start + batch])
-            stored = read_many(self.ctx.store.client, [m.key for m in chunk]) if vectors else [None] * len(chunk)
+            stored = self.ctx.store.vectors([m.key for m in chunk]) if vectors else [None] * len(chunk)
             for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
                 entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
                 if vector is not None:
@@ -220,7 +218,7 @@ class Backups:
         plan = Plan()
         memories = [_rekeyed(decode(rekey(e["key"], source, target), e["fields"]), source, target)
                     for e in data["memories"]]
-        changed = times_many(self.ctx.store.client, [m.key for m in memories], "updated_at")
+        changed = self.ctx.store.times([m.key for m in memories], "updated_at")
         for entry, memory, current in zip(data["memories"], memories, changed, strict=True):
             action, reason = decide(current, memory.updated_at)
             plan.memories.append((action, memory, reason))

@@ -29,8 +29,7 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
-from kenning.store import Near
-from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
+from kenning.store import STATUSES, Contradiction, Near
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
@@ -65,7 +64,7 @@ class CheckReport:
 class Contradictions:
     def __init__(self, ctx: Context, belief: Belief, second_tier: SecondTier | None = None) -> None:
         self.ctx = ctx
-        self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
+        self.records = ctx.store.contradictions
         self.belief = belief
         self.second_tier = second_tier
 

@@ -19,7 +19,6 @@ from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.memory import Memories
 from kenning.models import Memory
-from kenning.store.vectors import read_many
 from kenning.sweep import Sweep
 
 BLOCK = 512
@@ -122,7 +121,7 @@ class Duplicates:
                 "clusters": found[:MAX_CLUSTERS]}
 
     def _clusters(self, members: list[Memory], threshold: float) -> tuple[list[dict[str, Any]], int]:
-        vectors = read_many(self.ctx.store.client, [m.key for m in members])
+        vectors = self.ctx.store.vectors([m.key for m in members])
         have = [(m, v) for m, v in zip(members, vectors, strict=True) if v is not None]
         if len(have) < 2:
             return [], len(members) - len(have)

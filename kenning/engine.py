@@ -36,8 +36,6 @@ from kenning.recall_log import RecallLog
 from kenning.settings import Settings
 from kenning.skills import Skills
 from kenning.store import Store
-from kenning.store import indexes as index_admin
-from kenning.store.llm import UsageLedger
 from kenning.suppression import Suppressions
 from kenning.tokens import Tokens
 
@@ -74,9 +72,8 @@ class Engine:
         if "search" not in store.modules():
             raise BackendUnavailable("Valkey has no search module loaded",
                                      hint="use `kenning valkey`, or load valkey-search into your server")
-        index_admin.pin_model(client, settings.key_prefix, embedder.model_name, embedder.dimension)
-        names = index_admin.ensure(client, settings.key_prefix, embedder.dimension,
-                                   timeout=settings.index_backfill_timeout_seconds)
+        store.pin_model(embedder.model_name, embedder.dimension)
+        names = store.ensure_indexes(embedder.dimension, timeout=settings.index_backfill_timeout_seconds)
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
         return cls.build(ctx)
@@ -119,7 +116,7 @@ class Engine:
 
 def _extras(ctx: Context, memories: Memories) -> tuple[Llm, Enrichment]:
     """The optional LLM extras (docs/llm.md): without a key they stay off and every path is heuristic."""
-    llm = Llm(ctx.settings, UsageLedger(ctx.store.client, ctx.store.prefix), ctx.clock)
+    llm = Llm(ctx.settings, ctx.store.llm_usage, ctx.clock)
     enrichment = Enrichment(ctx, memories, llm)
     if llm.available:
         memories.after_store.append(enrichment.on_stored)

@@ -22,7 +22,6 @@ from kenning.memory import Draft, Memories
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
 from kenning.store import Patch
-from kenning.store.registries import ExperienceStore
 from kenning.suppression import Suppressions, hidden_by, term
 
 __all__ = ["Approach", "Experience", "Report", "experience_weight"]
@@ -94,7 +93,7 @@ class Experience:
         self.memories = memories
         self.graveyard = graveyard
         self.suppressions = suppressions
-        self.registry = ExperienceStore(ctx.store.client, ctx.store.prefix)
+        self.registry = ctx.store.experience
 
     def record_experience(self, key: str, report: Report, *, actor: str) -> dict[str, Any]:
         """Attach (or replace) the experience record of memory ``key``; returns the record and its weight."""

@@ -28,7 +28,6 @@ from kenning.memory import Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Patch, digest, pause
-from kenning.store.phrase_index import PhraseIndex
 from kenning.suppression import Suppressions, hidden_by
 
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -101,7 +100,7 @@ class Lifecycle:
     def __init__(self, ctx: Context, memories: Memories, suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.memories = memories
-        self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
+        self.hints = ctx.store.hints
         self.suppressions = suppressions
 
     # --- one memory -----------------------------------------------------------------------

@@ -20,7 +20,6 @@ from kenning.idempotency import Once
 from kenning.models import STATES, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, pause
-from kenning.store.locks import Lease
 from kenning.suppression import Suppressions, hidden_by
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
@@ -173,8 +172,7 @@ class Memories:
         cluster-safe) while it is checked and written: a concurrent remember of the same text waits,
         then its duplicate check sees this write. A claim whose holder died expires."""
         name = hashlib.sha256(f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()).hexdigest()
-        lease = Lease(self.ctx.store.client, self.ctx.store.key("claim", "remember", name), memory.key,
-                      CLAIM_SECONDS)
+        lease = self.ctx.store.lease(self.ctx.store.key("claim", "remember", name), memory.key, CLAIM_SECONDS)
         deadline = time.monotonic() + CLAIM_SECONDS
         while not lease.hold():
             if time.monotonic() > deadline:

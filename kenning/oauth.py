@@ -19,8 +19,6 @@ from kenning.clock import Clock
 from kenning.errors import InvalidInput, NotFound, PermissionDenied, RateLimited
 from kenning.oauth_rules import OFFLINE, expand
 from kenning.store import AuditEvent, Store
-from kenning.store.oauth import OAuthStore
-from kenning.store.throttle import Throttle
 from kenning.tokens import grants
 
 CODE_SECONDS = 120
@@ -127,8 +125,8 @@ class OAuth:
         self.audit_log = store
         self.clock = clock
         self.accounts = accounts
-        self.store = OAuthStore(store.client, store.prefix)
-        self.throttle = Throttle(store.client, store.prefix)
+        self.store = store.oauth
+        self.throttle = store.throttle
         self.access_seconds = access_seconds
         self.refresh_seconds = refresh_seconds
 

@@ -28,7 +28,6 @@ from kenning.memory import content_sha
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import NAMESPACES, return_fields, vector_bytes
 from kenning.skill_doc import Lesson, Rule
-from kenning.store.skills import SkillStore
 
 MAX_SOURCES = 1_000  # memories read per namespace for one domain
 SHA_LENGTH = 64
@@ -128,7 +127,7 @@ def domain_name(value: str) -> str:
 class Skills:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.store = SkillStore(ctx.store.client, ctx.store.prefix)
+        self.store = ctx.store.skills
 
     # --- compiling ------------------------------------------------------------------------
     def compile_skill(self, domain: str, *, mode: Mode = "propose", actor: str) -> Proposal:

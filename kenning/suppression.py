@@ -11,7 +11,7 @@ for everywhere makes it global).
 
 API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
-  ``queue_active(pipe)`` / ``parse_active(reply)`` -> the same, sent in a caller's pipeline
+  ``parse_active(reply)``              -> the same, from the raw reply a recall's ``Store.look_up`` read
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
@@ -22,13 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from valkey.client import Pipeline
-
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import Memory, iso
-from kenning.store.registries import SuppressionStore, parse_all
+from kenning.store import parse_all
 
 MAX_TERM = 200
 CANDIDATE_LIMIT = 1_000  # per namespace, when counting what a term hides
@@ -94,14 +92,10 @@ def term(value: str) -> str:
 class Suppressions:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.store = SuppressionStore(ctx.store.client, ctx.store.prefix)
+        self.store = ctx.store.suppressions
 
     def active(self) -> list[Suppression]:
         return [Suppression.from_record(r) for r in self.store.all().values()]
-
-    def queue_active(self, pipe: Pipeline) -> None:
-        """Queue ``active`` on ``pipe`` (one command) to share a round trip; ``parse_active`` reads the reply."""
-        self.store.queue_all(pipe)
 
     @staticmethod
     def parse_active(reply: Any) -> list[Suppression]:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from kenning.clock import Clock
 from kenning.errors import Conflict, InvalidInput, NotFound
-from kenning.store import AuditEvent, Store
-from kenning.store.tokens import TokenRecord, TokenStore
+from kenning.store import AuditEvent, Store, TokenRecord
 
 SCOPES: tuple[str, ...] = ("read", "write", "admin")
 SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
@@ -70,7 +69,7 @@ class Tokens:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.audit_log = store
         self.clock = clock
-        self.store = TokenStore(store.client, store.prefix)
+        self.store = store.tokens
 
     def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
         self.audit_log.record([AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),

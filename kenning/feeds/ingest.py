@@ -22,7 +22,7 @@ from kenning.feeds import config, parse
 from kenning.feeds.config import Feed, FeedBook, Problem
 from kenning.feeds.fetch import Conditional, Fetcher
 from kenning.memory import Draft, Memories
-from kenning.store.feeds import FeedState, FeedStateStore
+from kenning.store import FeedState, FeedStateStore
 
 Outcome = Literal["fetched", "not_modified", "failed", "waiting"]
 MAX_BACKOFF_SECONDS = 7 * 86_400.0
