@@ -285,10 +285,10 @@ class Backups:
                                                                                         "restore": action})
         for action, contradiction, reason in plan.contradictions:
             if action != "skip":
-                self.records.save(contradiction)
-                self.ctx.audit(actor, "restore_contradiction", "", reason=reason,
-                               details={"contradiction": contradiction.id, "a": contradiction.a,
-                                        "b": contradiction.b, "status": contradiction.status, "restore": action})
+                self.records.save(contradiction, [self.ctx.event(
+                    actor, "restore_contradiction", "", reason=reason,
+                    details={"contradiction": contradiction.id, "a": contradiction.a, "b": contradiction.b,
+                             "status": contradiction.status, "restore": action})])
 
 
 def _changed(record: Contradiction) -> float:

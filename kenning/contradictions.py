@@ -123,7 +123,7 @@ class Contradictions:
         if not self.records.claim_pair(a.key, b.key, record.id):  # atomic: two writers never both open it
             return None
         record = self._second_opinion(record, a, b)
-        self.records.save(record)
+        self.records.save(record, ())  # recorded by both sides' dispute events, next
         for key in (a.key, b.key):
             self.belief.set_trust(key, "disputed", actor=actor, action="dispute",
                                   reason=f"contradiction {record.id} with {record.other(key)}",
@@ -273,11 +273,9 @@ class Contradictions:
         merged = self._apply(record, decision, a, b, actor=actor, note=text, content=merged_text)
         resolved = replace(record, status="resolved", decision=decision, note=text, resolved_by=actor,
                            resolved_at=self.ctx.clock.now(), merged_key=merged)
-        self.records.save(resolved)
-        for key in (record.a, record.b):
-            self.ctx.audit(actor, "resolve_contradiction", key, reason=text,
-                           details={"contradiction": record.id, "decision": decision,
-                                    "previous_decision": record.decision, "merged_key": merged})
+        self.records.save(resolved, [self.ctx.event(actor, "resolve_contradiction", key, reason=text, details={
+            "contradiction": record.id, "decision": decision, "previous_decision": record.decision,
+            "merged_key": merged}) for key in (record.a, record.b)])
         return resolved
 
     def _apply(self, record: Contradiction, decision: str, a: Memory, b: Memory, *, actor: str, note: str,
@@ -379,7 +377,7 @@ class Contradictions:
     def close(self, record: Contradiction, reason: str, *, actor: str) -> Contradiction:
         done = replace(record, status="closed", closed_reason=reason, resolved_by=actor,
                        resolved_at=self.ctx.clock.now())
-        self.records.save(done)
+        self.records.save(done, ())  # recorded below on each side still there
         # A pair closed because a side left was never decided: it may be flagged again if it returns.
         self.records.release_pair(record.a, record.b)
         for side in (record.a, record.b):

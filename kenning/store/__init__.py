@@ -56,7 +56,7 @@ class Store:
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix)
-        self.contradictions = ContradictionStore(client, prefix)
+        self.contradictions = ContradictionStore(client, prefix, self.memories.units)
         self.suppressions = SuppressionStore(client, prefix)
         self.experience = ExperienceStore(client, prefix)
         self.recall_log = RecallLogStore(client, prefix)
