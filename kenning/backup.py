@@ -280,9 +280,8 @@ class Backups:
     def _apply_registries(self, plan: Plan, *, actor: str) -> None:
         for action, term, record, reason in plan.suppressions:
             if action != "skip":
-                self.suppressions.put(term, record)
-                self.ctx.audit(actor, "restore_suppression", "", reason=reason, details={"term": term,
-                                                                                        "restore": action})
+                self.suppressions.put(term, record, [self.ctx.event(
+                    actor, "restore_suppression", "", reason=reason, details={"term": term, "restore": action})])
         for action, contradiction, reason in plan.contradictions:
             if action != "skip":
                 self.records.save(contradiction, [self.ctx.event(

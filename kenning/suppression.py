@@ -124,7 +124,10 @@ class Suppressions:
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
                              exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count,
                              projects=projects)
-        if not self.store.add(norm, record.record()):  # HSETNX: two writers never both create it
+        created = self.ctx.event(actor, "suppress", source_key or "", reason=why,
+                                 details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt),
+                                          "projects": list(projects)})
+        if not self.store.add(norm, record.record(), [created]):  # guarded: two writers never both create it
             existing = self.store.get(norm)
             if existing is None:  # unsuppressed between the two calls: never report a suppression that is gone
                 raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed", hint="call suppress again")
@@ -132,23 +135,20 @@ class Suppressions:
             merged = tuple(dict.fromkeys(old.exempt + exempt))
             wider = () if not old.projects or not projects else tuple(dict.fromkeys(old.projects + projects))
             if merged != old.exempt or wider != old.projects:  # a changed record is a mutation: stored, audited
-                self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)})
-                self.ctx.audit(actor, "suppress", source_key or "", reason=why,
-                               details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
-                                        "projects": list(wider)})
+                self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)}, [
+                    self.ctx.event(actor, "suppress", source_key or "", reason=why,
+                                   details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
+                                            "projects": list(wider)})])
             return {"status": "already_suppressed", **impact, "reason": old.reason}
-        self.ctx.audit(actor, "suppress", source_key or "", reason=why,
-                       details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt),
-                                "projects": list(projects)})
         return {"status": "suppressed", **impact}
 
     def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
         norm = term(value)
         why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
         existing = self.store.get(norm)
-        if existing is None or not self.store.delete(norm):  # gone, or unsuppressed meanwhile (audited there)
+        event = self.ctx.event(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
+        if existing is None or not self.store.delete(norm, existing, [event]):  # gone or changed meanwhile
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
-        self.ctx.audit(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
         return {"status": "unsuppressed", "term": norm}
 
     def list_suppressions(self) -> list[dict[str, Any]]:

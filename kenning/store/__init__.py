@@ -57,7 +57,7 @@ class Store:
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix)
         self.contradictions = ContradictionStore(client, prefix, self.memories.units)
-        self.suppressions = SuppressionStore(client, prefix)
+        self.suppressions = SuppressionStore(client, prefix, self.memories.units)
         self.experience = ExperienceStore(client, prefix)
         self.recall_log = RecallLogStore(client, prefix)
         self.skills = SkillStore(client, prefix)

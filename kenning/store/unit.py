@@ -2,12 +2,13 @@
 
 A ``Unit`` is built from its audit events (at least one: a write without an event cannot be expressed),
 then given its writes: ``gate`` (the key must exist, optionally with some fields still as read: a
-compare-and-set), ``patch`` (a gated field update), ``hset``, ``hdel``, ``delete``, ``zadd``, ``zrem``,
-``sadd``, ``srem``. ``Units.commit`` sends it as ONE script (EVALSHA): Valkey runs a script to the end
-before any other command, so either every write and every event is stored or, when a gate fails, none
-is. The script XADDs each event to the global stream ``{prefix}audit`` and RPUSHes its id to the
-history list of the memory it names ``{prefix}events:{key}`` (kenning.store.audit) in the same step,
-so no crash of the caller can leave a change without its record or an event outside its memory's history.
+compare-and-set), ``guard`` (fields only: create where absent, delete only what was read), ``patch`` (a
+gated field update), ``hset``, ``hdel``, ``delete``, ``zadd``, ``zrem``, ``sadd``, ``srem``.
+``Units.commit`` sends it as ONE script (EVALSHA): Valkey runs a script to the end before any other
+command, so either every write and every event is stored or, when a gate fails, none is. The script
+XADDs each event to the global stream ``{prefix}audit`` and RPUSHes its id to the history list of the
+memory it names ``{prefix}events:{key}`` (kenning.store.audit) in the same step, so no crash of the
+caller can leave a change without its record or an event outside its memory's history.
 
 Cluster story (DESIGN §2, docs/architecture.md "Rules"): a unit names the keys it writes, the stream and the
 history lists, so it needs them on one server: true of the single Valkey Kenning runs on (its client is a
@@ -32,7 +33,8 @@ from kenning.store.client import call, text
 # ARGV: the number of ops, then per op: its command, its key's index, its argument count, its arguments;
 # then the number of events, then per event: its history list's key index (0 = none), its field count,
 # its (field, value) pairs. A GATE op (always first) returns 0 when its key is gone and -1 when a guarded
-# field differs ('' = absent) before anything is written; otherwise every op runs, then every event.
+# field differs ('' = absent) before anything is written; a GUARD op checks the fields only (the key may be
+# absent: every field then reads ''). Otherwise every op runs, then every event.
 # Returns {1, event ids...} or {0} / {-1}.
 UNIT_SCRIPT = """
 local at = 1
@@ -42,8 +44,8 @@ for _ = 1, ops do
   local cmd, key, n = take(), KEYS[tonumber(take())], tonumber(take())
   local args = {}
   for j = 1, n do args[j] = take() end
-  if cmd == 'GATE' then
-    if redis.call('EXISTS', key) == 0 then return {0} end
+  if cmd == 'GATE' or cmd == 'GUARD' then
+    if cmd == 'GATE' and redis.call('EXISTS', key) == 0 then return {0} end
     for j = 1, n, 2 do
       if (redis.call('HGET', key, args[j]) or '') ~= args[j + 1] then return {-1} end
     end
@@ -84,7 +86,7 @@ class Unit:
     """Writes (each on one key) and the audit events that record them; see the module docstring."""
 
     events: Sequence[AuditEvent]
-    gates: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+    gates: list[tuple[str, str, tuple[Any, ...]]] = field(default_factory=list)
     ops: list[tuple[str, str, tuple[Any, ...]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -93,7 +95,13 @@ class Unit:
 
     def gate(self, key: str, expect: Mapping[str, str] | None = None) -> Unit:
         """Write nothing unless ``key`` exists and each ``expect`` field holds its value ('' = absent)."""
-        self.gates.append((key, tuple(v for pair in (expect or {}).items() for v in pair)))
+        self.gates.append(("GATE", key, tuple(v for pair in (expect or {}).items() for v in pair)))
+        return self
+
+    def guard(self, key: str, expect: Mapping[str, str]) -> Unit:
+        """Write nothing unless each ``expect`` field of the hash ``key`` holds its value ('' = absent; the
+        hash itself may be absent): e.g. create a field only where it is not set yet."""
+        self.gates.append(("GUARD", key, tuple(v for pair in expect.items() for v in pair)))
         return self
 
     def patch(self, key: str, sets: Mapping[str, str | bytes], remove: Sequence[str] = (),
@@ -163,7 +171,7 @@ class Units:
                 index[key] = len(keys)
             return index[key]
 
-        ops = [("GATE", key, args) for key, args in unit.gates] + unit.ops
+        ops = unit.gates + unit.ops
         args: list[Any] = [len(ops)]
         for command, key, values in ops:
             args += [command, slot(key), len(values), *values]

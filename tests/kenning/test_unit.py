@@ -56,6 +56,21 @@ def test_a_failed_gate_writes_nothing_and_records_nothing(client: valkey.Valkey,
     assert store.audit.history(key + "x") == []
 
 
+def test_a_guard_creates_a_field_only_where_absent_and_deletes_only_what_was_read(client: valkey.Valkey,
+                                                                                  settings: Settings) -> None:
+    store = Store(client, settings.key_prefix)
+    registry = store.key("registry")
+    first = store.units.commit(Unit([_event("", "suppress")]).guard(registry, {"t": ""}).hset(registry, {"t": "1"}))
+    second = store.units.commit(Unit([_event("", "suppress")]).guard(registry, {"t": ""}).hset(registry, {"t": "2"}))
+    stale = store.units.commit(Unit([_event("", "unsuppress")]).guard(registry, {"t": "2"}).hdel(registry, "t"))
+    assert (first.outcome, second.outcome, stale.outcome) == (1, -1, -1)  # the hash was absent for the first
+    assert client.hgetall(registry) == {b"t": b"1"}
+    assert [e.action for e in store.audit.recent(limit=5)] == ["suppress"]
+    gone = store.units.commit(Unit([_event("", "unsuppress")]).guard(registry, {"t": "1"}).hdel(registry, "t"))
+    assert gone.applied
+    assert client.hgetall(registry) == {}
+
+
 def test_a_batch_of_units_is_one_pipeline_each_unit_on_its_own(client: valkey.Valkey, settings: Settings) -> None:
     store = Store(client, settings.key_prefix)
     keys = [_key(settings, f"C{i}") for i in range(3)]
