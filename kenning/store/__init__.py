@@ -67,7 +67,7 @@ class Store:
         self.llm_jobs = JobQueue(client, prefix)
         self.replies = Replies(client, prefix)
         self.accounts = AccountStore(client, prefix)
-        self.tokens = TokenStore(client, prefix)
+        self.tokens = TokenStore(client, prefix, self.memories.units)
         self.oauth = OAuthStore(client, prefix)
         self.throttle = Throttle(client, prefix)
         self.hints = PhraseIndex(client, prefix, "hints")
