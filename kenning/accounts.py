@@ -89,9 +89,12 @@ class Accounts:
         self.hasher = hasher or PasswordHasher()
         self._dummy = self.hasher.hash("kenning-dummy-password")  # equal work for unknown usernames
 
+    def _event(self, actor: str, action: str, details: dict[str, str]) -> AuditEvent:
+        return AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(), details=details)
+
     def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
-        self.audit_log.record([AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
-                                          details=details)])
+        """An event that records no write (a refused login)."""
+        self.audit_log.record([self._event(actor, action, details)])
 
     def _record(self, username: str) -> AccountRecord:
         record = self.store.get(check_username(username))
@@ -103,9 +106,8 @@ class Accounts:
         username, role = check_username(username), check_role(role)
         record = AccountRecord(username=username, role=role, disabled=False, created_at=self.clock.now(),
                                password_hash=self.hasher.hash(check_password(password)))
-        if not self.store.add(record):
+        if not self.store.add(record, [self._event(actor, "account_create", {"username": username, "role": role})]):
             raise Conflict(f"an account named {username!r} exists", hint="choose another username")
-        self._audit(actor, "account_create", {"username": username, "role": role})
         return _public(record)
 
     def get(self, username: str) -> Account | None:
@@ -118,15 +120,15 @@ class Accounts:
 
     def set_password(self, username: str, password: str, *, actor: str = "system") -> Account:
         record = self._record(username)
-        self.store.update(record.username, password=self.hasher.hash(check_password(password)))
-        self._audit(actor, "account_password", {"username": record.username})
+        self.store.update(record.username, {"password": self.hasher.hash(check_password(password))},
+                          [self._event(actor, "account_password", {"username": record.username})])
         return _public(record)
 
     def set_role(self, username: str, role: str, *, actor: str = "system") -> Account:
         record = self._record(username)
         role = check_role(role)
-        self.store.update(record.username, role=role)
-        self._audit(actor, "account_role", {"username": record.username, "before": record.role, "role": role})
+        self.store.update(record.username, {"role": role}, [self._event(
+            actor, "account_role", {"username": record.username, "before": record.role, "role": role})])
         return Account(record.username, role, record.disabled, record.created_at)
 
     def disable(self, username: str, *, actor: str = "system") -> Account:
@@ -138,8 +140,8 @@ class Accounts:
 
     def _set_disabled(self, username: str, disabled: bool, actor: str, action: str) -> Account:
         record = self._record(username)
-        self.store.update(record.username, disabled="1" if disabled else "0")
-        self._audit(actor, action, {"username": record.username})
+        self.store.update(record.username, {"disabled": "1" if disabled else "0"},
+                          [self._event(actor, action, {"username": record.username})])
         return Account(record.username, _public(record).role, disabled, record.created_at)
 
     def authenticate(self, username: str, password: str, *, ip: str) -> Account:
@@ -156,7 +158,7 @@ class Accounts:
         assert record is not None  # _verify is False without a record
         self.throttle.clear("login-user", name, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         if self.hasher.check_needs_rehash(record.password_hash):
-            self.store.update(name, password=self.hasher.hash(password))
+            self.store.rehash(name, self.hasher.hash(password))
         return _public(record)
 
     def _verify(self, record: AccountRecord | None, password: str) -> bool:

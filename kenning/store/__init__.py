@@ -66,7 +66,7 @@ class Store:
         self.llm_usage = UsageLedger(client, prefix)
         self.llm_jobs = JobQueue(client, prefix)
         self.replies = Replies(client, prefix)
-        self.accounts = AccountStore(client, prefix)
+        self.accounts = AccountStore(client, prefix, self.memories.units)
         self.tokens = TokenStore(client, prefix, self.memories.units)
         self.oauth = OAuthStore(client, prefix)
         self.throttle = Throttle(client, prefix)
