@@ -60,7 +60,7 @@ class Store:
         self.suppressions = SuppressionStore(client, prefix, self.memories.units)
         self.experience = ExperienceStore(client, prefix)
         self.recall_log = RecallLogStore(client, prefix)
-        self.skills = SkillStore(client, prefix)
+        self.skills = SkillStore(client, prefix, self.memories.units)
         self.reports = ReportStore(client, prefix)
         self.job_runs = JobRunStore(client, prefix)
         self.llm_usage = UsageLedger(client, prefix)
