@@ -55,7 +55,7 @@ class Store:
         self.memories = MemoryStore(client, prefix)
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
-        self.feeds = FeedStateStore(client, prefix)
+        self.feeds = FeedStateStore(client, prefix, self.memories.units)
         self.contradictions = ContradictionStore(client, prefix, self.memories.units)
         self.suppressions = SuppressionStore(client, prefix, self.memories.units)
         self.experience = ExperienceStore(client, prefix)

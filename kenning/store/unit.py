@@ -3,7 +3,7 @@
 A ``Unit`` is built from its audit events (at least one: a write without an event cannot be expressed),
 then given its writes: ``gate`` (the key must exist, optionally with some fields still as read: a
 compare-and-set), ``guard`` (fields only: create where absent, delete only what was read), ``patch`` (a
-gated field update), ``hset``, ``hdel``, ``delete``, ``zadd``, ``zrem``, ``sadd``, ``srem``.
+gated field update), ``set``, ``hset``, ``hdel``, ``delete``, ``zadd``, ``zrem``, ``sadd``, ``srem``.
 ``Units.commit`` sends it as ONE script (EVALSHA): Valkey runs a script to the end before any other
 command, so either every write and every event is stored or, when a gate fails, none is. The script
 XADDs each event to the global stream ``{prefix}audit`` and RPUSHes its id to the history list of the
@@ -111,6 +111,9 @@ class Unit:
 
     def hset(self, key: str, mapping: Mapping[str, Any]) -> Unit:
         return self._op("HSET", key, [v for pair in mapping.items() for v in pair])
+
+    def set(self, key: str, value: str) -> Unit:
+        return self._op("SET", key, (value,))
 
     def hdel(self, key: str, *fields: str) -> Unit:
         return self._op("HDEL", key, fields)
