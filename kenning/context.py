@@ -37,7 +37,8 @@ class Context:
 
     def audit(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
               after: str | None = None, details: dict[str, Any] | None = None) -> None:
-        """Record an event that stands on its own (a summary of audited writes, a backup file, a failed feed
-        fetch, a change to a record the store does not yet write in a unit): one round trip."""
+        """Record an event that stands on its own (a summary of audited writes, a backup file, a reindex, a
+        change to a record the store does not yet write in a unit): one round trip. A write of a memory or
+        of a record the store writes in a unit takes its event instead (``event``)."""
         self.store.record([self.event(actor, action, key, reason=reason, before=before, after=after,
                                       details=details)])
