@@ -91,7 +91,7 @@ def free_port() -> int:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(data_dir=Path(data), valkey_port=free_port(), key_prefix="rt:")
+        settings = Settings(_env_file=None, data_dir=Path(data), valkey_port=free_port(), key_prefix="rt:")
         with EmbeddedValkey(settings):
             client = connect(settings)
             engine = Engine.open(settings, client, load_embedder(settings))
