@@ -15,7 +15,7 @@ from feed_worker.jobs import Job
 from kenning.clock import Clock
 from kenning.errors import BackendUnavailable, KenningError
 from kenning.jobs import JobRun, Jobs, Status
-from kenning.store.locks import Lease
+from kenning.store import Lease
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 
 from kenning.clock import Clock
 from kenning.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited
-from kenning.store import AuditEvent, Store
-from kenning.store.accounts import AccountRecord, AccountStore
-from kenning.store.throttle import Throttle
+from kenning.store import AccountRecord, AuditEvent, Store
 
 Role = Literal["viewer", "editor", "admin"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -85,16 +83,19 @@ class Accounts:
     """Needs only the store and a clock, so `kenning user` works without loading the model."""
 
     def __init__(self, store: Store, clock: Clock, *, hasher: PasswordHasher | None = None) -> None:
-        self.audit_log = store.audit
+        self.audit_log = store
         self.clock = clock
-        self.store = AccountStore(store.client, store.prefix)
-        self.throttle = Throttle(store.client, store.prefix)
+        self.store = store.accounts
+        self.throttle = store.throttle
         self.hasher = hasher or PasswordHasher()
         self._dummy = self.hasher.hash("kenning-dummy-password")  # equal work for unknown usernames
 
+    def _event(self, actor: str, action: str, details: dict[str, str]) -> AuditEvent:
+        return AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(), details=details)
+
     def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
-        self.audit_log.append(AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
-                                         details=details))
+        """An event that records no write (a refused login)."""
+        self.audit_log.record([self._event(actor, action, details)])
 
     def _record(self, username: str) -> AccountRecord:
         record = self.store.get(check_username(username))
@@ -106,9 +107,8 @@ class Accounts:
         username, role = check_username(username), check_role(role)
         record = AccountRecord(username=username, role=role, disabled=False, created_at=self.clock.now(),
                                password_hash=self.hasher.hash(check_password(password)))
-        if not self.store.add(record):
+        if not self.store.add(record, [self._event(actor, "account_create", {"username": username, "role": role})]):
             raise Conflict(f"an account named {username!r} exists", hint="choose another username")
-        self._audit(actor, "account_create", {"username": username, "role": role})
         return _public(record)
 
     def get(self, username: str) -> Account | None:
@@ -122,9 +122,9 @@ class Accounts:
     def set_password(self, username: str, password: str, *, actor: str = "system") -> Account:
         """A new password; the account's login sessions from before it stop working."""
         record = self._record(username)
-        self.store.update(record.username, password=self.hasher.hash(check_password(password)),
-                          sessions_since=repr(self.clock.now()))
-        self._audit(actor, "account_password", {"username": record.username})
+        self.store.update(record.username, {"password": self.hasher.hash(check_password(password)),
+                                            "sessions_since": repr(self.clock.now())},
+                          [self._event(actor, "account_password", {"username": record.username})])
         return _public(self._record(username))
 
     def set_role(self, username: str, role: str, *, actor: str = "system") -> Account:
@@ -132,16 +132,16 @@ class Accounts:
         role = check_role(role)
         if role != "admin":
             self._keep_an_admin(record, "take the admin role from")
-        self.store.update(record.username, role=role)
-        self._audit(actor, "account_role", {"username": record.username, "before": record.role, "role": role})
+        self.store.update(record.username, {"role": role}, [self._event(
+            actor, "account_role", {"username": record.username, "before": record.role, "role": role})])
         return _public(self._record(username))
 
     def delete(self, username: str, *, actor: str = "system") -> Account:
         """Remove the account; its sessions and OAuth grants stop working at their next use."""
         record = self._record(username)
         self._keep_an_admin(record, "delete")
-        self.store.remove(record.username)
-        self._audit(actor, "account_delete", {"username": record.username, "role": record.role})
+        self.store.remove(record.username, [self._event(
+            actor, "account_delete", {"username": record.username, "role": record.role})])
         return _public(record)
 
     def _keep_an_admin(self, record: AccountRecord, doing: str) -> None:
@@ -162,12 +162,12 @@ class Accounts:
 
     def _set_disabled(self, username: str, disabled: bool, actor: str, action: str) -> Account:
         record = self._record(username)
+        event = [self._event(actor, action, {"username": record.username})]
         if disabled:  # its sessions stay dead when it is enabled again
             self._keep_an_admin(record, "disable")
-            self.store.update(record.username, disabled="1", sessions_since=repr(self.clock.now()))
+            self.store.update(record.username, {"disabled": "1", "sessions_since": repr(self.clock.now())}, event)
         else:
-            self.store.update(record.username, disabled="0")
-        self._audit(actor, action, {"username": record.username})
+            self.store.update(record.username, {"disabled": "0"}, event)
         return _public(self._record(username))
 
     def authenticate(self, username: str, password: str, *, ip: str) -> Account:
@@ -184,7 +184,7 @@ class Accounts:
         assert record is not None  # _verify is False without a record
         self.throttle.clear("login-user", name, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         if self.hasher.check_needs_rehash(record.password_hash):
-            self.store.update(name, password=self.hasher.hash(password))
+            self.store.rehash(name, self.hasher.hash(password))
         return _public(record)
 
     def _verify(self, record: AccountRecord | None, password: str) -> bool:

@@ -15,7 +15,6 @@ from typing import Any
 
 from kenning import query, validation
 from kenning.context import Context
-from kenning.store.contradictions import ContradictionStore
 
 DAY = 86_400
 MAX_DAYS = 90
@@ -39,7 +38,7 @@ def days_until(now: float, count: int) -> list[Day]:
 class Activity:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.contradictions = ContradictionStore(ctx.store.client, ctx.store.prefix)
+        self.contradictions = ctx.store.contradictions
 
     def days(self, count: int) -> list[Day]:
         validation.bounded_int("days", count, 1, MAX_DAYS)

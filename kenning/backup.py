@@ -35,10 +35,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
-from kenning.store.client import call
-from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
-from kenning.store.registries import SuppressionStore
-from kenning.store.vectors import read_many, times_many
+from kenning.store import STATUSES, Contradiction
 from kenning.suppression import Suppression
 from kenning.suppression import term as suppression_term
 from kenning.sweep import Sweep
@@ -89,8 +86,8 @@ class Backups:
     def __init__(self, ctx: Context, derived: tuple[Reindex, ...] = ()) -> None:
         self.ctx = ctx
         self.derived = derived
-        self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
-        self.suppressions = SuppressionStore(ctx.store.client, ctx.store.prefix)
+        self.records = ctx.store.contradictions
+        self.suppressions = ctx.store.suppressions
 
     @property
     def directory(self) -> Path:
@@ -144,7 +141,7 @@ class Backups:
         batch = 500
         for start in range(0, len(memories), batch):
             chunk = self.ctx.store.memories.recalls.live(memories[start:start + batch])
-            stored = read_many(self.ctx.store.client, [m.key for m in chunk]) if vectors else [None] * len(chunk)
+            stored = self.ctx.store.vectors([m.key for m in chunk]) if vectors else [None] * len(chunk)
             for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
                 entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
                 if vector is not None:
@@ -221,7 +218,7 @@ class Backups:
         plan = Plan()
         memories = [_rekeyed(decode(rekey(e["key"], source, target), e["fields"]), source, target)
                     for e in data["memories"]]
-        changed = times_many(self.ctx.store.client, [m.key for m in memories], "updated_at")
+        changed = self.ctx.store.times([m.key for m in memories], "updated_at")
         for entry, memory, current in zip(data["memories"], memories, changed, strict=True):
             action, reason = decide(current, memory.updated_at)
             plan.memories.append((action, memory, reason))
@@ -271,34 +268,26 @@ class Backups:
             fresh = [m for _, m, _ in chunk if m.key not in reuse]
             embedded = dict(zip([m.key for m in fresh], self.ctx.embedder.embed_many([m.content for m in fresh]),
                                 strict=True))
-            self._drop_counters([m.key for _, m, _ in chunk])
+            self.ctx.store.memories.recalls.drop([m.key for _, m, _ in chunk])  # the backup's counts apply
             for action, memory, reason in chunk:
-                self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)))
+                self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)), [self.ctx.event(
+                    actor, "restore", memory.key, reason=reason, after=memory.content, details={"restore": action})])
                 for rebuild in self.derived:
                     rebuild(memory)
-                self.ctx.audit(actor, "restore", memory.key, reason=reason, after=memory.content,
-                               details={"restore": action})
             if progress is not None:
                 progress("restore", min(start + 100, len(todo)), len(todo))
-
-    def _drop_counters(self, keys: list[str]) -> None:
-        """Drop the live recall counters of memories about to be restored: the backup's counts apply."""
-        pipe = self.ctx.store.client.pipeline(transaction=False)
-        self.ctx.store.memories.recalls.queue_forget(pipe, keys)
-        call(pipe.execute)
 
     def _apply_registries(self, plan: Plan, *, actor: str) -> None:
         for action, term, record, reason in plan.suppressions:
             if action != "skip":
-                self.suppressions.put(term, record)
-                self.ctx.audit(actor, "restore_suppression", "", reason=reason, details={"term": term,
-                                                                                        "restore": action})
+                self.suppressions.put(term, record, [self.ctx.event(
+                    actor, "restore_suppression", "", reason=reason, details={"term": term, "restore": action})])
         for action, contradiction, reason in plan.contradictions:
             if action != "skip":
-                self.records.save(contradiction)
-                self.ctx.audit(actor, "restore_contradiction", "", reason=reason,
-                               details={"contradiction": contradiction.id, "a": contradiction.a,
-                                        "b": contradiction.b, "status": contradiction.status, "restore": action})
+                self.records.save(contradiction, [self.ctx.event(
+                    actor, "restore_contradiction", "", reason=reason,
+                    details={"contradiction": contradiction.id, "a": contradiction.a, "b": contradiction.b,
+                             "status": contradiction.status, "restore": action})])
 
 
 def _changed(record: Contradiction) -> float:

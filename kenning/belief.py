@@ -15,7 +15,7 @@ from kenning import validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import TRUST_LEVELS, Memory
-from kenning.store.patches import CHANGED, GONE, SWAP_ATTEMPTS, pause
+from kenning.store import CHANGED, SWAP_ATTEMPTS, pause
 
 
 def belief_fields(memory: Memory) -> dict[str, Any]:
@@ -90,7 +90,10 @@ class Belief:
             before = belief_fields(memory)
             changes = {**changes, "updated_at": self.ctx.clock.now()}
             read = {"trust": memory.trust, "superseded_by": memory.superseded_by}  # text: exact to compare
-            outcome = self.ctx.store.memories.swap(memory.key, read, changes)
+            after = {name: changes.get(name, value) for name, value in before.items()}
+            event = self.ctx.event(actor, action, memory.key, reason=reason, before=memory.content,
+                                   after=memory.content, details={"before": before, "after": after, **(details or {})})
+            outcome = self.ctx.store.memories.swap(memory.key, read, changes, None, [event])
             if outcome != CHANGED:
                 break
             pause(attempt)
@@ -98,9 +101,4 @@ class Belief:
         else:
             raise Conflict(f"{memory.key} kept changing while its trust was set; nothing was written",
                            hint="retry the call")
-        if outcome == GONE:  # forgotten meanwhile: nothing to record
-            return replace(memory, **changes)
-        after = {name: changes.get(name, value) for name, value in before.items()}
-        self.ctx.audit(actor, action, memory.key, reason=reason, before=memory.content, after=memory.content,
-                       details={"before": before, "after": after, **(details or {})})
-        return replace(memory, **changes)
+        return replace(memory, **changes)  # GONE (forgotten meanwhile): nothing written, nothing recorded

@@ -18,13 +18,12 @@ from kenning.context import Context
 from kenning.memory import Draft, Memories, same_statement
 from kenning.models import Memory, RememberResult
 from kenning.store import AuditEvent, digest
-from kenning.store.batch import write_many
 
 BATCH = 256
 
 
 class Bulk:
-    """``remember_many``: one embedding pass and two pipelined round trips per batch."""
+    """``remember_many``: one embedding pass and one pipelined round trip of writes per batch."""
 
     def __init__(self, ctx: Context, memories: Memories, *, workers: int = 2) -> None:
         self.ctx = ctx
@@ -47,9 +46,9 @@ class Bulk:
         results = self._deduplicate(memories, vectors)
         rows = [(m, v) for m, v, r in zip(memories, vectors, results, strict=True) if r is None]
         now = self.ctx.clock.now()
-        events = [AuditEvent(actor=actor or "unknown", action="remember", key=m.key, at=now, after=digest(m.content),
-                             details={"via": "bulk"}) for m, _ in rows]
-        write_many(self.ctx.store.memories, self.ctx.store.audit, rows, events)
+        self.ctx.store.memories.write_many([(m, v, [AuditEvent(
+            actor=actor or "unknown", action="remember", key=m.key, at=now, after=digest(m.content),
+            details={"via": "bulk"})]) for m, v in rows])
         return [r if r is not None else RememberResult("stored", m.key) for m, r in zip(memories, results, strict=True)]
 
     def _embed(self, texts: list[str]) -> list[Any]:

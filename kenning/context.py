@@ -26,13 +26,19 @@ class Context:
         except KeyError:
             raise InvalidInput(f"unknown namespace {namespace!r}") from None
 
-    def audit(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
-              after: str | None = None, details: dict[str, Any] | None = None) -> None:
-        """Append one event to the audit stream (and to the memory's history when ``key`` is set).
+    def event(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
+              after: str | None = None, details: dict[str, Any] | None = None) -> AuditEvent:
+        """The audit event of a change, for the store write that carries it (kenning.store.unit).
 
         ``before``/``after`` are contents; only their digests are stored in the event.
         """
-        self.store.audit.append(AuditEvent(
-            actor=actor or "unknown", action=action, key=key, reason=reason, at=self.clock.now(),
-            before=digest(before), after=digest(after), details=details or {},
-        ))
+        return AuditEvent(actor=actor or "unknown", action=action, key=key, reason=reason, at=self.clock.now(),
+                          before=digest(before), after=digest(after), details=details or {})
+
+    def audit(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
+              after: str | None = None, details: dict[str, Any] | None = None) -> None:
+        """Record an event that stands on its own (a summary of audited writes, a backup file, a reindex, a
+        change to a record the store does not yet write in a unit): one round trip. A write of a memory or
+        of a record the store writes in a unit takes its event instead (``event``)."""
+        self.store.record([self.event(actor, action, key, reason=reason, before=before, after=after,
+                                      details=details)])

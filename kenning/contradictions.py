@@ -29,8 +29,7 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
-from kenning.store import Near
-from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
+from kenning.store import STATUSES, Contradiction, Near
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
@@ -63,10 +62,10 @@ class CheckReport:
 
 
 class Contradictions:
-    def __init__(self, ctx: Context, second_tier: SecondTier | None = None) -> None:
+    def __init__(self, ctx: Context, belief: Belief, second_tier: SecondTier | None = None) -> None:
         self.ctx = ctx
-        self.records = ContradictionStore(ctx.store.client, ctx.store.prefix)
-        self.belief = Belief(ctx)
+        self.records = ctx.store.contradictions
+        self.belief = belief
         self.second_tier = second_tier
 
     # --- detection ------------------------------------------------------------------------
@@ -124,7 +123,7 @@ class Contradictions:
         if not self.records.claim_pair(a.key, b.key, record.id):  # atomic: two writers never both open it
             return None
         record = self._second_opinion(record, a, b)
-        self.records.save(record)
+        self.records.save(record, ())  # recorded by both sides' dispute events, next
         for key in (a.key, b.key):
             self.belief.set_trust(key, "disputed", actor=actor, action="dispute",
                                   reason=f"contradiction {record.id} with {record.other(key)}",
@@ -274,11 +273,9 @@ class Contradictions:
         merged = self._apply(record, decision, a, b, actor=actor, note=text, content=merged_text)
         resolved = replace(record, status="resolved", decision=decision, note=text, resolved_by=actor,
                            resolved_at=self.ctx.clock.now(), merged_key=merged)
-        self.records.save(resolved)
-        for key in (record.a, record.b):
-            self.ctx.audit(actor, "resolve_contradiction", key, reason=text,
-                           details={"contradiction": record.id, "decision": decision,
-                                    "previous_decision": record.decision, "merged_key": merged})
+        self.records.save(resolved, [self.ctx.event(actor, "resolve_contradiction", key, reason=text, details={
+            "contradiction": record.id, "decision": decision, "previous_decision": record.decision,
+            "merged_key": merged}) for key in (record.a, record.b)])
         return resolved
 
     def _apply(self, record: Contradiction, decision: str, a: Memory, b: Memory, *, actor: str, note: str,
@@ -322,9 +319,11 @@ class Contradictions:
             return
         now = self.ctx.clock.now()
         self.ctx.store.memories.update(key, {"state": "archived", "state_reason": reason, "state_actor": actor,
-                                             "state_changed_at": now, "updated_at": now, "reinstate_hints": None})
-        self.ctx.audit(actor, "archive", key, reason=reason, before=memory.content, after=memory.content,
-                       details={"from": memory.state, "to": "archived", "reinstate_hints": []})
+                                             "state_changed_at": now, "updated_at": now, "reinstate_hints": None},
+                                       [self.ctx.event(actor, "archive", key, reason=reason, before=memory.content,
+                                                       after=memory.content, details={
+                                                           "from": memory.state, "to": "archived",
+                                                           "reinstate_hints": []})])
         self.close_for(key, "archived", actor=actor)  # like any archive: its own open records close
 
     def _clear(self, key: str, record: Contradiction, *, actor: str) -> bool:
@@ -359,9 +358,9 @@ class Contradictions:
             metadata={"merged_from": [a.key, b.key], "contradiction": record.id},
         )
         vector = self.ctx.embedder.embed(text)
-        self.ctx.store.memories.write(merged, vector)
-        self.ctx.audit(actor, "merge", merged.key, after=text,
-                       details={"merged_from": [a.key, b.key], "contradiction": record.id})
+        self.ctx.store.memories.write(merged, vector, [self.ctx.event(
+            actor, "merge", merged.key, after=text,
+            details={"merged_from": [a.key, b.key], "contradiction": record.id})])
         return merged, vector
 
     # --- closing --------------------------------------------------------------------------
@@ -378,7 +377,7 @@ class Contradictions:
     def close(self, record: Contradiction, reason: str, *, actor: str) -> Contradiction:
         done = replace(record, status="closed", closed_reason=reason, resolved_by=actor,
                        resolved_at=self.ctx.clock.now())
-        self.records.save(done)
+        self.records.save(done, ())  # recorded below on each side still there
         # A pair closed because a side left was never decided: it may be flagged again if it returns.
         self.records.release_pair(record.a, record.b)
         for side in (record.a, record.b):

@@ -11,8 +11,7 @@ from kenning.errors import KenningError
 from kenning.inspection import Check  # the same verdict the health tool reports, one shape for both
 from kenning.jobs import Jobs
 from kenning.settings import Settings
-from kenning.store import Store, connect, search_module
-from kenning.store import indexes as index_admin
+from kenning.store import Store, connect
 
 
 def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
@@ -61,7 +60,7 @@ def _module(store: Store | None) -> Check:
     if "search" not in modules:
         return Check("search module", False, f"not loaded (modules: {', '.join(modules) or 'none'})")
     try:
-        found = search_module.detect(store.client)
+        found = store.search_module()
     except KenningError as exc:
         return Check("search module", False, str(exc))
     return Check("search module", True, f"loaded ({found})")
@@ -82,10 +81,10 @@ def _indexes(store: Store | None, settings: Settings, model: Embedder | None) ->
     if store is None or model is None:
         return Check("indexes", False, "not checked: Valkey or the model is unavailable")
     try:
-        live = index_admin.live_indexes(store.client, settings.key_prefix)
+        live = store.live_indexes()
         missing = [ns for ns in schema.NAMESPACES if ns not in live]
         drift = [ns for ns, name in live.items() if name != schema.index_name(settings.key_prefix, ns, model.dimension)]
-        counts = {ns: index_admin.info(store.client, name) for ns, name in live.items()}
+        counts = {ns: store.index_info(name) for ns, name in live.items()}
     except KenningError as exc:
         return Check("indexes", False, str(exc))
     if missing:

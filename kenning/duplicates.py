@@ -20,8 +20,7 @@ from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.memory import Memories
 from kenning.models import Memory
-from kenning.store.duplicates import DistinctPairs, pair_id
-from kenning.store.vectors import read_many
+from kenning.store import pair_id
 from kenning.sweep import Sweep
 
 BLOCK = 512
@@ -97,7 +96,7 @@ class Duplicates:
         self.ctx = ctx
         self.memories = memories
         self.archive = archive
-        self.distinct = DistinctPairs(ctx.store.client, ctx.store.prefix)
+        self.distinct = ctx.store.distinct
 
     def find(self, namespace: str, *, project: str | None = None, threshold: float | None = None) -> dict[str, Any]:
         """Clusters of near-duplicates in one namespace (and project), from the stored vectors."""
@@ -127,7 +126,7 @@ class Duplicates:
 
     def _clusters(self, members: list[Memory], threshold: float,
                   decided: frozenset[str]) -> tuple[list[dict[str, Any]], int]:
-        vectors = read_many(self.ctx.store.client, [m.key for m in members])
+        vectors = self.ctx.store.vectors([m.key for m in members])
         have = [(m, v) for m, v in zip(members, vectors, strict=True) if v is not None]
         if len(have) < 2:
             return [], len(members) - len(have)
@@ -187,7 +186,7 @@ class Duplicates:
         for key in names:  # all exist before anything is recorded
             self.memories.get(key)
         pairs = [(a, b) for n, a in enumerate(names) for b in names[n + 1:]]
-        self.distinct.record(pairs, {"actor": actor, "at": self.ctx.clock.now(), "reason": note})
         done = {"kept": names, "pairs": len(pairs), "reason": note}
-        self.ctx.audit(actor, "keep_duplicates", names[0], reason=note, details=done)
+        self.distinct.record(pairs, {"actor": actor, "at": self.ctx.clock.now(), "reason": note},
+                             [self.ctx.event(actor, "keep_duplicates", names[0], reason=note, details=done)])
         return done

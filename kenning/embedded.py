@@ -24,7 +24,7 @@ import valkey
 from kenning import permissions
 from kenning.errors import BackendUnavailable, Conflict, KenningError
 from kenning.settings import Settings
-from kenning.store.client import password_file
+from kenning.store import password_file
 
 log = logging.getLogger(__name__)
 

@@ -38,8 +38,6 @@ from kenning.recall_log import RecallLog
 from kenning.settings import Settings
 from kenning.skills import Skills
 from kenning.store import Store
-from kenning.store import indexes as index_admin
-from kenning.store.llm import UsageLedger
 from kenning.suppression import Suppressions
 from kenning.telemetry import Telemetry
 from kenning.tokens import Tokens
@@ -79,37 +77,37 @@ class Engine:
         if "search" not in store.modules():
             raise BackendUnavailable("Valkey has no search module loaded",
                                      hint="use `kenning valkey`, or load valkey-search into your server")
-        index_admin.pin_model(client, settings.key_prefix, embedder.model_name, embedder.dimension)
-        names = index_admin.ensure(client, settings.key_prefix, embedder.dimension,
-                                   timeout=settings.index_backfill_timeout_seconds)
+        store.pin_model(embedder.model_name, embedder.dimension)
+        names = store.ensure_indexes(embedder.dimension, timeout=settings.index_backfill_timeout_seconds)
         ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
                       indexes=names)
-        memories = Memories(ctx)
-        rules = Lifecycle(ctx, memories)  # merging and expiry archive through the lifecycle rules
-        archive = rules.archive
+        return cls.build(ctx)
+
+    @classmethod
+    def build(cls, ctx: Context) -> Engine:
+        """Each service once, handed to every service that uses it (no service builds another)."""
+        suppressions, graveyard, projects = Suppressions(ctx), Graveyard(ctx), Projects(ctx)
+        belief = Belief(ctx)
+        memories = Memories(ctx, Contradictions(ctx, belief), suppressions)
+        lifecycle = Lifecycle(ctx, memories, suppressions)  # merging and expiry archive through its rules
+        experience = Experience(ctx, memories, graveyard, suppressions)
+        skills = Skills(ctx)
         # Restores write hashes directly; these rebuild what other components derive from a memory.
-        derived = (rules.reindex_hints, Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)).reindex,
-                   Skills(ctx).reindex)
-        duplicates = Duplicates(ctx, memories, archive)
-        maintenance = Maintenance(ctx, memories.contradictions, duplicates, archive)
+        derived = (lifecycle.reindex_hints, experience.reindex, skills.reindex)
+        duplicates = Duplicates(ctx, memories, lifecycle.archive)
+        maintenance = Maintenance(ctx, memories.contradictions, duplicates, lifecycle.archive)
+        recall_log = RecallLog(ctx, suppressions)
         llm, enrichment = _extras(ctx, memories)
         return cls(
-            ctx=ctx, memories=memories, recaller=Recaller(ctx, Expander(ctx, llm)),
-            tokens=Tokens(store, ctx.clock),
-            inspection=Inspection(ctx, memories),
-            documents=Documents(ctx, memories),
-            projects=Projects(ctx),
-            belief=Belief(ctx),
-            lifecycle=Lifecycle(ctx, memories),
-            experience=Experience(ctx, memories, Graveyard(ctx), Suppressions(ctx)),
-            suppressions=Suppressions(ctx),
-            recall_log=RecallLog(ctx),
-            duplicates=duplicates, history=History(ctx, memories.contradictions, derived), maintenance=maintenance,
-            briefing=Briefing(ctx, Projects(ctx), memories.contradictions, Graveyard(ctx), Suppressions(ctx),
-                              maintenance),
-            backups=Backups(ctx, derived),
-            jobs=Jobs(store, settings), llm=llm, enrichment=enrichment,
-            skills=Skills(ctx), feeds=FeedIngest(ctx, memories, llm),
+            ctx=ctx, memories=memories,
+            recaller=Recaller(ctx, graveyard, suppressions, recall_log, Expander(ctx, llm)),
+            tokens=Tokens(ctx.store, ctx.clock), inspection=Inspection(ctx, memories, suppressions),
+            documents=Documents(ctx, memories), projects=projects, belief=belief, lifecycle=lifecycle,
+            experience=experience, suppressions=suppressions, recall_log=recall_log, duplicates=duplicates,
+            history=History(ctx, memories.contradictions, derived), maintenance=maintenance,
+            briefing=Briefing(ctx, projects, memories.contradictions, graveyard, suppressions, maintenance),
+            backups=Backups(ctx, derived), jobs=Jobs(ctx.store, ctx.settings), llm=llm, enrichment=enrichment,
+            skills=skills, feeds=FeedIngest(ctx, memories, llm),
             telemetry=Telemetry(ctx), activity=Activity(ctx),
         )
 
@@ -125,7 +123,7 @@ class Engine:
 
 def _extras(ctx: Context, memories: Memories) -> tuple[Llm, Enrichment]:
     """The optional LLM extras (docs/llm.md): without a key they stay off and every path is heuristic."""
-    llm = Llm(ctx.settings, UsageLedger(ctx.store.client, ctx.store.prefix), ctx.clock)
+    llm = Llm(ctx.settings, ctx.store.llm_usage, ctx.clock)
     enrichment = Enrichment(ctx, memories, llm)
     if llm.available:
         memories.after_store.append(enrichment.on_stored)

@@ -18,7 +18,7 @@ from kenning.errors import KenningError, NotFound
 from kenning.llm import Facts, Llm, LlmUnavailable
 from kenning.memory import Draft, Memories
 from kenning.models import Memory
-from kenning.store.llm import JobQueue, QueuedJob
+from kenning.store import QueuedJob
 
 log = logging.getLogger(__name__)
 EXTRACT = "extract_facts"
@@ -51,7 +51,7 @@ class Enrichment:
         self.ctx = ctx
         self.memories = memories
         self.llm = llm
-        self.queue = JobQueue(ctx.store.client, ctx.store.prefix)
+        self.queue = ctx.store.llm_jobs
 
     def wanted(self, memory: Memory) -> bool:
         return (self.llm.available and self.ctx.settings.llm_extract_facts and memory.kind != "fact"

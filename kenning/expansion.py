@@ -24,7 +24,6 @@ from kenning.context import Context
 from kenning.llm import Expansion, Llm, LlmOff, LlmUnavailable
 from kenning.schema import vector_bytes
 from kenning.store import Hit
-from kenning.store.llm import ExpansionCache
 
 WEIGHT = 0.9  # a phrasing's match counts a little less than the query's own
 INSTRUCTIONS = ("The JSON document holds a developer's question to a memory store of notes about software "
@@ -83,7 +82,7 @@ class Expander:
     observers: list[Observer] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.cache = ExpansionCache(self.ctx.store.client, self.ctx.store.prefix)
+        self.cache = self.ctx.store.expansions
 
     def widen(self, text: str, project: str | None, pool: list[Hit],
               search: Search) -> tuple[list[Hit], ExpansionReport | None]:

@@ -21,8 +21,7 @@ from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
 from kenning.memory import Draft, Memories
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
-from kenning.store.patches import Patch, Patcher
-from kenning.store.registries import ExperienceStore
+from kenning.store import Patch
 from kenning.suppression import Suppressions, hidden_by, term
 
 __all__ = ["Approach", "Experience", "Report", "experience_weight"]
@@ -94,8 +93,7 @@ class Experience:
         self.memories = memories
         self.graveyard = graveyard
         self.suppressions = suppressions
-        self.registry = ExperienceStore(ctx.store.client, ctx.store.prefix)
-        self.patcher = Patcher(ctx.store.client, ctx.store.audit)
+        self.registry = ctx.store.experience
 
     def record_experience(self, key: str, report: Report, *, actor: str) -> dict[str, Any]:
         """Attach (or replace) the experience record of memory ``key``; returns the record and its weight."""
@@ -106,14 +104,14 @@ class Experience:
         record.update(recorded_at=now, actor=actor or "unknown", weight=weight)
         previous = memory.metadata.get("experience") or {}
         metadata = {**memory.metadata, "experience": record}
-        if not self.patcher.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
-                                                  "metadata": _json(metadata)})):
+        event = self.ctx.event(actor, "record_experience", key, reason=record["breakthrough"] or "",
+                               before=memory.content, after=memory.content, details={"experience": record})
+        if not self.ctx.store.memories.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
+                                                             "metadata": _json(metadata)}), [event]):
             raise NotFound(f"{key} was deleted while its experience was being recorded", hint="nothing was recorded")
         self.graveyard.remove(key, [a["name"] for a in previous.get("abandoned_approaches", [])])
         for project in (memory.project, ALL_PROJECTS):
             self.registry.add(project, key, now)
-        self.ctx.audit(actor, "record_experience", key, reason=record["breakthrough"] or "",
-                       before=memory.content, after=memory.content, details={"experience": record})
         hiding = self._bury(key, memory.project, record, actor=actor, now=now)
         return {"key": key, "experience_weight": weight, "experience": _public(record),
                 "graveyard": [a["name"] for a in record["abandoned_approaches"]],

@@ -23,7 +23,6 @@ from typing import Any
 from kenning import phrases
 from kenning.context import Context
 from kenning.models import Memory, iso
-from kenning.store.phrase_index import PhraseIndex
 
 APPROACH_TYPES: tuple[str, ...] = ("library", "approach", "tool", "pattern", "service")
 
@@ -52,7 +51,7 @@ class Abandoned:
 class Graveyard:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.index = PhraseIndex(ctx.store.client, ctx.store.prefix, "graveyard")
+        self.index = ctx.store.graveyard
 
     def add(self, entry: Abandoned) -> None:
         self.index.add(entry.normalised, entry.key, json.dumps(asdict(entry), sort_keys=True))

@@ -103,12 +103,12 @@ class History:
         if memory.trust == "disputed":  # its records closed at the forget; the check below re-flags real ones
             memory = replace(memory, trust="stated")
         vector = self.ctx.embedder.embed(memory.content)
-        self.ctx.store.memories.write(memory, vector)
+        self.ctx.store.memories.write(memory, vector, [self.ctx.event(
+            actor, "restore_forgotten", key, reason=validation.reason(reason) or "", after=memory.content,
+            details={"forgotten_at": iso(event.at), "forget_event": event.id})])
         for rebuild in self.derived:
             rebuild(memory)
         self.ctx.store.snapshots.drop(key)
-        self.ctx.audit(actor, "restore_forgotten", key, reason=validation.reason(reason) or "",
-                       after=memory.content, details={"forgotten_at": iso(event.at), "forget_event": event.id})
         # The memory is believed again: any contradiction it takes part in is real again.
         self.contradictions.on_remember(memory, vector, actor=actor)
         return memory

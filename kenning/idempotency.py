@@ -20,7 +20,6 @@ from ulid import ULID
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput
 from kenning.models import RememberResult
-from kenning.store.idempotency import Replies
 
 KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
 KEY_RULE = "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
@@ -56,7 +55,7 @@ class Once:
             committed: Callable[[], RememberResult | None]) -> RememberResult:
         """``write`` once for this key; a retry gets the stored reply, or ``committed()`` when the
         first attempt wrote without keeping its reply."""
-        replies = Replies(self.ctx.store.client, self.ctx.store.prefix)
+        replies = self.ctx.store.replies
         for _ in range(2):  # a second round when the call in progress failed and released the key
             if replies.claim(self.digest, pending_seconds=PENDING_SECONDS):
                 try:

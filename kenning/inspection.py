@@ -15,7 +15,6 @@ from kenning.errors import InvalidInput, KenningError
 from kenning.memory import Listing, Memories
 from kenning.models import STATES, Memory, iso
 from kenning.store import AuditEvent
-from kenning.store import indexes as index_admin
 from kenning.suppression import Suppressions, hidden_by
 
 HISTORY_LIMIT = 200
@@ -69,10 +68,10 @@ class AuditRequest:
 
 
 class Inspection:
-    def __init__(self, ctx: Context, memories: Memories) -> None:
+    def __init__(self, ctx: Context, memories: Memories, suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.memories = memories
-        self.suppressions = Suppressions(ctx)
+        self.suppressions = suppressions
 
     def records(self, keys: list[str] | tuple[str, ...]) -> list[Memory]:
         """Up to ``MAX_RECORDS`` memories by key, in the order given (NotFound names the first missing)."""
@@ -156,9 +155,9 @@ class Inspection:
 
     def _indexes(self) -> Check:
         try:
-            live = index_admin.live_indexes(self.ctx.store.client, self.ctx.store.prefix)
+            live = self.ctx.store.live_indexes()
             missing = [ns for ns, name in self.ctx.indexes.items()
-                       if live.get(ns) != name or index_admin.info(self.ctx.store.client, name) is None]
+                       if live.get(ns) != name or self.ctx.store.index_info(name) is None]
         except KenningError as exc:
             return Check("indexes", False, str(exc))
         if missing:

@@ -12,9 +12,7 @@ from typing import Any, Literal
 from kenning.errors import InvalidInput
 from kenning.models import iso
 from kenning.settings import Settings
-from kenning.store import Store
-from kenning.store.job_runs import JobRunStore
-from kenning.store.locks import Lease
+from kenning.store import Lease, Store
 
 Status = Literal["ok", "failed", "outage", "skipped"]
 LEADER_LOCK = "worker"  # one lease for the whole worker: its leader runs every job
@@ -55,12 +53,11 @@ class Jobs:
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
         self.settings = settings
-        self.runs = JobRunStore(store.client, store.prefix)
+        self.runs = store.job_runs
 
     def lease(self, owner: str) -> Lease:
         """The worker leader lease for ``owner`` (KENNING_WORKER_LOCK_TTL_SECONDS long)."""
-        return Lease(self.store.client, self.store.key("lock", LEADER_LOCK), owner,
-                     self.settings.worker_lock_ttl_seconds)
+        return self.store.lease(self.store.key("lock", LEADER_LOCK), owner, self.settings.worker_lock_ttl_seconds)
 
     def leader(self) -> str | None:
         """The worker that holds the leader lease now, or None when no worker leads."""

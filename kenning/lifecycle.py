@@ -27,9 +27,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.memory import Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
-from kenning.store import AuditEvent, digest
-from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, Patch, Patcher, pause
-from kenning.store.phrase_index import PhraseIndex
+from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Patch, digest, pause
 from kenning.suppression import Suppressions, hidden_by
 
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -99,12 +97,11 @@ def _hints(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
 
 
 class Lifecycle:
-    def __init__(self, ctx: Context, memories: Memories) -> None:
+    def __init__(self, ctx: Context, memories: Memories, suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.memories = memories
-        self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
-        self.patcher = Patcher(ctx.store.client, ctx.store.audit)
-        self.suppressions = Suppressions(ctx)
+        self.hints = ctx.store.hints
+        self.suppressions = suppressions
 
     # --- one memory -----------------------------------------------------------------------
     def transition(self, key: str, to: str, *, reason: str | None, actor: str,
@@ -118,8 +115,6 @@ class Lifecycle:
             self.hints.remove(phrases.normalise(hint), key)
         for hint in wanted:
             self.hints.add(hint, key)
-        self.ctx.audit(who, _ACTION[to], key, reason=why, before=memory.content, after=memory.content,
-                       details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)})
         if to == "archived" and memory.trust == "disputed":  # an archived side closes its contradiction
             self.memories.contradictions.close_for(key, "archived", actor=who)
         elif memory.state == "archived":  # visible again: a conflict that still holds is flagged anew
@@ -135,7 +130,9 @@ class Lifecycle:
             now = self.ctx.clock.now()
             change = replace(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted),
                              expect={"state": memory.state})
-            outcome = self.patcher.patch(change)
+            event = self.ctx.event(who, _ACTION[to], key, reason=why, before=memory.content, after=memory.content,
+                                   details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)})
+            outcome = self.ctx.store.memories.patch(change, [event])
             if outcome == APPLIED:
                 return memory, now
             if outcome == GONE:
@@ -297,8 +294,11 @@ class Lifecycle:
             events.append(AuditEvent(actor=actor, action=_ACTION.get(to or "", "forget"), key=m.key, reason=reason,
                                      at=now, before=digest(m.content), after=digest(None if to is None else m.content),
                                      details=details))
-        patches = [] if to is None else [state_patch(m, to, reason=reason, actor=actor, at=now) for m in batch]
-        self.patcher.apply(patches, [m.key for m in batch] if to is None else [], events)
+        if to is None:
+            self.ctx.store.memories.delete_many([(m.key, [e]) for m, e in zip(batch, events, strict=True)])
+        else:
+            self.ctx.store.memories.patch_many([(state_patch(m, to, reason=reason, actor=actor, at=now), [e])
+                                                for m, e in zip(batch, events, strict=True)])
         for m in batch:
             for hint in m.reinstate_hints:
                 self.hints.remove(phrases.normalise(hint), m.key)

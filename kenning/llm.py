@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kenning.clock import Clock
 from kenning.errors import KenningError
 from kenning.settings import Settings
-from kenning.store.llm import UsageLedger
+from kenning.store import UsageLedger
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)

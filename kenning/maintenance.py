@@ -33,10 +33,6 @@ from kenning.duplicates import Archiver, Duplicates
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import iso
 from kenning.schema import NAMESPACES
-from kenning.store import indexes as index_admin
-from kenning.store.locks import Lease
-from kenning.store.rebuild import rebuild
-from kenning.store.reports import ReportStore
 from kenning.sweep import Sweep
 
 REPORT = "maintenance"
@@ -50,7 +46,7 @@ class Maintenance:
         self.contradictions = contradictions
         self.duplicates = duplicates
         self.archive = archive
-        self.reports = ReportStore(ctx.store.client, ctx.store.prefix)
+        self.reports = ctx.store.reports
 
     def run(self, *, actor: str = ACTOR) -> dict[str, Any]:
         """One full maintenance pass; returns (and keeps) the report."""
@@ -118,12 +114,12 @@ class Maintenance:
 
     def index_report(self) -> dict[str, Any]:
         """Per namespace: live vs expected index, backfill state, documents, phantom entries."""
-        client, prefix = self.ctx.store.client, self.ctx.store.prefix
-        live = index_admin.live_indexes(client, prefix)
+        prefix = self.ctx.store.prefix
+        live = self.ctx.store.live_indexes()
         out: dict[str, Any] = {"drift": [], "phantoms": 0, "namespaces": {}}
         for namespace in NAMESPACES:
             expected = schema.index_name(prefix, namespace, self.ctx.embedder.dimension)
-            details = index_admin.info(client, expected)
+            details = self.ctx.store.index_info(expected)
             sweep = Sweep(self.ctx)
             seen = sum(1 for _ in sweep.memories((namespace,), fields=("created_at",)))
             entry = {"index": expected, "live": live.get(namespace), "exists": details is not None,
@@ -145,14 +141,13 @@ class Maintenance:
             self.ctx.indexes[namespace] = name
 
         timeout = self.ctx.settings.index_backfill_timeout_seconds
-        lease = Lease(self.ctx.store.client, f"{self.ctx.store.prefix}lock:reindex:{namespace}", str(ULID()),
-                      ttl_seconds=2 * timeout + 60)
+        lease = self.ctx.store.lease(self.ctx.store.key("lock", "reindex", namespace), str(ULID()),
+                                     ttl_seconds=2 * timeout + 60)
         if not lease.hold():  # two rebuilds of one index would drop each other's indexes
             raise Conflict(f"the {namespace} index is being rebuilt already", hint="wait for it to finish")
         try:
-            before = index_admin.info(self.ctx.store.client, self.ctx.index(namespace))
-            done = rebuild(self.ctx.store.client, self.ctx.store.prefix, namespace, self.ctx.embedder.dimension,
-                           timeout=timeout, switch=switch)
+            before = self.ctx.store.index_info(self.ctx.index(namespace))
+            done = self.ctx.store.rebuild_index(namespace, self.ctx.embedder.dimension, timeout=timeout, switch=switch)
         finally:
             lease.release()
         result = {"namespace": namespace, "index": done.name, "num_docs": done.num_docs,

@@ -19,8 +19,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.idempotency import Once
 from kenning.models import STATES, TRUST_LEVELS, Memory, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
-from kenning.store.locks import Lease
-from kenning.store.patches import APPLIED, GONE, SWAP_ATTEMPTS, pause
+from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, pause
 from kenning.suppression import Suppressions, hidden_by
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
@@ -93,9 +92,10 @@ def content_sha(text: str) -> str:
 
 
 class Memories:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, contradictions: Contradictions, suppressions: Suppressions) -> None:
         self.ctx = ctx
-        self.contradictions = Contradictions(ctx)
+        self.contradictions = contradictions
+        self.suppressions = suppressions
         # Called with each newly stored memory (the LLM extras queue enrichment here); never on a duplicate.
         self.after_store: list[Callable[[Memory], None]] = []
 
@@ -148,7 +148,7 @@ class Memories:
 
     def hidden_notes(self, memory: Memory) -> tuple[str, ...]:
         """What a memory just stored will not be shown through: each suppression that hides it, and how to lift it."""
-        hiding = [s for s in Suppressions(self.ctx).active() if hidden_by(memory, [s])]
+        hiding = [s for s in self.suppressions.active() if hidden_by(memory, [s])]
         return tuple(f"stored, but hidden from recall and briefings by the suppression of '{s.term}' "
                      f"({s.reason}); lift it with unsuppress_topic(term='{s.term}') if this memory should be found"
                      for s in hiding)
@@ -159,11 +159,11 @@ class Memories:
         said = f"{existing.key} ({existing.state}): {existing.content[:120]!r}"
         notes = [f"an equivalent memory exists, {said}; not stored again"]
         newer = new.event_date is not None and (existing.event_date is None or new.event_date > existing.event_date)
+        event = self.ctx.event(actor, "refresh", existing.key, reason="repeated with a newer event date",
+                               before=existing.content, after=existing.content,
+                               details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
         if refresh and newer and self.ctx.store.memories.update(
-                existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()}):
-            self.ctx.audit(actor, "refresh", existing.key, reason="repeated with a newer event date",
-                           before=existing.content, after=existing.content,
-                           details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
+                existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()}, [event]):
             notes.append(f"its event date is now {iso(new.event_date)} (refresh)")
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
@@ -173,8 +173,7 @@ class Memories:
         cluster-safe) while it is checked and written: a concurrent remember of the same text waits,
         then its duplicate check sees this write. A claim whose holder died expires."""
         name = hashlib.sha256(f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()).hexdigest()
-        lease = Lease(self.ctx.store.client, self.ctx.store.key("claim", "remember", name), memory.key,
-                      CLAIM_SECONDS)
+        lease = self.ctx.store.lease(self.ctx.store.key("claim", "remember", name), memory.key, CLAIM_SECONDS)
         deadline = time.monotonic() + CLAIM_SECONDS
         while not lease.hold():
             if time.monotonic() > deadline:
@@ -186,8 +185,8 @@ class Memories:
             lease.release()
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
-        self.ctx.store.memories.write(memory, vector)
-        self.ctx.audit(actor, action, memory.key, reason=reason, after=memory.content)
+        self.ctx.store.memories.write(memory, vector, [self.ctx.event(actor, action, memory.key, reason=reason,
+                                                                      after=memory.content)])
 
     def _validated(self, draft: Draft, actor: str) -> Memory:
         namespace = validation.namespace(draft.namespace)
@@ -284,10 +283,12 @@ class Memories:
             return Change({"content_sha": current.content_sha},
                           {"content": text, "content_sha": sha, "updated_at": self.ctx.clock.now()}, vector)
 
-        current, change = self.swap(key, edit)
+        def record(current: Memory, _: Change) -> AuditEvent:
+            return self.ctx.event(actor, "update", key, reason=why, before=current.content, after=text,
+                                  details={"previous_content": current.content})
+
+        current, change = self.swap(key, edit, record)
         updated = replace(current, content=text, content_sha=sha, updated_at=change.changes["updated_at"])
-        self.ctx.audit(actor, "update", key, reason=why, before=current.content,
-                   after=text, details={"previous_content": current.content})
         if self.contradictions.after_edit(updated, vector, actor=actor):
             return self.get(key)  # its trust changed (a contradiction opened or closed)
         return updated
@@ -306,20 +307,24 @@ class Memories:
                                    hint="remove some tags first")
             return Change({"tags": current.tags}, {"tags": tags, "updated_at": self.ctx.clock.now()})
 
-        current, change = self.swap(key, edit)
+        def record(current: Memory, change: Change) -> AuditEvent:
+            return self.ctx.event(actor, "retag", key, reason=why, before=current.content, after=current.content,
+                                  details={"before": list(current.tags), "after": list(change.changes["tags"])})
+
+        current, change = self.swap(key, edit, record)
         tags = change.changes["tags"]
-        self.ctx.audit(actor, "retag", key, reason=why, before=current.content,
-                       after=current.content, details={"before": list(current.tags), "after": list(tags)})
         return replace(current, tags=tags, updated_at=change.changes["updated_at"])
 
-    def swap(self, key: str, edit: Callable[[Memory], Change]) -> tuple[Memory, Change]:
-        """Read the memory, compute ``edit`` from it and write the change only while the fields it read
-        are unchanged (compare-and-set on the one key); retried on a concurrent change, so no
-        acknowledged change is lost and the audit shows the state the change replaced."""
+    def swap(self, key: str, edit: Callable[[Memory], Change],
+             record: Callable[[Memory, Change], AuditEvent]) -> tuple[Memory, Change]:
+        """Read the memory, compute ``edit`` from it and write the change with its ``record`` only while the
+        fields it read are unchanged (compare-and-set on the one key, one unit of work); retried on a
+        concurrent change, so no acknowledged change is lost and the audit shows the state it replaced."""
         for attempt in range(SWAP_ATTEMPTS):
             current = self.get(key)
             change = edit(current)
-            outcome = self.ctx.store.memories.swap(key, change.expect, change.changes, change.vector)
+            outcome = self.ctx.store.memories.swap(key, change.expect, change.changes, change.vector,
+                                                   [record(current, change)])
             if outcome == APPLIED:
                 return current, change
             if outcome == GONE:
@@ -343,9 +348,9 @@ class Memories:
             return {"status": "preview", "would_forget": preview,
                     "next": "call forget again with confirm=true to delete this memory"}
         marker = keep_snapshots(self.ctx, [memory])
-        if not self.ctx.store.memories.delete(key):  # forgotten meanwhile: that forget is the audited one
+        event = self.ctx.event(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
+        if not self.ctx.store.memories.delete(key, [event]):  # forgotten meanwhile: that forget is the audited one
             raise NotFound(f"no memory {key}", hint="it was forgotten while this forget ran; check history(key)")
-        self.ctx.audit(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return {"status": "forgotten", "key": key}
 

@@ -19,8 +19,6 @@ from kenning.clock import Clock
 from kenning.errors import InvalidInput, NotFound, PermissionDenied, RateLimited
 from kenning.oauth_rules import OFFLINE, expand
 from kenning.store import AuditEvent, Store
-from kenning.store.oauth import OAuthStore
-from kenning.store.throttle import Throttle
 from kenning.tokens import grants
 
 CODE_SECONDS = 120
@@ -124,16 +122,16 @@ class OAuth:
 
     def __init__(self, store: Store, clock: Clock, accounts: Accounts, *, access_seconds: int = 3600,
                  refresh_seconds: int = 30 * 86400) -> None:
-        self.audit_log = store.audit
+        self.audit_log = store
         self.clock = clock
         self.accounts = accounts
-        self.store = OAuthStore(store.client, store.prefix)
-        self.throttle = Throttle(store.client, store.prefix)
+        self.store = store.oauth
+        self.throttle = store.throttle
         self.access_seconds = access_seconds
         self.refresh_seconds = refresh_seconds
 
     def _audit(self, actor: str, action: str, details: dict[str, Any]) -> None:
-        self.audit_log.append(AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details))
+        self.audit_log.record([AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details)])
 
     # --- clients ---------------------------------------------------------------------------------
 

@@ -139,10 +139,10 @@ class Projects:
         memory = replace(base, content=text, content_sha=content_sha(text), updated_at=now,
                          metadata={**base.metadata, **ctx_after.fields()})
         embed = current is None or current.content != text  # only embedded fields changed -> re-embed
-        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(text) if embed else None)
         changed = [f for f in EMBEDDED if current is None or current.metadata.get(f) != memory.metadata.get(f)]
-        self.ctx.audit(actor, "project_context", memory.key, before=current.content if current else None,
-                       after=text, details={"project": project, "changed": changed, "re_embedded": embed})
+        event = self.ctx.event(actor, "project_context", memory.key, before=current.content if current else None,
+                               after=text, details={"project": project, "changed": changed, "re_embedded": embed})
+        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(text) if embed else None, [event])
         return memory
 
     def all(self, *, offset: int = 0, limit: int = 50) -> tuple[list[ProjectContext], int]:

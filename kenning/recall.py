@@ -26,9 +26,6 @@ from kenning.models import GLOBAL_PROJECT, Memory, RecallHit
 from kenning.recall_log import RecallLog
 from kenning.schema import vector_bytes
 from kenning.store import Hit, Near, SearchResult
-from kenning.store.client import call
-from kenning.store.contradictions import ContradictionStore
-from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 MAX_TOP_K = 50
@@ -170,17 +167,17 @@ def _verbatim(identifier: str) -> re.Pattern[str]:
 
 
 class Recaller:
-    def __init__(self, ctx: Context, expander: Expander) -> None:
+    def __init__(self, ctx: Context, graveyard: Graveyard, suppressions: Suppressions, log: RecallLog,
+                 expander: Expander) -> None:
         self.ctx = ctx
         self.expander = expander  # query expansion (kenning.expansion): off unless KENNING_QUERY_EXPANSION
         s = ctx.settings
         self.policy = scoring.RecencyPolicy(s.recency_grace_days, s.recency_step, s.recency_step_days,
                                             s.recency_floor)
-        self.graveyard = Graveyard(ctx)
-        self.suppressions = Suppressions(ctx)
-        self.hints = PhraseIndex(ctx.store.client, ctx.store.prefix, "hints")
-        self.log = RecallLog(ctx)
-        self.contradictions = ContradictionStore(ctx.store.client, ctx.store.prefix)
+        self.graveyard = graveyard
+        self.suppressions = suppressions
+        self.log = log
+        self.contradictions = ctx.store.contradictions
         # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL): a few
         # threads per engine, started on first use; a recall waits for both before it ranks anything.
         self._lookups = ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="kenning-lookup")
@@ -238,22 +235,15 @@ class Recaller:
         Read fresh on every recall, never cached: a suppression added by another process hides its
         memories from the very next recall.
         """
-        look = Lookup((self.graveyard.index, self.hints), phrases.ngrams(text))
-        pipe = self.ctx.store.client.pipeline(transaction=False)
-        self.suppressions.queue_active(pipe)
-        look.queue(pipe)
-        suppressed, *present = call(pipe.execute)
-        abandoned, hinted = look.finish(self.ctx.store.client, present)
+        suppressed, (abandoned, hinted) = self.ctx.store.look_up(phrases.ngrams(text))
         return abandoned, hinted, Suppressions.parse_active(suppressed)
 
     def record(self, p: Plan, hits: list[RecallHit], now: float) -> list[RecallHit]:
         """The recall log entry and the hits' recall counters, in one round trip; the hits with their new
         counts. The counters live beside the memory hashes, which stay unwritten (no re-index per read)."""
-        recalls = self.ctx.store.memories.recalls
-        pipe = self.ctx.store.client.pipeline(transaction=False)
-        self.log.queue_record(pipe, p.text, hits, actor=p.actor, projects=p.projects)
-        recalls.queue_touch(pipe, [h.memory for h in hits], now)
-        touched = recalls.touched([h.memory for h in hits], call(pipe.execute)[1:], now)
+        entry = self.log.entry(p.text, hits, actor=p.actor, projects=p.projects)
+        touched = self.ctx.store.log_recall(entry, self.ctx.settings.recall_log_max_entries,
+                                            [h.memory for h in hits], now)
         return [replace(h, memory=m) for h, m in zip(hits, touched, strict=True)]
 
     def clauses(self, p: Plan, states: tuple[str, ...] | None = None) -> tuple[str, ...]:
@@ -382,7 +372,7 @@ class Recaller:
             if memory is None:  # forgotten elsewhere: clean its hint entries up lazily
                 for hint, entries in found.items():
                     if key in entries:
-                        self.hints.remove(hint, key)
+                        self.ctx.store.hints.remove(hint, key)
                 continue
             if not self._may_reinstate(p, memory, suppressed):
                 continue

@@ -14,13 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from valkey.client import Pipeline
-
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.models import Memory, RecallHit, iso
 from kenning.schema import namespace_of, vector_bytes
-from kenning.store.registries import RecallLogStore
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 PREVIEW = 120
@@ -29,22 +26,18 @@ PAGE = 500
 
 
 class RecallLog:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, suppressions: Suppressions) -> None:
         self.ctx = ctx
-        self.store = RecallLogStore(ctx.store.client, ctx.store.prefix)
-        self.suppressions = Suppressions(ctx)
+        self.store = ctx.store.recall_log
+        self.suppressions = suppressions
 
     def record(self, text: str, hits: Sequence[RecallHit], *, actor: str, projects: tuple[str, ...] = ()) -> str:
         """Append one recall to the log; returns the entry id."""
-        return self.store.append(self._entry(text, hits, actor, projects), self.ctx.settings.recall_log_max_entries)
+        return self.store.append(self.entry(text, hits, actor=actor, projects=projects),
+                                 self.ctx.settings.recall_log_max_entries)
 
-    def queue_record(self, pipe: Pipeline, text: str, hits: Sequence[RecallHit], *, actor: str,
-                     projects: tuple[str, ...] = ()) -> None:
-        """Queue ``record`` on ``pipe`` (one command, whose reply is the entry id) to share a round trip."""
-        self.store.queue_append(pipe, self._entry(text, hits, actor, projects),
-                                self.ctx.settings.recall_log_max_entries)
-
-    def _entry(self, text: str, hits: Sequence[RecallHit], actor: str, projects: tuple[str, ...]) -> dict[str, Any]:
+    def entry(self, text: str, hits: Sequence[RecallHit], *, actor: str, projects: tuple[str, ...]) -> dict[str, Any]:
+        """The log entry of one recall (a recall sends it with its counters: ``Store.log_recall``)."""
         return {"query": text, "actor": actor or "unknown", "at": self.ctx.clock.now(), "projects": list(projects),
                 "results": [{"key": h.memory.key, "score": round(h.score, 4), "similarity": round(h.similarity, 4),
                              "factors": {name: round(v, 4) for name, v in h.factors.items()},

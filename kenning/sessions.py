@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from kenning.accounts import Accounts, Role
 from kenning.clock import Clock
 from kenning.errors import InvalidInput, PermissionDenied
-from kenning.store import Store
-from kenning.store.accounts import AccountStore, SessionRecord
+from kenning.store import SessionRecord, Store
 
 MAX_TTL_SECONDS = 30 * 86400
 
@@ -40,7 +39,7 @@ def _digest(session_id: str) -> str:
 
 class Sessions:
     def __init__(self, store: Store, clock: Clock, accounts: Accounts) -> None:
-        self.store = AccountStore(store.client, store.prefix)
+        self.store = store.accounts
         self.clock = clock
         self.accounts = accounts
 

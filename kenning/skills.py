@@ -28,7 +28,6 @@ from kenning.memory import content_sha
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import NAMESPACES, return_fields, vector_bytes
 from kenning.skill_doc import Lesson, Rule
-from kenning.store.skills import SkillStore
 
 MAX_SOURCES = 1_000  # memories read per namespace for one domain
 SHA_LENGTH = 64
@@ -128,7 +127,7 @@ def domain_name(value: str) -> str:
 class Skills:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.store = SkillStore(ctx.store.client, ctx.store.prefix)
+        self.store = ctx.store.skills
 
     # --- compiling ------------------------------------------------------------------------
     def compile_skill(self, domain: str, *, mode: Mode = "propose", actor: str) -> Proposal:
@@ -168,10 +167,9 @@ class Skills:
                 f"the skill {name!r} is already current: nothing to propose",
                 hint="record more experience tagged with the domain first",
             )
-        self.store.add_proposal(proposal.id, proposal.record(), now)
-        self.ctx.audit(
+        self.store.add_proposal(proposal.id, proposal.record(), now, [self.ctx.event(
             actor, "skill_propose", current.key if current else "", details=_event(proposal)
-        )
+        )])
         return proposal
 
     def rules(self, domain: str) -> list[Rule]:
@@ -264,10 +262,17 @@ class Skills:
                 hint="approve the sha shown with the proposal you reviewed; nothing was approved",
             )
         now = self.ctx.clock.now()
+        event = self.ctx.event(
+            approver,
+            "skill_approve",
+            self.store.current(proposal.domain) or "",
+            details=_event(proposal),
+        )
         if not self.store.advance(
             proposal.id,
             "pending",
             "approved",
+            [event],
             approved_by=approver or "unknown",
             approved_sha=proposal.sha,
             approved_at=repr(now),
@@ -276,28 +281,22 @@ class Skills:
                 f"proposal {proposal.id} is {self.proposal(proposal.id).status}, not pending",
                 hint="only a pending proposal can be approved",
             )
-        self.ctx.audit(
-            approver,
-            "skill_approve",
-            self.store.current(proposal.domain) or "",
-            details=_event(proposal),
-        )
         return self.proposal(proposal.id)
 
     def reject(self, proposal_id: str, approver: str, reason: str | None = None) -> Proposal:
         proposal = self.proposal(proposal_id)
         why = validation.reason(reason) or ""
-        if not self.store.advance(
-            proposal.id, "pending", "rejected", approved_by=approver or "unknown"
-        ):
-            raise Conflict(f"proposal {proposal.id} is {proposal.status}, not pending")
-        self.ctx.audit(
+        event = self.ctx.event(
             approver,
             "skill_reject",
             self.store.current(proposal.domain) or "",
             reason=why,
             details=_event(proposal),
         )
+        if not self.store.advance(
+            proposal.id, "pending", "rejected", [event], approved_by=approver or "unknown"
+        ):
+            raise Conflict(f"proposal {proposal.id} is {proposal.status}, not pending")
         return self.proposal(proposal.id)
 
     def write(self, proposal_id: str, *, actor: str) -> Skill:
@@ -318,7 +317,7 @@ class Skills:
         try:
             current = self.current_memory(proposal.domain)
             if (skill_doc.sha(current.content) if current else "") != proposal.base_sha:
-                self.store.advance(proposal.id, "approved", "stale")
+                self.store.mark(proposal.id, "approved", "stale")
                 raise Conflict(
                     f"the skill {proposal.domain!r} changed since proposal {proposal.id} was compiled",
                     hint="compile_skill again and have the new proposal approved",
@@ -330,7 +329,7 @@ class Skills:
                 current=current,
                 details=_event(proposal),
             )
-            self.store.advance(proposal.id, "approved", "written", written_key=skill.key)
+            self.store.mark(proposal.id, "approved", "written", written_key=skill.key)
             return skill
         finally:
             lease.release()
@@ -364,9 +363,7 @@ class Skills:
         memory = replace(
             current, content=body, content_sha=content_sha(body), updated_at=now, metadata=meta
         )
-        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body))
-        self.store.set_current(document.name, memory.key)
-        self.ctx.audit(
+        event = self.ctx.event(
             actor,
             action,
             memory.key,
@@ -374,6 +371,8 @@ class Skills:
             after=body,
             details={**details, "sha": document.sha},
         )
+        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body), [event])
+        self.store.set_current(document.name, memory.key)
         return _skill(memory)
 
     # --- reading ---------------------------------------------------------------------------
@@ -429,10 +428,10 @@ class Skills:
         """A person vouches for a memory: its lessons become rules without further reinforcement."""
         memory = self._memory(key)
         why = validation.reason(reason) or ""
-        self.store.bless(memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why})
-        self.ctx.audit(
+        event = self.ctx.event(
             actor, "bless", memory.key, reason=why, before=memory.content, after=memory.content
         )
+        self.store.bless(memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why}, [event])
         return {"key": memory.key, "blessed": True, "by": actor}
 
     def promote(
@@ -447,10 +446,7 @@ class Skills:
                 hint="only active or deprioritised knowledge memories can be promoted",
             )
         why = validation.reason(reason) or ""
-        self.store.promote(
-            name, memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why}
-        )
-        self.ctx.audit(
+        event = self.ctx.event(
             actor,
             "promote_knowledge",
             memory.key,
@@ -458,6 +454,9 @@ class Skills:
             before=memory.content,
             after=memory.content,
             details={"domain": name},
+        )
+        self.store.promote(
+            name, memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why}, [event]
         )
         return {"key": memory.key, "domain": name, "promoted": True}
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning.models import RecallHit
-from kenning.store.contradictions import Contradiction, ContradictionStore
+from kenning.store import Contradiction, ContradictionStore
 
 # Just below / above: the order changes, the other scores stay what they were.
 BELOW = 0.999

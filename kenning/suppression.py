@@ -11,7 +11,7 @@ for everywhere makes it global).
 
 API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
-  ``queue_active(pipe)`` / ``parse_active(reply)`` -> the same, sent in a caller's pipeline
+  ``parse_active(reply)``              -> the same, from the raw reply a recall's ``Store.look_up`` read
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
@@ -22,13 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from valkey.client import Pipeline
-
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import Memory, iso
-from kenning.store.registries import SuppressionStore, parse_all
+from kenning.store import parse_all
 
 MAX_TERM = 200
 CANDIDATE_LIMIT = 1_000  # per namespace, when counting what a term hides
@@ -94,14 +92,10 @@ def term(value: str) -> str:
 class Suppressions:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.store = SuppressionStore(ctx.store.client, ctx.store.prefix)
+        self.store = ctx.store.suppressions
 
     def active(self) -> list[Suppression]:
         return [Suppression.from_record(r) for r in self.store.all().values()]
-
-    def queue_active(self, pipe: Pipeline) -> None:
-        """Queue ``active`` on ``pipe`` (one command) to share a round trip; ``parse_active`` reads the reply."""
-        self.store.queue_all(pipe)
 
     @staticmethod
     def parse_active(reply: Any) -> list[Suppression]:
@@ -130,7 +124,10 @@ class Suppressions:
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
                              exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count,
                              projects=projects)
-        if not self.store.add(norm, record.record()):  # HSETNX: two writers never both create it
+        created = self.ctx.event(actor, "suppress", source_key or "", reason=why,
+                                 details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt),
+                                          "projects": list(projects)})
+        if not self.store.add(norm, record.record(), [created]):  # guarded: two writers never both create it
             existing = self.store.get(norm)
             if existing is None:  # unsuppressed between the two calls: never report a suppression that is gone
                 raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed", hint="call suppress again")
@@ -138,23 +135,20 @@ class Suppressions:
             merged = tuple(dict.fromkeys(old.exempt + exempt))
             wider = () if not old.projects or not projects else tuple(dict.fromkeys(old.projects + projects))
             if merged != old.exempt or wider != old.projects:  # a changed record is a mutation: stored, audited
-                self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)})
-                self.ctx.audit(actor, "suppress", source_key or "", reason=why,
-                               details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
-                                        "projects": list(wider)})
+                self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)}, [
+                    self.ctx.event(actor, "suppress", source_key or "", reason=why,
+                                   details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
+                                            "projects": list(wider)})])
             return {"status": "already_suppressed", **impact, "reason": old.reason}
-        self.ctx.audit(actor, "suppress", source_key or "", reason=why,
-                       details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt),
-                                "projects": list(projects)})
         return {"status": "suppressed", **impact}
 
     def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
         norm = term(value)
         why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
         existing = self.store.get(norm)
-        if existing is None or not self.store.delete(norm):  # gone, or unsuppressed meanwhile (audited there)
+        event = self.ctx.event(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
+        if existing is None or not self.store.delete(norm, existing, [event]):  # gone or changed meanwhile
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
-        self.ctx.audit(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
         return {"status": "unsuppressed", "term": norm}
 
     def list_suppressions(self) -> list[dict[str, Any]]:

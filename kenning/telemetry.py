@@ -22,7 +22,6 @@ from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput
 from kenning.models import Memory, iso
-from kenning.store.registries import RecallLogStore
 from kenning.suppression import Suppressions, hidden_by
 
 DAY = 86_400
@@ -37,7 +36,7 @@ Match = Callable[[dict[str, Any]], bool]
 class Telemetry:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.log = RecallLogStore(ctx.store.client, ctx.store.prefix)
+        self.log = ctx.store.recall_log
         self.suppressions = Suppressions(ctx)
 
     # --- usage listings ----------------------------------------------------------------------

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from kenning.clock import Clock
 from kenning.errors import Conflict, InvalidInput, NotFound
-from kenning.store import AuditEvent, Store
-from kenning.store.tokens import TokenRecord, TokenStore
+from kenning.store import AuditEvent, Store, TokenRecord
 
 SCOPES: tuple[str, ...] = ("read", "write", "admin")
 SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
@@ -68,13 +67,11 @@ class Tokens:
     """Needs only the store and a clock, so `kenning token` works without loading the model."""
 
     def __init__(self, store: Store, clock: Clock) -> None:
-        self.audit_log = store.audit
         self.clock = clock
-        self.store = TokenStore(store.client, store.prefix)
+        self.store = store.tokens
 
-    def _audit(self, actor: str, action: str, details: dict[str, str]) -> None:
-        self.audit_log.append(AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(),
-                                         details=details))
+    def _event(self, actor: str, action: str, details: dict[str, str]) -> AuditEvent:
+        return AuditEvent(actor=actor or "unknown", action=action, key="", at=self.clock.now(), details=details)
 
     def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
         """A new token and its secret (the only time the secret exists outside the caller)."""
@@ -82,19 +79,18 @@ class Tokens:
         secret = SECRET_PREFIX + secrets.token_urlsafe(32)
         record = TokenRecord(name=name, scope=scope, created_at=self.clock.now(), created_by=actor or "unknown",
                              digest=digest(secret))
-        if not self.store.add(record):
+        if not self.store.add(record, [self._event(actor, "token_create", {"name": name, "scope": scope})]):
             raise Conflict(f"a token named {name!r} exists", hint="revoke it first or choose another name")
-        self._audit(actor, "token_create", {"name": name, "scope": scope})
         return _public(record), secret
 
     def all(self) -> list[Token]:
         return [_public(r) for r in self.store.all()]
 
     def revoke(self, name: str, *, actor: str) -> Token:
-        record = self.store.remove(check_name(name))
+        record = self.store.remove(check_name(name), lambda found: [
+            self._event(actor, "token_revoke", {"name": name, "scope": found.scope})])
         if record is None:
             raise NotFound(f"no token named {name!r}", hint="`kenning token list` shows the names")
-        self._audit(actor, "token_revoke", {"name": name, "scope": record.scope})
         return _public(record)
 
     def verify(self, secret: str) -> Token | None:

@@ -56,13 +56,13 @@ def _pinned(settings: Settings, client: Any = None) -> str | None:
     that it closes (the engine opens its own pool)."""
     if settings.embedding_backend != "auto":
         return None
-    from kenning.store.indexes import pinned_model
+    from kenning.store import Store
 
     if client is not None:
-        return pinned_model(client, settings.key_prefix)
+        return Store(client, settings.key_prefix).pinned_model()
     own = connect(settings)
     try:
-        return pinned_model(own, settings.key_prefix)
+        return Store(own, settings.key_prefix).pinned_model()
     finally:
         own.close()  # type: ignore[no-untyped-call]
 

@@ -26,7 +26,7 @@ from kenning.feeds.fetch import Conditional, Fetcher
 from kenning.feeds.summary import Piece, Summaries
 from kenning.llm import Llm
 from kenning.memory import Memories
-from kenning.store.feeds import FeedState, FeedStateStore
+from kenning.store import FeedState, FeedStateStore
 
 Outcome = Literal["fetched", "not_modified", "failed", "waiting"]
 MAX_BACKOFF_SECONDS = 7 * 86_400.0
@@ -146,25 +146,23 @@ class FeedIngest:
                        last_fetch=now, last_success=now, last_error=None, failures=0,
                        next_attempt=None)
         if parsed is None:
-            self.states.save(feed.name, base)
+            self.states.save(feed.name, base, ())  # nothing new: recorded by nothing
             return FeedRun(feed.name, "not_modified", seconds=seconds)
         run = self._store(feed, parsed, seconds)
-        self.states.save(feed.name, replace(base, last_warning=parsed.error, last_counts={
-            "new": len(run.new), "duplicates": run.duplicates, "linked": len(run.linked),
-            "rejected": run.rejected}))
-        self.ctx.audit(actor(feed), "feed_ingest", "",
-                       details={**run.summary(), "url": fetched.url})
+        counts = {"new": len(run.new), "duplicates": run.duplicates, "linked": len(run.linked),
+                  "rejected": run.rejected}
+        event = self.ctx.event(actor(feed), "feed_ingest", "", details={**run.summary(), "url": fetched.url})
+        self.states.save(feed.name, replace(base, last_warning=parsed.error, last_counts=counts), [event])
         return run
 
     def _failed(self, feed: Feed, state: FeedState, exc: FeedError, seconds: float) -> FeedRun:
         now = self.ctx.clock.now()
         failures = state.failures + 1
         wait = max(backoff(feed.interval_minutes * 60, failures), exc.retry_after or 0.0)
-        self.states.save(feed.name, replace(state, last_fetch=now, last_error=str(exc),
-                                            failures=failures, next_attempt=now + wait))
-        self.ctx.audit(actor(feed), "feed_failed", "", reason=str(exc),
-                       details={"feed": feed.name, "failures": failures,
-                                "next_attempt": now + wait})
+        self.states.save(feed.name, replace(state, last_fetch=now, last_error=str(exc), failures=failures,
+                                            next_attempt=now + wait), [self.ctx.event(
+            actor(feed), "feed_failed", "", reason=str(exc),
+            details={"feed": feed.name, "failures": failures, "next_attempt": now + wait})])
         return FeedRun(feed.name, "failed", error=str(exc), seconds=seconds,
                        next_attempt=now + wait)
 

@@ -1,20 +1,87 @@
-"""The store: the only package that talks to Valkey."""
+"""The store: the only package that talks to Valkey.
+
+The engine reaches Valkey only through one ``Store`` (``ctx.store``): its sub-stores (``store.memories``,
+``store.audit``, ``store.contradictions`` ...) and methods. No engine module imports a submodule of this
+package, holds the client, or builds a pipeline (tests/test_layers.py); the types the engine needs are
+exported here. Every write of a memory goes with its audit events as one unit of work (kenning.store.unit).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
 import valkey
 
+from kenning.models import Memory
+from kenning.store import indexes, rebuild, search_module, vectors
+from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
-from kenning.store.client import call, connect, text
-from kenning.store.feeds import FeedStateStore
+from kenning.store.client import call, connect, password_file, text
+from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
+from kenning.store.duplicates import DistinctPairs, pair_id
+from kenning.store.feeds import FeedState, FeedStateStore
+from kenning.store.idempotency import Replies
+from kenning.store.indexes import IndexInfo
+from kenning.store.job_runs import JobRunStore
+from kenning.store.llm import ExpansionCache, JobQueue, QueuedJob, UsageLedger
+from kenning.store.locks import Lease
 from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
+from kenning.store.oauth import OAuthStore
+from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
+from kenning.store.phrase_index import Lookup, PhraseIndex
+from kenning.store.registries import ExperienceStore, RecallLogStore, SuppressionStore, parse_all
+from kenning.store.reports import ReportStore
+from kenning.store.search_module import SearchModule
+from kenning.store.skills import SkillStore
 from kenning.store.snapshots import Snapshots
+from kenning.store.throttle import Throttle
+from kenning.store.tokens import TokenRecord, TokenStore
+from kenning.store.unit import APPLIED, CHANGED, GONE, Committed, Unit, Units
 
-__all__ = ["AuditEvent", "AuditLog", "Hit", "MemoryStore", "Near", "SearchResult", "Store", "connect", "digest"]
+__all__ = [
+    "APPLIED",
+    "CHANGED",
+    "GONE",
+    "STATUSES",
+    "SWAP_ATTEMPTS",
+    "AccountRecord",
+    "AuditEvent",
+    "AuditLog",
+    "Committed",
+    "Contradiction",
+    "ContradictionStore",
+    "DistinctPairs",
+    "FeedState",
+    "FeedStateStore",
+    "Hit",
+    "IndexInfo",
+    "Lease",
+    "Lookup",
+    "MemoryStore",
+    "Near",
+    "Patch",
+    "PhraseIndex",
+    "QueuedJob",
+    "SearchModule",
+    "SearchResult",
+    "SessionRecord",
+    "Store",
+    "TokenRecord",
+    "Unit",
+    "UsageLedger",
+    "connect",
+    "digest",
+    "pair_id",
+    "parse_all",
+    "password_file",
+    "pause",
+]
 
 
 class Store:
-    """Everything the engine needs from Valkey, under one key prefix."""
+    """Everything the engine needs from Valkey, under one key prefix: every sub-store, built once."""
 
     def __init__(self, client: valkey.Valkey, prefix: str) -> None:
         self.client = client
@@ -22,7 +89,34 @@ class Store:
         self.memories = MemoryStore(client, prefix)
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
-        self.feeds = FeedStateStore(client, prefix)
+        self.feeds = FeedStateStore(client, prefix, self.memories.units)
+        self.contradictions = ContradictionStore(client, prefix, self.memories.units)
+        self.suppressions = SuppressionStore(client, prefix, self.memories.units)
+        self.distinct = DistinctPairs(client, prefix, self.memories.units)
+        self.experience = ExperienceStore(client, prefix)
+        self.recall_log = RecallLogStore(client, prefix)
+        self.skills = SkillStore(client, prefix, self.memories.units)
+        self.reports = ReportStore(client, prefix)
+        self.job_runs = JobRunStore(client, prefix)
+        self.llm_usage = UsageLedger(client, prefix)
+        self.llm_jobs = JobQueue(client, prefix)
+        self.expansions = ExpansionCache(client, prefix)
+        self.replies = Replies(client, prefix)
+        self.accounts = AccountStore(client, prefix, self.memories.units)
+        self.tokens = TokenStore(client, prefix, self.memories.units)
+        self.oauth = OAuthStore(client, prefix)
+        self.throttle = Throttle(client, prefix)
+        self.hints = PhraseIndex(client, prefix, "hints")
+        self.graveyard = PhraseIndex(client, prefix, "graveyard")
+
+    @property
+    def units(self) -> Units:
+        """Units of work (a write with its audit events, one round trip): the one way the engine writes."""
+        return self.memories.units
+
+    def record(self, events: list[AuditEvent]) -> Committed:
+        """Events that record no write of their own, in one round trip."""
+        return self.units.commit(Unit(events))
 
     def ping(self) -> bool:
         return bool(call(self.client.ping))
@@ -39,3 +133,57 @@ class Store:
     def key(self, *parts: str) -> str:
         """A non-memory key under this prefix, e.g. key('meta', 'tokens')."""
         return self.prefix + ":".join(parts)
+
+    def lease(self, key: str, owner: str, ttl_seconds: float) -> Lease:
+        """A lock on ``key`` (a full key, e.g. ``key('lock', name)``) held by ``owner`` (kenning.store.locks)."""
+        return Lease(self.client, key, owner, ttl_seconds)
+
+    # --- a recall's own round trips -----------------------------------------------------------
+    def look_up(self, phrases: Iterable[str]) -> tuple[Any, list[dict[str, dict[str, str]]]]:
+        """The suppressions (the raw HGETALL reply) and the graveyard and reinstate-hint entries of ``phrases``
+        ([graveyard, hints]): one round trip, a second only when a phrase is present in either index."""
+        look = Lookup((self.graveyard, self.hints), phrases)
+        pipe = self.client.pipeline(transaction=False)
+        self.suppressions.queue_all(pipe)
+        look.queue(pipe)
+        suppressed, *present = call(pipe.execute)
+        return suppressed, look.finish(self.client, present)
+
+    def log_recall(self, entry: dict[str, Any], max_entries: int, memories: Sequence[Memory],
+                   now: float) -> list[Memory]:
+        """Append the recall log ``entry`` and touch the recalled memories' counters in one round trip; the
+        memories with their new counts."""
+        pipe = self.client.pipeline(transaction=False)
+        self.recall_log.queue_append(pipe, entry, max_entries)
+        self.memories.recalls.queue_touch(pipe, memories, now)
+        return self.memories.recalls.touched(memories, call(pipe.execute)[1:], now)
+
+    # --- vectors and fields of many memories ------------------------------------------------
+    def vectors(self, keys: list[str]) -> list[np.ndarray[Any, np.dtype[np.float32]] | None]:
+        return vectors.read_many(self.client, keys)
+
+    def times(self, keys: list[str], name: str) -> list[float | None]:
+        return vectors.times_many(self.client, keys, name)
+
+    # --- indexes ---------------------------------------------------------------------------
+    def search_module(self) -> SearchModule | None:
+        return search_module.detect(self.client)
+
+    def pin_model(self, model: str, dim: int) -> None:
+        indexes.pin_model(self.client, self.prefix, model, dim)
+
+    def pinned_model(self) -> str | None:
+        return indexes.pinned_model(self.client, self.prefix)
+
+    def ensure_indexes(self, dim: int, *, timeout: float) -> dict[str, str]:
+        return indexes.ensure(self.client, self.prefix, dim, timeout=timeout)
+
+    def live_indexes(self) -> dict[str, str]:
+        return indexes.live_indexes(self.client, self.prefix)
+
+    def index_info(self, name: str) -> IndexInfo | None:
+        return indexes.info(self.client, name)
+
+    def rebuild_index(self, namespace: str, dim: int, *, timeout: float,
+                      switch: Callable[[str], None] | None = None) -> IndexInfo:
+        return rebuild.rebuild(self.client, self.prefix, namespace, dim, timeout=timeout, switch=switch)

@@ -8,12 +8,15 @@ with a Valkey TTL equal to its lifetime.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import valkey
 
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.unit import Unit, Units
 
 
 @dataclass(frozen=True)
@@ -35,10 +38,11 @@ class SessionRecord:
 
 
 class AccountStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.prefix = prefix
         self.names = f"{prefix}accounts"
+        self.units = units or Units(client, prefix)
 
     def _key(self, username: str) -> str:
         return f"{self.prefix}account:{username}"
@@ -50,13 +54,15 @@ class AccountStore:
         raw: Any = call(self.client.hgetall, key)
         return {text(k): text(v) for k, v in raw.items()}
 
-    def add(self, record: AccountRecord) -> bool:
-        """Store a new account; False (and nothing written) when the username is taken."""
+    def add(self, record: AccountRecord, events: Sequence[AuditEvent]) -> bool:
+        """Store a new account with its audit events; False (nothing written) when the username is taken.
+
+        The name is claimed first (SADD), then the account and its events go as one unit of work."""
         if not call(self.client.sadd, self.names, record.username):
             return False
         fields = {"role": record.role, "disabled": "1" if record.disabled else "0",
                   "created_at": repr(record.created_at), "password": record.password_hash}
-        call(self.client.hset, self._key(record.username), mapping=fields)
+        self.units.commit(Unit(events).hset(self._key(record.username), fields))
         return True
 
     def get(self, username: str) -> AccountRecord | None:
@@ -69,16 +75,17 @@ class AccountStore:
                              password_hash=data.get("password", ""),
                              sessions_since=float(data.get("sessions_since", "0") or 0))
 
-    def update(self, username: str, **fields: str) -> None:
-        call(self.client.hset, self._key(username), mapping=fields)
+    def update(self, username: str, fields: dict[str, str], events: Sequence[AuditEvent]) -> None:
+        """Change an account's fields with their audit events, one unit of work."""
+        self.units.commit(Unit(events).hset(self._key(username), fields))
 
-    def remove(self, username: str) -> bool:
-        """Delete an account (its hash and its name in the set); False when there was none."""
-        pipe: Any = self.client.pipeline(transaction=False)
-        pipe.srem(self.names, username)
-        pipe.delete(self._key(username))
-        removed, _ = call(pipe.execute)
-        return bool(removed)
+    def rehash(self, username: str, password_hash: str) -> None:
+        """The same password under current hashing parameters (at a login): not a change, not recorded."""
+        call(self.client.hset, self._key(username), "password", password_hash)
+
+    def remove(self, username: str, events: Sequence[AuditEvent]) -> None:
+        """Delete an account (its hash and its name in the set) with its audit events, one unit of work."""
+        self.units.commit(Unit(events).srem(self.names, username).delete(self._key(username)))
 
     def usernames(self) -> list[str]:
         return sorted(text(n) for n in call(self.client.smembers, self.names))

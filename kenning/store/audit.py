@@ -1,7 +1,8 @@
 """The append-only audit stream.
 
 Every mutation appends one event to ``{prefix}audit`` (the global log, filterable by actor, action and
-time) and the event's id to ``{prefix}events:{key}`` (one memory's history, read without a scan). The
+time) and the event's id to ``{prefix}events:{key}`` (one memory's history, read without a scan), in the
+same unit of work as the write it records (kenning.store.unit: this module only reads). The
 id list costs ~0.1 KB per memory where a per-memory copy of the stream cost ~0.8 KB (docs/benchmarks.md);
 the events themselves live once, in the global stream. Stores written before that change keep their
 per-memory streams ``{prefix}history:{key}``: ``history`` reads both and merges them by event id.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,35 +71,6 @@ class AuditLog:
     def history_key(self, key: str) -> str:
         """One memory's own stream, as written before the id lists (read, never written)."""
         return f"{self.prefix}history:{key}"
-
-    def queue(self, pipe: Any, events: Sequence[AuditEvent]) -> None:
-        """Add the XADDs of ``events`` to ``pipe``, the caller's round trip (their replies are the ids, in
-        order, and go to ``link`` after it ran)."""
-        for event in events:
-            pipe.xadd(self.stream, event.fields())
-
-    def link(self, events: Sequence[AuditEvent], ids: list[Any]) -> None:
-        """RPUSH each new event id to its memory's list: one round trip after the XADDs.
-
-        One key per command (cluster-safe, DESIGN §2); the ids only exist once the XADDs ran, so this is a
-        second round trip. A process that dies in between leaves the event in the global stream only.
-        """
-        per_key: dict[str, list[str]] = {}
-        for event, entry_id in zip(events, ids, strict=True):
-            if event.key:
-                per_key.setdefault(event.key, []).append(text(entry_id))
-        if not per_key:
-            return
-        pipe: Any = self.client.pipeline(transaction=False)
-        for key, entry_ids in per_key.items():
-            pipe.rpush(self.events_key(key), *entry_ids)
-        call(pipe.execute, raise_on_error=True)
-
-    def append(self, event: AuditEvent) -> str:
-        """Add the event to the global stream, then its id to its memory's history."""
-        entry_id = text(call(self.client.xadd, self.stream, event.fields()))
-        self.link([event], [entry_id])
-        return entry_id
 
     def history(self, key: str, *, limit: int = 200) -> list[AuditEvent]:
         """One memory's oldest ``limit`` events, oldest first."""

@@ -21,7 +21,9 @@ from typing import Any
 import valkey
 
 from kenning.models import iso
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.unit import Unit, Units
 
 STATUSES: tuple[str, ...] = ("open", "resolved", "closed")
 _JSON = ("evidence", "projects", "prior")
@@ -103,29 +105,40 @@ def pair_id(a: str, b: str) -> str:
 
 
 class ContradictionStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.prefix = prefix
+        self.units = units or Units(client, prefix)
 
     def _k(self, *parts: str) -> str:
         return self.prefix + "contra:" + ":".join(parts)
 
-    def save(self, record: Contradiction) -> None:
-        """Write the record and keep every index in step with its status."""
-        call(self.client.hset, self._k("rec", record.id), mapping=record.encode())
-        call(self.client.zadd, self._k("all"), {record.id: record.detected_at})
+    def save(self, record: Contradiction, events: Sequence[AuditEvent]) -> None:
+        """Write the record and keep every index in step with its status, in one round trip: with ``events``
+        as one unit of work (kenning.store.unit); without, only where the events that record it follow on
+        memory writes (opening: both sides' ``dispute``) or on the sides still there (closing)."""
+        if events:
+            self.units.commit(self._queue(Unit(events), record))
+        else:
+            call(self._queue(self.client.pipeline(transaction=False), record).execute)
+
+    def _queue(self, target: Any, record: Contradiction) -> Any:
+        """The record's writes on ``target`` (a Unit or a pipeline: one key per command)."""
+        target.hset(self._k("rec", record.id), mapping=record.encode())
+        target.zadd(self._k("all"), {record.id: record.detected_at})
         if record.status == "open":
-            call(self.client.zadd, self._k("open"), {record.id: record.detected_at})
+            target.zadd(self._k("open"), {record.id: record.detected_at})
         else:
-            call(self.client.zrem, self._k("open"), record.id)
+            target.zrem(self._k("open"), record.id)
         if record.status == "resolved":  # by the time of the decision, for the dashboard's per-day chart
-            call(self.client.zadd, self._k("resolved"), {record.id: record.resolved_at})
+            target.zadd(self._k("resolved"), {record.id: record.resolved_at})
         else:
-            call(self.client.zrem, self._k("resolved"), record.id)
+            target.zrem(self._k("resolved"), record.id)
         for key in (record.a, record.b):
-            call(self.client.sadd, self._k("key", key), record.id)
+            target.sadd(self._k("key", key), record.id)
         if record.status != "closed":  # a closed record no longer holds its pair (see release_pair)
-            call(self.client.hset, self._k("pairs"), pair_id(record.a, record.b), record.id)
+            target.hset(self._k("pairs"), mapping={pair_id(record.a, record.b): record.id})
+        return target
 
     def get(self, record_id: str) -> Contradiction | None:
         raw = call(self.client.hgetall, self._k("rec", record_id))

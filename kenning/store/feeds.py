@@ -11,13 +11,16 @@ recognised across runs and across feeds without a search. Each command touches o
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import valkey
 
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
+from kenning.store.unit import Unit, Units
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,11 @@ class FeedState:
 
 
 class FeedStateStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.prefix = prefix
         self.seen_key = f"{prefix}feed:seen"
+        self.units = units or Units(client, prefix)
 
     def state_key(self, name: str) -> str:
         return f"{self.prefix}feed:state:{name}"
@@ -55,8 +59,14 @@ class FeedStateStore:
         data: dict[str, Any] = json.loads(text(raw))
         return FeedState(**{k: v for k, v in data.items() if k in FeedState.__dataclass_fields__})
 
-    def save(self, name: str, state: FeedState) -> None:
-        call(self.client.set, self.state_key(name), json.dumps(asdict(state), sort_keys=True))
+    def save(self, name: str, state: FeedState, events: Sequence[AuditEvent]) -> None:
+        """Write a feed's state; with ``events`` (a fetch that stored articles, or failed) as one unit of work,
+        without them only for a poll that found nothing new (recorded by nothing, as the feed is unchanged)."""
+        encoded = json.dumps(asdict(state), sort_keys=True)
+        if events:
+            self.units.commit(Unit(events).set(self.state_key(name), encoded))
+        else:
+            call(self.client.set, self.state_key(name), encoded)
 
     def seen(self, uids: list[str]) -> dict[str, str]:
         """uid -> memory key, for the uids already stored."""

@@ -17,9 +17,11 @@ from kenning import schema
 from kenning.errors import StoreError
 from kenning.models import Memory
 from kenning.query import Search
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
-from kenning.store.patches import APPLIED, PATCH_SCRIPT, Patch
+from kenning.store.patches import Patch
 from kenning.store.recalls import Counter, Recalls
+from kenning.store.unit import APPLIED, Unit, Units
 
 
 @dataclass(frozen=True)
@@ -59,43 +61,63 @@ class MemoryStore:
         self.client = client
         self.prefix = prefix
         self.recalls = Recalls(client, prefix)
+        self.units = Units(client, prefix)
 
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
 
-    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> None:
-        """Write every field of the memory (one HSET; the index is current when it returns).
+    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None, events: Sequence[AuditEvent]) -> None:
+        """Write every field of the memory and record ``events``: one unit of work (kenning.store.unit).
 
-        Fields the memory no longer has are removed in a second command on the same key, sent in the
-        same round trip (a plain pipeline: inside MULTI the index work would wait for the next search).
+        Fields the memory no longer has are removed in the same step; the index is current when it returns.
         """
         fields = schema.encode(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
-        pipe: Any = self.client.pipeline(transaction=False)
-        pipe.hset(memory.key, mapping=fields)
-        if stale:
-            pipe.hdel(memory.key, *stale)
-        call(pipe.execute, raise_on_error=True)
+        self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale))
 
-    def update(self, key: str, changes: dict[str, Any]) -> bool:
-        """Set some fields on one existing key in one atomic step (None removes the field).
+    def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
+        """Set some fields on one existing key and record ``events``, in one atomic step (None removes the field).
 
         No read-modify-write: a concurrent counter bump is never lost, and a forgotten memory is
-        never re-created. Returns False when the key no longer exists.
+        never re-created. Returns False when the key no longer exists (nothing written, nothing recorded).
         """
-        return self.swap(key, {}, changes) == APPLIED
+        return self.swap(key, {}, changes, None, events) == APPLIED
 
-    def swap(self, key: str, expect: dict[str, Any], changes: dict[str, Any],
-             vector: np.ndarray[Any, Any] | None = None) -> int:
+    def swap(self, key: str, expect: dict[str, Any], changes: dict[str, Any], vector: np.ndarray[Any, Any] | None,
+             events: Sequence[AuditEvent]) -> int:
         """``update`` only while every ``expect`` field still holds the value given (None = absent):
-        APPLIED, GONE, or CHANGED when another writer changed one of them (nothing is written)."""
+        APPLIED, GONE, or CHANGED when another writer changed one of them (nothing is written or recorded)."""
         sets, removes = schema.encode_changes(changes)
         guard, _ = schema.encode_changes(expect)
         fields: dict[str, str | bytes] = dict(sets)
         if vector is not None:
             fields[schema.VECTOR_FIELD] = schema.vector_bytes(vector)
-        change = Patch(key, fields, removes, expect={name: guard.get(name, "") for name in expect})
-        return int(call(self.client.eval, PATCH_SCRIPT, 1, key, *change.args()))
+        unit = Unit(events).patch(key, fields, removes, expect={name: guard.get(name, "") for name in expect})
+        return self.units.commit(unit).outcome
+
+    def patch(self, change: Patch, events: Sequence[AuditEvent]) -> int:
+        """Apply an encoded ``Patch`` (kenning.store.patches) with its ``events``: APPLIED, GONE or CHANGED."""
+        unit = Unit(events).patch(change.key, change.set, change.remove, expect=change.expect)
+        return self.units.commit(unit).outcome
+
+    def write_many(self, rows: Sequence[tuple[Memory, Any, Sequence[AuditEvent]]]) -> None:
+        """``write`` for many memories (each with its vector and events): one pipelined round trip.
+
+        Each memory is its own unit; a search after it returns sees every one."""
+        self.units.commit_many([Unit(events).hset(memory.key, schema.encode(memory, vector))
+                                for memory, vector, events in rows])
+
+    def patch_many(self, changes: Sequence[tuple[Patch, Sequence[AuditEvent]]]) -> list[int]:
+        """``patch`` for many memories, one pipelined round trip; each one's outcome."""
+        done = self.units.commit_many([Unit(events).patch(p.key, p.set, p.remove, expect=p.expect)
+                                       for p, events in changes])
+        return [c.outcome for c in done]
+
+    def delete_many(self, gone: Sequence[tuple[str, Sequence[AuditEvent]]]) -> list[bool]:
+        """``delete`` for many memories, one pipelined round trip; whether each one was there."""
+        done = self.units.commit_many([Unit(events).gate(key).delete(key, self.recalls.key(key))
+                                       for key, events in gone])
+        return [c.applied for c in done]
 
     def read(self, key: str) -> Memory | None:
         """The memory with its live recall counters (hash and counter key in one round trip), or None."""
@@ -115,12 +137,10 @@ class MemoryStore:
     def exists(self, key: str) -> bool:
         return bool(call(self.client.exists, key))
 
-    def delete(self, key: str) -> bool:
-        """Delete the hash and its recall counter (two keys, one round trip); False when the hash was gone."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.delete(key)
-        self.recalls.queue_forget(pipe, [key])
-        return bool(call(pipe.execute)[0])
+    def delete(self, key: str, events: Sequence[AuditEvent]) -> bool:
+        """Delete the hash and its recall counter and record ``events`` (one unit of work); False when the
+        hash was gone (nothing recorded)."""
+        return self.units.commit(Unit(events).gate(key).delete(key, self.recalls.key(key))).applied
 
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())

@@ -2,9 +2,10 @@
 
 ``patch`` sets and removes fields in one atomic step on one key (cluster-safe), optionally guarded
 by the values the caller read: a read-modify-write whose guard fails writes nothing and is retried
-(compare-and-set, docs/reliability.md); ``apply`` runs a bulk change (patches, deletions and their audit events)
-in one pipeline. A recall's usage counters are not written here: they live beside the hash
-(``kenning.store.recalls``), because every write to an indexed hash re-indexes the whole document.
+(compare-and-set, docs/reliability.md). A change of a memory goes with its audit events as one unit of work
+(``MemoryStore.patch``, kenning.store.unit, which runs the same gate); this script folds the recall counters,
+which live beside the hash (``kenning.store.recalls``): every write to an indexed hash re-indexes the whole
+document.
 """
 
 from __future__ import annotations
@@ -14,11 +15,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import valkey
-
-from kenning.store.audit import AuditEvent, AuditLog
-from kenning.store.client import call
 
 # ARGV: the number of guards, then (field, expected value) pairs ('' = absent), the number of fields
 # to set, their (field, value) pairs, then the fields to remove. 1 = applied, 0 = the key is gone,
@@ -64,28 +60,3 @@ class Patch:
         for name, value in self.set.items():
             flat += [name, value]
         return flat + list(self.remove)
-
-
-class Patcher:
-    def __init__(self, client: valkey.Valkey, audit: AuditLog) -> None:
-        self.client = client
-        self.audit = audit
-
-    def patch(self, change: Patch) -> int:
-        """Apply one patch: APPLIED, GONE (nothing is created) or CHANGED (a guard failed)."""
-        return int(call(self.client.eval, PATCH_SCRIPT, 1, change.key, *change.args()))
-
-    def apply(self, patches: list[Patch], deletes: list[str], events: list[AuditEvent]) -> None:
-        """One pipelined bulk change: patches, deletions and an audit event for each; then the history links."""
-        pipe = self.client.pipeline(transaction=False)
-        for change in patches:
-            pipe.eval(PATCH_SCRIPT, 1, change.key, *change.args())
-        for key in deletes:  # one key per command: cluster-safe
-            pipe.delete(key)
-        if deletes:  # a deleted memory's usage counter goes with it (kenning.store.recalls imports this module)
-            from kenning.store.recalls import Recalls
-
-            Recalls(self.client, self.audit.prefix).queue_forget(pipe, deletes)
-        self.audit.queue(pipe, events)
-        replies = call(pipe.execute)
-        self.audit.link(events, replies[len(replies) - len(events):])

@@ -109,6 +109,13 @@ class Recalls:
         for memory_key in memory_keys:  # one key per command: cluster-safe
             pipe.delete(self.key(memory_key))
 
+    def drop(self, memory_keys: Sequence[str]) -> None:
+        """Delete the live counters of these memories (a restore brings the backup's): one round trip."""
+        if memory_keys:
+            pipe = self.client.pipeline(transaction=False)
+            self.queue_forget(pipe, memory_keys)
+            call(pipe.execute)
+
     # --- fold (maintenance) -----------------------------------------------------------------
     def fold(self, *, batch: int = FOLD_BATCH) -> dict[str, int]:
         """Copy the counters touched since the last fold into their memory hashes (for FT SORTBY).

@@ -15,27 +15,35 @@ from typing import Any
 import valkey
 from valkey.client import Pipeline
 
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.unit import Unit, Units
 
 
 class SuppressionStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    """The suppressions hash; each write goes with its audit events as one unit of work."""
+
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.key = f"{prefix}suppressions"
+        self.units = units or Units(client, prefix)
 
-    def put(self, term: str, record: dict[str, Any]) -> None:
-        call(self.client.hset, self.key, term, json.dumps(record, sort_keys=True))
+    def put(self, term: str, record: dict[str, Any], events: Sequence[AuditEvent]) -> None:
+        self.units.commit(Unit(events).hset(self.key, {term: _encoded(record)}))
 
-    def add(self, term: str, record: dict[str, Any]) -> bool:
-        """Store a new suppression; False when the term is already suppressed (nothing overwritten)."""
-        return bool(call(self.client.hsetnx, self.key, term, json.dumps(record, sort_keys=True)))
+    def add(self, term: str, record: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
+        """Store a new suppression; False when the term is already suppressed (nothing written or recorded)."""
+        unit = Unit(events).guard(self.key, {term: ""}).hset(self.key, {term: _encoded(record)})
+        return self.units.commit(unit).applied
 
     def get(self, term: str) -> dict[str, Any] | None:
         raw = call(self.client.hget, self.key, term)
         return None if raw is None else dict(json.loads(text(raw)))
 
-    def delete(self, term: str) -> bool:
-        return bool(call(self.client.hdel, self.key, term))
+    def delete(self, term: str, record: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
+        """Remove the suppression while it is still ``record`` (as read); False when it changed or went."""
+        unit = Unit(events).guard(self.key, {term: _encoded(record)}).hdel(self.key, term)
+        return self.units.commit(unit).applied
 
     def all(self) -> dict[str, dict[str, Any]]:
         """Every suppression (a short list: one HGETALL per recall)."""
@@ -44,6 +52,10 @@ class SuppressionStore:
     def queue_all(self, pipe: Pipeline) -> None:
         """Queue ``all`` on ``pipe`` (one command); ``parse_all`` reads its reply."""
         pipe.hgetall(self.key)
+
+
+def _encoded(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True)
 
 
 def parse_all(raw: dict[Any, Any]) -> dict[str, dict[str, Any]]:

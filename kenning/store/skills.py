@@ -15,17 +15,21 @@ approvals or two writes of one proposal can never both succeed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import valkey
 
 from kenning import schema
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
+from kenning.store.unit import Unit, Units
 
 # Set the status (and the given fields) only when the status is still ARGV[1].
-_ADVANCE = """
+# A status change that records nothing of its own (``mark``): ARGV = expected status, then field/value pairs.
+_MARK = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then
   return 0
 end
@@ -35,22 +39,25 @@ return 1
 
 
 class SkillStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    """The skill gate's records; each change goes with its audit events as one unit of work."""
+
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.prefix = prefix
+        self.units = units or Units(client, prefix)
 
     def _key(self, *parts: str) -> str:
         return self.prefix + "skills:" + ":".join(parts)
 
     # --- proposals ----------------------------------------------------------------------
-    def add_proposal(self, proposal_id: str, record: dict[str, Any], at: float) -> None:
-        pipe: Any = self.client.pipeline(transaction=False)
-        pipe.hset(
+    def add_proposal(
+        self, proposal_id: str, record: dict[str, Any], at: float, events: Sequence[AuditEvent]
+    ) -> None:
+        unit = Unit(events).hset(
             self._key("proposal", proposal_id),
-            mapping={"record": json.dumps(record, sort_keys=True), "status": "pending"},
+            {"record": json.dumps(record, sort_keys=True), "status": "pending"},
         )
-        pipe.zadd(self._key("proposals"), {proposal_id: at})
-        call(pipe.execute, raise_on_error=True)
+        self.units.commit(unit.zadd(self._key("proposals"), {proposal_id: at}))
 
     def proposal(self, proposal_id: str) -> dict[str, str] | None:
         raw = call(self.client.hgetall, self._key("proposal", proposal_id))
@@ -60,13 +67,22 @@ class SkillStore:
         """Newest first."""
         return [text(i) for i in call(self.client.zrevrange, self._key("proposals"), 0, limit - 1)]
 
-    def advance(self, proposal_id: str, expected: str, status: str, **fields: str) -> bool:
-        """Move a proposal from ``expected`` to ``status`` (with ``fields``); False when it was not
-        ``expected``."""
+    def advance(
+        self, proposal_id: str, expected: str, status: str, events: Sequence[AuditEvent], **fields: str
+    ) -> bool:
+        """Move a proposal from ``expected`` to ``status`` (with ``fields``) and record ``events``, one unit;
+        False (nothing written or recorded) when it was not ``expected``."""
+        key = self._key("proposal", proposal_id)
+        unit = Unit(events).guard(key, {"status": expected}).hset(key, {"status": status, **fields})
+        return self.units.commit(unit).applied
+
+    def mark(self, proposal_id: str, expected: str, status: str, **fields: str) -> bool:
+        """``advance`` without an event of its own: a proposal found stale, or written (the skill_write event
+        on the skill memory records that)."""
         args = [expected, "status", status]
         for name, value in fields.items():
             args += [name, value]
-        return bool(call(self.client.eval, _ADVANCE, 1, self._key("proposal", proposal_id), *args))
+        return bool(call(self.client.eval, _MARK, 1, self._key("proposal", proposal_id), *args))
 
     # --- written skills ------------------------------------------------------------------
     def current(self, domain: str) -> str | None:
@@ -85,8 +101,9 @@ class SkillStore:
         return Lease(self.client, self._key("lock", domain), owner, ttl_seconds=30)
 
     # --- blessings and references ---------------------------------------------------------
-    def bless(self, key: str, record: dict[str, Any]) -> None:
-        call(self.client.hset, self._key("blessed"), key, json.dumps(record, sort_keys=True))
+    def bless(self, key: str, record: dict[str, Any], events: Sequence[AuditEvent]) -> None:
+        blessed = {key: json.dumps(record, sort_keys=True)}
+        self.units.commit(Unit(events).hset(self._key("blessed"), blessed))
 
     def blessed(self, keys: list[str]) -> set[str]:
         """The keys among ``keys`` a person blessed (one round trip)."""
@@ -95,13 +112,11 @@ class SkillStore:
         found = call(self.client.hmget, self._key("blessed"), keys)
         return {k for k, v in zip(keys, found, strict=True) if v is not None}
 
-    def promote(self, domain: str, key: str, record: dict[str, Any]) -> None:
-        call(
-            self.client.hset,
-            self._key("references", domain),
-            key,
-            json.dumps(record, sort_keys=True),
-        )
+    def promote(
+        self, domain: str, key: str, record: dict[str, Any], events: Sequence[AuditEvent]
+    ) -> None:
+        reference = {key: json.dumps(record, sort_keys=True)}
+        self.units.commit(Unit(events).hset(self._key("references", domain), reference))
 
     def references(self, domain: str) -> list[str]:
         return sorted(text(k) for k in call(self.client.hkeys, self._key("references", domain)))

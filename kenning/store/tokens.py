@@ -6,12 +6,15 @@ token name to its sha256, so tokens are listed and revoked by name without a sca
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import valkey
 
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.unit import Unit, Units
 
 
 @dataclass(frozen=True)
@@ -24,22 +27,21 @@ class TokenRecord:
 
 
 class TokenStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.prefix = prefix
         self.names = f"{prefix}tokens"
+        self.units = units or Units(client, prefix)
 
     def _key(self, digest: str) -> str:
         return f"{self.prefix}token:{digest}"
 
-    def add(self, record: TokenRecord) -> bool:
-        """Store a token; False (and nothing written) when the name is taken."""
-        if not call(self.client.hsetnx, self.names, record.name, record.digest):
-            return False
+    def add(self, record: TokenRecord, events: Sequence[AuditEvent]) -> bool:
+        """Store a token with its audit events (one unit of work); False (nothing written) when the name is taken."""
         fields = {"name": record.name, "scope": record.scope, "created_at": repr(record.created_at),
                   "created_by": record.created_by}
-        call(self.client.hset, self._key(record.digest), mapping=fields)
-        return True
+        unit = Unit(events).guard(self.names, {record.name: ""}).hset(self.names, {record.name: record.digest})
+        return self.units.commit(unit.hset(self._key(record.digest), fields)).applied
 
     def by_digest(self, digest: str) -> TokenRecord | None:
         data = self._hash(self._key(digest))
@@ -58,12 +60,12 @@ class TokenStore:
         raw: Any = call(self.client.hgetall, key)
         return {text(k): text(v) for k, v in raw.items()}
 
-    def remove(self, name: str) -> TokenRecord | None:
-        """Delete the token called ``name``; None when there is none."""
+    def remove(self, name: str, events: Callable[[TokenRecord], Sequence[AuditEvent]]) -> TokenRecord | None:
+        """Delete the token called ``name`` with the audit ``events(record)`` (one unit of work); None when
+        there is none (or it was revoked meanwhile)."""
         digest = call(self.client.hget, self.names, name)
-        if digest is None:
+        record = None if digest is None else self.by_digest(text(digest))
+        if record is None:
             return None
-        record = self.by_digest(text(digest))
-        call(self.client.delete, self._key(text(digest)))
-        call(self.client.hdel, self.names, name)
-        return record
+        unit = Unit(events(record)).guard(self.names, {name: record.digest}).delete(self._key(record.digest))
+        return record if self.units.commit(unit.hdel(self.names, name)).applied else None

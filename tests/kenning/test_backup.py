@@ -22,10 +22,12 @@ from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
-from kenning.store import connect
+from kenning.store import AuditEvent, connect
 from kenning.store import indexes as index_admin
 from kenning_cli.main import load_commands, main
 from tests.conftest import free_port, make_settings
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 load_commands()
 
@@ -309,7 +311,8 @@ def test_valkey_going_away_mid_backup_leaves_no_file(tmp_path: Path, embedder: E
         for i in range(501):  # two vector batches: the second one is read after the first progress call
             key = engine.store.memories.new_key("knowledge", f"01H{i:023d}")
             engine.store.memories.write(Memory(key=key, content=f"memory {i}", namespace="knowledge",
-                                               created_at=1_790_000_000.0 + i, updated_at=1_790_000_000.0), vector)
+                                               created_at=1_790_000_000.0 + i, updated_at=1_790_000_000.0), vector,
+                                        SETUP)
         calls: list[int] = []
 
         def stop_after_first_batch(label: str, done: int, total: int) -> None:

@@ -15,8 +15,11 @@ from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
+from kenning.store import AuditEvent
 from tests.conftest import make_settings
 from tests.margins import assert_pair
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 DAY = 86_400.0
 FLY = "We deploy with Fly"
@@ -165,7 +168,7 @@ def test_second_tier_failure_is_unknown_never_a_negative(engine: Engine) -> None
     def broken(a: Memory, b: Memory) -> str:
         raise TimeoutError("the LLM did not answer")
 
-    detector = Contradictions(engine.ctx, second_tier=broken)
+    detector = Contradictions(engine.ctx, engine.belief, second_tier=broken)
     a = _remember(engine, "Do not use eval")
     memory = engine.memories.get(a)
     other = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"), actor="x",
@@ -346,7 +349,7 @@ def test_check_names_a_memory_it_could_not_check_for_want_of_a_vector(engine: En
     bare = Memory(key=engine.store.memories.new_key("knowledge", "7YYYYYYYYYYYYYYYYYYYYYYYYY"),
                   content="Use pickle for caching", namespace="knowledge", project="shop", created_at=clock.now(),
                   updated_at=clock.now())
-    engine.store.memories.write(bare)  # e.g. a row written without its vector
+    engine.store.memories.write(bare, None, SETUP)  # e.g. a row written without its vector
     report = engine.contradictions.check(key=bare.key, actor="agent")
     assert (report.examined, report.opened, report.without_vector) == (1, (), (bare.key,))
     assert report.public()["without_vector"] == [bare.key]

@@ -14,7 +14,10 @@ from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.memory import Draft, Listing
 from kenning.models import INVALID_DATE, iso
+from kenning.store import AuditEvent
 from kenning.validation import EARLIEST, LATEST
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 POISON = ("0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59", "0001-01-01", "9999-12-31",
           "-99999999999", "1e400", "nan")
@@ -62,7 +65,7 @@ def test_iso_never_raises() -> None:
 def _poisoned(engine: Engine, content: str) -> str:
     """A memory whose expires_at was written before dates were bounded (year 0 in UTC)."""
     key = engine.memories.remember(Draft(content, project="p"), actor="t").key
-    assert engine.store.memories.update(key, {"expires_at": -62135596860.0})
+    assert engine.store.memories.update(key, {"expires_at": -62135596860.0}, SETUP)
     return key
 
 

@@ -15,7 +15,10 @@ from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.settings import Settings
+from kenning.store import AuditEvent
 from tests.margins import assert_pair
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 
 @dataclass
@@ -64,7 +67,7 @@ def test_find_uses_stored_vectors_and_examines_everything(settings: Settings, cl
         vector = base if i in (0, 600, 1_202) else _unit(100 + i)
         key = engine.store.memories.new_key("knowledge", f"01H{i:023d}")
         engine.store.memories.write(Memory(key=key, content=f"memory {i}", namespace="knowledge", project="bulk",
-                                           created_at=clock.now() + i, updated_at=clock.now()), vector)
+                                           created_at=clock.now() + i, updated_at=clock.now()), vector, SETUP)
     before = len(counting.calls)
     report = engine.duplicates.find("knowledge", project="bulk")
     assert len(counting.calls) == before  # nothing was re-embedded

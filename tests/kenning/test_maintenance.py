@@ -17,9 +17,12 @@ from kenning.maintenance import Maintenance
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
+from kenning.store import AuditEvent
 from kenning_cli.main import load_commands, main
 from tests.conftest import make_settings
 from tests.margins import assert_pair
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 load_commands()
 
@@ -92,7 +95,7 @@ def test_open_contradictions_are_rechecked(engine: Engine) -> None:
     first = engine.maintenance.run()["contradictions"]
     assert (first["examined"], first["closed"]) == (1, [])  # positive control: still conflicting
     # An edit that bypasses Memories.update (e.g. a restore of an older copy) leaves the record stale.
-    engine.store.memories.update(b, {"content": "Use msgpack for caching"})
+    engine.store.memories.update(b, {"content": "Use msgpack for caching"}, SETUP)
     second = engine.maintenance.run()["contradictions"]
     assert [c["reason"] for c in second["closed"]] == ["the two memories no longer conflict (edited)"]
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"

@@ -9,7 +9,7 @@ from kenning.memory import Draft
 from kenning.models import iso
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
-from kenning.store.client import call, text
+from kenning.store.client import text
 from tests.conftest import make_settings
 
 
@@ -70,13 +70,11 @@ def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedd
     assert bounded.recall_log.recent(1)[0]["query"] == "query 104"
 
 
-def test_a_record_queued_in_a_shared_pipeline_is_the_same_entry(engine: Engine, clock: ManualClock) -> None:
+def test_a_recall_logs_the_same_entry_as_record(engine: Engine, clock: ManualClock) -> None:
     key = remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
     hits = engine.recaller.recall(RecallRequest("where do feature flags come from?", actor="a")).hits
-    logged = engine.recall_log.recent(1)[0]
-    pipe = engine.ctx.store.client.pipeline(transaction=False)
-    engine.recall_log.queue_record(pipe, "where do feature flags come from?", hits, actor="a")
-    (entry_id,) = call(pipe.execute)
+    logged = engine.recall_log.recent(1)[0]  # written with the hits' counters (Store.log_recall)
+    entry_id = engine.recall_log.record("where do feature flags come from?", hits, actor="a")
     queued = engine.recall_log.recent(1)[0]
     assert queued["id"] == text(entry_id)
     assert [r["key"] for r in queued["results"]] == [key]

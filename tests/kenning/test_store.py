@@ -13,8 +13,10 @@ from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.query import Search
-from kenning.store import Near
+from kenning.store import AuditEvent, Near
 from kenning.store import indexes as index_admin
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 TEXTS = ["Redis streams keep the audit log", "Use pytest fixtures for the Valkey server",
          "HNSW parameters M=16 and EF_CONSTRUCTION=200", "Cosine distance is 1 minus similarity",
@@ -115,14 +117,15 @@ def test_rewrite_drops_the_fields_a_memory_no_longer_has(engine: Engine) -> None
     assert [h.memory.key for h in engine.store.memories.search(dated).hits] == [key]  # positive control
     memory = engine.store.memories.read(key)
     assert memory is not None
-    engine.store.memories.write(replace(memory, event_date=None, title=None), engine.store.memories.read_vector(key))
+    engine.store.memories.write(replace(memory, event_date=None, title=None), engine.store.memories.read_vector(key),
+                                SETUP)
     assert engine.store.memories.read(key) == replace(memory, event_date=None, title=None)
     assert engine.store.memories.search(dated).hits == ()
 
 
 def test_count_with_limit_zero_and_negation(engine: Engine) -> None:
     keys = _seed(engine)
-    engine.store.memories.write(replace(engine.memories.get(keys[0]), state="archived"))
+    engine.store.memories.write(replace(engine.memories.get(keys[0]), state="archived"), None, SETUP)
     index = engine.ctx.index("knowledge")
     assert engine.store.memories.count(Search(index=index)) == len(TEXTS)
     assert engine.store.memories.count(Search(index=index, clauses=(query.not_tag("state", ["archived"]),))) == 7
@@ -132,7 +135,7 @@ def test_count_with_limit_zero_and_negation(engine: Engine) -> None:
 def test_sortby_numeric_descending(engine: Engine) -> None:
     keys = _seed(engine)
     for n, key in enumerate(keys):
-        engine.store.memories.write(replace(engine.memories.get(key), created_at=1000.0 + n))
+        engine.store.memories.write(replace(engine.memories.get(key), created_at=1000.0 + n), None, SETUP)
     search = Search(index=engine.ctx.index("knowledge"), sort_by="created_at", descending=True,
                     return_fields=("created_at",), limit=3)
     assert [h.memory.key for h in engine.store.memories.search(search).hits] == keys[::-1][:3]
@@ -140,7 +143,7 @@ def test_sortby_numeric_descending(engine: Engine) -> None:
 
 def test_numeric_range_and_missing_numeric(engine: Engine) -> None:
     keys = _seed(engine)
-    engine.store.memories.write(replace(engine.memories.get(keys[1]), expires_at=500.0))
+    engine.store.memories.write(replace(engine.memories.get(keys[1]), expires_at=500.0), None, SETUP)
     search = Search(index=engine.ctx.index("knowledge"), clauses=(query.numeric("expires_at", None, 1000.0),),
                     return_fields=("created_at",), limit=10)
     assert [h.memory.key for h in engine.store.memories.search(search).hits] == [keys[1]]
@@ -180,12 +183,12 @@ def test_vector_round_trips_as_little_endian_float32(engine: Engine) -> None:
 def test_update_sets_and_removes_fields_atomically_and_never_resurrects(engine: Engine) -> None:
     keys = _seed(engine)
     store = engine.store.memories
-    assert store.update(keys[0], {"valid_to": 10.0, "superseded_by": keys[1], "recall_count": 3})
+    assert store.update(keys[0], {"valid_to": 10.0, "superseded_by": keys[1], "recall_count": 3}, SETUP)
     changed = engine.memories.get(keys[0])
     assert (changed.valid_to, changed.superseded_by, changed.recall_count) == (10.0, keys[1], 3)
-    assert store.update(keys[0], {"valid_to": None, "superseded_by": None})
+    assert store.update(keys[0], {"valid_to": None, "superseded_by": None}, SETUP)
     cleared = engine.memories.get(keys[0])
     assert (cleared.valid_to, cleared.superseded_by, cleared.content) == (None, None, TEXTS[0])
-    store.delete(keys[0])
-    assert store.update(keys[0], {"state": "active"}) is False
+    store.delete(keys[0], SETUP)
+    assert store.update(keys[0], {"state": "active"}, SETUP) is False
     assert store.read(keys[0]) is None

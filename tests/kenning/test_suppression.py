@@ -10,7 +10,6 @@ from kenning.experience import Approach
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.recall import RecallRequest
-from kenning.store.client import call
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 
@@ -147,12 +146,9 @@ def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) ->
     assert [s["key"] for s in preview["sample"]] == [shown]
 
 
-def test_active_read_in_a_shared_pipeline_is_the_same_list(engine: Engine) -> None:
+def test_active_read_with_a_recalls_look_up_is_the_same_list(engine: Engine) -> None:
     engine.suppressions.suppress("varnish", "replaced by the CDN", actor="person", exempt=("k:1",))
-    pipe = engine.ctx.store.client.pipeline(transaction=False)
-    pipe.ping()
-    engine.suppressions.queue_active(pipe)
-    _, reply = call(pipe.execute)
+    reply, _ = engine.store.look_up(["varnish"])  # a recall's one round trip reads them with its phrases
     assert Suppressions.parse_active(reply) == engine.suppressions.active()
     assert [(s.term, s.exempt) for s in Suppressions.parse_active(reply)] == [("varnish", ("k:1",))]
 

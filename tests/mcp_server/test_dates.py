@@ -9,7 +9,10 @@ import pytest
 from fastmcp import Client
 
 from kenning.models import INVALID_DATE
+from kenning.store import AuditEvent
 from tests.mcp_server.conftest import McpHarness, ok, refused, remember
+
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
 
 POISON = ("0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59")
 
@@ -27,7 +30,7 @@ async def test_a_poisoned_date_is_refused_with_a_hint(mcp_client: Client[Any], f
 async def test_a_poisoned_row_never_makes_a_tool_fail(mcp: McpHarness) -> None:
     async with mcp.client("admin") as client:
         key = await remember(client, "release checklist is due", project="rel")
-        assert mcp.engine.store.memories.update(key, {"expires_at": -62135596860.0, "event_date": 1e15})
+        assert mcp.engine.store.memories.update(key, {"expires_at": -62135596860.0, "event_date": 1e15}, SETUP)
         listed = await ok(client, "memory_audit", {"projects": ["rel"]})
         assert key in str(listed)  # the listing holding the poisoned row answers
         explained = await ok(client, "explain_memory", {"key": key})
