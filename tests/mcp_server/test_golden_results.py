@@ -225,7 +225,8 @@ def compare(name: str, got: Any) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} changed; diff against the golden file"
 
 
-async def test_every_tool_result_matches_the_golden_file(mcp: McpHarness, clock: ManualClock) -> None:
+async def test_every_tool_result_matches_the_golden_file(own_mcp: McpHarness, clock: ManualClock) -> None:
+    mcp = own_mcp
     async with mcp.client("admin") as client:
         call = Recorder(client, clock)
         await run(call, mcp, clock)
