@@ -74,7 +74,7 @@ def test_a_poisoned_row_never_stops_a_listing_a_maintenance_pass_or_a_forget(eng
     assert set(shown) == {healthy, bad}
     assert str(shown[bad]["expires_at"]).startswith(INVALID_DATE)
     report = engine.maintenance.run()
-    assert report["expired"]["archived"] == [bad]  # a date long past: it expired, as any other would
+    assert report.expired.archived == [bad]  # a date long past: it expired, as any other would
     assert engine.memories.get(healthy).state == "active"
     assert engine.memories.forget(bad, confirm=True, actor="t")["status"] == "forgotten"
     assert engine.memories.list(Listing(projects=["p"], limit=10)).total == 1

@@ -111,12 +111,12 @@ def test_maintenance_folds_the_counters_so_sorting_sees_them(engine: Engine, cli
     assert {m.key: m.recall_count for m in before} == {lint: 3, deploy: 1, backup: 0}  # shown live...
     assert _stored_count(client, lint) == b"0"  # ...while the hash holds the last folded value
     report = engine.maintenance.run()
-    assert report["recall_counters"] == {"folded": 2, "orphans_removed": 0}
+    assert report.recall_counters == {"folded": 2, "orphans_removed": 0}
     assert _stored_count(client, lint) == b"3"
     assert [m.key for m in engine.memories.list(by_count).items] == [lint, deploy, backup]
     assert [m.key for m in engine.memories.list(Listing(sort="recall_count", descending=False)).items] == [
         backup, deploy, lint]
-    assert engine.maintenance.run()["recall_counters"]["folded"] == 0  # nothing touched since
+    assert engine.maintenance.run().recall_counters["folded"] == 0  # nothing touched since
     assert 0 < _ttl(client, engine.store.memories.recalls.key(lint)) <= SETTLED_TTL  # folded and quiet: may go
     _recall(engine, "how do I run the linter?")
     assert _ttl(client, engine.store.memories.recalls.key(lint)) == -1  # touched again: kept until folded
@@ -161,7 +161,7 @@ def test_forget_removes_the_counter_and_the_fold_clears_a_late_touch(engine: Eng
     pipe = client.pipeline(transaction=False)
     recalls.queue_touch(pipe, [memory], 5.0)  # a recall that read it before the forget touches it after
     call(pipe.execute)
-    assert engine.maintenance.run()["recall_counters"] == {"folded": 1, "orphans_removed": 1}
+    assert engine.maintenance.run().recall_counters == {"folded": 1, "orphans_removed": 1}
     assert client.exists(recalls.key(backup), backup) == 0  # the orphan is gone and nothing was re-created
 
 
