@@ -7,8 +7,16 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from mcp_server import shape
 from mcp_server.registry import tool
 from mcp_server.runtime import current
+
+
+async def candidates(action: str, query: str | None, projects: list[str] | None) -> dict[str, Any]:
+    """What a query names for ``action`` (a query only ever returns candidates)."""
+    assert query is not None  # for the type checker: shape.key_or_query returned no key
+    call = current()
+    return shape.candidates(await call.run(call.engine.lifecycle.candidates, action, query, projects=projects))
 
 
 @tool(scope="write", destructive=True)
@@ -17,9 +25,11 @@ async def deprioritise(key: str | None = None, query: str | None = None, reason:
                        projects: list[str] | None = None) -> dict[str, Any]:
     """Lower a memory's weight to 0.2 (hidden unless include_deprioritised) with a reason. reinstate_hints:
     phrases that flag it as a reinstate candidate when a recall names them. A query only returns candidates."""
+    if (target := shape.key_or_query(key, query)) is None:
+        return await candidates("deprioritise", query, projects)
     call = current()
-    return await call.run(call.engine.lifecycle.act, "deprioritise", key=key, text=query, reason=reason,
-                          reinstate_hints=reinstate_hints, projects=projects, actor=call.actor)
+    return shape.transition(await call.run(call.engine.lifecycle.deprioritise, target, reason=reason,
+                                           actor=call.actor, reinstate_hints=reinstate_hints))
 
 
 @tool(scope="write", destructive=True)
@@ -27,42 +37,48 @@ async def archive(key: str | None = None, query: str | None = None, reason: str 
                   projects: list[str] | None = None) -> dict[str, Any]:
     """Exclude a memory from recall (reversible with reinstate), with a reason. A query only returns
     candidates to confirm by key."""
+    if (target := shape.key_or_query(key, query)) is None:
+        return await candidates("archive", query, projects)
     call = current()
-    return await call.run(call.engine.lifecycle.act, "archive", key=key, text=query, reason=reason,
-                          projects=projects, actor=call.actor)
+    return shape.transition(await call.run(call.engine.lifecycle.archive, target, reason=reason, actor=call.actor))
 
 
 @tool(scope="write")
 async def reinstate(key: str | None = None, query: str | None = None, reason: str | None = None,
                     projects: list[str] | None = None) -> dict[str, Any]:
     """Make a deprioritised or archived memory active again, with a reason. A query only returns candidates."""
+    if (target := shape.key_or_query(key, query)) is None:
+        return await candidates("reinstate", query, projects)
     call = current()
-    return await call.run(call.engine.lifecycle.act, "reinstate", key=key, text=query, reason=reason,
-                          projects=projects, actor=call.actor)
+    return shape.transition(await call.run(call.engine.lifecycle.reinstate, target, reason=reason,
+                                           actor=call.actor))
 
 
 @tool(scope="write", destructive=True)
 async def deprioritise_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
     """Deprioritise every active memory of a project. Without confirm=true: a count and a sample only."""
     call = current()
-    return await call.run(call.engine.lifecycle.project_action, "deprioritise_project", project,
-                          confirm=confirm, reason=reason, actor=call.actor)
+    done = await call.run(call.engine.lifecycle.deprioritise_project, project, confirm=confirm, reason=reason,
+                          actor=call.actor)
+    return shape.project(done)
 
 
 @tool(scope="write")
 async def reinstate_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
     """Reactivate every deprioritised memory of a project. Without confirm=true: a count and a sample only."""
     call = current()
-    return await call.run(call.engine.lifecycle.project_action, "reinstate_project", project,
-                          confirm=confirm, reason=reason, actor=call.actor)
+    done = await call.run(call.engine.lifecycle.reinstate_project, project, confirm=confirm, reason=reason,
+                          actor=call.actor)
+    return shape.project(done)
 
 
 @tool(scope="admin", destructive=True)
 async def delete_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
     """Forget every memory of a project (snapshots kept in the audit log). Without confirm=true: a preview."""
     call = current()
-    return await call.run(call.engine.lifecycle.project_action, "delete_project", project,
-                          confirm=confirm, reason=reason, actor=call.actor)
+    done = await call.run(call.engine.lifecycle.delete_project, project, confirm=confirm, reason=reason,
+                          actor=call.actor)
+    return shape.project(done)
 
 
 @tool(scope="write", destructive=True)

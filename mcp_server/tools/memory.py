@@ -9,9 +9,11 @@ from pydantic import Field
 
 from kenning.memory import Draft
 from kenning.recall import RecallRequest, RecallResult
+from mcp_server import shape
 from mcp_server.params import Namespace, TopK, plain
 from mcp_server.registry import tool
 from mcp_server.runtime import current
+from mcp_server.tools.lifecycle import candidates
 
 SNIPPET_CHARS = 160
 
@@ -114,6 +116,7 @@ async def forget(key: str | None = None, confirm: bool = False, reason: str | No
                  query: str | None = None, projects: list[str] | None = None) -> dict[str, Any]:
     """Delete a memory. Without confirm=true it only previews what would be deleted; a query instead of
     a key only returns candidates to confirm by key."""
+    if (target := shape.key_or_query(key, query)) is None:
+        return await candidates("forget", query, projects)
     call = current()
-    return await call.run(call.engine.lifecycle.act, "forget", key=key, text=query, confirm=confirm,
-                          actor=call.actor, reason=reason, projects=projects)
+    return await call.run(call.engine.lifecycle.forget, target, confirm=confirm, actor=call.actor, reason=reason)

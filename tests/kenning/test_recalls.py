@@ -13,6 +13,7 @@ import valkey
 from kenning.clock import ManualClock
 from kenning.engine import Engine
 from kenning.inspection import AuditRequest
+from kenning.lifecycle import ProjectDone
 from kenning.memory import Draft, Listing
 from kenning.recall import RecallRequest
 from kenning.store.client import call
@@ -200,7 +201,8 @@ def test_delete_project_removes_the_counters_of_the_memories_it_deletes(engine: 
     assert [h.memory.key for h in engine.recaller.recall(RecallRequest("how is the linter run?", projects=["elsewhere"],
                                                                       top_k=1)).hits] == [other]
     assert client.exists(recalls.key(backup), recalls.key(deploy), recalls.key(other)) == 3
-    done = engine.lifecycle.project_action("delete_project", "p", confirm=True, actor="a", reason="retired")
-    assert done["affected"] == 2
+    done = engine.lifecycle.delete_project("p", confirm=True, actor="a", reason="retired")
+    assert isinstance(done, ProjectDone)
+    assert done.affected == 2
     assert client.exists(recalls.key(backup), recalls.key(deploy)) == 0
     assert client.exists(recalls.key(other)) == 1  # positive control: another project's counter stays
