@@ -24,7 +24,7 @@ from typing import Any
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
-from kenning.memory import Memories, keep_snapshots
+from kenning.memory import ForgetPreview, Forgotten, Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import AuditEvent, digest
@@ -215,7 +215,7 @@ class Lifecycle:
     def reinstate(self, key: str, *, reason: str | None, actor: str) -> Transition:
         return self.transition(key, "active", reason=reason, actor=actor)
 
-    def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> dict[str, Any]:
+    def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> ForgetPreview | Forgotten:
         """Preview, or (confirm) hard-delete with a snapshot in the audit stream; drops its reinstate hints."""
         memory = self.memories.get(key)
         result = self.memories.forget_memory(memory, confirm=confirm, actor=actor, reason=reason)

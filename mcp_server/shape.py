@@ -11,6 +11,7 @@ from typing import Any
 
 from kenning.errors import InvalidInput
 from kenning.lifecycle import Candidates, ProjectDone, ProjectPreview, Transition
+from kenning.memory import ForgetPreview, Forgotten
 
 
 def key_or_query(key: str | None, query: str | None) -> str | None:
@@ -45,3 +46,10 @@ def project(result: ProjectPreview | ProjectDone) -> dict[str, Any]:
     if result.remaining:  # say so, never imply done
         out.update(status="partial", remaining=result.remaining, next=f"call {result.action} again with confirm=true")
     return out
+
+
+def forget(result: ForgetPreview | Forgotten) -> dict[str, Any]:
+    if isinstance(result, Forgotten):
+        return {"status": "forgotten", "key": result.key}
+    return {"status": "preview", "would_forget": asdict(result),
+            "next": "call forget again with confirm=true to delete this memory"}

@@ -119,4 +119,5 @@ async def forget(key: str | None = None, confirm: bool = False, reason: str | No
     if (target := shape.key_or_query(key, query)) is None:
         return await candidates("forget", query, projects)
     call = current()
-    return await call.run(call.engine.lifecycle.forget, target, confirm=confirm, actor=call.actor, reason=reason)
+    done = await call.run(call.engine.lifecycle.forget, target, confirm=confirm, actor=call.actor, reason=reason)
+    return shape.forget(done)

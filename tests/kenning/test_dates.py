@@ -12,7 +12,7 @@ import pytest
 from kenning.backup import check
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
-from kenning.memory import Draft, Listing
+from kenning.memory import Draft, Forgotten, Listing
 from kenning.models import INVALID_DATE, iso
 from kenning.validation import EARLIEST, LATEST
 
@@ -76,7 +76,7 @@ def test_a_poisoned_row_never_stops_a_listing_a_maintenance_pass_or_a_forget(eng
     report = engine.maintenance.run()
     assert report.expired.archived == [bad]  # a date long past: it expired, as any other would
     assert engine.memories.get(healthy).state == "active"
-    assert engine.memories.forget(bad, confirm=True, actor="t")["status"] == "forgotten"
+    assert engine.memories.forget(bad, confirm=True, actor="t") == Forgotten(bad)
     assert engine.memories.list(Listing(projects=["p"], limit=10)).total == 1
 
 

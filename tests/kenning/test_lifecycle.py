@@ -9,7 +9,7 @@ from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
 from kenning.experience import Report
 from kenning.lifecycle import ALLOWED, ProjectDone, ProjectPreview, check_move
-from kenning.memory import Draft, Listing
+from kenning.memory import Draft, ForgetPreview, Forgotten, Listing
 from kenning.recall import RecallRequest
 from tests.margins import assert_clear, assert_pair
 
@@ -160,9 +160,9 @@ def test_delete_project_keeps_snapshots_and_spares_other_projects(engine: Engine
 
 def test_forget_previews_then_deletes(engine: Engine) -> None:
     key = remember(engine, REDIS)
-    assert engine.lifecycle.forget(key, confirm=False, actor="a", reason=None)["status"] == "preview"
+    assert isinstance(engine.lifecycle.forget(key, confirm=False, actor="a", reason=None), ForgetPreview)
     assert engine.memories.get(key).content == REDIS
-    assert engine.lifecycle.forget(key, confirm=True, actor="a", reason="wrong")["status"] == "forgotten"
+    assert engine.lifecycle.forget(key, confirm=True, actor="a", reason="wrong") == Forgotten(key)
     assert engine.store.memories.read(key) is None
 
 
