@@ -12,6 +12,7 @@ from typing import Any
 from kenning.errors import InvalidInput
 from kenning.lifecycle import Candidates, ProjectDone, ProjectPreview, Transition
 from kenning.memory import ForgetPreview, Forgotten
+from kenning.recall import RecallResult
 
 
 def key_or_query(key: str | None, query: str | None) -> str | None:
@@ -53,3 +54,16 @@ def forget(result: ForgetPreview | Forgotten) -> dict[str, Any]:
         return {"status": "forgotten", "key": result.key}
     return {"status": "preview", "would_forget": asdict(result),
             "next": "call forget again with confirm=true to delete this memory"}
+
+
+def recall(result: RecallResult, *, full: bool) -> dict[str, Any]:
+    """A recall's JSON; each suppression that hid a hit names the call that lifts it."""
+    out = result.public(full=full)
+    if "suppressed" in out:
+        out["suppressed"] = [{**s, "lift": f"unsuppress_topic(term='{s['term']}')"} for s in out["suppressed"]]
+    return out
+
+
+def suppression(result: dict[str, Any]) -> dict[str, Any]:
+    """suppress_topic's answer; a preview says how to go ahead."""
+    return {**result, "next": "call again without preview to suppress"} if result["status"] == "preview" else result

@@ -86,7 +86,8 @@ async def suppress_topic(term: str, reason: str, preview: bool = False) -> dict[
     """Hide every memory containing a word or phrase (whole words) from recall. preview=true: only
     count what it would hide, with a sample."""
     call = current()
-    return await call.run(call.engine.suppressions.suppress, term, reason, preview=preview, actor=call.actor)
+    return shape.suppression(await call.run(call.engine.suppressions.suppress, term, reason, preview=preview,
+                                            actor=call.actor))
 
 
 @tool(scope="write")

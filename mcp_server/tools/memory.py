@@ -69,7 +69,7 @@ async def recall(query: str, namespaces: list[Namespace] | None = None, project:
     project: one name or a list; "global" memories are always included."""
     result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, as_of,
                            include_superseded, include_feeds)
-    return result.public(full=True)
+    return shape.recall(result, full=True)
 
 
 @tool(scope="read")
@@ -79,7 +79,7 @@ async def recall_index(query: str, namespaces: list[Namespace] | None = None,
                        projects: list[str] | None = None) -> dict[str, Any]:
     """Like recall but returns snippets and a token estimate per hit; fetch chosen keys with recall_detail."""
     result = await _recall(query, namespaces, scope(project, projects), top_k, include_deprioritised, None)
-    out = result.public(full=False)
+    out = shape.recall(result, full=False)
     pairs = zip(out["results"], result.hits, strict=True)
     out["results"] = [index_entry(entry, hit.memory.content) for entry, hit in pairs]
     out["tokens_total"] = sum(entry["tokens"] for entry in out["results"])
