@@ -17,7 +17,7 @@ from mcp_server.runtime import current
 async def explain_memory(key: str) -> dict[str, Any]:
     """Every field of one memory and its audit history, newest 200 events (who changed what, when, why)."""
     call = current()
-    return await call.run(call.engine.inspection.explain, key)
+    return (await call.run(call.engine.inspection.explain, key)).public()
 
 @tool(scope="read")
 async def memory_audit(namespaces: list[Namespace] | None = None, projects: list[str] | None = None,

@@ -85,7 +85,7 @@ def test_a_poisoned_row_can_still_be_updated_retagged_and_explained(engine: Engi
     engine.memories.retag(bad, add=["release"], actor="t")
     updated = engine.memories.update(bad, "release checklist is due on Tuesday", actor="t")
     assert updated.tags == ("release",)
-    assert str(engine.inspection.explain(bad)["memory"]["expires_at"]).startswith(INVALID_DATE)
+    assert str(engine.inspection.explain(bad).public()["memory"]["expires_at"]).startswith(INVALID_DATE)
 
 
 def test_a_backup_holding_a_poisoned_date_is_refused_before_writing(engine: Engine) -> None:

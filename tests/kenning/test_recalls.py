@@ -94,7 +94,7 @@ def test_recall_results_carry_the_new_count(engine: Engine) -> None:
 def test_get_inspect_list_and_audit_show_live_values(engine: Engine, clock: ManualClock) -> None:
     backup, deploy = _remember(engine, BACKUP, DEPLOY)
     _recall(engine, "when does the backup run?")
-    assert engine.inspection.explain(backup)["memory"]["recall_count"] == 1
+    assert engine.inspection.explain(backup).public()["memory"]["recall_count"] == 1
     assert [m.recall_count for m in engine.inspection.records([backup, deploy])] == [1, 0]
     listed = {m.key: (m.recall_count, m.last_recalled) for m in engine.memories.list(Listing()).items}
     assert listed == {backup: (1, clock.now()), deploy: (0, None)}
