@@ -108,4 +108,4 @@ async def list_suppressions() -> dict[str, Any]:
 async def why_did_you_mention(topic: str, limit: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
     """Which past recalls surfaced the memory a topic (words, a key, or a description) names, and when."""
     call = current()
-    return await call.run(call.engine.recall_log.why_did_you_mention, topic, limit=limit)
+    return (await call.run(call.engine.recall_log.why_did_you_mention, topic, limit=limit)).public()
