@@ -55,11 +55,11 @@ def maintenance(engine: Engine) -> dict[str, Any]:
     as the last maintenance report, so the run records counts only."""
     report = engine.maintenance.run(actor=MAINTENANCE_ACTOR)
     return {
-        "expired": report["expired"]["count"],
-        "duplicate_clusters": report["duplicates"]["clusters"],
-        "merged": len(report["duplicates"]["merged"]),
-        "contradictions_examined": report["contradictions"]["examined"],
-        "contradictions_closed": len(report["contradictions"]["closed"]),
-        "index_drift": len(report["indexes"]["drift"]),
-        "phantoms": report["indexes"]["phantoms"],
+        "expired": report.expired.count,
+        "duplicate_clusters": report.duplicates.clusters,
+        "merged": len(report.duplicates.merged),
+        "contradictions_examined": report.contradictions.examined,
+        "contradictions_closed": len(report.contradictions.closed),
+        "index_drift": len(report.indexes.drift),
+        "phantoms": report.indexes.phantoms,
     }

@@ -47,6 +47,15 @@ def conflict(older: str, newer: str) -> Found | None:
     return values.change(older, newer) or polarity.conflict(older, newer)
 
 
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    """Maintenance's re-check of the open records: how many were looked at, which closed and why."""
+
+    examined: int
+    closed: list[dict[str, str]]  # {"id", "reason"}
+    still_open: int
+
+
 @dataclass(frozen=True)
 class CheckReport:
     """What an on-demand check looked at and found."""
@@ -399,7 +408,7 @@ class Contradictions:
                 closed += 1
         return bool(self.on_remember(memory, vector, actor=actor)) or closed > 0
 
-    def recheck(self, *, actor: str) -> dict[str, Any]:
+    def recheck(self, *, actor: str) -> Recheck:
         """Maintenance: close open records whose sides are gone, archived or no longer conflicting."""
         closed: list[dict[str, str]] = []
         examined = 0
@@ -412,7 +421,7 @@ class Contradictions:
             if why:
                 self.close(record, why, actor=actor)
                 closed.append({"id": record.id, "reason": why})
-        return {"examined": examined, "closed": closed, "still_open": examined - len(closed)}
+        return Recheck(examined=examined, closed=closed, still_open=examined - len(closed))
 
     def _stale(self, record: Contradiction) -> str:
         a, b = self.ctx.store.memories.read(record.a), self.ctx.store.memories.read(record.b)

@@ -28,6 +28,20 @@ def event_public(event: AuditEvent) -> dict[str, Any]:
             "details": event.details}
 
 
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """One memory, whether its vector is stored, the suppressions hiding it from recall, its newest audit events."""
+
+    memory: Memory
+    has_vector: bool
+    suppressed_by: list[str]
+    history: tuple[AuditEvent, ...]  # oldest first
+
+    def public(self) -> dict[str, Any]:
+        return {"memory": self.memory.public(), "has_vector": self.has_vector, "suppressed_by": self.suppressed_by,
+                "history": [event_public(e) for e in self.history]}
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -79,16 +93,14 @@ class Inspection:
             raise InvalidInput(f"give 1 to {MAX_RECORDS} keys; got {len(keys)}", hint="copy keys from recall_index")
         return [self.memories.get(key) for key in keys]
 
-    def explain(self, key: str) -> dict[str, Any]:
+    def explain(self, key: str) -> Explanation:
         """Every stored field of one memory and its audit history (the newest ``HISTORY_LIMIT`` events,
         oldest first); ``suppressed_by`` names the suppressions hiding it from recall ([] when none) -- the
         caller named the key."""
         memory = self.memories.get(key)
         history = self.ctx.store.audit.latest(key, limit=HISTORY_LIMIT)  # the newest, if there are more
         has_vector = self.ctx.store.memories.read_vector(key) is not None
-        return {"memory": memory.public(), "has_vector": has_vector,
-                "suppressed_by": hidden_by(memory, self.suppressions.active()),
-                "history": [event_public(e) for e in history]}
+        return Explanation(memory, has_vector, hidden_by(memory, self.suppressions.active()), tuple(history))
 
     def audit(self, request: AuditRequest, *, for_person: bool = False) -> dict[str, Any]:
         """Counts by namespace and state for the filter, plus one page of the matching memories.

@@ -24,7 +24,7 @@ from typing import Any
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
-from kenning.memory import Memories, keep_snapshots
+from kenning.memory import ForgetPreview, Forgotten, Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Patch, digest, pause
@@ -64,6 +64,45 @@ class Transition:
 
     def public(self) -> dict[str, Any]:
         return {"key": self.key, "from": self.before, "to": self.after, "reason": self.reason, "actor": self.actor}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory a query points at (RAW similarity at or above ``act_threshold``)."""
+
+    key: str
+    similarity: float
+    state: str
+    project: str
+    content: str  # the first 300 characters
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """What a query names for ``action``, best first; nothing was done (the caller confirms by key)."""
+
+    action: str
+    found: tuple[Candidate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectPreview:
+    """A project action not confirmed: how many memories it would touch and a sample (none hidden quoted)."""
+
+    action: str
+    project: str
+    would_affect: int
+    sample: tuple[dict[str, str], ...]  # {"key", "state", "content"}
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectDone:
+    """A confirmed project action; ``remaining`` > 0 when the per-call cap stopped it (or writers added more)."""
+
+    action: str
+    project: str
+    affected: int
+    remaining: int
 
 
 def state_patch(memory: Memory, to: str, *, reason: str, actor: str, at: float,
@@ -173,7 +212,7 @@ class Lifecycle:
     def reinstate(self, key: str, *, reason: str | None, actor: str) -> Transition:
         return self.transition(key, "active", reason=reason, actor=actor)
 
-    def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> dict[str, Any]:
+    def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> ForgetPreview | Forgotten:
         """Preview, or (confirm) hard-delete with a snapshot in the audit stream; drops its reinstate hints."""
         memory = self.memories.get(key)
         result = self.memories.forget_memory(memory, confirm=confirm, actor=actor, reason=reason)
@@ -182,29 +221,9 @@ class Lifecycle:
                 self.hints.remove(phrases.normalise(hint), key)
         return result
 
-    # --- by key or by query ----------------------------------------------------------------
-    def act(self, action: str, *, key: str | None, text: str | None, actor: str, reason: str | None = None,
-            reinstate_hints: list[str] | None = None, confirm: bool = False,
-            projects: list[str] | None = None) -> dict[str, Any]:
-        """One entry point for the tools: act on ``key``, or (given ``text`` instead) return candidates.
-
-        A query never acts, even when exactly one memory matches: the caller confirms by naming the key.
-        """
-        if (key is None) == (text is None):
-            raise InvalidInput("give either a key or a query", hint="a query returns candidates to confirm by key")
-        if text is not None:
-            return self.candidates(action, text, projects=projects)
-        assert key is not None  # for the type checker: checked just above
-        if action == "forget":
-            return self.forget(key, confirm=confirm, actor=actor, reason=reason)
-        if action not in _TARGET:
-            raise InvalidInput(f"unknown action {action!r}", hint=f"use one of {', '.join(ACTION_STATES)}")
-        done = self.transition(key, _TARGET[action], reason=reason, actor=actor, hints=reinstate_hints)
-        return {"status": "done", **done.public()}
-
     # --- by query -------------------------------------------------------------------------
     def candidates(self, action: str, text: str, *, projects: list[str] | tuple[str, ...] | str | None = None,
-                   namespaces: list[str] | tuple[str, ...] | None = None) -> dict[str, Any]:
+                   namespaces: list[str] | tuple[str, ...] | None = None) -> Candidates:
         """Memories a query points at, for the caller to confirm by key. Never acts.
 
         A candidate needs RAW similarity >= ``act_threshold`` (no weight inflates it) and a state the
@@ -225,21 +244,28 @@ class Lifecycle:
             found += [h for h in self.ctx.store.memories.search(search).hits
                       if h.similarity >= self.ctx.settings.act_threshold and not hidden_by(h.memory, suppressed)]
         found.sort(key=lambda h: h.similarity, reverse=True)
-        return {
-            "status": "needs_confirmation", "action": action, "acted": False,
-            "candidates": [{"key": h.memory.key, "similarity": round(h.similarity, 4), "state": h.memory.state,
-                            "project": h.memory.project, "content": h.memory.content[:300]}
-                           for h in found[:CANDIDATES]],
-            "next": f"call {action} again with the key of the memory you mean" if found else
-                    "no memory is similar enough; refine the query or give a key",
-        }
+        return Candidates(action, tuple(Candidate(h.memory.key, round(h.similarity, 4), h.memory.state,
+                                                  h.memory.project, h.memory.content[:300])
+                                        for h in found[:CANDIDATES]))
 
     # --- per project ----------------------------------------------------------------------
-    def project_action(self, action: str, project: str, *, confirm: bool, actor: str,
-                       reason: str | None) -> dict[str, Any]:
-        """deprioritise_project / reinstate_project / delete_project: a preview unless ``confirm``."""
-        if action not in PROJECT_ACTIONS:
-            raise InvalidInput(f"unknown project action {action!r}", hint=", ".join(PROJECT_ACTIONS))
+    def deprioritise_project(self, project: str, *, confirm: bool, actor: str,
+                             reason: str | None) -> ProjectPreview | ProjectDone:
+        """Deprioritise every active memory of a project; a preview unless ``confirm``."""
+        return self._project("deprioritise_project", project, confirm=confirm, actor=actor, reason=reason)
+
+    def reinstate_project(self, project: str, *, confirm: bool, actor: str,
+                          reason: str | None) -> ProjectPreview | ProjectDone:
+        """Reactivate every deprioritised memory of a project; a preview unless ``confirm``."""
+        return self._project("reinstate_project", project, confirm=confirm, actor=actor, reason=reason)
+
+    def delete_project(self, project: str, *, confirm: bool, actor: str,
+                       reason: str | None) -> ProjectPreview | ProjectDone:
+        """Forget every memory of a project (snapshots kept); a preview unless ``confirm``."""
+        return self._project("delete_project", project, confirm=confirm, actor=actor, reason=reason)
+
+    def _project(self, action: str, project: str, *, confirm: bool, actor: str,
+                 reason: str | None) -> ProjectPreview | ProjectDone:
         name = validation.project(project)
         states, to = PROJECT_ACTIONS[action]
         clauses = (query.tag("project", [name]), query.tag("state", list(states)))
@@ -248,14 +274,11 @@ class Lifecycle:
         why = validation.reason(reason, required=True) or ""
         done = sum(self._bulk(namespace, clauses, to, why, actor or "unknown", action)
                    for namespace in validation.namespaces(None))
-        out: dict[str, Any] = {"status": "done", "action": action, "project": name, "affected": done}
         left = sum(self.ctx.store.memories.count(query.Search(index=self.ctx.index(namespace), clauses=clauses,
                                                                limit=0)) for namespace in validation.namespaces(None))
-        if left:  # the per-call cap was reached (or writers added more meanwhile): say so, never imply done
-            out.update(status="partial", remaining=left, next=f"call {action} again with confirm=true")
-        return out
+        return ProjectDone(action, name, done, left)  # left > 0: the per-call cap (or new writes) stopped it
 
-    def _preview(self, action: str, project: str, clauses: tuple[str, ...]) -> dict[str, Any]:
+    def _preview(self, action: str, project: str, clauses: tuple[str, ...]) -> ProjectPreview:
         """The count covers every matching memory; the sample quotes none a suppression hides."""
         count, sample, suppressed = 0, [], self.suppressions.active()
         for namespace in validation.namespaces(None):
@@ -265,8 +288,7 @@ class Lifecycle:
             count += result.total
             sample += [{"key": h.memory.key, "state": h.memory.state, "content": h.memory.content[:200]}
                        for h in result.hits if not hidden_by(h.memory, suppressed)]
-        return {"status": "preview", "action": action, "project": project, "would_affect": count,
-                "sample": sample[:5], "next": f"call {action} again with confirm=true and a reason"}
+        return ProjectPreview(action, project, count, tuple(sample[:5]))
 
     def _bulk(self, namespace: str, clauses: tuple[str, ...], to: str | None, reason: str, actor: str,
               action: str) -> int:
@@ -310,4 +332,3 @@ class Lifecycle:
 
 
 _ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}
-_TARGET = {action: state for state, action in _ACTION.items()}

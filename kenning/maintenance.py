@@ -22,13 +22,14 @@ The report is returned and kept as the last maintenance report, which the briefi
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ulid import ULID
 
 from kenning import query, schema, validation
 from kenning.context import Context
-from kenning.contradictions import Contradictions
+from kenning.contradictions import Contradictions, Recheck
 from kenning.duplicates import Archiver, Duplicates
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import iso
@@ -37,6 +38,45 @@ from kenning.sweep import Sweep
 
 REPORT = "maintenance"
 ACTOR = "maintenance"
+
+
+@dataclass(frozen=True, slots=True)
+class Expiry:
+    archived: list[str]
+    count: int
+    skipped: list[dict[str, str]]  # {"key", "why"}: archived or forgotten by someone else meanwhile
+    phantoms: int
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateReview:
+    auto_merge_threshold: float | None
+    examined: int = 0
+    clusters: int = 0
+    merged: list[dict[str, Any]] = field(default_factory=list)  # Duplicates.merge results
+    review: list[dict[str, Any]] = field(default_factory=list)  # {"namespace", "keep", "keys", "highest_similarity"}
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    drift: list[dict[str, Any]]  # {"namespace", "problems"}
+    phantoms: int
+    namespaces: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceReport:
+    """One maintenance pass; ``public()`` is the JSON kept as the last report (the briefing shows it)."""
+
+    started_at: str | None
+    recall_counters: dict[str, int]
+    expired: Expiry
+    duplicates: DuplicateReview
+    contradictions: Recheck
+    indexes: IndexReport
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 class Maintenance:
@@ -48,24 +88,24 @@ class Maintenance:
         self.archive = archive
         self.reports = ctx.store.reports
 
-    def run(self, *, actor: str = ACTOR) -> dict[str, Any]:
+    def run(self, *, actor: str = ACTOR) -> MaintenanceReport:
         """One full maintenance pass; returns (and keeps) the report."""
         started = self.ctx.clock.now()
-        report = {
-            "started_at": iso(started),
-            "recall_counters": self.ctx.store.memories.recalls.fold(),
-            "expired": self.expire(actor=actor),
-            "duplicates": self.duplicate_review(actor=actor),
-            "contradictions": self.contradictions.recheck(actor=actor),
-            "indexes": self.index_report(),
-        }
-        self.reports.save(REPORT, report)
+        report = MaintenanceReport(
+            started_at=iso(started),
+            recall_counters=self.ctx.store.memories.recalls.fold(),
+            expired=self.expire(actor=actor),
+            duplicates=self.duplicate_review(actor=actor),
+            contradictions=self.contradictions.recheck(actor=actor),
+            indexes=self.index_report(),
+        )
+        self.reports.save(REPORT, report.public())
         return report
 
     def last_report(self) -> dict[str, Any] | None:
         return self.reports.load(REPORT)
 
-    def expire(self, *, actor: str) -> dict[str, Any]:
+    def expire(self, *, actor: str) -> Expiry:
         """Archive every non-archived memory whose ``expires_at`` has passed, with that reason."""
         now = self.ctx.clock.now()
         clauses = (query.numeric("expires_at", None, now), query.not_tag("state", ["archived"]))
@@ -80,26 +120,26 @@ class Maintenance:
                 skipped.append({"key": memory.key, "why": exc.message})
                 continue
             archived.append(memory.key)
-        return {"archived": archived, "count": len(archived), "skipped": skipped, "phantoms": sweep.phantoms}
+        return Expiry(archived=archived, count=len(archived), skipped=skipped, phantoms=sweep.phantoms)
 
-    def duplicate_review(self, *, actor: str) -> dict[str, Any]:
+    def duplicate_review(self, *, actor: str) -> DuplicateReview:
         """Duplicate clusters per namespace; auto-merge only above the (optional) stricter threshold."""
         auto = self.ctx.settings.auto_merge_threshold
-        out: dict[str, Any] = {"auto_merge_threshold": auto, "examined": 0, "clusters": 0, "merged": [],
-                               "review": []}
+        out = DuplicateReview(auto_merge_threshold=auto)
+        examined = clusters = 0
         for namespace in NAMESPACES:
             found = self.duplicates.find(namespace)
-            out["examined"] += found["examined"]
-            out["clusters"] += found["cluster_count"]
+            examined += found["examined"]
+            clusters += found["cluster_count"]
             for cluster in found["clusters"]:
                 merged = self._auto_merge(cluster, auto, actor=actor)
                 if merged is not None:
-                    out["merged"].append(merged)
+                    out.merged.append(merged)
                 else:
-                    out["review"].append({"namespace": namespace, "keep": cluster["keep"],
-                                          "keys": [m["key"] for m in cluster["members"]],
-                                          "highest_similarity": cluster["highest_similarity"]})
-        return out
+                    out.review.append({"namespace": namespace, "keep": cluster["keep"],
+                                       "keys": [m["key"] for m in cluster["members"]],
+                                       "highest_similarity": cluster["highest_similarity"]})
+        return replace(out, examined=examined, clusters=clusters)
 
     def _auto_merge(self, cluster: dict[str, Any], auto: float | None, *, actor: str) -> dict[str, Any] | None:
         """Merge a cluster when auto-merge is on and allows it; None leaves it for review."""
@@ -112,11 +152,12 @@ class Maintenance:
         except (InvalidInput, Conflict, NotFound):  # changed meanwhile (archived, forgotten): a person decides
             return None
 
-    def index_report(self) -> dict[str, Any]:
+    def index_report(self) -> IndexReport:
         """Per namespace: live vs expected index, backfill state, documents, phantom entries."""
         prefix = self.ctx.store.prefix
         live = self.ctx.store.live_indexes()
-        out: dict[str, Any] = {"drift": [], "phantoms": 0, "namespaces": {}}
+        out = IndexReport(drift=[], phantoms=0, namespaces={})
+        phantoms = 0
         for namespace in NAMESPACES:
             expected = schema.index_name(prefix, namespace, self.ctx.embedder.dimension)
             details = self.ctx.store.index_info(expected)
@@ -126,12 +167,12 @@ class Maintenance:
                      "num_docs": None if details is None else details.num_docs, "searchable": seen,
                      "phantoms": sweep.phantoms,
                      "backfilling": None if details is None else details.indexing}
-            out["namespaces"][namespace] = entry
-            out["phantoms"] += sweep.phantoms
+            out.namespaces[namespace] = entry
+            phantoms += sweep.phantoms
             problems = _drift(entry)
             if problems:
-                out["drift"].append({"namespace": namespace, "problems": problems})
-        return out
+                out.drift.append({"namespace": namespace, "problems": problems})
+        return replace(out, phantoms=phantoms)
 
     def reindex(self, namespace: str, *, actor: str) -> dict[str, Any]:
         """Rebuild one namespace's index (create new, backfill, swap, drop old); hashes are untouched."""

@@ -91,6 +91,22 @@ def content_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class ForgetPreview:
+    """What a forget without confirm would delete; nothing was."""
+
+    key: str
+    namespace: str
+    project: str
+    content: str  # the first 500 characters
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    key: str
+
+
 class Memories:
     def __init__(self, ctx: Context, contradictions: Contradictions, suppressions: Suppressions) -> None:
         self.ctx = ctx
@@ -333,26 +349,24 @@ class Memories:
         raise Conflict(f"{key} kept changing while this change was made; nothing was written",
                        hint="retry the call")
 
-    def forget(self, key: str, *, confirm: bool = False, actor: str, reason: str | None = None) -> dict[str, Any]:
+    def forget(self, key: str, *, confirm: bool = False, actor: str,
+               reason: str | None = None) -> ForgetPreview | Forgotten:
         """Preview by default; with confirm, hard-delete and keep a snapshot for the retention window."""
         return self.forget_memory(self.get(key), confirm=confirm, actor=actor, reason=reason)
 
     def forget_memory(self, memory: Memory, *, confirm: bool = False, actor: str,
-                      reason: str | None = None) -> dict[str, Any]:
+                      reason: str | None = None) -> ForgetPreview | Forgotten:
         """``forget`` for a memory the caller has just read (not read again)."""
         key = memory.key
         why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
-        preview = {"key": key, "namespace": memory.namespace, "project": memory.project,
-                   "content": memory.content[:500], "state": memory.state}
         if not confirm:
-            return {"status": "preview", "would_forget": preview,
-                    "next": "call forget again with confirm=true to delete this memory"}
+            return ForgetPreview(key, memory.namespace, memory.project, memory.content[:500], memory.state)
         marker = keep_snapshots(self.ctx, [memory])
         event = self.ctx.event(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
         if not self.ctx.store.memories.delete(key, [event]):  # forgotten meanwhile: that forget is the audited one
             raise NotFound(f"no memory {key}", hint="it was forgotten while this forget ran; check history(key)")
         self.contradictions.close_for(key, "forgotten", actor=actor)
-        return {"status": "forgotten", "key": key}
+        return Forgotten(key)
 
 
 def same_statement(existing: str, new: str) -> bool:

@@ -75,8 +75,7 @@ class RecallResult:
             out["warnings"] = list(self.warnings)
         out["results"] = [_shaped(h, full) for h in self.hits]
         if self.suppressed:
-            out["suppressed"] = [{"term": t, "hidden": n, "lift": f"unsuppress_topic(term='{t}')"}
-                                 for t, n in self.suppressed]
+            out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
         if not self.hits and self.suppressed:
             hidden = sum(n for _, n in self.suppressed)
             out["results_note"] = (f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "

@@ -12,6 +12,7 @@ rank and score.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kenning import phrases, query, validation
@@ -24,6 +25,24 @@ PREVIEW = 120
 TOPIC_MEMORIES = 5
 PAGE = 500
 
+
+
+@dataclass(frozen=True, slots=True)
+class Mentioned:
+    """Which logged recalls surfaced the memories a topic names (newest first); ``note`` when none did."""
+
+    topic: str
+    matched_by: str | None  # "words", "meaning", or None when no memory matched
+    memories: list[dict[str, Any]]  # {"key", "content"}
+    mentions: list[dict[str, Any]]
+    note: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"topic": self.topic, "matched_by": self.matched_by, "memories": self.memories,
+                               "mentions": self.mentions}
+        if self.note is not None:
+            out["note"] = self.note
+        return out
 
 class RecallLog:
     def __init__(self, ctx: Context, suppressions: Suppressions) -> None:
@@ -47,7 +66,7 @@ class RecallLog:
         validation.bounded_int("limit", limit, 1, 1_000)
         return [_public(entry_id, entry) for entry_id, entry in self.store.newest(limit)]
 
-    def why_did_you_mention(self, topic: str, *, limit: int = 20) -> dict[str, Any]:
+    def why_did_you_mention(self, topic: str, *, limit: int = 20) -> Mentioned:
         """Which recalls surfaced the memories ``topic`` names, newest first (at most ``limit``)."""
         text = phrases.query_text(topic, what="topic", limit=500)
         validation.bounded_int("limit", limit, 1, 200)
@@ -57,12 +76,9 @@ class RecallLog:
             memories, matched_by = self._by_meaning(text, suppressed), "meaning"
         keys = {m["key"] for m in memories}
         mentions = self._mentions(keys, text, limit, suppressed)
-        out: dict[str, Any] = {"topic": text, "matched_by": matched_by if memories else None,
-                               "memories": memories, "mentions": mentions}
-        if not mentions:
-            out["note"] = ("no logged recall returned a memory matching this topic"
-                           f" (the log keeps the last {self.ctx.settings.recall_log_max_entries} recalls)")
-        return out
+        note = None if mentions else ("no logged recall returned a memory matching this topic"
+                                      f" (the log keeps the last {self.ctx.settings.recall_log_max_entries} recalls)")
+        return Mentioned(text, matched_by if memories else None, memories, mentions, note)
 
     def _by_words(self, text: str, suppressed: list[Suppression]) -> list[dict[str, Any]]:
         if namespace_of(text.strip(), self.ctx.store.prefix):

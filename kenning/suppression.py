@@ -120,7 +120,7 @@ class Suppressions:
         impact = {"term": norm, "would_hide": count, "at_least": capped, "projects": list(projects),
                   "sample": [{"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)]}
         if preview:
-            return {"status": "preview", **impact, "next": "call again without preview to suppress"}
+            return {"status": "preview", **impact}
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
                              exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count,
                              projects=projects)

@@ -1,6 +1,8 @@
 """Tool declarations: each tool states its scope once, and its annotations follow from that.
 
-``Registry.tool`` registers a function with FastMCP and records a ``ToolSpec``. ``ScopeGuard`` reads
+``tool`` marks a module-level function as a tool (FastMCP's standalone ``@tool``: the function is
+returned unchanged, with its annotations and scope attached); ``Registry.add`` registers it with FastMCP and
+records a ``ToolSpec``. ``ScopeGuard`` reads
 the specs at dispatch and refuses (``PermissionDenied``, translated like every engine error) a call the
 caller's token does not allow, before any argument is looked at; a token that could not be verified
 (Valkey down) runs nothing and hears about the outage. A tool that changes anything needs
@@ -20,9 +22,12 @@ from typing import Any, Literal, TypeVar
 
 import mcp_types as mt
 from fastmcp import FastMCP
+from fastmcp.decorators import get_fastmcp_meta
 from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
+from fastmcp.tools.function_tool import ToolMeta
+from fastmcp.tools.function_tool import tool as fastmcp_tool
 from fastmcp.utilities.json_schema import dereference_refs
 from mcp_types import CallToolRequestParams, ToolAnnotations
 
@@ -46,40 +51,63 @@ class ToolSpec:
     idempotent: bool
 
 
+def tool(*, scope: Scope, destructive: bool = False, idempotent: bool = False, read_only: bool | None = None,
+         title: str | None = None) -> Callable[[F], F]:
+    """Mark a module-level function as a tool named after it (its docstring is the description); the
+    server registers it with ``Registry.add`` (FastMCP's standalone ``@tool`` convention, scope in its meta).
+
+    ``read_only`` defaults to ``scope == "read"``. A read-scoped tool can never mutate.
+    """
+    ro = scope == "read" if read_only is None else read_only
+    if scope == "read" and not ro:
+        raise ValueError("a tool that changes anything needs scope 'write' or 'admin'")
+    annotations = ToolAnnotations(title=title, read_only_hint=ro, destructive_hint=destructive and not ro,
+                                  idempotent_hint=idempotent or ro, open_world_hint=False)
+    # No output schema: every tool returns a JSON object, and "an object of anything" tells an agent nothing
+    # (the result still comes as structured content).
+    return fastmcp_tool(annotations=annotations, meta={SCOPE_META: scope}, output_schema=None)
+
+
+def spec_of(fn: Callable[..., Any]) -> ToolSpec:
+    """The spec a ``@tool`` mark carries; a ValueError for an unmarked function."""
+    meta = get_fastmcp_meta(fn)
+    if not isinstance(meta, ToolMeta) or meta.annotations is None or SCOPE_META not in (meta.meta or {}):
+        raise ValueError(f"{getattr(fn, '__name__', fn)!r} is not marked with mcp_server.registry.tool")
+    hints = meta.annotations
+    return ToolSpec(fn.__name__, (meta.meta or {})[SCOPE_META], bool(hints.read_only_hint),
+                    bool(hints.destructive_hint), bool(hints.idempotent_hint))
+
+
+def is_tool(fn: Callable[..., Any]) -> bool:
+    meta = get_fastmcp_meta(fn)
+    return isinstance(meta, ToolMeta) and SCOPE_META in (meta.meta or {})
+
+
 class Registry:
-    """The server's tools and their specs; tool modules receive it in ``register(tools)``."""
+    """The server's tools and their specs; ``mcp_server.tools.register_all`` adds every marked tool."""
 
     def __init__(self, mcp: FastMCP[Any]) -> None:
         self.mcp = mcp
         self.specs: dict[str, ToolSpec] = {}
         self.schemas: dict[str, dict[str, Any]] = {}  # name -> input schema as tools/list advertises it
 
+    def add(self, fn: F) -> F:
+        """Register one ``@tool``-marked function with FastMCP and record its spec and listed schema."""
+        spec = spec_of(fn)
+        if spec.name in self.specs:
+            raise ValueError(f"tool {spec.name!r} is registered twice")
+        made = Tool.from_function(fn)  # reads the @tool mark
+        params.describe(made.parameters.get("properties", {}))
+        added = self.mcp.add_tool(made)
+        self.specs[spec.name] = spec
+        self.schemas[spec.name] = dereference_refs(added.parameters)  # as tools/list shows it
+        return fn
+
     def tool(self, *, scope: Scope, destructive: bool = False, idempotent: bool = False,
              read_only: bool | None = None, title: str | None = None) -> Callable[[F], F]:
-        """Register ``fn`` as a tool named after the function; its docstring is the description.
-
-        ``read_only`` defaults to ``scope == "read"``. A read-scoped tool can never mutate.
-        """
-        ro = scope == "read" if read_only is None else read_only
-        if scope == "read" and not ro:
-            raise ValueError("a tool that changes anything needs scope 'write' or 'admin'")
-
-        def wrap(fn: F) -> F:
-            spec = ToolSpec(fn.__name__, scope, ro, destructive and not ro, idempotent or ro)
-            if spec.name in self.specs:
-                raise ValueError(f"tool {spec.name!r} is registered twice")
-            annotations = ToolAnnotations(title=title, read_only_hint=spec.read_only,
-                                          destructive_hint=spec.destructive,
-                                          idempotent_hint=spec.idempotent, open_world_hint=False)
-            # No output schema: every tool returns a JSON object, and "an object of anything" tells an
-            # agent nothing (the result still comes as structured content).
-            made = Tool.from_function(fn, annotations=annotations, meta={SCOPE_META: scope}, output_schema=None)
-            params.describe(made.parameters.get("properties", {}))
-            tool = self.mcp.add_tool(made)
-            self.specs[spec.name] = spec
-            self.schemas[spec.name] = dereference_refs(tool.parameters)  # as tools/list shows it
-            return fn
-        return wrap
+        """Mark and register in one step (a test's own tool); the product's tools are module-level."""
+        mark = tool(scope=scope, destructive=destructive, idempotent=idempotent, read_only=read_only, title=title)
+        return lambda fn: self.add(mark(fn))
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         """The input schema of tool ``name`` (None when there is no such tool): no I/O, no middleware."""

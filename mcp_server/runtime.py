@@ -6,18 +6,15 @@ which runs it in a worker thread and keeps the event loop free.
 
 from __future__ import annotations
 
-import functools
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-import anyio
-import anyio.to_thread
 from fastmcp.server.dependencies import get_access_token, get_context
 
 from kenning.engine import Engine
 from kenning.errors import KenningError
+from kenning.hosting import Host
 from kenning.settings import Settings
 from kenning.tokens import SCOPES
 from mcp_server.auth import ACTOR_CLAIM, UNVERIFIED
@@ -31,18 +28,12 @@ LOCAL_ACTOR = "local"
 ENGINE_THREADS = 16  # below the Valkey pool size (32), so a burst of calls queues instead of failing
 
 
-@dataclass(frozen=True)
-class Runtime:
+@dataclass(frozen=True, kw_only=True)
+class Runtime(Host):
     """Built once per server and yielded by its lifespan; shared by every request."""
 
-    engine: Engine
-    settings: Settings
     metrics: Metrics
-    started_at: float = field(default_factory=time.time)
-    limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(ENGINE_THREADS))
-
-    def uptime(self) -> float:
-        return max(0.0, time.time() - self.started_at)
+    threads: int = ENGINE_THREADS
 
 
 @dataclass(frozen=True)
@@ -98,8 +89,7 @@ class Call:
         Engine errors come back already translated (``mcp_server.errors.translate``).
         """
         try:
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs),
-                                                  limiter=self.runtime.limiter)
+            return await self.runtime.run(fn, *args, **kwargs)
         except KenningError as exc:
             raise translate(exc, fn.__name__) from exc
 

@@ -26,13 +26,12 @@ def _maintain(args: argparse.Namespace, settings: Settings) -> int:
 
     report = open_engine(settings).maintenance.run(actor="cli:maintain")
     if args.summary:
-        drift = report["indexes"]["drift"]
-        print(f"expired: {report['expired']['count']}; duplicate clusters: {report['duplicates']['clusters']} "
-              f"(merged {len(report['duplicates']['merged'])}); contradictions closed: "
-              f"{len(report['contradictions']['closed'])} of {report['contradictions']['examined']} open; "
-              f"index drift: {len(drift)}; phantoms: {report['indexes']['phantoms']}")
+        print(f"expired: {report.expired.count}; duplicate clusters: {report.duplicates.clusters} "
+              f"(merged {len(report.duplicates.merged)}); contradictions closed: "
+              f"{len(report.contradictions.closed)} of {report.contradictions.examined} open; "
+              f"index drift: {len(report.indexes.drift)}; phantoms: {report.indexes.phantoms}")
     else:
-        print(json.dumps(report, indent=2, sort_keys=True))
+        print(json.dumps(report.public(), indent=2, sort_keys=True))
     return 0
 
 

@@ -1,26 +1,26 @@
-"""MCP tools, one module per concern. Every module here with a ``register(tools)`` function is loaded.
+"""MCP tools, one module per concern; each tool is a module-level function marked with ``@tool``.
 
-How to add a tool module (e.g. ``mcp_server/tools/lifecycle.py``)::
+How to add a tool (e.g. in ``mcp_server/tools/lifecycle.py``)::
 
     from typing import Any
 
-    from mcp_server.registry import Registry
+    from mcp_server.registry import tool
     from mcp_server.runtime import current
 
 
-    def register(tools: Registry) -> None:
-        @tools.tool(scope="write")                      # "read" | "write" | "admin"
-        async def deprioritise(key: str, reason: str) -> dict[str, Any]:
-            \"\"\"Lower a memory's visibility (x0.2) with a reason.\"\"\"   # short: agents pay for it
-            call = current()                            # engine + authenticated caller
-            memory = await call.run(call.engine.lifecycle.deprioritise, key,
-                                    reason=reason, actor=call.actor)
-            return memory.public()
+    @tool(scope="write")                                # "read" | "write" | "admin"
+    async def deprioritise(key: str, reason: str) -> dict[str, Any]:
+        \"\"\"Lower a memory's visibility (x0.2) with a reason.\"\"\"   # short: agents pay for it
+        call = current()                                # engine + authenticated caller
+        memory = await call.run(call.engine.lifecycle.deprioritise, key,
+                                reason=reason, actor=call.actor)
+        return memory.public()
 
 Rules:
-- Discovery: modules in this package are imported in name order and their ``register`` is called
-  with the server's ``Registry``; no list to edit.
-- Scope: ``@tools.tool(scope=...)``. ``read`` tools are read-only (annotation readOnlyHint=true);
+- Discovery: modules in this package are imported in name order and every ``@tool``-marked function
+  defined in one is registered, in the order the module defines them (that is the ``tools/list`` order);
+  no list to edit. A tool is found by its name: ``grep "def recall_index" mcp_server/tools``.
+- Scope: ``@tool(scope=...)``. ``read`` tools are read-only (annotation readOnlyHint=true);
   anything that changes state needs ``write`` or ``admin``. Pass ``destructive=True`` when the tool
   deletes or overwrites anything, even with the old value kept in the audit (forget, update_memory,
   retag's remove, merge, restore): MCP reads destructiveHint=false as "only additive updates".
@@ -42,15 +42,16 @@ Rules:
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 
-from mcp_server.registry import Registry
+from mcp_server.registry import Registry, is_tool
 
 
 def register_all(tools: Registry) -> None:
-    """Import every tool module of this package and let it register its tools."""
+    """Import every tool module of this package and register its ``@tool`` functions in definition order."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(tools)
+        for value in vars(module).values():
+            if inspect.isfunction(value) and value.__module__ == module.__name__ and is_tool(value):
+                tools.add(value)

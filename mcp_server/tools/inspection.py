@@ -9,44 +9,43 @@ from pydantic import Field
 from kenning import __version__
 from kenning.inspection import AuditRequest
 from mcp_server.params import Namespace, State, plain
-from mcp_server.registry import Registry
+from mcp_server.registry import tool
 from mcp_server.runtime import current
 
 
-def register(tools: Registry) -> None:
-    @tools.tool(scope="read")
-    async def explain_memory(key: str) -> dict[str, Any]:
-        """Every field of one memory and its audit history, newest 200 events (who changed what, when, why)."""
-        call = current()
-        return await call.run(call.engine.inspection.explain, key)
+@tool(scope="read")
+async def explain_memory(key: str) -> dict[str, Any]:
+    """Every field of one memory and its audit history, newest 200 events (who changed what, when, why)."""
+    call = current()
+    return (await call.run(call.engine.inspection.explain, key)).public()
 
-    @tools.tool(scope="read")
-    async def memory_audit(namespaces: list[Namespace] | None = None, projects: list[str] | None = None,
-                           states: list[State] | None = None,
-                           sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
-                           descending: bool = True, offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
-                           limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
-        """Counts by namespace and state, plus one page of matching memories (snippets). Memories a suppression
-        hides are counted, not listed (page.withheld)."""
-        call = current()
-        request = AuditRequest(namespaces=plain(namespaces), projects=projects, states=plain(states), sort=sort,
-                               descending=descending, offset=offset, limit=limit)
-        return await call.run(call.engine.inspection.audit, request)
+@tool(scope="read")
+async def memory_audit(namespaces: list[Namespace] | None = None, projects: list[str] | None = None,
+                       states: list[State] | None = None,
+                       sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
+                       descending: bool = True, offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+                       limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+    """Counts by namespace and state, plus one page of matching memories (snippets). Memories a suppression
+    hides are counted, not listed (page.withheld)."""
+    call = current()
+    request = AuditRequest(namespaces=plain(namespaces), projects=projects, states=plain(states), sort=sort,
+                           descending=descending, offset=offset, limit=limit)
+    return await call.run(call.engine.inspection.audit, request)
 
-    @tools.tool(scope="read")
-    async def health() -> dict[str, Any]:
-        """Valkey, search module, index drift, embedding model, uptime and version."""
-        call = current()
-        report = await call.run(call.engine.inspection.health, uptime=call.runtime.uptime())
-        return report.public()
+@tool(scope="read")
+async def health() -> dict[str, Any]:
+    """Valkey, search module, index drift, embedding model, uptime and version."""
+    call = current()
+    report = await call.run(call.engine.inspection.health, uptime=call.runtime.uptime())
+    return report.public()
 
-    @tools.tool(scope="read")
-    async def queue_status() -> dict[str, Any]:
-        """The LLM enrichment queue: jobs waiting, in flight and parked (with errors), today's token spend."""
-        call = current()
-        return await call.run(call.engine.enrichment.status)
+@tool(scope="read")
+async def queue_status() -> dict[str, Any]:
+    """The LLM enrichment queue: jobs waiting, in flight and parked (with errors), today's token spend."""
+    call = current()
+    return await call.run(call.engine.enrichment.status)
 
-    @tools.tool(scope="read")
-    async def version() -> dict[str, Any]:
-        """The Kenning server version."""
-        return {"name": "kenning", "version": __version__}
+@tool(scope="read")
+async def version() -> dict[str, Any]:
+    """The Kenning server version."""
+    return {"name": "kenning", "version": __version__}

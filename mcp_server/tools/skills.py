@@ -6,78 +6,67 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mcp_server.params import TopK
-from mcp_server.registry import Registry
+from mcp_server.registry import tool
 from mcp_server.runtime import current
 
 
-def register(tools: Registry) -> None:
-    _review(tools)
-    _reading(tools)
+@tool(scope="write")
+async def compile_skill(
+    domain: str, mode: Literal["propose", "preview"] = "propose"
+) -> dict[str, Any]:
+    """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule changes by
+    risk, sha. Nothing is written until a person approves it; preview stores nothing."""
+    call = current()
+    proposal = await call.run(
+        call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor
+    )
+    return proposal.public()
+
+@tool(scope="admin", idempotent=True)
+async def approve_skill(proposal_id: str, sha: str) -> dict[str, Any]:
+    """Approve a reviewed skill proposal, naming the sha you reviewed (admin only)."""
+    call = current()
+    proposal = await call.run(call.engine.skills.approve, proposal_id, sha, call.actor)
+    return {
+        "id": proposal.id,
+        "domain": proposal.domain,
+        "status": proposal.status,
+        "sha": proposal.sha,
+    }
+
+@tool(scope="write", destructive=True)
+async def write_skill(proposal_id: str) -> dict[str, Any]:
+    """Write an approved skill proposal as the domain's SKILL.md; refused if it is unapproved or
+    the skill moved since."""
+    call = current()
+    skill = await call.run(call.engine.skills.write, proposal_id, actor=call.actor)
+    return {"domain": skill.domain, "key": skill.key, "sha": skill.sha, "status": "written"}
 
 
-def _review(tools: Registry) -> None:
-    """The proposal -> approval -> write gate."""
+@tool(scope="read")
+async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
+    """Written skills relevant to a task (none below the relevance floor); read one with get_skill."""
+    call = current()
+    found = await call.run(call.engine.skills.find, query, limit=limit)
+    return {"skills": [f.public() for f in found]}
 
-    @tools.tool(scope="write")
-    async def compile_skill(
-        domain: str, mode: Literal["propose", "preview"] = "propose"
-    ) -> dict[str, Any]:
-        """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule changes by
-        risk, sha. Nothing is written until a person approves it; preview stores nothing."""
-        call = current()
-        proposal = await call.run(
-            call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor
-        )
-        return proposal.public()
+@tool(scope="read")
+async def get_skill(domain: str) -> dict[str, Any]:
+    """A domain's written SKILL.md (body, sha, who wrote it and when)."""
+    call = current()
+    return (await call.run(call.engine.skills.get, domain)).public()
 
-    @tools.tool(scope="admin", idempotent=True)
-    async def approve_skill(proposal_id: str, sha: str) -> dict[str, Any]:
-        """Approve a reviewed skill proposal, naming the sha you reviewed (admin only)."""
-        call = current()
-        proposal = await call.run(call.engine.skills.approve, proposal_id, sha, call.actor)
-        return {
-            "id": proposal.id,
-            "domain": proposal.domain,
-            "status": proposal.status,
-            "sha": proposal.sha,
-        }
+@tool(scope="admin", idempotent=True)
+async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
+    """Vouch for a memory as a person (admin only): its lessons become skill rules without
+    more sources."""
+    call = current()
+    return await call.run(call.engine.skills.bless, key, actor=call.actor, reason=reason)
 
-    @tools.tool(scope="write", destructive=True)
-    async def write_skill(proposal_id: str) -> dict[str, Any]:
-        """Write an approved skill proposal as the domain's SKILL.md; refused if it is unapproved or
-        the skill moved since."""
-        call = current()
-        skill = await call.run(call.engine.skills.write, proposal_id, actor=call.actor)
-        return {"domain": skill.domain, "key": skill.key, "sha": skill.sha, "status": "written"}
-
-
-def _reading(tools: Registry) -> None:
-    """Finding and reading written skills, and the sources a person vouches for."""
-
-    @tools.tool(scope="read")
-    async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
-        """Written skills relevant to a task (none below the relevance floor); read one with get_skill."""
-        call = current()
-        found = await call.run(call.engine.skills.find, query, limit=limit)
-        return {"skills": [f.public() for f in found]}
-
-    @tools.tool(scope="read")
-    async def get_skill(domain: str) -> dict[str, Any]:
-        """A domain's written SKILL.md (body, sha, who wrote it and when)."""
-        call = current()
-        return (await call.run(call.engine.skills.get, domain)).public()
-
-    @tools.tool(scope="admin", idempotent=True)
-    async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
-        """Vouch for a memory as a person (admin only): its lessons become skill rules without
-        more sources."""
-        call = current()
-        return await call.run(call.engine.skills.bless, key, actor=call.actor, reason=reason)
-
-    @tools.tool(scope="write", idempotent=True)
-    async def promote_knowledge(key: str, domain: str, reason: str | None = None) -> dict[str, Any]:
-        """Make a knowledge memory a Reference rule of the domain's next skill proposal."""
-        call = current()
-        return await call.run(
-            call.engine.skills.promote, key, domain, actor=call.actor, reason=reason
-        )
+@tool(scope="write", idempotent=True)
+async def promote_knowledge(key: str, domain: str, reason: str | None = None) -> dict[str, Any]:
+    """Make a knowledge memory a Reference rule of the domain's next skill proposal."""
+    call = current()
+    return await call.run(
+        call.engine.skills.promote, key, domain, actor=call.actor, reason=reason
+    )

@@ -108,8 +108,8 @@ def test_registry_duplicate_project_and_bulk_writes_record_their_events(engine: 
          Draft("The CI runners use 4 cores.", project="q")], actor="importer"))
     assert [r.status for r in results] == ["stored", "stored", "duplicate"]
     assert events == [("remember", results[0].key), ("remember", results[1].key)]
-    _, events = recorded(engine, lambda: engine.lifecycle.project_action(
-        "delete_project", "q", confirm=True, actor="person", reason="retired"))
+    _, events = recorded(engine, lambda: engine.lifecycle.delete_project(
+        "q", confirm=True, actor="person", reason="retired"))
     assert sorted(events) == sorted(("forget", k) for k in (c, d, results[0].key, results[1].key,
                                                             engine.projects.key("q")))
 

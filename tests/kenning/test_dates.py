@@ -12,7 +12,7 @@ import pytest
 from kenning.backup import check
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
-from kenning.memory import Draft, Listing
+from kenning.memory import Draft, Forgotten, Listing
 from kenning.models import INVALID_DATE, iso
 from kenning.store import AuditEvent
 from kenning.validation import EARLIEST, LATEST
@@ -77,9 +77,9 @@ def test_a_poisoned_row_never_stops_a_listing_a_maintenance_pass_or_a_forget(eng
     assert set(shown) == {healthy, bad}
     assert str(shown[bad]["expires_at"]).startswith(INVALID_DATE)
     report = engine.maintenance.run()
-    assert report["expired"]["archived"] == [bad]  # a date long past: it expired, as any other would
+    assert report.expired.archived == [bad]  # a date long past: it expired, as any other would
     assert engine.memories.get(healthy).state == "active"
-    assert engine.memories.forget(bad, confirm=True, actor="t")["status"] == "forgotten"
+    assert engine.memories.forget(bad, confirm=True, actor="t") == Forgotten(bad)
     assert engine.memories.list(Listing(projects=["p"], limit=10)).total == 1
 
 
@@ -88,7 +88,7 @@ def test_a_poisoned_row_can_still_be_updated_retagged_and_explained(engine: Engi
     engine.memories.retag(bad, add=["release"], actor="t")
     updated = engine.memories.update(bad, "release checklist is due on Tuesday", actor="t")
     assert updated.tags == ("release",)
-    assert str(engine.inspection.explain(bad)["memory"]["expires_at"]).startswith(INVALID_DATE)
+    assert str(engine.inspection.explain(bad).public()["memory"]["expires_at"]).startswith(INVALID_DATE)
 
 
 def test_a_backup_holding_a_poisoned_date_is_refused_before_writing(engine: Engine) -> None:

@@ -17,7 +17,7 @@ def _remember(engine: Engine, content: str, **kwargs: object) -> str:
 def test_explain_gives_every_field_and_the_history(engine: Engine) -> None:
     key = _remember(engine, "Deploys happen on Mondays", project="ops", tags=["deploy"])
     engine.memories.update(key, "Deploys happen on Tuesdays", actor="bob", reason="moved")
-    explained = engine.inspection.explain(key)
+    explained = engine.inspection.explain(key).public()
     memory = explained["memory"]
     assert set(memory) >= {"key", "content", "namespace", "project", "tags", "kind", "state", "trust", "actor",
                            "created_at", "updated_at", "valid_from", "metadata", "recall_count"}
@@ -37,7 +37,7 @@ def test_explain_shows_the_newest_history_when_there_is_more_than_the_limit(engi
     for i in range(HISTORY_LIMIT + 5):
         engine.memories.retag(key, add=["even"] if i % 2 == 0 else [], remove=["even"] if i % 2 else [],
                               actor="alice", reason=f"pass {i}")
-    history = engine.inspection.explain(key)["history"]
+    history = engine.inspection.explain(key).public()["history"]
     assert len(history) == HISTORY_LIMIT
     assert history[-1]["reason"] == f"pass {HISTORY_LIMIT + 4}"  # the latest change is never cut off
     assert history[0]["reason"] == "pass 5"  # the oldest events (remember, passes 0-4) are the ones left out
@@ -109,5 +109,5 @@ def test_audit_marks_suppressed_memories_for_a_person_and_withholds_them_from_an
     person = engine.inspection.audit(request, for_person=True)
     assert {i["key"]: i["suppressed_by"] for i in person["page"]["items"]} == {hidden: ["traefik"], shown: []}
     assert person["page"]["withheld"] == 0
-    assert engine.inspection.explain(hidden)["suppressed_by"] == ["traefik"]
-    assert engine.inspection.explain(shown)["suppressed_by"] == []
+    assert engine.inspection.explain(hidden).suppressed_by == ["traefik"]
+    assert engine.inspection.explain(shown).suppressed_by == []

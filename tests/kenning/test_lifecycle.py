@@ -8,8 +8,8 @@ from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
 from kenning.experience import Report
-from kenning.lifecycle import ALLOWED, check_move
-from kenning.memory import Draft, Listing
+from kenning.lifecycle import ALLOWED, ProjectDone, ProjectPreview, check_move
+from kenning.memory import Draft, ForgetPreview, Forgotten, Listing
 from kenning.recall import RecallRequest
 from tests.margins import assert_clear, assert_pair
 
@@ -103,11 +103,10 @@ def test_acting_by_query_returns_candidates_and_never_acts(engine: Engine) -> No
     key = remember(engine, REDIS)
     other = remember(engine, JINJA)
     answer = engine.lifecycle.candidates("archive", "session state in redis")
-    assert answer["status"] == "needs_confirmation"
-    assert answer["acted"] is False
-    assert answer["candidates"][0]["key"] == key
-    assert other not in [c["key"] for c in answer["candidates"]]  # below the raw-similarity threshold
-    assert all(c["similarity"] >= engine.ctx.settings.act_threshold for c in answer["candidates"])
+    assert answer.action == "archive"
+    assert answer.found[0].key == key
+    assert other not in [c.key for c in answer.found]  # below the raw-similarity threshold
+    assert all(c.similarity >= engine.ctx.settings.act_threshold for c in answer.found)
     assert engine.memories.get(key).state == "active"
 
 
@@ -120,28 +119,28 @@ def test_acting_by_query_thresholds_raw_similarity_not_weighted_score(engine: En
     engine.experience.record_experience(key, Report(effort=5, outcome="succeeded"), actor="agent")
     assert engine.memories.get(key).experience_weight == pytest.approx(1.8)
     answer = engine.lifecycle.candidates("forget", vague)
-    assert answer["candidates"] == []
-    assert [c["key"] for c in engine.lifecycle.candidates("forget", "session state in redis")["candidates"]] == [key]
+    assert answer.found == ()
+    assert [c.key for c in engine.lifecycle.candidates("forget", "session state in redis").found] == [key]
     # and a x0.2 visibility weight never pushes a close memory under it
     engine.lifecycle.deprioritise(key, reason="moving to Postgres", actor="agent")
-    assert [c["key"] for c in engine.lifecycle.candidates("archive", "session state in redis")["candidates"]] == [key]
+    assert [c.key for c in engine.lifecycle.candidates("archive", "session state in redis").found] == [key]
 
 
 def test_project_actions_preview_then_act_in_bulk_with_audit(engine: Engine) -> None:
     mine = [remember(engine, text, project="old-app") for text in (REDIS, JINJA, "Deploys go out on Fridays.")]
     theirs = remember(engine, REDIS, project="new-app")
-    preview = engine.lifecycle.project_action("deprioritise_project", "old-app", confirm=False, actor="p", reason=None)
-    assert (preview["status"], preview["would_affect"], len(preview["sample"])) == ("preview", 3, 3)
+    preview = engine.lifecycle.deprioritise_project("old-app", confirm=False, actor="p", reason=None)
+    assert isinstance(preview, ProjectPreview)
+    assert (preview.would_affect, len(preview.sample)) == (3, 3)
     assert {engine.memories.get(k).state for k in mine} == {"active"}
-    done = engine.lifecycle.project_action("deprioritise_project", "old-app", confirm=True, actor="person:ann",
-                                           reason="project shelved")
-    assert (done["status"], done["affected"], "remaining" in done) == ("done", 3, False)
+    done = engine.lifecycle.deprioritise_project("old-app", confirm=True, actor="person:ann", reason="project shelved")
+    assert done == ProjectDone("deprioritise_project", "old-app", affected=3, remaining=0)
     assert {engine.memories.get(k).state for k in mine} == {"deprioritised"}
     assert engine.memories.get(theirs).state == "active"
     assert engine.store.audit.history(mine[0])[-1].reason == "project shelved"
     assert engine.memories.get(mine[0]).state_actor == "person:ann"
-    back = engine.lifecycle.project_action("reinstate_project", "old-app", confirm=True, actor="p", reason="back on")
-    assert back["affected"] == 3
+    back = engine.lifecycle.reinstate_project("old-app", confirm=True, actor="p", reason="back on")
+    assert back == ProjectDone("reinstate_project", "old-app", affected=3, remaining=0)
     assert {engine.memories.get(k).state for k in mine} == {"active"}
 
 
@@ -149,9 +148,9 @@ def test_delete_project_keeps_snapshots_and_spares_other_projects(engine: Engine
     mine = [remember(engine, text, project="scratch") for text in (REDIS, JINJA)]
     theirs = remember(engine, REDIS, project="keep")
     with pytest.raises(InvalidInput, match="reason"):
-        engine.lifecycle.project_action("delete_project", "scratch", confirm=True, actor="p", reason=None)
-    done = engine.lifecycle.project_action("delete_project", "scratch", confirm=True, actor="p", reason="cleanup")
-    assert done["affected"] == 2
+        engine.lifecycle.delete_project("scratch", confirm=True, actor="p", reason=None)
+    done = engine.lifecycle.delete_project("scratch", confirm=True, actor="p", reason="cleanup")
+    assert done == ProjectDone("delete_project", "scratch", affected=2, remaining=0)
     assert engine.memories.list(Listing(projects=["scratch"])).total == 0
     assert engine.memories.get(theirs).content == REDIS
     last = engine.store.audit.history(mine[0])[-1]
@@ -161,9 +160,9 @@ def test_delete_project_keeps_snapshots_and_spares_other_projects(engine: Engine
 
 def test_forget_previews_then_deletes(engine: Engine) -> None:
     key = remember(engine, REDIS)
-    assert engine.lifecycle.forget(key, confirm=False, actor="a", reason=None)["status"] == "preview"
+    assert isinstance(engine.lifecycle.forget(key, confirm=False, actor="a", reason=None), ForgetPreview)
     assert engine.memories.get(key).content == REDIS
-    assert engine.lifecycle.forget(key, confirm=True, actor="a", reason="wrong")["status"] == "forgotten"
+    assert engine.lifecycle.forget(key, confirm=True, actor="a", reason="wrong") == Forgotten(key)
     assert engine.store.memories.read(key) is None
 
 

@@ -35,10 +35,10 @@ def test_expired_knowledge_is_archived_with_the_reason(engine: Engine, clock: Ma
                                          expires_at=clock.now() + DAY), actor="feed").key
     lasting = engine.memories.remember(Draft("The office is in Lisbon", project="p",
                                              expires_at=clock.now() + 30 * DAY), actor="feed").key
-    assert engine.maintenance.expire(actor="maintenance")["count"] == 0  # positive control: not yet due
+    assert engine.maintenance.expire(actor="maintenance").count == 0  # positive control: not yet due
     clock.advance(2 * DAY)
     report = engine.maintenance.run()
-    assert report["expired"]["archived"] == [due]
+    assert report.expired.archived == [due]
     archived = engine.memories.get(due)
     assert (archived.state, archived.state_reason, archived.state_actor) == (
         "archived", "expired on 2026-09-22T14:13:20Z", "maintenance")
@@ -56,17 +56,17 @@ def test_expiry_reports_a_memory_another_writer_removed_meanwhile(engine: Engine
         return engine.lifecycle.archive(key, reason=reason, actor=actor)
 
     report = Maintenance(engine.ctx, engine.contradictions, engine.duplicates, racing_archive).expire(actor="m")
-    assert (report["archived"], report["count"]) == ([due[1]], 1)  # positive control: the other one expired
-    assert [s["key"] for s in report["skipped"]] == [due[0]]
-    assert "no memory" in report["skipped"][0]["why"]
+    assert (report.archived, report.count) == ([due[1]], 1)  # positive control: the other one expired
+    assert [s["key"] for s in report.skipped] == [due[0]]
+    assert "no memory" in report.skipped[0]["why"]
 
 
 def test_duplicates_are_reported_not_merged_by_default(engine: Engine) -> None:
     keys = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
-    report = engine.maintenance.run()["duplicates"]
-    assert report["auto_merge_threshold"] is None
-    assert report["merged"] == []
-    assert [sorted(r["keys"]) for r in report["review"]] == [sorted(keys)]
+    report = engine.maintenance.run().duplicates
+    assert report.auto_merge_threshold is None
+    assert report.merged == []
+    assert [sorted(r["keys"]) for r in report.review] == [sorted(keys)]
     assert {engine.memories.get(k).state for k in keys} == {"active"}
 
 
@@ -82,22 +82,22 @@ def test_auto_merge_only_above_the_configured_threshold(settings: Settings, clie
     close = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
     loose = [engine.memories.remember(Draft(t, project="q"), actor="a", allow_duplicate=True).key
              for t in tuesdays]
-    report = engine.maintenance.run()["duplicates"]
-    (merged,) = report["merged"]
+    report = engine.maintenance.run().duplicates
+    (merged,) = report.merged
     assert sorted([merged["kept"], *merged["archived"]]) == sorted(close)
     assert merged["reason"].startswith("duplicate of ")
-    assert [sorted(r["keys"]) for r in report["review"]] == [sorted(loose)]  # 0.85 < 0.92: review only
+    assert [sorted(r["keys"]) for r in report.review] == [sorted(loose)]  # 0.85 < 0.92: review only
 
 
 def test_open_contradictions_are_rechecked(engine: Engine) -> None:
     a = engine.memories.remember(Draft("Do not use pickle", project="p"), actor="a").key
     b = engine.memories.remember(Draft("Use pickle for caching", project="p"), actor="a").key
-    first = engine.maintenance.run()["contradictions"]
-    assert (first["examined"], first["closed"]) == (1, [])  # positive control: still conflicting
+    first = engine.maintenance.run().contradictions
+    assert (first.examined, first.closed) == (1, [])  # positive control: still conflicting
     # An edit that bypasses Memories.update (e.g. a restore of an older copy) leaves the record stale.
     engine.store.memories.update(b, {"content": "Use msgpack for caching"}, SETUP)
-    second = engine.maintenance.run()["contradictions"]
-    assert [c["reason"] for c in second["closed"]] == ["the two memories no longer conflict (edited)"]
+    second = engine.maintenance.run().contradictions
+    assert [c["reason"] for c in second.closed] == ["the two memories no longer conflict (edited)"]
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
 
 
@@ -105,18 +105,18 @@ def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine
     keys = [engine.memories.remember(Draft(t, project="p"), actor="a").key
             for t in ("Redis streams back the audit log", "The dashboard is server-rendered")]
     clean = engine.maintenance.index_report()
-    assert (clean["drift"], clean["phantoms"]) == ([], 0)
-    assert clean["namespaces"]["knowledge"]["searchable"] == 2
+    assert (clean.drift, clean.phantoms) == ([], 0)
+    assert clean.namespaces["knowledge"]["searchable"] == 2
     client.hdel(keys[0], "created_at")  # a row the index still lists without the hash it came from
     broken = engine.maintenance.index_report()
-    assert broken["phantoms"] == 1
-    assert broken["drift"][0]["namespace"] == "knowledge"
+    assert broken.phantoms == 1
+    assert broken.drift[0]["namespace"] == "knowledge"
     client.hset(keys[0], "created_at", repr(1.0))
     result = engine.maintenance.reindex("knowledge", actor="admin")
     assert (result["num_docs"], result["index"]) == (2, engine.ctx.index("knowledge"))
     hits = engine.recaller.recall(RecallRequest("what renders the dashboard?", projects=["p"])).hits
     assert hits[0].memory.key == keys[1]
-    assert engine.maintenance.index_report()["drift"] == []
+    assert engine.maintenance.index_report().drift == []
 
 
 def test_the_last_report_is_kept(engine: Engine) -> None:
@@ -167,6 +167,6 @@ def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Setting
     same = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key
             for t in ("Use pickle for caching", "Use pickle for caching please")]
     opposite = engine.memories.remember(Draft("Do not use pickle for caching", project="p"), actor="a").key
-    (merged,) = engine.maintenance.run()["duplicates"]["merged"]
+    (merged,) = engine.maintenance.run().duplicates.merged
     assert sorted([merged["kept"], *merged["archived"]]) == sorted(same)  # positive control: a real merge
     assert engine.memories.get(opposite).state == "active"

@@ -11,7 +11,7 @@ from kenning.clock import ManualClock
 from kenning.embedding import Embedder, SentenceTransformerEmbedder
 from kenning.engine import Engine
 from kenning.errors import BackendUnavailable, EmbeddingMismatch, InvalidInput, NotFound
-from kenning.memory import Draft, Listing
+from kenning.memory import Draft, ForgetPreview, Forgotten, Listing
 from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning.store import connect, digest
@@ -113,10 +113,10 @@ def test_retag_adds_and_removes(engine: Engine) -> None:
 def test_forget_previews_then_deletes_by_key_with_a_snapshot(engine: Engine) -> None:
     key = engine.memories.remember(Draft("Temporary note about the old CI runner."), actor="t").key
     preview = engine.memories.forget(key, actor="t")
-    assert preview["status"] == "preview"
+    assert isinstance(preview, ForgetPreview)
     assert engine.memories.get(key).content.startswith("Temporary")  # a preview deletes nothing
     done = engine.memories.forget(key, actor="person", confirm=True, reason="obsolete")
-    assert done == {"status": "forgotten", "key": key}
+    assert done == Forgotten(key)
     with pytest.raises(NotFound):
         engine.memories.get(key)
     event = engine.store.audit.history(key)[-1]
@@ -156,7 +156,7 @@ def test_forget_with_a_refused_reason_deletes_nothing(engine: Engine) -> None:
     assert engine.memories.get(key).content.startswith("Note about")
     assert [e.action for e in engine.store.audit.history(key)] == ["remember"]
     assert engine.store.snapshots.read(key) is None
-    assert engine.memories.forget(key, actor="t", confirm=True, reason="rotated")["status"] == "forgotten"
+    assert engine.memories.forget(key, actor="t", confirm=True, reason="rotated") == Forgotten(key)
 
 
 @pytest.mark.parametrize("key", ["", "nearest", "kenning:mem:knowledge", "x:mem:knowledge:01ABC"])

@@ -34,29 +34,29 @@ def test_why_did_you_mention_by_words(engine: Engine, clock: ManualClock) -> Non
     clock.advance(3600)
     engine.recaller.recall(RecallRequest("where do feature flags come from?"))
     answer = engine.recall_log.why_did_you_mention("LaunchDarkly")
-    assert answer["matched_by"] == "words"
-    assert [m["key"] for m in answer["memories"]] == [key]
-    assert [(m["query"], m["key"], m["rank"]) for m in answer["mentions"]] == [
+    assert answer.matched_by == "words"
+    assert [m["key"] for m in answer.memories] == [key]
+    assert [(m["query"], m["key"], m["rank"]) for m in answer.mentions] == [
         ("where do feature flags come from?", key, 1)]
-    assert answer["mentions"][0]["at"] == iso(clock.now())
+    assert answer.mentions[0]["at"] == iso(clock.now())
 
 
 def test_why_did_you_mention_by_meaning_and_by_key(engine: Engine) -> None:
     key = remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
     engine.recaller.recall(RecallRequest("where do feature flags come from?"))
     by_meaning = engine.recall_log.why_did_you_mention("the feature toggle service")
-    assert by_meaning["matched_by"] == "meaning"
-    assert key in [m["key"] for m in by_meaning["memories"]]
-    assert by_meaning["mentions"][0]["key"] == key
-    assert engine.recall_log.why_did_you_mention(key)["mentions"][0]["query"] == "where do feature flags come from?"
+    assert by_meaning.matched_by == "meaning"
+    assert key in [m["key"] for m in by_meaning.memories]
+    assert by_meaning.mentions[0]["key"] == key
+    assert engine.recall_log.why_did_you_mention(key).mentions[0]["query"] == "where do feature flags come from?"
 
 
 def test_why_did_you_mention_says_when_nothing_surfaced_it(engine: Engine) -> None:
     remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
     answer = engine.recall_log.why_did_you_mention("LaunchDarkly")
-    assert answer["memories"]  # the memory exists ...
-    assert answer["mentions"] == []  # ... but no recall returned it
-    assert "no logged recall" in answer["note"]
+    assert answer.memories  # the memory exists ...
+    assert answer.mentions == []  # ... but no recall returned it
+    assert "no logged recall" in (answer.note or "")
 
 
 def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedder, clock: ManualClock) -> None:

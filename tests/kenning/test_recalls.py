@@ -13,6 +13,7 @@ import valkey
 from kenning.clock import ManualClock
 from kenning.engine import Engine
 from kenning.inspection import AuditRequest
+from kenning.lifecycle import ProjectDone
 from kenning.memory import Draft, Listing
 from kenning.recall import RecallRequest
 from kenning.store.client import call
@@ -93,7 +94,7 @@ def test_recall_results_carry_the_new_count(engine: Engine) -> None:
 def test_get_inspect_list_and_audit_show_live_values(engine: Engine, clock: ManualClock) -> None:
     backup, deploy = _remember(engine, BACKUP, DEPLOY)
     _recall(engine, "when does the backup run?")
-    assert engine.inspection.explain(backup)["memory"]["recall_count"] == 1
+    assert engine.inspection.explain(backup).public()["memory"]["recall_count"] == 1
     assert [m.recall_count for m in engine.inspection.records([backup, deploy])] == [1, 0]
     listed = {m.key: (m.recall_count, m.last_recalled) for m in engine.memories.list(Listing()).items}
     assert listed == {backup: (1, clock.now()), deploy: (0, None)}
@@ -111,12 +112,12 @@ def test_maintenance_folds_the_counters_so_sorting_sees_them(engine: Engine, cli
     assert {m.key: m.recall_count for m in before} == {lint: 3, deploy: 1, backup: 0}  # shown live...
     assert _stored_count(client, lint) == b"0"  # ...while the hash holds the last folded value
     report = engine.maintenance.run()
-    assert report["recall_counters"] == {"folded": 2, "orphans_removed": 0}
+    assert report.recall_counters == {"folded": 2, "orphans_removed": 0}
     assert _stored_count(client, lint) == b"3"
     assert [m.key for m in engine.memories.list(by_count).items] == [lint, deploy, backup]
     assert [m.key for m in engine.memories.list(Listing(sort="recall_count", descending=False)).items] == [
         backup, deploy, lint]
-    assert engine.maintenance.run()["recall_counters"]["folded"] == 0  # nothing touched since
+    assert engine.maintenance.run().recall_counters["folded"] == 0  # nothing touched since
     assert 0 < _ttl(client, engine.store.memories.recalls.key(lint)) <= SETTLED_TTL  # folded and quiet: may go
     _recall(engine, "how do I run the linter?")
     assert _ttl(client, engine.store.memories.recalls.key(lint)) == -1  # touched again: kept until folded
@@ -161,7 +162,7 @@ def test_forget_removes_the_counter_and_the_fold_clears_a_late_touch(engine: Eng
     pipe = client.pipeline(transaction=False)
     recalls.queue_touch(pipe, [memory], 5.0)  # a recall that read it before the forget touches it after
     call(pipe.execute)
-    assert engine.maintenance.run()["recall_counters"] == {"folded": 1, "orphans_removed": 1}
+    assert engine.maintenance.run().recall_counters == {"folded": 1, "orphans_removed": 1}
     assert client.exists(recalls.key(backup), backup) == 0  # the orphan is gone and nothing was re-created
 
 
@@ -200,7 +201,8 @@ def test_delete_project_removes_the_counters_of_the_memories_it_deletes(engine: 
     assert [h.memory.key for h in engine.recaller.recall(RecallRequest("how is the linter run?", projects=["elsewhere"],
                                                                       top_k=1)).hits] == [other]
     assert client.exists(recalls.key(backup), recalls.key(deploy), recalls.key(other)) == 3
-    done = engine.lifecycle.project_action("delete_project", "p", confirm=True, actor="a", reason="retired")
-    assert done["affected"] == 2
+    done = engine.lifecycle.delete_project("p", confirm=True, actor="a", reason="retired")
+    assert isinstance(done, ProjectDone)
+    assert done.affected == 2
     assert client.exists(recalls.key(backup), recalls.key(deploy)) == 0
     assert client.exists(recalls.key(other)) == 1  # positive control: another project's counter stays

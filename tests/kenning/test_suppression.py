@@ -7,6 +7,7 @@ import pytest
 from kenning.engine import Engine
 from kenning.errors import InvalidInput, NotFound
 from kenning.experience import Approach
+from kenning.lifecycle import ProjectPreview
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.recall import RecallRequest
@@ -130,20 +131,22 @@ def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) ->
     engine.recaller.recall(RecallRequest("who terminates TLS for the cluster ingress?", top_k=10))
     # positive controls: before the suppression every answer names the memory
     before = engine.recall_log.why_did_you_mention("Traefik")
-    assert ([m["key"] for m in before["memories"]], before["mentions"][0]["key"]) == ([hidden], hidden)
-    assert [m["key"] for m in engine.recall_log.why_did_you_mention(hidden)["memories"]] == [hidden]
-    assert hidden in [c["key"] for c in engine.lifecycle.candidates("archive", "Traefik TLS ingress")["candidates"]]
-    assert hidden in [s["key"] for s in engine.lifecycle.project_action(
-        "deprioritise_project", "edge", confirm=False, actor="a", reason=None)["sample"]]
+    assert ([m["key"] for m in before.memories], before.mentions[0]["key"]) == ([hidden], hidden)
+    assert [m["key"] for m in engine.recall_log.why_did_you_mention(hidden).memories] == [hidden]
+    assert hidden in [c.key for c in engine.lifecycle.candidates("archive", "Traefik TLS ingress").found]
+    before_preview = engine.lifecycle.deprioritise_project("edge", confirm=False, actor="a", reason=None)
+    assert isinstance(before_preview, ProjectPreview)
+    assert hidden in [s["key"] for s in before_preview.sample]
     engine.suppressions.suppress("traefik", "migrated off it", actor="person")
     why = engine.recall_log.why_did_you_mention("Traefik")
-    assert (why["memories"], why["mentions"]) == ([], [])
-    assert hidden not in [m["key"] for m in engine.recall_log.why_did_you_mention(hidden)["memories"]]
-    offered = engine.lifecycle.candidates("archive", "Traefik TLS ingress")["candidates"]
-    assert hidden not in [c["key"] for c in offered]
-    preview = engine.lifecycle.project_action("deprioritise_project", "edge", confirm=False, actor="a", reason=None)
-    assert preview["would_affect"] == 2  # counted, never quoted
-    assert [s["key"] for s in preview["sample"]] == [shown]
+    assert (why.memories, why.mentions) == ([], [])
+    assert hidden not in [m["key"] for m in engine.recall_log.why_did_you_mention(hidden).memories]
+    offered = engine.lifecycle.candidates("archive", "Traefik TLS ingress").found
+    assert hidden not in [c.key for c in offered]
+    preview = engine.lifecycle.deprioritise_project("edge", confirm=False, actor="a", reason=None)
+    assert isinstance(preview, ProjectPreview)
+    assert preview.would_affect == 2  # counted, never quoted
+    assert [s["key"] for s in preview.sample] == [shown]
 
 
 def test_active_read_with_a_recalls_look_up_is_the_same_list(engine: Engine) -> None:

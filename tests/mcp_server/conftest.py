@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import valkey
 from fastmcp import Client, FastMCP
 from fastmcp.client.client import CallToolResult
 from prometheus_client import CollectorRegistry
 
+from kenning.clock import ManualClock
 from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.settings import Settings
 from kenning.tokens import SCOPES
@@ -90,6 +93,16 @@ def start_harness(engine: Engine, settings: Settings, *,
 @pytest.fixture
 def mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
     harness = start_harness(engine, mcp_settings(settings))
+    yield harness
+    harness.service.stop()
+
+
+@pytest.fixture
+def own_mcp(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
+            tmp_path: Path) -> Iterator[McpHarness]:
+    """A server whose engine writes backups into this test's own directory (list_backups shows only its own)."""
+    own = mcp_settings(settings, backup_dir=tmp_path / "backups")
+    harness = start_harness(Engine.open(own, client, embedder, clock=clock), own)
     yield harness
     harness.service.stop()
 

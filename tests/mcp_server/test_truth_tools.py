@@ -18,7 +18,6 @@ from kenning.embedded import EmbeddedValkey
 from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.models import iso
-from kenning.settings import Settings
 from kenning.store import connect
 from kenning.store import indexes as index_admin
 from tests.conftest import free_port, make_settings
@@ -141,16 +140,6 @@ async def test_verify_duplicates_and_briefing(mcp: McpHarness) -> None:
         recent = [m["key"] for m in brief["recent_knowledge"]]
         assert other not in recent
         assert {keep, verified} <= set(recent)
-
-
-@pytest.fixture
-def own_mcp(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-            tmp_path: Path) -> Iterator[McpHarness]:
-    """A server whose engine writes backups into this test's own directory."""
-    own = mcp_settings(settings, backup_dir=tmp_path / "backups")
-    harness = start_harness(Engine.open(own, client, embedder, clock=clock), own)
-    yield harness
-    harness.service.stop()
 
 
 def _wipe(client: valkey.Valkey, prefix: str, dim: int) -> None:

@@ -89,7 +89,7 @@ async def bulk(request: Request) -> Response:
 
 
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:
-    explained = engine.inspection.explain(key)
+    explained = engine.inspection.explain(key).public()
     return {**explained, "experience": engine.experience.get_experience(key),
             "contradictions": engine.contradictions.board(status="all", key=key)["contradictions"]}
 
