@@ -147,6 +147,9 @@ class Settings(BaseSettings):
     mcp_stateless: bool = Field(
         default=False, description="Stateless Streamable HTTP, so replicas can sit behind a load balancer."
     )
+    mcp_json_response: bool = Field(
+        default=False, description="Answer each MCP request with one JSON body instead of an SSE stream."
+    )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
     oauth: bool = Field(
         default=False, description="Serve an OAuth 2.1 authorization server for remote MCP clients (claude.ai, "
