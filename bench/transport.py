@@ -58,16 +58,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=10_000, help="memories in the store (default 10000)")
     parser.add_argument("--calls", type=int, default=500, help="recalls per target (default 500)")
     parser.add_argument("--profile", type=Path, help="run the servers under py-spy; raw stacks in this folder")
+    parser.add_argument("--modes", default=",".join(MODES), help=f"transport modes, comma-separated (default "
+                        f"{','.join(MODES)}; {RAW_MODE} is always one)")
     args = parser.parse_args(argv)
+    modes = list(dict.fromkeys([*args.modes.split(","), RAW_MODE]))
+    if unknown := [m for m in modes if m not in MODES]:
+        parser.error(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
     cpu = system.cpu_times()
-    result = run(args.memories, args.calls, args.profile)
+    result = run(args.memories, args.calls, args.profile, modes)
     result["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
     result["load_average"] = [round(x, 2) for x in os.getloadavg()]
     print(render(result))
     return 0
 
 
-def run(memories: int, calls: int, profile: Path | None) -> dict[str, Any]:
+def run(memories: int, calls: int, profile: Path | None, modes: list[str]) -> dict[str, Any]:
     corpus = generate("10k" if memories <= 10_000 else "100k", 7)
     with tempfile.TemporaryDirectory(prefix="kenning-transport-") as tmp:
         settings = Settings(data_dir=Path(tmp), valkey_port=free_port(), key_prefix="bench:", valkey_url=None)
@@ -83,7 +88,7 @@ def run(memories: int, calls: int, profile: Path | None) -> dict[str, Any]:
             queries = families.paraphrase_queries(corpus, random.Random("transport"), calls + mcp.WARMUP)
             with ExitStack() as stack:
                 urls = {name: stack.enter_context(server(settings, env, profile, name)) for name, env in
-                        [("floor", {}), *((f"mcp_{m}", env) for m, env in MODES.items())]}
+                        [("floor", {}), *((f"mcp_{m}", MODES[m]) for m in modes)]}
                 samples = anyio.run(paired, engine, urls, secret, queries)
             out: dict[str, Any] = {"memories": len(items), "calls": calls, "targets": summarise(samples)}
     if profile is not None:
@@ -157,7 +162,7 @@ async def connect(stack: AsyncExitStack, urls: dict[str, str], secret: str) -> d
     auth = {"Authorization": f"Bearer {secret}"}
     http = await stack.enter_async_context(httpx.AsyncClient(headers=auth, timeout=30))
     targets: dict[str, Target] = {"floor": lambda args, _: checked(http.post(urls["floor"], json=args))}
-    for mode in MODES:
+    for mode in (name.removeprefix("mcp_") for name in urls if name.startswith("mcp_")):
         url = urls[f"mcp_{mode}"]
         fast = await stack.enter_async_context(Client(url, auth=secret))
         sdk_http = await stack.enter_async_context(httpx2.AsyncClient(headers=auth, timeout=30))
