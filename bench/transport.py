@@ -140,7 +140,8 @@ async def paired(engine: Engine, urls: dict[str, str], secret: str,
         targets = await connect(stack, urls, secret)
         for index, query in enumerate(queries):
             args = {"query": query.text, "projects": [query.project], "top_k": TOP_K}
-            ask = RecallRequest(query.text, projects=[query.project], top_k=TOP_K, actor=ACTOR)
+            ask = RecallRequest(query.text, projects=[query.project] if query.project else None, top_k=TOP_K,
+                                actor=ACTOR)
             timings = {"engine": timed_sync(functools.partial(engine.recaller.recall, ask))}
             for name, call in targets.items():
                 timings[name] = await timed(call, args, index)
@@ -169,21 +170,24 @@ async def connect(stack: AsyncExitStack, urls: dict[str, str], secret: str) -> d
         read, write = await stack.enter_async_context(streamable_http_client(url, http_client=sdk_http))
         session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
-        targets[f"{mode} fastmcp Client"] = lambda args, _, c=fast: succeeded(c.call_tool("recall", args))
-        targets[f"{mode} mcp SDK ClientSession"] = lambda args, _, s=session: succeeded(s.call_tool("recall", args))
+        targets[f"{mode} fastmcp Client"] = through(fast)
+        targets[f"{mode} mcp SDK ClientSession"] = through(session)
     raw = urls[f"mcp_{RAW_MODE}"]
     targets[f"{RAW_MODE} bare POST {MODERN}"] = lambda args, i: raw_call(http, raw, args, i, MODERN)
     targets[f"{RAW_MODE} bare POST {HANDSHAKE}"] = lambda args, i: raw_call(http, raw, args, i, HANDSHAKE)
     return targets
 
 
+def through(client: Any) -> Target:
+    """A recall through an MCP client library (fastmcp's ``Client`` or the SDK's ``ClientSession``)."""
+    async def call(args: dict[str, Any], index: int) -> None:
+        if (await client.call_tool("recall", args)).is_error:
+            raise RuntimeError("a recall through MCP failed")
+    return call
+
+
 async def checked(response: Awaitable[httpx.Response]) -> None:
     (await response).raise_for_status()
-
-
-async def succeeded(result: Awaitable[Any]) -> None:
-    if getattr(await result, "is_error", False):
-        raise RuntimeError("a recall through MCP failed")
 
 
 async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int, version: str) -> None:

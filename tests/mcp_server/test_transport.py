@@ -8,7 +8,6 @@ gives one. Both must work against a stateless and a stateful server, with JSON o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import httpx2
@@ -77,7 +76,7 @@ def test_a_session_only_when_stateful_and_the_answer_framed_as_set(served: McpHa
 
 
 def test_the_defaults_are_stateless_with_json_answers(engine: Engine, settings: Settings) -> None:
-    defaults: dict[str, Any] = Settings.model_fields  # type: ignore[assignment]
+    defaults = Settings.model_fields
     assert defaults["mcp_stateless"].default is True
     assert defaults["mcp_json_response"].default is True
     harness = start_harness(engine, mcp_settings(settings))
