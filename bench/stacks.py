@@ -28,6 +28,8 @@ LAYERS: tuple[tuple[str, str], ...] = (  # (file path prefix as py-spy prints it
     ("mcp_types/", SDK),
     ("sse_starlette/", SDK),
     ("starlette/", "starlette"),
+    ("httpx", "httpx / httpcore (HTTP client)"),
+    ("httpcore/", "httpx / httpcore (HTTP client)"),
     ("uvicorn/", "uvicorn (HTTP parsing)"),
     ("httptools/", "uvicorn (HTTP parsing)"),
     ("h11/", "uvicorn (HTTP parsing)"),

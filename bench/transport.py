@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import random
 import shutil
@@ -23,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, ExitStack, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 
 TOP_K = 10
+RESULTS = system.ROOT / "bench" / "results" / "transport"  # beside the bench runs, not on their page
 # transport modes: the environment of `kenning mcp` in each
 MODES: dict[str, dict[str, str]] = {
     f"{state}_{framing}": {"KENNING_MCP_STATELESS": str(state == "stateless").lower(),
@@ -68,7 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args.memories, args.calls, args.profile, modes)
     result["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
     result["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    result["machine"] = system.machine()
     print(render(result))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-{result['memories']}.json"
+    path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
     return 0
 
 
