@@ -3,8 +3,9 @@
 A private Valkey with N memories of the bench corpus; then, each in a process of its own on the same store,
 the bare Starlette floor (``bench.floor_server``) and ``kenning mcp`` once per transport mode. For every query,
 in turn: the engine call in this process, the floor over HTTP, and each MCP server through a kept-open fastmcp
-``Client`` and, for a stateless server, a bare JSON-RPC POST (what the server costs without fastmcp's client).
-Every number is paired per query, so the box's drift does not land on one side.
+``Client``, the official SDK's ``ClientSession`` and bare JSON-RPC POSTs (the server's cost without a client
+library). Every number is paired per query, so the box's drift does not land on one side, and the order of
+the HTTP targets rotates from query to query, so none always runs right after the in-process engine call.
 
 ``--profile DIR`` runs each server under ``py-spy record`` (raw collapsed stacks in DIR) and prints, per
 process, the CPU per call spent in each layer (``bench.stacks``).
@@ -126,7 +127,8 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
     log_path = settings.data_dir / f"{name}.log"
     with log_path.open("w", encoding="utf-8") as log:
         child = subprocess.Popen(command, env={**mcp.server_env(settings, port), **env,
-                                               "PYTHONPATH": str(system.ROOT)},
+                                               "PYTHONPATH": os.pathsep.join(
+                                                   [str(system.ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])},
                                  stdout=log, stderr=subprocess.STDOUT)
         try:
             mcp.wait_listening(child, port, log_path)
@@ -151,7 +153,8 @@ async def paired(engine: Engine, urls: dict[str, str], secret: str,
             ask = RecallRequest(query.text, projects=[query.project] if query.project else None, top_k=TOP_K,
                                 actor=ACTOR)
             timings = {"engine": timed_sync(functools.partial(engine.recaller.recall, ask))}
-            for name, call in targets.items():
+            order = list(targets.items())
+            for name, call in order[index % len(order):] + order[:index % len(order)]:  # no target always first
                 timings[name] = await timed(call, args, index)
             if index >= mcp.WARMUP:
                 for name, seconds in timings.items():
