@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import httpx
 
 from bench import families, metrics, system
 from bench.corpus import filler, slots
@@ -75,28 +76,43 @@ async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[
     """
     from fastmcp import Client
 
+    from bench.transport import MODERN, raw_call
+
     recall: list[float] = []
     remember: list[float] = []
     engine: list[float] = []
-    async with Client(url, auth=secret) as client:
+    bare: list[float] = []
+    async with Client(url, auth=secret) as client, httpx.AsyncClient(
+            headers={"Authorization": f"Bearer {secret}"}, timeout=30) as http:
         for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
+            args = {"query": query.text, "projects": [query.project], "top_k": 10}
             before = time.perf_counter()
             if direct is not None:
                 direct(query)
             start = time.perf_counter()
-            await client.call_tool("recall", {"query": query.text, "projects": [query.project], "top_k": 10})
+            await client.call_tool("recall", args)
             middle = time.perf_counter()
             await client.call_tool("remember", {"content": text, "namespace": "episodic", "project": project})
+            after = time.perf_counter()
+            if direct is not None:
+                await raw_call(http, url, args, index, MODERN)
             if index >= WARMUP:
                 engine.append(start - before)
                 recall.append(middle - start)
-                remember.append(time.perf_counter() - middle)
+                remember.append(after - middle)
+                bare.append(time.perf_counter() - after)
     out: dict[str, Any] = {"recall": metrics.latency_summary(recall), "remember": metrics.latency_summary(remember)}
     if direct is not None:
-        out["recall_paired"] = {"engine": metrics.latency_summary(engine),
-                                "added_by_mcp": metrics.latency_summary([m - e for m, e in zip(recall, engine,
-                                                                                               strict=True)])}
+        out["recall_paired"] = paired(engine, recall, bare)
     return out
+
+
+def paired(engine: list[float], client: list[float], bare: list[float]) -> dict[str, Any]:
+    """Per query: the engine alone, what MCP adds through fastmcp's Client, and through a bare JSON-RPC POST
+    (the server's share, without a client library's parsing and validation)."""
+    return {"engine": metrics.latency_summary(engine),
+            "added_by_mcp": metrics.latency_summary([m - e for m, e in zip(client, engine, strict=True)]),
+            "added_by_mcp_bare_post": metrics.latency_summary([b - e for b, e in zip(bare, engine, strict=True)])}
 
 
 def same_process(run: Run, settings: Settings, secret: str, queries: list[Query],

@@ -156,7 +156,8 @@ def latency_table(results: list[Result]) -> list[str]:
                     rows.append(f"| {_label(r)} | {call} via {where} | total | {fmt(s.get('p50_ms'))} | "
                                 f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |")
         for phase, label in (("engine", "the same recall through the engine, just before"),
-                             ("added_by_mcp", "added by MCP/HTTP (per query, paired)")):
+                             ("added_by_mcp", "added by MCP/HTTP (per query, paired)"),
+                             ("added_by_mcp_bare_post", "added by MCP/HTTP, bare JSON-RPC POST (no client library)")):
             s = dig(r, "mcp", "recall_paired", phase)
             if s:
                 rows.append(f"| {_label(r)} | recall via MCP/HTTP | {label} | {fmt(s.get('p50_ms'))} | "

@@ -145,7 +145,11 @@ class Settings(BaseSettings):
         default=True, description="Require bearer tokens on /mcp (off only allowed on loopback)."
     )
     mcp_stateless: bool = Field(
-        default=False, description="Stateless Streamable HTTP, so replicas can sit behind a load balancer."
+        default=True, description="Stateless Streamable HTTP: no server-side MCP session to keep, expire or cap, "
+        "and replicas can sit behind one load balancer; false keeps a session per client."
+    )
+    mcp_json_response: bool = Field(
+        default=True, description="Answer each MCP request with one JSON body instead of an SSE stream."
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
     oauth: bool = Field(
@@ -224,11 +228,13 @@ class Settings(BaseSettings):
     )
     mcp_session_idle_seconds: float = Field(
         default=600.0, gt=0, le=86_400,
-        description="An MCP session with no request for this long is closed; the client opens a new one.",
+        description="With KENNING_MCP_STATELESS=false: an MCP session with no request for this long is "
+        "closed; the client opens a new one.",
     )
     mcp_sessions_per_token: int = Field(
         default=32, ge=1, le=10_000,
-        description="Open MCP sessions one token may hold; a new one over this is refused (429).",
+        description="With KENNING_MCP_STATELESS=false: open MCP sessions one token may hold; a new one over "
+        "this is refused (429).",
     )
     health_timeout_seconds: float = Field(
         default=2.0, gt=0, le=60,

@@ -89,6 +89,7 @@ def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = N
     cap = Middleware(SessionCap, path=MCP_PATH, per_token=settings.mcp_sessions_per_token,
                      idle_seconds=settings.mcp_session_idle_seconds)
     app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless,
+                       json_response=settings.mcp_json_response,
                        session_idle_timeout=settings.mcp_session_idle_seconds,
                        middleware=[] if settings.mcp_stateless else [cap], **guard)
     if settings.mcp_sse:

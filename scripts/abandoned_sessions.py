@@ -4,8 +4,9 @@ requests that never close their session, and after the idle timeout (docs/reliab
     PYTHONPATH=. python scripts/abandoned_sessions.py --sessions 2000 --idle 5
 
 Runs the real server (embedded Valkey in a temp dir, the configured model) in this process, as
-`kenning up` does. Phase "capped" uses the default per-token cap; "uncapped" lifts it to show the
-idle timeout alone freeing the sessions.
+`kenning up` does. Phases "capped" and "uncapped" keep sessions (KENNING_MCP_STATELESS=false): "capped"
+uses the default per-token cap; "uncapped" lifts it to show the idle timeout alone freeing the sessions.
+Phase "stateless" is the default transport, which opens no session at all.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def phase(name: str, engine: Engine, base: Settings, sessions: int, idle: float, cap: int) -> None:
+def phase(name: str, engine: Engine, base: Settings, sessions: int, idle: float, cap: int,
+          stateless: bool = False) -> None:
     settings = base.model_copy(update={"mcp_port": free_port(), "mcp_session_idle_seconds": idle,
-                                       "mcp_sessions_per_token": cap})
+                                       "mcp_sessions_per_token": cap, "mcp_stateless": stateless})
     _, secret = engine.tokens.create(f"abandoner-{name}", "write", actor="script")
     service = McpService(engine, settings)
     service.start()
@@ -81,6 +83,8 @@ def main() -> None:
             engine = Engine.open(base, connect(base), load_embedder(base), clock=SystemClock())
             phase("uncapped", engine, base, args.sessions, args.idle, cap=10_000)
             phase("capped", engine, base, args.sessions, args.idle, cap=base.mcp_sessions_per_token)
+            phase("stateless", engine, base, args.sessions, args.idle, cap=base.mcp_sessions_per_token,
+                  stateless=True)
 
 
 if __name__ == "__main__":

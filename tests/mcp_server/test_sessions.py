@@ -1,5 +1,5 @@
-"""Abandoned MCP sessions end after the idle timeout and one token holds at most the cap
-(docs/reliability.md). Raw HTTP, as a client that never closes what it opens."""
+"""With sessions on (KENNING_MCP_STATELESS=false), abandoned MCP sessions end after the idle timeout and
+one token holds at most the cap (docs/reliability.md). Raw HTTP, as a client that never closes what it opens."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ IDLE = 1.5
 
 @pytest.fixture
 def capped(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
-    harness = start_harness(engine, mcp_settings(settings, mcp_sessions_per_token=3,
+    harness = start_harness(engine, mcp_settings(settings, mcp_stateless=False, mcp_sessions_per_token=3,
                                                  mcp_session_idle_seconds=IDLE))
     yield harness
     harness.service.stop()
