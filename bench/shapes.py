@@ -37,7 +37,7 @@ from kenning.memory import Draft
 from kenning.recall import RecallRequest, plan
 from kenning.schema import vector_bytes
 from kenning.settings import load_settings
-from kenning.store import connect, search_module
+from kenning.store import MemoryStore, connect, search_module
 
 REPEATS = 40
 
@@ -108,8 +108,29 @@ def measure(engine: Engine, client: Any, queries: list[tuple[str, str]]) -> dict
                 samples.setdefault(name, []).append(seconds)
                 rows.setdefault(name, []).append(int(reply[0]))
     size = float(_count(client, engine.ctx.index(namespace)))
-    return {name: {"p50_ms": round(1000 * statistics.median(s), 3), "rows_total_mean": statistics.fmean(rows[name]),
-                   "n": float(len(s)), "index_documents": size}
+    out = {name: {"p50_ms": round(1000 * statistics.median(s), 3), "rows_total_mean": statistics.fmean(rows[name]),
+                  "n": float(len(s)), "index_documents": size} for name, s in samples.items()}
+    return {**out, **_pools(engine, queries, vectors)}
+
+
+def _pools(engine: Engine, queries: list[tuple[str, str]], vectors: list[bytes]) -> dict[str, dict[str, float]]:
+    """A recall's whole search phase (``Recaller.pool``: every namespace's KNN and the rows kept) with the
+    store as configured (exact small sets on valkey-search) and with every KNN left to the engine."""
+    configured = engine.ctx.store.memories
+    stores = {"recall's search phase, store as configured": configured,
+              "recall's search phase, every KNN by the engine": MemoryStore(configured.client, configured.prefix,
+                                                                            exact_small_sets=False)}
+    samples: dict[str, list[float]] = {name: [] for name in stores}
+    try:
+        for (text, project), vector in zip(queries, vectors, strict=True):
+            p = plan(RecallRequest(text, projects=[project], top_k=10), engine.ctx.clock.now())
+            for name, store in stores.items():
+                engine.ctx.store.memories = store
+                seconds, _ = _timed(lambda p=p, v=vector: engine.recaller.pool(p, v))  # type: ignore[misc]
+                samples[name].append(seconds)
+    finally:
+        engine.ctx.store.memories = configured
+    return {name: {"p50_ms": round(1000 * statistics.median(s), 3), "n": float(len(s))}
             for name, s in samples.items()}
 
 

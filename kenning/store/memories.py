@@ -57,11 +57,13 @@ class SearchResult:
 class MemoryStore:
     """Reads and writes memory hashes; runs searches built by ``kenning.query``."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, *, exact_small_sets: bool | None = None) -> None:
+        """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets; None (the
+        default) decides on first use: yes on valkey-search, no on RediSearch (docs/valkey-search.md)."""
         self.client = client
         self.prefix = prefix
         self.recalls = Recalls(client, prefix)
-        self._exact_small_sets: bool | None = None  # whether ``prefilter`` answers small filtered KNNs
+        self._exact_small_sets = exact_small_sets
 
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
