@@ -165,11 +165,13 @@ class MemoryStore:
         over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding every
         field of every row cost more than the second round trip (docs/benchmarks.md). Searches with other
         rules (a recall's candidates and its identifier searches) share both round trips. A row whose hash
-        is gone by the read counts as a phantom, as in ``search_many``.
+        is gone by the read counts as a phantom, as in ``search_many``. A search ``prefilter`` answers (on
+        valkey-search) reads every field with the vectors, so its rows need no read of their own.
         """
         if not wanted:
             return []
-        exact = self._exact([w.search for w in wanted], [w.fields for w in wanted])
+        exact = self._exact([w.search for w in wanted],
+                            [tuple(dict.fromkeys((*schema.FIELD_NAMES, *w.fields))) for w in wanted])
         pipe = self.client.pipeline(transaction=False)
         for w, found in zip(wanted, exact, strict=True):
             if found is None:
@@ -179,13 +181,15 @@ class MemoryStore:
         found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
         near = [w.search.page(_kept(rows, w.max_distance, w.accept), lambda row: row[1])
                 for w, rows in zip(wanted, found_rows, strict=True)]
-        values = iter(self._read_rows([key for rows in near for key, _ in rows]))
+        values = iter(self._read_rows([key for rows, found in zip(near, exact, strict=True) if found is None
+                                       for key, _ in rows]))
+        held = {key: fields for found in exact if found is not None for key, _, fields in found}
         out: list[SearchResult] = []
-        for total, rows in zip([len(rows) for rows in found_rows], near, strict=True):
+        for total, rows, found in zip([len(rows) for rows in found_rows], near, exact, strict=True):
             hits: list[Hit] = []
             phantoms = 0
             for key, distance in rows:
-                stored = next(values)  # the rows of every reply were read in this order
+                stored = next(values) if found is None else held[key]  # read in this order
                 if "created_at" not in stored:
                     phantoms += 1
                     continue

@@ -9,7 +9,7 @@ from kenning import query, schema
 from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.query import Search
-from kenning.store import prefilter
+from kenning.store import MemoryStore, Near, prefilter
 
 TOPICS = ["the deploy pipeline", "database migrations", "the test suite", "log rotation", "TLS certificates",
           "the cache layer", "feature flags", "the message queue", "backups", "rate limits", "the search index",
@@ -64,3 +64,17 @@ def test_only_filtered_knns_are_answered_here(engine: Engine) -> None:
     assert prefilter.candidates(search)
     assert not prefilter.candidates(bare)
     assert prefilter.exact(engine.store.client, [bare], [()]) == [None]
+
+
+def test_the_store_returns_the_same_hits_with_and_without_exact_small_sets(engine: Engine) -> None:
+    _seed(engine)
+    client, prefix = engine.store.client, engine.store.prefix
+    wanted = [Near(_search(engine, "who reviews the deploy pipeline?", project, 10), max_distance=0.8)
+              for project in ("alpha", "gamma")]
+    by_engine = MemoryStore(client, prefix, exact_small_sets=False).nearest(wanted)
+    by_store = MemoryStore(client, prefix, exact_small_sets=True).nearest(wanted)
+    assert [len(r.hits) for r in by_engine] == [10, 3]  # the control: both searches find rows
+    for ours, theirs in zip(by_store, by_engine, strict=True):
+        assert [h.memory.key for h in ours.hits] == [h.memory.key for h in theirs.hits]
+        assert [h.memory for h in ours.hits] == [h.memory for h in theirs.hits]
+        assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits], abs=1e-4)
