@@ -20,8 +20,9 @@ from kenning.store.search_module import REDISEARCH
 DOCS = ROOT / "docs"
 PAGE = DOCS / "benchmarks.md"
 CHART = DOCS / "benchmarks-latency.png"
-SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1M": 1_000_000}
-RATIO_SIZES = ("10k", "100k", "1M")  # the ratio table's columns (1M: the scale point's result files, if present)
+SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000, "1M": 1_000_000}
+# the ratio table's columns (1M: the scale point's result files, if present; `kenning bench --size 1m`)
+RATIO_SIZES = ("10k", "100k", "1m", "1M")
 Result = dict[str, Any]
 
 

@@ -76,3 +76,10 @@ def test_a_run_without_floors_says_so_in_the_ratio_table() -> None:
     rows = report.ratio_table([_run(recall=_summary(15.5), remember=_summary(20.0))])
     assert any("not measured" in row for row in rows)
     assert report.ratio_table([]) == ["No run at 10k, 100k or 1M on this page yet."]
+
+
+def test_the_ratio_table_has_a_column_for_the_1m_scale_point() -> None:
+    scale = _floored()
+    scale["corpus"] = {"size": "1m"}
+    rows = report.ratio_table([_floored(), scale])
+    assert rows[0] == "| ratio (same run) | goal | 10k / onnx-int8 | 1m / onnx-int8 |"
