@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import report, system
+from bench import floors, report, system
 from bench.runner import RunConfig, execute
 from kenning.embedding import load_embedder, resolve_backend
 from kenning.settings import Settings
@@ -44,6 +44,8 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     result.update(execute(config, embedder, settings, progress=lambda line: print(f"  {line}", flush=True)))
     result["wall_seconds"] = time.perf_counter() - started
     result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu_before, system.cpu_times())
+    result["machine"]["load_average_end"] = system.machine()["load_average"]
+    result["ratios"] = floors.ratios(result)
     folder = out or RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

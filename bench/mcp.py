@@ -5,6 +5,10 @@ front of the run's store, with the server placed two ways and the same calls mad
   bench's private Valkey, loading the same model), as a remote agent sees it, minus the network;
 - ``same_process``: uvicorn in a thread of the bench process. Client and server share one GIL, so the
   client's own work is charged to the server: an upper bound, kept to compare with earlier runs.
+
+Beside the separate MCP server runs the floor of the transport: ``bench.bare``, a Starlette JSON endpoint doing
+the same engine call in a process of its own. Each query is recalled three times in a row -- through the
+engine, through MCP, through the bare endpoint -- and ``recall_paired`` holds the differences per query.
 """
 
 from __future__ import annotations
@@ -58,8 +62,8 @@ def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
         run.recall(query, keep=False)
 
     try:
-        with separate_server(settings) as url:
-            result.update(anyio.run(timed_calls, url, secret, queries, writes("separate"), direct))
+        with separate_server(settings) as url, bare_server(settings) as bare:
+            result.update(anyio.run(timed_calls, url, secret, queries, writes("separate"), direct, bare))
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         result["not_measured"] = f"the server process did not serve: {exc}"
     result["same_process"] = same_process(run, settings, secret, queries, writes("same"))
@@ -67,43 +71,57 @@ def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
 
 
 async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[Probe],
-                      direct: Callable[[Query], None] | None = None) -> dict[str, Any]:
+                      direct: Callable[[Query], None] | None = None, bare: str | None = None) -> dict[str, Any]:
     """One recall then one remember per query, each timed from the client; the first WARMUP are not kept.
 
     With ``direct``, the same recall also runs through the engine right before each MCP one, and
     ``recall_paired`` holds both and their difference per query: what MCP over HTTP adds, measured at the
-    same moment, so that the box's drift between the phases of a run does not land on the transport.
+    same moment, so that the box's drift between the phases of a run does not land on the transport. With
+    ``bare`` (the URL of ``bench.bare``), the same recall also goes to the bare endpoint right after the MCP one.
     """
     from fastmcp import Client
 
     from bench.transport import MODERN, raw_call
 
-    recall: list[float] = []
-    remember: list[float] = []
-    engine: list[float] = []
-    bare: list[float] = []
-    async with Client(url, auth=secret) as client, httpx.AsyncClient(
+    times: dict[str, list[float]] = {"recall": [], "remember": [], "engine": [], "bare": [], "bare_post": []}
+    async with Client(url, auth=secret) as client, httpx.AsyncClient() as plain, httpx.AsyncClient(
             headers={"Authorization": f"Bearer {secret}"}, timeout=30) as http:
         for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
-            args = {"query": query.text, "projects": [query.project], "top_k": 10}
+            arguments = {"query": query.text, "projects": [query.project], "top_k": 10}
+            took: dict[str, float] = {}
             before = time.perf_counter()
             if direct is not None:
                 direct(query)
-            start = time.perf_counter()
-            await client.call_tool("recall", args)
-            middle = time.perf_counter()
+            took["engine"] = (start := time.perf_counter()) - before
+            await client.call_tool("recall", arguments)
+            took["recall"] = (middle := time.perf_counter()) - start
+            if bare is not None:
+                (await plain.post(bare, json=arguments)).raise_for_status()
+                took["bare"] = time.perf_counter() - middle
+                middle = time.perf_counter()
             await client.call_tool("remember", {"content": text, "namespace": "episodic", "project": project})
-            after = time.perf_counter()
-            if direct is not None:
-                await raw_call(http, url, args, index, MODERN)
+            took["remember"] = (after := time.perf_counter()) - middle
+            if direct is not None:  # the server's share without a client library: a bare JSON-RPC POST
+                await raw_call(http, url, arguments, index, MODERN)
+                took["bare_post"] = time.perf_counter() - after
             if index >= WARMUP:
-                engine.append(start - before)
-                recall.append(middle - start)
-                remember.append(after - middle)
-                bare.append(time.perf_counter() - after)
-    out: dict[str, Any] = {"recall": metrics.latency_summary(recall), "remember": metrics.latency_summary(remember)}
-    if direct is not None:
-        out["recall_paired"] = paired(engine, recall, bare)
+                for name, seconds in took.items():
+                    times[name].append(seconds)
+    return _summaries(times)
+
+
+def _summaries(times: dict[str, list[float]]) -> dict[str, Any]:
+    """The MCP latencies, and the per-query differences to the engine and the bare endpoint when measured."""
+    out: dict[str, Any] = {"recall": metrics.latency_summary(times["recall"]),
+                           "remember": metrics.latency_summary(times["remember"])}
+    recall, engine, bare, post = times["recall"], times["engine"], times["bare"], times["bare_post"]
+    if engine:
+        out["recall_paired"] = paired(engine, recall, post)
+    if engine and bare:
+        out["recall_paired"].update({
+            "bare_endpoint": metrics.latency_summary(bare),
+            "added_by_bare_endpoint": metrics.latency_summary([b - e for b, e in zip(bare, engine, strict=True)]),
+            "mcp_minus_bare_endpoint": metrics.latency_summary([m - b for m, b in zip(recall, bare, strict=True)])})
     return out
 
 
@@ -133,16 +151,33 @@ def same_process(run: Run, settings: Settings, secret: str, queries: list[Query]
 @contextmanager
 def separate_server(settings: Settings) -> Iterator[str]:
     """``kenning mcp`` in a child process on the bench's Valkey and data dir; yields its URL once it listens."""
+    with child_server(settings, ["kenning_cli", "mcp"], "mcp-server") as port:
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@contextmanager
+def bare_server(settings: Settings) -> Iterator[str]:
+    """``bench.bare`` (the bare Starlette endpoint) in a child process like ``separate_server``; yields its URL."""
+    from bench import bare
+
+    with child_server(settings, ["bench.bare"], "bare-server", with_port=True) as port:
+        yield f"http://127.0.0.1:{port}{bare.PATH}"
+
+
+@contextmanager
+def child_server(settings: Settings, module: list[str], name: str, *, with_port: bool = False) -> Iterator[int]:
+    """``python -m <module>`` in a child process on the bench's Valkey; yields its port once it listens."""
     from bench.runner import free_port
 
     port = free_port()
-    log_path = settings.data_dir / "mcp-server.log"
+    log_path = settings.data_dir / f"{name}.log"
+    argv = [sys.executable, "-m", *module, *([str(port)] if with_port else [])]
     with log_path.open("w", encoding="utf-8") as log:
-        child = subprocess.Popen([sys.executable, "-m", "kenning_cli", "mcp"], env=server_env(settings, port),
-                                 stdout=log, stderr=subprocess.STDOUT)
+        child = subprocess.Popen(argv, env=server_env(settings, port), stdout=log, stderr=subprocess.STDOUT,
+                                 cwd=system.ROOT)
         try:
-            wait_listening(child, port, log_path)
-            yield f"http://127.0.0.1:{port}/mcp"
+            wait_listening(child, port, log_path, label=' '.join(module))
+            yield port
         finally:
             child.terminate()
             try:
@@ -157,15 +192,15 @@ def server_env(settings: Settings, port: int) -> dict[str, str]:
                             KENNING_MCP_AUTH="true", KENNING_LOG_LEVEL="WARNING")
 
 
-def wait_listening(child: subprocess.Popen[bytes], port: int, log_path: Path) -> None:
+def wait_listening(child: subprocess.Popen[bytes], port: int, log_path: Path, label: str = "kenning mcp") -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if child.poll() is not None:
             tail = log_path.read_text(encoding="utf-8", errors="replace").strip()[-300:]
-            raise RuntimeError(f"`kenning mcp` exited with {child.returncode}: {tail}")
+            raise RuntimeError(f"`{label}` exited with {child.returncode}: {tail}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError(f"`kenning mcp` did not listen on port {port} within {START_TIMEOUT:.0f} s")
+    raise RuntimeError(f"`{label}` did not listen on port {port} within {START_TIMEOUT:.0f} s")

@@ -9,9 +9,21 @@ from bench.system import ROOT
 
 FINDINGS = ROOT / "bench" / "FINDINGS.md"
 
-INTRO = """# Benchmarks
+TITLE = "# Benchmarks"
 
-Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
+RATIOS = """Every headline as a ratio to its floor or peer, measured in the same run on the same inputs (issue 21),
+because absolute numbers drift with the machine: the query embedding alone and one bare KNN (`FT.SEARCH`
+KNN 10 on the largest namespace's index, no filter, through the store's client) interleaved with the engine
+recall on the paraphrase queries (`bench/floors.py`); the MCP recall paired per query with the same engine call
+and with a bare Starlette JSON endpoint doing it in a process of its own (`bench/bare.py`); remember against the
+embedding inside it; the bulk import against the embedding alone of the corpus's first 2,000 texts. The machine
+is shared with other work: read the load and steal row before comparing columns.
+
+Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valkey-search, the same with
+`KENNING_SEARCH_MODULE=/path/to/libsearch.so`; the cost of each FT.SEARCH shape: `python -m bench.shapes
+--size 10k`."""
+
+INTRO = """Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
 starts its own embedded Valkey with the search module in a temporary data dir on a free port (never the
 user's), imports a seeded synthetic corpus through the bulk path, runs every query family, and writes one
 JSON file to `bench/results/` (machine info, git revision, settings, every number). This page is generated
@@ -48,10 +60,18 @@ auth on), as a remote agent would; runs before 2026-11-30 15:00 had the server i
 
 
 def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[str], families: list[str],
-           latency: list[str], resources: list[str], chart_name: str) -> str:
+           latency: list[str], resources: list[str], chart_name: str, *, ratios: list[str] | None = None) -> str:
     machine = main.get("machine", {})
     git = main.get("git", {})
     lines = [
+        TITLE,
+        "",
+        "## Ratios against the floor (issue 21)",
+        "",
+        RATIOS,
+        "",
+        *(ratios or ["No run on this page measured the floors yet."]),
+        "",
         INTRO,
         "## Targets (issue 6)",
         "",

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import floors
 from bench.families import FAMILIES
 from bench.system import ROOT
 from kenning.store.search_module import REDISEARCH
@@ -19,7 +20,9 @@ from kenning.store.search_module import REDISEARCH
 DOCS = ROOT / "docs"
 PAGE = DOCS / "benchmarks.md"
 CHART = DOCS / "benchmarks-latency.png"
-SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
+SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000, "1M": 1_000_000}
+# the ratio table's columns (1M: the scale point's result files, if present; `kenning bench --size 1m`)
+RATIO_SIZES = ("10k", "100k", "1m", "1M")
 Result = dict[str, Any]
 
 
@@ -110,6 +113,63 @@ def targets_table(result: Result, others: list[Result]) -> list[str]:
     return rows
 
 
+def ratio_table(results: list[Result]) -> list[str]:
+    """Issue 21's ratios, each beside the absolute numbers it divides, per run at 10k, 100k and 1M."""
+    runs = [r for r in results if r["corpus"]["size"] in RATIO_SIZES and not r.get("valkey_config")]
+    if not runs:
+        return ["No run at 10k, 100k or 1M on this page yet."]
+    rows = ["| ratio (same run) | goal | " + " | ".join(_label(r) for r in runs) + " |",
+            "| --- | --- |" + " --- |" * len(runs)]
+    for name, goal, cell in RATIO_ROWS:
+        rows.append(f"| {name} | {goal} | " + " | ".join(cell(r) for r in runs) + " |")
+    return rows
+
+
+def _recall_cell(r: Result) -> str:
+    f = dig(r, "floors", "recall") or {}
+    return (f"**{fmt(floors.ratios(r)['recall_over_floor'])}** ({fmt(dig(f, 'recall', 'p50_ms'))} / "
+            f"{fmt(dig(f, 'embed', 'p50_ms'))} + {fmt(dig(f, 'bare_knn', 'p50_ms'))} ms)" if f else "not measured")
+
+
+def _mcp_cell(r: Result) -> str:
+    q = floors.ratios(r)
+    if q["mcp_minus_engine_ms"] is None:
+        return "not measured"
+    bare = "" if q["mcp_minus_bare_endpoint_ms"] is None else (
+        f"; bare endpoint +{fmt(q['bare_endpoint_minus_engine_ms'])}, MCP − bare "
+        f"**{fmt(q['mcp_minus_bare_endpoint_ms'])}**")
+    return f"**{fmt(q['mcp_minus_engine_ms'])} ms**{bare}"
+
+
+def _remember_cell(r: Result) -> str:
+    ratio = floors.ratios(r)["remember_over_embed"]
+    return "not measured" if ratio is None else (
+        f"**{fmt(ratio)}** ({fmt(dig(r, 'latency', 'remember', 'total', 'p50_ms'))} / "
+        f"{fmt(dig(r, 'latency', 'remember', 'embed', 'p50_ms'))} ms)")
+
+
+def _import_cell(r: Result) -> str:
+    ratio = floors.ratios(r)["import_over_embedding_rate"]
+    return "not measured" if ratio is None else (
+        f"**{fmt(ratio)}** ({fmt(dig(r, 'import', 'memories_per_second'), 0)} / "
+        f"{fmt(dig(r, 'floors', 'embedding_rate', 'texts_per_second'), 0)} per s)")
+
+
+def _load_cell(r: Result) -> str:
+    return (f"load {fmt(dig(r, 'machine', 'load_average'))} -> {fmt(dig(r, 'machine', 'load_average_end'))}, "
+            f"steal {fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %")
+
+
+RATIO_ROWS: tuple[tuple[str, str, Callable[[Result], str]], ...] = (
+    ("engine recall p50 / (query embedding p50 + one bare KNN p50), same queries", "<= 1.3", _recall_cell),
+    ("MCP recall − engine recall, p50 of the per-query difference", "<= 3 ms, or within 1.5 ms of the bare "
+     "endpoint", _mcp_cell),
+    ("remember p50 / its embedding p50", "<= 1.25", _remember_cell),
+    ("bulk import rate / embedding-only rate (first 2,000 texts, 2 workers)", ">= 0.95", _import_cell),
+    ("the machine during the run", "", _load_cell),
+)
+
+
 def family_table(results: list[Result]) -> list[str]:
     head = "| family | metric | " + " | ".join(_label(r) for r in results) + " |"
     rows = [head, "| --- | --- |" + " --- |" * len(results)]
@@ -157,7 +217,10 @@ def latency_table(results: list[Result]) -> list[str]:
                                 f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |")
         for phase, label in (("engine", "the same recall through the engine, just before"),
                              ("added_by_mcp", "added by MCP/HTTP (per query, paired)"),
-                             ("added_by_mcp_bare_post", "added by MCP/HTTP, bare JSON-RPC POST (no client library)")):
+                             ("added_by_mcp_bare_post", "added by MCP/HTTP, bare JSON-RPC POST (no client library)"),
+                             ("bare_endpoint", "the same recall via a bare Starlette endpoint, just after"),
+                             ("added_by_bare_endpoint", "added by the bare endpoint (per query, paired)"),
+                             ("mcp_minus_bare_endpoint", "MCP/HTTP minus the bare endpoint (per query)")):
             s = dig(r, "mcp", "recall_paired", phase)
             if s:
                 rows.append(f"| {_label(r)} | recall via MCP/HTTP | {label} | {fmt(s.get('p50_ms'))} | "
@@ -259,5 +322,5 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
                  "that floor (the default is 0.25).", "", *sweep_table(ordered),
                  "", "### Valkey round trips per recall (diagnostic)", "", *commands_table(ordered)]
     page.write_text(render(main, ordered, targets_table(main, ordered), family_table(ordered), latency_table(ordered),
-                           resources, chart_path.name), encoding="utf-8")
+                           resources, chart_path.name, ratios=ratio_table(ordered)), encoding="utf-8")
     return [page, drawn] if drawn else [page]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import diagnostics, families, lifecycle, mcp, metrics, system
+from bench import diagnostics, families, floors, lifecycle, mcp, metrics, system
 from bench.corpus import Corpus, generate
 from bench.families import Query, Write
 from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore, timed
@@ -116,6 +116,9 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out["latency"] = latency(run)
             progress("throughput")
             out["throughput"] = throughput(run)
+            progress("floors: the query embedding alone, one bare KNN, the engine recall (same queries)")
+            out["floors"] = {"recall": floors.recall(run, run.queries["b"]),
+                             "embedding_rate": floors.embedding_rate(run)}
             progress("MCP over HTTP")
             out["mcp"] = mcp.measure(run, settings, config.mcp_calls)
             out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process else None),

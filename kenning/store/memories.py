@@ -17,9 +17,11 @@ from kenning import schema
 from kenning.errors import StoreError
 from kenning.models import Memory
 from kenning.query import Search
+from kenning.store import prefilter, search_module
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.patches import Patch
+from kenning.store.prefilter import Row
 from kenning.store.recalls import Counter, Recalls
 from kenning.store.unit import APPLIED, Unit, Units
 
@@ -57,11 +59,14 @@ class SearchResult:
 class MemoryStore:
     """Reads and writes memory hashes; runs searches built by ``kenning.query``."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, *, exact_small_sets: bool | None = None) -> None:
+        """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets; None (the
+        default) decides on first use: yes on valkey-search, no on RediSearch (docs/valkey-search.md)."""
         self.client = client
         self.prefix = prefix
         self.recalls = Recalls(client, prefix)
         self.units = Units(client, prefix)
+        self._exact_small_sets = exact_small_sets
 
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
@@ -149,14 +154,28 @@ class MemoryStore:
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
 
-        A KNN that reads only the rows within a distance is ``nearest``."""
+        A KNN that reads only the rows within a distance is ``nearest``. On valkey-search a filtered KNN
+        over a small set is answered exactly by ``prefilter`` (two more round trips, no graph walk)."""
         if not queries:
             return []
+        exact = self._exact(queries, [tuple(f for f in q.return_fields if f != schema.DISTANCE_ALIAS)
+                                      for q in queries])
         pipe = self.client.pipeline(transaction=False)
-        for q in queries:
-            pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
-        replies = call(pipe.execute, raise_on_error=True)
-        return [_parse(reply, q) for q, reply in zip(queries, replies, strict=True)]
+        for q, rows in zip(queries, exact, strict=True):
+            if rows is None:
+                pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
+        replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
+        return [_parse(next(replies), q) if rows is None else _exact_result(rows, q)
+                for q, rows in zip(queries, exact, strict=True)]
+
+    def _exact(self, searches: Sequence[Search], fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
+        """``prefilter.exact`` on the engine that needs it (valkey-search), else None for every search."""
+        if self._exact_small_sets is None:
+            found = search_module.detect(self.client)
+            self._exact_small_sets = found is not None and found.name == search_module.VALKEY_SEARCH
+        if not self._exact_small_sets or not any(prefilter.candidates(s) for s in searches):
+            return [None] * len(searches)
+        return prefilter.exact(self.client, searches, fields)
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
         """KNN searches (one round trip) that return only the distance (and each one's ``fields``), then
@@ -166,29 +185,36 @@ class MemoryStore:
         over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding every
         field of every row cost more than the second round trip (docs/benchmarks.md). Searches with other
         rules (a recall's candidates and its identifier searches) share both round trips. A row whose hash
-        is gone by the read counts as a phantom, as in ``search_many``.
+        is gone by the read counts as a phantom, as in ``search_many``. A search ``prefilter`` answers (on
+        valkey-search) reads every field with the vectors, so its rows need no read of their own.
         """
         if not wanted:
             return []
+        exact = self._exact([w.search for w in wanted],
+                            [tuple(dict.fromkeys((*schema.FIELD_NAMES, *w.fields))) for w in wanted])
         pipe = self.client.pipeline(transaction=False)
-        for w in wanted:
-            slim = replace(w.search, return_fields=(*w.fields, schema.DISTANCE_ALIAS))
-            pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
-        replies = call(pipe.execute, raise_on_error=True)
-        near = [w.search.page(_kept_rows(reply, w.max_distance, w.accept), lambda row: row[1])
-                for w, reply in zip(wanted, replies, strict=True)]
-        values = iter(self._read_rows([key for rows in near for key, _ in rows]))
+        for w, found in zip(wanted, exact, strict=True):
+            if found is None:
+                slim = replace(w.search, return_fields=(*w.fields, schema.DISTANCE_ALIAS))
+                pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
+        replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
+        found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
+        near = [w.search.page(_kept(rows, w.max_distance, w.accept), lambda row: row[1])
+                for w, rows in zip(wanted, found_rows, strict=True)]
+        values = iter(self._read_rows([key for rows, found in zip(near, exact, strict=True) if found is None
+                                       for key, _ in rows]))
+        held = {key: fields for found in exact if found is not None for key, _, fields in found}
         out: list[SearchResult] = []
-        for reply, rows in zip(replies, near, strict=True):
+        for total, rows, found in zip([len(rows) for rows in found_rows], near, exact, strict=True):
             hits: list[Hit] = []
             phantoms = 0
             for key, distance in rows:
-                stored = next(values)  # the rows of every reply were read in this order
+                stored = next(values) if found is None else held[key]  # read in this order
                 if "created_at" not in stored:
                     phantoms += 1
                     continue
                 hits.append(Hit(schema.decode(key, stored), distance))
-            out.append(SearchResult(total=int(reply[0]), hits=tuple(hits), phantoms=phantoms))
+            out.append(SearchResult(total=total, hits=tuple(hits), phantoms=phantoms))
         return out
 
     def _read_rows(self, keys: list[str]) -> list[dict[str, str]]:
@@ -228,16 +254,27 @@ def _parse(reply: Any, query: Search) -> SearchResult:
     return SearchResult(total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)), phantoms=phantoms)
 
 
-def _kept_rows(reply: Any, max_distance: float | None,
-               accept: Callable[[dict[str, str]], bool] | None) -> list[tuple[str, float]]:
-    """(key, distance) of the rows of one slim KNN reply within ``max_distance`` that ``accept`` keeps."""
+def _slim_rows(reply: Any) -> list[Row]:
+    """(key, distance, fields) of the rows of one slim KNN reply."""
     if not isinstance(reply, list) or not reply:
         raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
-    rows: list[tuple[str, float]] = []
+    rows: list[Row] = []
     for i in range(1, len(reply) - 1, 2):
         raw = reply[i + 1]
         found = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
-        distance = float(found.get(schema.DISTANCE_ALIAS, "inf"))
-        if (max_distance is None or distance <= max_distance) and (accept is None or accept(found)):
-            rows.append((text(reply[i]), distance))
+        rows.append((text(reply[i]), float(found.pop(schema.DISTANCE_ALIAS, "inf")), found))
     return rows
+
+
+def _kept(rows: list[Row], max_distance: float | None,
+          accept: Callable[[dict[str, str]], bool] | None) -> list[tuple[str, float]]:
+    """(key, distance) of the rows within ``max_distance`` that ``accept(fields)`` keeps."""
+    return [(key, distance) for key, distance, fields in rows
+            if (max_distance is None or distance <= max_distance) and (accept is None or accept(fields))]
+
+
+def _exact_result(rows: list[Row], query: Search) -> SearchResult:
+    """A ``search_many`` result from ``prefilter`` rows (nearest first), as ``_parse`` reads a KNN reply."""
+    hits = [Hit(schema.decode(key, fields), distance) for key, distance, fields in rows if "created_at" in fields]
+    return SearchResult(total=len(rows), hits=tuple(query.page(hits, lambda hit: hit.distance)),
+                        phantoms=len(rows) - len(hits))

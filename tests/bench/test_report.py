@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import report
+from bench import floors, report
 
 
 def _summary(p50: float) -> dict[str, float]:
@@ -39,3 +39,47 @@ def test_a_valkey_search_run_gets_its_own_column_beside_the_default_engine() -> 
     assert report._variant(production) == "onnx-int8 on valkey-search"
     assert any(row.startswith("| 10k / onnx-int8 on valkey-search | recall | total |")
                for row in report.latency_table([default, production]))
+
+
+def _floored() -> dict[str, Any]:
+    run = _run(recall=_summary(15.5), remember=_summary(20.0),
+               recall_paired={"engine": _summary(9.0), "added_by_mcp": _summary(6.5),
+                              "added_by_bare_endpoint": _summary(1.5), "mcp_minus_bare_endpoint": _summary(5.0)})
+    run.update({"latency": {"remember": {"total": _summary(12.0), "embed": _summary(8.0)}},
+                "import": {"memories_per_second": 200.0},
+                "floors": {"recall": {"recall": _summary(9.0), "embed": _summary(5.5), "bare_knn": _summary(0.5),
+                                      "recall_over_floor": 1.5},
+                           "embedding_rate": {"texts_per_second": 250.0}},
+                "machine": {"load_average": [0.5, 0.4, 0.3], "load_average_end": [1.0, 0.8, 0.5],
+                            "cpu_steal_percent": 1.2}})
+    return run
+
+
+def test_the_ratios_divide_each_headline_by_its_floor() -> None:
+    ratios = floors.ratios(_floored())
+    assert ratios == {"recall_over_floor": 1.5, "mcp_minus_engine_ms": 6.5, "mcp_minus_bare_endpoint_ms": 5.0,
+                      "bare_endpoint_minus_engine_ms": 1.5, "remember_over_embed": 1.5,
+                      "import_over_embedding_rate": 0.8}
+
+
+def test_the_ratio_table_shows_each_ratio_beside_its_absolute_numbers() -> None:
+    rows = report.ratio_table([_floored()])
+    assert rows[0].startswith("| ratio (same run) | goal | 10k / onnx-int8 |")
+    assert any("**1.50** (9.00 / 5.50 + 0.50 ms)" in row for row in rows)
+    assert any("**6.50 ms**; bare endpoint +1.50, MCP − bare **5.00**" in row for row in rows)
+    assert any("**1.50** (12.00 / 8.00 ms)" in row for row in rows)
+    assert any("**0.80** (200 / 250 per s)" in row for row in rows)
+    assert any("steal 1.2 %" in row for row in rows)
+
+
+def test_a_run_without_floors_says_so_in_the_ratio_table() -> None:
+    rows = report.ratio_table([_run(recall=_summary(15.5), remember=_summary(20.0))])
+    assert any("not measured" in row for row in rows)
+    assert report.ratio_table([]) == ["No run at 10k, 100k or 1M on this page yet."]
+
+
+def test_the_ratio_table_has_a_column_for_the_1m_scale_point() -> None:
+    scale = _floored()
+    scale["corpus"] = {"size": "1m"}
+    rows = report.ratio_table([_floored(), scale])
+    assert rows[0] == "| ratio (same run) | goal | 10k / onnx-int8 | 1m / onnx-int8 |"

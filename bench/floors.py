@@ -1,0 +1,99 @@
+"""The floors a run's headlines are divided by (issue 21), measured in the same run on the same inputs.
+
+- ``recall``: per paraphrase query, interleaved (the box's drift hits all three alike): the query embedding
+  alone, one bare KNN over the store (``FT.SEARCH`` KNN 10 on the largest namespace's index, no filter, no
+  pipeline, through the store's own client), and the engine's recall as the families make it;
+- ``embedding_rate``: the embedding alone of the corpus's first texts, in two slices at once as the bulk
+  import embeds, against which the import's rate is read.
+
+``ratios(result)`` turns a result JSON into the ratio table's numbers (also for runs made by other harnesses,
+e.g. the 1M scale point, when they hold the same fields).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from bench import metrics
+from bench.families import Query
+from kenning.query import Search
+from kenning.schema import NAMESPACES, vector_bytes
+from kenning.store.client import call
+
+if TYPE_CHECKING:
+    from bench.runner import Run
+
+KNN = 10
+RATE_TEXTS = 2000
+RATE_WORKERS = 2  # kenning.bulk.Bulk's default
+
+
+def recall(run: Run, queries: list[Query]) -> dict[str, Any]:
+    """Per query: embed alone, one bare KNN with that vector, then the engine recall; p50s and the ratio."""
+    ctx = run.engine.ctx
+    index = max((ctx.index(ns) for ns in NAMESPACES), key=lambda name: _documents(run, name))
+    times: dict[str, list[float]] = {"embed": [], "bare_knn": [], "recall": []}
+    for query in queries:
+        start = time.perf_counter()
+        vector = vector_bytes(ctx.embedder.embed(query.text))
+        embedded = time.perf_counter()
+        search = Search(index=index, knn=KNN, vector=vector, ef_runtime=max(ctx.settings.ef_runtime, KNN),
+                        return_fields=("distance",))
+        call(ctx.store.client.execute_command, *search.args())
+        searched = time.perf_counter()
+        run.recall(query, keep=False)
+        times["embed"].append(embedded - start)
+        times["bare_knn"].append(searched - embedded)
+        times["recall"].append(time.perf_counter() - searched)
+    out: dict[str, Any] = {name: metrics.latency_summary(samples) for name, samples in times.items()}
+    out.update({"index": index, "index_documents": _documents(run, index), "queries": len(queries),
+                "recall_over_floor": _over(out["recall"], out["embed"], out["bare_knn"])})
+    return out
+
+
+def embedding_rate(run: Run) -> dict[str, Any]:
+    """Texts per second of the embedding alone on the corpus's first RATE_TEXTS texts, two slices at once."""
+    texts = [item.content for item in run.corpus.items[:RATE_TEXTS]]
+    embedder = run.engine.ctx.embedder
+    half = -(-len(texts) // RATE_WORKERS)
+    start = time.perf_counter()
+    with ThreadPoolExecutor(RATE_WORKERS) as pool:
+        list(pool.map(embedder.embed_many, [texts[i:i + half] for i in range(0, len(texts), half)]))
+    seconds = time.perf_counter() - start
+    return {"texts": len(texts), "seconds": seconds, "texts_per_second": len(texts) / seconds,
+            "workers": RATE_WORKERS}
+
+
+def _documents(run: Run, index: str) -> int:
+    reply = call(run.engine.ctx.store.client.execute_command, *Search(index=index, limit=0).args())
+    return int(reply[0])
+
+
+def _over(value: dict[str, float], *floors: dict[str, float]) -> float | None:
+    total = sum(f.get("p50_ms", 0.0) for f in floors)
+    return value["p50_ms"] / total if total > 0 and "p50_ms" in value else None
+
+
+def ratios(result: dict[str, Any]) -> dict[str, float | None]:
+    """The issue's ratios from one result (None where the run did not measure the inputs). Pure."""
+    def get(*path: str) -> Any:
+        data: Any = result
+        for part in path:
+            if not isinstance(data, dict) or part not in data:
+                return None
+            data = data[part]
+        return data
+
+    remember, remember_embed = get("latency", "remember", "total", "p50_ms"), get("latency", "remember", "embed",
+                                                                                  "p50_ms")
+    imported, embedded = get("import", "memories_per_second"), get("floors", "embedding_rate", "texts_per_second")
+    return {
+        "recall_over_floor": get("floors", "recall", "recall_over_floor"),
+        "mcp_minus_engine_ms": get("mcp", "recall_paired", "added_by_mcp", "p50_ms"),
+        "mcp_minus_bare_endpoint_ms": get("mcp", "recall_paired", "mcp_minus_bare_endpoint", "p50_ms"),
+        "bare_endpoint_minus_engine_ms": get("mcp", "recall_paired", "added_by_bare_endpoint", "p50_ms"),
+        "remember_over_embed": remember / remember_embed if remember and remember_embed else None,
+        "import_over_embedding_rate": imported / embedded if imported and embedded else None,
+    }

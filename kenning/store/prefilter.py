@@ -1,0 +1,98 @@
+"""Exact KNN over a small filtered set, for the engine whose planner walks the whole graph (docs/valkey-search.md).
+
+valkey-search 1.2.1 pre-filters a hybrid KNN only when the filter's estimated matches are at most 0.1% of the
+index (``search.prefiltering-threshold-ratio``, changeable only in debug mode); otherwise it walks the HNSW
+graph with the filter inline. A recall's filters are selective (one project: ~30 of 5,800 memories of a
+namespace at 10k), so the walk visits nearly every node looking for k matches: 5-20 ms per KNN against
+0.1-0.3 ms on RediSearch, whose planner brute-forces small sets (``python -m bench.shapes``).
+
+``exact`` does what a pre-filtering planner does, from the client, in the caller's round trips: the filter's
+keys first (``FT.SEARCH`` NOCONTENT, ~0.2 ms), then -- for a set of at most ``MAX_SET`` memories -- their
+vectors, and the k nearest by exact cosine distance (what the engines' COSINE metric computes). A broader
+filter is left to the engine's KNN (inline filtering is cheap when most nodes match). Exact search over the
+set finds what the engine's KNN would, or better (no approximation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import valkey
+
+from kenning import schema
+from kenning.query import Search
+from kenning.store.client import call, text
+
+MAX_SET = 400  # above this many filtered memories the engine's inline-filtered KNN is the cheaper path
+
+Row = tuple[str, float, dict[str, str]]  # key, distance, the fields asked for
+
+
+def candidates(search: Search) -> bool:
+    """Whether ``search`` is a filtered KNN ``exact`` may answer."""
+    return search.knn is not None and bool(search.clauses) and search.vector is not None
+
+
+def queue_keys(pipe: Any, searches: Sequence[Search]) -> None:
+    """Queue, per search, the filter alone: up to MAX_SET keys and the number that match."""
+    for search in searches:
+        pipe.execute_command(*Search(index=search.index, clauses=search.clauses, limit=MAX_SET).args())
+
+
+def small_sets(replies: Sequence[Any]) -> list[list[str] | None]:
+    """Per ``queue_keys`` reply: the filtered keys when they are at most MAX_SET, else None."""
+    out: list[list[str] | None] = []
+    for reply in replies:
+        total = int(reply[0])
+        out.append([text(k) for k in reply[1:]] if total <= MAX_SET else None)
+    return out
+
+
+def queue_vectors(pipe: Any, keys: Sequence[str], fields: Sequence[str]) -> None:
+    """Queue one HMGET per key: the vector, then ``fields``."""
+    for key in keys:
+        pipe.hmget(key, [schema.VECTOR_FIELD, *fields])
+
+
+def nearest(search: Search, keys: Sequence[str], rows: Sequence[Sequence[bytes | None]],
+            fields: Sequence[str]) -> list[Row]:
+    """The ``search.knn`` rows nearest to its vector (distance ascending, ties by key) among ``keys``, whose
+    ``queue_vectors`` replies are ``rows``; a key whose hash (or vector) is gone is skipped."""
+    assert search.vector is not None
+    assert search.knn is not None
+    present = [(key, row) for key, row in zip(keys, rows, strict=True) if row[0] is not None]
+    if not present:
+        return []
+    matrix = np.vstack([np.frombuffer(row[0], dtype=np.float32) for _, row in present])  # type: ignore[arg-type]
+    query = np.frombuffer(search.vector, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
+    distances = 1.0 - (matrix @ query) / np.where(norms > 0, norms, 1.0)
+    order = sorted(range(len(present)), key=lambda i: (float(distances[i]), present[i][0]))[:search.knn]
+    return [(present[i][0], float(distances[i]),
+             {name: text(v) for name, v in zip(fields, present[i][1][1:], strict=True) if v is not None})
+            for i in order]
+
+
+def exact(client: valkey.Valkey, searches: Sequence[Search],
+          fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
+    """Per search: its nearest rows computed here when it is a filtered KNN over a small set, else None
+    (run it as a KNN). Two round trips, whatever the number of searches."""
+    chosen = [i for i, s in enumerate(searches) if candidates(s)]
+    out: list[list[Row] | None] = [None] * len(searches)
+    if not chosen:
+        return out
+    pipe = client.pipeline(transaction=False)
+    queue_keys(pipe, [searches[i] for i in chosen])
+    sets = small_sets(call(pipe.execute, raise_on_error=True))
+    pipe = client.pipeline(transaction=False)
+    for i, keys in zip(chosen, sets, strict=True):
+        if keys is not None:
+            queue_vectors(pipe, keys, fields[i])
+    replies = iter(call(pipe.execute, raise_on_error=True))
+    for i, keys in zip(chosen, sets, strict=True):
+        if keys is not None:
+            out[i] = nearest(searches[i], keys, [next(replies) for _ in keys], fields[i])
+    return out
+

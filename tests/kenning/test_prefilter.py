@@ -1,0 +1,80 @@
+"""Exact KNN over a small filtered set (kenning/store/prefilter.py), against the engine's own KNN on the same
+store: the same memories in the same order at the same distances, on whichever engine the suite runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from kenning import query, schema
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.query import Search
+from kenning.store import MemoryStore, Near, prefilter
+
+TOPICS = ["the deploy pipeline", "database migrations", "the test suite", "log rotation", "TLS certificates",
+          "the cache layer", "feature flags", "the message queue", "backups", "rate limits", "the search index",
+          "error budgets"]
+
+
+def _seed(engine: Engine) -> None:
+    for project, count in (("alpha", 12), ("beta", 12), ("gamma", 3)):
+        for n, topic in enumerate(TOPICS[:count]):
+            engine.memories.remember(Draft(f"In {project}, {topic} is owned by team {n} and reviewed weekly.",
+                                           project=project), actor="t")
+
+
+def _search(engine: Engine, text: str, project: str, k: int) -> Search:
+    vector = schema.vector_bytes(engine.ctx.embedder.embed(text))
+    return Search(index=engine.ctx.index("knowledge"), knn=k, vector=vector, ef_runtime=64, limit=k,
+                  clauses=(query.tag("state", ["active"]), query.tag("project", [project])),
+                  return_fields=("content", "created_at", "distance"))
+
+
+def test_exact_finds_what_the_engine_knn_finds_in_the_same_order(engine: Engine) -> None:
+    _seed(engine)
+    search = _search(engine, "who looks after database migrations?", "alpha", 5)
+    unfiltered = engine.store.memories.search(Search(index=search.index, knn=30, vector=search.vector, ef_runtime=64,
+                                                     limit=30, return_fields=("project", "created_at", "distance")))
+    assert {h.memory.project for h in unfiltered.hits} >= {"alpha", "beta"}  # the control: beta is there to leak
+    expected = engine.store.memories.search(search).hits
+    found = prefilter.exact(engine.store.client, [search], [("content", "created_at")])[0]
+    assert found is not None
+    assert [key for key, _, _ in found] == [h.memory.key for h in expected]
+    assert len(found) == 5
+    for (_, distance, fields), hit in zip(found, expected, strict=True):
+        assert distance == pytest.approx(hit.distance, abs=1e-4)
+        assert fields["content"] == hit.memory.content
+        assert fields["content"].startswith("In alpha,")
+
+
+def test_a_set_larger_than_the_cap_is_left_to_the_engine(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    _seed(engine)
+    monkeypatch.setattr(prefilter, "MAX_SET", 5)
+    large, small = _search(engine, "backups", "alpha", 3), _search(engine, "backups", "gamma", 3)
+    found = prefilter.exact(engine.store.client, [large, small], [(), ()])
+    assert found[0] is None  # 12 alpha memories: over the cap, the engine's KNN runs it
+    assert found[1] is not None
+    assert len(found[1]) == 3  # gamma's 3, all under the cap
+
+
+def test_only_filtered_knns_are_answered_here(engine: Engine) -> None:
+    _seed(engine)
+    search = _search(engine, "backups", "gamma", 3)
+    bare = Search(index=search.index, knn=3, vector=search.vector, ef_runtime=64, limit=3)
+    assert prefilter.candidates(search)
+    assert not prefilter.candidates(bare)
+    assert prefilter.exact(engine.store.client, [bare], [()]) == [None]
+
+
+def test_the_store_returns_the_same_hits_with_and_without_exact_small_sets(engine: Engine) -> None:
+    _seed(engine)
+    client, prefix = engine.store.client, engine.store.prefix
+    wanted = [Near(_search(engine, "who reviews the deploy pipeline?", project, 10), max_distance=0.8)
+              for project in ("alpha", "gamma")]
+    by_engine = MemoryStore(client, prefix, exact_small_sets=False).nearest(wanted)
+    by_store = MemoryStore(client, prefix, exact_small_sets=True).nearest(wanted)
+    assert [len(r.hits) for r in by_engine] == [10, 3]  # the control: both searches find rows
+    for ours, theirs in zip(by_store, by_engine, strict=True):
+        assert [h.memory.key for h in ours.hits] == [h.memory.key for h in theirs.hits]
+        assert [h.memory for h in ours.hits] == [h.memory for h in theirs.hits]
+        assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits], abs=1e-4)
