@@ -50,7 +50,7 @@ class TooBig(RuntimeError):
 
 
 def execute(n: int, embedder: Embedder, base: Any, *, seed: int, queries: int, progress: Progress,
-            memory_limit: int = MEMORY_LIMIT_BYTES, base_size: str = "100k", label: str = "") -> dict[str, Any]:
+            memory_limit: int = MEMORY_LIMIT_BYTES, base_size: str = "10k", label: str = "") -> dict[str, Any]:
     """The whole scale point; the returned dict is the run's JSON (same keys as a normal run where they
     mean the same thing, the rest under ``scale_point``)."""
     progress(f"building the {n}-item corpus")

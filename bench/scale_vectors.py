@@ -1,7 +1,7 @@
 """Vectors for a scale point (1M memories) without embedding 1M texts: precomputed once, cached on disk.
 
 Embedding a million texts through the model takes hours on two cores, so the harness embeds a real base set
-(the 100k corpus's texts, through the configured model) once and derives the rest from it:
+(the 10k corpus's texts, through the configured model: a few minutes) once and derives the rest from it:
 
 - The texts are the corpus generator's: replica 0 is the base corpus itself, replica r > 0 is the corpus of
   seed ``seed + r`` with its projects renamed ``<project>-r<r>`` (so hashes, tags and the text index are
@@ -43,7 +43,7 @@ def cache_dir() -> Path:
     return Path(base) / "kenning" / "bench"
 
 
-def scale_corpus(n: int, seed: int = 7, base_size: str = "100k") -> Corpus:
+def scale_corpus(n: int, seed: int = 7, base_size: str = "10k") -> Corpus:
     """``n`` items: replicas of the ``base_size`` corpus (seeds seed, seed+1, ...), projects renamed per replica."""
     per = SIZES[base_size]
     corpus = Corpus(seed=seed, size=str(n))
@@ -140,7 +140,7 @@ def cache_name(kind: str, model: str, backend: str, size: int | str, seed: int) 
 
 
 def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, *, model: str, backend: str,
-                  seed: int, base_size: str = "100k", folder: Path | None = None,
+                  seed: int, base_size: str = "10k", folder: Path | None = None,
                   progress: Callable[[str], None] = print) -> tuple[Matrix, dict[str, Any]]:
     """The vectors of ``corpus`` (a ``scale_corpus``), derived from real ones and cached; with how they were made."""
     folder = folder or cache_dir()
@@ -148,7 +148,7 @@ def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, 
     base = base_vectors(embed_many, [i.content for i in base_items],
                         folder / cache_name("base", model, backend, base_size, seed), progress)
     noise = calibrate(base, seed)
-    path = folder / cache_name("derived", model, backend, len(corpus.items), seed)
+    path = folder / cache_name(f"derived-from-{base_size}", model, backend, len(corpus.items), seed)
     info: dict[str, Any] = {"method": "real base embeddings + same-scenario source + shaped Gaussian noise",
                             "base_size": base_size, "base_items": len(base_items), "cache": str(path), **noise}
     if path.exists():
