@@ -7,10 +7,13 @@ Embedding a million texts through the model takes hours on two cores, so the har
   seed ``seed + r`` with its projects renamed ``<project>-r<r>`` (so hashes, tags and the text index are
   those of real templates, never copies).
 - Replica 0's vectors are the real embeddings. An item of replica r > 0 takes the real vector of a base item
-  of the same scenario (fillers: of the same namespace), picked at random, plus Gaussian noise shaped like
-  the base set (each dimension's standard deviation), normalised again. The noise's scale is calibrated so
-  that a derived vector is as far from its source as a real memory is from its nearest real neighbour (the
-  median top-1 cosine of the base set): the derived neighbourhoods are as dense as the real ones.
+  of the same scenario (fillers: of the same namespace), picked at random, moved by a random combination of
+  its differences to three other real members of that group (the directions in which real twins differ:
+  the same template with other values), normalised again. The move's scale is calibrated so that a derived
+  vector is as far from its source as a real memory is from its nearest real neighbour (the median top-1
+  cosine of the base set): the derived neighbourhoods are as dense as the real ones. (A first version added
+  isotropic Gaussian noise instead: every derived twin then differed from the others in its own random
+  directions, a shell HNSW navigates badly; docs/benchmarks.md has both runs.)
 - Both matrices are cached as .npy under ``~/.cache/kenning/bench/`` (``$XDG_CACHE_HOME`` respected), keyed by
   model, backend, sizes and seed. The 1M float32 matrix is 1.5 GB.
 
@@ -97,15 +100,43 @@ def nearest_cosines(matrix: Matrix, rows: np.ndarray[Any, Any]) -> np.ndarray[An
     return best
 
 
-def calibrate(base: Matrix, seed: int) -> dict[str, float]:
-    """The noise scale that puts a derived vector at the base set's median nearest-neighbour cosine from its
-    source: for a unit x and noise e (independent, E|e|^2 = s^2 * total variance), cos(x, x+e) ~ 1/sqrt(1+s^2 V)."""
+PARTNERS = 3  # same-group base rows whose differences from the source shape a derived vector's offset
+
+
+def _groups(base_items: Sequence[Item]) -> dict[str, list[int]]:
+    groups: dict[str, list[int]] = {}
+    for i, item in enumerate(base_items):
+        groups.setdefault(group_key(item), []).append(i)
+    return groups
+
+
+def _pick(groups: dict[str, list[int]], item: Item, pick: random.Random, everything: list[int]) -> list[int]:
+    """A source row and PARTNERS more of the item's group (with repeats when the group is small)."""
+    members = groups.get(group_key(item), everything)
+    return [pick.choice(members) for _ in range(PARTNERS + 1)]
+
+
+def _offsets(base: Matrix, picks: np.ndarray[Any, Any], rng: np.random.Generator) -> Matrix:
+    """sum_j w_j (partner_j - source), w ~ N(0, 1): a move along the directions in which real twins differ."""
+    differences = base[picks[:, 1:]] - base[picks[:, :1]]
+    weights = rng.standard_normal((len(picks), PARTNERS, 1), dtype=np.float32)
+    moved: Matrix = (weights * differences).sum(axis=1)
+    return moved
+
+
+def calibrate(base: Matrix, base_items: Sequence[Item], seed: int) -> dict[str, float]:
+    """The offset scale that puts a derived vector at the base set's median nearest-neighbour cosine from its
+    source: for a unit x and an offset d (E|d|^2 = s^2 D at scale s), cos(x, x+d) ~ 1/sqrt(1+s^2 D)."""
     rng = np.random.default_rng(seed)
     rows = rng.choice(base.shape[0], size=min(SAMPLE, base.shape[0]), replace=False)
     target = float(np.median(nearest_cosines(base, rows)))
-    variance = float(base.var(axis=0).sum())
-    sigma = math.sqrt(max(1.0 / (target * target) - 1.0, 0.0) / variance)
-    return {"base_nn_cosine_median": target, "total_variance": variance, "sigma": sigma}
+    groups = _groups(base_items)
+    pick = random.Random(f"calibrate:{seed}")
+    everything = list(range(len(base_items)))
+    picks = np.asarray([_pick(groups, base_items[int(r)], pick, everything) for r in rows])
+    spread = float((_offsets(base, picks, rng) ** 2).sum(axis=1).mean())
+    sigma = math.sqrt(max(1.0 / (target * target) - 1.0, 0.0) / max(spread, 1e-9))
+    return {"base_nn_cosine_median": target, "offset_square_mean": spread, "sigma": sigma}
 
 
 def derive(base: Matrix, base_items: Sequence[Item], items: Sequence[Item], sigma: float, seed: int,
@@ -113,25 +144,24 @@ def derive(base: Matrix, base_items: Sequence[Item], items: Sequence[Item], sigm
     """Fill ``out`` (len(items) x dim) with the vectors of ``items``; returns each row's source base row.
 
     Row i < len(base_items) is base row i (replica 0 is the base corpus); a later row is a base row of the same
-    ``group_key`` plus noise (``sigma`` times each dimension's standard deviation), normalised.
+    ``group_key`` moved by ``sigma`` times a random combination of its differences to PARTNERS other rows of
+    that group (the directions in which real twins differ: other values in the same template), normalised.
     """
-    groups: dict[str, list[int]] = {}
-    for i, item in enumerate(base_items):
-        groups.setdefault(group_key(item), []).append(i)
+    groups = _groups(base_items)
     everything = list(range(len(base_items)))
     pick = random.Random(f"derive:{seed}")
-    sources = [i if i < len(base_items) else pick.choice(groups.get(group_key(item), everything))
-               for i, item in enumerate(items)]
-    scale = (base.std(axis=0) * sigma).astype(np.float32)
+    picks = np.asarray([[i] * (PARTNERS + 1) if i < len(base_items) else _pick(groups, item, pick, everything)
+                        for i, item in enumerate(items)])
     rng = np.random.default_rng(seed)
     for start in range(0, len(items), CHUNK):
         stop = min(start + CHUNK, len(items))
-        block = base[sources[start:stop]].copy()
+        block = base[picks[start:stop, 0]].copy()
         fresh = np.arange(start, stop) >= len(base_items)
-        block[fresh] += rng.standard_normal((int(fresh.sum()), base.shape[1]), dtype=np.float32) * scale
+        if fresh.any():
+            block[fresh] += sigma * _offsets(base, picks[start:stop][fresh], rng)
         block /= np.linalg.norm(block, axis=1, keepdims=True)
         out[start:stop] = block
-    return sources
+    return [int(p) for p in picks[:, 0]]
 
 
 def cache_name(kind: str, model: str, backend: str, size: int | str, seed: int) -> str:
@@ -147,15 +177,15 @@ def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, 
     base_items = generate(base_size, seed).items
     base = base_vectors(embed_many, [i.content for i in base_items],
                         folder / cache_name("base", model, backend, base_size, seed), progress)
-    noise = calibrate(base, seed)
-    path = folder / cache_name(f"derived-from-{base_size}", model, backend, len(corpus.items), seed)
-    info: dict[str, Any] = {"method": "real base embeddings + same-scenario source + shaped Gaussian noise",
+    noise = calibrate(base, base_items, seed)
+    path = folder / cache_name(f"derived-twins-from-{base_size}", model, backend, len(corpus.items), seed)
+    info: dict[str, Any] = {"method": "real base embeddings + same-scenario source moved along its twins' differences",
                             "base_size": base_size, "base_items": len(base_items), "cache": str(path), **noise}
     if path.exists():
         cached: Matrix = np.load(path, mmap_mode="r")
         if cached.shape == (len(corpus.items), base.shape[1]):
             return np.asarray(cached), info
-    progress(f"deriving {len(corpus.items)} vectors (noise sigma {noise['sigma']:.3f})")
+    progress(f"deriving {len(corpus.items)} vectors (offset scale {noise['sigma']:.3f})")
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32,
                                             shape=(len(corpus.items), base.shape[1]))
     derive(base, base_items, corpus.items, noise["sigma"], seed, out)
