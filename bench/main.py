@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import floors, report, system
+from bench import floors, report, scale, system
 from bench.runner import RunConfig, execute
+from bench.scale_vectors import SCALE_SIZES
 from kenning.embedding import load_embedder, resolve_backend
 from kenning.settings import Settings
 from kenning.store.search_module import REDISEARCH
@@ -21,6 +22,10 @@ SETTINGS_RECORDED = ("embedding_backend", "embedding_threads", "embedding_batch_
 
 
 QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenning.embedded")
+
+
+def _progress(line: str) -> None:
+    print(f"  {datetime.now(UTC):%H:%M:%S} {line}", flush=True)
 
 
 def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool,
@@ -41,7 +46,11 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
         "git": system.git_revision(), "settings": {name: getattr(settings, name, None) for name in SETTINGS_RECORDED},
         "embedder": {"model": embedder.model_name, "dimension": embedder.dimension, "load_seconds": loaded},
     }
-    result.update(execute(config, embedder, settings, progress=lambda line: print(f"  {line}", flush=True)))
+    if size in SCALE_SIZES:  # a scale point: precomputed vectors, no quality families (bench/scale.py)
+        result.update(scale.execute(SCALE_SIZES[size], embedder, settings, seed=seed, queries=queries,
+                                    progress=_progress, label=size))
+    else:
+        result.update(execute(config, embedder, settings, progress=_progress))
     result["wall_seconds"] = time.perf_counter() - started
     result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu_before, system.cpu_times())
     result["machine"]["load_average_end"] = system.machine()["load_average"]

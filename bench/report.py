@@ -31,6 +31,8 @@ def load(folder: Path) -> dict[tuple[str, str], Result]:
     out: dict[tuple[str, str], Result] = {}
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
+        if "scale_point" in data:  # precomputed vectors, no quality families: bench/FINDINGS.md reports them
+            continue
         data["_file"] = path.name
         out[(data["corpus"]["size"], _variant(data))] = data
     return out

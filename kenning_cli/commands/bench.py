@@ -11,7 +11,9 @@ from kenning_cli.main import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--size", choices=("1k", "10k", "100k"), default="10k", help="corpus size (default 10k)")
+    parser.add_argument("--size", choices=("1k", "10k", "100k", "250k", "500k", "1m"), default="10k",
+                        help="corpus size (default 10k); 250k-1m are scale points with precomputed vectors "
+                             "(docs/benchmarks.md)")
     parser.add_argument("--seed", type=int, default=7, help="corpus and query seed (default 7)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results)")
     parser.add_argument("--queries", type=int, default=200, help="queries per retrieval family (default 200)")
