@@ -20,13 +20,16 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("FASTMCP_LOG_ENABLED", raising=False)
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)
-    foreign = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).propagate)
-               for name in logs.FOREIGN}
+    foreign = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).propagate,
+                      logging.getLogger(name).level) for name in logs.FOREIGN}
+    for name in logs.FOREIGN:  # as in a fresh process: an earlier test's uvicorn.Config may have set a level
+        logging.getLogger(name).setLevel(logging.NOTSET)
     yield
     root.handlers[:], root.level = saved[0], saved[1]
-    for name, (handlers, propagate) in foreign.items():
+    for name, (handlers, propagate, level) in foreign.items():
         logging.getLogger(name).handlers[:] = handlers
         logging.getLogger(name).propagate = propagate
+        logging.getLogger(name).setLevel(level)
 
 
 @pytest.mark.usefixtures("restored")
