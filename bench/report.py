@@ -20,18 +20,20 @@ from kenning.store.search_module import REDISEARCH
 DOCS = ROOT / "docs"
 PAGE = DOCS / "benchmarks.md"
 CHART = DOCS / "benchmarks-latency.png"
-SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "1m": 1_000_000, "1M": 1_000_000}
+SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "250k": 250_000, "500k": 500_000, "1m": 1_000_000,
+              "1M": 1_000_000}
 # the ratio table's columns (1M: the scale point's result files, if present; `kenning bench --size 1m`)
-RATIO_SIZES = ("10k", "100k", "1m", "1M")
+RATIO_SIZES = ("10k", "100k", "250k", "500k", "1m", "1M")
 Result = dict[str, Any]
 
 
-def load(folder: Path) -> dict[tuple[str, str], Result]:
-    """The newest result per (size, backend + experiment); file names sort by time."""
+def load(folder: Path, *, scale_points: bool = False) -> dict[tuple[str, str], Result]:
+    """The newest result per (size, backend + experiment); file names sort by time. Scale points (precomputed
+    vectors, no quality families: bench/scale.py) only with ``scale_points``, and then only they."""
     out: dict[tuple[str, str], Result] = {}
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        if "scale_point" in data:  # precomputed vectors, no quality families: bench/FINDINGS.md reports them
+        if ("scale_point" in data) != scale_points:
             continue
         data["_file"] = path.name
         out[(data["corpus"]["size"], _variant(data))] = data
@@ -129,6 +131,11 @@ def ratio_table(results: list[Result]) -> list[str]:
 
 def _recall_cell(r: Result) -> str:
     f = dig(r, "floors", "recall") or {}
+    if not f and dig(r, "scale_point", "floors"):  # a scale point: recall and its floors on the same queries
+        s = dig(r, "scale_point", "floors")
+        return (f"**{fmt(dig(r, 'scale_point', 'ratio_recall_p50_over_floor'))}** "
+                f"({fmt(dig(r, 'latency', 'recall', 'total', 'p50_ms'))} / {fmt(dig(s, 'embed', 'p50_ms'))} + "
+                f"{fmt(dig(s, 'bare_knn', 'p50_ms'))} ms)")
     return (f"**{fmt(floors.ratios(r)['recall_over_floor'])}** ({fmt(dig(f, 'recall', 'p50_ms'))} / "
             f"{fmt(dig(f, 'embed', 'p50_ms'))} + {fmt(dig(f, 'bare_knn', 'p50_ms'))} ms)" if f else "not measured")
 
@@ -158,6 +165,9 @@ def _import_cell(r: Result) -> str:
 
 
 def _load_cell(r: Result) -> str:
+    if "scale_point" in r:
+        return (f"scale point: vectors derived from real embeddings (bench/scale.py); load "
+                f"{fmt(dig(r, 'machine', 'load_average'))}, steal {fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %")
     return (f"load {fmt(dig(r, 'machine', 'load_average'))} -> {fmt(dig(r, 'machine', 'load_average_end'))}, "
             f"steal {fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %")
 
@@ -323,6 +333,8 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
                  "Each cell: paraphrase recall@5 on the raw vector ranking / no-answer abstention, if recall used "
                  "that floor (the default is 0.25).", "", *sweep_table(ordered),
                  "", "### Valkey round trips per recall (diagnostic)", "", *commands_table(ordered)]
+    scaled = sorted(load(folder, scale_points=True).values(), key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0),
+                                                                             _variant(r)))
     page.write_text(render(main, ordered, targets_table(main, ordered), family_table(ordered), latency_table(ordered),
-                           resources, chart_path.name, ratios=ratio_table(ordered)), encoding="utf-8")
+                           resources, chart_path.name, ratios=ratio_table([*ordered, *scaled])), encoding="utf-8")
     return [page, drawn] if drawn else [page]
