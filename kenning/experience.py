@@ -21,7 +21,7 @@ from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
 from kenning.memory import Draft, Memories
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
-from kenning.store import Patch
+from kenning.store import Op, Patch
 from kenning.suppression import Suppressions, hidden_by, term
 
 __all__ = ["Approach", "Experience", "Report", "experience_weight"]
@@ -106,26 +106,23 @@ class Experience:
         metadata = {**memory.metadata, "experience": record}
         event = self.ctx.event(actor, "record_experience", key, reason=record["breakthrough"] or "",
                                before=memory.content, after=memory.content, details={"experience": record})
+        derived = (*self.graveyard.removing(key, [a["name"] for a in previous.get("abandoned_approaches", [])]),
+                   *self._entries(memory, record, now))  # the registry and graveyard, in the patch's unit
         if not self.ctx.store.memories.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
-                                                             "metadata": _json(metadata)}), [event]):
+                                                             "metadata": _json(metadata)}, also=derived), [event]):
             raise NotFound(f"{key} was deleted while its experience was being recorded", hint="nothing was recorded")
-        self.graveyard.remove(key, [a["name"] for a in previous.get("abandoned_approaches", [])])
-        for project in (memory.project, ALL_PROJECTS):
-            self.registry.add(project, key, now)
-        hiding = self._bury(key, memory.project, record, actor=actor, now=now)
+        hiding = self._bury(key, memory.project, record, actor=actor)
         return {"key": key, "experience_weight": weight, "experience": _public(record),
                 "graveyard": [a["name"] for a in record["abandoned_approaches"]],
                 "suppressed": [h["term"] for h in hiding], "suppression": hiding}
 
-    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str,
-              now: float) -> list[dict[str, Any]]:
-        """Graveyard entries for each abandoned approach; auto-suppression of their names at high effort.
+    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str) -> list[dict[str, Any]]:
+        """Auto-suppression of the abandoned approaches' names at high effort (their graveyard entries are
+        written with the record).
 
         Returns what each suppression hides (term, projects, how many memories, a sample of them)."""
         suppressed: list[dict[str, Any]] = []
         for a in record["abandoned_approaches"]:
-            self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
-                                         effort=record["effort"], key=key, project=project, at=now))
             if record["effort"] >= self.ctx.settings.auto_suppress_effort:
                 head, tail = f"abandoned at effort {record['effort']}: ", f" (recorded in {key})"
                 # the approach's reason may use the whole MAX_REASON: cut it so suppress() never refuses
@@ -150,6 +147,15 @@ class Experience:
         for a in record.get("abandoned_approaches", []):
             self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
                                          effort=record["effort"], key=memory.key, project=memory.project, at=at))
+
+    def _entries(self, memory: Memory, record: dict[str, Any], at: float) -> list[Op]:
+        """The per-project registry and graveyard writes derived from an experience ``record``."""
+        ops = [op for project in (memory.project, ALL_PROJECTS) for op in self.registry.adding(project, memory.key, at)]
+        for a in record.get("abandoned_approaches", []):
+            ops += self.graveyard.adding(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
+                                                   effort=record["effort"], key=memory.key, project=memory.project,
+                                                   at=at))
+        return ops
 
     def log_abandoned(self, approach: Approach, *, effort: int, project: str | None, actor: str,
                       context: str | None = None, namespace: str = "episodic") -> dict[str, Any]:

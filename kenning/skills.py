@@ -371,8 +371,8 @@ class Skills:
             after=body,
             details={**details, "sha": document.sha},
         )
-        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body), [event])
-        self.store.set_current(document.name, memory.key)
+        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body), [event],
+                                      self.store.pointing(document.name, memory.key))
         return _skill(memory)
 
     # --- reading ---------------------------------------------------------------------------

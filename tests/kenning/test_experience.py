@@ -155,7 +155,7 @@ def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Eng
     key = engine.experience.log_abandoned(Approach("Sanic", "library", "plugin gaps"), effort=2, project="r",
                                           actor="a")["key"]
     memory = engine.memories.get(key)
-    engine.experience.graveyard.remove(key, ["Sanic"])
+    engine.store.graveyard.remove("sanic", key)
     engine.experience.registry.remove("r", key)
     assert engine.experience.warn_if_abandoned("what about sanic?") == []  # control: the index lost it
     engine.experience.reindex(memory)
