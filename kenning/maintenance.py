@@ -65,6 +65,19 @@ class IndexReport:
 
 
 @dataclass(frozen=True, slots=True)
+class Reindexed:
+    """One namespace's index rebuilt (``Maintenance.reindex``); ``public()`` is its audit event's details."""
+
+    namespace: str
+    index: str
+    num_docs: int
+    num_docs_before: int | None
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
 class MaintenanceReport:
     """One maintenance pass; ``public()`` is the JSON kept as the last report (the briefing shows it)."""
 
@@ -174,7 +187,7 @@ class Maintenance:
                 out.drift.append({"namespace": namespace, "problems": problems})
         return replace(out, phantoms=phantoms)
 
-    def reindex(self, namespace: str, *, actor: str) -> dict[str, Any]:
+    def reindex(self, namespace: str, *, actor: str) -> Reindexed:
         """Rebuild one namespace's index (create new, backfill, swap, drop old); hashes are untouched."""
         validation.namespace(namespace)
 
@@ -191,9 +204,8 @@ class Maintenance:
             done = self.ctx.store.rebuild_index(namespace, self.ctx.embedder.dimension, timeout=timeout, switch=switch)
         finally:
             lease.release()
-        result = {"namespace": namespace, "index": done.name, "num_docs": done.num_docs,
-                  "num_docs_before": None if before is None else before.num_docs}
-        self.ctx.audit(actor, "reindex", "", details=result)
+        result = Reindexed(namespace, done.name, done.num_docs, None if before is None else before.num_docs)
+        self.ctx.audit(actor, "reindex", "", details=result.public())
         return result
 
 

@@ -32,4 +32,4 @@ async def restore(file: str, dry_run: bool = True) -> dict[str, Any]:
 async def reindex(namespace: Namespace) -> dict[str, Any]:
     """Rebuild one namespace's search index safely (new index, backfill, swap, drop old)."""
     call = current()
-    return await call.run(call.engine.maintenance.reindex, namespace, actor=call.actor)
+    return (await call.run(call.engine.maintenance.reindex, namespace, actor=call.actor)).public()

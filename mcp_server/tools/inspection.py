@@ -43,7 +43,7 @@ async def health() -> dict[str, Any]:
 async def queue_status() -> dict[str, Any]:
     """The LLM enrichment queue: jobs waiting, in flight and parked (with errors), today's token spend."""
     call = current()
-    return await call.run(call.engine.enrichment.status)
+    return (await call.run(call.engine.enrichment.status)).public()
 
 @tool(scope="read")
 async def version() -> dict[str, Any]:

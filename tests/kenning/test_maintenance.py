@@ -113,7 +113,7 @@ def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine
     assert broken.drift[0]["namespace"] == "knowledge"
     client.hset(keys[0], "created_at", repr(1.0))
     result = engine.maintenance.reindex("knowledge", actor="admin")
-    assert (result["num_docs"], result["index"]) == (2, engine.ctx.index("knowledge"))
+    assert (result.num_docs, result.index) == (2, engine.ctx.index("knowledge"))
     hits = engine.recaller.recall(RecallRequest("what renders the dashboard?", projects=["p"])).hits
     assert hits[0].memory.key == keys[1]
     assert engine.maintenance.index_report().drift == []
@@ -147,12 +147,12 @@ def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatc
 def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: Engine,
                                                                       client: valkey.Valkey) -> None:
     lock = f"{engine.ctx.settings.key_prefix}lock:reindex:knowledge"
-    assert engine.maintenance.reindex("knowledge", actor="admin")["namespace"] == "knowledge"  # positive control
+    assert engine.maintenance.reindex("knowledge", actor="admin").namespace == "knowledge"  # positive control
     assert client.get(lock) is None  # released when done
     client.set(lock, "another-process", px=60_000)
     with pytest.raises(Conflict, match="being rebuilt already"):
         engine.maintenance.reindex("knowledge", actor="admin")
-    assert engine.maintenance.reindex("episodic", actor="admin")["namespace"] == "episodic"  # other indexes may
+    assert engine.maintenance.reindex("episodic", actor="admin").namespace == "episodic"  # other indexes may
 
 
 @pytest.mark.both_backends
