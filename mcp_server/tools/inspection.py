@@ -30,7 +30,7 @@ async def memory_audit(namespaces: list[Namespace] | None = None, projects: list
     call = current()
     request = AuditRequest(namespaces=plain(namespaces), projects=projects, states=plain(states), sort=sort,
                            descending=descending, offset=offset, limit=limit)
-    return await call.run(call.engine.inspection.audit, request)
+    return (await call.run(call.engine.inspection.audit, request)).public()
 
 @tool(scope="read")
 async def health() -> dict[str, Any]:

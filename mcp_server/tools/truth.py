@@ -65,7 +65,7 @@ async def history(key: str, limit: Annotated[int, Field(ge=1, le=500)] = 100) ->
     """One memory's audit events (the newest `limit`), oldest first: who, what, why, when. Works for
     forgotten keys."""
     call = current()
-    return await call.run(call.engine.history.history, key, limit=limit)
+    return (await call.run(call.engine.history.history, key, limit=limit)).public()
 
 
 @tool(scope="read")
@@ -73,8 +73,8 @@ async def audit_log(actor: str | None = None, action: str | None = None, since: 
                     before: str | None = None, limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
     """Recent mutations, newest first, filtered by actor, action and time (ISO). before: `next` of a page."""
     call = current()
-    return await call.run(call.engine.history.audit_log, actor=actor, action=action, since=since,
-                          before=before, limit=limit)
+    return (await call.run(call.engine.history.audit_log, actor=actor, action=action, since=since,
+                           before=before, limit=limit)).public()
 
 
 @tool(scope="write")

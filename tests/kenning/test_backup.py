@@ -99,8 +99,8 @@ def test_backup_wipe_restore_round_trips_everything(engine: Engine, client: valk
     assert [s["term"] for s in fresh.suppressions.list_suppressions()] == ["heroku"]
     hits = fresh.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"])).hits
     assert hits[0].memory.key == keys["kamal"]
-    assert [e["action"] for e in fresh.history.history(keys["old"])["events"]][-1] == "restore"
-    logged = {e["action"]: e["details"] for e in fresh.history.audit_log(actor="admin", limit=500)["events"]}
+    assert [e.action for e in fresh.history.history(keys["old"]).events][-1] == "restore"
+    logged = {e.action: e.details for e in fresh.history.audit_log(actor="admin", limit=500).events}
     assert logged["restore_suppression"] == {"term": "heroku", "restore": "add"}
     assert logged["restore_contradiction"]["contradiction"] == records_before[0]["id"]
 
@@ -130,7 +130,7 @@ def test_malformed_and_oversized_files_are_refused_before_writing(engine: Engine
         engine.backups.restore(path, actor="admin", max_bytes=100)
     cut = path.with_name("kenning-backup-20260101T000000Z-cut.json")
     cut.write_text(text[: len(text) // 2], encoding="utf-8")
-    audit_before = len(engine.history.audit_log(limit=500)["events"])
+    audit_before = len(engine.history.audit_log(limit=500).events)
     with pytest.raises(InvalidInput, match="not valid JSON"):
         engine.backups.restore(cut, dry_run=False, actor="admin")
     data["memories"][1]["vector"] = "AAAA"
@@ -138,7 +138,7 @@ def test_malformed_and_oversized_files_are_refused_before_writing(engine: Engine
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"memory #1 .* vector of 0 dims"):
         engine.backups.restore(bad, dry_run=False, actor="admin")
-    assert len(engine.history.audit_log(limit=500)["events"]) == audit_before  # nothing was written
+    assert len(engine.history.audit_log(limit=500).events) == audit_before  # nothing was written
     for broken in ({"format": "other"}, {**data, "version": 99}, {**data, "memories": [{"key": "x", "fields": {}}]}):
         with pytest.raises(InvalidInput):
             check(broken)
@@ -251,7 +251,7 @@ def test_a_refused_file_writes_nothing_even_when_applied(engine: Engine, tmp_pat
     data = json.loads(path.read_text(encoding="utf-8"))
     engine.memories.forget(keys["pref"], confirm=True, actor="a")  # the restore would add it back
     assert engine.backups.restore(path, actor="admin")["memories"]["add"] == 1  # positive control
-    audit_before = engine.history.audit_log(limit=500)["events"]
+    audit_before = engine.history.audit_log(limit=500).events
     broken = [
         {**data, "suppressions": [{"term": "heroku", "record": {"term": "heroku", "at": "yesterday"}}]},
         {**data, "contradictions": [{**data["contradictions"][0], "status": "maybe"}]},
@@ -266,7 +266,7 @@ def test_a_refused_file_writes_nothing_even_when_applied(engine: Engine, tmp_pat
     with pytest.raises(InvalidInput, match="limit is 100"):
         engine.backups.restore(path, dry_run=False, actor="admin", max_bytes=100)
     assert engine.store.memories.read(keys["pref"]) is None
-    assert engine.history.audit_log(limit=500)["events"] == audit_before
+    assert engine.history.audit_log(limit=500).events == audit_before
 
 
 def test_the_size_limit_is_a_setting(settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -355,4 +355,4 @@ def test_an_uploaded_backup_is_kept_only_when_it_reads_as_one(engine: Engine) ->
     report = engine.backups.restore_file(copy, dry_run=True, actor="admin")
     assert report["memories"]["skip"] == 1
     assert remember_one.key in engine.backups.path_of(copy).read_text(encoding="utf-8")
-    assert engine.history.audit_log(action="upload_backup")["events"][0]["details"]["file"] == copy
+    assert engine.history.audit_log(action="upload_backup").events[0].details["file"] == copy

@@ -24,7 +24,7 @@ def audit_event(page: str, engine: Engine) -> dict[str, Any]:
     found = AUDIT_LINK.search(page)
     assert found is not None, page
     actor, action, event_id = found.groups()
-    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}", action=action)["events"]
+    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}", action=action).public()["events"]
     matching = [e for e in events if e["id"] == event_id]
     assert len(matching) == 1
     return matching[0]

@@ -75,7 +75,7 @@ def test_a_wrong_password_shows_the_form_again_and_sets_no_session(web: Dashboar
     assert COOKIE not in client.cookies
     assert login(client, "editor").status_code == 303  # positive control: the right password works
     assert COOKIE in client.cookies
-    failed = web.engine.history.audit_log(action="login_failed")["events"]
+    failed = web.engine.history.audit_log(action="login_failed").public()["events"]
     assert [e["details"]["username"] for e in failed] == ["editor"]
 
 
