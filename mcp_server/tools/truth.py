@@ -50,14 +50,14 @@ async def find_duplicates(namespace: Namespace = "knowledge", project: str | Non
                           threshold: Annotated[float, Field(ge=0.5, le=1.0)] | None = None) -> dict[str, Any]:
     """Clusters of near-duplicate memories (stored vectors, whole namespace), with a suggested one to keep."""
     call = current()
-    return await call.run(call.engine.duplicates.find, namespace, project=project, threshold=threshold)
+    return (await call.run(call.engine.duplicates.find, namespace, project=project, threshold=threshold)).public()
 
 
 @tool(scope="write", destructive=True)
 async def merge_duplicates(keep: str, others: list[str], reason: str | None = None) -> dict[str, Any]:
     """Archive `others` as "duplicate of <keep>" and add their tags to `keep` (reversible with reinstate)."""
     call = current()
-    return await call.run(call.engine.duplicates.merge, keep, others, reason, actor=call.actor)
+    return (await call.run(call.engine.duplicates.merge, keep, others, reason, actor=call.actor)).public()
 
 
 @tool(scope="read")

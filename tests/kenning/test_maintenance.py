@@ -84,8 +84,8 @@ def test_auto_merge_only_above_the_configured_threshold(settings: Settings, clie
              for t in tuesdays]
     report = engine.maintenance.run().duplicates
     (merged,) = report.merged
-    assert sorted([merged["kept"], *merged["archived"]]) == sorted(close)
-    assert merged["reason"].startswith("duplicate of ")
+    assert sorted([merged.kept, *merged.archived]) == sorted(close)
+    assert merged.reason.startswith("duplicate of ")
     assert [sorted(r["keys"]) for r in report.review] == [sorted(loose)]  # 0.85 < 0.92: review only
 
 
@@ -168,5 +168,5 @@ def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Setting
             for t in ("Use pickle for caching", "Use pickle for caching please")]
     opposite = engine.memories.remember(Draft("Do not use pickle for caching", project="p"), actor="a").key
     (merged,) = engine.maintenance.run().duplicates.merged
-    assert sorted([merged["kept"], *merged["archived"]]) == sorted(same)  # positive control: a real merge
+    assert sorted([merged.kept, *merged.archived]) == sorted(same)  # positive control: a real merge
     assert engine.memories.get(opposite).state == "active"

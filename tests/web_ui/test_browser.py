@@ -114,7 +114,7 @@ async def test_resolve_a_contradiction(browser: Browser, live: str, engine: Engi
 
 async def test_merge_a_duplicate(browser: Browser, live: str, engine: Engine, shots: Path) -> None:
     first, second = duplicates(engine)
-    keep, other = (first, second) if engine.duplicates.find("knowledge")["clusters"][0]["keep"] == first \
+    keep, other = (first, second) if engine.duplicates.find("knowledge").clusters[0].keep == first \
         else (second, first)
     page = await signed_in(browser, live, "editor")
     await menu(page, "Duplicates")

@@ -58,8 +58,8 @@ async def _duplicates(request: Request, extra: dict[str, Any]) -> Response:
     namespace = request.query_params.get("namespace", "knowledge")
     project = request.query_params.get("project") or None
     found = await rt.run(rt.engine.duplicates.find, namespace, project=project)
-    return render(request, "duplicates.html", {**found, "project": project or "", "namespaces": namespaces(None),
-                                               **extra})
+    return render(request, "duplicates.html", {**found.public(), "project": project or "",
+                                               "namespaces": namespaces(None), **extra})
 
 
 @guard("viewer")
@@ -77,14 +77,14 @@ async def merge(request: Request) -> Response:
     async def act() -> Response:
         merged = await rt.run(rt.engine.duplicates.merge, fields.get("keep", ""), others,
                               fields.get("reason") or None, actor=login(request).actor)
-        return await confirmed(request, action="merge_duplicates", title=f"merged into {merged['kept']}",
-                               changed=merged, back="/duplicates")
+        return await confirmed(request, action="merge_duplicates", title=f"merged into {merged.kept}",
+                               changed=merged.public(), back="/duplicates")
     return await attempt(request, act, _duplicates)
 
 
 def keep_all(engine: Engine, form: Submitted, actor: str) -> Done:
     kept = engine.duplicates.keep_both(form.all("members"), form.get("reason") or None, actor=actor)
-    return Done("keep_duplicates", f"kept all {len(kept['kept'])} as distinct", kept, "/duplicates")
+    return Done("keep_duplicates", f"kept all {len(kept.kept)} as distinct", kept.public(), "/duplicates")
 
 
 @guard("editor")
