@@ -87,6 +87,36 @@ def _approach(a: Approach) -> dict[str, str]:
     return {"name": name, "type": a.type, "reason": validation.reason(a.reason) or ""}
 
 
+@dataclass(frozen=True, slots=True)
+class ExperienceOf:
+    """One memory's experience record (public form: ISO time) and weight (``get_experience``)."""
+
+    key: str
+    experience_weight: float
+    experience: dict[str, Any] | None
+
+    def public(self) -> dict[str, Any]:
+        return {"key": self.key, "experience_weight": self.experience_weight, "experience": self.experience}
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceSummary:
+    """``experience_summary``: counts over every non-archived record; the lists quote no suppressed memory."""
+
+    project: str
+    recorded: int
+    average_effort: float | None
+    outcomes: dict[str, int]
+    most_effortful: list[dict[str, Any]]  # key, effort, outcome, content
+    graveyard: list[dict[str, Any]]  # Abandoned.public()
+    top_breakthroughs: list[dict[str, Any]]  # key, effort, breakthrough
+
+    def public(self) -> dict[str, Any]:
+        return {"project": self.project, "recorded": self.recorded, "average_effort": self.average_effort,
+                "outcomes": self.outcomes, "most_effortful": self.most_effortful, "graveyard": self.graveyard,
+                "top_breakthroughs": self.top_breakthroughs}
+
+
 class Experience:
     def __init__(self, ctx: Context, memories: Memories, graveyard: Graveyard, suppressions: Suppressions) -> None:
         self.ctx = ctx
@@ -179,13 +209,12 @@ class Experience:
         phrases.query_text(text)
         return [a.public() for a in self.graveyard.warn(text)]
 
-    def get_experience(self, key: str) -> dict[str, Any]:
+    def get_experience(self, key: str) -> ExperienceOf:
         memory = self.memories.get(key)
         record = memory.metadata.get("experience")
-        return {"key": key, "experience_weight": memory.experience_weight,
-                "experience": _public(record) if record else None}
+        return ExperienceOf(key, memory.experience_weight, _public(record) if record else None)
 
-    def experience_summary(self, project: str | None = None, *, limit: int = 500) -> dict[str, Any]:
+    def experience_summary(self, project: str | None = None, *, limit: int = 500) -> ExperienceSummary:
         """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs.
 
         Counts cover every non-archived record; the lists that quote a memory leave out memories a
@@ -198,16 +227,13 @@ class Experience:
         shown = [(m, r) for m, r in records if not hidden_by(m, suppressed)]
         by_effort = sorted(shown, key=lambda mr: (-mr[1]["effort"], -mr[1]["recorded_at"]))
         wins = [mr for mr in by_effort if mr[1]["outcome"] == "succeeded" and mr[1].get("breakthrough")]
-        return {
-            "project": project or "all", "recorded": len(records),
-            "average_effort": round(mean(r["effort"] for _, r in records), 2) if records else None,
-            "outcomes": outcomes,
-            "most_effortful": [{"key": m.key, "effort": r["effort"], "outcome": r["outcome"],
-                                "content": m.content[:200]} for m, r in by_effort[:5]],
-            "graveyard": [a.public() for a in self.graveyard.all(None if scope == ALL_PROJECTS else scope)],
-            "top_breakthroughs": [{"key": m.key, "effort": r["effort"], "breakthrough": r["breakthrough"]}
-                                  for m, r in wins[:5]],
-        }
+        return ExperienceSummary(
+            project or "all", len(records),
+            round(mean(r["effort"] for _, r in records), 2) if records else None, outcomes,
+            [{"key": m.key, "effort": r["effort"], "outcome": r["outcome"], "content": m.content[:200]}
+             for m, r in by_effort[:5]],
+            [a.public() for a in self.graveyard.all(None if scope == ALL_PROJECTS else scope)],
+            [{"key": m.key, "effort": r["effort"], "breakthrough": r["breakthrough"]} for m, r in wins[:5]])
 
     def _records(self, scope: str, limit: int) -> list[tuple[Memory, dict[str, Any]]]:
         out = []

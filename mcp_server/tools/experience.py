@@ -56,10 +56,10 @@ async def warn_if_abandoned(query: str) -> dict[str, Any]:
 async def get_experience(key: str) -> dict[str, Any]:
     """A memory's experience record (effort, outcome, gotchas, abandoned approaches) and weight."""
     call = current()
-    return await call.run(call.engine.experience.get_experience, key)
+    return (await call.run(call.engine.experience.get_experience, key)).public()
 
 @tool(scope="read")
 async def experience_summary(project: str | None = None) -> dict[str, Any]:
     """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs (one project or all)."""
     call = current()
-    return await call.run(call.engine.experience.experience_summary, project)
+    return (await call.run(call.engine.experience.experience_summary, project)).public()

@@ -29,8 +29,8 @@ async def list_contradictions(status: ContradictionStatus = "open", project: str
                               limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
     """Contradiction records, newest first, both sides side by side."""
     call = current()
-    return await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
-                          limit=limit)
+    return (await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
+                           limit=limit)).public()
 
 
 @tool(scope="write", destructive=True)

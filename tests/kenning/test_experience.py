@@ -38,8 +38,9 @@ def test_record_experience_sets_weight_graveyard_and_audit(engine: Engine) -> No
     assert result["experience_weight"] == pytest.approx(1.25)
     assert result["suppressed"] == []  # effort 3 is below the auto-suppression effort
     got = engine.experience.get_experience(key)
-    assert got["experience"]["breakthrough"] == "use acks_late"
-    assert got["experience"]["abandoned_approaches"] == [{"name": "RQ", "type": "library", "reason": "no priorities"}]
+    assert got.experience is not None
+    assert got.experience["breakthrough"] == "use acks_late"
+    assert got.experience["abandoned_approaches"] == [{"name": "RQ", "type": "library", "reason": "no priorities"}]
     assert engine.memories.get(key).experience_weight == pytest.approx(1.25)
     assert engine.store.audit.history(key)[-1].action == "record_experience"
     warned = engine.experience.warn_if_abandoned("should we use rq for the queue?")
@@ -129,13 +130,13 @@ def test_experience_summary(engine: Engine) -> None:
                                            project="s", actor="a")["key"]
     remember(engine, "Unrelated project note.", project="t")
     summary = engine.experience.experience_summary("s")
-    assert summary["recorded"] == 3
-    assert summary["average_effort"] == pytest.approx(3.0)
-    assert summary["outcomes"] == {"succeeded": 2, "pivoted": 0, "abandoned": 1}
-    assert summary["most_effortful"][0]["key"] == win
-    assert [g["memory"] for g in summary["graveyard"]] == [dead]
-    assert summary["top_breakthroughs"] == [{"key": win, "effort": 5, "breakthrough": "loop policy"}]
-    assert engine.experience.experience_summary("t")["recorded"] == 0
+    assert summary.recorded == 3
+    assert summary.average_effort == pytest.approx(3.0)
+    assert summary.outcomes == {"succeeded": 2, "pivoted": 0, "abandoned": 1}
+    assert summary.most_effortful[0]["key"] == win
+    assert [g["memory"] for g in summary.graveyard] == [dead]
+    assert summary.top_breakthroughs == [{"key": win, "effort": 5, "breakthrough": "loop policy"}]
+    assert engine.experience.experience_summary("t").recorded == 0
 
 
 def test_effortful_success_outranks_an_equally_similar_abandonment(engine: Engine) -> None:
@@ -160,7 +161,7 @@ def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Eng
     assert engine.experience.warn_if_abandoned("what about sanic?") == []  # control: the index lost it
     engine.experience.reindex(memory)
     assert [w["memory"] for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
-    assert engine.experience.experience_summary("r")["recorded"] == 1
+    assert engine.experience.experience_summary("r").recorded == 1
 
 
 @pytest.mark.parametrize(("name", "effort", "match"), [
@@ -190,9 +191,9 @@ def test_experience_summary_never_quotes_a_suppressed_memory(engine: Engine) -> 
     engine.experience.record_experience(key, Report(effort=3, outcome="succeeded", breakthrough="pool of 4"),
                                         actor="a")
     before = engine.experience.experience_summary("alpha")
-    assert [m["key"] for m in before["most_effortful"]] == [key]  # positive control
-    assert [b["key"] for b in before["top_breakthroughs"]] == [key]
+    assert [m["key"] for m in before.most_effortful] == [key]  # positive control
+    assert [b["key"] for b in before.top_breakthroughs] == [key]
     engine.suppressions.suppress("tortoise", "dropped", actor="person")
     after = engine.experience.experience_summary("alpha")
-    assert (after["most_effortful"], after["top_breakthroughs"]) == ([], [])
-    assert after["recorded"] == 1  # counted, never quoted
+    assert (after.most_effortful, after.top_breakthroughs) == ([], [])
+    assert after.recorded == 1  # counted, never quoted

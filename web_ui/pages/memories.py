@@ -90,8 +90,8 @@ async def bulk(request: Request) -> Response:
 
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:
     explained = engine.inspection.explain(key).public()
-    return {**explained, "experience": engine.experience.get_experience(key),
-            "contradictions": engine.contradictions.board(status="all", key=key)["contradictions"]}
+    return {**explained, "experience": engine.experience.get_experience(key).public(),
+            "contradictions": engine.contradictions.board(status="all", key=key).public()["contradictions"]}
 
 
 async def _detail(request: Request, extra: dict[str, Any]) -> Response:

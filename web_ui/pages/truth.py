@@ -29,7 +29,7 @@ async def _contradictions(request: Request, extra: dict[str, Any]) -> Response:
     status = request.query_params.get("status", "open")
     project = request.query_params.get("project") or None
     board = await rt.run(rt.engine.contradictions.board, status=status, project=project, limit=LIST_LIMIT)
-    return render(request, "contradictions.html", {**board, "status": status, "statuses": STATUSES,
+    return render(request, "contradictions.html", {**board.public(), "status": status, "statuses": STATUSES,
                                                    "project": project or "", "decisions": DECISIONS, **extra})
 
 
