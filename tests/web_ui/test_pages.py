@@ -193,7 +193,7 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     assert engine.backups.list_backups() == []
     made = admin.post("/backups", data=web.form(admin, label="before"))
     assert made.status_code == 200, made.text
-    name = engine.backups.list_backups()[0]["file"]
+    name = engine.backups.list_backups()[0].file
     assert audit_event(made.text, engine)["action"] == "backup"
     body = admin.get(f"/backups/file?file={name}")
     assert body.status_code == 200
@@ -216,7 +216,7 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     damaged = admin.post("/backups/upload", data=web.form(admin),
                          files={"file": (name.replace("-before", "-broken"), b"{not json")})
     assert damaged.status_code == 400
-    assert sorted(b["file"] for b in engine.backups.list_backups()) == sorted([name, copy])
+    assert sorted(b.file for b in engine.backups.list_backups()) == sorted([name, copy])
 
 
 def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dashboard, engine: Engine) -> None:
