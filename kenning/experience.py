@@ -10,7 +10,7 @@ abandoned approach and records it the same way. Recording again on the same memo
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import mean
 from typing import Any
 
@@ -88,6 +88,26 @@ def _approach(a: Approach) -> dict[str, str]:
 
 
 @dataclass(frozen=True, slots=True)
+class Recorded:
+    """An experience record attached (``record_experience``): the weight, the record (public form), the
+    graveyard names it added, and what the auto-suppressions of its abandoned approaches hide. ``status`` is
+    the remember outcome of the memory ``log_abandoned`` wrote (None for ``record_experience``)."""
+
+    key: str
+    experience_weight: float
+    experience: dict[str, Any]
+    graveyard: list[str]
+    suppressed: list[str]
+    suppression: list[dict[str, Any]]  # term, projects, would_hide, sample
+    status: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        out = {"key": self.key, "experience_weight": self.experience_weight, "experience": self.experience,
+               "graveyard": self.graveyard, "suppressed": self.suppressed, "suppression": self.suppression}
+        return out if self.status is None else {**out, "status": self.status}
+
+
+@dataclass(frozen=True, slots=True)
 class ExperienceOf:
     """One memory's experience record (public form: ISO time) and weight (``get_experience``)."""
 
@@ -125,7 +145,7 @@ class Experience:
         self.suppressions = suppressions
         self.registry = ctx.store.experience
 
-    def record_experience(self, key: str, report: Report, *, actor: str) -> dict[str, Any]:
+    def record_experience(self, key: str, report: Report, *, actor: str) -> Recorded:
         """Attach (or replace) the experience record of memory ``key``; returns the record and its weight."""
         memory = self.memories.get(key)
         record = _checked(report)
@@ -142,9 +162,8 @@ class Experience:
                                                              "metadata": _json(metadata)}, also=derived), [event]):
             raise NotFound(f"{key} was deleted while its experience was being recorded", hint="nothing was recorded")
         hiding = self._bury(key, memory.project, record, actor=actor)
-        return {"key": key, "experience_weight": weight, "experience": _public(record),
-                "graveyard": [a["name"] for a in record["abandoned_approaches"]],
-                "suppressed": [h["term"] for h in hiding], "suppression": hiding}
+        return Recorded(key, weight, _public(record), [a["name"] for a in record["abandoned_approaches"]],
+                        [h["term"] for h in hiding], hiding)
 
     def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str) -> list[dict[str, Any]]:
         """Auto-suppression of the abandoned approaches' names at high effort (their graveyard entries are
@@ -188,7 +207,7 @@ class Experience:
         return ops
 
     def log_abandoned(self, approach: Approach, *, effort: int, project: str | None, actor: str,
-                      context: str | None = None, namespace: str = "episodic") -> dict[str, Any]:
+                      context: str | None = None, namespace: str = "episodic") -> Recorded:
         """Write a memory saying ``approach`` was abandoned and why, and record it as an abandonment.
 
         The report is validated before the memory is written, so bad input stores nothing.
@@ -201,8 +220,7 @@ class Experience:
             text += f"\n{context.strip()}"
         written = self.memories.remember(Draft(text, namespace=namespace, project=project, kind="experience",
                                                tags=("abandoned",)), actor=actor)
-        result = self.record_experience(written.key, report, actor=actor)
-        return {**result, "status": written.status}
+        return replace(self.record_experience(written.key, report, actor=actor), status=written.status)
 
     def warn_if_abandoned(self, text: str) -> list[dict[str, Any]]:
         """Graveyard warnings for a query or plan, as plain data (most effortful first)."""

@@ -34,7 +34,7 @@ async def record_experience(key: str, effort: Effort, outcome: Outcome,
     report = Report(effort=effort, outcome=outcome, iterations=iterations, breakthrough=breakthrough,
                     gotchas=tuple(gotchas or ()),
                     abandoned_approaches=tuple(a.approach() for a in abandoned_approaches or ()))
-    return await call.run(call.engine.experience.record_experience, key, report, actor=call.actor)
+    return (await call.run(call.engine.experience.record_experience, key, report, actor=call.actor)).public()
 
 @tool(scope="write")
 async def log_abandoned(name: Annotated[str, Field(description="the approach, e.g. celery")], reason: str,
@@ -43,8 +43,8 @@ async def log_abandoned(name: Annotated[str, Field(description="the approach, e.
     """Record that an approach was tried and abandoned, and why; later recalls naming it warn first.
     At effort 4-5 the name is also suppressed: recalls stop offering memories that name it."""
     call = current()
-    return await call.run(call.engine.experience.log_abandoned, Approach(name=name, type=type, reason=reason),
-                          effort=effort, project=project, context=context, actor=call.actor)
+    return (await call.run(call.engine.experience.log_abandoned, Approach(name=name, type=type, reason=reason),
+                           effort=effort, project=project, context=context, actor=call.actor)).public()
 
 @tool(scope="read")
 async def warn_if_abandoned(query: str) -> dict[str, Any]:

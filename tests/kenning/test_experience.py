@@ -35,8 +35,8 @@ def test_record_experience_sets_weight_graveyard_and_audit(engine: Engine) -> No
                     gotchas=["prefetch multiplier"],
                     abandoned_approaches=[Approach("RQ", "library", "no priorities")])
     result = engine.experience.record_experience(key, report, actor="agent")
-    assert result["experience_weight"] == pytest.approx(1.25)
-    assert result["suppressed"] == []  # effort 3 is below the auto-suppression effort
+    assert result.experience_weight == pytest.approx(1.25)
+    assert result.suppressed == []  # effort 3 is below the auto-suppression effort
     got = engine.experience.get_experience(key)
     assert got.experience is not None
     assert got.experience["breakthrough"] == "use acks_late"
@@ -64,9 +64,9 @@ def test_graveyard_warns_first_across_projects_by_whole_word(engine: Engine) -> 
     remember(engine, "Our search page calls the Google custom search API.", project="project-b")
     hit = engine.recaller.recall(RecallRequest("should we rewrite the worker in go?", projects=["project-b"]))
     assert [w["name"] for w in hit.warnings] == ["Go"]
-    assert hit.warnings[0]["memory"] == logged["key"]
+    assert hit.warnings[0]["memory"] == logged.key
     assert hit.warnings[0]["project"] == "project-a"
-    assert logged["key"] not in [h.memory.key for h in hit.hits]  # a warning never takes a result slot
+    assert logged.key not in [h.memory.key for h in hit.hits]  # a warning never takes a result slot
     miss = engine.recaller.recall(RecallRequest("how does the google search page work?", projects=["project-b"]))
     assert miss.warnings == ()
     assert miss.hits  # positive control: the recall itself found something
@@ -88,9 +88,9 @@ def test_graveyard_is_shared_across_processes(engine: Engine, settings: Settings
 
 def test_forgotten_and_archived_records_stop_warning(engine: Engine) -> None:
     gone = engine.experience.log_abandoned(Approach("Kafka", "service", "too heavy"), effort=2, project="p",
-                                           actor="a")["key"]
+                                           actor="a").key
     archived = engine.experience.log_abandoned(Approach("Pulsar", "service", "no ops team"), effort=2, project="p",
-                                               actor="a")["key"]
+                                               actor="a").key
     assert len(engine.experience.warn_if_abandoned("kafka or pulsar?")) == 2  # positive control
     engine.lifecycle.forget(gone, confirm=True, actor="a", reason="test")
     engine.lifecycle.archive(archived, reason="obsolete", actor="a")
@@ -114,9 +114,9 @@ def test_a_longest_allowed_reason_still_suppresses_at_high_effort(engine: Engine
     reason = "r" * validation.MAX_REASON
     logged = engine.experience.log_abandoned(Approach("Beanstalkd", "service", reason), effort=5, project="p",
                                              actor="a")
-    assert logged["suppressed"] == ["beanstalkd"]
+    assert logged.suppressed == ["beanstalkd"]
     (rule,) = engine.suppressions.list_suppressions()
-    assert rule["reason"].endswith(f" (recorded in {logged['key']})")
+    assert rule["reason"].endswith(f" (recorded in {logged.key})")
     assert len(rule["reason"]) == validation.MAX_REASON
 
 
@@ -127,7 +127,7 @@ def test_experience_summary(engine: Engine) -> None:
                                         actor="a")
     engine.experience.record_experience(easy, Report(effort=1, outcome="succeeded"), actor="a")
     dead = engine.experience.log_abandoned(Approach("pytest-xdist", "tool", "shared Valkey port"), effort=3,
-                                           project="s", actor="a")["key"]
+                                           project="s", actor="a").key
     remember(engine, "Unrelated project note.", project="t")
     summary = engine.experience.experience_summary("s")
     assert summary.recorded == 3
@@ -154,7 +154,7 @@ def test_effortful_success_outranks_an_equally_similar_abandonment(engine: Engin
 
 def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Engine) -> None:
     key = engine.experience.log_abandoned(Approach("Sanic", "library", "plugin gaps"), effort=2, project="r",
-                                          actor="a")["key"]
+                                          actor="a").key
     memory = engine.memories.get(key)
     engine.store.graveyard.remove("sanic", key)
     engine.experience.registry.remove("r", key)

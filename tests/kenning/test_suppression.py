@@ -79,18 +79,18 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
     assert old in keys(engine, "should we use tortoise for the async ORM?")  # positive control
     logged = engine.experience.log_abandoned(Approach("Tortoise", "library", "migrations broke twice"),
                                              effort=4, project="alpha", actor="agent")
-    assert logged["suppressed"] == ["tortoise"]
+    assert logged.suppressed == ["tortoise"]
     rule = engine.suppressions.list_suppressions()[0]
     assert rule["auto"] is True
-    assert logged["key"] in rule["reason"]
-    assert rule["exempt"] == [logged["key"]]
+    assert logged.key in rule["reason"]
+    assert rule["exempt"] == [logged.key]
     again = remember(engine, "Idea: Tortoise ORM could give us async models.")
     result = engine.recaller.recall(RecallRequest("should we use tortoise for the async ORM?", top_k=10))
     found = [h.memory.key for h in result.hits]
     assert old not in found
     assert again not in found
-    assert logged["key"] in found  # the record of why it died stays findable
-    assert result.warnings[0]["memory"] == logged["key"]
+    assert logged.key in found  # the record of why it died stays findable
+    assert result.warnings[0]["memory"] == logged.key
     engine.suppressions.unsuppress("tortoise", actor="person", reason="control")
     assert {old, again} <= set(keys(engine, "should we use tortoise for the async ORM?"))  # control: hidden only by it
 
@@ -98,11 +98,11 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
 def test_low_effort_abandonment_does_not_suppress(engine: Engine) -> None:
     logged = engine.experience.log_abandoned(Approach("Dramatiq", "library", "meh"), effort=3, project="alpha",
                                              actor="agent")
-    assert logged["suppressed"] == []
+    assert logged.suppressed == []
     assert engine.suppressions.list_suppressions() == []
     hard = engine.experience.log_abandoned(Approach("Huey", "library", "meh"), effort=4, project="alpha",
                                            actor="agent")
-    assert hard["suppressed"] == ["huey"]  # positive control: one effort point more suppresses
+    assert hard.suppressed == ["huey"]  # positive control: one effort point more suppresses
 
 
 def test_visible_filters_lists_for_agents(engine: Engine) -> None:
