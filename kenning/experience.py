@@ -181,7 +181,8 @@ class Experience:
                 scope = () if project == GLOBAL_PROJECT else (project,)
                 result = self.suppressions.suppress(a["name"], why, actor=actor, exempt=(key,), source_key=key,
                                                     auto=True, projects=scope)
-                suppressed.append({name: result[name] for name in ("term", "projects", "would_hide", "sample")})
+                suppressed.append({"term": result.term, "projects": result.projects, "would_hide": result.would_hide,
+                                   "sample": result.sample})
         return suppressed
 
     def reindex(self, memory: Memory) -> None:

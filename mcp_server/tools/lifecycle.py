@@ -94,7 +94,7 @@ async def suppress_topic(term: str, reason: str, preview: bool = False) -> dict[
 async def unsuppress_topic(term: str, reason: str | None = None) -> dict[str, Any]:
     """Lift a suppression."""
     call = current()
-    return await call.run(call.engine.suppressions.unsuppress, term, reason=reason, actor=call.actor)
+    return (await call.run(call.engine.suppressions.unsuppress, term, reason=reason, actor=call.actor)).public()
 
 
 @tool(scope="read")

@@ -35,20 +35,20 @@ def test_preview_counts_and_samples_without_suppressing(engine: Engine) -> None:
     b = remember(engine, "Stripe test keys live in the vault under billing/test.")
     remember(engine, "The stripes on the dashboard header are a CSS gradient.")
     preview = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
-    assert (preview["status"], preview["would_hide"]) == ("preview", 2)
-    assert {s["key"] for s in preview["sample"]} == {a, b}
+    assert (preview.status, preview.would_hide) == ("preview", 2)
+    assert {s["key"] for s in preview.sample} == {a, b}
     assert engine.suppressions.list_suppressions() == []
     assert a in keys(engine, "how does billing talk to stripe?")
     engine.suppressions.suppress("vault", "moved to SOPS", actor="person")
     again = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
-    assert (again["would_hide"], [s["key"] for s in again["sample"]]) == (2, [a])  # b is hidden by 'vault'
+    assert (again.would_hide, [s["key"] for s in again.sample]) == (2, [a])  # b is hidden by 'vault'
 
 
 def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
     first = remember(engine, "We cache rendered pages in Varnish in front of the app.")
     assert first in keys(engine, "what caches the rendered pages?")  # positive control
     result = engine.suppressions.suppress("varnish", "replaced by the CDN", actor="person")
-    assert (result["status"], result["would_hide"]) == ("suppressed", 1)
+    assert (result.status, result.would_hide) == ("suppressed", 1)
     assert first not in keys(engine, "what caches the rendered pages?")
     later = remember(engine, "Page caching: a Varnish layer sits before the application servers.")
     assert engine.memories.get(later).content.startswith("Page caching")  # it exists
@@ -116,7 +116,7 @@ def test_visible_filters_lists_for_agents(engine: Engine) -> None:
 def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: Engine) -> None:
     engine.suppressions.suppress("kafka", "too heavy", actor="person")
     again = engine.suppressions.suppress("Kafka", "other reason", actor="agent", exempt=("k1",))
-    assert (again["status"], again["reason"]) == ("already_suppressed", "too heavy")
+    assert (again.status, again.reason) == ("already_suppressed", "too heavy")
     listed = engine.suppressions.list_suppressions()
     assert [(s["reason"], s["exempt"]) for s in listed] == [("too heavy", ["k1"])]
     audited = engine.store.audit.recent(action="suppress")

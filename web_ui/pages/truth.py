@@ -100,9 +100,9 @@ async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
     data: dict[str, Any] = {"suppressions": listed, "preview": None, **extra}
     term, reason = request.query_params.get("term", "").strip(), request.query_params.get("reason", "").strip()
     if term and "error" not in extra:
-        data["preview"] = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
-                                       actor=login(request).actor)
-        data["preview"]["reason"] = reason
+        preview = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
+                               actor=login(request).actor)
+        data["preview"] = {**preview.public(), "reason": reason}
     return render(request, "suppressions.html", data)
 
 
@@ -121,7 +121,7 @@ async def suppress(request: Request) -> Response:
             raise InvalidInput("read the impact preview first", hint="press Preview, then Suppress")
         done = await rt.run(rt.engine.suppressions.suppress, fields.get("term", ""), fields.get("reason"),
                             actor=login(request).actor)
-        return await confirmed(request, action="suppress", title=f"suppressed: {done['term']}", changed=done,
+        return await confirmed(request, action="suppress", title=f"suppressed: {done.term}", changed=done.public(),
                                back="/suppressions")
     return await attempt(request, act, _suppressions)
 
@@ -134,7 +134,7 @@ async def lift(request: Request) -> Response:
     async def act() -> Response:
         done = await rt.run(rt.engine.suppressions.unsuppress, fields.get("term", ""), actor=login(request).actor,
                             reason=fields.get("reason") or None)
-        return await confirmed(request, action="unsuppress", title=f"lifted: {done['term']}", changed=done,
+        return await confirmed(request, action="unsuppress", title=f"lifted: {done.term}", changed=done.public(),
                                back="/suppressions")
     return await attempt(request, act, _suppressions)
 
