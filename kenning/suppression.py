@@ -99,6 +99,20 @@ class Unsuppressed:
         return {"status": "unsuppressed", "term": self.term}
 
 
+@dataclass(frozen=True, slots=True)
+class InUse:
+    """A suppression and how many non-archived memories it hides now (``at_least`` when capped)."""
+
+    suppression: Suppression
+    hides: int
+    hides_at_least: bool = False  # the count stopped at the search cap
+
+    def public(self) -> dict[str, Any]:
+        """The suppression's plain form with its current reach."""
+        out = self.suppression.public()
+        return {**out, "hides": self.hides, "hides_at_least": self.hides_at_least}
+
+
 def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
     """The suppressed terms that hide ``memory`` (exemptions honoured); [] when it may be shown."""
     if not active:
@@ -181,12 +195,12 @@ class Suppressions:
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
         return Unsuppressed(norm)
 
-    def list_suppressions(self) -> list[dict[str, Any]]:
+    def list_suppressions(self) -> list[InUse]:
         """Every suppression with what it hides now (``hides``), newest first."""
         out = []
         for s in sorted(self.active(), key=lambda s: s.at, reverse=True):
             count, _, capped = self.matching(s.term, exempt=s.exempt, sample=0, projects=s.projects)
-            out.append({**s.public(), "hides": count, "hides_at_least": capped})
+            out.append(InUse(s, count, capped))
         return out
 
     def matching(self, norm: str, *, exempt: tuple[str, ...] = (), sample: int = SAMPLE,

@@ -101,7 +101,7 @@ async def unsuppress_topic(term: str, reason: str | None = None) -> dict[str, An
 async def list_suppressions() -> dict[str, Any]:
     """Suppressed terms with reason, who, when, and how many memories each hides now."""
     call = current()
-    return {"suppressions": await call.run(call.engine.suppressions.list_suppressions)}
+    return {"suppressions": [s.public() for s in await call.run(call.engine.suppressions.list_suppressions)]}
 
 
 @tool(scope="read")

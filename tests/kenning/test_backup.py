@@ -96,7 +96,7 @@ def test_backup_wipe_restore_round_trips_everything(engine: Engine, client: valk
     assert done.vectors == ("reused" if vectors else "re-embedded (the backup has no vectors)")
     assert _snapshot(fresh, all_keys) == before
     assert [c.public() for c in fresh.contradictions.listing(status="all")[0]] == records_before
-    assert [s["term"] for s in fresh.suppressions.list_suppressions()] == ["heroku"]
+    assert [s.suppression.term for s in fresh.suppressions.list_suppressions()] == ["heroku"]
     hits = fresh.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"])).hits
     assert hits[0].memory.key == keys["kamal"]
     assert [e.action for e in fresh.history.history(keys["old"]).events][-1] == "restore"

@@ -116,8 +116,8 @@ def test_a_longest_allowed_reason_still_suppresses_at_high_effort(engine: Engine
                                              actor="a")
     assert logged.suppressed == ["beanstalkd"]
     (rule,) = engine.suppressions.list_suppressions()
-    assert rule["reason"].endswith(f" (recorded in {logged.key})")
-    assert len(rule["reason"]) == validation.MAX_REASON
+    assert rule.suppression.reason.endswith(f" (recorded in {logged.key})")
+    assert len(rule.suppression.reason) == validation.MAX_REASON
 
 
 def test_experience_summary(engine: Engine) -> None:

@@ -54,7 +54,7 @@ def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
     assert engine.memories.get(later).content.startswith("Page caching")  # it exists
     assert later not in keys(engine, "what caches the rendered pages?")
     listed = engine.suppressions.list_suppressions()
-    assert [(s["term"], s["reason"], s["actor"], s["hides"]) for s in listed] == [
+    assert [(s.suppression.term, s.suppression.reason, s.suppression.actor, s.hides) for s in listed] == [
         ("varnish", "replaced by the CDN", "person", 2)]
     engine.suppressions.unsuppress("Varnish", actor="person")
     assert {first, later} <= set(keys(engine, "what caches the rendered pages?"))
@@ -70,7 +70,7 @@ def test_terms_are_validated_and_unknown_unsuppress_is_not_found(engine: Engine)
     engine.suppressions.suppress("kafka", "too heavy", actor="a")
     with pytest.raises(InvalidInput, match="reason"):
         engine.suppressions.unsuppress("kafka", actor="a", reason="x" * 10_000)
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["kafka"]  # still suppressed
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["kafka"]  # still suppressed
     assert [e.action for e in engine.store.audit.recent(action="unsuppress")] == []
 
 
@@ -81,9 +81,9 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
                                              effort=4, project="alpha", actor="agent")
     assert logged.suppressed == ["tortoise"]
     rule = engine.suppressions.list_suppressions()[0]
-    assert rule["auto"] is True
-    assert logged.key in rule["reason"]
-    assert rule["exempt"] == [logged.key]
+    assert rule.suppression.auto is True
+    assert logged.key in rule.suppression.reason
+    assert rule.suppression.exempt == (logged.key,)
     again = remember(engine, "Idea: Tortoise ORM could give us async models.")
     result = engine.recaller.recall(RecallRequest("should we use tortoise for the async ORM?", top_k=10))
     found = [h.memory.key for h in result.hits]
@@ -118,7 +118,7 @@ def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: En
     again = engine.suppressions.suppress("Kafka", "other reason", actor="agent", exempt=("k1",))
     assert (again.status, again.reason) == ("already_suppressed", "too heavy")
     listed = engine.suppressions.list_suppressions()
-    assert [(s["reason"], s["exempt"]) for s in listed] == [("too heavy", ["k1"])]
+    assert [(s.suppression.reason, s.suppression.exempt) for s in listed] == [("too heavy", ("k1",))]
     audited = engine.store.audit.recent(action="suppress")
     assert [(e.actor, e.details.get("exempt_added")) for e in audited] == [("agent", ["k1"]), ("person", None)]
     engine.suppressions.suppress("kafka", "again", actor="agent", exempt=("k1",))

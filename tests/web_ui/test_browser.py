@@ -140,7 +140,7 @@ async def test_suppress_after_reading_the_preview(browser: Browser, live: str, e
     await page.screenshot(path=str(shots / "dashboard-suppression-preview.png"), full_page=True)
     await page.get_by_role("button", name="Suppress “billing cron”").click()
     await page.wait_for_selector("h1.ok")
-    assert [(s["term"], s["hides"]) for s in engine.suppressions.list_suppressions()] == [("billing cron", 2)]
+    assert [(s.suppression.term, s.hides) for s in engine.suppressions.list_suppressions()] == [("billing cron", 2)]
     await page.context.close()
 
 

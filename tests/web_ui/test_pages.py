@@ -178,7 +178,7 @@ def test_suppress_after_the_preview_then_lift(web: Dashboard, engine: Engine) ->
     done = editor.post("/suppressions", data=web.form(editor, term="billing cron", reason="retired in march",
                                                       reviewed="yes"))
     assert done.status_code == 200, done.text
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["billing cron"]
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["billing cron"]
     assert audit_event(done.text, engine)["action"] == "suppress"
     lifted = editor.post("/suppressions/lift", data=web.form(editor, term="billing cron", reason="back"))
     assert lifted.status_code == 200

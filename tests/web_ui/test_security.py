@@ -143,7 +143,7 @@ def test_csrf_token_is_required_for_every_change(web: Dashboard, engine: Engine)
         assert engine.suppressions.list_suppressions() == []
     accepted = client.post("/suppressions", data=web.form(client, **fields))  # positive control
     assert accepted.status_code == 200, accepted.text
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["celery"]
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["celery"]
 
 
 def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> None:
@@ -156,7 +156,7 @@ def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> 
     same = client.post("/suppressions", data=fields, headers={"origin": "http://testserver",
                                                                 "sec-fetch-site": "same-origin"})
     assert same.status_code == 200, same.text  # positive control: the dashboard's own origin
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["celery"]
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["celery"]
 
 
 @pytest.mark.parametrize("path", ["/", "/login", "/memories?namespace=nope", "/healthz"])

@@ -97,7 +97,7 @@ async def keep_both(request: Request) -> Response:
 async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.suppressions.list_suppressions)
-    data: dict[str, Any] = {"suppressions": listed, "preview": None, **extra}
+    data: dict[str, Any] = {"suppressions": [s.public() for s in listed], "preview": None, **extra}
     term, reason = request.query_params.get("term", "").strip(), request.query_params.get("reason", "").strip()
     if term and "error" not in extra:
         preview = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
