@@ -223,10 +223,10 @@ class Experience:
                                                tags=("abandoned",)), actor=actor)
         return replace(self.record_experience(written.key, report, actor=actor), status=written.status)
 
-    def warn_if_abandoned(self, text: str) -> list[dict[str, Any]]:
-        """Graveyard warnings for a query or plan, as plain data (most effortful first)."""
+    def warn_if_abandoned(self, text: str) -> list[Abandoned]:
+        """Graveyard warnings for a query or plan (most effortful first)."""
         phrases.query_text(text)
-        return [a.public() for a in self.graveyard.warn(text)]
+        return self.graveyard.warn(text)
 
     def get_experience(self, key: str) -> ExperienceOf:
         memory = self.memories.get(key)

@@ -50,7 +50,7 @@ async def log_abandoned(name: Annotated[str, Field(description="the approach, e.
 async def warn_if_abandoned(query: str) -> dict[str, Any]:
     """Abandoned approaches a plan or question names (whole words), with reason, effort and memory."""
     call = current()
-    return {"warnings": await call.run(call.engine.experience.warn_if_abandoned, query)}
+    return {"warnings": [a.public() for a in await call.run(call.engine.experience.warn_if_abandoned, query)]}
 
 @tool(scope="read")
 async def get_experience(key: str) -> dict[str, Any]:

@@ -199,7 +199,7 @@ def test_restore_rebuilds_the_graveyard_and_reinstate_hints(engine: Engine, clie
         hits = e.recaller.recall(RecallRequest(question, projects=["shop"])).hits
         return [h.memory.key for h in hits if h.reinstate_candidate]
 
-    assert [w["name"] for w in engine.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
+    assert [w.name for w in engine.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
     assert flagged(engine) == [hinted]  # positive controls before the wipe
     made = engine.backups.backup(actor="admin")
     settings = engine.ctx.settings
@@ -207,7 +207,7 @@ def test_restore_rebuilds_the_graveyard_and_reinstate_hints(engine: Engine, clie
     fresh = Engine.open(settings, client, embedder, clock=clock)
     assert fresh.experience.warn_if_abandoned("try celery for the queue") == []
     fresh.backups.restore(fresh.backups.path_of(made.file), dry_run=False, actor="admin")
-    assert [w["name"] for w in fresh.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
+    assert [w.name for w in fresh.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
     assert flagged(fresh) == [hinted]
 
 

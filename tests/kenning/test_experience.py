@@ -44,7 +44,7 @@ def test_record_experience_sets_weight_graveyard_and_audit(engine: Engine) -> No
     assert engine.memories.get(key).experience_weight == pytest.approx(1.25)
     assert engine.store.audit.history(key)[-1].action == "record_experience"
     warned = engine.experience.warn_if_abandoned("should we use rq for the queue?")
-    assert [(w["name"], w["memory"], w["effort"]) for w in warned] == [("RQ", key, 3)]
+    assert [(w.name, w.key, w.effort) for w in warned] == [("RQ", key, 3)]
 
 
 def test_invalid_reports_are_refused(engine: Engine) -> None:
@@ -82,7 +82,7 @@ def test_graveyard_is_shared_across_processes(engine: Engine, settings: Settings
     assert other.experience.warn_if_abandoned("try mongoengine again") == []
     engine.experience.log_abandoned(Approach("mongoengine", "library", "no async"), effort=2, project="p",
                                     actor="agent")
-    assert [w["name"] for w in other.experience.warn_if_abandoned("try mongoengine again")] == ["mongoengine"]
+    assert [w.name for w in other.experience.warn_if_abandoned("try mongoengine again")] == ["mongoengine"]
     other_client.close()  # type: ignore[no-untyped-call]
 
 
@@ -106,7 +106,7 @@ def test_a_record_naming_several_approaches_is_read_once_per_warning(engine: Eng
     before = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
     warned = engine.experience.warn_if_abandoned("celery or dramatiq?")
     after = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
-    assert sorted((w["name"], w["memory"]) for w in warned) == [("Celery", key), ("Dramatiq", key)]
+    assert sorted((w.name, w.key) for w in warned) == [("Celery", key), ("Dramatiq", key)]
     assert after - before == 3  # one entry hash per matched name, and the recording memory once
 
 
@@ -160,7 +160,7 @@ def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Eng
     engine.experience.registry.remove("r", key)
     assert engine.experience.warn_if_abandoned("what about sanic?") == []  # control: the index lost it
     engine.experience.reindex(memory)
-    assert [w["memory"] for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
+    assert [w.key for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
     assert engine.experience.experience_summary("r").recorded == 1
 
 
