@@ -115,7 +115,7 @@ def queue(engine: Engine, texts: list[str]) -> dict[str, Any]:
     for text in texts:
         engine.memories.remember(Draft(text + " (queued copy)", namespace="episodic"), actor=ACTOR)
     pushed = time.perf_counter() - start
-    waiting = int(engine.enrichment.status()["waiting"])
+    waiting = engine.enrichment.status().waiting
     done = facts = 0
     start = time.perf_counter()
     while True:
@@ -126,7 +126,7 @@ def queue(engine: Engine, texts: list[str]) -> dict[str, Any]:
     seconds = time.perf_counter() - start
     return {"jobs_queued": waiting, "jobs_done": done, "facts_stored": facts, "drain_seconds": round(seconds, 2),
             "jobs_per_second": round(done / seconds, 1), "remember_with_push_ms": round(pushed / len(texts) * 1000, 2),
-            "left": engine.enrichment.status()}
+            "left": engine.enrichment.status().public()}
 
 
 def _timed(fn: Callable[[RecallRequest], Any], request: RecallRequest) -> tuple[float, Any]:

@@ -23,7 +23,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,65 @@ def decide(ours: float | None, theirs: float) -> tuple[str, str]:
     return "skip", "this store's copy is as new or newer"
 
 
+@dataclass(frozen=True, slots=True)
+class BackupWritten:
+    """A backup file written (``Backups.backup``): its name, path, size and what it holds."""
+
+    file: str
+    path: str
+    bytes: int
+    vectors: bool
+    memories: int
+    suppressions: int
+    contradictions: int
+    project_contexts: int
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BackupFile:
+    """A file in the backup directory (``list_backups``); ``bytes`` is its size."""
+
+    file: str
+    bytes: int
+    modified_at: str | None
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Uploaded:
+    """An uploaded backup kept in the backup directory (``receive``)."""
+
+    file: str
+    bytes: int
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """What a restore would do (``dry_run``) or did: per kind {add, update, skip}, how vectors are treated,
+    and the first ``REPORT_ITEMS`` items (changes first) with the reason of each."""
+
+    dry_run: bool
+    file: str
+    backup_created_at: str | None
+    memories: dict[str, int]
+    suppressions: dict[str, int]
+    contradictions: dict[str, int]
+    vectors: str
+    items: list[dict[str, str]]
+    items_total: int
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class Backups:
     def __init__(self, ctx: Context, derived: tuple[Reindex, ...] = ()) -> None:
         self.ctx = ctx
@@ -95,7 +154,7 @@ class Backups:
 
     # --- backup ---------------------------------------------------------------------------
     def backup(self, *, vectors: bool = False, label: str | None = None, actor: str,
-               progress: Progress | None = None) -> dict[str, Any]:
+               progress: Progress | None = None) -> BackupWritten:
         """Write a backup file; returns its name, path and counts."""
         if label is not None and not LABEL_RE.match(label):
             raise InvalidInput(f"label {label!r} is not allowed", hint="1-40 of a-z, 0-9 and '-'")
@@ -113,11 +172,11 @@ class Backups:
             partial.unlink(missing_ok=True)
             raise
         partial.replace(path)
-        result = {"file": name, "path": str(path), "bytes": path.stat().st_size, "vectors": vectors, **counts}
-        self.ctx.audit(actor, "backup", "", details=result)
+        result = BackupWritten(name, str(path), path.stat().st_size, vectors, **counts)
+        self.ctx.audit(actor, "backup", "", details=result.public())
         return result
 
-    def _write(self, path: Path, *, vectors: bool, at: float, progress: Progress | None) -> dict[str, Any]:
+    def _write(self, path: Path, *, vectors: bool, at: float, progress: Progress | None) -> dict[str, int]:
         sweep = Sweep(self.ctx)
         memories = list(sweep.memories(NAMESPACES))
         records = self.records.many(self.records.ids(open_only=False, limit=max(1, self.records.count(
@@ -150,13 +209,13 @@ class Backups:
             if progress is not None:
                 progress("backup", min(start + batch, len(memories)), len(memories))
 
-    def list_backups(self) -> list[dict[str, Any]]:
+    def list_backups(self) -> list[BackupFile]:
         """Backup files in the backup directory, newest first."""
         if not self.directory.is_dir():
             return []
         files = [p for p in self.directory.iterdir() if p.is_file() and NAME_RE.match(p.name)]
         files.sort(key=lambda p: p.name, reverse=True)
-        return [{"file": p.name, "bytes": p.stat().st_size, "modified_at": iso(p.stat().st_mtime)} for p in files]
+        return [BackupFile(p.name, p.stat().st_size, iso(p.stat().st_mtime)) for p in files]
 
     def path_of(self, name: str) -> Path:
         """A backup file by name, only inside the backup directory (no paths from callers)."""
@@ -167,7 +226,7 @@ class Backups:
             raise NotFound(f"no backup {name}", hint="list_backups shows the files that exist")
         return path
 
-    def receive(self, name: str, data: bytes, *, actor: str) -> dict[str, Any]:
+    def receive(self, name: str, data: bytes, *, actor: str) -> Uploaded:
         """Keep an uploaded backup in the backup directory under its own name, once it reads as a valid
         backup (a damaged or foreign file is refused and nothing is kept)."""
         if not isinstance(name, str) or not NAME_RE.match(name):
@@ -190,17 +249,17 @@ class Backups:
             partial.unlink(missing_ok=True)
             raise
         partial.replace(path)
-        result = {"file": name, "bytes": len(data)}
-        self.ctx.audit(actor, "upload_backup", "", details=result)
+        result = Uploaded(name, len(data))
+        self.ctx.audit(actor, "upload_backup", "", details=result.public())
         return result
 
     # --- restore --------------------------------------------------------------------------
-    def restore_file(self, name: str, *, dry_run: bool = True, actor: str) -> dict[str, Any]:
+    def restore_file(self, name: str, *, dry_run: bool = True, actor: str) -> RestoreReport:
         """``restore`` of a file in the backup directory, by name only (what the MCP tool offers)."""
         return self.restore(self.path_of(name), dry_run=dry_run, actor=actor)
 
     def restore(self, path: Path, *, dry_run: bool = True, actor: str, max_bytes: int | None = None,
-                progress: Progress | None = None) -> dict[str, Any]:
+                progress: Progress | None = None) -> RestoreReport:
         """Validate the whole file, plan every item, and (unless ``dry_run``) apply and audit the plan.
 
         ``max_bytes`` defaults to ``KENNING_RESTORE_MAX_MB``."""
@@ -210,7 +269,7 @@ class Backups:
         report = self._report(path, plan, data, dry_run=dry_run, same_model=same_model)
         if not dry_run:
             self._apply(plan, same_model=same_model, actor=actor, progress=progress)
-            self.ctx.audit(actor, "restore", "", details={k: v for k, v in report.items() if k != "items"})
+            self.ctx.audit(actor, "restore", "", details={k: v for k, v in report.public().items() if k != "items"})
         return report
 
     def plan(self, data: dict[str, Any]) -> Plan:
@@ -240,18 +299,16 @@ class Backups:
         return plan
 
     def _report(self, path: Path, plan: Plan, data: dict[str, Any], *, dry_run: bool,
-                same_model: bool) -> dict[str, Any]:
+                same_model: bool) -> RestoreReport:
         items = [{"kind": "memory", "key": m.key, "action": a, "reason": r} for a, m, r in plan.memories]
         items += [{"kind": "suppression", "key": t, "action": a, "reason": r} for a, t, _, r in plan.suppressions]
         items += [{"kind": "contradiction", "key": c.id, "action": a, "reason": r} for a, c, r in plan.contradictions]
         changes = [i for i in items if i["action"] != "skip"]
         vectors = ("reused" if same_model else "re-embedded (the backup used another model)") \
             if data["vectors"] else "re-embedded (the backup has no vectors)"
-        return {"dry_run": dry_run, "file": path.name, "backup_created_at": data.get("created_at"),
-                "memories": plan.counts(plan.memories), "suppressions": plan.counts(plan.suppressions),
-                "contradictions": plan.counts(plan.contradictions), "vectors": vectors,
-                "items": (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS],
-                "items_total": len(items)}
+        return RestoreReport(dry_run, path.name, data.get("created_at"), plan.counts(plan.memories),
+                             plan.counts(plan.suppressions), plan.counts(plan.contradictions), vectors,
+                             (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS], len(items))
 
     def _apply(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
         self._apply_memories(plan, same_model=same_model, actor=actor, progress=progress)

@@ -70,6 +70,45 @@ class CheckReport:
                 "already_open": [c.public() for c in self.open], "without_vector": list(self.without_vector)}
 
 
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One side of a contradiction as it stands now (``memory`` None when it is gone)."""
+
+    key: str
+    memory: Memory | None
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "exists": self.memory is not None}
+        if self.memory is not None:
+            m = self.memory
+            out.update(content=m.content[:1_000], project=m.project, state=m.state, trust=m.trust,
+                       created_at=iso(m.created_at))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SideBySide:
+    """A record with both sides' current content, state and trust, for reading side by side."""
+
+    record: Contradiction
+    a: Side
+    b: Side
+
+    def public(self) -> dict[str, Any]:
+        return {**self.record.public(), "a": self.a.public(), "b": self.b.public()}
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """``Contradictions.board``: records with both sides described, and how many match in all."""
+
+    contradictions: tuple[SideBySide, ...]
+    open_total: int
+
+    def public(self) -> dict[str, Any]:
+        return {"contradictions": [c.public() for c in self.contradictions], "open_total": self.open_total}
+
+
 class Contradictions:
     def __init__(self, ctx: Context, belief: Belief, second_tier: SecondTier | None = None) -> None:
         self.ctx = ctx
@@ -225,21 +264,15 @@ class Contradictions:
         return records[:limit], self.records.count(open_only=True)
 
     def board(self, *, status: str = "open", project: str | None = None, key: str | None = None,
-              limit: int = 20) -> dict[str, Any]:
+              limit: int = 20) -> Board:
         """``listing`` with both sides of each record described (what list_contradictions shows)."""
         records, total = self.listing(status=status, project=project, key=key, limit=limit)
-        return {"contradictions": [self.described(r) for r in records], "open_total": total}
+        return Board(tuple(self.described(r) for r in records), total)
 
-    def described(self, record: Contradiction) -> dict[str, Any]:
-        """A record with both sides' current content, state and trust, for reading side by side."""
-        out = record.public()
-        for side in ("a", "b"):
-            memory = self.ctx.store.memories.read(getattr(record, side))
-            out[side] = {"key": getattr(record, side), "exists": memory is not None}
-            if memory is not None:
-                out[side].update(content=memory.content[:1_000], project=memory.project, state=memory.state,
-                                 trust=memory.trust, created_at=iso(memory.created_at))
-        return out
+    def described(self, record: Contradiction) -> SideBySide:
+        """A record with both sides as they stand now."""
+        read = self.ctx.store.memories.read
+        return SideBySide(record, Side(record.a, read(record.a)), Side(record.b, read(record.b)))
 
     def open_touching(self, projects: set[str], *, limit: int) -> list[Contradiction]:
         """Open records touching any of ``projects``, newest first (walks all open records; no cap)."""

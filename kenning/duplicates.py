@@ -11,6 +11,7 @@ decided its memories are distinct (with a reason, audited): those pairs are neve
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -91,6 +92,61 @@ def _member(memory: Memory) -> dict[str, Any]:
             "recall_count": memory.recall_count}
 
 
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """Near-duplicates in one project: the suggested keeper, the similarity range, and the members (summaries)."""
+
+    keep: str
+    highest_similarity: float
+    lowest_similarity: float
+    contains_opposites: bool  # single link chained two opposite statements: never merged blindly
+    members: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Clusters:
+    """``Duplicates.find``: the clusters of one namespace (the largest ``MAX_CLUSTERS``) and what was read."""
+
+    namespace: str
+    project: str | None
+    threshold: float
+    examined: int
+    without_vector: int
+    phantoms: int
+    cluster_count: int
+    clusters: tuple[Cluster, ...]
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """``Duplicates.merge``: the memory kept, the ones it archived (and those that were already), its tags."""
+
+    kept: str
+    archived: list[str]
+    already_archived: list[str]
+    tags_added: list[str]
+    tags_dropped: list[str]  # past MAX_TAGS
+    reason: str
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class KeptApart:
+    """``Duplicates.keep_both``: the memories a person said are not duplicates, and the pairs recorded."""
+
+    kept: list[str]
+    pairs: int
+    reason: str
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class Duplicates:
     def __init__(self, ctx: Context, memories: Memories, archive: Archiver) -> None:
         self.ctx = ctx
@@ -98,7 +154,7 @@ class Duplicates:
         self.archive = archive
         self.distinct = ctx.store.distinct
 
-    def find(self, namespace: str, *, project: str | None = None, threshold: float | None = None) -> dict[str, Any]:
+    def find(self, namespace: str, *, project: str | None = None, threshold: float | None = None) -> Clusters:
         """Clusters of near-duplicates in one namespace (and project), from the stored vectors."""
         validation.namespace(namespace)
         limit = self.ctx.settings.duplicate_threshold if threshold is None else threshold
@@ -112,20 +168,19 @@ class Duplicates:
         by_project: dict[str, list[Memory]] = {}
         for memory in sweep.memories((namespace,), tuple(clauses)):
             by_project.setdefault(memory.project, []).append(memory)
-        found: list[dict[str, Any]] = []
+        found: list[Cluster] = []
         missing = 0
         decided = self.distinct.all()
         for members in by_project.values():
             groups, lost = self._clusters(members, limit, decided)
             found += groups
             missing += lost
-        found.sort(key=lambda c: (-len(c["members"]), -c["highest_similarity"]))
-        return {"namespace": namespace, "project": project, "threshold": limit, "examined": sweep.examined,
-                "without_vector": missing, "phantoms": sweep.phantoms, "cluster_count": len(found),
-                "clusters": found[:MAX_CLUSTERS]}
+        found.sort(key=lambda c: (-len(c.members), -c.highest_similarity))
+        return Clusters(namespace, project, limit, sweep.examined, missing, sweep.phantoms, len(found),
+                        tuple(found[:MAX_CLUSTERS]))
 
     def _clusters(self, members: list[Memory], threshold: float,
-                  decided: frozenset[str]) -> tuple[list[dict[str, Any]], int]:
+                  decided: frozenset[str]) -> tuple[list[Cluster], int]:
         vectors = self.ctx.store.vectors([m.key for m in members])
         have = [(m, v) for m, v in zip(members, vectors, strict=True) if v is not None]
         if len(have) < 2:
@@ -137,17 +192,16 @@ class Duplicates:
                 return False
             return polarity.conflict(have[i][0].content, have[j][0].content) is None
 
-        out: list[dict[str, Any]] = []
+        out: list[Cluster] = []
         for rows, high, low in clusters(matrix, threshold, linkable):
             group = self.ctx.store.memories.recalls.live([have[i][0] for i in rows])  # counts decide the keeper
             # Single link can chain two opposite statements through a third: never merge such a group blindly.
             opposed = any(not linkable(i, j) for n, i in enumerate(rows) for j in rows[n + 1:])
-            out.append({"keep": suggested_keep(group).key, "highest_similarity": round(high, 4),
-                        "lowest_similarity": round(low, 4), "contains_opposites": opposed,
-                        "members": [_member(m) for m in group]})
+            out.append(Cluster(suggested_keep(group).key, round(high, 4), round(low, 4), opposed,
+                               tuple(_member(m) for m in group)))
         return out, len(members) - len(have)
 
-    def merge(self, keep: str, others: list[str], reason: str | None, *, actor: str) -> dict[str, Any]:
+    def merge(self, keep: str, others: list[str], reason: str | None, *, actor: str) -> Merged:
         """Archive ``others`` as duplicates of ``keep`` and give ``keep`` the union of their tags."""
         kept = self.memories.get(keep)
         if kept.state == "archived":
@@ -169,12 +223,13 @@ class Duplicates:
             self.archive(key, reason=why, actor=actor)
         if added:
             self.memories.retag(keep, add=added, actor=actor, reason=why)
-        done = {"archived": archived, "already_archived": already, "tags_added": added, "tags_dropped": dropped}
+        done = Merged(keep, archived, already, added, dropped, why)
+        details = {k: v for k, v in done.public().items() if k not in ("kept", "reason")}
         self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content, after=kept.content,
-                       details=done)
-        return {"kept": keep, **done, "reason": why}
+                       details=details)
+        return done
 
-    def keep_both(self, keys: list[str], reason: str | None, *, actor: str) -> dict[str, Any]:
+    def keep_both(self, keys: list[str], reason: str | None, *, actor: str) -> KeptApart:
         """A person's decision that these memories are not duplicates: every pair among them is never
         proposed as a duplicate again. Nothing is archived or changed; the decision is audited."""
         names = list(dict.fromkeys(keys))
@@ -186,7 +241,7 @@ class Duplicates:
         for key in names:  # all exist before anything is recorded
             self.memories.get(key)
         pairs = [(a, b) for n, a in enumerate(names) for b in names[n + 1:]]
-        done = {"kept": names, "pairs": len(pairs), "reason": note}
+        done = KeptApart(names, len(pairs), note)
         self.distinct.record(pairs, {"actor": actor, "at": self.ctx.clock.now(), "reason": note},
-                             [self.ctx.event(actor, "keep_duplicates", names[0], reason=note, details=done)])
+                             [self.ctx.event(actor, "keep_duplicates", names[0], reason=note, details=done.public())])
         return done

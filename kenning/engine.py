@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import valkey
-
 from kenning.activity import Activity
 from kenning.backup import Backups
 from kenning.belief import Belief
@@ -37,7 +35,7 @@ from kenning.recall import Recaller
 from kenning.recall_log import RecallLog
 from kenning.settings import Settings
 from kenning.skills import Skills
-from kenning.store import Store
+from kenning.store import Client, Store
 from kenning.suppression import Suppressions
 from kenning.telemetry import Telemetry
 from kenning.tokens import Tokens
@@ -71,9 +69,11 @@ class Engine:
     activity: Activity
 
     @classmethod
-    def open(cls, settings: Settings, client: valkey.Valkey, embedder: Embedder,
+    def open(cls, settings: Settings, client: Client | Store, embedder: Embedder,
              clock: Clock | None = None) -> Engine:
-        store = Store(client, settings.key_prefix)
+        """The engine on ``client`` (the composition root's connection; kenning.store wraps it in a Store
+        under ``settings.key_prefix``) or on a ready ``Store``."""
+        store = Store.on(client, settings.key_prefix)
         if "search" not in store.modules():
             raise BackendUnavailable("Valkey has no search module loaded",
                                      hint="use `kenning valkey`, or load valkey-search into your server")

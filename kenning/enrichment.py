@@ -46,6 +46,22 @@ class DrainReport:
                 "errors": self.errors[:10]}
 
 
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    """The enrichment queue (jobs waiting, in flight, parked after failing) and the LLM's state and spend."""
+
+    waiting: int
+    in_flight: int
+    parked: int
+    recent_parked: tuple[dict[str, str], ...]
+    llm: str
+    spent_today: dict[str, int]
+
+    def public(self) -> dict[str, Any]:
+        return {"waiting": self.waiting, "in_flight": self.in_flight, "parked": self.parked,
+                "recent_parked": list(self.recent_parked), "llm": self.llm, "spent_today": self.spent_today}
+
+
 class Enrichment:
     def __init__(self, ctx: Context, memories: Memories, llm: Llm) -> None:
         self.ctx = ctx
@@ -62,11 +78,11 @@ class Enrichment:
         if self.wanted(memory):
             self.queue.push(EXTRACT, {"key": memory.key})
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> QueueStatus:
         state = self.queue.status()
-        state["llm"] = "on" if self.llm.available else "off (no KENNING_ANTHROPIC_API_KEY)"
-        state["spent_today"] = self.llm.ledger.day(self.llm.day())
-        return state
+        return QueueStatus(state["waiting"], state["in_flight"], state["parked"], tuple(state["recent_parked"]),
+                           "on" if self.llm.available else "off (no KENNING_ANTHROPIC_API_KEY)",
+                           self.llm.ledger.day(self.llm.day()))
 
     def drain(self, consumer: str, *, limit: int = 50) -> DrainReport:
         """Run up to ``limit`` jobs: reclaimed ones (their consumer died) first, then new ones."""

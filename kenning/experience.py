@@ -10,7 +10,7 @@ abandoned approach and records it the same way. Recording again on the same memo
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import mean
 from typing import Any
 
@@ -21,7 +21,7 @@ from kenning.graveyard import APPROACH_TYPES, Abandoned, Graveyard
 from kenning.memory import Draft, Memories
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.scoring import EFFORT_MULTIPLIER, OUTCOME_BASE, experience_weight
-from kenning.store import Patch
+from kenning.store import Op, Patch
 from kenning.suppression import Suppressions, hidden_by, term
 
 __all__ = ["Approach", "Experience", "Report", "experience_weight"]
@@ -87,6 +87,56 @@ def _approach(a: Approach) -> dict[str, str]:
     return {"name": name, "type": a.type, "reason": validation.reason(a.reason) or ""}
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """An experience record attached (``record_experience``): the weight, the record (public form), the
+    graveyard names it added, and what the auto-suppressions of its abandoned approaches hide. ``status`` is
+    the remember outcome of the memory ``log_abandoned`` wrote (None for ``record_experience``)."""
+
+    key: str
+    experience_weight: float
+    experience: dict[str, Any]
+    graveyard: list[str]
+    suppressed: list[str]
+    suppression: list[dict[str, Any]]  # term, projects, would_hide, sample
+    status: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        out = {"key": self.key, "experience_weight": self.experience_weight, "experience": self.experience,
+               "graveyard": self.graveyard, "suppressed": self.suppressed, "suppression": self.suppression}
+        return out if self.status is None else {**out, "status": self.status}
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceOf:
+    """One memory's experience record (public form: ISO time) and weight (``get_experience``)."""
+
+    key: str
+    experience_weight: float
+    experience: dict[str, Any] | None
+
+    def public(self) -> dict[str, Any]:
+        return {"key": self.key, "experience_weight": self.experience_weight, "experience": self.experience}
+
+
+@dataclass(frozen=True, slots=True)
+class ExperienceSummary:
+    """``experience_summary``: counts over every non-archived record; the lists quote no suppressed memory."""
+
+    project: str
+    recorded: int
+    average_effort: float | None
+    outcomes: dict[str, int]
+    most_effortful: list[dict[str, Any]]  # key, effort, outcome, content
+    graveyard: list[dict[str, Any]]  # Abandoned.public()
+    top_breakthroughs: list[dict[str, Any]]  # key, effort, breakthrough
+
+    def public(self) -> dict[str, Any]:
+        return {"project": self.project, "recorded": self.recorded, "average_effort": self.average_effort,
+                "outcomes": self.outcomes, "most_effortful": self.most_effortful, "graveyard": self.graveyard,
+                "top_breakthroughs": self.top_breakthroughs}
+
+
 class Experience:
     def __init__(self, ctx: Context, memories: Memories, graveyard: Graveyard, suppressions: Suppressions) -> None:
         self.ctx = ctx
@@ -95,7 +145,7 @@ class Experience:
         self.suppressions = suppressions
         self.registry = ctx.store.experience
 
-    def record_experience(self, key: str, report: Report, *, actor: str) -> dict[str, Any]:
+    def record_experience(self, key: str, report: Report, *, actor: str) -> Recorded:
         """Attach (or replace) the experience record of memory ``key``; returns the record and its weight."""
         memory = self.memories.get(key)
         record = _checked(report)
@@ -106,26 +156,22 @@ class Experience:
         metadata = {**memory.metadata, "experience": record}
         event = self.ctx.event(actor, "record_experience", key, reason=record["breakthrough"] or "",
                                before=memory.content, after=memory.content, details={"experience": record})
+        derived = (*self.graveyard.removing(key, [a["name"] for a in previous.get("abandoned_approaches", [])]),
+                   *self._entries(memory, record, now))  # the registry and graveyard, in the patch's unit
         if not self.ctx.store.memories.patch(Patch(key, set={"experience_weight": repr(weight), "updated_at": repr(now),
-                                                             "metadata": _json(metadata)}), [event]):
+                                                             "metadata": _json(metadata)}, also=derived), [event]):
             raise NotFound(f"{key} was deleted while its experience was being recorded", hint="nothing was recorded")
-        self.graveyard.remove(key, [a["name"] for a in previous.get("abandoned_approaches", [])])
-        for project in (memory.project, ALL_PROJECTS):
-            self.registry.add(project, key, now)
-        hiding = self._bury(key, memory.project, record, actor=actor, now=now)
-        return {"key": key, "experience_weight": weight, "experience": _public(record),
-                "graveyard": [a["name"] for a in record["abandoned_approaches"]],
-                "suppressed": [h["term"] for h in hiding], "suppression": hiding}
+        hiding = self._bury(key, memory.project, record, actor=actor)
+        return Recorded(key, weight, _public(record), [a["name"] for a in record["abandoned_approaches"]],
+                        [h["term"] for h in hiding], hiding)
 
-    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str,
-              now: float) -> list[dict[str, Any]]:
-        """Graveyard entries for each abandoned approach; auto-suppression of their names at high effort.
+    def _bury(self, key: str, project: str, record: dict[str, Any], *, actor: str) -> list[dict[str, Any]]:
+        """Auto-suppression of the abandoned approaches' names at high effort (their graveyard entries are
+        written with the record).
 
         Returns what each suppression hides (term, projects, how many memories, a sample of them)."""
         suppressed: list[dict[str, Any]] = []
         for a in record["abandoned_approaches"]:
-            self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
-                                         effort=record["effort"], key=key, project=project, at=now))
             if record["effort"] >= self.ctx.settings.auto_suppress_effort:
                 head, tail = f"abandoned at effort {record['effort']}: ", f" (recorded in {key})"
                 # the approach's reason may use the whole MAX_REASON: cut it so suppress() never refuses
@@ -135,7 +181,8 @@ class Experience:
                 scope = () if project == GLOBAL_PROJECT else (project,)
                 result = self.suppressions.suppress(a["name"], why, actor=actor, exempt=(key,), source_key=key,
                                                     auto=True, projects=scope)
-                suppressed.append({name: result[name] for name in ("term", "projects", "would_hide", "sample")})
+                suppressed.append({"term": result.term, "projects": result.projects, "would_hide": result.would_hide,
+                                   "sample": result.sample})
         return suppressed
 
     def reindex(self, memory: Memory) -> None:
@@ -151,8 +198,17 @@ class Experience:
             self.graveyard.add(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
                                          effort=record["effort"], key=memory.key, project=memory.project, at=at))
 
+    def _entries(self, memory: Memory, record: dict[str, Any], at: float) -> list[Op]:
+        """The per-project registry and graveyard writes derived from an experience ``record``."""
+        ops = [op for project in (memory.project, ALL_PROJECTS) for op in self.registry.adding(project, memory.key, at)]
+        for a in record.get("abandoned_approaches", []):
+            ops += self.graveyard.adding(Abandoned(name=a["name"], type=a["type"], reason=a["reason"],
+                                                   effort=record["effort"], key=memory.key, project=memory.project,
+                                                   at=at))
+        return ops
+
     def log_abandoned(self, approach: Approach, *, effort: int, project: str | None, actor: str,
-                      context: str | None = None, namespace: str = "episodic") -> dict[str, Any]:
+                      context: str | None = None, namespace: str = "episodic") -> Recorded:
         """Write a memory saying ``approach`` was abandoned and why, and record it as an abandonment.
 
         The report is validated before the memory is written, so bad input stores nothing.
@@ -165,21 +221,19 @@ class Experience:
             text += f"\n{context.strip()}"
         written = self.memories.remember(Draft(text, namespace=namespace, project=project, kind="experience",
                                                tags=("abandoned",)), actor=actor)
-        result = self.record_experience(written.key, report, actor=actor)
-        return {**result, "status": written.status}
+        return replace(self.record_experience(written.key, report, actor=actor), status=written.status)
 
-    def warn_if_abandoned(self, text: str) -> list[dict[str, Any]]:
-        """Graveyard warnings for a query or plan, as plain data (most effortful first)."""
+    def warn_if_abandoned(self, text: str) -> list[Abandoned]:
+        """Graveyard warnings for a query or plan (most effortful first)."""
         phrases.query_text(text)
-        return [a.public() for a in self.graveyard.warn(text)]
+        return self.graveyard.warn(text)
 
-    def get_experience(self, key: str) -> dict[str, Any]:
+    def get_experience(self, key: str) -> ExperienceOf:
         memory = self.memories.get(key)
         record = memory.metadata.get("experience")
-        return {"key": key, "experience_weight": memory.experience_weight,
-                "experience": _public(record) if record else None}
+        return ExperienceOf(key, memory.experience_weight, _public(record) if record else None)
 
-    def experience_summary(self, project: str | None = None, *, limit: int = 500) -> dict[str, Any]:
+    def experience_summary(self, project: str | None = None, *, limit: int = 500) -> ExperienceSummary:
         """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs.
 
         Counts cover every non-archived record; the lists that quote a memory leave out memories a
@@ -192,16 +246,13 @@ class Experience:
         shown = [(m, r) for m, r in records if not hidden_by(m, suppressed)]
         by_effort = sorted(shown, key=lambda mr: (-mr[1]["effort"], -mr[1]["recorded_at"]))
         wins = [mr for mr in by_effort if mr[1]["outcome"] == "succeeded" and mr[1].get("breakthrough")]
-        return {
-            "project": project or "all", "recorded": len(records),
-            "average_effort": round(mean(r["effort"] for _, r in records), 2) if records else None,
-            "outcomes": outcomes,
-            "most_effortful": [{"key": m.key, "effort": r["effort"], "outcome": r["outcome"],
-                                "content": m.content[:200]} for m, r in by_effort[:5]],
-            "graveyard": [a.public() for a in self.graveyard.all(None if scope == ALL_PROJECTS else scope)],
-            "top_breakthroughs": [{"key": m.key, "effort": r["effort"], "breakthrough": r["breakthrough"]}
-                                  for m, r in wins[:5]],
-        }
+        return ExperienceSummary(
+            project or "all", len(records),
+            round(mean(r["effort"] for _, r in records), 2) if records else None, outcomes,
+            [{"key": m.key, "effort": r["effort"], "outcome": r["outcome"], "content": m.content[:200]}
+             for m, r in by_effort[:5]],
+            [a.public() for a in self.graveyard.all(None if scope == ALL_PROJECTS else scope)],
+            [{"key": m.key, "effort": r["effort"], "breakthrough": r["breakthrough"]} for m, r in wins[:5]])
 
     def _records(self, scope: str, limit: int) -> list[tuple[Memory, dict[str, Any]]]:
         out = []

@@ -23,6 +23,7 @@ from typing import Any
 from kenning import phrases
 from kenning.context import Context
 from kenning.models import Memory, iso
+from kenning.store import Op
 
 APPROACH_TYPES: tuple[str, ...] = ("library", "approach", "tool", "pattern", "service")
 
@@ -56,10 +57,13 @@ class Graveyard:
     def add(self, entry: Abandoned) -> None:
         self.index.add(entry.normalised, entry.key, json.dumps(asdict(entry), sort_keys=True))
 
-    def remove(self, key: str, names: list[str] | tuple[str, ...]) -> None:
-        """Drop the entries that memory ``key`` recorded under ``names``."""
-        for name in names:
-            self.index.remove(phrases.normalise(name), key)
+    def adding(self, entry: Abandoned) -> list[Op]:
+        """``add`` as writes of the unit that records the abandonment (kenning.store.unit)."""
+        return self.index.adding(entry.normalised, entry.key, json.dumps(asdict(entry), sort_keys=True))
+
+    def removing(self, key: str, names: list[str] | tuple[str, ...]) -> list[Op]:
+        """``remove`` as writes of a unit."""
+        return [op for name in names for op in self.index.removing(phrases.normalise(name), key)]
 
     def warn(self, text: str) -> list[Abandoned]:
         """Abandoned approaches named in ``text`` (whole words/phrases), most effortful first."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kenning import validation
@@ -53,13 +53,48 @@ def from_snapshot(key: str, snapshot: dict[str, Any]) -> Memory:
     return Memory(key=key, **values)
 
 
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """Where a memory stands now (the part of it its history shows)."""
+
+    state: str
+    trust: str
+    superseded_by: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHistory:
+    """One memory's audit events, oldest first, and whether (and how) it exists now (``History.history``)."""
+
+    key: str
+    exists: bool
+    current: Standing | None
+    events: tuple[AuditEvent, ...]
+
+    def public(self) -> dict[str, Any]:
+        return {"key": self.key, "exists": self.exists,
+                "current": None if self.current is None else asdict(self.current),
+                "events": [event_view(e) for e in self.events]}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    """Audit events, newest first; ``next`` is the cursor of the following page (None on the last)."""
+
+    events: tuple[AuditEvent, ...]
+    next: str | None
+
+    def public(self) -> dict[str, Any]:
+        return {"events": [event_view(e) for e in self.events], "next": self.next}
+
+
 class History:
     def __init__(self, ctx: Context, contradictions: Contradictions, derived: tuple[Reindex, ...] = ()) -> None:
         self.ctx = ctx
         self.contradictions = contradictions
         self.derived = derived
 
-    def history(self, key: str, *, limit: int = HISTORY_LIMIT) -> dict[str, Any]:
+    def history(self, key: str, *, limit: int = HISTORY_LIMIT) -> MemoryHistory:
         """One memory's audit events (the newest ``limit``), oldest first, and whether it exists now."""
         validation.key(key, self.ctx.store.prefix)
         validation.bounded_int("limit", limit, 1, HISTORY_LIMIT)
@@ -67,13 +102,11 @@ class History:
         current = self.ctx.store.memories.read(key)
         if not events and current is None:
             raise NotFound(f"no memory {key} and no history for it", hint="copy a key from recall or audit_log")
-        return {"key": key, "exists": current is not None,
-                "current": None if current is None else {"state": current.state, "trust": current.trust,
-                                                         "superseded_by": current.superseded_by},
-                "events": [event_view(e) for e in events]}
+        standing = None if current is None else Standing(current.state, current.trust, current.superseded_by)
+        return MemoryHistory(key, current is not None, standing, tuple(events))
 
     def audit_log(self, *, actor: str | None = None, action: str | None = None, since: str | float | None = None,
-                  before: str | None = None, limit: int = 50) -> dict[str, Any]:
+                  before: str | None = None, limit: int = 50) -> AuditPage:
         """Recent mutations, newest first, filtered by actor, action and time; ``next`` pages on."""
         validation.bounded_int("limit", limit, 1, 500)
         if before and not _CURSOR.match(before):
@@ -81,7 +114,7 @@ class History:
         cursor = "(" + before if before else "+"  # exclusive: the page starts after the last event seen
         events = self.ctx.store.audit.recent(limit=limit, before=cursor, actor=actor or None, action=action or None,
                                              since=validation.timestamp("since", since))
-        return {"events": [event_view(e) for e in events], "next": events[-1].id if len(events) == limit else None}
+        return AuditPage(tuple(events), events[-1].id if len(events) == limit else None)
 
     def restore_forgotten(self, key: str, *, actor: str, reason: str | None = None) -> Memory:
         """Write a forgotten memory back from its snapshot (re-embedded) within the retention window."""

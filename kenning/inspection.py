@@ -29,6 +29,32 @@ def event_public(event: AuditEvent) -> dict[str, Any]:
 
 
 @dataclass(frozen=True, slots=True)
+class ListedPage:
+    """One page of an inventory: memory summaries (plain data), and how many a suppression withheld."""
+
+    offset: int
+    limit: int
+    total: int
+    items: tuple[dict[str, Any], ...]
+    withheld: int
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    """Counts by namespace and state for a filter, their total, and one page of matching memories."""
+
+    counts: dict[str, dict[str, int]]
+    total: int
+    page: ListedPage
+
+    def public(self) -> dict[str, Any]:
+        page = self.page
+        return {"counts": self.counts, "total": self.total,
+                "page": {"offset": page.offset, "limit": page.limit, "total": page.total, "items": list(page.items),
+                         "withheld": page.withheld}}
+
+
+@dataclass(frozen=True, slots=True)
 class Explanation:
     """One memory, whether its vector is stored, the suppressions hiding it from recall, its newest audit events."""
 
@@ -102,7 +128,7 @@ class Inspection:
         has_vector = self.ctx.store.memories.read_vector(key) is not None
         return Explanation(memory, has_vector, hidden_by(memory, self.suppressions.active()), tuple(history))
 
-    def audit(self, request: AuditRequest, *, for_person: bool = False) -> dict[str, Any]:
+    def audit(self, request: AuditRequest, *, for_person: bool = False) -> Inventory:
         """Counts by namespace and state for the filter, plus one page of the matching memories.
 
         Counts include suppressed memories. In the page, a memory a suppression hides is shown to a
@@ -118,12 +144,8 @@ class Inspection:
         marked = [(_summary(m.public()), hidden_by(m, suppressed)) for m in page.items]
         items = [{**item, "suppressed_by": terms} for item, terms in marked] if for_person else \
             [item for item, terms in marked if not terms]
-        return {
-            "counts": counts,
-            "total": sum(sum(by_state.values()) for by_state in counts.values()),
-            "page": {"offset": page.offset, "limit": page.limit, "total": page.total, "items": items,
-                     "withheld": len(marked) - len(items)},
-        }
+        return Inventory(counts, sum(sum(by_state.values()) for by_state in counts.values()),
+                         ListedPage(page.offset, page.limit, page.total, tuple(items), len(marked) - len(items)))
 
     def counts(self, listing: Listing) -> dict[str, dict[str, int]]:
         base = list(self.memories.filter_clauses(Listing(projects=listing.projects, tags=listing.tags,

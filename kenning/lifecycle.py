@@ -27,7 +27,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.memory import ForgetPreview, Forgotten, Memories, keep_snapshots
 from kenning.models import STATES, Memory
 from kenning.schema import FIELD_NAMES, vector_bytes
-from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Patch, digest, pause
+from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Op, Patch, digest, pause
 from kenning.suppression import Suppressions, hidden_by
 
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -150,10 +150,6 @@ class Lifecycle:
         wanted = _hints(hints) if to == "deprioritised" else ()
         who = actor or "unknown"
         memory, now = self._move(key, to, why, who, wanted)
-        for hint in memory.reinstate_hints:
-            self.hints.remove(phrases.normalise(hint), key)
-        for hint in wanted:
-            self.hints.add(hint, key)
         if to == "archived" and memory.trust == "disputed":  # an archived side closes its contradiction
             self.memories.contradictions.close_for(key, "archived", actor=who)
         elif memory.state == "archived":  # visible again: a conflict that still holds is flagged anew
@@ -168,7 +164,7 @@ class Lifecycle:
             check_move(memory.state, to)  # again after a collision: the other move may forbid this one
             now = self.ctx.clock.now()
             change = replace(state_patch(memory, to, reason=why, actor=who, at=now, hints=wanted),
-                             expect={"state": memory.state})
+                             expect={"state": memory.state}, also=self._hint_ops(memory, wanted))
             event = self.ctx.event(who, _ACTION[to], key, reason=why, before=memory.content, after=memory.content,
                                    details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)})
             outcome = self.ctx.store.memories.patch(change, [event])
@@ -179,6 +175,12 @@ class Lifecycle:
             pause(attempt)
         raise Conflict(f"{key} kept changing state while this move was made; nothing was written",
                        hint="retry the call")
+
+    def _hint_ops(self, memory: Memory, wanted: tuple[str, ...] = ()) -> tuple[Op, ...]:
+        """The hint index's writes of a move (in the move's unit): drop the memory's old hints, add ``wanted``."""
+        drop = [op for hint in memory.reinstate_hints
+                for op in self.hints.removing(phrases.normalise(hint), memory.key)]
+        return (*drop, *(op for hint in wanted for op in self.hints.adding(hint, memory.key)))
 
     def transition_many(self, keys: list[str] | tuple[str, ...], to: str, *, reason: str | None,
                         actor: str) -> list[Transition]:
@@ -215,11 +217,7 @@ class Lifecycle:
     def forget(self, key: str, *, confirm: bool, actor: str, reason: str | None) -> ForgetPreview | Forgotten:
         """Preview, or (confirm) hard-delete with a snapshot in the audit stream; drops its reinstate hints."""
         memory = self.memories.get(key)
-        result = self.memories.forget_memory(memory, confirm=confirm, actor=actor, reason=reason)
-        if confirm:
-            for hint in memory.reinstate_hints:
-                self.hints.remove(phrases.normalise(hint), key)
-        return result
+        return self.memories.forget_memory(memory, confirm=confirm, actor=actor, reason=reason)
 
     # --- by query -------------------------------------------------------------------------
     def candidates(self, action: str, text: str, *, projects: list[str] | tuple[str, ...] | str | None = None,
@@ -317,13 +315,13 @@ class Lifecycle:
                                      at=now, before=digest(m.content), after=digest(None if to is None else m.content),
                                      details=details))
         if to is None:
-            self.ctx.store.memories.delete_many([(m.key, [e]) for m, e in zip(batch, events, strict=True)])
+            self.ctx.store.memories.delete_many([(m.key, [e], self._hint_ops(m))
+                                                 for m, e in zip(batch, events, strict=True)])
         else:
-            self.ctx.store.memories.patch_many([(state_patch(m, to, reason=reason, actor=actor, at=now), [e])
+            self.ctx.store.memories.patch_many([(replace(state_patch(m, to, reason=reason, actor=actor, at=now),
+                                                         also=self._hint_ops(m)), [e])
                                                 for m, e in zip(batch, events, strict=True)])
         for m in batch:
-            for hint in m.reinstate_hints:
-                self.hints.remove(phrases.normalise(hint), m.key)
             if to in (None, "archived") and m.trust == "disputed":  # only disputed memories have open records
                 self.memories.contradictions.close_for(m.key, "forgotten" if to is None else "archived",
                                                        actor=actor)

@@ -30,7 +30,7 @@ from ulid import ULID
 from kenning import query, schema, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions, Recheck
-from kenning.duplicates import Archiver, Duplicates
+from kenning.duplicates import Archiver, Cluster, Duplicates, Merged
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import iso
 from kenning.schema import NAMESPACES
@@ -53,7 +53,7 @@ class DuplicateReview:
     auto_merge_threshold: float | None
     examined: int = 0
     clusters: int = 0
-    merged: list[dict[str, Any]] = field(default_factory=list)  # Duplicates.merge results
+    merged: list[Merged] = field(default_factory=list)  # Duplicates.merge results
     review: list[dict[str, Any]] = field(default_factory=list)  # {"namespace", "keep", "keys", "highest_similarity"}
 
 
@@ -62,6 +62,19 @@ class IndexReport:
     drift: list[dict[str, Any]]  # {"namespace", "problems"}
     phantoms: int
     namespaces: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Reindexed:
+    """One namespace's index rebuilt (``Maintenance.reindex``); ``public()`` is its audit event's details."""
+
+    namespace: str
+    index: str
+    num_docs: int
+    num_docs_before: int | None
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,25 +142,25 @@ class Maintenance:
         examined = clusters = 0
         for namespace in NAMESPACES:
             found = self.duplicates.find(namespace)
-            examined += found["examined"]
-            clusters += found["cluster_count"]
-            for cluster in found["clusters"]:
+            examined += found.examined
+            clusters += found.cluster_count
+            for cluster in found.clusters:
                 merged = self._auto_merge(cluster, auto, actor=actor)
                 if merged is not None:
                     out.merged.append(merged)
                 else:
-                    out.review.append({"namespace": namespace, "keep": cluster["keep"],
-                                       "keys": [m["key"] for m in cluster["members"]],
-                                       "highest_similarity": cluster["highest_similarity"]})
+                    out.review.append({"namespace": namespace, "keep": cluster.keep,
+                                       "keys": [m["key"] for m in cluster.members],
+                                       "highest_similarity": cluster.highest_similarity})
         return replace(out, examined=examined, clusters=clusters)
 
-    def _auto_merge(self, cluster: dict[str, Any], auto: float | None, *, actor: str) -> dict[str, Any] | None:
+    def _auto_merge(self, cluster: Cluster, auto: float | None, *, actor: str) -> Merged | None:
         """Merge a cluster when auto-merge is on and allows it; None leaves it for review."""
-        if auto is None or cluster["lowest_similarity"] < auto or cluster["contains_opposites"]:
+        if auto is None or cluster.lowest_similarity < auto or cluster.contains_opposites:
             return None
-        others = [m["key"] for m in cluster["members"] if m["key"] != cluster["keep"]]
+        others = [m["key"] for m in cluster.members if m["key"] != cluster.keep]
         try:
-            return self.duplicates.merge(cluster["keep"], others, f"auto-merged at similarity >= {auto}",
+            return self.duplicates.merge(cluster.keep, others, f"auto-merged at similarity >= {auto}",
                                          actor=actor)
         except (InvalidInput, Conflict, NotFound):  # changed meanwhile (archived, forgotten): a person decides
             return None
@@ -174,7 +187,7 @@ class Maintenance:
                 out.drift.append({"namespace": namespace, "problems": problems})
         return replace(out, phantoms=phantoms)
 
-    def reindex(self, namespace: str, *, actor: str) -> dict[str, Any]:
+    def reindex(self, namespace: str, *, actor: str) -> Reindexed:
         """Rebuild one namespace's index (create new, backfill, swap, drop old); hashes are untouched."""
         validation.namespace(namespace)
 
@@ -191,9 +204,8 @@ class Maintenance:
             done = self.ctx.store.rebuild_index(namespace, self.ctx.embedder.dimension, timeout=timeout, switch=switch)
         finally:
             lease.release()
-        result = {"namespace": namespace, "index": done.name, "num_docs": done.num_docs,
-                  "num_docs_before": None if before is None else before.num_docs}
-        self.ctx.audit(actor, "reindex", "", details=result)
+        result = Reindexed(namespace, done.name, done.num_docs, None if before is None else before.num_docs)
+        self.ctx.audit(actor, "reindex", "", details=result.public())
         return result
 
 

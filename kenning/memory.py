@@ -363,7 +363,9 @@ class Memories:
             return ForgetPreview(key, memory.namespace, memory.project, memory.content[:500], memory.state)
         marker = keep_snapshots(self.ctx, [memory])
         event = self.ctx.event(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
-        if not self.ctx.store.memories.delete(key, [event]):  # forgotten meanwhile: that forget is the audited one
+        hints = [op for hint in memory.reinstate_hints  # its reinstate hints leave the index with it
+                 for op in self.ctx.store.hints.removing(phrases.normalise(hint), key)]
+        if not self.ctx.store.memories.delete(key, [event], hints):  # forgotten meanwhile: that one is audited
             raise NotFound(f"no memory {key}", hint="it was forgotten while this forget ran; check history(key)")
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return Forgotten(key)

@@ -18,7 +18,7 @@ from kenning.accounts import Accounts, role_scope
 from kenning.clock import Clock
 from kenning.errors import InvalidInput, NotFound, PermissionDenied, RateLimited
 from kenning.oauth_rules import OFFLINE, expand
-from kenning.store import AuditEvent, Store
+from kenning.store import AuditEvent, Op, Store
 from kenning.tokens import grants
 
 CODE_SECONDS = 120
@@ -130,8 +130,12 @@ class OAuth:
         self.access_seconds = access_seconds
         self.refresh_seconds = refresh_seconds
 
+    def _event(self, actor: str, action: str, details: dict[str, Any]) -> AuditEvent:
+        return AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details)
+
     def _audit(self, actor: str, action: str, details: dict[str, Any]) -> None:
-        self.audit_log.record([AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details)])
+        """An event with no write of its own (a refused registration flood)."""
+        self.audit_log.record([self._event(actor, action, details)])
 
     # --- clients ---------------------------------------------------------------------------------
 
@@ -149,9 +153,9 @@ class OAuth:
                   "scope": client.scope, "auth_method": client.auth_method, "grant_types": list(client.grant_types),
                   "created_at": client.created_at, "secret_digest": client.secret_digest,
                   "metadata": client.metadata}
-        self.store.add_client(client.client_id, record)
-        self._audit(f"ip:{ip}", "oauth_register", {"client_id": client.client_id, "client_name": client.name,
-                                                    "redirect_uris": list(client.redirect_uris)})
+        self.store.commit([self._event(f"ip:{ip}", "oauth_register", {
+            "client_id": client.client_id, "client_name": client.name, "redirect_uris": list(client.redirect_uris)})],
+            self.store.adding_client(client.client_id, record))
         return client
 
     def client(self, client_id: str) -> ClientInfo | None:
@@ -170,12 +174,10 @@ class OAuth:
         if client is None:
             raise NotFound(f"no OAuth client {client_id!r}", hint="`kenning oauth clients` lists them")
         families = self.store.families_of(client_id)
-        for family in families:
-            self._revoke_family(family)
-        self.store.drop_grants(client_id)
-        self.store.remove_client(client_id)
-        self._audit(actor, "oauth_client_revoke", {"client_id": client_id, "client_name": client.name,
-                                                   "families": len(families)})
+        ops = [op for family in families for op in self._revoking(family)]
+        self.store.commit([self._event(actor, "oauth_client_revoke", {
+            "client_id": client_id, "client_name": client.name, "families": len(families)})],
+            [*ops, *self.store.dropping_client(client_id)])
         return client
 
     # --- authorization (login and consent) ---------------------------------------------------------
@@ -207,8 +209,7 @@ class OAuth:
         """The person consents to ``chosen`` (a subset of what was asked and their role allows): a code."""
         request = self.pending(request_id)
         if request is None:
-            raise NotFound("this authorization request has expired or was already answered",
-                           hint="start the connection again from your MCP client")
+            raise _answered()
         account = self.accounts.get(username)
         if account is None or account.disabled:
             raise PermissionDenied(f"account {username!r} cannot grant access", hint="it is missing or disabled")
@@ -216,30 +217,30 @@ class OAuth:
         granted = [s for s in expand([s for s in chosen if s in allowed]) if s in allowed]
         if not set(granted) - {OFFLINE}:
             raise InvalidInput("grant at least one of the scopes read, write, admin", hint="or deny the request")
-        request = self._take_request(request_id)  # answered once: a second POST finds nothing
         code = CODE_PREFIX + secrets.token_urlsafe(32)
         now = self.clock.now()
         grant = CodeGrant(client_id=request.client_id, username=account.username, scopes=tuple(granted),
                           redirect_uri=request.redirect_uri, redirect_explicit=request.redirect_explicit,
                           code_challenge=request.code_challenge, resource=request.resource,
                           expires_at=now + CODE_SECONDS)
-        self.store.put("code", digest(code), {**grant.__dict__, "scopes": granted}, ttl=CODE_SECONDS)
-        self.store.set_grant(request.client_id, account.username, {"scopes": granted, "at": now})
-        self._audit(actor_of(account.username), "oauth_grant",
-                    {"client_id": request.client_id, "scopes": granted, "asked": list(request.scopes)})
+        ops = [*self.store.putting("code", digest(code), {**grant.__dict__, "scopes": granted}, ttl=CODE_SECONDS),
+               *self.store.granting(request.client_id, account.username, {"scopes": granted, "at": now})]
+        self._answer(request_id, self._event(actor_of(account.username), "oauth_grant", {
+            "client_id": request.client_id, "scopes": granted, "asked": list(request.scopes)}), ops)
         return code, request
 
     def deny(self, request_id: str, username: str) -> AuthRequest:
-        request = self._take_request(request_id)
-        self._audit(actor_of(username), "oauth_deny", {"client_id": request.client_id})
+        request = self.pending(request_id)
+        if request is None:
+            raise _answered()
+        self._answer(request_id, self._event(actor_of(username), "oauth_deny", {"client_id": request.client_id}), [])
         return request
 
-    def _take_request(self, request_id: str) -> AuthRequest:
-        request = self.pending(request_id)
-        if request is None or not self.store.delete("request", request_id):
-            raise NotFound("this authorization request has expired or was already answered",
-                           hint="start the connection again from your MCP client")
-        return request
+    def _answer(self, request_id: str, event: AuditEvent, ops: list[Op]) -> None:
+        """Delete the pending request, write ``ops`` and record ``event``, one unit: answered once (of two
+        concurrent answers one wins; the other writes nothing)."""
+        if not self.store.commit([event], ops, answering=request_id):
+            raise _answered()
 
     # --- codes and tokens ---------------------------------------------------------------------------
 
@@ -264,29 +265,32 @@ class OAuth:
             return None
         family = secrets.token_urlsafe(16)
         now = self.clock.now()
-        self.store.put("family", family, {"client_id": record["client_id"], "username": record["username"],
-                                          "scopes": record["scopes"], "resource": record["resource"],
-                                          "created_at": now, "revoked": False}, ttl=self.refresh_seconds)
-        self.store.link_family(record["client_id"], family)
-        self.store.put("code-used", digest(code), {"family": family, "client_id": record["client_id"]},
-                       ttl=REQUEST_SECONDS)
-        issued = self._issue(family, record, tuple(record["scopes"]), refresh=refresh)
-        self._audit(actor_of(record["username"]), "oauth_token",
-                    {"client_id": record["client_id"], "scopes": record["scopes"], "refresh": refresh})
+        ops = [*self.store.putting("family", family, {
+                   "client_id": record["client_id"], "username": record["username"], "scopes": record["scopes"],
+                   "resource": record["resource"], "created_at": now, "revoked": False}, ttl=self.refresh_seconds),
+               *self.store.linking(record["client_id"], family),
+               *self.store.putting("code-used", digest(code), {"family": family, "client_id": record["client_id"]},
+                                   ttl=REQUEST_SECONDS)]
+        issued, tokens = self._issue(family, record, tuple(record["scopes"]), refresh=refresh)
+        self.store.commit([self._event(actor_of(record["username"]), "oauth_token", {
+            "client_id": record["client_id"], "scopes": record["scopes"], "refresh": refresh})], [*ops, *tokens])
         return issued
 
-    def _issue(self, family: str, owner: dict[str, Any], scopes: tuple[str, ...], *, refresh: bool) -> Issued:
+    def _issue(self, family: str, owner: dict[str, Any], scopes: tuple[str, ...],
+               *, refresh: bool) -> tuple[Issued, list[Op]]:
+        """New tokens of ``family`` and the ops that store them (for the unit that records them)."""
         now = self.clock.now()
         base = {"client_id": owner["client_id"], "username": owner["username"], "scopes": list(scopes),
                 "resource": owner["resource"], "family": family}
         access = ACCESS_PREFIX + secrets.token_urlsafe(32)
-        self.store.put("access", digest(access), {**base, "expires_at": now + self.access_seconds},
-                       ttl=self.access_seconds, family=family)
+        ops = self.store.putting("access", digest(access), {**base, "expires_at": now + self.access_seconds},
+                                 ttl=self.access_seconds, family=family)
         refresh_token = REFRESH_PREFIX + secrets.token_urlsafe(32) if refresh else None
         if refresh_token is not None:
-            self.store.put("refresh", digest(refresh_token), {**base, "expires_at": now + self.refresh_seconds},
-                           ttl=self.refresh_seconds, family=family)
-        return Issued(access, refresh_token, self.access_seconds, scopes)
+            ops += self.store.putting("refresh", digest(refresh_token),
+                                      {**base, "expires_at": now + self.refresh_seconds},
+                                      ttl=self.refresh_seconds, family=family)
+        return Issued(access, refresh_token, self.access_seconds, scopes), ops
 
     def _live(self, kind: str, token: str) -> TokenInfo | None:
         record = self.store.get(kind, digest(token))
@@ -334,30 +338,29 @@ class OAuth:
         family = self.store.get("family", info.family)
         if family is None:
             return None
-        self.store.put("family", info.family, family, ttl=self.refresh_seconds)
-        issued = self._issue(info.family, {**family, "client_id": info.client_id}, narrowed, refresh=True)
-        self._audit(actor_of(info.username), "oauth_refresh", {"client_id": info.client_id,
-                                                               "scopes": list(narrowed)})
+        issued, tokens = self._issue(info.family, {**family, "client_id": info.client_id}, narrowed, refresh=True)
+        self.store.commit([self._event(actor_of(info.username), "oauth_refresh", {
+            "client_id": info.client_id, "scopes": list(narrowed)})],
+            [*self.store.putting("family", info.family, family, ttl=self.refresh_seconds), *tokens])
         return issued
 
     def revoke(self, info: TokenInfo, *, reason: str = "revoked by the client") -> None:
         """RFC 7009: revoking either token of a family ends the whole family."""
-        self._revoke_family(info.family)
-        self._audit(actor_of(info.username), "oauth_revoke", {"client_id": info.client_id, "reason": reason})
+        self.store.commit([self._event(actor_of(info.username), "oauth_revoke", {
+            "client_id": info.client_id, "reason": reason})], self._revoking(info.family))
 
     def _reuse(self, family: str, client_id: str, what: str) -> None:
-        if self._revoke_family(family):
-            self._audit(f"client:{client_id}", "oauth_reuse_detected",
-                        {"client_id": client_id, "replayed": what, "family": family})
+        ops = self._revoking(family)
+        if ops:
+            self.store.commit([self._event(f"client:{client_id}", "oauth_reuse_detected", {
+                "client_id": client_id, "replayed": what, "family": family})], ops)
 
-    def _revoke_family(self, family: str) -> bool:
-        """Mark the family revoked and delete its tokens; False when it already was."""
+    def _revoking(self, family: str) -> list[Op]:
+        """The ops that mark the family revoked and delete its tokens; none when it already was."""
         record = self.store.get("family", family)
         if record is None or record.get("revoked"):
-            return False
-        self.store.put("family", family, {**record, "revoked": True}, ttl=self.refresh_seconds)
-        self.store.drop_family_tokens(family)
-        return True
+            return []
+        return self.store.revoking(family, record, ttl=self.refresh_seconds)
 
     def grants(self) -> list[GrantInfo]:
         out = []
@@ -366,3 +369,8 @@ class OAuth:
             out.append(GrantInfo(client_id, client.name if client else "(deleted)", username,
                                  tuple(record.get("scopes", ())), float(record.get("at", 0.0))))
         return out
+
+
+def _answered() -> NotFound:
+    return NotFound("this authorization request has expired or was already answered",
+                    hint="start the connection again from your MCP client")

@@ -84,6 +84,17 @@ def from_memory(memory: Memory) -> ProjectContext:
                           updated_at=memory.updated_at)
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectDescription:
+    """A project's context and how many memories each namespace holds for it (``Projects.describe``)."""
+
+    project: ProjectContext
+    memories: dict[str, int]
+
+    def public(self) -> dict[str, Any]:
+        return {"project": self.project.public(), "memories": self.memories}
+
+
 class Projects:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -155,9 +166,9 @@ class Projects:
         result = self.ctx.store.memories.search(search)
         return [from_memory(h.memory) for h in result.hits], result.total
 
-    def describe(self, name: str) -> dict[str, Any]:
+    def describe(self, name: str) -> ProjectDescription:
         """A project's context and how many memories each namespace holds for it."""
-        return {"project": self.get(name).public(), "memories": self.memory_counts(name)}
+        return ProjectDescription(self.get(name), self.memory_counts(name))
 
     def memory_counts(self, name: str) -> dict[str, int]:
         """How many memories each namespace holds for one project (FT counts, no scan)."""

@@ -102,6 +102,28 @@ class Skill:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Blessed:
+    """A memory a person vouched for (``bless``)."""
+
+    key: str
+    by: str
+
+    def public(self) -> dict[str, Any]:
+        return {"key": self.key, "blessed": True, "by": self.by}
+
+
+@dataclass(frozen=True, slots=True)
+class Promoted:
+    """A knowledge memory made a Reference rule of ``domain`` (``promote``)."""
+
+    key: str
+    domain: str
+
+    def public(self) -> dict[str, Any]:
+        return {"key": self.key, "domain": self.domain, "promoted": True}
+
+
 @dataclass(frozen=True)
 class Found:
     skill: Skill
@@ -371,8 +393,8 @@ class Skills:
             after=body,
             details={**details, "sha": document.sha},
         )
-        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body), [event])
-        self.store.set_current(document.name, memory.key)
+        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(body), [event],
+                                      self.store.pointing(document.name, memory.key))
         return _skill(memory)
 
     # --- reading ---------------------------------------------------------------------------
@@ -424,7 +446,7 @@ class Skills:
         return self.ctx.store.memories.read(key) if key else None
 
     # --- what feeds the compiler ---------------------------------------------------------
-    def bless(self, key: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
+    def bless(self, key: str, *, actor: str, reason: str | None = None) -> Blessed:
         """A person vouches for a memory: its lessons become rules without further reinforcement."""
         memory = self._memory(key)
         why = validation.reason(reason) or ""
@@ -432,11 +454,11 @@ class Skills:
             actor, "bless", memory.key, reason=why, before=memory.content, after=memory.content
         )
         self.store.bless(memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why}, [event])
-        return {"key": memory.key, "blessed": True, "by": actor}
+        return Blessed(memory.key, actor)
 
     def promote(
         self, key: str, domain: str, *, actor: str, reason: str | None = None
-    ) -> dict[str, Any]:
+    ) -> Promoted:
         """A knowledge memory becomes a Reference rule of the domain's next compilation."""
         memory = self._memory(key)
         name = domain_name(domain)
@@ -458,7 +480,7 @@ class Skills:
         self.store.promote(
             name, memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why}, [event]
         )
-        return {"key": memory.key, "domain": name, "promoted": True}
+        return Promoted(memory.key, name)
 
     def _memory(self, key: str) -> Memory:
         validation.key(key, self.ctx.store.prefix)

@@ -19,7 +19,7 @@ API for other components (briefing, dashboard):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kenning import phrases, query, validation
@@ -69,6 +69,50 @@ class Suppression:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class Suppressed:
+    """``suppress``: its ``status`` (preview, suppressed, already_suppressed) and its impact: how many
+    non-archived memories the term hides (``at_least`` when the count is capped) and a sample of them.
+    ``reason`` is the first reason of a term that was already suppressed (None otherwise)."""
+
+    status: str
+    term: str
+    would_hide: int
+    at_least: bool
+    projects: list[str]
+    sample: list[dict[str, str]]  # key, content
+    reason: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        out = {"status": self.status, "term": self.term, "would_hide": self.would_hide, "at_least": self.at_least,
+               "projects": self.projects, "sample": self.sample}
+        return out if self.reason is None else {**out, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Unsuppressed:
+    """``unsuppress``: the term lifted."""
+
+    term: str
+
+    def public(self) -> dict[str, Any]:
+        return {"status": "unsuppressed", "term": self.term}
+
+
+@dataclass(frozen=True, slots=True)
+class InUse:
+    """A suppression and how many non-archived memories it hides now (``at_least`` when capped)."""
+
+    suppression: Suppression
+    hides: int
+    hides_at_least: bool = False  # the count stopped at the search cap
+
+    def public(self) -> dict[str, Any]:
+        """The suppression's plain form with its current reach."""
+        out = self.suppression.public()
+        return {**out, "hides": self.hides, "hides_at_least": self.hides_at_least}
+
+
 def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
     """The suppressed terms that hide ``memory`` (exemptions honoured); [] when it may be shown."""
     if not active:
@@ -107,7 +151,7 @@ class Suppressions:
 
     def suppress(self, value: str, reason: str | None, *, actor: str, preview: bool = False,
                  exempt: tuple[str, ...] = (), source_key: str | None = None, auto: bool = False,
-                 projects: tuple[str, ...] = ()) -> dict[str, Any]:
+                 projects: tuple[str, ...] = ()) -> Suppressed:
         """Suppress a term (or, with ``preview``, only say how many memories it would hide, with a sample).
 
         Suppressing an already suppressed term keeps the first reason, adds any new exemptions and widens
@@ -117,10 +161,10 @@ class Suppressions:
         why = validation.reason(reason, required=True) or ""
         count, sample, capped = self.matching(norm, exempt=exempt, projects=projects)
         current = self.active()  # the sample never quotes a memory another suppression already hides
-        impact = {"term": norm, "would_hide": count, "at_least": capped, "projects": list(projects),
-                  "sample": [{"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)]}
+        impact = Suppressed("preview", norm, count, capped, list(projects),
+                            [{"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)])
         if preview:
-            return {"status": "preview", **impact}
+            return impact
         record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
                              exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count,
                              projects=projects)
@@ -139,24 +183,24 @@ class Suppressions:
                     self.ctx.event(actor, "suppress", source_key or "", reason=why,
                                    details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
                                             "projects": list(wider)})])
-            return {"status": "already_suppressed", **impact, "reason": old.reason}
-        return {"status": "suppressed", **impact}
+            return replace(impact, status="already_suppressed", reason=old.reason)
+        return replace(impact, status="suppressed")
 
-    def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> dict[str, Any]:
+    def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> Unsuppressed:
         norm = term(value)
         why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
         existing = self.store.get(norm)
         event = self.ctx.event(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
         if existing is None or not self.store.delete(norm, existing, [event]):  # gone or changed meanwhile
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
-        return {"status": "unsuppressed", "term": norm}
+        return Unsuppressed(norm)
 
-    def list_suppressions(self) -> list[dict[str, Any]]:
+    def list_suppressions(self) -> list[InUse]:
         """Every suppression with what it hides now (``hides``), newest first."""
         out = []
         for s in sorted(self.active(), key=lambda s: s.at, reverse=True):
             count, _, capped = self.matching(s.term, exempt=s.exempt, sample=0, projects=s.projects)
-            out.append({**s.public(), "hides": count, "hides_at_least": capped})
+            out.append(InUse(s, count, capped))
         return out
 
     def matching(self, norm: str, *, exempt: tuple[str, ...] = (), sample: int = SAMPLE,

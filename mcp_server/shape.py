@@ -13,6 +13,7 @@ from kenning.errors import InvalidInput
 from kenning.lifecycle import Candidates, ProjectDone, ProjectPreview, Transition
 from kenning.memory import ForgetPreview, Forgotten
 from kenning.recall import RecallResult
+from kenning.suppression import Suppressed
 
 
 def key_or_query(key: str | None, query: str | None) -> str | None:
@@ -64,6 +65,7 @@ def recall(result: RecallResult, *, full: bool) -> dict[str, Any]:
     return out
 
 
-def suppression(result: dict[str, Any]) -> dict[str, Any]:
+def suppression(result: Suppressed) -> dict[str, Any]:
     """suppress_topic's answer; a preview says how to go ahead."""
-    return {**result, "next": "call again without preview to suppress"} if result["status"] == "preview" else result
+    out = result.public()
+    return {**out, "next": "call again without preview to suppress"} if result.status == "preview" else out

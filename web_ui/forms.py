@@ -62,7 +62,7 @@ async def confirmed(request: Request, *, action: str, title: str, changed: dict[
     """What an action changed, and the audit event it appended (the newest of this person and action)."""
     rt = runtime(request)
     found = await rt.run(rt.engine.history.audit_log, actor=login(request).actor, action=action, limit=1)
-    event = found["events"][0] if found["events"] else None
+    event = found.public()["events"][0] if found.events else None
     return render(request, "done.html", {"title": title, "changed": changed, "event": event, "back": back,
                                          "action": action})
 

@@ -189,13 +189,16 @@ class FeedIngest:
     def _remember(self, feed: Feed, piece: Piece) -> tuple[str, str]:
         """Store one piece (or find its near-duplicate and link to it); claim its entries' uids."""
         result = self.memories.remember(piece.draft, actor=actor(feed), check_contradictions=False)
-        for entry in piece.entries:
-            self.states.claim(entry.uid, result.key)
-        if result.status == "duplicate":
+        uids = [entry.uid for entry in piece.entries]
+        if result.status == "duplicate":  # the link and its event, one unit
             first = piece.entries[0]
-            self.ctx.audit(actor(feed), "feed_link", result.key, reason="near-duplicate article",
-                           details={"feed": feed.name, "source_url": first.link, "uid": first.uid,
-                                    "similarity": result.similarity})
+            self.states.link(uids, result.key, [self.ctx.event(
+                actor(feed), "feed_link", result.key, reason="near-duplicate article",
+                details={"feed": feed.name, "source_url": first.link, "uid": first.uid,
+                         "similarity": result.similarity})])
+        else:  # recorded by the remember event
+            for uid in uids:
+                self.states.claim(uid, result.key)
         return result.status, result.key
 
 

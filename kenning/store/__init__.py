@@ -38,7 +38,7 @@ from kenning.store.skills import SkillStore
 from kenning.store.snapshots import Snapshots
 from kenning.store.throttle import Throttle
 from kenning.store.tokens import TokenRecord, TokenStore
-from kenning.store.unit import APPLIED, CHANGED, GONE, Committed, Unit, Units
+from kenning.store.unit import APPLIED, CHANGED, GONE, Committed, Op, Unit, Units
 
 __all__ = [
     "APPLIED",
@@ -49,6 +49,7 @@ __all__ = [
     "AccountRecord",
     "AuditEvent",
     "AuditLog",
+    "Client",
     "Committed",
     "Contradiction",
     "ContradictionStore",
@@ -61,6 +62,7 @@ __all__ = [
     "Lookup",
     "MemoryStore",
     "Near",
+    "Op",
     "Patch",
     "PhraseIndex",
     "QueuedJob",
@@ -80,8 +82,20 @@ __all__ = [
 ]
 
 
+Client = valkey.Valkey  # the connection the composition root opens (``connect``); only this package uses it
+
+
 class Store:
     """Everything the engine needs from Valkey, under one key prefix: every sub-store, built once."""
+
+    @classmethod
+    def on(cls, client: Client | Store, prefix: str) -> Store:
+        """``client`` itself when it is a Store already (under ``prefix``), else a Store on it under ``prefix``."""
+        if not isinstance(client, Store):
+            return cls(client, prefix)
+        if client.prefix != prefix:
+            raise ValueError(f"the store's key prefix {client.prefix!r} is not the settings' {prefix!r}")
+        return client
 
     def __init__(self, client: valkey.Valkey, prefix: str) -> None:
         self.client = client
@@ -104,7 +118,7 @@ class Store:
         self.replies = Replies(client, prefix)
         self.accounts = AccountStore(client, prefix, self.memories.units)
         self.tokens = TokenStore(client, prefix, self.memories.units)
-        self.oauth = OAuthStore(client, prefix)
+        self.oauth = OAuthStore(client, prefix, self.memories.units)
         self.throttle = Throttle(client, prefix)
         self.hints = PhraseIndex(client, prefix, "hints")
         self.graveyard = PhraseIndex(client, prefix, "graveyard")

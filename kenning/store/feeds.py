@@ -75,6 +75,14 @@ class FeedStateStore:
         keys = call(self.client.hmget, self.seen_key, uids)
         return {uid: text(key) for uid, key in zip(uids, keys, strict=True) if key is not None}
 
+    def link(self, uids: Sequence[str], key: str, events: Sequence[AuditEvent]) -> None:
+        """Claim ``uids`` for ``key`` (an article found to repeat the memory ``key``) with the events that
+        record the link: one unit of work. A uid another key already holds keeps it."""
+        unit = Unit(events)
+        for uid in uids:
+            unit.hsetnx(self.seen_key, uid, key)
+        self.units.commit(unit)
+
     def claim(self, uid: str, key: str) -> bool:
         """Record that ``key`` holds article ``uid``; False when another key already holds it."""
         return bool(call(self.client.hsetnx, self.seen_key, uid, key))

@@ -23,7 +23,7 @@ from kenning.store.client import call, text
 from kenning.store.patches import Patch
 from kenning.store.prefilter import Row
 from kenning.store.recalls import Counter, Recalls
-from kenning.store.unit import APPLIED, Unit, Units
+from kenning.store.unit import APPLIED, Op, Unit, Units
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,16 @@ class MemoryStore:
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
 
-    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None, events: Sequence[AuditEvent]) -> None:
+    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None, events: Sequence[AuditEvent],
+              also: Sequence[Op] = ()) -> None:
         """Write every field of the memory and record ``events``: one unit of work (kenning.store.unit).
 
         Fields the memory no longer has are removed in the same step; the index is current when it returns.
+        ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit.
         """
         fields = schema.encode(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
-        self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale))
+        self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also))
 
     def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
         """Set some fields on one existing key and record ``events``, in one atomic step (None removes the field).
@@ -102,7 +104,7 @@ class MemoryStore:
 
     def patch(self, change: Patch, events: Sequence[AuditEvent]) -> int:
         """Apply an encoded ``Patch`` (kenning.store.patches) with its ``events``: APPLIED, GONE or CHANGED."""
-        unit = Unit(events).patch(change.key, change.set, change.remove, expect=change.expect)
+        unit = Unit(events).patch(change.key, change.set, change.remove, expect=change.expect).extend(change.also)
         return self.units.commit(unit).outcome
 
     def write_many(self, rows: Sequence[tuple[Memory, Any, Sequence[AuditEvent]]]) -> None:
@@ -114,14 +116,15 @@ class MemoryStore:
 
     def patch_many(self, changes: Sequence[tuple[Patch, Sequence[AuditEvent]]]) -> list[int]:
         """``patch`` for many memories, one pipelined round trip; each one's outcome."""
-        done = self.units.commit_many([Unit(events).patch(p.key, p.set, p.remove, expect=p.expect)
+        done = self.units.commit_many([Unit(events).patch(p.key, p.set, p.remove, expect=p.expect).extend(p.also)
                                        for p, events in changes])
         return [c.outcome for c in done]
 
-    def delete_many(self, gone: Sequence[tuple[str, Sequence[AuditEvent]]]) -> list[bool]:
-        """``delete`` for many memories, one pipelined round trip; whether each one was there."""
-        done = self.units.commit_many([Unit(events).gate(key).delete(key, self.recalls.key(key))
-                                       for key, events in gone])
+    def delete_many(self, gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]]) -> list[bool]:
+        """``delete`` for many memories (each with its events and derived writes), one pipelined round trip;
+        whether each one was there."""
+        done = self.units.commit_many([Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)
+                                       for key, events, also in gone])
         return [c.applied for c in done]
 
     def read(self, key: str) -> Memory | None:
@@ -142,10 +145,10 @@ class MemoryStore:
     def exists(self, key: str) -> bool:
         return bool(call(self.client.exists, key))
 
-    def delete(self, key: str, events: Sequence[AuditEvent]) -> bool:
-        """Delete the hash and its recall counter and record ``events`` (one unit of work); False when the
-        hash was gone (nothing recorded)."""
-        return self.units.commit(Unit(events).gate(key).delete(key, self.recalls.key(key))).applied
+    def delete(self, key: str, events: Sequence[AuditEvent], also: Sequence[Op] = ()) -> bool:
+        """Delete the hash and its recall counter and record ``events`` (one unit of work, with the derived
+        writes ``also``); False when the hash was gone (nothing written or recorded)."""
+        return self.units.commit(Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)).applied
 
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())

@@ -12,37 +12,84 @@ Records are JSON strings under ``{prefix}oauth:``:
 - ``family:{id}``: one authorization's grant (client, person, scopes, resource, revoked), and
   ``family-tokens:{id}``: the keys of its tokens, deleted together on revocation;
 - the hash ``grants``: "{client_id} {username}" -> the scopes a person consented to.
+
+A change the audit stream records (a client registered or revoked, a consent, tokens issued, a family
+revoked) is a list of ``Op``s (``putting``, ``granting``, ``revoking``, ``dropping``...) committed with its
+events as one unit of work (``commit``; kenning.store.unit). The single-use claims (GETDEL of a code,
+SET NX of a rotated refresh token) run before it on their own: a crash between the claim and the unit
+spends the code or token and issues nothing, and the client starts again.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import valkey
 
+from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.unit import Op, Unit, Units
 
 
 class OAuthStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, units: Units | None = None) -> None:
         self.client = client
         self.base = f"{prefix}oauth:"
+        self.units = units or Units(client, prefix)
+
+    # --- audited changes: ops committed with their events -------------------------------------------
+    def commit(self, events: Sequence[AuditEvent], ops: Sequence[Op], *,
+               answering: str | None = None) -> bool:
+        """Write ``ops`` and record ``events``, one unit; with ``answering`` (a pending request's id) only
+        while that request is still there, deleting it: False (nothing written) when it was answered."""
+        unit = Unit(events)
+        if answering is not None:
+            unit.gate(self.key("request", answering)).delete(self.key("request", answering))
+        return self.units.commit(unit.extend(ops)).applied
+
+    def putting(self, kind: str, ident: str, record: dict[str, Any], *, ttl: int | None = None,
+                family: str | None = None) -> list[Op]:
+        """``put`` as ops (the refresh token, the longest-lived, goes last so its TTL is the family's)."""
+        value = json.dumps(record, sort_keys=True)
+        ops: list[Op] = [("SET", self.key(kind, ident), (value,) if ttl is None else (value, "EX", ttl))]
+        if family is not None:
+            members = self.key("family-tokens", family)
+            ops.append(("SADD", members, (self.key(kind, ident),)))
+            if ttl is not None:
+                ops.append(("EXPIRE", members, (ttl,)))
+        return ops
+
+    def adding_client(self, client_id: str, record: dict[str, Any]) -> list[Op]:
+        return [*self.putting("client", client_id, record), ("SADD", f"{self.base}clients", (client_id,))]
+
+    def dropping_client(self, client_id: str) -> list[Op]:
+        """The client, its family list, its set membership and its consents."""
+        fields = tuple(f"{c} {u}" for c, u in self.grants() if c == client_id)
+        return [("HDEL", f"{self.base}grants", fields), ("DEL", self.key("client", client_id), ()),
+                ("DEL", self.key("client-families", client_id), ()), ("SREM", f"{self.base}clients", (client_id,))]
+
+    def linking(self, client_id: str, family: str) -> list[Op]:
+        return [("SADD", self.key("client-families", client_id), (family,))]
+
+    def granting(self, client_id: str, username: str, record: dict[str, Any]) -> list[Op]:
+        return [("HSET", f"{self.base}grants", (f"{client_id} {username}", json.dumps(record, sort_keys=True)))]
+
+    def revoking(self, family: str, record: dict[str, Any], *, ttl: int) -> list[Op]:
+        """Mark the family revoked and delete its tokens (their keys read now: a token written after this
+        read belongs to a revoked family, which no check accepts)."""
+        members = self.key("family-tokens", family)
+        tokens = [text(k) for k in call(self.client.smembers, members)]
+        return [*self.putting("family", family, {**record, "revoked": True}, ttl=ttl),
+                *(("DEL", key, ()) for key in [*tokens, members])]
 
     def key(self, kind: str, ident: str) -> str:
         return f"{self.base}{kind}:{ident}"
 
-    def put(self, kind: str, ident: str, record: dict[str, Any], *, ttl: int | None = None,
-            family: str | None = None) -> None:
-        """Write one record; with ``family``, also remember its key for the family's revocation."""
-        pipe: Any = self.client.pipeline(transaction=False)  # one round trip; keys may differ in slot
-        pipe.set(self.key(kind, ident), json.dumps(record, sort_keys=True), ex=ttl)
-        if family is not None:
-            members = self.key("family-tokens", family)
-            pipe.sadd(members, self.key(kind, ident))
-            if ttl is not None:  # callers write the longest-lived token (the refresh token) last
-                pipe.expire(members, ttl)
-        call(pipe.execute)
+    def put(self, kind: str, ident: str, record: dict[str, Any], *, ttl: int | None = None) -> None:
+        """Write one record no event records (a pending /authorize request)."""
+        call(self.client.set, self.key(kind, ident), json.dumps(record, sort_keys=True), ex=ttl)
 
     def get(self, kind: str, ident: str) -> dict[str, Any] | None:
         return _load(call(self.client.get, self.key(kind, ident)))
@@ -56,42 +103,11 @@ class OAuthStore:
         return bool(call(self.client.set, self.key(kind, ident), json.dumps(record, sort_keys=True),
                          ex=ttl, nx=True))
 
-    def delete(self, kind: str, ident: str) -> bool:
-        return bool(call(self.client.delete, self.key(kind, ident)))
-
-    def add_client(self, client_id: str, record: dict[str, Any]) -> None:
-        pipe: Any = self.client.pipeline(transaction=False)  # one round trip; keys may differ in slot
-        pipe.set(self.key("client", client_id), json.dumps(record, sort_keys=True))
-        pipe.sadd(f"{self.base}clients", client_id)
-        call(pipe.execute)
-
-    def remove_client(self, client_id: str) -> None:
-        pipe: Any = self.client.pipeline(transaction=False)
-        pipe.delete(self.key("client", client_id))
-        pipe.delete(self.key("client-families", client_id))
-        pipe.srem(f"{self.base}clients", client_id)
-        call(pipe.execute)
-
     def client_ids(self) -> list[str]:
         return sorted(text(c) for c in call(self.client.smembers, f"{self.base}clients"))
 
-    def link_family(self, client_id: str, family: str) -> None:
-        call(self.client.sadd, self.key("client-families", client_id), family)
-
     def families_of(self, client_id: str) -> list[str]:
         return sorted(text(f) for f in call(self.client.smembers, self.key("client-families", client_id)))
-
-    def drop_family_tokens(self, family: str) -> int:
-        """Delete every token of a family: the number of keys deleted."""
-        members = self.key("family-tokens", family)
-        keys = [text(k) for k in call(self.client.smembers, members)]
-        pipe: Any = self.client.pipeline(transaction=False)
-        for key in [*keys, members]:  # one key per command (cluster-safe, DESIGN §2)
-            pipe.delete(key)
-        return sum(int(n) for n in call(pipe.execute)) - (1 if keys else 0)
-
-    def set_grant(self, client_id: str, username: str, record: dict[str, Any]) -> None:
-        call(self.client.hset, f"{self.base}grants", f"{client_id} {username}", json.dumps(record, sort_keys=True))
 
     def grants(self) -> dict[tuple[str, str], dict[str, Any]]:
         raw: Any = call(self.client.hgetall, f"{self.base}grants")
@@ -100,11 +116,6 @@ class OAuthStore:
             client_id, _, username = text(field).partition(" ")
             out[(client_id, username)] = json.loads(text(value))
         return out
-
-    def drop_grants(self, client_id: str) -> None:
-        fields = [f"{c} {u}" for c, u in self.grants() if c == client_id]
-        if fields:
-            call(self.client.hdel, f"{self.base}grants", *fields)
 
 
 def _load(raw: Any) -> dict[str, Any] | None:

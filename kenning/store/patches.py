@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.store.unit import Op
+
 # ARGV: the number of guards, then (field, expected value) pairs ('' = absent), the number of fields
 # to set, their (field, value) pairs, then the fields to remove. 1 = applied, 0 = the key is gone,
 # -1 = a guarded field differs (someone changed it since the caller read it): nothing was written.
@@ -51,6 +53,7 @@ class Patch:
     set: Mapping[str, str | bytes] = field(default_factory=dict)
     remove: tuple[str, ...] = ()
     expect: dict[str, str] = field(default_factory=dict)
+    also: tuple[Op, ...] = ()  # writes derived from this one (index entries), in the same unit
 
     def args(self) -> list[Any]:
         flat: list[Any] = [str(len(self.expect))]

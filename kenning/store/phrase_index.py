@@ -20,6 +20,7 @@ import valkey
 from valkey.client import Pipeline
 
 from kenning.store.client import call, text
+from kenning.store.unit import Op
 
 _ADD = """
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
@@ -41,6 +42,15 @@ class PhraseIndex:
 
     def entries_key(self, phrase: str) -> str:
         return f"{self.base}:e:{phrase}"
+
+    def adding(self, phrase: str, member: str, payload: str = "") -> list[Op]:
+        """``add`` as writes of a unit (kenning.store.unit): the audited write that derives the entry carries it."""
+        return [("HSET", self.entries_key(phrase), (member, payload)), ("SADD", self.names_key, (phrase,))]
+
+    def removing(self, phrase: str, member: str) -> list[Op]:
+        """``remove`` as writes of a unit: the phrase leaves the index with its last entry."""
+        entries = self.entries_key(phrase)
+        return [("HDEL", entries, (member,)), ("PRUNE", entries, (self.names_key, phrase))]
 
     def add(self, phrase: str, member: str, payload: str = "") -> None:
         """Add (or replace) one member's entry under a normalised phrase; atomic on the server."""

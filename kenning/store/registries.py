@@ -17,7 +17,7 @@ from valkey.client import Pipeline
 
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
-from kenning.store.unit import Unit, Units
+from kenning.store.unit import Op, Unit, Units
 
 
 class SuppressionStore:
@@ -73,6 +73,10 @@ class ExperienceStore:
 
     def add(self, project: str, memory_key: str, at: float) -> None:
         call(self.client.zadd, self.key(project), {memory_key: at})
+
+    def adding(self, project: str, memory_key: str, at: float) -> list[Op]:
+        """``add`` as a write of a unit (kenning.store.unit), carried by the memory's audited patch."""
+        return [("ZADD", self.key(project), (repr(at), memory_key))]
 
     def remove(self, project: str, memory_key: str) -> None:
         call(self.client.zrem, self.key(project), memory_key)

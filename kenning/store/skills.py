@@ -25,7 +25,7 @@ from kenning import schema
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
-from kenning.store.unit import Unit, Units
+from kenning.store.unit import Op, Unit, Units
 
 # Set the status (and the given fields) only when the status is still ARGV[1].
 # A status change that records nothing of its own (``mark``): ARGV = expected status, then field/value pairs.
@@ -96,6 +96,10 @@ class SkillStore:
 
     def set_current(self, domain: str, key: str) -> None:
         call(self.client.hset, self._key("current"), domain, key)
+
+    def pointing(self, domain: str, key: str) -> list[Op]:
+        """``set_current`` as a write of the skill memory's unit (kenning.store.unit)."""
+        return [("HSET", self._key("current"), (domain, key))]
 
     def lease(self, domain: str, owner: str) -> Lease:
         return Lease(self.client, self._key("lock", domain), owner, ttl_seconds=30)

@@ -34,7 +34,8 @@ from kenning.store.client import call, text
 # then the number of events, then per event: its history list's key index (0 = none), its field count,
 # its (field, value) pairs. A GATE op (always first) returns 0 when its key is gone and -1 when a guarded
 # field differs ('' = absent) before anything is written; a GUARD op checks the fields only (the key may be
-# absent: every field then reads ''). Otherwise every op runs, then every event.
+# absent: every field then reads ''). A PRUNE op removes a member (its 2nd argument) from a set (its 1st, a
+# key index) when the op's hash is empty. Otherwise every op runs, then every event.
 # Returns {1, event ids...} or {0} / {-1}.
 UNIT_SCRIPT = """
 local at = 1
@@ -44,7 +45,9 @@ for _ = 1, ops do
   local cmd, key, n = take(), KEYS[tonumber(take())], tonumber(take())
   local args = {}
   for j = 1, n do args[j] = take() end
-  if cmd == 'GATE' or cmd == 'GUARD' then
+  if cmd == 'PRUNE' then
+    if redis.call('HLEN', key) == 0 then redis.call('SREM', KEYS[tonumber(args[1])], args[2]) end
+  elseif cmd == 'GATE' or cmd == 'GUARD' then
     if cmd == 'GATE' and redis.call('EXISTS', key) == 0 then return {0} end
     for j = 1, n, 2 do
       if (redis.call('HGET', key, args[j]) or '') ~= args[j + 1] then return {-1} end
@@ -66,6 +69,7 @@ end
 return out
 """
 APPLIED, GONE, CHANGED = 1, 0, -1
+Op = tuple[str, str, tuple[Any, ...]]  # a write of a unit: its command, its key, its arguments
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,8 @@ class Unit:
     """Writes (each on one key) and the audit events that record them; see the module docstring."""
 
     events: Sequence[AuditEvent]
-    gates: list[tuple[str, str, tuple[Any, ...]]] = field(default_factory=list)
-    ops: list[tuple[str, str, tuple[Any, ...]]] = field(default_factory=list)
+    gates: list[Op] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.events:
@@ -112,8 +116,24 @@ class Unit:
     def hset(self, key: str, mapping: Mapping[str, Any]) -> Unit:
         return self._op("HSET", key, [v for pair in mapping.items() for v in pair])
 
-    def set(self, key: str, value: str) -> Unit:
-        return self._op("SET", key, (value,))
+    def set(self, key: str, value: str, *, ttl: int | None = None) -> Unit:
+        return self._op("SET", key, (value,) if ttl is None else (value, "EX", ttl))
+
+    def expire(self, key: str, seconds: int) -> Unit:
+        return self._op("EXPIRE", key, (seconds,))
+
+    def hsetnx(self, key: str, name: str, value: str) -> Unit:
+        return self._op("HSETNX", key, (name, value))
+
+    def prune(self, key: str, names: str, member: str) -> Unit:
+        """Remove ``member`` from the set ``names`` when the hash ``key`` has no field left."""
+        return self._op("PRUNE", key, (names, member))
+
+    def extend(self, ops: Sequence[Op]) -> Unit:
+        """Writes a sub-store prepared (e.g. index entries derived from a memory), in their order."""
+        for command, key, args in ops:
+            self._op(command, key, args)
+        return self
 
     def hdel(self, key: str, *fields: str) -> Unit:
         return self._op("HDEL", key, fields)
@@ -136,7 +156,7 @@ class Unit:
         return self._op("SREM", key, members)
 
     def _op(self, command: str, key: str, args: Sequence[Any]) -> Unit:
-        if args or command == "DEL":  # HSET, HDEL, ZADD... with nothing to write are left out
+        if args or command in ("DEL", "PRUNE"):  # HSET, HDEL, ZADD... with nothing to write are left out
             self.ops.append((command, key, tuple(args)))
         return self
 
@@ -176,7 +196,8 @@ class Units:
 
         ops = unit.gates + unit.ops
         args: list[Any] = [len(ops)]
-        for command, key, values in ops:
+        for command, key, given in ops:
+            values = (slot(given[0]), given[1]) if command == "PRUNE" else given  # PRUNE's set is a key too
             args += [command, slot(key), len(values), *values]
         args.append(len(unit.events))
         for event in unit.events:

@@ -40,8 +40,8 @@ def _backup(args: argparse.Namespace, settings: Settings) -> int:
 
     result = open_engine(settings).backups.backup(vectors=args.vectors, label=args.label, actor="cli:backup",
                                                   progress=Bar(sys.stderr))
-    print(f"wrote {result['path']} ({result['memories']} memories, {result['suppressions']} suppressions, "
-          f"{result['contradictions']} contradictions, {result['bytes']:,} bytes)")
+    print(f"wrote {result.path} ({result.memories} memories, {result.suppressions} suppressions, "
+          f"{result.contradictions} contradictions, {result.bytes:,} bytes)")
     return 0
 
 
@@ -60,10 +60,10 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
     path = args.file if args.file.exists() else engine.backups.path_of(str(args.file))
     report = engine.backups.restore(path, dry_run=not args.apply, actor="cli:restore", progress=Bar(sys.stderr))
     if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
-    for kind in ("memories", "suppressions", "contradictions"):
-        counts = report[kind]
+        print(json.dumps(report.public(), indent=2, sort_keys=True))
+    for kind, counts in (("memories", report.memories), ("suppressions", report.suppressions),
+                         ("contradictions", report.contradictions)):
         print(f"{kind}: add {counts['add']}, update {counts['update']}, skip {counts['skip']}")
-    print(f"vectors: {report['vectors']}")
+    print(f"vectors: {report.vectors}")
     print("applied" if args.apply else "dry run: nothing was written; run again with --apply to restore")
     return 0

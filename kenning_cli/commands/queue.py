@@ -24,7 +24,7 @@ def _queue(args: argparse.Namespace, settings: Settings) -> int:
 
     engine = open_engine(settings)
     if args.action == "status":
-        print(json.dumps(engine.enrichment.status(), indent=2, sort_keys=True))
+        print(json.dumps(engine.enrichment.status().public(), indent=2, sort_keys=True))
         return 0
     if args.limit < 1 or args.limit > 10_000:
         print("kenning queue run: --limit must be between 1 and 10000", flush=True)

@@ -45,6 +45,6 @@ def _reindex(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
     result = open_engine(settings).maintenance.reindex(args.namespace, actor="cli:reindex")
-    print(f"{result['namespace']}: rebuilt {result['index']} ({result['num_docs']} documents, "
-          f"{result['num_docs_before']} before)")
+    print(f"{result.namespace}: rebuilt {result.index} ({result.num_docs} documents, "
+          f"{result.num_docs_before} before)")
     return 0

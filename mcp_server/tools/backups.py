@@ -13,23 +13,23 @@ from mcp_server.runtime import current
 async def backup(vectors: bool = False, label: str | None = None) -> dict[str, Any]:
     """Write a JSON backup (memories, suppressions, contradiction records) to the backup directory."""
     call = current()
-    return await call.run(call.engine.backups.backup, vectors=vectors, label=label, actor=call.actor)
+    return (await call.run(call.engine.backups.backup, vectors=vectors, label=label, actor=call.actor)).public()
 
 @tool(scope="admin", read_only=True)
 async def list_backups() -> dict[str, Any]:
     """Backup files in the backup directory, newest first (names to pass to restore)."""
     call = current()
-    return {"backups": await call.run(call.engine.backups.list_backups)}
+    return {"backups": [b.public() for b in await call.run(call.engine.backups.list_backups)]}
 
 @tool(scope="admin", destructive=True)
 async def restore(file: str, dry_run: bool = True) -> dict[str, Any]:
     """Restore a backup by file name. dry_run (default) reports what would be added, updated (newer
     updated_at wins) or skipped, and why; dry_run=false applies it (audited)."""
     call = current()
-    return await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)
+    return (await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)).public()
 
 @tool(scope="admin", idempotent=True, destructive=True)
 async def reindex(namespace: Namespace) -> dict[str, Any]:
     """Rebuild one namespace's search index safely (new index, backfill, swap, drop old)."""
     call = current()
-    return await call.run(call.engine.maintenance.reindex, namespace, actor=call.actor)
+    return (await call.run(call.engine.maintenance.reindex, namespace, actor=call.actor)).public()

@@ -30,7 +30,7 @@ async def memory_audit(namespaces: list[Namespace] | None = None, projects: list
     call = current()
     request = AuditRequest(namespaces=plain(namespaces), projects=projects, states=plain(states), sort=sort,
                            descending=descending, offset=offset, limit=limit)
-    return await call.run(call.engine.inspection.audit, request)
+    return (await call.run(call.engine.inspection.audit, request)).public()
 
 @tool(scope="read")
 async def health() -> dict[str, Any]:
@@ -43,7 +43,7 @@ async def health() -> dict[str, Any]:
 async def queue_status() -> dict[str, Any]:
     """The LLM enrichment queue: jobs waiting, in flight and parked (with errors), today's token spend."""
     call = current()
-    return await call.run(call.engine.enrichment.status)
+    return (await call.run(call.engine.enrichment.status)).public()
 
 @tool(scope="read")
 async def version() -> dict[str, Any]:

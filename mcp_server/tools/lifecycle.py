@@ -94,14 +94,14 @@ async def suppress_topic(term: str, reason: str, preview: bool = False) -> dict[
 async def unsuppress_topic(term: str, reason: str | None = None) -> dict[str, Any]:
     """Lift a suppression."""
     call = current()
-    return await call.run(call.engine.suppressions.unsuppress, term, reason=reason, actor=call.actor)
+    return (await call.run(call.engine.suppressions.unsuppress, term, reason=reason, actor=call.actor)).public()
 
 
 @tool(scope="read")
 async def list_suppressions() -> dict[str, Any]:
     """Suppressed terms with reason, who, when, and how many memories each hides now."""
     call = current()
-    return {"suppressions": await call.run(call.engine.suppressions.list_suppressions)}
+    return {"suppressions": [s.public() for s in await call.run(call.engine.suppressions.list_suppressions)]}
 
 
 @tool(scope="read")

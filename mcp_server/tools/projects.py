@@ -25,7 +25,7 @@ async def set_project_context(name: Annotated[str, Field(description="project na
 async def get_project_context(name: Annotated[str, Field(description="project name")]) -> dict[str, Any]:
     """A project's context (description, stack, conventions, current state) and its memory counts."""
     call = current()
-    return await call.run(call.engine.projects.describe, name)
+    return (await call.run(call.engine.projects.describe, name)).public()
 
 @tool(scope="read")
 async def list_projects(offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=200)] = 50) -> dict[str, Any]:

@@ -61,12 +61,10 @@ async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
     """Vouch for a memory as a person (admin only): its lessons become skill rules without
     more sources."""
     call = current()
-    return await call.run(call.engine.skills.bless, key, actor=call.actor, reason=reason)
+    return (await call.run(call.engine.skills.bless, key, actor=call.actor, reason=reason)).public()
 
 @tool(scope="write", idempotent=True)
 async def promote_knowledge(key: str, domain: str, reason: str | None = None) -> dict[str, Any]:
     """Make a knowledge memory a Reference rule of the domain's next skill proposal."""
     call = current()
-    return await call.run(
-        call.engine.skills.promote, key, domain, actor=call.actor, reason=reason
-    )
+    return (await call.run(call.engine.skills.promote, key, domain, actor=call.actor, reason=reason)).public()

@@ -29,8 +29,8 @@ async def list_contradictions(status: ContradictionStatus = "open", project: str
                               limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
     """Contradiction records, newest first, both sides side by side."""
     call = current()
-    return await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
-                          limit=limit)
+    return (await call.run(call.engine.contradictions.board, status=status, project=project, key=key,
+                           limit=limit)).public()
 
 
 @tool(scope="write", destructive=True)
@@ -50,14 +50,14 @@ async def find_duplicates(namespace: Namespace = "knowledge", project: str | Non
                           threshold: Annotated[float, Field(ge=0.5, le=1.0)] | None = None) -> dict[str, Any]:
     """Clusters of near-duplicate memories (stored vectors, whole namespace), with a suggested one to keep."""
     call = current()
-    return await call.run(call.engine.duplicates.find, namespace, project=project, threshold=threshold)
+    return (await call.run(call.engine.duplicates.find, namespace, project=project, threshold=threshold)).public()
 
 
 @tool(scope="write", destructive=True)
 async def merge_duplicates(keep: str, others: list[str], reason: str | None = None) -> dict[str, Any]:
     """Archive `others` as "duplicate of <keep>" and add their tags to `keep` (reversible with reinstate)."""
     call = current()
-    return await call.run(call.engine.duplicates.merge, keep, others, reason, actor=call.actor)
+    return (await call.run(call.engine.duplicates.merge, keep, others, reason, actor=call.actor)).public()
 
 
 @tool(scope="read")
@@ -65,7 +65,7 @@ async def history(key: str, limit: Annotated[int, Field(ge=1, le=500)] = 100) ->
     """One memory's audit events (the newest `limit`), oldest first: who, what, why, when. Works for
     forgotten keys."""
     call = current()
-    return await call.run(call.engine.history.history, key, limit=limit)
+    return (await call.run(call.engine.history.history, key, limit=limit)).public()
 
 
 @tool(scope="read")
@@ -73,8 +73,8 @@ async def audit_log(actor: str | None = None, action: str | None = None, since: 
                     before: str | None = None, limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
     """Recent mutations, newest first, filtered by actor, action and time (ISO). before: `next` of a page."""
     call = current()
-    return await call.run(call.engine.history.audit_log, actor=actor, action=action, since=since,
-                          before=before, limit=limit)
+    return (await call.run(call.engine.history.audit_log, actor=actor, action=action, since=since,
+                           before=before, limit=limit)).public()
 
 
 @tool(scope="write")

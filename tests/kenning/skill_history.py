@@ -67,14 +67,14 @@ def seed(engine: Engine) -> History:
         project="shop",
         context="Tried it for the Postgres connection pool.",
         actor="agent",
-    )["key"]
+    ).key
     again = engine.experience.log_abandoned(
         Approach(PGBOUNCER, "pattern", "prepared statement errors under load"),
         effort=3,
         project="billing",
         context="Another service hit the same wall with Postgres.",
         actor="agent",
-    )["key"]
+    ).key
     for key in (pooling, again):  # log_abandoned tags "abandoned"; the agent adds the domain
         engine.memories.retag(str(key), add=[DOMAIN], actor="agent")
     redis = remember(

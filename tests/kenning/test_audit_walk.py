@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from kenning.accounts import Accounts
 from kenning.bulk import Bulk
 from kenning.engine import Engine
-from kenning.experience import Report
+from kenning.errors import NotFound
+from kenning.experience import Approach, Report
 from kenning.memory import Draft
+from kenning.oauth import ClientInfo, OAuth
 from tests.kenning.skill_history import DOMAIN, seed
 
 Events = list[tuple[str, str]]
@@ -142,3 +146,68 @@ def test_account_writes_record_their_events(engine: Engine) -> None:
     ]
     for step, expected in steps:
         assert recorded(engine, step)[1] == expected
+
+
+def test_oauth_writes_record_their_events(engine: Engine) -> None:
+    accounts = Accounts(engine.store, engine.ctx.clock)
+    accounts.create("ana", "a long enough password", "editor", actor="admin")
+    oauth = OAuth(engine.store, engine.ctx.clock, accounts)
+    client = ClientInfo(client_id="c1", name="Editor", redirect_uris=("http://localhost/cb",), scope="read write",
+                        auth_method="none", grant_types=("authorization_code", "refresh_token"), created_at=1.0,
+                        secret_digest="", metadata={})
+    assert recorded(engine, lambda: oauth.register(client, ip="10.0.0.1"))[1] == [("oauth_register", "")]
+
+    def begin() -> str:
+        request = oauth.begin("c1", "http://localhost/cb", True, ["read", "offline_access"], None, "x" * 43, "r")
+        return request.id
+
+    pending = begin()
+    (code, _), events = recorded(engine, lambda: oauth.approve(pending, "ana", ["read", "offline_access"]))
+    assert events == [("oauth_grant", "")]
+    assert oauth.pending(pending) is None  # answered in the same unit
+    assert [(g.client_id, g.username) for g in oauth.grants()] == [("c1", "ana")]
+    issued, events = recorded(engine, lambda: oauth.redeem(code, refresh=True))
+    assert events == [("oauth_token", "")]
+    assert issued is not None
+    assert issued.refresh_token is not None
+    assert oauth.access(issued.access_token) is not None  # the tokens were written with the event
+    rotated, events = recorded(engine, lambda: oauth.rotate(str(issued.refresh_token), ["read"]))
+    assert events == [("oauth_refresh", "")]
+    assert rotated is not None
+    live = oauth.access(rotated.access_token)
+    assert live is not None
+    assert recorded(engine, lambda: oauth.revoke(live))[1] == [("oauth_revoke", "")]
+    assert oauth.access(rotated.access_token) is None
+    denied = begin()
+    assert recorded(engine, lambda: oauth.deny(denied, "ana"))[1] == [("oauth_deny", "")]
+    with pytest.raises(NotFound):  # answered once: a second answer writes and records nothing
+        oauth.deny(denied, "ana")
+    assert recorded(engine, lambda: oauth.revoke_client("c1", actor="admin"))[1] == [("oauth_client_revoke", "")]
+    assert oauth.client("c1") is None
+    assert oauth.grants() == []
+
+
+def test_derived_index_entries_ride_with_their_write(engine: Engine) -> None:
+    a, _ = remember(engine, "The release train leaves every Tuesday.", project="p")
+    assert engine.store.hints.lookup(["release notes"]) == {}
+    _, events = recorded(engine, lambda: engine.lifecycle.deprioritise(
+        a, reason="rarely needed", actor="agent", reinstate_hints=["release notes"]))
+    assert events == [("deprioritise", a)]
+    assert list(engine.store.hints.lookup(["release notes"])["release notes"]) == [a]
+    engine.lifecycle.reinstate(a, reason="needed", actor="agent")
+    assert engine.store.hints.lookup(["release notes"]) == {}
+    assert "release notes" not in engine.store.hints.phrases()  # the phrase left with its last entry
+    report = Report(effort=4, outcome="succeeded",
+                    abandoned_approaches=[Approach("cron trains", "approach", "drifted")])
+    _, events = recorded(engine, lambda: engine.experience.record_experience(a, report, actor="agent"))
+    assert events[0] == ("record_experience", a)
+    assert list(engine.store.graveyard.lookup(["cron trains"])["cron trains"]) == [a]
+    assert a in engine.store.experience.keys("p", 10)
+    history = seed(engine)
+    assert history is not None
+    proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
+    engine.skills.approve(proposal.id, proposal.sha, "ana")
+    _, events = recorded(engine, lambda: engine.skills.write(proposal.id, actor="agent"))
+    written = engine.skills.current_memory(DOMAIN)
+    assert written is not None
+    assert events == [("skill_write", written.key)]

@@ -78,29 +78,29 @@ def test_backup_wipe_restore_round_trips_everything(engine: Engine, client: valk
     before = _snapshot(engine, all_keys)
     records_before = [c.public() for c in engine.contradictions.listing(status="all")[0]]
     made = engine.backups.backup(vectors=vectors, label="nightly", actor="admin")
-    assert made["file"].endswith("-nightly.json")
-    assert (made["memories"], made["suppressions"], made["contradictions"], made["project_contexts"]) == (5, 1, 1, 1)
-    assert [b["file"] for b in engine.backups.list_backups()] == [made["file"]]
-    assert Path(made["path"]).stat().st_mode & 0o077 == 0  # holds every memory: owner only
+    assert made.file.endswith("-nightly.json")
+    assert (made.memories, made.suppressions, made.contradictions, made.project_contexts) == (5, 1, 1, 1)
+    assert [b.file for b in engine.backups.list_backups()] == [made.file]
+    assert Path(made.path).stat().st_mode & 0o077 == 0  # holds every memory: owner only
 
     _wipe(client, settings.key_prefix)
     fresh = Engine.open(settings, client, embedder, clock=clock)
     assert fresh.store.memories.read(keys["fly"]) is None  # wiped
-    path = fresh.backups.path_of(made["file"])
+    path = fresh.backups.path_of(made.file)
     plan = fresh.backups.restore(path, dry_run=True, actor="admin")
-    assert plan["memories"] == {"add": 5, "update": 0, "skip": 0}
-    assert plan["suppressions"] == plan["contradictions"] == {"add": 1, "update": 0, "skip": 0}
+    assert plan.memories == {"add": 5, "update": 0, "skip": 0}
+    assert plan.suppressions == plan.contradictions == {"add": 1, "update": 0, "skip": 0}
     assert fresh.store.memories.read(keys["fly"]) is None  # the dry run wrote nothing
 
     done = fresh.backups.restore(path, dry_run=False, actor="admin")
-    assert done["vectors"] == ("reused" if vectors else "re-embedded (the backup has no vectors)")
+    assert done.vectors == ("reused" if vectors else "re-embedded (the backup has no vectors)")
     assert _snapshot(fresh, all_keys) == before
     assert [c.public() for c in fresh.contradictions.listing(status="all")[0]] == records_before
-    assert [s["term"] for s in fresh.suppressions.list_suppressions()] == ["heroku"]
+    assert [s.suppression.term for s in fresh.suppressions.list_suppressions()] == ["heroku"]
     hits = fresh.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"])).hits
     assert hits[0].memory.key == keys["kamal"]
-    assert [e["action"] for e in fresh.history.history(keys["old"])["events"]][-1] == "restore"
-    logged = {e["action"]: e["details"] for e in fresh.history.audit_log(actor="admin", limit=500)["events"]}
+    assert [e.action for e in fresh.history.history(keys["old"]).events][-1] == "restore"
+    logged = {e.action: e.details for e in fresh.history.audit_log(actor="admin", limit=500).events}
     assert logged["restore_suppression"] == {"term": "heroku", "restore": "add"}
     assert logged["restore_contradiction"]["contradiction"] == records_before[0]["id"]
 
@@ -110,11 +110,11 @@ def test_restore_plan_newer_updated_at_wins(engine: Engine, clock: ManualClock) 
     made = engine.backups.backup(actor="admin")
     clock.advance(60)
     engine.memories.update(keys["old"], "Pickle files live under var/cache/pickles", actor="a")
-    path = engine.backups.path_of(made["file"])
+    path = engine.backups.path_of(made.file)
     plan = engine.backups.restore(path, actor="admin")
-    assert plan["memories"] == {"add": 0, "update": 0, "skip": 5}
-    assert plan["suppressions"] == plan["contradictions"] == {"add": 0, "update": 0, "skip": 1}  # found as ours
-    (item,) = [i for i in plan["items"] if i["key"] == keys["old"]]
+    assert plan.memories == {"add": 0, "update": 0, "skip": 5}
+    assert plan.suppressions == plan.contradictions == {"add": 0, "update": 0, "skip": 1}  # found as ours
+    (item,) = [i for i in plan.items if i["key"] == keys["old"]]
     assert (item["action"], item["reason"]) == ("skip", "this store's copy is as new or newer")
     assert decide(10.0, 20.0)[0] == "update"
     assert decide(None, 20.0) == ("add", "not in this store")
@@ -123,14 +123,14 @@ def test_restore_plan_newer_updated_at_wins(engine: Engine, clock: ManualClock) 
 def test_malformed_and_oversized_files_are_refused_before_writing(engine: Engine) -> None:
     _populate(engine)
     made = engine.backups.backup(vectors=True, actor="admin")
-    path = engine.backups.path_of(made["file"])
+    path = engine.backups.path_of(made.file)
     text = path.read_text(encoding="utf-8")
     data = json.loads(text)
     with pytest.raises(InvalidInput, match="limit is 100"):
         engine.backups.restore(path, actor="admin", max_bytes=100)
     cut = path.with_name("kenning-backup-20260101T000000Z-cut.json")
     cut.write_text(text[: len(text) // 2], encoding="utf-8")
-    audit_before = len(engine.history.audit_log(limit=500)["events"])
+    audit_before = len(engine.history.audit_log(limit=500).events)
     with pytest.raises(InvalidInput, match="not valid JSON"):
         engine.backups.restore(cut, dry_run=False, actor="admin")
     data["memories"][1]["vector"] = "AAAA"
@@ -138,7 +138,7 @@ def test_malformed_and_oversized_files_are_refused_before_writing(engine: Engine
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InvalidInput, match=r"memory #1 .* vector of 0 dims"):
         engine.backups.restore(bad, dry_run=False, actor="admin")
-    assert len(engine.history.audit_log(limit=500)["events"]) == audit_before  # nothing was written
+    assert len(engine.history.audit_log(limit=500).events) == audit_before  # nothing was written
     for broken in ({"format": "other"}, {**data, "version": 99}, {**data, "memories": [{"key": "x", "fields": {}}]}):
         with pytest.raises(InvalidInput):
             check(broken)
@@ -158,7 +158,7 @@ def test_backup_names_are_safe_and_never_overwritten(engine: Engine) -> None:
     first = engine.backups.backup(label="same", actor="admin")
     with pytest.raises(Conflict, match="exists already"):
         engine.backups.backup(label="same", actor="admin")  # same second, same label (the clock is manual)
-    assert [b["file"] for b in engine.backups.list_backups()] == [first["file"]]
+    assert [b.file for b in engine.backups.list_backups()] == [first.file]
 
 
 def test_cli_backup_and_restore_with_a_progress_bar(engine: Engine, monkeypatch: pytest.MonkeyPatch,
@@ -175,10 +175,10 @@ def test_cli_backup_and_restore_with_a_progress_bar(engine: Engine, monkeypatch:
     assert "backup  [##############################]       5/5" in err
     (made,) = engine.backups.list_backups()
     engine.memories.forget(keys["pref"], confirm=True, actor="a")
-    assert main(["restore", made["file"]]) == 0
+    assert main(["restore", made.file]) == 0
     assert "memories: add 1, update 0, skip 4" in capsys.readouterr().out
     assert engine.store.memories.read(keys["pref"]) is None  # the dry run wrote nothing
-    assert main(["restore", str(settings.resolved_backup_dir / made["file"]), "--apply"]) == 0
+    assert main(["restore", str(settings.resolved_backup_dir / made.file), "--apply"]) == 0
     out, err = capsys.readouterr()
     assert "applied" in out
     assert "restore [##############################]       1/1" in err
@@ -199,22 +199,22 @@ def test_restore_rebuilds_the_graveyard_and_reinstate_hints(engine: Engine, clie
         hits = e.recaller.recall(RecallRequest(question, projects=["shop"])).hits
         return [h.memory.key for h in hits if h.reinstate_candidate]
 
-    assert [w["name"] for w in engine.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
+    assert [w.name for w in engine.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
     assert flagged(engine) == [hinted]  # positive controls before the wipe
     made = engine.backups.backup(actor="admin")
     settings = engine.ctx.settings
     _wipe(client, settings.key_prefix)
     fresh = Engine.open(settings, client, embedder, clock=clock)
     assert fresh.experience.warn_if_abandoned("try celery for the queue") == []
-    fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
-    assert [w["name"] for w in fresh.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
+    fresh.backups.restore(fresh.backups.path_of(made.file), dry_run=False, actor="admin")
+    assert [w.name for w in fresh.experience.warn_if_abandoned("try celery for the queue")] == ["celery"]
     assert flagged(fresh) == [hinted]
 
 
 def _marked_backup(engine: Engine, key: str, *, model: str | None = None) -> tuple[Path, np.ndarray]:
     """A vector backup in which ``key``'s vector is replaced by a marker no model would produce."""
     made = engine.backups.backup(vectors=True, label="marked" if model is None else "other-model", actor="admin")
-    path = engine.backups.path_of(made["file"])
+    path = engine.backups.path_of(made.file)
     data = json.loads(path.read_text(encoding="utf-8"))
     marker = np.zeros(engine.ctx.embedder.dimension, dtype=np.float32)
     marker[0] = 1.0
@@ -235,10 +235,10 @@ def test_vectors_are_reused_only_when_the_model_matches(engine: Engine, model: s
     stored = engine.store.memories.read_vector(key)
     assert stored is not None
     if model is None:
-        assert done["vectors"] == "reused"
+        assert done.vectors == "reused"
         assert np.array_equal(stored, marker)  # the file's vector, byte for byte: nothing re-embedded
     else:
-        assert done["vectors"] == "re-embedded (the backup used another model)"
+        assert done.vectors == "re-embedded (the backup used another model)"
         fresh = engine.ctx.embedder.embed("Invoices are archived for ten years")
         assert float(np.dot(stored, fresh)) > 0.999
         assert float(np.dot(stored, marker)) < 0.5
@@ -247,11 +247,11 @@ def test_vectors_are_reused_only_when_the_model_matches(engine: Engine, model: s
 def test_a_refused_file_writes_nothing_even_when_applied(engine: Engine, tmp_path: Path) -> None:
     keys = _populate(engine)
     made = engine.backups.backup(actor="admin")
-    path = engine.backups.path_of(made["file"])
+    path = engine.backups.path_of(made.file)
     data = json.loads(path.read_text(encoding="utf-8"))
     engine.memories.forget(keys["pref"], confirm=True, actor="a")  # the restore would add it back
-    assert engine.backups.restore(path, actor="admin")["memories"]["add"] == 1  # positive control
-    audit_before = engine.history.audit_log(limit=500)["events"]
+    assert engine.backups.restore(path, actor="admin").memories["add"] == 1  # positive control
+    audit_before = engine.history.audit_log(limit=500).events
     broken = [
         {**data, "suppressions": [{"term": "heroku", "record": {"term": "heroku", "at": "yesterday"}}]},
         {**data, "contradictions": [{**data["contradictions"][0], "status": "maybe"}]},
@@ -266,7 +266,7 @@ def test_a_refused_file_writes_nothing_even_when_applied(engine: Engine, tmp_pat
     with pytest.raises(InvalidInput, match="limit is 100"):
         engine.backups.restore(path, dry_run=False, actor="admin", max_bytes=100)
     assert engine.store.memories.read(keys["pref"]) is None
-    assert engine.history.audit_log(limit=500)["events"] == audit_before
+    assert engine.history.audit_log(limit=500).events == audit_before
 
 
 def test_the_size_limit_is_a_setting(settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -275,8 +275,8 @@ def test_the_size_limit_is_a_setting(settings: Settings, client: valkey.Valkey, 
                           backup_dir=tmp_path / "backups", restore_max_mb=1)
     engine = Engine.open(small, client, embedder, clock=clock)
     made = engine.backups.backup(actor="admin")
-    path = engine.backups.path_of(made["file"])
-    assert engine.backups.restore(path, actor="admin")["dry_run"] is True  # positive control: a small file
+    path = engine.backups.path_of(made.file)
+    assert engine.backups.restore(path, actor="admin").dry_run is True  # positive control: a small file
     path.write_bytes(path.read_bytes() + b" " * (1024 * 1024))
     with pytest.raises(InvalidInput, match="limit is 1,048,576") as refused:
         engine.backups.restore(path, actor="admin")
@@ -294,8 +294,8 @@ def test_a_restored_closed_record_does_not_silence_its_pair(engine: Engine, clie
     settings = engine.ctx.settings
     _wipe(client, settings.key_prefix)
     fresh = Engine.open(settings, client, embedder, clock=clock)
-    done = fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
-    assert done["contradictions"]["add"] == 1
+    done = fresh.backups.restore(fresh.backups.path_of(made.file), dry_run=False, actor="admin")
+    assert done.contradictions["add"] == 1
     assert fresh.contradictions.get(record.id).status == "closed"  # the history came back
     fresh.lifecycle.reinstate(b, reason="back again", actor="a")  # re-checks: the pair can be flagged anew
     (again,), _ = fresh.contradictions.listing()
@@ -334,7 +334,7 @@ def test_backups_carry_live_recall_counts(engine: Engine, client: valkey.Valkey,
     settings = engine.ctx.settings
     _wipe(client, settings.key_prefix)
     fresh = Engine.open(settings, client, embedder, clock=clock)
-    fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
+    fresh.backups.restore(fresh.backups.path_of(made.file), dry_run=False, actor="admin")
     restored = fresh.memories.get(key)
     assert (restored.recall_count, restored.last_recalled) == (2, clock.now())
     stored: Any = client.hget(key, "recall_count")
@@ -344,15 +344,15 @@ def test_backups_carry_live_recall_counts(engine: Engine, client: valkey.Valkey,
 def test_an_uploaded_backup_is_kept_only_when_it_reads_as_one(engine: Engine) -> None:
     remember_one = engine.memories.remember(Draft("Backups are uploaded through the dashboard"), actor="agent")
     made = engine.backups.backup(actor="admin")
-    data = engine.backups.path_of(made["file"]).read_bytes()
-    copy = made["file"].replace(".json", "-copy.json")
+    data = engine.backups.path_of(made.file).read_bytes()
+    copy = made.file.replace(".json", "-copy.json")
     for name, body, error in ((copy, b"{damaged", InvalidInput), ("../evil.json", data, InvalidInput),
-                              (made["file"], data, Conflict)):
+                              (made.file, data, Conflict)):
         with pytest.raises(error):
             engine.backups.receive(name, body, actor="admin")
-    assert [b["file"] for b in engine.backups.list_backups()] == [made["file"]]  # nothing half-kept
-    assert engine.backups.receive(copy, data, actor="admin") == {"file": copy, "bytes": len(data)}
+    assert [b.file for b in engine.backups.list_backups()] == [made.file]  # nothing half-kept
+    assert engine.backups.receive(copy, data, actor="admin").public() == {"file": copy, "bytes": len(data)}
     report = engine.backups.restore_file(copy, dry_run=True, actor="admin")
-    assert report["memories"]["skip"] == 1
+    assert report.memories["skip"] == 1
     assert remember_one.key in engine.backups.path_of(copy).read_text(encoding="utf-8")
-    assert engine.history.audit_log(action="upload_backup")["events"][0]["details"]["file"] == copy
+    assert engine.history.audit_log(action="upload_backup").events[0].details["file"] == copy

@@ -94,7 +94,7 @@ def test_a_poisoned_row_can_still_be_updated_retagged_and_explained(engine: Engi
 def test_a_backup_holding_a_poisoned_date_is_refused_before_writing(engine: Engine) -> None:
     engine.memories.remember(Draft("the deploy runs on Fridays"), actor="t")
     made = engine.backups.backup(label=f"dates-{uuid.uuid4().hex[:8]}", actor="admin")  # the clock stands still
-    data = json.loads(engine.backups.path_of(made["file"]).read_text(encoding="utf-8"))
+    data = json.loads(engine.backups.path_of(made.file).read_text(encoding="utf-8"))
     check(data)  # the positive control: the file as written is accepted
     data["memories"][0]["fields"]["expires_at"] = "-62135596860.0"
     with pytest.raises(InvalidInput, match=r"memory #0 .* expires_at is outside"):

@@ -71,9 +71,9 @@ def test_find_uses_stored_vectors_and_examines_everything(settings: Settings, cl
     before = len(counting.calls)
     report = engine.duplicates.find("knowledge", project="bulk")
     assert len(counting.calls) == before  # nothing was re-embedded
-    assert report["examined"] == 1_203
-    assert report["cluster_count"] == 1
-    members = [m["key"].rsplit(":", 1)[1] for m in report["clusters"][0]["members"]]
+    assert report.examined == 1_203
+    assert report.cluster_count == 1
+    members = [m["key"].rsplit(":", 1)[1] for m in report.clusters[0].members]
     assert members == [f"01H{i:023d}" for i in (0, 600, 1_202)]
 
 
@@ -88,22 +88,22 @@ def test_duplicates_are_per_project_and_merge_archives_with_reason(engine: Engin
             for i, t in enumerate(texts)]
     elsewhere = engine.memories.remember(Draft(texts[0], project="q"), actor="a", allow_duplicate=True).key
     report = engine.duplicates.find("knowledge", threshold=0.8)
-    assert report["examined"] == 4
-    (cluster,) = report["clusters"]
-    assert sorted(m["key"] for m in cluster["members"]) == sorted(keys)
-    assert elsewhere not in [m["key"] for m in cluster["members"]]
+    assert report.examined == 4
+    (cluster,) = report.clusters
+    assert sorted(m["key"] for m in cluster.members) == sorted(keys)
+    assert elsewhere not in [m["key"] for m in cluster.members]
 
     merged = engine.duplicates.merge(keys[0], keys[1:], "same advice", actor="alice")
-    assert merged["archived"] == keys[1:]
+    assert merged.archived == keys[1:]
     for key in keys[1:]:
         gone = engine.memories.get(key)
         assert (gone.state, gone.state_reason) == ("archived", f"duplicate of {keys[0]}: same advice")
     assert engine.memories.get(keys[0]).tags == ("t0", "t1", "t2")
-    assert engine.duplicates.find("knowledge", threshold=0.8)["cluster_count"] == 0
+    assert engine.duplicates.find("knowledge", threshold=0.8).cluster_count == 0
     (event,) = [e for e in engine.store.audit.history(keys[0]) if e.action == "merge_duplicates"]
     assert (event.actor, event.details["archived"], event.details["already_archived"]) == ("alice", keys[1:], [])
     again = engine.duplicates.merge(keys[0], keys[1:2], None, actor="bob")  # already archived by the first merge
-    assert (again["archived"], again["already_archived"]) == ([], keys[1:2])
+    assert (again.archived, again.already_archived) == ([], keys[1:2])
 
 
 @pytest.mark.both_backends
@@ -115,9 +115,9 @@ def test_opposite_statements_are_never_a_duplicate_cluster(engine: Engine, embed
     stored = [engine.store.memories.read_vector(k) for k in keys]
     vectors = [v for v in stored if v is not None]
     assert len(vectors) == 3
-    (cluster,) = engine.duplicates.find("knowledge", threshold=0.85)["clusters"]
-    assert sorted(m["key"] for m in cluster["members"]) == sorted([keys[0], keys[2]])  # positive control
-    assert cluster["contains_opposites"] is False
+    (cluster,) = engine.duplicates.find("knowledge", threshold=0.85).clusters
+    assert sorted(m["key"] for m in cluster.members) == sorted([keys[0], keys[2]])  # positive control
+    assert cluster.contains_opposites is False
 
 
 def test_a_vetoed_link_still_chains_through_a_third_member() -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+import valkey
+
+from kenning.embedding import Embedder
 from kenning.engine import Engine
+from kenning.settings import Settings
 
 
 def test_each_service_is_built_once_and_shared(engine: Engine) -> None:
@@ -16,3 +21,13 @@ def test_each_service_is_built_once_and_shared(engine: Engine) -> None:
     assert engine.recaller.log is engine.recall_log
     assert engine.duplicates.memories is engine.lifecycle.memories is engine.memories
     assert engine.history.contradictions is engine.briefing.contradictions is engine.contradictions
+
+
+def test_open_takes_the_roots_connection_or_a_ready_store(engine: Engine, settings: Settings,
+                                                            client: valkey.Valkey, embedder: Embedder) -> None:
+    on_client = Engine.open(settings, client, embedder, clock=engine.ctx.clock)
+    assert on_client.store.prefix == settings.key_prefix
+    on_store = Engine.open(settings, engine.store, embedder, clock=engine.ctx.clock)
+    assert on_store.store is engine.store  # a ready Store is used as it is
+    with pytest.raises(ValueError, match="key prefix"):
+        Engine.open(settings.model_copy(update={"key_prefix": "elsewhere:"}), engine.store, embedder)

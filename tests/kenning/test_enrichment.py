@@ -49,7 +49,7 @@ def test_facts_become_linked_memories_and_a_rerun_stores_nothing_twice(
     engine = open_engine(settings, client, embedder, clock, fake)
     stored = engine.memories.remember(Draft(SOURCE, namespace="episodic", project="billing",
                                             event_date="2026-05-04"), actor="agent")
-    assert engine.enrichment.status()["waiting"] == 1
+    assert engine.enrichment.status().waiting == 1
     fake.then(answer(FACTS), answer(FACTS))
     report = engine.enrichment.drain("w1")
     assert (report.claimed, report.done, report.facts_stored) == (1, 1, 2)
@@ -72,12 +72,12 @@ def test_without_a_key_nothing_is_queued(settings: Settings, client: valkey.Valk
                                          clock: ManualClock, engine: Engine, fake: FakeAnthropic) -> None:
     engine.memories.remember(Draft(SOURCE, namespace="episodic", project="billing"), actor="agent")
     status = engine.enrichment.status()
-    assert status["waiting"] == 0
-    assert status["llm"].startswith("off")
+    assert status.waiting == 0
+    assert status.llm.startswith("off")
     keyed = open_engine(settings, client, embedder, clock, fake)  # positive control: with a key it queues
     keyed.memories.remember(Draft(SOURCE + " Second copy.", namespace="episodic", project="other"),
                             actor="agent")
-    assert keyed.enrichment.status()["waiting"] == 1
+    assert keyed.enrichment.status().waiting == 1
 
 
 def test_a_poison_job_is_parked_with_its_error(settings: Settings, client: valkey.Valkey, embedder: Embedder,
@@ -92,9 +92,9 @@ def test_a_poison_job_is_parked_with_its_error(settings: Settings, client: valke
     second = engine.enrichment.drain("w2")
     assert (second.claimed, second.parked) == (1, 1)
     status = engine.enrichment.status()
-    assert (status["waiting"], status["in_flight"], status["parked"]) == (0, 0, 1)
-    assert "held no JSON" in status["recent_parked"][0]["error"]
-    assert status["recent_parked"][0]["attempts"] == "2"
+    assert (status.waiting, status.in_flight, status.parked) == (0, 0, 1)
+    assert "held no JSON" in status.recent_parked[0]["error"]
+    assert status.recent_parked[0]["attempts"] == "2"
 
 
 def test_a_worker_killed_mid_job_leaves_it_to_complete_once(
@@ -113,7 +113,7 @@ def test_a_worker_killed_mid_job_leaves_it_to_complete_once(
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         assert fake.received.wait(180), "the worker never asked the LLM"
-        assert engine.enrichment.status()["in_flight"] == 1  # claimed, not finished
+        assert engine.enrichment.status().in_flight == 1  # claimed, not finished
         worker.send_signal(signal.SIGKILL)
         worker.wait(30)
     finally:
@@ -126,7 +126,7 @@ def test_a_worker_killed_mid_job_leaves_it_to_complete_once(
     assert (report.claimed, report.done, report.facts_stored) == (1, 1, 2)
     assert len(facts_of(engine, stored.key)) == 2
     status = engine.enrichment.status()
-    assert (status["waiting"], status["in_flight"], status["parked"]) == (0, 0, 0)
+    assert (status.waiting, status.in_flight, status.parked) == (0, 0, 0)
 
 
 def threading_event() -> Any:

@@ -35,15 +35,16 @@ def test_record_experience_sets_weight_graveyard_and_audit(engine: Engine) -> No
                     gotchas=["prefetch multiplier"],
                     abandoned_approaches=[Approach("RQ", "library", "no priorities")])
     result = engine.experience.record_experience(key, report, actor="agent")
-    assert result["experience_weight"] == pytest.approx(1.25)
-    assert result["suppressed"] == []  # effort 3 is below the auto-suppression effort
+    assert result.experience_weight == pytest.approx(1.25)
+    assert result.suppressed == []  # effort 3 is below the auto-suppression effort
     got = engine.experience.get_experience(key)
-    assert got["experience"]["breakthrough"] == "use acks_late"
-    assert got["experience"]["abandoned_approaches"] == [{"name": "RQ", "type": "library", "reason": "no priorities"}]
+    assert got.experience is not None
+    assert got.experience["breakthrough"] == "use acks_late"
+    assert got.experience["abandoned_approaches"] == [{"name": "RQ", "type": "library", "reason": "no priorities"}]
     assert engine.memories.get(key).experience_weight == pytest.approx(1.25)
     assert engine.store.audit.history(key)[-1].action == "record_experience"
     warned = engine.experience.warn_if_abandoned("should we use rq for the queue?")
-    assert [(w["name"], w["memory"], w["effort"]) for w in warned] == [("RQ", key, 3)]
+    assert [(w.name, w.key, w.effort) for w in warned] == [("RQ", key, 3)]
 
 
 def test_invalid_reports_are_refused(engine: Engine) -> None:
@@ -63,9 +64,9 @@ def test_graveyard_warns_first_across_projects_by_whole_word(engine: Engine) -> 
     remember(engine, "Our search page calls the Google custom search API.", project="project-b")
     hit = engine.recaller.recall(RecallRequest("should we rewrite the worker in go?", projects=["project-b"]))
     assert [w["name"] for w in hit.warnings] == ["Go"]
-    assert hit.warnings[0]["memory"] == logged["key"]
+    assert hit.warnings[0]["memory"] == logged.key
     assert hit.warnings[0]["project"] == "project-a"
-    assert logged["key"] not in [h.memory.key for h in hit.hits]  # a warning never takes a result slot
+    assert logged.key not in [h.memory.key for h in hit.hits]  # a warning never takes a result slot
     miss = engine.recaller.recall(RecallRequest("how does the google search page work?", projects=["project-b"]))
     assert miss.warnings == ()
     assert miss.hits  # positive control: the recall itself found something
@@ -81,15 +82,15 @@ def test_graveyard_is_shared_across_processes(engine: Engine, settings: Settings
     assert other.experience.warn_if_abandoned("try mongoengine again") == []
     engine.experience.log_abandoned(Approach("mongoengine", "library", "no async"), effort=2, project="p",
                                     actor="agent")
-    assert [w["name"] for w in other.experience.warn_if_abandoned("try mongoengine again")] == ["mongoengine"]
+    assert [w.name for w in other.experience.warn_if_abandoned("try mongoengine again")] == ["mongoengine"]
     other_client.close()  # type: ignore[no-untyped-call]
 
 
 def test_forgotten_and_archived_records_stop_warning(engine: Engine) -> None:
     gone = engine.experience.log_abandoned(Approach("Kafka", "service", "too heavy"), effort=2, project="p",
-                                           actor="a")["key"]
+                                           actor="a").key
     archived = engine.experience.log_abandoned(Approach("Pulsar", "service", "no ops team"), effort=2, project="p",
-                                               actor="a")["key"]
+                                               actor="a").key
     assert len(engine.experience.warn_if_abandoned("kafka or pulsar?")) == 2  # positive control
     engine.lifecycle.forget(gone, confirm=True, actor="a", reason="test")
     engine.lifecycle.archive(archived, reason="obsolete", actor="a")
@@ -105,7 +106,7 @@ def test_a_record_naming_several_approaches_is_read_once_per_warning(engine: Eng
     before = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
     warned = engine.experience.warn_if_abandoned("celery or dramatiq?")
     after = int(stats.info("commandstats")["cmdstat_hgetall"]["calls"])  # type: ignore[index]
-    assert sorted((w["name"], w["memory"]) for w in warned) == [("Celery", key), ("Dramatiq", key)]
+    assert sorted((w.name, w.key) for w in warned) == [("Celery", key), ("Dramatiq", key)]
     assert after - before == 3  # one entry hash per matched name, and the recording memory once
 
 
@@ -113,10 +114,10 @@ def test_a_longest_allowed_reason_still_suppresses_at_high_effort(engine: Engine
     reason = "r" * validation.MAX_REASON
     logged = engine.experience.log_abandoned(Approach("Beanstalkd", "service", reason), effort=5, project="p",
                                              actor="a")
-    assert logged["suppressed"] == ["beanstalkd"]
+    assert logged.suppressed == ["beanstalkd"]
     (rule,) = engine.suppressions.list_suppressions()
-    assert rule["reason"].endswith(f" (recorded in {logged['key']})")
-    assert len(rule["reason"]) == validation.MAX_REASON
+    assert rule.suppression.reason.endswith(f" (recorded in {logged.key})")
+    assert len(rule.suppression.reason) == validation.MAX_REASON
 
 
 def test_experience_summary(engine: Engine) -> None:
@@ -126,16 +127,16 @@ def test_experience_summary(engine: Engine) -> None:
                                         actor="a")
     engine.experience.record_experience(easy, Report(effort=1, outcome="succeeded"), actor="a")
     dead = engine.experience.log_abandoned(Approach("pytest-xdist", "tool", "shared Valkey port"), effort=3,
-                                           project="s", actor="a")["key"]
+                                           project="s", actor="a").key
     remember(engine, "Unrelated project note.", project="t")
     summary = engine.experience.experience_summary("s")
-    assert summary["recorded"] == 3
-    assert summary["average_effort"] == pytest.approx(3.0)
-    assert summary["outcomes"] == {"succeeded": 2, "pivoted": 0, "abandoned": 1}
-    assert summary["most_effortful"][0]["key"] == win
-    assert [g["memory"] for g in summary["graveyard"]] == [dead]
-    assert summary["top_breakthroughs"] == [{"key": win, "effort": 5, "breakthrough": "loop policy"}]
-    assert engine.experience.experience_summary("t")["recorded"] == 0
+    assert summary.recorded == 3
+    assert summary.average_effort == pytest.approx(3.0)
+    assert summary.outcomes == {"succeeded": 2, "pivoted": 0, "abandoned": 1}
+    assert summary.most_effortful[0]["key"] == win
+    assert [g["memory"] for g in summary.graveyard] == [dead]
+    assert summary.top_breakthroughs == [{"key": win, "effort": 5, "breakthrough": "loop policy"}]
+    assert engine.experience.experience_summary("t").recorded == 0
 
 
 def test_effortful_success_outranks_an_equally_similar_abandonment(engine: Engine) -> None:
@@ -153,14 +154,14 @@ def test_effortful_success_outranks_an_equally_similar_abandonment(engine: Engin
 
 def test_reindex_restores_the_graveyard_of_a_memory_written_directly(engine: Engine) -> None:
     key = engine.experience.log_abandoned(Approach("Sanic", "library", "plugin gaps"), effort=2, project="r",
-                                          actor="a")["key"]
+                                          actor="a").key
     memory = engine.memories.get(key)
-    engine.experience.graveyard.remove(key, ["Sanic"])
+    engine.store.graveyard.remove("sanic", key)
     engine.experience.registry.remove("r", key)
     assert engine.experience.warn_if_abandoned("what about sanic?") == []  # control: the index lost it
     engine.experience.reindex(memory)
-    assert [w["memory"] for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
-    assert engine.experience.experience_summary("r")["recorded"] == 1
+    assert [w.key for w in engine.experience.warn_if_abandoned("what about sanic?")] == [key]
+    assert engine.experience.experience_summary("r").recorded == 1
 
 
 @pytest.mark.parametrize(("name", "effort", "match"), [
@@ -190,9 +191,9 @@ def test_experience_summary_never_quotes_a_suppressed_memory(engine: Engine) -> 
     engine.experience.record_experience(key, Report(effort=3, outcome="succeeded", breakthrough="pool of 4"),
                                         actor="a")
     before = engine.experience.experience_summary("alpha")
-    assert [m["key"] for m in before["most_effortful"]] == [key]  # positive control
-    assert [b["key"] for b in before["top_breakthroughs"]] == [key]
+    assert [m["key"] for m in before.most_effortful] == [key]  # positive control
+    assert [b["key"] for b in before.top_breakthroughs] == [key]
     engine.suppressions.suppress("tortoise", "dropped", actor="person")
     after = engine.experience.experience_summary("alpha")
-    assert (after["most_effortful"], after["top_breakthroughs"]) == ([], [])
-    assert after["recorded"] == 1  # counted, never quoted
+    assert (after.most_effortful, after.top_breakthroughs) == ([], [])
+    assert after.recorded == 1  # counted, never quoted

@@ -21,18 +21,18 @@ def test_history_lists_who_did_what_and_why(engine: Engine) -> None:
     engine.memories.retag(key, add=["ci"], actor="alice", reason="group CI notes")
     engine.belief.verify(key, "seen in the repo", actor="bob")
     history = engine.history.history(key)
-    assert history["exists"] is True
-    assert [(e["action"], e["actor"], e["reason"]) for e in history["events"]] == [
+    assert history.exists is True
+    assert [(e.action, e.actor, e.reason) for e in history.events] == [
         ("remember", "agent", ""), ("retag", "alice", "group CI notes"), ("verify", "bob", "seen in the repo")]
-    assert history["events"][0]["after"]  # the content digest
+    assert history.events[0].after  # the content digest
 
 
 def test_history_of_a_forgotten_key_remains_and_an_unknown_key_is_not_found(engine: Engine) -> None:
     key = engine.memories.remember(Draft("The build cache lives in S3", project="p"), actor="agent").key
     engine.memories.forget(key, confirm=True, actor="alice", reason="moved")
     gone = engine.history.history(key)  # positive control: no record, but its history answers
-    assert (gone["exists"], gone["current"]) == (False, None)
-    assert [e["action"] for e in gone["events"]] == ["remember", "forget"]
+    assert (gone.exists, gone.current) == (False, None)
+    assert [e.action for e in gone.events] == ["remember", "forget"]
     with pytest.raises(NotFound, match="no history"):
         engine.history.history(engine.store.memories.new_key("knowledge", "01HNEVER0000000000000000000"))
 
@@ -44,15 +44,15 @@ def test_audit_log_filters_and_pages(engine: Engine, clock: ManualClock) -> None
         clock.advance(60)
     key = engine.memories.remember(Draft("The build uses ccache", project="p"), actor="alice").key
     by_alice = engine.history.audit_log(actor="alice")
-    assert [(e["actor"], e["key"]) for e in by_alice["events"]] == [("alice", key)]
+    assert [(e.actor, e.key) for e in by_alice.events] == [("alice", key)]
     first = engine.history.audit_log(action="remember", limit=2)
-    assert len(first["events"]) == 2
-    assert first["next"] is not None
-    rest = engine.history.audit_log(action="remember", limit=2, before=first["next"])
-    keys = [e["key"] for e in first["events"] + rest["events"]]
+    assert len(first.events) == 2
+    assert first.next is not None
+    rest = engine.history.audit_log(action="remember", limit=2, before=first.next)
+    keys = [e.key for e in first.events + rest.events]
     assert len(keys) == len(set(keys)) == 4
     recent = engine.history.audit_log(since=clock.now() - 90)
-    assert [e["key"] for e in recent["events"]] == [key, keys[1]]
+    assert [e.key for e in recent.events] == [key, keys[1]]
 
 
 def test_forget_then_restore_brings_back_the_fields(engine: Engine, clock: ManualClock) -> None:
@@ -72,7 +72,7 @@ def test_forget_then_restore_brings_back_the_fields(engine: Engine, clock: Manua
     assert restored.key == key
     hits = engine.recaller.recall(RecallRequest("which VPN profile for staging?", projects=["shop"])).hits
     assert hits[0].memory.key == key  # re-embedded: recall finds it
-    assert [e["action"] for e in engine.history.history(key)["events"]][-2:] == ["forget", "restore_forgotten"]
+    assert [e.action for e in engine.history.history(key).events][-2:] == ["forget", "restore_forgotten"]
     with pytest.raises(Conflict, match="exists"):
         engine.history.restore_forgotten(key, actor="alice")
 
@@ -133,8 +133,8 @@ def test_history_shows_the_newest_events_and_restore_finds_the_last_forget(engin
     engine.history.restore_forgotten(key, actor="a")
     engine.memories.retag(key, add=["last"], actor="a")
     engine.memories.forget(key, confirm=True, actor="a", reason="second")
-    newest = engine.history.history(key, limit=3)["events"]
-    assert [(e["action"], e["reason"]) for e in newest] == [("restore_forgotten", ""), ("retag", ""),
+    newest = engine.history.history(key, limit=3).events
+    assert [(e.action, e.reason) for e in newest] == [("restore_forgotten", ""), ("retag", ""),
                                                              ("forget", "second")]
     assert "last" in engine.history.restore_forgotten(key, actor="a").tags  # from the second snapshot
 

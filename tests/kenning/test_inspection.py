@@ -61,18 +61,18 @@ def test_audit_counts_by_namespace_and_state_and_pages(engine: Engine) -> None:
     engine.lifecycle.deprioritise(keys[0], reason="stale", actor="alice")
     engine.lifecycle.archive(keys[1], reason="wrong", actor="alice")
     everything = engine.inspection.audit(AuditRequest())
-    assert everything["counts"]["knowledge"] == {"active": 2, "deprioritised": 1, "archived": 1}
-    assert everything["counts"]["preference"] == {"active": 1, "deprioritised": 0, "archived": 0}
-    assert everything["total"] == 5
+    assert everything.counts["knowledge"] == {"active": 2, "deprioritised": 1, "archived": 1}
+    assert everything.counts["preference"] == {"active": 1, "deprioritised": 0, "archived": 0}
+    assert everything.total == 5
     shop = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"], limit=2))
-    assert shop["counts"] == {"knowledge": {"active": 1, "deprioritised": 1, "archived": 1}}
-    assert shop["page"]["total"] == 3
-    assert len(shop["page"]["items"]) == 2
+    assert shop.counts == {"knowledge": {"active": 1, "deprioritised": 1, "archived": 1}}
+    assert shop.page.total == 3
+    assert len(shop.page.items) == 2
     second = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"], offset=2, limit=2))
-    seen = {i["key"] for i in shop["page"]["items"]} | {i["key"] for i in second["page"]["items"]}
+    seen = {i["key"] for i in shop.page.items} | {i["key"] for i in second.page.items}
     assert seen == set(keys)
     only_active = engine.inspection.audit(AuditRequest(states=["active"], namespaces=["knowledge"]))
-    assert only_active["counts"] == {"knowledge": {"active": 2}}
+    assert only_active.counts == {"knowledge": {"active": 2}}
     with pytest.raises(InvalidInput, match="unknown state"):
         engine.inspection.audit(AuditRequest(states=["gone"]))
 
@@ -102,12 +102,12 @@ def test_audit_marks_suppressed_memories_for_a_person_and_withholds_them_from_an
     shown = _remember(engine, "Caddy serves the docs site", project="edge")
     request = AuditRequest(projects=["edge"])
     before = engine.inspection.audit(request)
-    assert {i["key"] for i in before["page"]["items"]} == {hidden, shown}  # positive control
+    assert {i["key"] for i in before.page.items} == {hidden, shown}  # positive control
     engine.suppressions.suppress("traefik", "migrated off it", actor="person")
     agent = engine.inspection.audit(request)
-    assert ([i["key"] for i in agent["page"]["items"]], agent["page"]["withheld"], agent["total"]) == ([shown], 1, 2)
+    assert ([i["key"] for i in agent.page.items], agent.page.withheld, agent.total) == ([shown], 1, 2)
     person = engine.inspection.audit(request, for_person=True)
-    assert {i["key"]: i["suppressed_by"] for i in person["page"]["items"]} == {hidden: ["traefik"], shown: []}
-    assert person["page"]["withheld"] == 0
+    assert {i["key"]: i["suppressed_by"] for i in person.page.items} == {hidden: ["traefik"], shown: []}
+    assert person.page.withheld == 0
     assert engine.inspection.explain(hidden).suppressed_by == ["traefik"]
     assert engine.inspection.explain(shown).suppressed_by == []

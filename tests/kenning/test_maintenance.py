@@ -84,8 +84,8 @@ def test_auto_merge_only_above_the_configured_threshold(settings: Settings, clie
              for t in tuesdays]
     report = engine.maintenance.run().duplicates
     (merged,) = report.merged
-    assert sorted([merged["kept"], *merged["archived"]]) == sorted(close)
-    assert merged["reason"].startswith("duplicate of ")
+    assert sorted([merged.kept, *merged.archived]) == sorted(close)
+    assert merged.reason.startswith("duplicate of ")
     assert [sorted(r["keys"]) for r in report.review] == [sorted(loose)]  # 0.85 < 0.92: review only
 
 
@@ -113,7 +113,7 @@ def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine
     assert broken.drift[0]["namespace"] == "knowledge"
     client.hset(keys[0], "created_at", repr(1.0))
     result = engine.maintenance.reindex("knowledge", actor="admin")
-    assert (result["num_docs"], result["index"]) == (2, engine.ctx.index("knowledge"))
+    assert (result.num_docs, result.index) == (2, engine.ctx.index("knowledge"))
     hits = engine.recaller.recall(RecallRequest("what renders the dashboard?", projects=["p"])).hits
     assert hits[0].memory.key == keys[1]
     assert engine.maintenance.index_report().drift == []
@@ -147,12 +147,12 @@ def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatc
 def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: Engine,
                                                                       client: valkey.Valkey) -> None:
     lock = f"{engine.ctx.settings.key_prefix}lock:reindex:knowledge"
-    assert engine.maintenance.reindex("knowledge", actor="admin")["namespace"] == "knowledge"  # positive control
+    assert engine.maintenance.reindex("knowledge", actor="admin").namespace == "knowledge"  # positive control
     assert client.get(lock) is None  # released when done
     client.set(lock, "another-process", px=60_000)
     with pytest.raises(Conflict, match="being rebuilt already"):
         engine.maintenance.reindex("knowledge", actor="admin")
-    assert engine.maintenance.reindex("episodic", actor="admin")["namespace"] == "episodic"  # other indexes may
+    assert engine.maintenance.reindex("episodic", actor="admin").namespace == "episodic"  # other indexes may
 
 
 @pytest.mark.both_backends
@@ -168,5 +168,5 @@ def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Setting
             for t in ("Use pickle for caching", "Use pickle for caching please")]
     opposite = engine.memories.remember(Draft("Do not use pickle for caching", project="p"), actor="a").key
     (merged,) = engine.maintenance.run().duplicates.merged
-    assert sorted([merged["kept"], *merged["archived"]]) == sorted(same)  # positive control: a real merge
+    assert sorted([merged.kept, *merged.archived]) == sorted(same)  # positive control: a real merge
     assert engine.memories.get(opposite).state == "active"

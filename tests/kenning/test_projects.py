@@ -99,8 +99,8 @@ def test_list_projects_and_counts(engine: Engine) -> None:
     assert engine.projects.memory_counts("beta") == {"episodic": 0, "knowledge": 1, "preference": 0,
                                                      "project": 1, "skill": 0}
     described = engine.projects.describe("beta")
-    assert (described["project"]["name"], described["project"]["description"]) == ("beta", "Second")
-    assert described["memories"]["knowledge"] == 1
+    assert (described.project.name, described.project.description) == ("beta", "Second")
+    assert described.memories["knowledge"] == 1
 
 
 def test_bad_input_and_missing_projects(engine: Engine) -> None:

@@ -238,7 +238,7 @@ def test_look_up_reads_graveyard_hints_and_a_suppression_another_process_just_ad
     hinted = twin(engine, "Payments go through Stripe checkout sessions.")
     engine.lifecycle.deprioritise(hinted, reason="not now", actor="a", reinstate_hints=["stripe"])
     logged = engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2, project="p",
-                                             actor="a")["key"]
+                                             actor="a").key
     abandoned, hints, suppressed = engine.recaller.look_up("celery or stripe?")
     assert (list(abandoned), list(abandoned["celery"]), hints) == (["celery"], [logged], {"stripe": {hinted: ""}})
     assert suppressed == []  # positive control for the suppression below

@@ -98,7 +98,7 @@ def test_get_inspect_list_and_audit_show_live_values(engine: Engine, clock: Manu
     assert [m.recall_count for m in engine.inspection.records([backup, deploy])] == [1, 0]
     listed = {m.key: (m.recall_count, m.last_recalled) for m in engine.memories.list(Listing()).items}
     assert listed == {backup: (1, clock.now()), deploy: (0, None)}
-    page = engine.inspection.audit(AuditRequest(), for_person=True)["page"]["items"]
+    page = engine.inspection.audit(AuditRequest(), for_person=True).page.items
     assert {i["key"]: i["recall_count"] for i in page} == {backup: 1, deploy: 0}
 
 

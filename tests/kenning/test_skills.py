@@ -215,5 +215,5 @@ def test_a_restore_brings_back_the_written_skill(
     fresh = Engine.open(settings, client, embedder, clock=clock)
     with pytest.raises(NotFound):
         fresh.skills.get(DOMAIN)
-    fresh.backups.restore(fresh.backups.path_of(made["file"]), dry_run=False, actor="admin")
+    fresh.backups.restore(fresh.backups.path_of(made.file), dry_run=False, actor="admin")
     assert fresh.skills.get(DOMAIN).sha == proposal.sha

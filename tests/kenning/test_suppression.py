@@ -35,26 +35,26 @@ def test_preview_counts_and_samples_without_suppressing(engine: Engine) -> None:
     b = remember(engine, "Stripe test keys live in the vault under billing/test.")
     remember(engine, "The stripes on the dashboard header are a CSS gradient.")
     preview = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
-    assert (preview["status"], preview["would_hide"]) == ("preview", 2)
-    assert {s["key"] for s in preview["sample"]} == {a, b}
+    assert (preview.status, preview.would_hide) == ("preview", 2)
+    assert {s["key"] for s in preview.sample} == {a, b}
     assert engine.suppressions.list_suppressions() == []
     assert a in keys(engine, "how does billing talk to stripe?")
     engine.suppressions.suppress("vault", "moved to SOPS", actor="person")
     again = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
-    assert (again["would_hide"], [s["key"] for s in again["sample"]]) == (2, [a])  # b is hidden by 'vault'
+    assert (again.would_hide, [s["key"] for s in again.sample]) == (2, [a])  # b is hidden by 'vault'
 
 
 def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
     first = remember(engine, "We cache rendered pages in Varnish in front of the app.")
     assert first in keys(engine, "what caches the rendered pages?")  # positive control
     result = engine.suppressions.suppress("varnish", "replaced by the CDN", actor="person")
-    assert (result["status"], result["would_hide"]) == ("suppressed", 1)
+    assert (result.status, result.would_hide) == ("suppressed", 1)
     assert first not in keys(engine, "what caches the rendered pages?")
     later = remember(engine, "Page caching: a Varnish layer sits before the application servers.")
     assert engine.memories.get(later).content.startswith("Page caching")  # it exists
     assert later not in keys(engine, "what caches the rendered pages?")
     listed = engine.suppressions.list_suppressions()
-    assert [(s["term"], s["reason"], s["actor"], s["hides"]) for s in listed] == [
+    assert [(s.suppression.term, s.suppression.reason, s.suppression.actor, s.hides) for s in listed] == [
         ("varnish", "replaced by the CDN", "person", 2)]
     engine.suppressions.unsuppress("Varnish", actor="person")
     assert {first, later} <= set(keys(engine, "what caches the rendered pages?"))
@@ -70,7 +70,7 @@ def test_terms_are_validated_and_unknown_unsuppress_is_not_found(engine: Engine)
     engine.suppressions.suppress("kafka", "too heavy", actor="a")
     with pytest.raises(InvalidInput, match="reason"):
         engine.suppressions.unsuppress("kafka", actor="a", reason="x" * 10_000)
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["kafka"]  # still suppressed
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["kafka"]  # still suppressed
     assert [e.action for e in engine.store.audit.recent(action="unsuppress")] == []
 
 
@@ -79,18 +79,18 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
     assert old in keys(engine, "should we use tortoise for the async ORM?")  # positive control
     logged = engine.experience.log_abandoned(Approach("Tortoise", "library", "migrations broke twice"),
                                              effort=4, project="alpha", actor="agent")
-    assert logged["suppressed"] == ["tortoise"]
+    assert logged.suppressed == ["tortoise"]
     rule = engine.suppressions.list_suppressions()[0]
-    assert rule["auto"] is True
-    assert logged["key"] in rule["reason"]
-    assert rule["exempt"] == [logged["key"]]
+    assert rule.suppression.auto is True
+    assert logged.key in rule.suppression.reason
+    assert rule.suppression.exempt == (logged.key,)
     again = remember(engine, "Idea: Tortoise ORM could give us async models.")
     result = engine.recaller.recall(RecallRequest("should we use tortoise for the async ORM?", top_k=10))
     found = [h.memory.key for h in result.hits]
     assert old not in found
     assert again not in found
-    assert logged["key"] in found  # the record of why it died stays findable
-    assert result.warnings[0]["memory"] == logged["key"]
+    assert logged.key in found  # the record of why it died stays findable
+    assert result.warnings[0]["memory"] == logged.key
     engine.suppressions.unsuppress("tortoise", actor="person", reason="control")
     assert {old, again} <= set(keys(engine, "should we use tortoise for the async ORM?"))  # control: hidden only by it
 
@@ -98,11 +98,11 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
 def test_low_effort_abandonment_does_not_suppress(engine: Engine) -> None:
     logged = engine.experience.log_abandoned(Approach("Dramatiq", "library", "meh"), effort=3, project="alpha",
                                              actor="agent")
-    assert logged["suppressed"] == []
+    assert logged.suppressed == []
     assert engine.suppressions.list_suppressions() == []
     hard = engine.experience.log_abandoned(Approach("Huey", "library", "meh"), effort=4, project="alpha",
                                            actor="agent")
-    assert hard["suppressed"] == ["huey"]  # positive control: one effort point more suppresses
+    assert hard.suppressed == ["huey"]  # positive control: one effort point more suppresses
 
 
 def test_visible_filters_lists_for_agents(engine: Engine) -> None:
@@ -116,9 +116,9 @@ def test_visible_filters_lists_for_agents(engine: Engine) -> None:
 def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: Engine) -> None:
     engine.suppressions.suppress("kafka", "too heavy", actor="person")
     again = engine.suppressions.suppress("Kafka", "other reason", actor="agent", exempt=("k1",))
-    assert (again["status"], again["reason"]) == ("already_suppressed", "too heavy")
+    assert (again.status, again.reason) == ("already_suppressed", "too heavy")
     listed = engine.suppressions.list_suppressions()
-    assert [(s["reason"], s["exempt"]) for s in listed] == [("too heavy", ["k1"])]
+    assert [(s.suppression.reason, s.suppression.exempt) for s in listed] == [("too heavy", ("k1",))]
     audited = engine.store.audit.recent(action="suppress")
     assert [(e.actor, e.details.get("exempt_added")) for e in audited] == [("agent", ["k1"]), ("person", None)]
     engine.suppressions.suppress("kafka", "again", actor="agent", exempt=("k1",))

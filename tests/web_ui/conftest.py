@@ -167,9 +167,9 @@ def duplicates(engine: Engine) -> tuple[str, str]:
     second = engine.memories.remember(Draft(content="The staging database is refreshed from production every "
                                             "Sunday night.", project="alpha"), actor="pytest",
                                       allow_duplicate=True).key
-    clusters = engine.duplicates.find("knowledge")["clusters"]
+    clusters = engine.duplicates.find("knowledge").clusters
     assert len(clusters) == 1
-    assert {m["key"] for m in clusters[0]["members"]} == {first, second}
+    assert {m["key"] for m in clusters[0].members} == {first, second}
     return first, second
 
 

@@ -114,7 +114,7 @@ async def test_resolve_a_contradiction(browser: Browser, live: str, engine: Engi
 
 async def test_merge_a_duplicate(browser: Browser, live: str, engine: Engine, shots: Path) -> None:
     first, second = duplicates(engine)
-    keep, other = (first, second) if engine.duplicates.find("knowledge")["clusters"][0]["keep"] == first \
+    keep, other = (first, second) if engine.duplicates.find("knowledge").clusters[0].keep == first \
         else (second, first)
     page = await signed_in(browser, live, "editor")
     await menu(page, "Duplicates")
@@ -140,7 +140,7 @@ async def test_suppress_after_reading_the_preview(browser: Browser, live: str, e
     await page.screenshot(path=str(shots / "dashboard-suppression-preview.png"), full_page=True)
     await page.get_by_role("button", name="Suppress “billing cron”").click()
     await page.wait_for_selector("h1.ok")
-    assert [(s["term"], s["hides"]) for s in engine.suppressions.list_suppressions()] == [("billing cron", 2)]
+    assert [(s.suppression.term, s.hides) for s in engine.suppressions.list_suppressions()] == [("billing cron", 2)]
     await page.context.close()
 
 

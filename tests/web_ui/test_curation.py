@@ -225,11 +225,11 @@ def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: 
     silent = editor.post("/duplicates/keep", data=web.form(editor, "/duplicates", members=[first, second], reason=""))
     assert silent.status_code == 400
     assert "say why these are not duplicates" in silent.text
-    assert engine.duplicates.find("knowledge")["cluster_count"] == 1
+    assert engine.duplicates.find("knowledge").cluster_count == 1
     done = editor.post("/duplicates/keep", data=web.form(editor, "/duplicates", members=[first, second],
                                                          reason="one is staging, one is the old staging"))
     assert done.status_code == 200, done.text
-    assert engine.duplicates.find("knowledge")["cluster_count"] == 0
+    assert engine.duplicates.find("knowledge").cluster_count == 0
     assert {engine.memories.get(k).state for k in (first, second)} == {"active"}
     event = audit_event(done.text, engine)
     assert (event["action"], event["reason"]) == ("keep_duplicates", "one is staging, one is the old staging")

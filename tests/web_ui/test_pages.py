@@ -24,7 +24,7 @@ def audit_event(page: str, engine: Engine) -> dict[str, Any]:
     found = AUDIT_LINK.search(page)
     assert found is not None, page
     actor, action, event_id = found.groups()
-    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}", action=action)["events"]
+    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}", action=action).public()["events"]
     matching = [e for e in events if e["id"] == event_id]
     assert len(matching) == 1
     return matching[0]
@@ -178,7 +178,7 @@ def test_suppress_after_the_preview_then_lift(web: Dashboard, engine: Engine) ->
     done = editor.post("/suppressions", data=web.form(editor, term="billing cron", reason="retired in march",
                                                       reviewed="yes"))
     assert done.status_code == 200, done.text
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["billing cron"]
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["billing cron"]
     assert audit_event(done.text, engine)["action"] == "suppress"
     lifted = editor.post("/suppressions/lift", data=web.form(editor, term="billing cron", reason="back"))
     assert lifted.status_code == 200
@@ -193,7 +193,7 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     assert engine.backups.list_backups() == []
     made = admin.post("/backups", data=web.form(admin, label="before"))
     assert made.status_code == 200, made.text
-    name = engine.backups.list_backups()[0]["file"]
+    name = engine.backups.list_backups()[0].file
     assert audit_event(made.text, engine)["action"] == "backup"
     body = admin.get(f"/backups/file?file={name}")
     assert body.status_code == 200
@@ -216,7 +216,7 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     damaged = admin.post("/backups/upload", data=web.form(admin),
                          files={"file": (name.replace("-before", "-broken"), b"{not json")})
     assert damaged.status_code == 400
-    assert sorted(b["file"] for b in engine.backups.list_backups()) == sorted([name, copy])
+    assert sorted(b.file for b in engine.backups.list_backups()) == sorted([name, copy])
 
 
 def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dashboard, engine: Engine) -> None:

@@ -75,7 +75,7 @@ def test_a_wrong_password_shows_the_form_again_and_sets_no_session(web: Dashboar
     assert COOKIE not in client.cookies
     assert login(client, "editor").status_code == 303  # positive control: the right password works
     assert COOKIE in client.cookies
-    failed = web.engine.history.audit_log(action="login_failed")["events"]
+    failed = web.engine.history.audit_log(action="login_failed").public()["events"]
     assert [e["details"]["username"] for e in failed] == ["editor"]
 
 
@@ -143,7 +143,7 @@ def test_csrf_token_is_required_for_every_change(web: Dashboard, engine: Engine)
         assert engine.suppressions.list_suppressions() == []
     accepted = client.post("/suppressions", data=web.form(client, **fields))  # positive control
     assert accepted.status_code == 200, accepted.text
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["celery"]
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["celery"]
 
 
 def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> None:
@@ -156,7 +156,7 @@ def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> 
     same = client.post("/suppressions", data=fields, headers={"origin": "http://testserver",
                                                                 "sec-fetch-site": "same-origin"})
     assert same.status_code == 200, same.text  # positive control: the dashboard's own origin
-    assert [s["term"] for s in engine.suppressions.list_suppressions()] == ["celery"]
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["celery"]
 
 
 @pytest.mark.parametrize("path", ["/", "/login", "/memories?namespace=nope", "/healthz"])

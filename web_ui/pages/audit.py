@@ -21,12 +21,12 @@ async def audit(request: Request) -> Response:
     key = params.get("key") or None
     if key:  # one key's events come from its own history list, not by walking the stream
         found = await rt.run(rt.engine.history.history, key)
-        events, cursor = list(reversed(found["events"])), None
+        events, cursor = list(reversed(found.public()["events"])), None
     else:
         page = await rt.run(rt.engine.history.audit_log, actor=params.get("actor") or None,
                             action=params.get("action") or None, since=params.get("since") or None,
                             before=params.get("before") or None, limit=PAGE)
-        events, cursor = page["events"], page["next"]
+        events, cursor = page.public()["events"], page.next
     return render(request, "audit.html", {"events": events, "next": cursor, "filters": params,
                                           "event": params.get("event", "")})
 

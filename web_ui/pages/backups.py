@@ -20,7 +20,7 @@ from web_ui.views import render
 async def _backups(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.backups.list_backups)
-    return render(request, "backups.html", {"backups": listed, "report": None, **extra})
+    return render(request, "backups.html", {"backups": [b.public() for b in listed], "report": None, **extra})
 
 
 @guard("admin")
@@ -36,8 +36,8 @@ async def create(request: Request) -> Response:
     async def act() -> Response:
         done = await rt.run(rt.engine.backups.backup, vectors=fields.get("vectors") == "on",
                             label=fields.get("label") or None, actor=login(request).actor)
-        done.pop("path", None)  # the server's file system layout is not the page's business
-        return await confirmed(request, action="backup", title=f"backup written: {done['file']}", changed=done,
+        shown = {k: v for k, v in done.public().items() if k != "path"}  # the server's layout is not the page's
+        return await confirmed(request, action="backup", title=f"backup written: {done.file}", changed=shown,
                                back="/backups")
     return await attempt(request, act, _backups)
 
@@ -61,14 +61,14 @@ async def upload(request: Request) -> Response:
             raise InvalidInput("choose a backup file to upload")
         data = await sent.read()
         done = await rt.run(rt.engine.backups.receive, sent.filename, data, actor=login(request).actor)
-        return await _report(request, done["file"], {"uploaded": done})
+        return await _report(request, done.file, {"uploaded": done.public()})
     return await attempt(request, act, _backups)
 
 
 async def _report(request: Request, name: str, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     report = await rt.run(rt.engine.backups.restore_file, name, dry_run=True, actor=login(request).actor)
-    return await _backups(request, {"report": report, "report_file": name, **extra})
+    return await _backups(request, {"report": report.public(), "report_file": name, **extra})
 
 
 @guard("admin")
@@ -86,9 +86,9 @@ async def restore(request: Request) -> Response:
             raise InvalidInput("read the dry-run report first", hint="press Dry run, then Restore")
         report = await rt.run(rt.engine.backups.restore_file, fields.get("file", ""), dry_run=False,
                               actor=login(request).actor)
-        report.pop("items", None)
+        changed = {k: v for k, v in report.public().items() if k != "items"}
         return await confirmed(request, action="restore", title=f"restored: {fields.get('file')}",
-                               changed=report, back="/backups")
+                               changed=changed, back="/backups")
     return await attempt(request, act, _backups)
 
 

@@ -23,7 +23,7 @@ async def experience(request: Request) -> Response:
     project = request.query_params.get("project", "").strip() or None
     topic = request.query_params.get("topic", "").strip()[:MAX_TOPIC]
     data: dict[str, Any] = {"project": project or "", "topic": topic, "why": None}
-    data["summary"] = await rt.run(rt.engine.experience.experience_summary, project)
+    data["summary"] = (await rt.run(rt.engine.experience.experience_summary, project)).public()
     if topic:
         data["why"] = (await rt.run(rt.engine.recall_log.why_did_you_mention, topic, limit=MENTIONS)).public()
     return render(request, "experience.html", data)

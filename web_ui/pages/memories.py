@@ -56,7 +56,7 @@ def listing_request(params: dict[str, str]) -> AuditRequest:
 async def _list(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     params = dict(request.query_params)
-    listed = await rt.run(rt.engine.inspection.audit, listing_request(params), for_person=True)
+    listed = (await rt.run(rt.engine.inspection.audit, listing_request(params), for_person=True)).public()
     page = listed["page"]
     data = {"listed": listed, "filters": params, "namespaces": namespaces(None), "states": STATES, "sorts": SORTS,
             "trusts": TRUST_LEVELS, "sources": SOURCES,
@@ -90,8 +90,8 @@ async def bulk(request: Request) -> Response:
 
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:
     explained = engine.inspection.explain(key).public()
-    return {**explained, "experience": engine.experience.get_experience(key),
-            "contradictions": engine.contradictions.board(status="all", key=key)["contradictions"]}
+    return {**explained, "experience": engine.experience.get_experience(key).public(),
+            "contradictions": engine.contradictions.board(status="all", key=key).public()["contradictions"]}
 
 
 async def _detail(request: Request, extra: dict[str, Any]) -> Response:

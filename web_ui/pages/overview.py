@@ -27,9 +27,10 @@ def gather(engine: Engine) -> dict[str, Any]:
     _, open_total = engine.contradictions.listing(status="open", limit=1)
     worker_ok, worker_detail = engine.jobs.health()
     runs = {name: run.to_dict() for name, run in sorted(engine.jobs.last_runs().items())}
-    return {"counts": audit["counts"], "total": audit["total"], "open_contradictions": open_total,
+    return {"counts": audit.counts, "total": audit.total, "open_contradictions": open_total,
             "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(), "runs": runs},
-            "recent": engine.history.audit_log(limit=RECENT)["events"], "chart": charts.stacked(audit["counts"]),
+            "recent": engine.history.audit_log(limit=RECENT).public()["events"],
+            "chart": charts.stacked(audit.counts),
             "created": created_chart(engine), "spend": spend.report(engine.llm)}
 
 

@@ -23,7 +23,7 @@ async def projects(request: Request) -> Response:
     name = request.query_params.get("name", "").strip()
     data: dict[str, Any] = {"detail": None}
     if name:
-        data["detail"] = await rt.run(rt.engine.projects.describe, name)
+        data["detail"] = (await rt.run(rt.engine.projects.describe, name)).public()
     offset = number(request.query_params.get("offset"), "offset", 0)
     contexts, total = await rt.run(rt.engine.projects.all, offset=offset, limit=PAGE_SIZE)
     data.update(projects=[c.public() for c in contexts], total=total, offset=offset, page_size=PAGE_SIZE)

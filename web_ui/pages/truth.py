@@ -29,7 +29,7 @@ async def _contradictions(request: Request, extra: dict[str, Any]) -> Response:
     status = request.query_params.get("status", "open")
     project = request.query_params.get("project") or None
     board = await rt.run(rt.engine.contradictions.board, status=status, project=project, limit=LIST_LIMIT)
-    return render(request, "contradictions.html", {**board, "status": status, "statuses": STATUSES,
+    return render(request, "contradictions.html", {**board.public(), "status": status, "statuses": STATUSES,
                                                    "project": project or "", "decisions": DECISIONS, **extra})
 
 
@@ -58,8 +58,8 @@ async def _duplicates(request: Request, extra: dict[str, Any]) -> Response:
     namespace = request.query_params.get("namespace", "knowledge")
     project = request.query_params.get("project") or None
     found = await rt.run(rt.engine.duplicates.find, namespace, project=project)
-    return render(request, "duplicates.html", {**found, "project": project or "", "namespaces": namespaces(None),
-                                               **extra})
+    return render(request, "duplicates.html", {**found.public(), "project": project or "",
+                                               "namespaces": namespaces(None), **extra})
 
 
 @guard("viewer")
@@ -77,14 +77,14 @@ async def merge(request: Request) -> Response:
     async def act() -> Response:
         merged = await rt.run(rt.engine.duplicates.merge, fields.get("keep", ""), others,
                               fields.get("reason") or None, actor=login(request).actor)
-        return await confirmed(request, action="merge_duplicates", title=f"merged into {merged['kept']}",
-                               changed=merged, back="/duplicates")
+        return await confirmed(request, action="merge_duplicates", title=f"merged into {merged.kept}",
+                               changed=merged.public(), back="/duplicates")
     return await attempt(request, act, _duplicates)
 
 
 def keep_all(engine: Engine, form: Submitted, actor: str) -> Done:
     kept = engine.duplicates.keep_both(form.all("members"), form.get("reason") or None, actor=actor)
-    return Done("keep_duplicates", f"kept all {len(kept['kept'])} as distinct", kept, "/duplicates")
+    return Done("keep_duplicates", f"kept all {len(kept.kept)} as distinct", kept.public(), "/duplicates")
 
 
 @guard("editor")
@@ -97,12 +97,12 @@ async def keep_both(request: Request) -> Response:
 async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.suppressions.list_suppressions)
-    data: dict[str, Any] = {"suppressions": listed, "preview": None, **extra}
+    data: dict[str, Any] = {"suppressions": [s.public() for s in listed], "preview": None, **extra}
     term, reason = request.query_params.get("term", "").strip(), request.query_params.get("reason", "").strip()
     if term and "error" not in extra:
-        data["preview"] = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
-                                       actor=login(request).actor)
-        data["preview"]["reason"] = reason
+        preview = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
+                               actor=login(request).actor)
+        data["preview"] = {**preview.public(), "reason": reason}
     return render(request, "suppressions.html", data)
 
 
@@ -121,7 +121,7 @@ async def suppress(request: Request) -> Response:
             raise InvalidInput("read the impact preview first", hint="press Preview, then Suppress")
         done = await rt.run(rt.engine.suppressions.suppress, fields.get("term", ""), fields.get("reason"),
                             actor=login(request).actor)
-        return await confirmed(request, action="suppress", title=f"suppressed: {done['term']}", changed=done,
+        return await confirmed(request, action="suppress", title=f"suppressed: {done.term}", changed=done.public(),
                                back="/suppressions")
     return await attempt(request, act, _suppressions)
 
@@ -134,7 +134,7 @@ async def lift(request: Request) -> Response:
     async def act() -> Response:
         done = await rt.run(rt.engine.suppressions.unsuppress, fields.get("term", ""), actor=login(request).actor,
                             reason=fields.get("reason") or None)
-        return await confirmed(request, action="unsuppress", title=f"lifted: {done['term']}", changed=done,
+        return await confirmed(request, action="unsuppress", title=f"lifted: {done.term}", changed=done.public(),
                                back="/suppressions")
     return await attempt(request, act, _suppressions)
 
