@@ -19,14 +19,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench import families
-from bench.corpus import generate
+from bench.corpus import Corpus, generate
 from bench.runner import free_port
 from kenning import query
 from kenning.bulk import Bulk
@@ -145,21 +146,16 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.shapes", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="10k")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
-                        help="CONFIG SET on the private server before measuring (repeatable)")
-    args = parser.parse_args(argv)
-    corpus = generate(args.size, args.seed)
+@contextmanager
+def imported(size: str, seed: int, prefix: str) -> Iterator[tuple[Engine, Any, Corpus]]:
+    """The bench corpus of ``size`` imported (its vectors cached under the temp dir) into a private Valkey:
+    the engine, its client and the corpus, for as long as the block runs."""
+    corpus = generate(size, seed)
     base = load_settings()
     inner = load_embedder(base)
-    cache = Path(tempfile.gettempdir()) / f"kenning-shapes-{args.size}-{args.seed}-{inner.model_name}.npy"
+    cache = Path(tempfile.gettempdir()) / f"kenning-shapes-{size}-{seed}-{inner.model_name}.npy"
     embedder = CachedEmbedder(inner, cache, [i.content for i in corpus.items])
-    queries = families.paraphrase_queries(corpus, random.Random(f"shapes:{args.seed}"), args.queries)
-    with tempfile.TemporaryDirectory(prefix="kenning-shapes-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
                                            "key_prefix": "bench:", "valkey_url": None})
         with EmbeddedValkey(settings):
@@ -168,16 +164,30 @@ def main(argv: list[str] | None = None) -> int:
             Bulk(engine.ctx, engine.memories).remember_many(
                 [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
                  for i in corpus.items], actor="bench")
-            for name, value in (c.split("=", 1) for c in args.config):
-                client.config_set(name, value)
-            found = search_module.detect(client)
-            out = {"engine": f"{found.name} {found.version}" if found else "?", "size": args.size,
-                   "config": args.config,
-                   "shapes": measure(engine, client, [(q.text, q.project or "global") for q in queries])}
-            client.close()  # type: ignore[no-untyped-call]
+            try:
+                yield engine, client, corpus
+            finally:
+                client.close()  # type: ignore[no-untyped-call]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.shapes", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="10k")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
+                        help="CONFIG SET on the private server before measuring (repeatable)")
+    args = parser.parse_args(argv)
+    with imported(args.size, args.seed, "kenning-shapes-") as (engine, client, corpus):
+        queries = families.paraphrase_queries(corpus, random.Random(f"shapes:{args.seed}"), args.queries)
+        for name, value in (c.split("=", 1) for c in args.config):
+            client.config_set(name, value)
+        found = search_module.detect(client)
+        out = {"engine": f"{found.name} {found.version}" if found else "?", "size": args.size,
+               "config": args.config,
+               "shapes": measure(engine, client, [(q.text, q.project or "global") for q in queries])}
     print(json.dumps(out, indent=2))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
