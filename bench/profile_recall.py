@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sync-lookup", action="store_true", help="experiment: the look-ups before the embedding")
     parser.add_argument("--switch-interval", type=float, default=None, help="experiment: sys.setswitchinterval")
     args = parser.parse_args(argv)
-    with imported(args.size, args.seed, "kenning-profile-") as (engine, _, corpus):
+    with imported(args.size, args.seed, "kenning-profile-") as (engine, client, corpus):
         queries = families.paraphrase_queries(corpus, random.Random(f"profile:{args.seed}"), args.queries)
         if args.sync_lookup:
             engine.recaller._lookups = Immediate()  # type: ignore[assignment]
@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
                     for q in queries]
         for request in requests:  # warm-up
             engine.recaller.recall(request)
+        client.config_resetstat()
         stages = timed_stages(engine, requests)
+        server = {name: (int(v["calls"]), float(v["usec_per_call"]))
+                  for name, v in client.info("commandstats").items()}
         profile = cProfile.Profile()
         start = time.perf_counter()
         profile.enable()
@@ -64,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     print("stage p50 / mean ms without the profiler (recall = the whole call; embed, floor KNN alone):")
     for name, samples in stages.items():
         print(f"  {name:22s} {1000 * statistics.median(samples):7.3f} {1000 * statistics.fmean(samples):7.3f}")
+    print("Valkey time per command during the timed pass (calls, us per call):")
+    for name, (calls, usec) in sorted(server.items(), key=lambda item: -item[1][0] * item[1][1]):
+        print(f"  {name:28s} {calls:7d} {usec:9.1f}")
     print(f"{len(requests)} recalls, {1000 * wall / len(requests):.2f} ms each under the profiler")
     print(out.getvalue())
     return 0
@@ -74,7 +80,8 @@ STAGES = ("look_up", "pool", "unsuppressed", "rank", "collapse", "reinstate_cand
 
 def timed_stages(engine: Engine, requests: list[RecallRequest]) -> dict[str, list[float]]:
     """Per recall, the wall time of each stage (the recaller's methods wrapped on the instance), the
-    rows' read inside ``pool``, and per query the floors: the embedding alone and one bare KNN 10."""
+    rows' read inside ``pool``, and per query the floors: the embedding alone and one bare KNN 10 (and a PING:
+    a round trip's fixed cost)."""
     samples: dict[str, list[float]] = {}
     recaller = engine.recaller
     memories = engine.ctx.store.memories
@@ -91,14 +98,16 @@ def timed_stages(engine: Engine, requests: list[RecallRequest]) -> dict[str, lis
             call(engine.ctx.store.client.execute_command, *Search(
                 index=index, knn=10, vector=vector, ef_runtime=64, return_fields=("distance",)).args())
             searched = time.perf_counter()
+            call(engine.ctx.store.client.ping)
             embed = engine.ctx.embedder.embed
             engine.ctx.embedder.embed = _timing(  # type: ignore[method-assign]
                 embed, samples.setdefault("embed_in_recall", []))
+            pinged = time.perf_counter()
             recaller.recall(request)
             done = time.perf_counter()
             engine.ctx.embedder.embed = embed  # type: ignore[method-assign]
             for name, value in (("embed", embedded - start), ("bare_knn", searched - embedded),
-                                ("recall", done - searched)):
+                                ("ping", pinged - searched), ("recall", done - pinged)):
                 samples.setdefault(name, []).append(value)
     finally:
         for owner, name in wrapped:
