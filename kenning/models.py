@@ -74,6 +74,17 @@ class Memory:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """An open value change flags an older statement: the newer key, the contradiction, the slot, both values."""
+
+    newer: str
+    contradiction: str
+    slot: Any
+    old_value: Any
+    new_value: Any
+
+
 @dataclass(frozen=True)
 class RecallHit:
     """One recall result: the memory, its raw similarity and its final score."""
@@ -84,7 +95,7 @@ class RecallHit:
     weak_match: bool = False
     reinstate_candidate: bool = False
     factors: dict[str, float] = field(default_factory=dict)
-    stale: dict[str, Any] | None = None  # an open value change names a newer statement (kenning.staleness)
+    stale: Stale | None = None  # an open value change names a newer statement (kenning.staleness)
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         m = self.memory
@@ -100,7 +111,7 @@ class RecallHit:
         if self.reinstate_candidate:
             out["reinstate_candidate"] = True
         if self.stale is not None:
-            out["possibly_stale"] = self.stale
+            out["possibly_stale"] = asdict(self.stale)
         if m.superseded_by:
             out["superseded_by"] = m.superseded_by
         for name in ("title", "doc_id", "chunk_index"):  # where a document chunk came from
