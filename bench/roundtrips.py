@@ -76,7 +76,7 @@ def run(engine: Engine, client: valkey.Valkey) -> dict[str, dict[str, int]]:
     out["forget"] = measure(client, lambda: mem.forget(gone, confirm=True, actor="bench", reason="replaced"))
     mem.remember(Draft("Always use pickle for the session cache."), actor="bench")
     said = mem.remember(Draft("Never use pickle for the session cache."), actor="bench")
-    record = said.notes[0].split("(contradiction ")[1].split(",")[0]
+    record = str(said.notes[0].contradiction)
     out["resolve_contradiction"] = measure(client, lambda: engine.contradictions.resolve(
         record, "keep_b", "pickle was banned after the audit", actor="bench"))
     return out

@@ -81,7 +81,7 @@ def suppression_notes(engine: Engine, clock: ManualClock) -> dict[str, Any]:
                                             project=PROJECT), actor="bench")
     found = engine.recaller.recall(RecallRequest("how does Renovate group dependency updates?", projects=[PROJECT],
                                                  actor="bench"))
-    return {"remember_notes": list(stored.notes), "recall_suppressed": dict(found.suppressed),
+    return {"remember_notes": [n.public() for n in stored.notes], "recall_suppressed": dict(found.suppressed),
             "recall_results": len(found.hits)}
 
 

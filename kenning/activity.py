@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from kenning import query, validation
 from kenning.context import Context
@@ -35,6 +34,14 @@ def days_until(now: float, count: int) -> list[Day]:
     return [Day(datetime.fromtimestamp(s, tz=UTC).strftime("%Y-%m-%d"), s, s + DAY) for s in starts]
 
 
+@dataclass(frozen=True, slots=True)
+class PerDay:
+    """A chart's counts: ``series[name][i]`` is the count of ``days[i]`` (YYYY-MM-DD, UTC)."""
+
+    days: list[str]
+    series: dict[str, list[int]]
+
+
 class Activity:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -44,29 +51,29 @@ class Activity:
         validation.bounded_int("days", count, 1, MAX_DAYS)
         return days_until(self.ctx.clock.now(), count)
 
-    def memories_created(self, count: int = 14) -> dict[str, Any]:
+    def memories_created(self, count: int = 14) -> PerDay:
         """Memories (still stored) created each day, per namespace."""
         days = self.days(count)
         namespaces = validation.namespaces(None)
         searches = [self._created(ns, day) for ns in namespaces for day in days]
         totals = [r.total for r in self.ctx.store.memories.search_many(searches)]
         series = {ns: totals[i * len(days):(i + 1) * len(days)] for i, ns in enumerate(namespaces)}
-        return {"days": [d.label for d in days], "series": series}
+        return PerDay([d.label for d in days], series)
 
-    def feed_articles(self, count: int = 14) -> dict[str, Any]:
+    def feed_articles(self, count: int = 14) -> PerDay:
         """Feed articles stored each day (knowledge memories of kind ``article``)."""
         days = self.days(count)
         searches = [self._created("knowledge", day, query.tag("kind", [FEED_KIND])) for day in days]
         totals = [r.total for r in self.ctx.store.memories.search_many(searches)]
-        return {"days": [d.label for d in days], "series": {"articles": totals}}
+        return PerDay([d.label for d in days], {"articles": totals})
 
-    def contradictions_per_day(self, count: int = 14) -> dict[str, Any]:
+    def contradictions_per_day(self, count: int = 14) -> PerDay:
         """Contradictions detected (opened) and resolved each day."""
         days = self.days(count)
         windows = [(d.start, d.end) for d in days]
-        return {"days": [d.label for d in days],
-                "series": {"opened": self.contradictions.per_window(windows, resolved=False),
-                           "resolved": self.contradictions.per_window(windows, resolved=True)}}
+        return PerDay([d.label for d in days],
+                      {"opened": self.contradictions.per_window(windows, resolved=False),
+                       "resolved": self.contradictions.per_window(windows, resolved=True)})
 
     def _created(self, namespace: str, day: Day, *extra: str) -> query.Search:
         window = query.numeric("created_at", day.start, day.end, exclusive_high=True)

@@ -10,18 +10,21 @@ is cut to ``SNIPPET`` characters; if the lists together still exceed ``BUDGET`` 
 least important ones are shortened first, and the briefing says it was truncated. The project context
 is shown whole (its fields have their own length limits, kenning/projects.py) and the maintenance
 findings are a fixed handful of counts, so the whole briefing is bounded.
+
+The result is typed (``Brief``); ``public()`` is its JSON, the form the budget is measured on.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import NotFound
-from kenning.graveyard import Graveyard
+from kenning.graveyard import Abandoned, Graveyard
 from kenning.maintenance import Maintenance
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.projects import Projects
@@ -40,18 +43,113 @@ def snippet(text: str) -> str:
     return text if len(text) <= SNIPPET else text[:SNIPPET - 3] + "..."
 
 
-def item(memory: Memory) -> dict[str, Any]:
-    return {"key": memory.key, "content": snippet(memory.content), "project": memory.project,
-            "created_at": iso(memory.created_at), "trust": memory.trust, "tags": list(memory.tags)}
+ASK = "ask the person which holds, then resolve_contradiction"
 
 
-def bounded(sections: dict[str, Any], budget: int = BUDGET) -> tuple[dict[str, Any], bool]:
-    """Shorten the least important list sections until the JSON fits ``budget``. Pure."""
-    out = dict(sections)
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A memory as the briefing lists it (its content cut to ``SNIPPET``)."""
+
+    key: str
+    content: str
+    project: str
+    created_at: str | None
+    trust: str
+    tags: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate(Item):
+    """A deprioritised memory whose reinstate hints the project's state names."""
+
+    matched_hints: list[str]
+    reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    key: str
+    content: str | None  # None when the memory is gone
+
+
+@dataclass(frozen=True, slots=True)
+class Blocker:
+    """An open contradiction touching the project (``ask`` counts in the budget, so it is part of the JSON)."""
+
+    id: str
+    a: Side
+    b: Side
+    evidence: dict[str, Any]
+    detected_at: str | None
+    ask: str = ASK
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    term: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """The last maintenance run's findings, as counts."""
+
+    at: Any
+    expired: int
+    duplicate_clusters_to_review: int
+    contradictions_closed: int
+    index_drift: list[Any]
+    phantoms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sections:
+    """The bounded lists, most important first."""
+
+    contradictions: list[Blocker]
+    graveyard: list[Abandoned]
+    recent_knowledge: list[Item]
+    reinstate_candidates: list[Candidate]
+    stale: list[Item]
+    suppressed: list[Hidden]
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {f.name: [_plain(x) for x in getattr(self, f.name)] for f in fields(self)}
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    project: str
+    context: dict[str, Any] | None  # the project context's public form (kenning/projects.py)
+    sections: Sections
+    maintenance: Findings | None
+    truncated: bool
+
+    def public(self) -> dict[str, Any]:
+        return {"project": self.project, "context": self.context, **self.sections.public(),
+                "maintenance": asdict(self.maintenance) if self.maintenance else None, "truncated": self.truncated}
+
+
+def _plain(entry: Any) -> dict[str, Any]:
+    if isinstance(entry, Abandoned):
+        return entry.public()
+    out: dict[str, Any] = asdict(entry)
+    return out
+
+
+def item(memory: Memory) -> Item:
+    return Item(key=memory.key, content=snippet(memory.content), project=memory.project,
+                created_at=iso(memory.created_at), trust=memory.trust, tags=list(memory.tags))
+
+
+def bounded(sections: Sections, budget: int = BUDGET) -> tuple[Sections, bool]:
+    """Shorten the least important list sections until their JSON fits ``budget``. Pure."""
+    out = sections
     truncated = False
     for name in TRIM_ORDER:
-        while len(json.dumps(out, default=str)) > budget and out.get(name):
-            out[name] = out[name][:-1]
+        while len(json.dumps(out.public(), default=str)) > budget and getattr(out, name):
+            out = replace(out, **{name: getattr(out, name)[:-1]})
             truncated = True
     return out, truncated
 
@@ -66,7 +164,7 @@ class Briefing:
         self.suppressions = suppressions
         self.maintenance = maintenance
 
-    def briefing(self, project: str, *, include_feeds: bool | None = None) -> dict[str, Any]:
+    def briefing(self, project: str, *, include_feeds: bool | None = None) -> Brief:
         """The digest for one project (global memories included where they apply); feed articles count as
         knowledge unless ``include_feeds`` (default KENNING_RECALL_INCLUDE_FEEDS) is false."""
         name = validation.project(project)
@@ -74,18 +172,16 @@ class Briefing:
         skip = ("context",) if feeds else ("context", "article")
         context = self._context(name)
         active = self.suppressions.active()  # read once: every section filters with the same list
-        sections: dict[str, Any] = {
-            "contradictions": self._contradictions(name),
-            "graveyard": [{**a.public(), "reason": snippet(a.reason)}
-                          for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
-            "recent_knowledge": [item(m) for m in self._recent(name, active, skip)],
-            "reinstate_candidates": self._reinstate(name, str((context or {}).get("state") or ""), active),
-            "stale": [item(m) for m in self._stale(name, active, skip)],
-            "suppressed": [{"term": s.term, "reason": s.reason} for s in active][:CAPS["suppressed"]],
-        }
-        sections, truncated = bounded(sections)
-        return {"project": name, "context": context, **sections, "maintenance": self._findings(),
-                "truncated": truncated}
+        sections = Sections(
+            contradictions=self._contradictions(name),
+            graveyard=[replace(a, reason=snippet(a.reason)) for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
+            recent_knowledge=[item(m) for m in self._recent(name, active, skip)],
+            reinstate_candidates=self._reinstate(name, str((context or {}).get("state") or ""), active),
+            stale=[item(m) for m in self._stale(name, active, skip)],
+            suppressed=[Hidden(s.term, s.reason) for s in active][:CAPS["suppressed"]],
+        )
+        kept, truncated = bounded(sections)
+        return Brief(project=name, context=context, sections=kept, maintenance=self._findings(), truncated=truncated)
 
     def _context(self, name: str) -> dict[str, Any] | None:
         try:
@@ -93,15 +189,14 @@ class Briefing:
         except NotFound:
             return None
 
-    def _contradictions(self, name: str) -> list[dict[str, Any]]:
+    def _contradictions(self, name: str) -> list[Blocker]:
         # Global memories apply to every project, so their open contradictions are this project's blockers too.
         out = []
         for record in self.contradictions.open_touching({name, GLOBAL_PROJECT}, limit=CAPS["contradictions"]):
             a, b = (self.ctx.store.memories.read(k) for k in (record.a, record.b))
-            out.append({"id": record.id, "a": {"key": record.a, "content": snippet(a.content) if a else None},
-                        "b": {"key": record.b, "content": snippet(b.content) if b else None},
-                        "evidence": record.evidence, "detected_at": iso(record.detected_at),
-                        "ask": "ask the person which holds, then resolve_contradiction"})
+            out.append(Blocker(id=record.id, a=Side(record.a, snippet(a.content) if a else None),
+                               b=Side(record.b, snippet(b.content) if b else None),
+                               evidence=dict(record.evidence), detected_at=iso(record.detected_at)))
         return out
 
     def _search(self, namespace: str, clauses: tuple[str, ...], *, sort: str, descending: bool,
@@ -119,16 +214,16 @@ class Briefing:
                              limit=CAPS["recent_knowledge"] * 3)
         return [m for m in found if not hidden_by(m, active)][:CAPS["recent_knowledge"]]
 
-    def _reinstate(self, name: str, state_text: str, active: list[Suppression]) -> list[dict[str, Any]]:
+    def _reinstate(self, name: str, state_text: str, active: list[Suppression]) -> list[Candidate]:
         if not state_text:
             return []
-        out: list[dict[str, Any]] = []
+        out: list[Candidate] = []
         for namespace in self.ctx.indexes:
             for memory in self._search(namespace, self._believed(name, "deprioritised"), sort="updated_at",
                                        descending=True, limit=100):
                 matched = phrases.found_in(state_text, memory.reinstate_hints)
                 if matched and not hidden_by(memory, active):
-                    out.append({**item(memory), "matched_hints": matched, "reason": memory.state_reason})
+                    out.append(Candidate(**asdict(item(memory)), matched_hints=matched, reason=memory.state_reason))
         return out[:CAPS["reinstate_candidates"]]
 
     def _stale(self, name: str, active: list[Suppression], skip: tuple[str, ...]) -> list[Memory]:
@@ -142,12 +237,12 @@ class Briefing:
         stale.sort(key=lambda m: m.created_at)
         return [m for m in stale if not hidden_by(m, active)][:CAPS["stale"]]
 
-    def _findings(self) -> dict[str, Any] | None:
+    def _findings(self) -> Findings | None:
         report = self.maintenance.last_report()
         if report is None:
             return None
-        return {"at": report.get("started_at"), "expired": report.get("expired", {}).get("count", 0),
-                "duplicate_clusters_to_review": len(report.get("duplicates", {}).get("review", [])),
-                "contradictions_closed": len(report.get("contradictions", {}).get("closed", [])),
-                "index_drift": report.get("indexes", {}).get("drift", []),
-                "phantoms": report.get("indexes", {}).get("phantoms", 0)}
+        return Findings(at=report.get("started_at"), expired=report.get("expired", {}).get("count", 0),
+                        duplicate_clusters_to_review=len(report.get("duplicates", {}).get("review", [])),
+                        contradictions_closed=len(report.get("contradictions", {}).get("closed", [])),
+                        index_drift=report.get("indexes", {}).get("drift", []),
+                        phantoms=report.get("indexes", {}).get("phantoms", 0))

@@ -16,7 +16,7 @@ import numpy as np
 
 from kenning.context import Context
 from kenning.memory import Draft, Memories, same_statement
-from kenning.models import Memory, RememberResult
+from kenning.models import Memory, Note, RememberResult
 from kenning.store import AuditEvent, digest
 
 BATCH = 256
@@ -93,4 +93,4 @@ def _closest(matrix: np.ndarray[Any, Any], index: int, earlier: list[int]) -> tu
 
 
 def _duplicate(key: str, similarity: float) -> RememberResult:
-    return RememberResult("duplicate", key, similarity, notes=("an equivalent memory exists; not stored again",))
+    return RememberResult("duplicate", key, similarity, notes=(Note("duplicate"),))

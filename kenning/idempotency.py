@@ -19,7 +19,7 @@ from ulid import ULID
 
 from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput
-from kenning.models import RememberResult
+from kenning.models import Note, RememberResult
 
 KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
 KEY_RULE = "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
@@ -79,4 +79,5 @@ class Once:
         assert isinstance(raw, dict)
         similarity = raw.get("similarity")
         return RememberResult(str(raw["status"]), str(raw["key"]),
-                              None if similarity is None else float(similarity), tuple(raw.get("notes", ())))
+                              None if similarity is None else float(similarity),
+                              tuple(Note.parse(n) for n in raw.get("notes", ())))

@@ -17,7 +17,7 @@ from kenning.context import Context
 from kenning.contradictions import Contradictions
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.idempotency import Once
-from kenning.models import STATES, TRUST_LEVELS, Memory, Page, RememberResult, iso
+from kenning.models import STATES, TRUST_LEVELS, Memory, Note, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, pause
 from kenning.suppression import Suppressions, hidden_by
@@ -140,7 +140,7 @@ class Memories:
         """The result of an earlier attempt that wrote ``key`` (its reply lost), or None."""
         if not self.ctx.store.memories.exists(key):
             return None
-        return RememberResult("stored", key, notes=("stored by an earlier call with this idempotency key",))
+        return RememberResult("stored", key, notes=(Note("replayed"),))
 
     def _remember(self, memory: Memory, *, actor: str, rules: WriteRules) -> RememberResult:
         vector = self.ctx.embedder.embed(memory.content)
@@ -159,28 +159,25 @@ class Memories:
         for hook in self.after_store:
             hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(
-            f"possible contradiction with {c.other(memory.key)} (contradiction {c.id}, open; both now disputed): "
-            f"settle it with resolve_contradiction" for c in opened) + self.hidden_notes(memory))
+            Note("contradiction", other=c.other(memory.key), contradiction=c.id) for c in opened)
+            + self.hidden_notes(memory))
 
-    def hidden_notes(self, memory: Memory) -> tuple[str, ...]:
-        """What a memory just stored will not be shown through: each suppression that hides it, and how to lift it."""
+    def hidden_notes(self, memory: Memory) -> tuple[Note, ...]:
+        """What a memory just stored will not be shown through: each suppression that hides it."""
         hiding = [s for s in self.suppressions.active() if hidden_by(memory, [s])]
-        return tuple(f"stored, but hidden from recall and briefings by the suppression of '{s.term}' "
-                     f"({s.reason}); lift it with unsuppress_topic(term='{s.term}') if this memory should be found"
-                     for s in hiding)
+        return tuple(Note("suppressed", term=s.term, reason=s.reason) for s in hiding)
 
     def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,
                 refresh: bool) -> RememberResult:
         """The duplicate answer, naming the memory matched; with ``refresh`` its event date moves on."""
-        said = f"{existing.key} ({existing.state}): {existing.content[:120]!r}"
-        notes = [f"an equivalent memory exists, {said}; not stored again"]
+        notes = [Note("duplicate", key=existing.key, state=existing.state, content=existing.content[:120])]
         newer = new.event_date is not None and (existing.event_date is None or new.event_date > existing.event_date)
         event = self.ctx.event(actor, "refresh", existing.key, reason="repeated with a newer event date",
                                before=existing.content, after=existing.content,
                                details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
         if refresh and newer and self.ctx.store.memories.update(
                 existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()}, [event]):
-            notes.append(f"its event date is now {iso(new.event_date)} (refresh)")
+            notes.append(Note("refreshed", event_date=iso(new.event_date)))
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
     @contextmanager

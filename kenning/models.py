@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 STATES: tuple[str, ...] = ("active", "deprioritised", "archived")
 TRUST_LEVELS: tuple[str, ...] = ("stated", "verified", "disputed", "superseded")
@@ -74,6 +74,17 @@ class Memory:
         return data
 
 
+@dataclass(frozen=True, slots=True)
+class Stale:
+    """An open value change flags an older statement: the newer key, the contradiction, the slot, both values."""
+
+    newer: str
+    contradiction: str
+    slot: Any
+    old_value: Any
+    new_value: Any
+
+
 @dataclass(frozen=True)
 class RecallHit:
     """One recall result: the memory, its raw similarity and its final score."""
@@ -84,7 +95,7 @@ class RecallHit:
     weak_match: bool = False
     reinstate_candidate: bool = False
     factors: dict[str, float] = field(default_factory=dict)
-    stale: dict[str, Any] | None = None  # an open value change names a newer statement (kenning.staleness)
+    stale: Stale | None = None  # an open value change names a newer statement (kenning.staleness)
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         m = self.memory
@@ -100,7 +111,7 @@ class RecallHit:
         if self.reinstate_candidate:
             out["reinstate_candidate"] = True
         if self.stale is not None:
-            out["possibly_stale"] = self.stale
+            out["possibly_stale"] = asdict(self.stale)
         if m.superseded_by:
             out["superseded_by"] = m.superseded_by
         for name in ("title", "doc_id", "chunk_index"):  # where a document chunk came from
@@ -110,21 +121,64 @@ class RecallHit:
         return out
 
 
+NoteKind = Literal["contradiction", "suppressed", "duplicate", "refreshed", "replayed", "said"]
+NOTE_KINDS: tuple[NoteKind, ...] = ("contradiction", "suppressed", "duplicate", "refreshed", "replayed", "said")
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A fact remember reports, by kind; the MCP door words it for an agent (mcp_server/shape.py).
+
+    contradiction: ``other`` and ``contradiction`` (opened, both now disputed); suppressed: ``term`` and
+    ``reason`` of a suppression hiding the new memory; duplicate: the memory matched (``key``, ``state``, the
+    first words of its ``content``; none of them from a bulk write); refreshed: its new ``event_date``;
+    replayed: an earlier call with this idempotency key stored it; said: a sentence as an older reply kept it.
+    """
+
+    kind: NoteKind
+    other: str | None = None
+    contradiction: str | None = None
+    term: str | None = None
+    reason: str | None = None
+    key: str | None = None
+    state: str | None = None
+    content: str | None = None
+    event_date: str | None = None
+    text: str | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {name: value for name, value in asdict(self).items() if value is not None}
+
+    @staticmethod
+    def parse(raw: object) -> Note:
+        """A note as a stored reply keeps it: its fields, or (a reply kept before notes had kinds) a sentence."""
+        if isinstance(raw, str):
+            return Note("said", text=raw)
+        kind = next((k for k in NOTE_KINDS if isinstance(raw, dict) and raw.get("kind") == k), None)
+        if kind is None or not isinstance(raw, dict):
+            raise ValueError(f"not a stored remember note: {raw!r}"[:200])
+        return Note(kind, **{f.name: str(raw[f.name]) for f in fields(Note) if f.name != "kind" and f.name in raw})
+
+
 @dataclass(frozen=True)
 class RememberResult:
-    """What remember did: ``stored`` a new key, or found a ``duplicate`` and returned its key."""
+    """What remember did: ``stored`` a new key, or found a ``duplicate`` and returned its key.
+
+    ``public()`` is the plain form an idempotent reply is kept in (notes as their fields); the MCP door
+    words the notes (mcp_server/shape.py ``remembered``).
+    """
 
     status: str
     key: str
     similarity: float | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
 
     def public(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status, "key": self.key}
         if self.similarity is not None:
             out["similarity"] = round(self.similarity, 4)
         if self.notes:
-            out["notes"] = list(self.notes)
+            out["notes"] = [n.public() for n in self.notes]
         return out
 
 

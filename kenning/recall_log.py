@@ -12,7 +12,7 @@ rank and score.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from kenning import phrases, query, validation
@@ -44,6 +44,21 @@ class Mentioned:
             out["note"] = self.note
         return out
 
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """One recall as the log keeps it; ``results`` are the stored rows (key, score, similarity, factors, preview)."""
+
+    id: str
+    query: str
+    actor: str
+    at: str | None
+    projects: list[str]
+    results: list[dict[str, Any]]
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class RecallLog:
     def __init__(self, ctx: Context, suppressions: Suppressions) -> None:
         self.ctx = ctx
@@ -62,7 +77,7 @@ class RecallLog:
                              "factors": {name: round(v, 4) for name, v in h.factors.items()},
                              "preview": h.memory.content[:PREVIEW]} for h in hits]}
 
-    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+    def recent(self, limit: int = 50) -> list[Logged]:
         validation.bounded_int("limit", limit, 1, 1_000)
         return [_public(entry_id, entry) for entry_id, entry in self.store.newest(limit)]
 
@@ -140,5 +155,6 @@ def _preview_hidden(result: dict[str, Any], suppressed: list[Suppression]) -> bo
     return bool(hidden_by(Memory(key=result["key"], content=result["preview"]), suppressed))
 
 
-def _public(entry_id: str, entry: dict[str, Any]) -> dict[str, Any]:
-    return {"id": entry_id, **entry, "at": iso(entry["at"])}
+def _public(entry_id: str, entry: dict[str, Any]) -> Logged:
+    return Logged(id=entry_id, query=entry["query"], actor=entry["actor"], at=iso(entry["at"]),
+                  projects=entry.get("projects", []), results=entry["results"])

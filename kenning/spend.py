@@ -1,24 +1,47 @@
 """What the LLM extras spent, against their caps, and whether they are falling back (docs/llm.md#spend).
 
 Numbers only: tokens and calls today and this month (UTC), and per project,
-the caps from settings, and the state of the extras -- ``off`` (no API key), ``falling back`` (a cap
-is spent: the heuristic paths answer and say so) or ``on``. Read from the daily usage ledger
-(kenning/store/llm.py), one round trip for the month.
+the caps from settings, and the state of the extras -- ``off`` (no API key), ``falling_back`` (a cap
+is spent: the heuristic paths answer and say so) or ``on`` -- with the reason as a code; the doors word it.
+Read from the daily usage ledger (kenning/store/llm.py), one round trip for the month.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from kenning.llm import Llm
 
 PROJECT_FIELD = "tokens:project:"
 CALLS_FIELD = "calls:project:"
 NO_PROJECT = "(no project)"
+State = Literal["off", "falling_back", "on"]
+Reason = Literal["no_key", "daily_cap", "project_cap", "within_caps"]
 
 
-def report(llm: Llm) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """The spend panel's facts; ``public()`` is their plain JSON form (the doors add the state's wording)."""
+
+    day: str
+    month: str
+    state: State
+    reason: Reason
+    today: dict[str, int]
+    this_month: dict[str, int]
+    caps: dict[str, int]
+    cap_used_percent: float | None
+    projects: dict[str, dict[str, int]]
+    projects_over_cap: list[str]
+    extras: dict[str, bool]
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def report(llm: Llm) -> Spend:
     """The spend panel's facts (never the key itself)."""
     now = datetime.fromtimestamp(llm.clock.now(), tz=UTC)
     month = [now.replace(day=d).strftime("%Y-%m-%d") for d in range(1, now.day + 1)]
@@ -28,13 +51,14 @@ def report(llm: Llm) -> dict[str, Any]:
     cap, project_cap = settings.llm_daily_token_cap, settings.llm_project_daily_token_cap
     projects = _projects(today, this_month)
     over = sorted(p for p, row in projects.items() if project_cap and row["today"] >= project_cap)
-    return {"day": month[-1], "month": month[-1][:7], "state": _state(llm.available, today, cap, over),
-            "today": _totals(today), "this_month": _totals(this_month),
-            "caps": {"daily_tokens": cap, "project_daily_tokens": project_cap},
-            "cap_used_percent": round(100 * today.get("tokens", 0) / cap, 1) if cap else None,
-            "projects": projects, "projects_over_cap": over,
-            "extras": {"fact_extraction": settings.llm_extract_facts,
-                       "contradiction_verdicts": settings.llm_contradiction_verdicts}}
+    state, reason = _state(llm.available, today, cap, over)
+    return Spend(day=month[-1], month=month[-1][:7], state=state, reason=reason,
+                 today=_totals(today), this_month=_totals(this_month),
+                 caps={"daily_tokens": cap, "project_daily_tokens": project_cap},
+                 cap_used_percent=round(100 * today.get("tokens", 0) / cap, 1) if cap else None,
+                 projects=projects, projects_over_cap=over,
+                 extras={"fact_extraction": settings.llm_extract_facts,
+                         "contradiction_verdicts": settings.llm_contradiction_verdicts})
 
 
 def _summed(ledgers: list[dict[str, int]]) -> dict[str, int]:
@@ -58,14 +82,11 @@ def _projects(today: dict[str, int], month: dict[str, int]) -> dict[str, dict[st
                                  "calls_this_month": month.get(CALLS_FIELD + name, 0)} for name in names}
 
 
-def _state(available: bool, today: dict[str, int], cap: int, over: list[str]) -> dict[str, str]:
+def _state(available: bool, today: dict[str, int], cap: int, over: list[str]) -> tuple[State, Reason]:
     if not available:
-        return {"code": "off", "detail": "off: no API key (KENNING_ANTHROPIC_API_KEY); every extra uses its "
-                                         "heuristic path"}
+        return "off", "no_key"
     if today.get("tokens", 0) >= cap:
-        return {"code": "falling_back", "detail": "falling back: today's token cap is spent; the heuristic paths "
-                                                  "answer until the next UTC day"}
+        return "falling_back", "daily_cap"
     if over:
-        return {"code": "falling_back", "detail": f"falling back for {', '.join(over)}: the project's daily cap "
-                                                  "is spent"}
-    return {"code": "on", "detail": "on: within today's caps"}
+        return "falling_back", "project_cap"
+    return "on", "within_caps"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kenning.models import RecallHit
+from kenning.models import RecallHit, Stale
 from kenning.store import Contradiction, ContradictionStore
 
 # Just below / above: the order changes, the other scores stay what they were.
@@ -31,9 +31,9 @@ class Change:
     newer: str
     evidence: dict[str, Any]
 
-    def flag(self) -> dict[str, Any]:
-        return {"newer": self.newer, "contradiction": self.record, "slot": self.evidence.get("slot"),
-                "old_value": self.evidence.get("old_value"), "new_value": self.evidence.get("new_value")}
+    def flag(self) -> Stale:
+        return Stale(newer=self.newer, contradiction=self.record, slot=self.evidence.get("slot"),
+                     old_value=self.evidence.get("old_value"), new_value=self.evidence.get("new_value"))
 
 
 def open_changes(records: ContradictionStore, hits: list[RecallHit]) -> list[Change]:

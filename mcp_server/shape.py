@@ -12,6 +12,7 @@ from typing import Any
 from kenning.errors import InvalidInput
 from kenning.lifecycle import Candidates, ProjectDone, ProjectPreview, Transition
 from kenning.memory import ForgetPreview, Forgotten
+from kenning.models import Note, RememberResult
 from kenning.recall import RecallResult
 from kenning.suppression import Suppressed
 
@@ -21,6 +22,33 @@ def key_or_query(key: str | None, query: str | None) -> str | None:
     if (key is None) == (query is None):
         raise InvalidInput("give either a key or a query", hint="a query returns candidates to confirm by key")
     return key
+
+
+def remembered(result: RememberResult) -> dict[str, Any]:
+    """remember's reply, its notes worded for an agent."""
+    out = result.public()
+    if result.notes:
+        out["notes"] = [note(n) for n in result.notes]
+    return out
+
+
+def note(n: Note) -> str:
+    """One remember note as a sentence (what happened, and the tool that settles or lifts it)."""
+    if n.kind == "contradiction":
+        return (f"possible contradiction with {n.other} (contradiction {n.contradiction}, open; both now disputed): "
+                "settle it with resolve_contradiction")
+    if n.kind == "suppressed":
+        return (f"stored, but hidden from recall and briefings by the suppression of '{n.term}' ({n.reason}); "
+                f"lift it with unsuppress_topic(term='{n.term}') if this memory should be found")
+    if n.kind == "duplicate" and n.key is not None:
+        return f"an equivalent memory exists, {n.key} ({n.state}): {n.content!r}; not stored again"
+    if n.kind == "duplicate":
+        return "an equivalent memory exists; not stored again"
+    if n.kind == "refreshed":
+        return f"its event date is now {n.event_date} (refresh)"
+    if n.kind == "replayed":
+        return "stored by an earlier call with this idempotency key"
+    return n.text or ""
 
 
 def transition(done: Transition) -> dict[str, Any]:

@@ -47,7 +47,7 @@ async def remember(content: str, namespace: Namespace = "knowledge", project: st
                   source=source, event_date=event_date, valid_from=valid_from, expires_at=expires_at)
     result = await call.run(call.engine.memories.remember, draft, actor=call.actor,
                             allow_duplicate=allow_duplicate, refresh=refresh, idempotency_key=idempotency_key)
-    return result.public()
+    return shape.remembered(result)
 
 
 async def _recall(query: str, namespaces: Sequence[str] | None, projects: list[str] | None, top_k: int,

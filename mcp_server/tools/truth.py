@@ -99,4 +99,4 @@ async def briefing(project: str, include_feeds: bool | None = None) -> dict[str,
     recent knowledge, reinstate candidates, stale memories, suppressed topics, maintenance findings.
     include_feeds: false leaves out feed articles."""
     call = current()
-    return await call.run(call.engine.briefing.briefing, project, include_feeds=include_feeds)
+    return (await call.run(call.engine.briefing.briefing, project, include_feeds=include_feeds)).public()

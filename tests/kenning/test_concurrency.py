@@ -18,6 +18,7 @@ from kenning.engine import Engine
 from kenning.errors import Conflict, InvalidInput
 from kenning.idempotency import Once
 from kenning.memory import Draft, Listing
+from kenning.models import Note
 from kenning.store import digest
 
 THREADS = 8
@@ -128,6 +129,23 @@ def test_an_idempotent_remember_replayed_returns_the_first_result(engine: Engine
                                  idempotency_key="call-0001")
     with pytest.raises(InvalidInput, match="idempotency key"):
         engine.memories.remember(draft, actor="t", idempotency_key="no spaces")
+
+
+def test_an_idempotent_reply_keeps_its_notes_as_fields_and_an_older_worded_reply_still_replays(
+        engine: Engine) -> None:
+    engine.suppressions.suppress("legacy billing", "retired", actor="alice")
+    draft = Draft("the legacy billing cron runs at midnight", project="ops")
+    first = engine.memories.remember(draft, actor="t", idempotency_key="noted-call-1")
+    assert first.notes == (Note("suppressed", term="legacy billing", reason="retired"),)
+    digest = Once(engine.ctx, "t", "noted-call-1", "").digest
+    kept = engine.store.replies.reply(digest, wait_seconds=0)
+    assert kept is not None
+    assert kept["result"]["notes"] == [{"kind": "suppressed", "term": "legacy billing", "reason": "retired"}]
+    assert engine.memories.remember(draft, actor="t", idempotency_key="noted-call-1").notes == first.notes
+    worded = "stored, but hidden from recall and briefings by the suppression of 'legacy billing' (retired)"
+    engine.store.replies.keep(digest, {**kept, "result": {**kept["result"], "notes": [worded]}}, ttl_seconds=60)
+    replayed = engine.memories.remember(draft, actor="t", idempotency_key="noted-call-1")
+    assert (replayed.key, replayed.notes) == (first.key, (Note("said", text=worded),))
 
 
 def test_an_idempotent_remember_whose_reply_was_lost_is_not_stored_twice(engine: Engine) -> None:

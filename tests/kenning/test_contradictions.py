@@ -42,7 +42,7 @@ def test_fly_then_kamal_is_flagged_resolved_and_answers_both_times(engine: Engin
     before = clock.now() + 60
     clock.advance(DAY)
     result = engine.memories.remember(Draft(KAMAL, project="shop"), actor="agent")
-    assert any("contradiction" in note for note in result.notes)
+    assert any(note.kind == "contradiction" for note in result.notes)
     kamal = result.key
     records, total = engine.contradictions.listing(status="open")
     assert total == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kenning.clock import ManualClock
 from kenning.embedding import Embedder
 from kenning.engine import Engine
@@ -21,10 +23,10 @@ def test_each_recall_is_logged_with_results_actor_and_time(engine: Engine, clock
     key = remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
     engine.recaller.recall(RecallRequest("where do feature flags come from?", actor="agent:cursor"))
     entry = engine.recall_log.recent(1)[0]
-    assert (entry["query"], entry["actor"], entry["at"]) == ("where do feature flags come from?", "agent:cursor",
+    assert (entry.query, entry.actor, entry.at) == ("where do feature flags come from?", "agent:cursor",
                                                             iso(clock.now()))
-    assert entry["results"][0]["key"] == key
-    assert entry["results"][0]["score"] > 0
+    assert entry.results[0]["key"] == key
+    assert entry.results[0]["score"] > 0
 
 
 def test_why_did_you_mention_by_words(engine: Engine, clock: ManualClock) -> None:
@@ -67,7 +69,7 @@ def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedd
     for i in range(105):
         bounded.recall_log.record(f"query {i}", [], actor="a")
     assert bounded.recall_log.store.length() == 100
-    assert bounded.recall_log.recent(1)[0]["query"] == "query 104"
+    assert bounded.recall_log.recent(1)[0].query == "query 104"
 
 
 def test_a_recall_logs_the_same_entry_as_record(engine: Engine, clock: ManualClock) -> None:
@@ -76,6 +78,6 @@ def test_a_recall_logs_the_same_entry_as_record(engine: Engine, clock: ManualClo
     logged = engine.recall_log.recent(1)[0]  # written with the hits' counters (Store.log_recall)
     entry_id = engine.recall_log.record("where do feature flags come from?", hits, actor="a")
     queued = engine.recall_log.recent(1)[0]
-    assert queued["id"] == text(entry_id)
-    assert [r["key"] for r in queued["results"]] == [key]
-    assert {k: v for k, v in queued.items() if k != "id"} == {k: v for k, v in logged.items() if k != "id"}
+    assert queued.id == text(entry_id)
+    assert [r["key"] for r in queued.results] == [key]
+    assert replace(queued, id=logged.id) == logged

@@ -166,7 +166,7 @@ def test_recall_bumps_counters_and_logs(engine: Engine, clock: ManualClock) -> N
     memory = engine.memories.get(key)
     assert memory.recall_count == 2
     assert memory.last_recalled == clock.now()
-    assert [e["query"] for e in engine.recall_log.recent(5)] == ["backup schedule", "when does the backup run?"]
+    assert [e.query for e in engine.recall_log.recent(5)] == ["backup schedule", "when does the backup run?"]
 
 
 def test_as_of_restricts_to_what_was_recorded_by_then(engine: Engine, clock: ManualClock) -> None:

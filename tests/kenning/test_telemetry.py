@@ -22,11 +22,11 @@ def test_the_recall_log_search_pages_with_a_cursor(engine: Engine) -> None:
         engine.recaller.recall(RecallRequest("how do deploys run?", actor=who))
     engine.recaller.recall(RecallRequest("which branch is released?", actor="agent-other"))
     first = engine.telemetry.search_log(text="deploys", limit=2)
-    assert [e["actor"] for e in first["entries"]] == ["agent-3", "agent-2"]
-    assert first["next"] == first["entries"][-1]["id"]
-    rest = engine.telemetry.search_log(text="deploys", before=first["next"], limit=2)
-    assert [e["actor"] for e in rest["entries"]] == ["agent-1"]
-    assert rest["next"] is None
+    assert [e.actor for e in first.entries] == ["agent-3", "agent-2"]
+    assert first.next == first.entries[-1].id
+    rest = engine.telemetry.search_log(text="deploys", before=first.next, limit=2)
+    assert [e.actor for e in rest.entries] == ["agent-1"]
+    assert rest.next is None
 
 
 def keyed(settings: Settings, **overrides: Any) -> Settings:
@@ -40,14 +40,14 @@ def test_spend_says_when_the_extras_fall_back(engine: Engine, settings: Settings
     llm = Llm(keyed(settings, llm_daily_token_cap=1000, llm_project_daily_token_cap=400), ledger, clock)
     ledger.add(llm.day(), "alpha", 300)
     within = spend.report(llm)
-    assert within["state"]["code"] == "on"  # positive control: a key and room under both caps
-    assert within["cap_used_percent"] == 30.0
+    assert within.state == "on"  # positive control: a key and room under both caps
+    assert within.cap_used_percent == 30.0
     ledger.add(llm.day(), "alpha", 200)
     over_project = spend.report(llm)
-    assert over_project["state"]["code"] == "falling_back"
-    assert over_project["projects_over_cap"] == ["alpha"]
+    assert (over_project.state, over_project.reason) == ("falling_back", "project_cap")
+    assert over_project.projects_over_cap == ["alpha"]
     ledger.add(llm.day(), "beta", 600)
-    assert "today's token cap is spent" in spend.report(llm)["state"]["detail"]
+    assert (spend.report(llm).state, spend.report(llm).reason) == ("falling_back", "daily_cap")
     assert "sk-test" not in str(spend.report(llm))
 
 
@@ -56,6 +56,6 @@ def test_the_log_search_reads_words_the_log_stores_escaped(engine: Engine) -> No
     engine.recaller.recall(RecallRequest("ｄｅｐｌｏｙｓ from which branch?", actor="agent-wide"))  # fullwidth
     engine.recaller.recall(RecallRequest("déploiement: which branch deploys?", actor="agent-fr"))
     engine.recaller.recall(RecallRequest("which branch is released?", actor="agent-other"))
-    found = engine.telemetry.search_log(text="Deploys")["entries"]
-    assert [e["actor"] for e in found] == ["agent-fr", "agent-wide"]
-    assert [e["actor"] for e in engine.telemetry.search_log(text="déploiement")["entries"]] == ["agent-fr"]
+    found = engine.telemetry.search_log(text="Deploys").entries
+    assert [e.actor for e in found] == ["agent-fr", "agent-wide"]
+    assert [e.actor for e in engine.telemetry.search_log(text="déploiement").entries] == ["agent-fr"]

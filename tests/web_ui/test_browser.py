@@ -23,6 +23,7 @@ from kenning.store.llm import UsageLedger
 from tests.mcp_server.conftest import mcp_settings, ok, start_harness
 from tests.web_ui.conftest import PASSWORD, Dashboard, contradiction, duplicates, remember, web_settings
 from web_ui.guard import COOKIE
+from web_ui.pages.overview import spend_view
 from web_ui.service import WebService
 
 CHROMIUM = "/usr/bin/chromium"
@@ -90,7 +91,7 @@ async def test_log_in(browser: Browser, live: str, web: Dashboard, engine: Engin
     assert (session.username, session.role) == ("editor", "editor")
     assert cookies[COOKIE]["httpOnly"] is True
     assert await page.locator(".card .big").first.inner_text() == "3"
-    assert await page.locator("#spend-state").inner_text() == spend.report(engine.llm)["state"]["detail"]
+    assert await page.locator("#spend-state").inner_text() == spend_view(spend.report(engine.llm))["state"]["detail"]
     await page.screenshot(path=str(shots / "dashboard-overview.png"), full_page=True)
     await page.context.close()
 
@@ -189,11 +190,11 @@ async def test_why_did_you_mention_on_the_telemetry_page(browser: Browser, web: 
         await page.get_by_role("button", name="Search the log").click()
         rows = page.locator("#recall-log tbody tr")
         await rows.first.wait_for()
-        logged = engine.telemetry.search_log(key=key)["entries"]
+        logged = engine.telemetry.search_log(key=key).entries
         assert await rows.count() == len(logged) == 3  # two recalls through the engine, one through MCP
         shown = await page.locator("#recall-log").inner_text()
-        assert [e["actor"] for e in logged] == ["test-write", "agent-billing", "agent-billing"]
-        assert all(e["query"] in shown for e in logged)
+        assert [e.actor for e in logged] == ["test-write", "agent-billing", "agent-billing"]
+        assert all(e.query in shown for e in logged)
         assert await page.locator("#chart-latency svg").count() == 1
         await page.screenshot(path=str(shots / "dashboard-telemetry.png"), full_page=True)
         await page.set_viewport_size({"width": 390, "height": 844})

@@ -153,10 +153,10 @@ def test_charts_show_the_engines_numbers(web: Dashboard, engine: Engine, clock: 
     data = telemetry(viewer, "days=7")
     made = engine.activity.memories_created(7)
     chart = data["charts"]["memories"]
-    assert chart["table"]["rows"] == [[day, *(made["series"][ns][i] for ns in made["series"])]
-                                      for i, day in enumerate(made["days"])]
+    assert chart["table"]["rows"] == [[day, *(made.series[ns][i] for ns in made.series)]
+                                      for i, day in enumerate(made.days)]
     by_day = {row[0]: dict(zip(chart["table"]["headers"][1:], row[1:], strict=True)) for row in chart["table"]["rows"]}
-    first, second = made["days"][-2], made["days"][-1]
+    first, second = made.days[-2], made.days[-1]
     assert by_day[first]["knowledge"] == 2
     assert by_day[second] == {"episodic": 1, "knowledge": 3, "preference": 0, "project": 0, "skill": 0}
     assert data["charts"]["feeds"]["table"]["rows"][-1] == [second, 1]

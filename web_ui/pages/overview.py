@@ -31,12 +31,28 @@ def gather(engine: Engine) -> dict[str, Any]:
             "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(), "runs": runs},
             "recent": engine.history.audit_log(limit=RECENT).public()["events"],
             "chart": charts.stacked(audit.counts),
-            "created": created_chart(engine), "spend": spend.report(engine.llm)}
+            "created": created_chart(engine), "spend": spend_view(spend.report(engine.llm))}
+
+
+STATE_WORDING = {
+    "no_key": "off: no API key (KENNING_ANTHROPIC_API_KEY); every extra uses its heuristic path",
+    "daily_cap": "falling back: today's token cap is spent; the heuristic paths answer until the next UTC day",
+    "project_cap": "falling back for {over}: the project's daily cap is spent",
+    "within_caps": "on: within today's caps",
+}
+
+
+def spend_view(report: spend.Spend) -> dict[str, Any]:
+    """The spend panel as the page shows it: the engine's numbers, its state worded for a person."""
+    view = report.public()
+    detail = STATE_WORDING[view.pop("reason")].format(over=", ".join(report.projects_over_cap))
+    view["state"] = {"code": report.state, "detail": detail}
+    return view
 
 
 def created_chart(engine: Engine) -> dict[str, Any]:
     made = engine.activity.memories_created(DAYS)
-    return charts.columns(made["days"], made["series"], title="Memories created per day, by namespace",
+    return charts.columns(made.days, made.series, title="Memories created per day, by namespace",
                           x_label="day (UTC)", y_label="memories", short=5)
 
 

@@ -72,7 +72,7 @@ def gather(engine: Engine, ask: Ask) -> dict[str, Any]:
                 "never": lambda: t.never_recalled(offset=offset, limit=ask.limit)}
     log = t.search_log(key=ask.key or None, text=ask.words or None, before=ask.before, limit=LOG_PAGE) \
         if ask.key or ask.words else None
-    return {"lists": {name: listings[name]() for name in ask.shown()}, "log": log,
+    return {"lists": {name: listings[name]().public() for name in ask.shown()}, "log": log and log.public(),
             "charts": day_charts(engine, ask.days)}
 
 
@@ -80,12 +80,12 @@ def day_charts(engine: Engine, days: int) -> dict[str, Any]:
     a = engine.activity
     made, contra, feeds = a.memories_created(days), a.contradictions_per_day(days), a.feed_articles(days)
     return {
-        "memories": charts.columns(made["days"], made["series"], title="Memories created per day, by namespace",
+        "memories": charts.columns(made.days, made.series, title="Memories created per day, by namespace",
                                    x_label="day (UTC)", y_label="memories", short=5),
-        "contradictions": charts.columns(contra["days"], contra["series"], stacked=False, short=5,
+        "contradictions": charts.columns(contra.days, contra.series, stacked=False, short=5,
                                          title="Contradictions opened and resolved per day", x_label="day (UTC)",
                                          y_label="contradictions"),
-        "feeds": charts.columns(feeds["days"], feeds["series"], title="Feed articles ingested per day",
+        "feeds": charts.columns(feeds.days, feeds.series, title="Feed articles ingested per day",
                                 x_label="day (UTC)", y_label="articles", short=5),
     }
 

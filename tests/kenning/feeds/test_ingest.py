@@ -216,9 +216,9 @@ def test_the_briefing_includes_or_excludes_feed_articles(feeds_engine: Engine,
     stored = feeds_engine.feeds.run(_feed(feed_server, "/rss1.rdf", project="kenning")).new
     included = feeds_engine.briefing.briefing("kenning")
     # the positive control: with feeds, the articles are recent knowledge
-    assert set(stored) <= {entry["key"] for entry in included["recent_knowledge"]}
+    assert set(stored) <= {entry.key for entry in included.sections.recent_knowledge}
     excluded = feeds_engine.briefing.briefing("kenning", include_feeds=False)
-    assert not set(stored) & {entry["key"] for entry in excluded["recent_knowledge"]}
+    assert not set(stored) & {entry.key for entry in excluded.sections.recent_knowledge}
 
 
 def test_a_new_url_drops_the_old_validators_and_backoff(feeds_engine: Engine,
