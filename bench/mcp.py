@@ -89,10 +89,11 @@ async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[
         for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
             arguments = {"query": query.text, "projects": [query.project], "top_k": 10}
             took: dict[str, float] = {}
-            before = time.perf_counter()
-            if direct is not None:
+            if direct is not None:  # only then: an "engine" time without it would pair the recall with nothing
+                before = time.perf_counter()
                 direct(query)
-            took["engine"] = (start := time.perf_counter()) - before
+                took["engine"] = time.perf_counter() - before
+            start = time.perf_counter()
             await client.call_tool("recall", arguments)
             took["recall"] = (middle := time.perf_counter()) - start
             if bare is not None:

@@ -154,9 +154,9 @@ class Contradictions:
         wanted = [Near(query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
                                     knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
                                     ef_runtime=self.ctx.settings.ef_runtime, limit=CANDIDATES_PER_NAMESPACE),
-                       max_distance=cut) for namespace in NAMESPACES]
+                       max_distance=cut, skip=frozenset((memory.key,))) for namespace in NAMESPACES]
         return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.nearest(wanted)
-                for hit in result.hits if hit.memory.key != memory.key]
+                for hit in result.hits]
 
     def open(self, a: Memory, b: Memory, found: Found, similarity: float, *,
              actor: str) -> Contradiction | None:

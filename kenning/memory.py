@@ -5,8 +5,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,8 +18,8 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.idempotency import Once
 from kenning.models import STATES, TRUST_LEVELS, Memory, Note, Page, RememberResult, iso
 from kenning.schema import FIELD_NAMES, vector_bytes
-from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, pause
-from kenning.suppression import Suppressions, hidden_by
+from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Lease, SearchResult, pause
+from kenning.suppression import Suppression, Suppressions, hidden_by
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
 MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
@@ -146,25 +145,43 @@ class Memories:
         vector = self.ctx.embedder.embed(memory.content)
         if rules.allow_duplicate:
             return self._store(memory, vector, actor=actor, rules=rules)
-        with self._claim(memory):  # the duplicate check and the write of one content, one call at a time
-            existing = self.nearest_duplicate(memory.namespace, memory.project, vector)
+        # The claim, the duplicate KNN and the suppressions in one round trip; the claim's release goes
+        # with the write (or, on a duplicate or an error, on its own).
+        claim = self._claim(memory)
+        search = self.duplicate_search(memory.namespace, memory.project, vector)
+        taken, found, suppressed = self.ctx.store.claim_and_search(claim, search)
+        released = False
+        try:
+            if not taken:  # another remember of the same content holds it: wait, then check again
+                self._wait(claim)
+                found = self.ctx.store.memories.search(search)
+            existing = self._duplicate(found)
             if existing is not None and same_statement(existing[0].content, memory.content) \
                     and (rules.refresh or same_event(existing[0].event_date, memory.event_date)):
                 return self.refused(existing[0], existing[1], memory, actor=actor, refresh=rules.refresh)
-            return self._store(memory, vector, actor=actor, rules=rules)
+            released = True
+            return self._store(memory, vector, actor=actor, rules=rules, claim=claim,
+                               suppressions=self.suppressions.parse_active(suppressed))
+        finally:
+            if not released:
+                claim.release()
 
-    def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules) -> RememberResult:
-        self.write_new(memory, vector, actor=actor, action="remember")
+    def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules, claim: Lease | None = None,
+               suppressions: builtins.list[Suppression] | None = None) -> RememberResult:
+        """Write ``memory`` (``claim`` released in the same round trip), then check contradictions.
+        ``suppressions``: the list read before the write (else read now) for the "hidden" notes."""
+        self.write_new(memory, vector, actor=actor, action="remember", then_release=claim)
         opened = self.contradictions.on_remember(memory, vector, actor=actor) if rules.check_contradictions else []
         for hook in self.after_store:
             hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(
             Note("contradiction", other=c.other(memory.key), contradiction=c.id) for c in opened)
-            + self.hidden_notes(memory))
+            + self.hidden_notes(memory, suppressions))
 
-    def hidden_notes(self, memory: Memory) -> tuple[Note, ...]:
+    def hidden_notes(self, memory: Memory, suppressions: builtins.list[Suppression] | None = None) -> tuple[Note, ...]:
         """What a memory just stored will not be shown through: each suppression that hides it."""
-        hiding = [s for s in self.suppressions.active() if hidden_by(memory, [s])]
+        current = self.suppressions.active() if suppressions is None else suppressions
+        hiding = [s for s in current if hidden_by(memory, [s])]
         return tuple(Note("suppressed", term=s.term, reason=s.reason) for s in hiding)
 
     def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,
@@ -180,26 +197,26 @@ class Memories:
             notes.append(Note("refreshed", event_date=iso(new.event_date)))
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
-    @contextmanager
-    def _claim(self, memory: Memory) -> Iterator[None]:
-        """Hold the claim on this content in this namespace and project (SET NX PX on one key, so
-        cluster-safe) while it is checked and written: a concurrent remember of the same text waits,
-        then its duplicate check sees this write. A claim whose holder died expires."""
+    def _claim(self, memory: Memory) -> Lease:
+        """The claim on this content in this namespace and project (SET NX PX on one key, so cluster-safe),
+        held while it is checked and written: a concurrent remember of the same text waits, then its
+        duplicate check sees this write. A claim whose holder died expires."""
         name = hashlib.sha256(f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()).hexdigest()
-        lease = self.ctx.store.lease(self.ctx.store.key("claim", "remember", name), memory.key, CLAIM_SECONDS)
+        return self.ctx.store.lease(self.ctx.store.key("claim", "remember", name), memory.key, CLAIM_SECONDS)
+
+    @staticmethod
+    def _wait(claim: Lease) -> None:
+        """Take ``claim`` once its holder gives it up (or it expires); Conflict after CLAIM_SECONDS."""
         deadline = time.monotonic() + CLAIM_SECONDS
-        while not lease.hold():
+        while not claim.hold():
             if time.monotonic() > deadline:
                 raise Conflict("another remember of the same content is still running", hint="retry the call")
             time.sleep(0.005)
-        try:
-            yield
-        finally:
-            lease.release()
 
-    def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "") -> None:
+    def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "",
+                  then_release: Lease | None = None) -> None:
         self.ctx.store.memories.write(memory, vector, [self.ctx.event(actor, action, memory.key, reason=reason,
-                                                                      after=memory.content)])
+                                                                      after=memory.content)], then_release=then_release)
 
     def _validated(self, draft: Draft, actor: str) -> Memory:
         namespace = validation.namespace(draft.namespace)
@@ -220,9 +237,8 @@ class Memories:
             metadata=dict(draft.metadata), content_sha=content_sha(text),
         )
 
-    def nearest_duplicate(self, namespace: str, project: str, vector: Any) -> tuple[Memory, float] | None:
-        """The closest non-archived memory in the same namespace and project at or above the threshold."""
-        result = self.ctx.store.memories.search(self.duplicate_search(namespace, project, vector))
+    def _duplicate(self, result: SearchResult) -> tuple[Memory, float] | None:
+        """The duplicate search's hit when it is at or above the threshold."""
         if not result.hits or result.hits[0].similarity < self.ctx.settings.duplicate_threshold:
             return None
         hit = result.hits[0]

@@ -15,6 +15,7 @@ import numpy as np
 import valkey
 
 from kenning.models import Memory
+from kenning.query import Search
 from kenning.store import indexes, rebuild, search_module, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
@@ -162,6 +163,18 @@ class Store:
         look.queue(pipe)
         suppressed, *present = call(pipe.execute)
         return suppressed, look.finish(self.client, present)
+
+    # --- a remember's own round trip ---------------------------------------------------------
+    def claim_and_search(self, claim: Lease, search: Search) -> tuple[bool, SearchResult, Any]:
+        """Take the free lease ``claim`` (SET NX PX), run ``search`` (a remember's duplicate KNN) and read the
+        suppressions (the raw HGETALL reply), in one round trip. The search result counts only when the claim
+        was taken (True): otherwise another writer of the same content may be between its check and its write."""
+        pipe = self.client.pipeline(transaction=False)
+        claim.queue_take(pipe)
+        self.memories.queue_search(pipe, search)
+        self.suppressions.queue_all(pipe)
+        taken, found, suppressed = call(pipe.execute, raise_on_error=True)
+        return bool(taken), self.memories.parse_search(found, search), suppressed
 
     def log_recall(self, entry: dict[str, Any], max_entries: int, memories: Sequence[Memory],
                    now: float) -> list[Memory]:

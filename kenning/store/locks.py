@@ -7,6 +7,8 @@ simply stops renewing; the key expires and another owner can take it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import valkey
 
 from kenning.store.client import call, text
@@ -45,6 +47,14 @@ class Lease:
     def release(self) -> bool:
         """Give the lease up if it is still ours (True), so another owner need not wait for the expiry."""
         return bool(call(self.client.eval, _RELEASE, 1, self.key, self.owner))
+
+    def queue_take(self, pipe: Any) -> None:
+        """Queue the take of a free lease (SET NX PX) on ``pipe``: its reply is truthy when it was taken."""
+        pipe.set(self.key, self.owner, nx=True, px=self.ttl_ms)
+
+    def queue_release(self, pipe: Any) -> None:
+        """Queue ``release`` on ``pipe`` (e.g. behind the write the lease guarded, in the same round trip)."""
+        pipe.eval(_RELEASE, 1, self.key, self.owner)
 
     def holder(self) -> str | None:
         """The current owner, or None when nobody holds the lease."""

@@ -20,6 +20,7 @@ from kenning.query import Search
 from kenning.store import prefilter, search_module
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.locks import Lease
 from kenning.store.patches import Patch
 from kenning.store.prefilter import Row
 from kenning.store.recalls import Counter, Recalls
@@ -47,6 +48,7 @@ class Near:
     max_distance: float | None = None
     fields: tuple[str, ...] = ()
     accept: Callable[[dict[str, str]], bool] | None = None
+    skip: frozenset[str] = frozenset()  # keys never kept (e.g. the memory being checked against the others)
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,17 @@ class MemoryStore:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
 
     def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None, events: Sequence[AuditEvent],
-              also: Sequence[Op] = ()) -> None:
+              also: Sequence[Op] = (), *, then_release: Lease | None = None) -> None:
         """Write every field of the memory and record ``events``: one unit of work (kenning.store.unit).
 
         Fields the memory no longer has are removed in the same step; the index is current when it returns.
-        ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit.
+        ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit. ``then_release``: a
+        lease given up right after the write, in the same round trip.
         """
         fields = schema.encode(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
-        self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also))
+        self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also),
+                          then_release=then_release)
 
     def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
         """Set some fields on one existing key and record ``events``, in one atomic step (None removes the field).
@@ -154,6 +158,15 @@ class MemoryStore:
         reply = call(self.client.execute_command, *query.args())
         return _parse(reply, query)
 
+    @staticmethod
+    def queue_search(pipe: Any, query: Search) -> None:
+        """Queue ``search``'s FT.SEARCH on ``pipe``; ``parse_search`` reads its reply."""
+        pipe.execute_command(*query.args())
+
+    @staticmethod
+    def parse_search(reply: Any, query: Search) -> SearchResult:
+        return _parse(reply, query)
+
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
 
@@ -202,7 +215,7 @@ class MemoryStore:
                 pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
         replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
         found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
-        near = [w.search.page(_kept(rows, w.max_distance, w.accept), lambda row: row[1])
+        near = [w.search.page(_kept(rows, w), lambda row: row[1])
                 for w, rows in zip(wanted, found_rows, strict=True)]
         values = iter(self._read_rows([key for rows, found in zip(near, exact, strict=True) if found is None
                                        for key, _ in rows]))
@@ -269,11 +282,12 @@ def _slim_rows(reply: Any) -> list[Row]:
     return rows
 
 
-def _kept(rows: list[Row], max_distance: float | None,
-          accept: Callable[[dict[str, str]], bool] | None) -> list[tuple[str, float]]:
-    """(key, distance) of the rows within ``max_distance`` that ``accept(fields)`` keeps."""
+def _kept(rows: list[Row], near: Near) -> list[tuple[str, float]]:
+    """(key, distance) of the rows within ``near.max_distance`` that ``near.accept(fields)`` keeps, but
+    none of ``near.skip``."""
     return [(key, distance) for key, distance, fields in rows
-            if (max_distance is None or distance <= max_distance) and (accept is None or accept(fields))]
+            if key not in near.skip and (near.max_distance is None or distance <= near.max_distance)
+            and (near.accept is None or near.accept(fields))]
 
 
 def _exact_result(rows: list[Row], query: Search) -> SearchResult:

@@ -26,6 +26,8 @@ from kenning.query import Search
 from kenning.store.client import call, text
 
 MAX_SET = 400  # above this many filtered memories the engine's inline-filtered KNN is the cheaper path
+MAX_TEXT = 5_000  # a TEXT clause's matches read (keys only) to intersect with the other clauses' (``split``)
+TEXT_CLAUSE = "@content:"  # how query.text_any starts a clause on the one TEXT field (schema)
 
 Row = tuple[str, float, dict[str, str]]  # key, distance, the fields asked for
 
@@ -35,19 +37,61 @@ def candidates(search: Search) -> bool:
     return search.knn is not None and bool(search.clauses) and search.vector is not None
 
 
-def queue_keys(pipe: Any, searches: Sequence[Search]) -> None:
-    """Queue, per search, the filter alone: up to MAX_SET keys and the number that match."""
+def split(search: Search) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(its TEXT clauses, its other clauses). valkey-search answers a TEXT term ANDed with a selective filter
+    in 17-54 ms at 250k memories where the term alone takes 0.4 ms and the filter alone 0.3 ms, so ``exact``
+    asks for the two apart and intersects their keys (docs/valkey-search.md)."""
+    text = tuple(c for c in search.clauses if c.lstrip("(").startswith(TEXT_CLAUSE))
+    return text, tuple(c for c in search.clauses if c not in text)
+
+
+def _asked(search: Search, together: bool) -> list[tuple[tuple[str, ...], int]]:
+    """The NOCONTENT filters ``queue_keys`` sends for ``search``: (clauses, limit) each."""
+    text, rest = split(search)
+    if text and rest and not together:
+        return [(rest, MAX_SET), (text, MAX_TEXT)]
+    return [(search.clauses, MAX_SET)]
+
+
+def queue_keys(pipe: Any, searches: Sequence[Search], *, together: bool = False) -> None:
+    """Queue, per search, its filter: up to MAX_SET keys and the number that match; a filter with TEXT clauses
+    as two (the others, the TEXT ones: see ``split``) unless ``together``."""
     for search in searches:
-        pipe.execute_command(*Search(index=search.index, clauses=search.clauses, limit=MAX_SET).args())
+        for clauses, limit in _asked(search, together):
+            pipe.execute_command(*Search(index=search.index, clauses=clauses, limit=limit).args())
 
 
-def small_sets(replies: Sequence[Any]) -> list[list[str] | None]:
-    """Per ``queue_keys`` reply: the filtered keys when they are at most MAX_SET, else None."""
-    out: list[list[str] | None] = []
-    for reply in replies:
-        total = int(reply[0])
-        out.append([text(k) for k in reply[1:]] if total <= MAX_SET else None)
+def small_sets(searches: Sequence[Search], replies: Sequence[Any],
+               *, together: bool = False) -> list[list[str] | bool | None]:
+    """Per search, from its ``queue_keys`` replies: the filtered keys when they are at most MAX_SET, else None;
+    False when a split filter could not be intersected (a side over its limit): ask it ``together``."""
+    out: list[list[str] | bool | None] = []
+    answers = iter(replies)
+    for search in searches:
+        asked = _asked(search, together)
+        got = [next(answers) for _ in asked]
+        if len(got) == 1:
+            out.append([text(k) for k in got[0][1:]] if int(got[0][0]) <= MAX_SET else None)
+        elif all(int(reply[0]) <= limit for reply, (_, limit) in zip(got, asked, strict=True)):
+            matching = {text(k) for k in got[1][1:]}
+            out.append([key for key in (text(k) for k in got[0][1:]) if key in matching])
+        else:
+            out.append(False)
     return out
+
+
+def _filtered(client: valkey.Valkey, searches: Sequence[Search]) -> list[list[str] | None]:
+    """``small_sets`` of ``searches``: one round trip, a second only for split filters that must be asked whole."""
+    pipe = client.pipeline(transaction=False)
+    queue_keys(pipe, searches)
+    sets = small_sets(searches, call(pipe.execute, raise_on_error=True))
+    again = [s for s, keys in zip(searches, sets, strict=True) if keys is False]
+    if again:
+        pipe = client.pipeline(transaction=False)
+        queue_keys(pipe, again, together=True)
+        whole = iter(small_sets(again, call(pipe.execute, raise_on_error=True), together=True))
+        sets = [next(whole) if keys is False else keys for keys in sets]
+    return [keys if isinstance(keys, list) else None for keys in sets]
 
 
 def queue_vectors(pipe: Any, keys: Sequence[str], fields: Sequence[str]) -> None:
@@ -83,9 +127,7 @@ def exact(client: valkey.Valkey, searches: Sequence[Search],
     out: list[list[Row] | None] = [None] * len(searches)
     if not chosen:
         return out
-    pipe = client.pipeline(transaction=False)
-    queue_keys(pipe, [searches[i] for i in chosen])
-    sets = small_sets(call(pipe.execute, raise_on_error=True))
+    sets = _filtered(client, [searches[i] for i in chosen])
     pipe = client.pipeline(transaction=False)
     for i, keys in zip(chosen, sets, strict=True):
         if keys is not None:

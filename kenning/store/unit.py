@@ -28,6 +28,7 @@ import valkey
 
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.locks import Lease
 
 # KEYS[1] = the audit stream; the others are named by index in ARGV.
 # ARGV: the number of ops, then per op: its command, its key's index, its argument count, its arguments;
@@ -170,9 +171,18 @@ class Units:
         self.stream = f"{prefix}audit"
         self.script = client.register_script(UNIT_SCRIPT)
 
-    def commit(self, unit: Unit) -> Committed:
+    def commit(self, unit: Unit, *, then_release: Lease | None = None) -> Committed:
+        """Send ``unit``; with ``then_release`` the lease is released right after it, in the same round trip
+        (Valkey runs a connection's commands in order: the release never precedes the writes)."""
         keys, args = self.encode(unit)
-        return _committed(call(self.script, keys=keys, args=args))
+        if then_release is None:
+            return _committed(call(self.script, keys=keys, args=args))
+        pipe: Any = self.client.pipeline(transaction=False)
+        # EVAL with the body, not the registered script: a pipeline holding a Script sends SCRIPT EXISTS first
+        # (a round trip), and a NOSCRIPT reply would leave the release done and the write not.
+        pipe.eval(UNIT_SCRIPT, len(keys), *keys, *args)
+        then_release.queue_release(pipe)
+        return _committed(call(pipe.execute, raise_on_error=True)[0])
 
     def commit_many(self, units: Sequence[Unit]) -> list[Committed]:
         if not units:

@@ -116,6 +116,20 @@ def test_parallel_identical_remembers_store_one(engine: Engine) -> None:
     assert engine.memories.list(Listing(projects=["mail"], limit=20)).total == 1
 
 
+def test_a_remember_gives_its_claim_up_whether_it_stored_or_found_a_duplicate(engine: Engine) -> None:
+    """The claim's release rides in the write's round trip (or goes alone on a duplicate): none is left held."""
+    pattern = engine.store.key("claim", "remember", "*")
+    held = engine.store.lease(engine.store.key("claim", "remember", "control"), "someone", 30)
+    assert held.hold()  # positive control: a held claim is seen by the scan below
+    assert [k.decode() for k in engine.store.client.scan_iter(pattern)] == [held.key]
+    assert held.release()
+    text = "the nightly export writes to the reports bucket in eu-west-1"
+    first = engine.memories.remember(Draft(text, project="exports"), actor="t")
+    again = engine.memories.remember(Draft(text, project="exports"), actor="t")
+    assert (first.status, again.status, again.key) == ("stored", "duplicate", first.key)
+    assert list(engine.store.client.scan_iter(pattern)) == []
+
+
 def test_an_idempotent_remember_replayed_returns_the_first_result(engine: Engine) -> None:
     draft = Draft("the staging cluster is drained every Sunday at 03:00", project="ops")
     first = engine.memories.remember(draft, actor="t", idempotency_key="call-0001")

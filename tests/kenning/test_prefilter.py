@@ -78,3 +78,33 @@ def test_the_store_returns_the_same_hits_with_and_without_exact_small_sets(engin
         assert [h.memory.key for h in ours.hits] == [h.memory.key for h in theirs.hits]
         assert [h.memory for h in ours.hits] == [h.memory for h in theirs.hits]
         assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits], abs=1e-4)
+
+
+def _text_search(engine: Engine, project: str, words: tuple[str, ...]) -> Search:
+    base = _search(engine, "who owns it?", project, 10)
+    return Search(index=base.index, knn=10, vector=base.vector, ef_runtime=64, limit=10,
+                  clauses=(*base.clauses, *(query.text_any("content", [w]) for w in words)),
+                  return_fields=base.return_fields)
+
+
+@pytest.mark.parametrize("max_text", [prefilter.MAX_TEXT, 3])
+def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine, monkeypatch: pytest.MonkeyPatch,
+                                                               max_text: int) -> None:
+    """The TEXT clauses and the others are asked apart and their keys intersected (with a TEXT side over its
+    limit, the filter is asked whole): the rows the engine's KNN returns for the whole filter."""
+    _seed(engine)
+    monkeypatch.setattr(prefilter, "MAX_TEXT", max_text)
+    search = _text_search(engine, "alpha", ("backups",))
+    assert prefilter.split(search) == (search.clauses[2:], search.clauses[:2])
+    wide = _text_search(engine, "beta", ("weekly",))  # all 12 of beta, and alpha's and gamma's share the word
+    client = engine.store.client
+    whole = [client.execute_command(*Search(index=s.index, clauses=s.clauses, limit=400).args())  # type: ignore[no-untyped-call]
+             for s in (search, wide)]
+    assert [int(reply[0]) for reply in whole] == [1, 12]  # the control: what the whole filters match
+    for one, reply in zip((search, wide), whole, strict=True):
+        matching = {k.decode() for k in reply[1:]}
+        found = prefilter.exact(client, [one], [("content",)])[0]
+        assert found is not None
+        assert {key for key, _, _ in found} <= matching
+        assert len(found) == min(10, len(matching))
+        assert all("alpha" not in fields["content"] for _, _, fields in found) or one is search
