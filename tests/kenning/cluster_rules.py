@@ -12,6 +12,7 @@ shapes is kept here; slots are Valkey's CRC16 with hash tags (``valkey.crc.key_s
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -77,7 +78,7 @@ class Group:
     kind: str
     keys: tuple[bytes, ...]
     commands: tuple[str, ...]
-    script: str = ""  # the SHA1 an EVALSHA names: which script it is
+    script: str = ""  # which script it is: the SHA1 an EVALSHA names, or of the body an EVAL sends
 
     def slots(self) -> set[int]:
         return {key_slot(k) for k in self.keys}
@@ -118,7 +119,7 @@ def atomic_groups(sent: list[tuple[int, Command]], keys_of: KeysOf) -> list[Grou
         else:
             keys = keys_of(command)
             if name.decode() in SCRIPTS or len(set(keys)) > 1:
-                sha = _arg(command[1]).decode() if name.startswith(b"EVALSHA") and len(command) > 1 else ""
+                sha = _script_id(name, command)
                 groups.append(Group(name.decode(), keys, (name.decode(),), sha))
     return groups
 
@@ -126,3 +127,14 @@ def atomic_groups(sent: list[tuple[int, Command]], keys_of: KeysOf) -> list[Grou
 def cross_slot(groups: list[Group]) -> list[Group]:
     """The groups a cluster would refuse: keys in more than one hash slot."""
     return [g for g in groups if len(g.slots()) > 1]
+
+
+def _script_id(name: bytes, command: Command) -> str:
+    """The script's SHA1 (Valkey's script id) for EVAL and EVALSHA, else ''."""
+    if len(command) < 2:
+        return ""
+    if name.startswith(b"EVALSHA"):
+        return _arg(command[1]).decode()
+    if name.startswith(b"EVAL"):
+        return hashlib.sha1(_arg(command[1]), usedforsecurity=False).hexdigest()
+    return ""
