@@ -127,18 +127,22 @@ class Accounts:
                           [self._event(actor, "account_password", {"username": record.username})])
         return _public(self._record(username))
 
-    def set_role(self, username: str, role: str, *, actor: str = "system") -> Account:
+    def set_role(self, username: str, role: str, *, actor: str = "system", by: str | None = None) -> Account:
+        """``by``: the signed-in account doing it (a person's door), which may not demote itself."""
         record = self._record(username)
         role = check_role(role)
         if role != "admin":
+            _not_yourself(record, by, "demote")
             self._keep_an_admin(record, "take the admin role from")
         self.store.update(record.username, {"role": role}, [self._event(
             actor, "account_role", {"username": record.username, "before": record.role, "role": role})])
         return _public(self._record(username))
 
-    def delete(self, username: str, *, actor: str = "system") -> Account:
-        """Remove the account; its sessions and OAuth grants stop working at their next use."""
+    def delete(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
+        """Remove the account; its sessions and OAuth grants stop working at their next use. ``by``: the
+        signed-in account doing it, which may not delete itself."""
         record = self._record(username)
+        _not_yourself(record, by, "delete")
         self._keep_an_admin(record, "delete")
         self.store.remove(record.username, [self._event(
             actor, "account_delete", {"username": record.username, "role": record.role})])
@@ -153,8 +157,10 @@ class Accounts:
             raise Conflict(f"cannot {doing} {record.username!r}: it is the last enabled admin account",
                            hint="make another account an admin first")
 
-    def disable(self, username: str, *, actor: str = "system") -> Account:
-        """The account can no longer log in; its sessions and OAuth grants stop working at their next use."""
+    def disable(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
+        """The account can no longer log in; its sessions and OAuth grants stop working at their next use.
+        ``by``: the signed-in account doing it, which may not disable itself."""
+        _not_yourself(self._record(username), by, "disable")
         return self._set_disabled(username, True, actor, "account_disable")
 
     def enable(self, username: str, *, actor: str = "system") -> Account:
@@ -208,3 +214,9 @@ class Accounts:
         self.throttle.hit("login-user", name, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         self.throttle.hit("login-ip", ip, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         self._audit(f"ip:{ip}", "login_failed", {"username": name[:64], "ip": ip, "reason": reason})
+
+
+def _not_yourself(record: AccountRecord, by: str | None, doing: str) -> None:
+    """A signed-in person cannot lock themselves out: another admin demotes, disables or deletes them."""
+    if by is not None and by == record.username:
+        raise InvalidInput(f"you cannot {doing} your own account", hint="another admin can do it")

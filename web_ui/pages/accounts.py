@@ -1,6 +1,6 @@
 """Accounts (admin only): who may log in and with which role; create, change a role, disable or enable,
 reset a password, delete. The engine keeps an enabled admin (``Accounts`` refuses to remove the last
-one); this page also refuses an admin's changing their own account out of admin (another admin must).
+one) and refuses the signed-in admin's demoting, disabling or deleting their own account (``by``).
 A disabled, deleted or reset account's sessions stop working at their next request (kenning.sessions)."""
 
 from __future__ import annotations
@@ -42,35 +42,26 @@ def _password(form: Submitted) -> str:
     return form.get("password")
 
 
-def _not_yourself(form: Submitted, me: str) -> None:
-    """An admin cannot lock themselves out: another admin changes your role, disables or deletes you."""
-    do = form.get("do")
-    if form.get("username") == me and (do in ("disable", "delete") or (do == "role" and form.get("role") != "admin")):
-        raise InvalidInput(f"you cannot {'demote' if do == 'role' else do} your own account",
-                           hint="another admin can do it")
-
-
-def _apply(book: Accounts, form: Submitted, actor: str) -> Account:
+def _apply(book: Accounts, form: Submitted, actor: str, me: str) -> Account:
     do, name = form.get("do"), form.get("username")
     if do == "create":
         return book.create(name, _password(form), form.get("role"), actor=actor)
     if do == "role":
-        return book.set_role(name, form.get("role"), actor=actor)
+        return book.set_role(name, form.get("role"), actor=actor, by=me)
     if do == "password":
         return book.set_password(name, _password(form), actor=actor)
     if do in ("disable", "enable"):
-        return book.disable(name, actor=actor) if do == "disable" else book.enable(name, actor=actor)
+        return book.disable(name, actor=actor, by=me) if do == "disable" else book.enable(name, actor=actor)
     if do == "delete":
         if form.get("confirm") != name:
             raise InvalidInput(f"type {name!r} to confirm deleting the account", hint="or disable it instead")
-        return book.delete(name, actor=actor)
+        return book.delete(name, actor=actor, by=me)
     raise InvalidInput(f"unknown action {do!r}", hint=f"use one of {', '.join(AUDITED)}")
 
 
 def change(book: Accounts, me: str, form: Submitted, actor: str) -> Done:
     """One account action (``do`` names it), validated by the engine before anything is written."""
-    _not_yourself(form, me)
-    account = _apply(book, form, actor)
+    account = _apply(book, form, actor, me)
     shown = {k: v for k, v in asdict(account).items() if k != "sessions_since"}
     return Done(AUDITED[form.get("do")], f"account {account.username}: {form.get('do')}", shown, "/accounts")
 
