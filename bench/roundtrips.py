@@ -11,7 +11,6 @@ INFO itself not counted). Prints one JSON object; docs/architecture.md and bench
 from __future__ import annotations
 
 import json
-import socket
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from typing import Any
 import valkey
 from valkey.connection import Connection
 
+from bench.runner import free_port
 from kenning.embedded import EmbeddedValkey
 from kenning.embedding import load_embedder
 from kenning.engine import Engine
@@ -82,21 +82,22 @@ def run(engine: Engine, client: valkey.Valkey) -> dict[str, dict[str, int]]:
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def main() -> None:
+@contextmanager
+def private_engine() -> Iterator[tuple[Engine, valkey.Valkey]]:
+    """An engine with the real model on an embedded Valkey of its own (a temporary data dir, a free port)."""
     with tempfile.TemporaryDirectory() as data:
         settings = Settings(_env_file=None, data_dir=Path(data), valkey_port=free_port(), key_prefix="rt:")
         with EmbeddedValkey(settings):
             client = connect(settings)
-            engine = Engine.open(settings, client, load_embedder(settings))
-            print(json.dumps(run(engine, client), indent=1))
-            client.close()  # type: ignore[no-untyped-call]
+            try:
+                yield Engine.open(settings, client, load_embedder(settings)), client
+            finally:
+                client.close()  # type: ignore[no-untyped-call]
+
+
+def main() -> None:
+    with private_engine() as (engine, client):
+        print(json.dumps(run(engine, client), indent=1))
 
 
 if __name__ == "__main__":

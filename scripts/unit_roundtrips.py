@@ -11,20 +11,15 @@ registration to revoking the client. docs/architecture.md ("Not yet in a unit") 
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from bench.roundtrips import free_port, measure
+from bench.roundtrips import measure, private_engine
 from kenning.accounts import Accounts
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import load_embedder
 from kenning.engine import Engine
 from kenning.experience import Approach, Report
 from kenning.memory import Draft
 from kenning.oauth import ClientInfo, OAuth
-from kenning.settings import Settings
-from kenning.store import Client, connect
+from kenning.store import Client
 
 
 def memory_paths(engine: Engine, client: Client) -> dict[str, dict[str, int]]:
@@ -66,13 +61,8 @@ def oauth_paths(engine: Engine, client: Client) -> dict[str, dict[str, int]]:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as data:
-        settings = Settings(_env_file=None, data_dir=Path(data), valkey_port=free_port(), key_prefix="rt:")
-        with EmbeddedValkey(settings):
-            client = connect(settings)
-            engine = Engine.open(settings, client, load_embedder(settings))
-            print(json.dumps({**memory_paths(engine, client), **oauth_paths(engine, client)}, indent=1))
-            client.close()  # type: ignore[no-untyped-call]
+    with private_engine() as (engine, client):
+        print(json.dumps({**memory_paths(engine, client), **oauth_paths(engine, client)}, indent=1))
 
 
 if __name__ == "__main__":
