@@ -3,10 +3,12 @@ actions, suppression, and "why did you mention X"."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import Field
 
+from kenning.lifecycle import Lifecycle, ProjectDone, ProjectPreview
 from mcp_server import shape
 from mcp_server.registry import tool
 from mcp_server.runtime import current
@@ -54,31 +56,30 @@ async def reinstate(key: str | None = None, query: str | None = None, reason: st
                                            actor=call.actor))
 
 
+async def _project_wide(action: Callable[[Lifecycle], Callable[..., ProjectPreview | ProjectDone]], project: str,
+                        reason: str | None, confirm: bool) -> dict[str, Any]:
+    """One of the lifecycle's project-wide actions, run for the calling token and shaped for the agent."""
+    call = current()
+    done = await call.run(action(call.engine.lifecycle), project, confirm=confirm, reason=reason, actor=call.actor)
+    return shape.project(done)
+
+
 @tool(scope="write", destructive=True)
 async def deprioritise_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
     """Deprioritise every active memory of a project. Without confirm=true: a count and a sample only."""
-    call = current()
-    done = await call.run(call.engine.lifecycle.deprioritise_project, project, confirm=confirm, reason=reason,
-                          actor=call.actor)
-    return shape.project(done)
+    return await _project_wide(lambda lifecycle: lifecycle.deprioritise_project, project, reason, confirm)
 
 
 @tool(scope="write")
 async def reinstate_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
     """Reactivate every deprioritised memory of a project. Without confirm=true: a count and a sample only."""
-    call = current()
-    done = await call.run(call.engine.lifecycle.reinstate_project, project, confirm=confirm, reason=reason,
-                          actor=call.actor)
-    return shape.project(done)
+    return await _project_wide(lambda lifecycle: lifecycle.reinstate_project, project, reason, confirm)
 
 
 @tool(scope="admin", destructive=True)
 async def delete_project(project: str, reason: str | None = None, confirm: bool = False) -> dict[str, Any]:
     """Forget every memory of a project (snapshots kept in the audit log). Without confirm=true: a preview."""
-    call = current()
-    done = await call.run(call.engine.lifecycle.delete_project, project, confirm=confirm, reason=reason,
-                          actor=call.actor)
-    return shape.project(done)
+    return await _project_wide(lambda lifecycle: lifecycle.delete_project, project, reason, confirm)
 
 
 @tool(scope="write", destructive=True)
