@@ -15,8 +15,9 @@ from feed_worker.metrics import FeedMetrics
 from kenning.engine import Engine
 from kenning.errors import FeedError
 from kenning.feeds.config import Feed
+from kenning.feeds.ingest import JOB_PREFIX, job_name
 
-PREFIX = "feed:"  # job names: feed:<name> (a name no other job takes)
+PREFIX = JOB_PREFIX  # job names: feed:<name> (kenning.feeds.ingest.job_name)
 MAX_JITTER_SECONDS = 300.0
 
 
@@ -29,7 +30,7 @@ def _job(engine: Engine, feed: Feed, metrics: FeedMetrics) -> Job:
     """Every interval, jittered by a tenth of it (at most 5 min); a run later than half an interval
     is dropped (the next one comes on time)."""
     seconds = feed.interval_minutes * 60
-    return Job(PREFIX + feed.name, partial(ingest, engine, feed, metrics), seconds,
+    return Job(job_name(feed.name), partial(ingest, engine, feed, metrics), seconds,
                jitter_seconds=min(MAX_JITTER_SECONDS, seconds / 10),
                misfire_grace_seconds=seconds / 2, signature=feed.model_dump_json())
 

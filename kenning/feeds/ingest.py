@@ -65,6 +65,29 @@ class FeedStatus:
     problem: Problem | None
     state: FeedState
 
+    @property
+    def health(self) -> str:
+        """invalid (feeds.yml entry refused), disabled, failing (failures in a row), never fetched, or ok."""
+        if self.problem is not None:
+            return "invalid"
+        if self.feed is not None and not self.feed.enabled:
+            return "disabled"
+        if self.state.failures:
+            return "failing"
+        return "never fetched" if self.state.last_fetch is None else "ok"
+
+    @property
+    def job(self) -> str:
+        """The worker's job name for this feed."""
+        return job_name(self.name)
+
+
+JOB_PREFIX = "feed:"  # the worker's job names: feed:<name> (a name no other job takes)
+
+
+def job_name(feed: str) -> str:
+    return JOB_PREFIX + feed
+
 
 def statuses(book: FeedBook, states: FeedStateStore) -> list[FeedStatus]:
     """Every feed of feeds.yml, the bad entries included (their problem is their status). Needs only

@@ -18,15 +18,11 @@ from web_ui.guard import guard
 from web_ui.runtime import runtime
 from web_ui.views import render
 
-JOB_PREFIX = "feed:"  # the worker's job names (feed_worker.feeds.PREFIX; a door may not import another)
-
 
 def _row(status: FeedStatus, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     feed = status.feed.model_dump(mode="json") if status.feed is not None else None
-    health = "invalid" if status.problem is not None else "disabled" if feed and not feed["enabled"] else \
-        "failing" if status.state.failures else "never fetched" if status.state.last_fetch is None else "ok"
     return {"name": status.name, "feed": feed, "problem": str(status.problem) if status.problem else None,
-            "state": asdict(status.state), "health": health, "job": runs.get(JOB_PREFIX + status.name)}
+            "state": asdict(status.state), "health": status.health, "job": runs.get(status.job)}
 
 
 def gather(engine: Engine) -> dict[str, Any]:
