@@ -12,20 +12,14 @@ from typing import Any
 from kenning import __version__, query, schema, validation
 from kenning.context import Context
 from kenning.errors import InvalidInput, KenningError
+from kenning.history import event_view
 from kenning.memory import Listing, Memories
-from kenning.models import STATES, Memory, iso
+from kenning.models import STATES, Memory
 from kenning.store import AuditEvent
 from kenning.suppression import Suppressions, hidden_by
 
 HISTORY_LIMIT = 200
 MAX_RECORDS = 20
-
-
-def event_public(event: AuditEvent) -> dict[str, Any]:
-    """An audit event as plain data, time as ISO."""
-    return {"id": event.id, "at": iso(event.at), "actor": event.actor, "action": event.action,
-            "key": event.key, "reason": event.reason, "before": event.before, "after": event.after,
-            "details": event.details}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +59,7 @@ class Explanation:
 
     def public(self) -> dict[str, Any]:
         return {"memory": self.memory.public(), "has_vector": self.has_vector, "suppressed_by": self.suppressed_by,
-                "history": [event_public(e) for e in self.history]}
+                "history": [event_view(e) for e in self.history]}
 
 
 @dataclass(frozen=True)
