@@ -35,7 +35,7 @@ from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.history import Reindex
 from kenning.models import Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
-from kenning.store import STATUSES, Contradiction
+from kenning.store import STATUSES, Contradiction, pair_id
 from kenning.suppression import Suppression
 from kenning.suppression import term as suppression_term
 from kenning.sweep import Sweep
@@ -60,6 +60,7 @@ class Plan:
     vectors: dict[str, bytes] = field(default_factory=dict)
     suppressions: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
     contradictions: list[tuple[str, Contradiction, str]] = field(default_factory=list)
+    kept_apart: list[tuple[str, tuple[str, str], dict[str, Any], str]] = field(default_factory=list)
 
     def counts(self, rows: list[Any]) -> dict[str, int]:
         out = {"add": 0, "update": 0, "skip": 0}
@@ -94,6 +95,7 @@ class BackupWritten:
     suppressions: int
     contradictions: int
     project_contexts: int
+    kept_apart: int  # pairs a person decided are not duplicates ("keep both")
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,6 +135,7 @@ class RestoreReport:
     memories: dict[str, int]
     suppressions: dict[str, int]
     contradictions: dict[str, int]
+    kept_apart: dict[str, int]
     vectors: str
     items: list[dict[str, str]]
     items_total: int
@@ -182,6 +185,7 @@ class Backups:
         records = self.records.many(self.records.ids(open_only=False, limit=max(1, self.records.count(
             open_only=False))))
         suppressions = self.suppressions.all()
+        kept_apart = self.ctx.store.distinct.decisions()
         header = {"format": FORMAT, "version": VERSION, "created_at": iso(at), "prefix": self.ctx.store.prefix,
                   "embedding": {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension},
                   "vectors": vectors}
@@ -191,10 +195,12 @@ class Backups:
             self._write_memories(out, memories, vectors=vectors, progress=progress)
             out.write('],\n"suppressions": ' + json.dumps([{"term": t, "record": r} for t, r in suppressions.items()]))
             out.write(',\n"contradictions": ' + json.dumps([r.encode() for r in records]))
+            out.write(',\n"kept_apart": ' + json.dumps(
+                [{"pair": pair.split("|"), "record": record} for pair, record in sorted(kept_apart.items())]))
             contexts = [m.key for m in memories if m.kind == "context"]
             out.write(',\n"project_contexts": ' + json.dumps(contexts) + "}\n")
         return {"memories": len(memories), "suppressions": len(suppressions), "contradictions": len(records),
-                "project_contexts": len(contexts)}
+                "project_contexts": len(contexts), "kept_apart": len(kept_apart)}
 
     def _write_memories(self, out: Any, memories: list[Memory], *, vectors: bool, progress: Progress | None) -> None:
         batch = 500
@@ -296,6 +302,13 @@ class Backups:
             ours_record = ours_records.get(record.id)
             action, reason = decide(None if ours_record is None else _changed(ours_record), _changed(record))
             plan.contradictions.append((action, record, reason))
+        decided = self.ctx.store.distinct.decisions()
+        for entry in data.get("kept_apart", []):  # absent from backups written before it existed
+            a, b = (rekey(k, source, target) for k in entry["pair"])
+            ours_decision = decided.get(pair_id(a, b))
+            action, reason = decide(None if ours_decision is None else float(ours_decision.get("at", 0.0)),
+                                    float(entry["record"].get("at", 0.0)))
+            plan.kept_apart.append((action, (a, b), entry["record"], reason))
         return plan
 
     def _report(self, path: Path, plan: Plan, data: dict[str, Any], *, dry_run: bool,
@@ -303,11 +316,14 @@ class Backups:
         items = [{"kind": "memory", "key": m.key, "action": a, "reason": r} for a, m, r in plan.memories]
         items += [{"kind": "suppression", "key": t, "action": a, "reason": r} for a, t, _, r in plan.suppressions]
         items += [{"kind": "contradiction", "key": c.id, "action": a, "reason": r} for a, c, r in plan.contradictions]
+        items += [{"kind": "kept_apart", "key": pair_id(*p), "action": a, "reason": r}
+                  for a, p, _, r in plan.kept_apart]
         changes = [i for i in items if i["action"] != "skip"]
         vectors = ("reused" if same_model else "re-embedded (the backup used another model)") \
             if data["vectors"] else "re-embedded (the backup has no vectors)"
         return RestoreReport(dry_run, path.name, data.get("created_at"), plan.counts(plan.memories),
-                             plan.counts(plan.suppressions), plan.counts(plan.contradictions), vectors,
+                             plan.counts(plan.suppressions), plan.counts(plan.contradictions),
+                             plan.counts(plan.kept_apart), vectors,
                              (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS], len(items))
 
     def _apply(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
@@ -345,6 +361,11 @@ class Backups:
                     actor, "restore_contradiction", "", reason=reason,
                     details={"contradiction": contradiction.id, "a": contradiction.a, "b": contradiction.b,
                              "status": contradiction.status, "restore": action})])
+        for action, pair, decision, reason in plan.kept_apart:
+            if action != "skip":
+                self.ctx.store.distinct.record([pair], decision, [self.ctx.event(
+                    actor, "restore_kept_apart", pair[0], reason=reason,
+                    details={"pair": list(pair), "restore": action})])
 
 
 def _changed(record: Contradiction) -> float:
@@ -410,6 +431,11 @@ def check(data: Any) -> None:
         _check_suppression(i, entry)
     for i, raw in enumerate(data["contradictions"]):
         _check_contradiction(i, raw, data["prefix"])
+    kept_apart = data.get("kept_apart", [])
+    if not isinstance(kept_apart, list):
+        raise InvalidInput("the backup's kept_apart is not a list")
+    for i, entry in enumerate(kept_apart):
+        _check_kept_apart(i, entry, data["prefix"])
 
 
 def _check_suppression(i: int, entry: Any) -> None:
@@ -419,6 +445,18 @@ def _check_suppression(i: int, entry: Any) -> None:
             raise ValueError("the term is not in its normal form")
     except (KeyError, TypeError, ValueError, AttributeError, InvalidInput) as exc:
         raise InvalidInput(f"suppression #{i} is malformed: {exc}") from exc
+
+
+def _check_kept_apart(i: int, entry: Any, prefix: str) -> None:
+    pair = entry.get("pair") if isinstance(entry, dict) else None
+    record = entry.get("record") if isinstance(entry, dict) else None
+    keys = isinstance(pair, list) and len(pair) == 2 and all(
+        isinstance(k, str) and namespace_of(k, prefix) for k in pair) and pair[0] != pair[1]
+    when = isinstance(record, dict) and isinstance(record.get("at"), int | float) and not isinstance(
+        record.get("at"), bool)
+    if not (keys and when):
+        raise InvalidInput(f"kept_apart #{i} is malformed: it needs two memory keys of the backup's prefix "
+                           "and a record with its time")
 
 
 def _check_contradiction(i: int, raw: Any, prefix: str) -> None:

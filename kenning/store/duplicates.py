@@ -34,6 +34,10 @@ class DistinctPairs:
         value = json.dumps(decision, sort_keys=True)
         self.units.commit(Unit(events).hset(self.key, {pair_id(a, b): value for a, b in pairs}))
 
+    def decisions(self) -> dict[str, dict[str, Any]]:
+        """Every decided pair id -> its decision (who, when, why): what a backup carries."""
+        return {text(k): json.loads(text(v)) for k, v in call(self.client.hgetall, self.key).items()}
+
     def all(self) -> frozenset[str]:
         """Every decided pair id (a person's decisions: few, read once per duplicate search)."""
         return frozenset(text(k) for k in call(self.client.hkeys, self.key))

@@ -356,3 +356,54 @@ def test_an_uploaded_backup_is_kept_only_when_it_reads_as_one(engine: Engine) ->
     assert report.memories["skip"] == 1
     assert remember_one.key in engine.backups.path_of(copy).read_text(encoding="utf-8")
     assert engine.history.audit_log(action="upload_backup").events[0].details["file"] == copy
+
+
+def _kept_apart_pair(engine: Engine) -> tuple[str, str]:
+    """Two near-duplicates a person kept apart; the pair is proposed before the decision (positive control)."""
+    text = "The staging database is refreshed from production every Sunday night"
+    first = engine.memories.remember(Draft(text, project="shop"), actor="a").key
+    second = engine.memories.remember(Draft(text + ".", project="shop"), actor="a", allow_duplicate=True).key
+    assert engine.duplicates.find("knowledge", project="shop").cluster_count == 1
+    engine.duplicates.keep_both([first, second], "one is staging, one is the old staging", actor="curator")
+    assert engine.duplicates.find("knowledge", project="shop").cluster_count == 0
+    return first, second
+
+
+def test_keep_both_decisions_round_trip_through_a_backup(engine: Engine, client: valkey.Valkey,
+                                                         embedder: Embedder, clock: ManualClock) -> None:
+    first, second = _kept_apart_pair(engine)
+    made = engine.backups.backup(actor="admin")
+    assert made.kept_apart == 1
+    stored = json.loads(Path(made.path).read_text())["kept_apart"]
+    assert [e["pair"] for e in stored] == [sorted((first, second))]
+    assert stored[0]["record"]["reason"] == "one is staging, one is the old staging"
+
+    _wipe(client, engine.ctx.settings.key_prefix)
+    fresh = Engine.open(engine.ctx.settings, client, embedder, clock=clock)
+    path = fresh.backups.path_of(made.file)
+    assert fresh.backups.restore(path, dry_run=True, actor="admin").kept_apart == {"add": 1, "update": 0, "skip": 0}
+    done = fresh.backups.restore(path, dry_run=False, actor="admin")
+    assert done.kept_apart == {"add": 1, "update": 0, "skip": 0}
+    assert fresh.duplicates.find("knowledge", project="shop").cluster_count == 0  # the decision holds again
+    assert fresh.store.distinct.decisions()[f"{min(first, second)}|{max(first, second)}"]["actor"] == "curator"
+    logged = [e for e in fresh.history.history(min(first, second)).events if e.action == "restore_kept_apart"]
+    assert [e.details["restore"] for e in logged] == ["add"]
+    again = fresh.backups.restore(path, dry_run=True, actor="admin")  # restored already: nothing to do
+    assert again.kept_apart == {"add": 0, "update": 0, "skip": 1}
+
+
+def test_a_backup_without_kept_apart_still_restores_and_a_bad_entry_is_refused(engine: Engine) -> None:
+    first, second = _kept_apart_pair(engine)
+    made = engine.backups.backup(actor="admin")
+    path = Path(made.path)
+    data = json.loads(path.read_text())
+    del data["kept_apart"]  # a backup written before decisions were carried
+    older = path.with_name(path.name.replace(".json", "-older.json"))
+    older.write_text(json.dumps(data))
+    assert engine.backups.restore(older, dry_run=True, actor="admin").kept_apart == {"add": 0, "update": 0, "skip": 0}
+    for bad in ([{"pair": [first], "record": {"at": 1.0}}], [{"pair": [first, "elsewhere:mem:x:1"], "record": {}}],
+                [{"pair": [first, first], "record": {"at": 1.0}}], {"pair": [first, second]}):
+        data["kept_apart"] = bad
+        older.write_text(json.dumps(data))
+        with pytest.raises(InvalidInput, match="kept_apart"):
+            engine.backups.restore(older, dry_run=True, actor="admin")
