@@ -8,6 +8,7 @@ scopes as `kenning token`, checked by the same dispatch code).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -32,6 +33,7 @@ LOGIN_WINDOW_SECONDS = 900
 LOGIN_LIMIT_PER_ACCOUNT = 5
 LOGIN_LIMIT_PER_IP = 20
 _WRONG = "wrong username or password"
+GATE_RETRIES = 5  # re-reads when another admin changed between the read and the gated write
 
 
 def role_scope(role: str) -> str:
@@ -129,33 +131,54 @@ class Accounts:
 
     def set_role(self, username: str, role: str, *, actor: str = "system", by: str | None = None) -> Account:
         """``by``: the signed-in account doing it (a person's door), which may not demote itself."""
-        record = self._record(username)
         role = check_role(role)
-        if role != "admin":
+
+        def write(record: AccountRecord) -> bool:
+            if role == "admin":
+                return self.store.update(record.username, {"role": role}, events(record))
             _not_yourself(record, by, "demote")
-            self._keep_an_admin(record, "take the admin role from")
-        self.store.update(record.username, {"role": role}, [self._event(
-            actor, "account_role", {"username": record.username, "before": record.role, "role": role})])
+            return self.store.update(record.username, {"role": role}, events(record),
+                                     keep_admin=self._another_admin(record, "take the admin role from"))
+
+        def events(record: AccountRecord) -> list[AuditEvent]:
+            return [self._event(actor, "account_role", {"username": record.username, "before": record.role,
+                                                        "role": role})]
+
+        self._while_an_admin_stays(username, write)
         return _public(self._record(username))
 
     def delete(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
         """Remove the account; its sessions and OAuth grants stop working at their next use. ``by``: the
         signed-in account doing it, which may not delete itself."""
-        record = self._record(username)
-        _not_yourself(record, by, "delete")
-        self._keep_an_admin(record, "delete")
-        self.store.remove(record.username, [self._event(
-            actor, "account_delete", {"username": record.username, "role": record.role})])
-        return _public(record)
+        def write(record: AccountRecord) -> bool:
+            _not_yourself(record, by, "delete")
+            return self.store.remove(record.username, [self._event(
+                actor, "account_delete", {"username": record.username, "role": record.role})],
+                keep_admin=self._another_admin(record, "delete"))
 
-    def _keep_an_admin(self, record: AccountRecord, doing: str) -> None:
-        """Refuse to leave no enabled admin (nobody could manage accounts from the dashboard again)."""
+        return _public(self._while_an_admin_stays(username, write))
+
+    def _another_admin(self, record: AccountRecord, doing: str) -> str | None:
+        """An enabled admin other than ``record`` whose standing the write is gated on (None: ``record`` is no
+        enabled admin, so nothing to keep); refuses to leave no enabled admin (nobody could manage accounts
+        from the dashboard again)."""
         if record.role != "admin" or record.disabled:
-            return
+            return None
         others = [a for a in self.list() if a.role == "admin" and not a.disabled and a.username != record.username]
         if not others:
             raise Conflict(f"cannot {doing} {record.username!r}: it is the last enabled admin account",
                            hint="make another account an admin first")
+        return others[0].username
+
+    def _while_an_admin_stays(self, username: str, write: Callable[[AccountRecord], bool]) -> AccountRecord:
+        """Run ``write`` on the account as read now; its unit is gated on the other admin it counted on still
+        being one, so two admins demoting each other at the same instant cannot both succeed. A failed gate
+        means that admin changed meanwhile: read again and decide again (the rule may now refuse)."""
+        for _ in range(GATE_RETRIES):
+            record = self._record(username)
+            if write(record):
+                return record
+        raise Conflict(f"the accounts changed while changing {username!r}", hint="look at the accounts and try again")
 
     def disable(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
         """The account can no longer log in; its sessions and OAuth grants stop working at their next use.
@@ -169,11 +192,13 @@ class Accounts:
     def _set_disabled(self, username: str, disabled: bool, actor: str, action: str) -> Account:
         record = self._record(username)
         event = [self._event(actor, action, {"username": record.username})]
-        if disabled:  # its sessions stay dead when it is enabled again
-            self._keep_an_admin(record, "disable")
-            self.store.update(record.username, {"disabled": "1", "sessions_since": repr(self.clock.now())}, event)
-        else:
+        if not disabled:
             self.store.update(record.username, {"disabled": "0"}, event)
+            return _public(self._record(username))
+        # its sessions stay dead when it is enabled again
+        self._while_an_admin_stays(username, lambda current: self.store.update(
+            current.username, {"disabled": "1", "sessions_since": repr(self.clock.now())}, event,
+            keep_admin=self._another_admin(current, "disable")))
         return _public(self._record(username))
 
     def authenticate(self, username: str, password: str, *, ip: str) -> Account:

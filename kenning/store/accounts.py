@@ -75,17 +75,26 @@ class AccountStore:
                              password_hash=data.get("password", ""),
                              sessions_since=float(data.get("sessions_since", "0") or 0))
 
-    def update(self, username: str, fields: dict[str, str], events: Sequence[AuditEvent]) -> None:
-        """Change an account's fields with their audit events, one unit of work."""
-        self.units.commit(Unit(events).hset(self._key(username), fields))
+    def update(self, username: str, fields: dict[str, str], events: Sequence[AuditEvent],
+               *, keep_admin: str | None = None) -> bool:
+        """Change an existing account's fields with their audit events, one unit of work; with ``keep_admin``,
+        only while that account is still an enabled admin (False: nothing written, or the account is gone)."""
+        unit = self._kept(Unit(events), keep_admin).gate(self._key(username)).hset(self._key(username), fields)
+        return self.units.commit(unit).applied
+
+    def _kept(self, unit: Unit, keep_admin: str | None) -> Unit:
+        return unit if keep_admin is None else unit.gate(self._key(keep_admin), {"role": "admin", "disabled": "0"})
 
     def rehash(self, username: str, password_hash: str) -> None:
         """The same password under current hashing parameters (at a login): not a change, not recorded."""
         call(self.client.hset, self._key(username), "password", password_hash)
 
-    def remove(self, username: str, events: Sequence[AuditEvent]) -> None:
-        """Delete an account (its hash and its name in the set) with its audit events, one unit of work."""
-        self.units.commit(Unit(events).srem(self.names, username).delete(self._key(username)))
+    def remove(self, username: str, events: Sequence[AuditEvent], *, keep_admin: str | None = None) -> bool:
+        """Delete an account (its hash and its name in the set) with its audit events, one unit of work;
+        ``keep_admin`` as in ``update``."""
+        unit = self._kept(Unit(events), keep_admin).gate(self._key(username))
+        unit = unit.srem(self.names, username).delete(self._key(username))
+        return self.units.commit(unit).applied
 
     def usernames(self) -> list[str]:
         return sorted(text(n) for n in call(self.client.smembers, self.names))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from kenning.clock import ManualClock
 from kenning.errors import Conflict, InvalidInput, NotFound, PermissionDenied, RateLimited
 from kenning.sessions import Sessions
 from kenning.settings import Settings
-from kenning.store import Store
+from kenning.store import AuditEvent, Store
 from kenning_cli.main import main
 
 PW = "correct horse battery"
@@ -217,3 +218,49 @@ def test_a_signed_in_admin_cannot_lock_themselves_out(accounts: Accounts) -> Non
     assert accounts.disable("ana", actor="web:bo", by="bo").disabled
     accounts.delete("ana", actor="web:bo", by="bo")
     assert accounts.get("ana") is None
+
+
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(accounts: Accounts, store: Store) -> None:
+    """The last-admin rule reads, then writes: the write is gated on the admin the read counted on, so two
+    writes decided from the same read (each sees the other as the remaining admin) cannot both land."""
+    accounts.create("ana", PW, "admin", actor="pytest")
+    accounts.create("bo", PW, "admin", actor="pytest")
+    event = [AuditEvent(actor="pytest", action="account_role", key="")]
+    # both decided while both were admins: ana demotes bo counting on ana, bo demotes ana counting on bo
+    assert store.accounts.update("bo", {"role": "editor"}, event, keep_admin="ana") is True
+    assert store.accounts.update("ana", {"role": "editor"}, event, keep_admin="bo") is False  # bo is no admin
+    assert [(a.username, a.role) for a in accounts.list()] == [("ana", "admin"), ("bo", "editor")]
+    assert store.accounts.remove("ana", event, keep_admin="bo") is False  # nothing deleted either
+    assert accounts.get("ana") is not None
+    # through the engine the second decision is taken again on a fresh read: now it is the last admin
+    with pytest.raises(Conflict, match="last enabled admin"):
+        accounts.set_role("ana", "editor", actor="web:bo")
+    assert store.accounts.update("gone", {"role": "admin"}, event) is False  # never re-creates an account
+    assert accounts.get("gone") is None
+
+
+def _demote(accounts: Accounts, name: str, by: str, start: threading.Barrier, outcomes: list[str]) -> None:
+    start.wait()
+    try:
+        accounts.set_role(name, "viewer", actor=f"web:{by}", by=by)
+        outcomes.append("done")
+    except Conflict:
+        outcomes.append("refused")
+
+
+def test_racing_demotions_never_leave_the_platform_without_an_admin(accounts: Accounts) -> None:
+    accounts.create("ana", PW, "admin", actor="pytest")
+    accounts.create("bo", PW, "admin", actor="pytest")
+    for _ in range(10):
+        start = threading.Barrier(2)
+        outcomes: list[str] = []
+        threads = [threading.Thread(target=_demote, args=(accounts, name, by, start, outcomes))
+                   for name, by in (("ana", "bo"), ("bo", "ana"))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(outcomes) == ["done", "refused"]
+        assert [a.role for a in accounts.list()].count("admin") == 1
+        for account in accounts.list():
+            accounts.set_role(account.username, "admin", actor="pytest")
