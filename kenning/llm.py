@@ -12,6 +12,8 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Generic, Literal, TypeVar
@@ -92,6 +94,7 @@ class Llm:
     sleep: Callable[[float], None] = time.sleep
     observers: list[Observer] = field(default_factory=list)
     _client: Any = None
+    _deadlined: ThreadPoolExecutor | None = None  # calls with a wall-clock deadline run here (``_within``)
 
     def __post_init__(self) -> None:
         key = self.settings.anthropic_api_key
@@ -116,8 +119,12 @@ class Llm:
                                  hint="set KENNING_ANTHROPIC_API_KEY to enable them")
         self._check_budget(project)
         system = instructions + "\n\n" + FRAME.format(schema=json.dumps(schema.model_json_schema()))
+        user = json.dumps(data, ensure_ascii=False)
         try:
-            message = self._send(system, json.dumps(data, ensure_ascii=False), max_tokens, deadline)
+            if deadline is None:
+                message = self._send(system, user, max_tokens, None)
+            else:
+                message = self._within(deadline, purpose, project, system, user, max_tokens)
         except LlmUnavailable:
             self._record(purpose, "failed", 0, project)
             raise
@@ -129,6 +136,27 @@ class Llm:
             raise
         self._record(purpose, "ok", tokens, project)
         return Answer(value, tokens, str(message.model))
+
+    def _within(self, deadline: float, purpose: str, project: str | None, system: str, user: str,
+                max_tokens: int) -> Any:
+        """One attempt bounded by ``deadline`` seconds of wall-clock time. The HTTP client's timeout bounds each
+        phase (connect, each read), so a server that trickles its answer could take far longer: the call
+        runs in a worker and the caller stops waiting at the deadline. An answer that arrives later is not
+        used, but its tokens are still counted (outcome ``late``)."""
+        if self._deadlined is None:
+            self._deadlined = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kenning-llm")
+        # the worker's own reads may take twice as long: the caller's deadline is the one that fires
+        future = self._deadlined.submit(self._send, system, user, max_tokens, deadline * 2)
+        try:
+            return future.result(timeout=deadline)
+        except FutureTimeout:
+            future.add_done_callback(lambda done: self._late(done, purpose, project))
+            raise LlmUnavailable(f"the LLM did not answer within {deadline:g} s") from None
+
+    def _late(self, done: Future[Any], purpose: str, project: str | None) -> None:
+        if done.exception() is None:
+            usage = done.result().usage
+            self._record(purpose, "late", int(usage.input_tokens) + int(usage.output_tokens), project)
 
     def verdict(self, a: str, b: str, *, project: str | None = None) -> tuple[str, str]:
         """Second-tier contradiction verdict; any failure is ``unknown`` with the reason, never "no"."""
@@ -189,7 +217,7 @@ class Llm:
             raise LlmUnavailable(f"the model's answer did not match the schema: {exc.errors()[0]['msg']}") from exc
 
     def _record(self, purpose: str, outcome: str, tokens: int, project: str | None) -> None:
-        self.ledger.add(self.day(), project, tokens, failed=outcome != "ok")
+        self.ledger.add(self.day(), project, tokens, failed=outcome not in ("ok", "late"))
         for observe in self.observers:
             observe(purpose, outcome, tokens)
 

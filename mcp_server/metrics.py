@@ -31,7 +31,7 @@ class Metrics:
                                            buckets=_LATENCY_BUCKETS, registry=registry)
         self.valkey_errors = Counter("kenning_valkey_errors", "Calls that failed because Valkey could not answer.",
                                      registry=registry)
-        self.llm_calls = Counter("kenning_llm_calls", "LLM extra calls by purpose and outcome (ok, failed, "
+        self.llm_calls = Counter("kenning_llm_calls", "LLM extra calls by purpose and outcome (ok, failed, late, "
                                  "invalid).", ("purpose", "outcome"), registry=registry)
         self.expansion_latency = Histogram("kenning_recall_expansion_seconds", "Time query expansion added to a "
                                            "recall, by outcome (used, cached, empty, failed, no_key, over_budget).",

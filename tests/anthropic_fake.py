@@ -24,6 +24,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     hold: threading.Event | None = None  # answer only once the test sets it
+    trickle: float = 0.0  # seconds between the body's bytes (each read is quick; the whole is slow)
 
 
 def message(text: str, *, stop_reason: str = "end_turn", input_tokens: int = 40, output_tokens: int = 10) -> Reply:
@@ -80,7 +81,13 @@ class FakeAnthropic:
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.trickle:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test, or a killed worker)
 

@@ -124,7 +124,7 @@ def slow() -> Reply:
     (error(500), "failed: the LLM did not answer after 1 attempts: InternalServerError (HTTP 500)"),
     (error(429, "rate_limit_error", {"retry-after": "5"}), "failed: the LLM did not answer after 1 attempts: "
                                                            "RateLimitError (HTTP 429)"),
-    (slow(), "failed: the LLM did not answer after 1 attempts: APITimeoutError"),
+    (slow(), "failed: the LLM did not answer within 0.5 s"),
 ])
 def test_a_failed_expansion_is_a_plain_recall_that_says_why_and_is_not_cached(
         expanding: Engine, fake: FakeAnthropic, reply: Reply, reason: str) -> None:

@@ -111,6 +111,27 @@ def test_a_timeout_is_unavailable(settings: Settings, client: valkey.Valkey, clo
         llm.ask("c", "Decide.", {}, Verdict)
 
 
+def test_a_deadline_bounds_the_whole_call_not_each_read(settings: Settings, client: valkey.Valkey,
+                                                         clock: ManualClock, fake: FakeAnthropic) -> None:
+    """A server that trickles its answer keeps every read under the HTTP timeout; the deadline still holds,
+    and the tokens of the answer that arrives later are counted (outcome ``late``), not lost."""
+    seen: list[tuple[str, str, int]] = []
+    llm = make_llm(with_key(settings, fake, llm_max_retries=0), client, clock, [])
+    llm.observers.append(lambda purpose, outcome, tokens: seen.append((purpose, outcome, tokens)))
+    fake.then(answer({"verdict": "compatible"}, input_tokens=30, output_tokens=5))
+    assert llm.ask("c", "Decide.", {}, Verdict, deadline=1.0).tokens == 35  # positive control: in time
+    slow = answer({"verdict": "compatible"}, input_tokens=60, output_tokens=7)
+    slow.trickle = 0.01  # ~250 bytes: ~2.5 s in all, each byte far inside the 1 s per-read timeout
+    fake.then(slow)
+    with pytest.raises(LlmUnavailable, match=r"did not answer within 0\.3 s"):
+        llm.ask("c", "Decide.", {}, Verdict, deadline=0.3)
+    assert seen[-1] == ("c", "failed", 0)
+    assert llm._deadlined is not None
+    llm._deadlined.shutdown(wait=True)  # the abandoned call runs to its end in the worker
+    assert seen[-1] == ("c", "late", 67)
+    assert llm.ledger.spent(llm.day(), None)[0] == 35 + 67
+
+
 def test_an_exhausted_budget_sends_nothing(settings: Settings, client: valkey.Valkey, clock: ManualClock,
                                            fake: FakeAnthropic) -> None:
     fake.then(answer({"verdict": "compatible"}, input_tokens=90, output_tokens=20), answer({"verdict": "compatible"}))
