@@ -238,8 +238,9 @@ class Recaller:
         return abandoned, hinted, Suppressions.parse_active(suppressed)
 
     def record(self, p: Plan, hits: list[RecallHit], now: float) -> list[RecallHit]:
-        """The recall log entry and the hits' recall counters, in one round trip; the hits with their new
-        counts. The counters live beside the memory hashes, which stay unwritten (no re-index per read)."""
+        """The hits with the counts this recall gives them (the live counts they were read with + 1); the
+        recall log entry and the counter touches are written behind the reply, in one round trip
+        (``Store.log_recall``). The counters live beside the memory hashes, which stay unwritten."""
         entry = self.log.entry(p.text, hits, actor=p.actor, projects=p.projects)
         touched = self.ctx.store.log_recall(entry, self.ctx.settings.recall_log_max_entries,
                                             [h.memory for h in hits], now)
