@@ -103,7 +103,12 @@ def test_a_full_queue_writes_in_the_caller(settings: Settings, client: valkey.Va
     backup = _remember(engine, BACKUP)
     memory = engine.memories.get(backup)
     busy, release = threading.Event(), threading.Event()
-    engine.store.recall_writes.submit(lambda: busy.set() or release.wait(WAIT))  # occupies the thread ...
+
+    def occupy() -> None:
+        busy.set()
+        release.wait(WAIT)
+
+    engine.store.recall_writes.submit(occupy)  # occupies the thread ...
     assert busy.wait(WAIT)
     assert engine.store.recall_writes.submit(lambda: None)  # ... and this fills the queue of one
     try:
