@@ -122,6 +122,21 @@ def test_a_full_queue_writes_in_the_caller(settings: Settings, client: valkey.Va
         engine.close()
 
 
+def test_a_refused_log_entry_is_retried_alone_and_counted(engine: Engine, client: valkey.Valkey) -> None:
+    """The log's stream key holds a string: its XADD fails on both attempts, the touches land once."""
+    backup = _remember(engine, BACKUP)
+    client.set(engine.store.recall_log.key, "not a stream")
+    assert _counts(engine) == [(backup, 1)]  # the reply is whole
+    engine.store.recall_writes.flush()
+    assert engine.store.recall_writes.failures == 1
+    assert _stored(client, engine, backup) == 1  # the retry did not send the touch that had landed
+    client.delete(engine.store.recall_log.key)
+    assert _counts(engine) == [(backup, 2)]  # recovered: the next one is written whole
+    engine.store.recall_writes.flush()
+    assert (_stored(client, engine, backup), _logged(client, engine), engine.store.recall_writes.failures) == (
+        2, 1, 1)
+
+
 def test_an_outage_during_the_write_keeps_the_reply_and_is_counted(tmp_path: Path, embedder: Embedder) -> None:
     settings = make_settings(tmp_path, free_port())
     server = EmbeddedValkey(settings)
