@@ -192,13 +192,14 @@ class Store:
         taken, found, suppressed = call(pipe.execute, raise_on_error=True)
         return bool(taken), self.memories.parse_search(found, search), suppressed
 
-    def log_recall(self, entry: dict[str, Any], max_entries: int, memories: Sequence[Memory],
+    def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int, memories: Sequence[Memory],
                    now: float) -> list[Memory]:
         """The recalled memories with the counts this recall gives them (``Recalls.counted``: the live
-        counts they were read with + 1), at once; the log ``entry`` and the counter touches are written
-        behind, in one round trip (``recall_writes``: in this call when its queue is full)."""
-        commands = [self.recall_log.appending(entry, max_entries), *self.memories.recalls.touches(memories, now)]
-        self.recall_writes.submit(Commands(self.client, commands))
+        counts they were read with + 1), at once; the log entry (``entry()``, built by the writer) and the
+        counter touches are written behind, in one round trip (``recall_writes``: in this call when its
+        queue is full)."""
+        self.recall_writes.submit(Commands(self.client, lambda: [
+            self.recall_log.appending(entry(), max_entries), *self.memories.recalls.touches(memories, now)]))
         return Recalls.counted(memories, now)
 
     # --- vectors and fields of many memories ------------------------------------------------

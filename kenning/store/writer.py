@@ -123,15 +123,19 @@ def _close(ref: weakref.ref[Writer]) -> None:
 
 
 class Commands:
-    """A job: commands sent in one round trip (no transaction). Run again, it sends only those whose reply
-    was an error (a counter touch is not idempotent: resending one that landed would count twice); when
-    the round trip itself failed, it cannot know which landed and sends them all."""
+    """A job: the commands ``build()`` makes (on the writer's thread), sent in one round trip (no
+    transaction). Run again, it sends only those whose reply was an error (a counter touch is not
+    idempotent: resending one that landed would count twice); when the round trip itself failed, it
+    cannot know which landed and sends them all."""
 
-    def __init__(self, client: valkey.Valkey, commands: Sequence[tuple[Any, ...]]) -> None:
+    def __init__(self, client: valkey.Valkey, build: Callable[[], Sequence[tuple[Any, ...]]]) -> None:
         self.client = client
-        self.left = list(commands)
+        self.build: Callable[[], Sequence[tuple[Any, ...]]] | None = build
+        self.left: list[tuple[Any, ...]] = []
 
     def __call__(self) -> None:
+        if self.build is not None:
+            self.left, self.build = list(self.build()), None
         pipe = self.client.pipeline(transaction=False)
         for command in self.left:
             pipe.execute_command(*command)  # type: ignore[no-untyped-call]

@@ -5,6 +5,7 @@ WRITE (reads go on, the writer's commands wait in the server)."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -112,7 +113,7 @@ def test_a_full_queue_writes_in_the_caller(settings: Settings, client: valkey.Va
     assert busy.wait(WAIT)
     assert engine.store.recall_writes.submit(lambda: None)  # ... and this fills the queue of one
     try:
-        entry = engine.recall_log.entry(QUESTION, [], actor="a", projects=())
+        entry = functools.partial(engine.recall_log.entry, QUESTION, [], actor="a", projects=())
         counted = engine.store.log_recall(entry, 100, [memory], clock.now())
         assert [(m.key, m.recall_count) for m in counted] == [(backup, 1)]
         assert (_stored(client, engine, backup), _logged(client, engine)) == (1, 1)  # written in the call
