@@ -128,17 +128,24 @@ def ab_record(engine: Engine, requests: list[RecallRequest]) -> int:
     for request in requests:  # warm-up
         engine.recaller.recall(request)
     samples: dict[str, list[float]] = {"in the recall": [], "behind the reply": []}
+    stages: dict[str, list[float]] = {}
+    recaller = engine.recaller
     for i, request in enumerate(requests):
         for mode in (("in the recall", "behind the reply") if i % 2 else ("behind the reply", "in the recall")):
             writer.capacity = 0 if mode == "in the recall" else room
+            for name in ("record", "look_up"):
+                setattr(recaller, name, _timing(getattr(type(recaller), name).__get__(recaller),
+                                                stages.setdefault(f"{mode}: {name}", [])))
             start = time.perf_counter()
-            engine.recaller.recall(request)
+            recaller.recall(request)
             samples[mode].append(time.perf_counter() - start)
+    for name in ("record", "look_up"):
+        delattr(recaller, name)
     writer.capacity = room
     writer.flush()
     print(f"recall wall ms, {len(requests)} queries, A/B alternated per query (p50, mean):")
-    for mode, values in samples.items():
-        print(f"  {mode:18s} {1000 * statistics.median(values):7.3f} {1000 * statistics.fmean(values):7.3f}")
+    for mode, values in {**samples, **stages}.items():
+        print(f"  {mode:28s} {1000 * statistics.median(values):7.3f} {1000 * statistics.fmean(values):7.3f}")
     before, after = (statistics.median(samples[m]) for m in ("in the recall", "behind the reply"))
     print(f"  p50 difference {1000 * (before - after):.3f} ms ({after / before:.3f}x)")
     return 0
