@@ -198,8 +198,8 @@ class Store:
         counts they were read with + 1), at once; the log entry (``entry()``, built by the writer) and the
         counter touches are written behind, in one round trip (``recall_writes``: in this call when its
         queue is full)."""
-        self.recall_writes.submit(Commands(self.client, lambda: [
-            self.recall_log.appending(entry(), max_entries), *self.memories.recalls.touches(memories, now)]))
+        self.recall_writes.submit(Commands(self.client, lambda: [self.recall_log.appending(entry(), max_entries),
+                                                                 *self.memories.recalls.touches(memories, now)]))
         return Recalls.counted(memories, now)
 
     # --- vectors and fields of many memories ------------------------------------------------

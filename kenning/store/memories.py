@@ -222,8 +222,8 @@ class MemoryStore:
         found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
         near = [w.search.page(_kept(rows, w), lambda row: row[1])
                 for w, rows in zip(wanted, found_rows, strict=True)]
-        values, counters = self._read_rows([key for rows, found in zip(near, exact, strict=True) if found is None
-                                            for key, _ in rows], [key for rows in near for key, _ in rows])
+        unread = [key for rows, found in zip(near, exact, strict=True) if found is None for key, _ in rows]
+        values, counters = self._read_rows(unread, [key for rows in near for key, _ in rows])
         held = {key: fields for found in exact if found is not None for key, _, fields in found}
         out: list[SearchResult] = []
         for total, rows, found in zip([len(rows) for rows in found_rows], near, exact, strict=True):
@@ -238,7 +238,8 @@ class MemoryStore:
             out.append(SearchResult(total=total, hits=tuple(hits), phantoms=phantoms))
         return out
 
-    def _read_rows(self, keys: list[str], counted: list[str]) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
+    def _read_rows(self, keys: list[str],
+                   counted: list[str]) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
         """Every declared field (never the vector) of each of ``keys`` ({} for a hash gone) and the live
         recall counter of each of ``counted``, in one round trip."""
         if not keys and not counted:

@@ -12,11 +12,11 @@ keep counting. ``fold`` (maintenance) copies the counter into the hash, which is
 and lets a counter that no touch changed since expire (``SETTLED_TTL``); a touch cancels that expiry.
 The fold only ever copies a value and never subtracts, so a concurrent touch is never lost.
 
-A recall's touch is written behind its reply (``Store.log_recall``, kenning.store.writer): every read
-here (``live``, ``fold``, ``drop``, and ``MemoryStore.read``) first calls ``settle``, which waits for this process's
-pending touches, so a reader in the same process sees every recall that returned before it asked.
-``queue_read`` does not wait: a recall reads its hits' counters with it (``MemoryStore.nearest``) after
-its look-up round trip settled them (``Store.look_up``).
+A recall's touch is written behind its reply (``Store.log_recall``, kenning.store.writer): every
+read here (``live``, ``fold``, ``drop``, and ``MemoryStore.read``) first calls ``settle``, which
+waits for this process's pending touches, so a reader in the same process sees every recall that
+returned before it asked. ``queue_read`` does not wait: a recall reads its hits' counters with it
+(``MemoryStore.nearest``) after its look-up round trip settled them (``Store.look_up``).
 """
 
 from __future__ import annotations

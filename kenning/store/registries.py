@@ -90,7 +90,8 @@ class RecallLogStore:
     """The recall log stream. Entries may be written behind the recall (``Store.log_recall``): every read
     first calls ``settle``, which waits for this process's pending ones."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str, settle: Callable[[], None] | None = None) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str,
+                 settle: Callable[[], None] | None = None) -> None:
         self.client = client
         self.key = f"{prefix}recall_log"
         self.settle = settle or _settled
