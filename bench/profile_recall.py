@@ -38,9 +38,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=45)
     parser.add_argument("--sync-lookup", action="store_true", help="experiment: the look-ups before the embedding")
     parser.add_argument("--switch-interval", type=float, default=None, help="experiment: sys.setswitchinterval")
+    parser.add_argument("--ab-record", action="store_true",
+                        help="A/B only: the recall log written in the recall vs behind it, alternated per query")
     args = parser.parse_args(argv)
     with imported(args.size, args.seed, "kenning-profile-") as (engine, client, corpus):
         queries = families.paraphrase_queries(corpus, random.Random(f"profile:{args.seed}"), args.queries)
+        if args.ab_record:
+            return ab_record(engine, [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=5,
+                                                    actor="bench") for q in queries])
         if args.sync_lookup:
             engine.recaller._lookups = Immediate()  # type: ignore[assignment]
         if args.switch_interval:
@@ -113,6 +118,37 @@ def timed_stages(engine: Engine, requests: list[RecallRequest]) -> dict[str, lis
         for owner, name in wrapped:
             delattr(owner, name)
     return samples
+
+
+def ab_record(engine: Engine, requests: list[RecallRequest]) -> int:
+    """Each query recalled twice in a row, the order alternating: once with the recall log and counters
+    written in the recall (the writer's queue set to 0), once written behind it. Prints p50 / mean of both."""
+    writer = engine.ctx.store.recall_writes
+    room = writer.capacity
+    for request in requests:  # warm-up
+        engine.recaller.recall(request)
+    samples: dict[str, list[float]] = {"in the recall": [], "behind the reply": []}
+    stages: dict[str, list[float]] = {}
+    recaller = engine.recaller
+    for i, request in enumerate(requests):
+        for mode in (("in the recall", "behind the reply") if i % 2 else ("behind the reply", "in the recall")):
+            writer.capacity = 0 if mode == "in the recall" else room
+            for name in ("record", "look_up"):
+                setattr(recaller, name, _timing(getattr(type(recaller), name).__get__(recaller),
+                                                stages.setdefault(f"{mode}: {name}", [])))
+            start = time.perf_counter()
+            recaller.recall(request)
+            samples[mode].append(time.perf_counter() - start)
+    for name in ("record", "look_up"):
+        delattr(recaller, name)
+    writer.capacity = room
+    writer.flush()
+    print(f"recall wall ms, {len(requests)} queries, A/B alternated per query (p50, mean):")
+    for mode, values in {**samples, **stages}.items():
+        print(f"  {mode:28s} {1000 * statistics.median(values):7.3f} {1000 * statistics.fmean(values):7.3f}")
+    before, after = (statistics.median(samples[m]) for m in ("in the recall", "behind the reply"))
+    print(f"  p50 difference {1000 * (before - after):.3f} ms ({after / before:.3f}x)")
+    return 0
 
 
 def _timing(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:

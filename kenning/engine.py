@@ -111,6 +111,11 @@ class Engine:
             telemetry=Telemetry(ctx), activity=Activity(ctx),
         )
 
+    def close(self) -> None:
+        """Write what still waits behind the replies (the recall log and counters: ``Store.close``). The
+        connection stays open: it is the caller's."""
+        self.ctx.store.close()
+
     @property
     def contradictions(self) -> Contradictions:
         """The detector the write path uses (one instance, so a second-tier checker applies to both)."""

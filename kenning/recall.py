@@ -238,9 +238,12 @@ class Recaller:
         return abandoned, hinted, Suppressions.parse_active(suppressed)
 
     def record(self, p: Plan, hits: list[RecallHit], now: float) -> list[RecallHit]:
-        """The recall log entry and the hits' recall counters, in one round trip; the hits with their new
-        counts. The counters live beside the memory hashes, which stay unwritten (no re-index per read)."""
-        entry = self.log.entry(p.text, hits, actor=p.actor, projects=p.projects)
+        """The hits with the counts this recall gives them (the live counts they were read with + 1); the
+        recall log entry and the counter touches are written behind the reply, in one round trip
+        (``Store.log_recall``). The counters live beside the memory hashes, which stay unwritten."""
+        # the entry is built (and encoded) by whoever writes it: behind the reply, as a rule
+        entry = functools.partial(self.log.entry, p.text, hits, actor=p.actor, projects=p.projects,
+                                  at=self.ctx.clock.now())
         touched = self.ctx.store.log_recall(entry, self.ctx.settings.recall_log_max_entries,
                                             [h.memory for h in hits], now)
         return [replace(h, memory=m) for h, m in zip(hits, touched, strict=True)]

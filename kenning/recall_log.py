@@ -70,9 +70,12 @@ class RecallLog:
         return self.store.append(self.entry(text, hits, actor=actor, projects=projects),
                                  self.ctx.settings.recall_log_max_entries)
 
-    def entry(self, text: str, hits: Sequence[RecallHit], *, actor: str, projects: tuple[str, ...]) -> dict[str, Any]:
-        """The log entry of one recall (a recall sends it with its counters: ``Store.log_recall``)."""
-        return {"query": text, "actor": actor or "unknown", "at": self.ctx.clock.now(), "projects": list(projects),
+    def entry(self, text: str, hits: Sequence[RecallHit], *, actor: str, projects: tuple[str, ...],
+              at: float | None = None) -> dict[str, Any]:
+        """The log entry of one recall (a recall sends it with its counters: ``Store.log_recall``); ``at``
+        the recall's time (default: now)."""
+        at = self.ctx.clock.now() if at is None else at
+        return {"query": text, "actor": actor or "unknown", "at": at, "projects": list(projects),
                 "results": [{"key": h.memory.key, "score": round(h.score, 4), "similarity": round(h.similarity, 4),
                              "factors": {name: round(v, 4) for name, v in h.factors.items()},
                              "preview": h.memory.content[:PREVIEW]} for h in hits]}

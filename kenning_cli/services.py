@@ -109,6 +109,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool =
             print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
         metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_model(settings))
         engine = open_engine(settings, embedder)
+        stack.callback(engine.close)  # after the doors stop, before Valkey does: pending recall writes land
         doors = front_doors(engine, settings, mcp=mcp, worker=worker, web=web, metrics=metrics)
         running = _start_all(doors, stack)
 

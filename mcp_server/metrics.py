@@ -36,8 +36,15 @@ class Metrics:
         self.expansion_latency = Histogram("kenning_recall_expansion_seconds", "Time query expansion added to a "
                                            "recall, by outcome (used, cached, empty, failed, no_key, over_budget).",
                                            ("outcome",), buckets=_LATENCY_BUCKETS, registry=registry)
+        self.recall_log_failures = Counter("kenning_recall_log_failures", "Recall log entries and counter "
+                                           "touches written behind a recall that failed twice and were given "
+                                           "up (the server's log has each).", registry=registry)
         self.llm_tokens = Counter("kenning_llm_tokens", "Tokens (input + output) the LLM extras spent, by purpose.",
                                   ("purpose",), registry=registry)
+
+    def observe_write_failure(self) -> None:
+        """The store's background writer observer (kenning.store.writer.Observer): a write given up."""
+        self.recall_log_failures.inc()
 
     def observe_llm(self, purpose: str, outcome: str, tokens: int) -> None:
         """The engine's LLM observer (kenning.llm.Observer)."""

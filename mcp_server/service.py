@@ -28,6 +28,7 @@ class McpService(ThreadedServer):
                                            oauth_clock=oauth_clock)
         engine.llm.observers.append(self.runtime.metrics.observe_llm)
         engine.recaller.expander.observers.append(self.runtime.metrics.observe_expansion)
+        engine.store.recall_writes.observers.append(self.runtime.metrics.observe_write_failure)
         listing = Listing("the MCP server", "KENNING_MCP_PORT", "/mcp", "kenning-mcp", log)
         super().__init__(self.app, listing, host=settings.mcp_host, port=settings.mcp_port,
                          log_level=settings.log_level, lifespan="on",

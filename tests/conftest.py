@@ -167,8 +167,10 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock) -> Engine:
-    return Engine.open(settings, client, embedder, clock=clock)
+def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock) -> Iterator[Engine]:
+    opened = Engine.open(settings, client, embedder, clock=clock)
+    yield opened
+    opened.close()  # what a recall wrote behind its reply lands before the keys are wiped
 
 
 def _wipe(conn: valkey.Valkey, prefix: str) -> None:

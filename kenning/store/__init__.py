@@ -32,6 +32,7 @@ from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.phrase_index import Lookup, PhraseIndex
+from kenning.store.recalls import Recalls
 from kenning.store.registries import ExperienceStore, RecallLogStore, SuppressionStore, parse_all
 from kenning.store.reports import ReportStore
 from kenning.store.search_module import SearchModule
@@ -40,6 +41,7 @@ from kenning.store.snapshots import Snapshots
 from kenning.store.throttle import Throttle
 from kenning.store.tokens import TokenRecord, TokenStore
 from kenning.store.unit import APPLIED, CHANGED, GONE, Committed, Op, Unit, Units
+from kenning.store.writer import Commands, Writer
 
 __all__ = [
     "APPLIED",
@@ -83,6 +85,7 @@ __all__ = [
 ]
 
 
+RECALL_QUEUE = 1024  # recalls whose log entry and touches may wait behind their replies (kenning.store.writer)
 Client = valkey.Valkey  # the connection the composition root opens (``connect``); only this package uses it
 
 
@@ -98,10 +101,13 @@ class Store:
             raise ValueError(f"the store's key prefix {client.prefix!r} is not the settings' {prefix!r}")
         return client
 
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, *, recall_queue: int = RECALL_QUEUE) -> None:
+        """``recall_queue``: how many recalls' log entries and touches may wait to be written behind their
+        replies (``log_recall``); 0 writes each in its recall."""
         self.client = client
         self.prefix = prefix
-        self.memories = MemoryStore(client, prefix)
+        self.recall_writes = Writer("kenning-recall-log", recall_queue)
+        self.memories = MemoryStore(client, prefix, recalls=Recalls(client, prefix, self.recall_writes.flush))
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix, self.memories.units)
@@ -109,7 +115,7 @@ class Store:
         self.suppressions = SuppressionStore(client, prefix, self.memories.units)
         self.distinct = DistinctPairs(client, prefix, self.memories.units)
         self.experience = ExperienceStore(client, prefix)
-        self.recall_log = RecallLogStore(client, prefix)
+        self.recall_log = RecallLogStore(client, prefix, self.recall_writes.flush)
         self.skills = SkillStore(client, prefix, self.memories.units)
         self.reports = ReportStore(client, prefix)
         self.job_runs = JobRunStore(client, prefix)
@@ -132,6 +138,11 @@ class Store:
     def record(self, events: list[AuditEvent]) -> Committed:
         """Events that record no write of their own, in one round trip."""
         return self.units.commit(Unit(events))
+
+    def close(self) -> None:
+        """Write what waits behind replies (the recall log and counters), then stop that writer. The
+        connection is the caller's."""
+        self.recall_writes.close()
 
     def ping(self) -> bool:
         return bool(call(self.client.ping))
@@ -156,7 +167,12 @@ class Store:
     # --- a recall's own round trips -----------------------------------------------------------
     def look_up(self, phrases: Iterable[str]) -> tuple[Any, list[dict[str, dict[str, str]]]]:
         """The suppressions (the raw HGETALL reply) and the graveyard and reinstate-hint entries of ``phrases``
-        ([graveyard, hints]): one round trip, a second only when a phrase is present in either index."""
+        ([graveyard, hints]): one round trip, a second only when a phrase is present in either index.
+
+        First waits for this process's recall writes still behind their replies (``log_recall``), so the
+        counters the recall reads next count every recall that returned before it: a recall runs this
+        while its query embeds."""
+        self.recall_writes.flush()
         look = Lookup((self.graveyard, self.hints), phrases)
         pipe = self.client.pipeline(transaction=False)
         self.suppressions.queue_all(pipe)
@@ -176,14 +192,15 @@ class Store:
         taken, found, suppressed = call(pipe.execute, raise_on_error=True)
         return bool(taken), self.memories.parse_search(found, search), suppressed
 
-    def log_recall(self, entry: dict[str, Any], max_entries: int, memories: Sequence[Memory],
+    def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int, memories: Sequence[Memory],
                    now: float) -> list[Memory]:
-        """Append the recall log ``entry`` and touch the recalled memories' counters in one round trip; the
-        memories with their new counts."""
-        pipe = self.client.pipeline(transaction=False)
-        self.recall_log.queue_append(pipe, entry, max_entries)
-        self.memories.recalls.queue_touch(pipe, memories, now)
-        return self.memories.recalls.touched(memories, call(pipe.execute)[1:], now)
+        """The recalled memories with the counts this recall gives them (``Recalls.counted``: the live
+        counts they were read with + 1), at once; the log entry (``entry()``, built by the writer) and the
+        counter touches are written behind, in one round trip (``recall_writes``: in this call when its
+        queue is full)."""
+        self.recall_writes.submit(Commands(self.client, lambda: [self.recall_log.appending(entry(), max_entries),
+                                                                 *self.memories.recalls.touches(memories, now)]))
+        return Recalls.counted(memories, now)
 
     # --- vectors and fields of many memories ------------------------------------------------
     def vectors(self, keys: list[str]) -> list[np.ndarray[Any, np.dtype[np.float32]] | None]:

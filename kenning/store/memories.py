@@ -1,12 +1,13 @@
 """Memory hashes and FT.SEARCH over them.
 
 A single read merges the memory's live recall counters (``kenning.store.recalls``) in the same round
-trip; search results carry the hash's own (folded) values, and callers that show them merge them.
+trip, and so does ``nearest`` (a recall's reply shows them); other search results carry the hash's own
+(folded) values, and callers that show them merge them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,12 +62,14 @@ class SearchResult:
 class MemoryStore:
     """Reads and writes memory hashes; runs searches built by ``kenning.query``."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str, *, exact_small_sets: bool | None = None) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, *, exact_small_sets: bool | None = None,
+                 recalls: Recalls | None = None) -> None:
         """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets; None (the
-        default) decides on first use: yes on valkey-search, no on RediSearch (docs/valkey-search.md)."""
+        default) decides on first use: yes on valkey-search, no on RediSearch (docs/valkey-search.md).
+        ``recalls``: the counters (the Store's, which settle its pending touches), else its own."""
         self.client = client
         self.prefix = prefix
-        self.recalls = Recalls(client, prefix)
+        self.recalls = recalls or Recalls(client, prefix)
         self.units = Units(client, prefix)
         self._exact_small_sets = exact_small_sets
 
@@ -133,6 +136,7 @@ class MemoryStore:
 
     def read(self, key: str) -> Memory | None:
         """The memory with its live recall counters (hash and counter key in one round trip), or None."""
+        self.recalls.settle()
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(key)
         self.recalls.queue_read(pipe, key)
@@ -195,7 +199,8 @@ class MemoryStore:
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
         """KNN searches (one round trip) that return only the distance (and each one's ``fields``), then
-        every field of the rows kept, for all of them at once, in a second round trip (HMGET, never the vector).
+        every field of the rows kept and their live recall counters (not settled: ``Recalls``), for all of
+        them at once, in a second round trip (HMGET, never the vector).
 
         A row is kept when it is within its ``max_distance`` and its ``accept(fields)`` holds. A recall
         over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding every
@@ -217,8 +222,8 @@ class MemoryStore:
         found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
         near = [w.search.page(_kept(rows, w), lambda row: row[1])
                 for w, rows in zip(wanted, found_rows, strict=True)]
-        values = iter(self._read_rows([key for rows, found in zip(near, exact, strict=True) if found is None
-                                       for key, _ in rows]))
+        unread = [key for rows, found in zip(near, exact, strict=True) if found is None for key, _ in rows]
+        values, counters = self._read_rows(unread, [key for rows in near for key, _ in rows])
         held = {key: fields for found in exact if found is not None for key, _, fields in found}
         out: list[SearchResult] = []
         for total, rows, found in zip([len(rows) for rows in found_rows], near, exact, strict=True):
@@ -229,20 +234,25 @@ class MemoryStore:
                 if "created_at" not in stored:
                     phantoms += 1
                     continue
-                hits.append(Hit(schema.decode(key, stored), distance))
+                hits.append(Hit(counters[key].applied(schema.decode(key, stored)), distance))
             out.append(SearchResult(total=total, hits=tuple(hits), phantoms=phantoms))
         return out
 
-    def _read_rows(self, keys: list[str]) -> list[dict[str, str]]:
-        """Every declared field (never the vector) of each key, in one round trip; {} for a hash gone."""
-        if not keys:
-            return []
+    def _read_rows(self, keys: list[str],
+                   counted: list[str]) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
+        """Every declared field (never the vector) of each of ``keys`` ({} for a hash gone) and the live
+        recall counter of each of ``counted``, in one round trip."""
+        if not keys and not counted:
+            return iter(()), {}
         pipe = self.client.pipeline(transaction=False)
         for key in keys:
             pipe.hmget(key, list(schema.FIELD_NAMES))
-        rows = call(pipe.execute, raise_on_error=True)
-        return [{name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
-                for row in rows]
+        for key in counted:
+            self.recalls.queue_read(pipe, key)
+        replies = call(pipe.execute, raise_on_error=True)
+        rows = ({name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
+                for row in replies[:len(keys)])
+        return rows, {key: Counter.parse(r) for key, r in zip(counted, replies[len(keys):], strict=True)}
 
     def count(self, query: Search) -> int:
         reply = call(self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args())

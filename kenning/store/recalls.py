@@ -11,11 +11,17 @@ hash (it is the live value exactly when no counter key exists), so counts writte
 keep counting. ``fold`` (maintenance) copies the counter into the hash, which is what FT SORTBY sees,
 and lets a counter that no touch changed since expire (``SETTLED_TTL``); a touch cancels that expiry.
 The fold only ever copies a value and never subtracts, so a concurrent touch is never lost.
+
+A recall's touch is written behind its reply (``Store.log_recall``, kenning.store.writer): every
+read here (``live``, ``fold``, ``drop``, and ``MemoryStore.read``) first calls ``settle``, which
+waits for this process's pending touches, so a reader in the same process sees every recall that
+returned before it asked. ``queue_read`` does not wait: a recall reads its hits' counters with it
+(``MemoryStore.nearest``) after its look-up round trip settled them (``Store.look_up``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,6 +33,7 @@ from kenning.models import Memory
 from kenning.store.client import call, text
 from kenning.store.patches import PATCH_SCRIPT, Patch
 
+Command = tuple[Any, ...]  # one command's arguments, as sent
 FOLD_BATCH = 500
 # A folded counter key no touch changed since: the hash holds its value, so it may go. Far longer than
 # a recall's read-then-touch (the only moment that reads the hash's count to start a new counter key).
@@ -63,41 +70,59 @@ class Counter:
         return replace(memory, recall_count=self.count, last_recalled=self.last)
 
 
+def _settled() -> None:
+    """No touch is ever written behind (a store built without a writer)."""
+
+
 class Recalls:
     """The counter keys of one key prefix: touch, live reads, fold, forget."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    def __init__(self, client: valkey.Valkey, prefix: str, settle: Callable[[], None] = _settled) -> None:
+        """``settle`` waits for the touches this process still has to write (see the module docstring)."""
         self.client = client
         self.prefix = prefix
         self.dirty = f"{prefix}recalled:dirty"
+        self.settle = settle
 
     def key(self, memory_key: str) -> str:
         return f"{self.prefix}recalled:{memory_key}"
 
     # --- touch (the end of every recall) ----------------------------------------------------
-    def queue_touch(self, pipe: Pipeline, memories: Sequence[Memory], now: float) -> int:
-        """Queue count += 1, last = now for each memory; returns how many replies it queued (one per
-        memory, the new count, then one for the dirty set). Never writes a memory hash."""
+    def touches(self, memories: Sequence[Memory], now: float) -> list[Command]:
+        """count += 1, last = now for each memory (one command each, its reply the new count), then one
+        SADD to the dirty set; nothing for no memories. Never a memory hash. A touch starts a new counter
+        key from the count the memory was read with (see the module docstring)."""
         if not memories:
-            return 0
-        for memory in memories:
-            pipe.eval(_TOUCH, 1, self.key(memory.key), repr(now), str(memory.recall_count))
-        pipe.sadd(self.dirty, *(m.key for m in memories))
-        return len(memories) + 1
+            return []
+        return [*(("EVAL", _TOUCH, 1, self.key(m.key), repr(now), str(m.recall_count)) for m in memories),
+                ("SADD", self.dirty, *(m.key for m in memories))]
+
+    def queue_touch(self, pipe: Pipeline, memories: Sequence[Memory], now: float) -> int:
+        """Queue ``touches`` on ``pipe``; returns how many replies it queued."""
+        commands = self.touches(memories, now)
+        for command in commands:
+            pipe.execute_command(*command)  # type: ignore[no-untyped-call]
+        return len(commands)
 
     @staticmethod
-    def touched(memories: Sequence[Memory], replies: Sequence[Any], now: float) -> list[Memory]:
-        """The memories with the counts their touch returned (``replies`` as queued by ``queue_touch``)."""
-        return [replace(m, recall_count=int(n), last_recalled=now) for m, n in zip(memories, replies, strict=False)]
+    def counted(memories: Sequence[Memory], now: float) -> list[Memory]:
+        """The memories as their touch leaves them: the live count read + 1, recalled ``now``. Pure.
+
+        Exact for one caller at a time; two recalls of the same memory that read it before either touch
+        landed both show the same count, while the stored counter (HINCRBY) counts both.
+        """
+        return [replace(m, recall_count=m.recall_count + 1, last_recalled=now) for m in memories]
 
     # --- live reads -------------------------------------------------------------------------
     def queue_read(self, pipe: Pipeline, memory_key: str) -> None:
+        """Queue the read of one counter key (``Counter.parse`` reads the reply); does not ``settle``."""
         pipe.hmget(self.key(memory_key), ["count", "last"])
 
     def live(self, memories: Sequence[Memory]) -> list[Memory]:
-        """The memories with their live counters, in one round trip."""
+        """The memories with their live counters, in one round trip (after ``settle``)."""
         if not memories:
             return []
+        self.settle()
         pipe = self.client.pipeline(transaction=False)
         for memory in memories:
             self.queue_read(pipe, memory.key)
@@ -112,6 +137,7 @@ class Recalls:
     def drop(self, memory_keys: Sequence[str]) -> None:
         """Delete the live counters of these memories (a restore brings the backup's): one round trip."""
         if memory_keys:
+            self.settle()  # a touch written behind must not land after the drop
             pipe = self.client.pipeline(transaction=False)
             self.queue_forget(pipe, memory_keys)
             call(pipe.execute)
@@ -124,6 +150,7 @@ class Recalls:
         wait for the next fold. A counter whose memory is gone (a touch that landed after a
         forget) is deleted.
         """
+        self.settle()
         todo = int(call(self.client.scard, self.dirty))
         folded = orphans = 0
         while todo > 0:

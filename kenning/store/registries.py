@@ -9,7 +9,7 @@ Keys:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import valkey
@@ -87,9 +87,14 @@ class ExperienceStore:
 
 
 class RecallLogStore:
-    def __init__(self, client: valkey.Valkey, prefix: str) -> None:
+    """The recall log stream. Entries may be written behind the recall (``Store.log_recall``): every read
+    first calls ``settle``, which waits for this process's pending ones."""
+
+    def __init__(self, client: valkey.Valkey, prefix: str,
+                 settle: Callable[[], None] | None = None) -> None:
         self.client = client
         self.key = f"{prefix}recall_log"
+        self.settle = settle or _settled
 
     def append(self, entry: dict[str, Any], max_entries: int) -> str:
         pipe = self.client.pipeline(transaction=False)
@@ -99,10 +104,15 @@ class RecallLogStore:
 
     def queue_append(self, pipe: Pipeline, entry: dict[str, Any], max_entries: int) -> None:
         """Queue ``append`` on ``pipe`` (one command, whose reply is the entry id)."""
-        pipe.xadd(self.key, {"entry": json.dumps(entry, sort_keys=True)}, maxlen=max_entries, approximate=False)
+        pipe.execute_command(*self.appending(entry, max_entries))  # type: ignore[no-untyped-call]
+
+    def appending(self, entry: dict[str, Any], max_entries: int) -> tuple[Any, ...]:
+        """The XADD that appends ``entry``, trimming the stream to exactly ``max_entries``."""
+        return ("XADD", self.key, "MAXLEN", max_entries, "*", "entry", json.dumps(entry, sort_keys=True))
 
     def newest(self, limit: int, before: str = "+") -> list[tuple[str, dict[str, Any]]]:
         """Up to ``limit`` entries, newest first, older than the id ``before`` (exclusive when prefixed '(')."""
+        self.settle()
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         return [(text(i), dict(json.loads(text(raw[b"entry"])))) for i, raw in rows]
 
@@ -111,6 +121,7 @@ class RecallLogStore:
         """``newest``, decoding only the entries whose stored JSON holds every needle (both ASCII-lowercased)
         or has escaped characters (whose text may hold a needle once decoded): (those entries, the id of the
         last entry read, how many were read). Decoding is most of a walk's cost."""
+        self.settle()
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         wanted = [n.lower() for n in needles]
         kept = [(text(i), dict(json.loads(raw[b"entry"]))) for i, raw in rows
@@ -118,4 +129,9 @@ class RecallLogStore:
         return kept, (text(rows[-1][0]) if rows else None), len(rows)
 
     def length(self) -> int:
+        self.settle()
         return int(call(self.client.xlen, self.key))
+
+
+def _settled() -> None:
+    """Nothing is written behind (a store built without a writer)."""

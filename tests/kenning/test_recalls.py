@@ -120,6 +120,7 @@ def test_maintenance_folds_the_counters_so_sorting_sees_them(engine: Engine, cli
     assert engine.maintenance.run().recall_counters["folded"] == 0  # nothing touched since
     assert 0 < _ttl(client, engine.store.memories.recalls.key(lint)) <= SETTLED_TTL  # folded and quiet: may go
     _recall(engine, "how do I run the linter?")
+    engine.store.recall_writes.flush()  # the raw read below does not wait for the touch written behind
     assert _ttl(client, engine.store.memories.recalls.key(lint)) == -1  # touched again: kept until folded
     assert engine.memories.get(lint).recall_count == 4
 
@@ -200,6 +201,7 @@ def test_delete_project_removes_the_counters_of_the_memories_it_deletes(engine: 
     _recall(engine, "how do production deploys go out?")
     assert [h.memory.key for h in engine.recaller.recall(RecallRequest("how is the linter run?", projects=["elsewhere"],
                                                                       top_k=1)).hits] == [other]
+    engine.store.recall_writes.flush()  # the raw read below does not wait for the touches written behind
     assert client.exists(recalls.key(backup), recalls.key(deploy), recalls.key(other)) == 3
     done = engine.lifecycle.delete_project("p", confirm=True, actor="a", reason="retired")
     assert isinstance(done, ProjectDone)

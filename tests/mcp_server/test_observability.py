@@ -55,6 +55,19 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
         is None  # the process-wide default registry is untouched
 
 
+async def test_a_recall_log_write_given_up_is_counted(mcp: McpHarness) -> None:
+    async with mcp.client("write") as client, httpx.AsyncClient(base_url=mcp.base) as http:
+        await ok(client, "remember", {"content": "Metrics are exposed at /metrics"})
+        assert (await ok(client, "recall", {"query": "where are the metrics?"}))["results"]
+        mcp.engine.store.recall_writes.flush()
+        failures = ("kenning_recall_log_failures_total", ())
+        assert samples((await http.get("/metrics")).text)[failures] == 0.0  # written: nothing failed
+        mcp.engine.store.client.set(mcp.engine.store.recall_log.key, "not a stream")  # every XADD fails
+        assert (await ok(client, "recall", {"query": "where are the metrics?"}))["results"]  # the reply is whole
+        mcp.engine.store.recall_writes.flush()
+        assert samples((await http.get("/metrics")).text)[failures] == 1.0
+
+
 async def test_healthz_reports_every_check(mcp: McpHarness) -> None:
     async with httpx.AsyncClient(base_url=mcp.base) as http:
         response = await http.get("/healthz")
