@@ -14,7 +14,6 @@ process, the CPU per call spent in each layer (``bench.stacks``).
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import random
@@ -23,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,10 +30,9 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from bench import families, mcp, metrics, stacks, system
+from bench.clients import HANDSHAKE, MODERN, Target, call_all, floor_call, raw_call, sdk_session, through
 from bench.corpus import generate
 from bench.families import Query
 from bench.runner import ACTOR, free_port
@@ -53,8 +51,6 @@ MODES: dict[str, dict[str, str]] = {
                            "KENNING_MCP_JSON_RESPONSE": str(framing == "json").lower()}
     for state in ("stateful", "stateless") for framing in ("sse", "json")}
 RAW_MODE = "stateless_json"  # the mode also called with bare JSON-RPC POSTs (the server's cost alone)
-MODERN = "2026-07-28"  # the per-request protocol fastmcp's Client speaks
-HANDSHAKE = "2025-11-25"  # the initialize-handshake protocol of the official SDK's ClientSession
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,8 +94,9 @@ def run(memories: int, calls: int, profile: Path | None, modes: list[str]) -> di
             with ExitStack() as stack:
                 urls = {name: stack.enter_context(server(settings, env, profile, name)) for name, env in
                         [("floor", {}), *((f"mcp_{m}", MODES[m]) for m in modes)]}
-                samples = anyio.run(paired, engine, urls, secret, queries)
-            out: dict[str, Any] = {"memories": len(items), "calls": calls, "targets": summarise(samples)}
+                samples, differ = anyio.run(paired, engine, urls, secret, queries)
+            out: dict[str, Any] = {"memories": len(items), "calls": calls, "targets": summarise(samples),
+                                   "hits_differ_from_engine": differ}
     if profile is not None:
         out["profile"] = {name: stacks.breakdown(profile / f"{name}.txt", served(name) * (calls + mcp.WARMUP))
                           for name in urls}
@@ -143,88 +140,47 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
 
 
 async def paired(engine: Engine, urls: dict[str, str], secret: str,
-                 queries: list[Query]) -> dict[str, list[float]]:
-    """Per query, one call to each target in turn; seconds per target, the first WARMUP dropped."""
+                 queries: list[Query]) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Per query, one call to each target in turn; seconds per target, the first WARMUP dropped, and per
+    target the number of queries whose hits were not the engine call's."""
     samples: dict[str, list[float]] = {}
+    differ: dict[str, int] = {}
     async with AsyncExitStack() as stack:
         targets = await connect(stack, urls, secret)
+        differ = dict.fromkeys(targets, 0)
         for index, query in enumerate(queries):
             args = {"query": query.text, "projects": [query.project], "top_k": TOP_K}
             ask = RecallRequest(query.text, projects=[query.project] if query.project else None, top_k=TOP_K,
                                 actor=ACTOR)
-            timings = {"engine": timed_sync(functools.partial(engine.recaller.recall, ask))}
-            order = list(targets.items())
-            for name, call in order[index % len(order):] + order[:index % len(order)]:  # no target always first
-                timings[name] = await timed(call, args, index)
+            start = time.perf_counter()
+            expected = [hit.memory.key for hit in engine.recaller.recall(ask).hits]
+            took = time.perf_counter() - start
+            timings, wrong = await call_all(targets, args, index, expected)
+            timings["engine"] = took
+            for name in wrong:
+                differ[name] += 1
             if index >= mcp.WARMUP:
                 for name, seconds in timings.items():
                     samples.setdefault(name, []).append(seconds)
-    return samples
-
-
-Target = Callable[[dict[str, Any], int], Awaitable[None]]
+    return samples, differ
 
 
 async def connect(stack: AsyncExitStack, urls: dict[str, str], secret: str) -> dict[str, Target]:
     """Every target, connected once: the floor, each server through both clients, and the bare POSTs."""
     from fastmcp import Client
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
 
-    auth = {"Authorization": f"Bearer {secret}"}
-    http = await stack.enter_async_context(httpx.AsyncClient(headers=auth, timeout=30))
-    targets: dict[str, Target] = {"floor": lambda args, _: checked(http.post(urls["floor"], json=args))}
+    http = await stack.enter_async_context(httpx.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
+                                                             timeout=30))
+    targets: dict[str, Target] = {"floor": lambda args, _: floor_call(http, urls["floor"], args)}
     for mode in (name.removeprefix("mcp_") for name in urls if name.startswith("mcp_")):
         url = urls[f"mcp_{mode}"]
         fast = await stack.enter_async_context(Client(url, auth=secret))
-        sdk_http = await stack.enter_async_context(httpx2.AsyncClient(headers=auth, timeout=30))
-        read, write = await stack.enter_async_context(streamable_http_client(url, http_client=sdk_http))
-        session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
         targets[f"{mode} fastmcp Client"] = through(fast)
-        targets[f"{mode} mcp SDK ClientSession"] = through(session)
+        targets[f"{mode} mcp SDK ClientSession"] = through(await sdk_session(stack, url, secret))
     raw = urls[f"mcp_{RAW_MODE}"]
     targets[f"{RAW_MODE} bare POST {MODERN}"] = lambda args, i: raw_call(http, raw, args, i, MODERN)
     targets[f"{RAW_MODE} bare POST {HANDSHAKE}"] = lambda args, i: raw_call(http, raw, args, i, HANDSHAKE)
     return targets
-
-
-def through(client: Any) -> Target:
-    """A recall through an MCP client library (fastmcp's ``Client`` or the SDK's ``ClientSession``)."""
-    async def call(args: dict[str, Any], index: int) -> None:
-        if (await client.call_tool("recall", args)).is_error:
-            raise RuntimeError("a recall through MCP failed")
-    return call
-
-
-async def checked(response: Awaitable[httpx.Response]) -> None:
-    (await response).raise_for_status()
-
-
-async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int, version: str) -> None:
-    """tools/call as one bare JSON-RPC POST: no client library, no handshake, no session (a stateless server)."""
-    params: dict[str, Any] = {"name": "recall", "arguments": args}
-    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version}
-    if version == MODERN:
-        params["_meta"] = {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {}}
-        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": "recall"}
-    body = {"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": params}
-    response = await http.post(url, json=body, headers=headers)
-    response.raise_for_status()
-    if b'"isError":true' in response.content or b'"error":{' in response.content:
-        raise RuntimeError(f"the bare tools/call failed: {response.text[:300]}")
-
-
-def timed_sync(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-async def timed(call: Target, args: dict[str, Any], index: int) -> float:
-    start = time.perf_counter()
-    await call(args, index)
-    return time.perf_counter() - start
 
 
 def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
@@ -243,12 +199,14 @@ def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     lines = [f"{result['memories']} memories, {result['calls']} recalls per target, load "
              f"{result['load_average']}, steal {result['cpu_steal_percent']}%", "",
-             "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 |", "| --- | --- | --- | --- | --- |"]
+             "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 | hits not the engine's |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    differ = result.get("hits_differ_from_engine", {})
     for name, entry in result["targets"].items():
         def p50(key: str, e: dict[str, Any] = entry) -> str:
             return f"{e[key]['p50_ms']:.2f}" if key in e else "-"
         lines.append(f"| {name} | {p50('latency')} | {entry['latency']['p95_ms']:.2f} | {p50('minus_engine')} | "
-                     f"{p50('minus_floor')} |")
+                     f"{p50('minus_floor')} | {differ.get(name, '-')} |")
     for name, table in result.get("profile", {}).items():
         lines += ["", f"{name}: CPU ms per call by layer", "", stacks.render(table)]
     return "\n".join(lines)
