@@ -24,7 +24,10 @@ is shared with other work: read the load and steal row before comparing columns.
 
 Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valkey-search, the same with
 `KENNING_SEARCH_MODULE=/path/to/libsearch.so`; the cost of each FT.SEARCH shape: `python -m bench.shapes
---size 10k`."""
+--size 10k`; what MCP over HTTP adds, per transport mode and client: `python -m bench.transport` (with
+`--baseline DIR`, another checkout's server beside this one's in the same run: an A/B of server code). `python
+-m bench.report` redraws this page and its chart from `bench/results/`; the chart needs matplotlib, the
+`bench` extra (`pip install -e '.[bench]'`; `make bench` installs it; the test suite does not need it)."""
 
 INTRO = """Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
 starts its own embedded Valkey with the search module in a temporary data dir on a free port (never the

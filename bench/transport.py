@@ -7,6 +7,11 @@ in turn: the engine call in this process, the floor over HTTP, and each MCP serv
 library). Every number is paired per query, so the box's drift does not land on one side, and the order of
 the HTTP targets rotates from query to query, so none always runs right after the in-process engine call.
 
+Every answer must be a recall result; those whose hits are not the engine call's are counted
+(``bench.clients``). ``--baseline DIR`` also serves another checkout's ``kenning mcp`` (stateless, JSON) on the
+same store and calls it by bare POST in the same rotation, so a change to the server is measured against the
+code before it in one run (``minus baseline``), not against a run made minutes earlier.
+
 ``--profile DIR`` runs each server under ``py-spy record`` (raw collapsed stacks in DIR) and prints, per
 process, the CPU per call spent in each layer (``bench.stacks``).
 """
@@ -14,6 +19,7 @@ process, the CPU per call spent in each layer (``bench.stacks``).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -51,6 +57,7 @@ MODES: dict[str, dict[str, str]] = {
                            "KENNING_MCP_JSON_RESPONSE": str(framing == "json").lower()}
     for state in ("stateful", "stateless") for framing in ("sse", "json")}
 RAW_MODE = "stateless_json"  # the mode also called with bare JSON-RPC POSTs (the server's cost alone)
+BASELINE = "baseline"  # with --baseline: another checkout's `kenning mcp`, in RAW_MODE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,12 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, help="run the servers under py-spy; raw stacks in this folder")
     parser.add_argument("--modes", default=",".join(MODES), help=f"transport modes, comma-separated (default "
                         f"{','.join(MODES)}; {RAW_MODE} is always one)")
+    parser.add_argument("--baseline", type=Path, help=f"another checkout (a git worktree of main, say): its "
+                        f"`kenning mcp` ({RAW_MODE}) is served beside this tree's and called by bare POSTs in the same "
+                        f"rotation: an A/B of server code in one run")
     args = parser.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "mcp_server" / "app.py").is_file():
+        parser.error(f"--baseline {args.baseline}: not a Kenning checkout (no mcp_server/app.py in it)")
     modes = list(dict.fromkeys([*args.modes.split(","), RAW_MODE]))
     if unknown := [m for m in modes if m not in MODES]:
         parser.error(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
     cpu = system.cpu_times()
-    result = run(args.memories, args.calls, args.profile, modes)
+    result = run(args.memories, args.calls, args.profile, modes, args.baseline)
     result["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
     result["load_average"] = [round(x, 2) for x in os.getloadavg()]
     result["machine"] = system.machine()
@@ -77,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run(memories: int, calls: int, profile: Path | None, modes: list[str]) -> dict[str, Any]:
+def run(memories: int, calls: int, profile: Path | None, modes: list[str],
+        baseline: Path | None = None) -> dict[str, Any]:
     corpus = generate("10k" if memories <= 10_000 else "100k", 7)
     with tempfile.TemporaryDirectory(prefix="kenning-transport-") as tmp:
         settings = Settings(data_dir=Path(tmp), valkey_port=free_port(), key_prefix="bench:", valkey_url=None)
@@ -94,6 +107,9 @@ def run(memories: int, calls: int, profile: Path | None, modes: list[str]) -> di
             with ExitStack() as stack:
                 urls = {name: stack.enter_context(server(settings, env, profile, name)) for name, env in
                         [("floor", {}), *((f"mcp_{m}", MODES[m]) for m in modes)]}
+                if baseline is not None:
+                    urls[BASELINE] = stack.enter_context(server(settings, MODES[RAW_MODE], profile, BASELINE,
+                                                                root=baseline.resolve()))
                 samples, differ = anyio.run(paired, engine, urls, secret, queries)
             out: dict[str, Any] = {"memories": len(items), "calls": calls, "targets": summarise(samples),
                                    "hits_differ_from_engine": differ}
@@ -107,12 +123,14 @@ def served(name: str) -> int:
     """Recalls each server answers per query: the floor one; an MCP server one per client, the bare POSTs too."""
     if name == "floor":
         return 1
-    return 2 + (2 if name == f"mcp_{RAW_MODE}" else 0)
+    return 2 + (2 if name in (f"mcp_{RAW_MODE}", BASELINE) else 0)
 
 
 @contextmanager
-def server(settings: Settings, env: dict[str, str], profile: Path | None, name: str) -> Iterator[str]:
-    """The floor (``name == "floor"``) or ``kenning mcp`` in a child process; yields its URL once it listens."""
+def server(settings: Settings, env: dict[str, str], profile: Path | None, name: str,
+           root: Path = system.ROOT) -> Iterator[str]:
+    """The floor (``name == "floor"``) or ``kenning mcp`` in a child process, running the code of the checkout
+    at ``root``; yields its URL once it listens."""
     port = free_port()
     module = "bench.floor_server" if name == "floor" else "kenning_cli"
     command = [sys.executable, "-m", module, *([] if name == "floor" else ["mcp"])]
@@ -125,8 +143,8 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
     with log_path.open("w", encoding="utf-8") as log:
         child = subprocess.Popen(command, env={**mcp.server_env(settings, port), **env,
                                                "PYTHONPATH": os.pathsep.join(
-                                                   [str(system.ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])},
-                                 stdout=log, stderr=subprocess.STDOUT)
+                                                   [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])},
+                                 stdout=log, stderr=subprocess.STDOUT, cwd=root)  # `-m` puts cwd first
         try:
             mcp.wait_listening(child, port, log_path)
             yield f"http://127.0.0.1:{port}" + ("/recall" if name == "floor" else "/mcp")
@@ -166,31 +184,40 @@ async def paired(engine: Engine, urls: dict[str, str], secret: str,
 
 
 async def connect(stack: AsyncExitStack, urls: dict[str, str], secret: str) -> dict[str, Target]:
-    """Every target, connected once: the floor, each server through both clients, and the bare POSTs."""
+    """Every target, connected once: the floor, each server through both clients, and the bare POSTs (to the
+    stateless JSON server and, with ``--baseline``, to the baseline's: it gets the same calls as this tree's)."""
     from fastmcp import Client
 
     http = await stack.enter_async_context(httpx.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
                                                              timeout=30))
     targets: dict[str, Target] = {"floor": lambda args, _: floor_call(http, urls["floor"], args)}
-    for mode in (name.removeprefix("mcp_") for name in urls if name.startswith("mcp_")):
-        url = urls[f"mcp_{mode}"]
+    for name, url in urls.items():
+        if name == "floor":
+            continue
+        label = f"{BASELINE} {RAW_MODE}" if name == BASELINE else name.removeprefix("mcp_")
         fast = await stack.enter_async_context(Client(url, auth=secret))
-        targets[f"{mode} fastmcp Client"] = through(fast)
-        targets[f"{mode} mcp SDK ClientSession"] = through(await sdk_session(stack, url, secret))
-    raw = urls[f"mcp_{RAW_MODE}"]
-    targets[f"{RAW_MODE} bare POST {MODERN}"] = lambda args, i: raw_call(http, raw, args, i, MODERN)
-    targets[f"{RAW_MODE} bare POST {HANDSHAKE}"] = lambda args, i: raw_call(http, raw, args, i, HANDSHAKE)
+        targets[f"{label} fastmcp Client"] = through(fast)
+        targets[f"{label} mcp SDK ClientSession"] = through(await sdk_session(stack, url, secret))
+        if label.endswith(RAW_MODE):
+            for version in (MODERN, HANDSHAKE):
+                targets[f"{label} bare POST {version}"] = functools.partial(raw_post, http, url, version)
     return targets
 
 
+async def raw_post(http: httpx.AsyncClient, url: str, version: str, args: dict[str, Any], index: int) -> list[str]:
+    return await raw_call(http, url, args, index, version)
+
+
 def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
-    """Each target's latency, and its paired difference per query over the engine and over the floor."""
+    """Each target's latency, and its paired difference per query over the engine, the floor and (with
+    ``--baseline``) the baseline server's bare POST."""
     out: dict[str, Any] = {}
     for name, values in samples.items():
         entry: dict[str, Any] = {"latency": metrics.latency_summary(values)}
-        for base in ("engine", "floor"):
-            if name not in ("engine", base):
-                entry[f"minus_{base}"] = metrics.latency_summary(
+        counterpart = f"{BASELINE} {name}"  # the same client against the baseline server
+        for base, key in (("engine", "minus_engine"), ("floor", "minus_floor"), (counterpart, "minus_baseline")):
+            if name not in ("engine", base) and base in samples:
+                entry[key] = metrics.latency_summary(
                     [v - b for v, b in zip(values, samples[base], strict=True)])
         out[name] = entry
     return out
@@ -199,14 +226,14 @@ def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     lines = [f"{result['memories']} memories, {result['calls']} recalls per target, load "
              f"{result['load_average']}, steal {result['cpu_steal_percent']}%", "",
-             "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 | hits not the engine's |",
-             "| --- | --- | --- | --- | --- | --- |"]
+             "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 | minus baseline p50 | hits not the "
+             "engine's |", "| --- | --- | --- | --- | --- | --- | --- |"]
     differ = result.get("hits_differ_from_engine", {})
     for name, entry in result["targets"].items():
         def p50(key: str, e: dict[str, Any] = entry) -> str:
             return f"{e[key]['p50_ms']:.2f}" if key in e else "-"
         lines.append(f"| {name} | {p50('latency')} | {entry['latency']['p95_ms']:.2f} | {p50('minus_engine')} | "
-                     f"{p50('minus_floor')} | {differ.get(name, '-')} |")
+                     f"{p50('minus_floor')} | {p50('minus_baseline')} | {differ.get(name, '-')} |")
     for name, table in result.get("profile", {}).items():
         lines += ["", f"{name}: CPU ms per call by layer", "", stacks.render(table)]
     return "\n".join(lines)
