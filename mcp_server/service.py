@@ -16,9 +16,9 @@ from mcp_server.app import build_app
 from mcp_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
-# uvicorn takes these when they are importable; without them every MCP call costs about 1 ms more (asyncio's
-# loop and h11's parser: bench/FINDINGS.md, issue 21). Both are dependencies; an environment installed
-# before they were is the usual reason one is missing.
+# uvicorn takes these when they are importable; without them it serves with asyncio's loop and h11's parser,
+# which cost an MCP call up to about 1 ms more on a busy box (paired A/B runs: -0.3 to +1.1 ms, bench/FINDINGS.md,
+# issue 21). Both are dependencies; an environment installed before they were is the usual reason one is missing.
 ACCELERATORS = ("httptools",) + (() if sys.platform == "win32" else ("uvloop",))
 
 
@@ -40,8 +40,8 @@ class McpService(ThreadedServer):
         engine.llm.observers.append(self.runtime.metrics.observe_llm)
         engine.recaller.expander.observers.append(self.runtime.metrics.observe_expansion)
         if missing := missing_accelerators():
-            log.warning("%s not installed: uvicorn falls back to the slower loop or parser, about 1 ms more per MCP "
-                        "call; reinstall Kenning's dependencies (pip install -e .)", " and ".join(missing))
+            log.warning("%s not installed: uvicorn falls back to asyncio's loop or h11's parser, up to about 1 ms "
+                        "more per MCP call; reinstall Kenning's dependencies (pip install -e .)", " and ".join(missing))
         listing = Listing("the MCP server", "KENNING_MCP_PORT", "/mcp", "kenning-mcp", log)
         super().__init__(self.app, listing, host=settings.mcp_host, port=settings.mcp_port,
                          log_level=settings.log_level, lifespan="on",

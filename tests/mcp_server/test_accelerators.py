@@ -1,5 +1,5 @@
 """uvloop and httptools (what uvicorn takes when they are importable) are installed, and a missing one is named:
-without them every MCP call costs about 1 ms more (bench/FINDINGS.md, issue 21)."""
+without them an MCP call costs up to about 1 ms more (bench/FINDINGS.md, issue 21)."""
 
 from __future__ import annotations
 
