@@ -7,8 +7,11 @@ front of the run's store, with the server placed two ways and the same calls mad
   client's own work is charged to the server: an upper bound, kept to compare with earlier runs.
 
 Beside the separate MCP server runs the floor of the transport: ``bench.bare``, a Starlette JSON endpoint doing
-the same engine call in a process of its own. Each query is recalled three times in a row -- through the
-engine, through MCP, through the bare endpoint -- and ``recall_paired`` holds the differences per query.
+the same engine call in a process of its own. Each query is recalled through the engine, then -- in an order
+that rotates per query -- through MCP three ways (a bare JSON-RPC POST from the httpx client that also calls
+the bare endpoint: the server's own cost; the official SDK's ``ClientSession``; fastmcp's ``Client``) and
+through the bare endpoint; ``recall_paired`` holds the differences per query, and ``hits_differ`` how many
+answers did not hold the engine call's hits (``bench.clients`` checks that each is a recall result).
 """
 
 from __future__ import annotations
