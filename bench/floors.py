@@ -13,6 +13,7 @@ e.g. the 1M scale point, when they hold the same fields).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -91,9 +92,19 @@ def ratios(result: dict[str, Any]) -> dict[str, float | None]:
     imported, embedded = get("import", "memories_per_second"), get("floors", "embedding_rate", "texts_per_second")
     return {
         "recall_over_floor": get("floors", "recall", "recall_over_floor"),
-        "mcp_minus_engine_ms": get("mcp", "recall_paired", "added_by_mcp", "p50_ms"),
-        "mcp_minus_bare_endpoint_ms": get("mcp", "recall_paired", "mcp_minus_bare_endpoint", "p50_ms"),
+        **_mcp(get),
         "bare_endpoint_minus_engine_ms": get("mcp", "recall_paired", "added_by_bare_endpoint", "p50_ms"),
         "remember_over_embed": remember / remember_embed if remember and remember_embed else None,
         "import_over_embedding_rate": imported / embedded if imported and embedded else None,
     }
+
+
+def _mcp(get: Callable[..., Any]) -> dict[str, float | None]:
+    """What MCP recall adds, p50 of the per-query differences: through fastmcp's ``Client`` (the unprefixed
+    keys, as before), the official SDK's ``ClientSession`` and a bare JSON-RPC POST (the server alone)."""
+    out: dict[str, float | None] = {}
+    for client, prefix in (("", "mcp_"), ("_sdk", "mcp_sdk_"), ("_bare_post", "mcp_bare_post_")):
+        out[f"{prefix}minus_engine_ms"] = get("mcp", "recall_paired", f"added_by_mcp{client}", "p50_ms")
+        out[f"{prefix}minus_bare_endpoint_ms"] = get("mcp", "recall_paired", f"mcp{client}_minus_bare_endpoint",
+                                                     "p50_ms")
+    return out

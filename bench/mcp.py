@@ -7,8 +7,11 @@ front of the run's store, with the server placed two ways and the same calls mad
   client's own work is charged to the server: an upper bound, kept to compare with earlier runs.
 
 Beside the separate MCP server runs the floor of the transport: ``bench.bare``, a Starlette JSON endpoint doing
-the same engine call in a process of its own. Each query is recalled three times in a row -- through the
-engine, through MCP, through the bare endpoint -- and ``recall_paired`` holds the differences per query.
+the same engine call in a process of its own. Each query is recalled through the engine, then -- in an order
+that rotates per query -- through MCP three ways (a bare JSON-RPC POST from the httpx client that also calls
+the bare endpoint: the server's own cost; the official SDK's ``ClientSession``; fastmcp's ``Client``) and
+through the bare endpoint; ``recall_paired`` holds the differences per query, and ``hits_differ`` how many
+answers did not hold the engine call's hits (``bench.clients`` checks that each is a recall result).
 """
 
 from __future__ import annotations
@@ -19,16 +22,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
 
-from bench import families, metrics, system
+from bench import clients, families, metrics, system
 from bench.corpus import filler, slots
 from bench.families import Query
+from kenning.recall import RecallRequest
 from kenning.settings import Settings
 
 if TYPE_CHECKING:
@@ -58,8 +62,10 @@ def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
 
     result: dict[str, Any] = {"server": "separate process (kenning mcp)"}
 
-    def direct(query: Query) -> None:  # the same recall through the engine, just before the MCP one
-        run.recall(query, keep=False)
+    def direct(query: Query) -> list[str]:  # the same recall through the engine, just before the MCP ones
+        request = RecallRequest(query.text, projects=[query.project] if query.project else None, top_k=10,
+                                actor="bench")
+        return [hit.memory.key for hit in run.engine.recaller.recall(request).hits]
 
     try:
         with separate_server(settings) as url, bare_server(settings) as bare:
@@ -71,67 +77,93 @@ def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
 
 
 async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[Probe],
-                      direct: Callable[[Query], None] | None = None, bare: str | None = None) -> dict[str, Any]:
-    """One recall then one remember per query, each timed from the client; the first WARMUP are not kept.
+                      direct: Callable[[Query], list[str]] | None = None, bare: str | None = None) -> dict[str, Any]:
+    """One recall then one remember per query through fastmcp's ``Client``, each timed from the client; the
+    first WARMUP are not kept.
 
-    With ``direct``, the same recall also runs through the engine right before each MCP one, and
-    ``recall_paired`` holds both and their difference per query: what MCP over HTTP adds, measured at the
-    same moment, so that the box's drift between the phases of a run does not land on the transport. With
-    ``bare`` (the URL of ``bench.bare``), the same recall also goes to the bare endpoint right after the MCP one.
+    With ``direct`` (the same recall through the engine, returning its hits' keys), each query is first
+    recalled by the engine, then -- the order rotated per query -- through MCP three ways: fastmcp's ``Client``,
+    the official SDK's ``ClientSession``, and a bare JSON-RPC POST from the same httpx client that calls
+    ``bare`` (the URL of ``bench.bare``, also called when given). ``recall_paired`` holds the differences
+    per query: what MCP over HTTP adds, measured at the same moment, so the box's drift does not land on the
+    clients. Every answer must be a recall result; ``hits_differ`` counts those whose hits are not the
+    engine call's.
     """
     from fastmcp import Client
 
-    from bench.transport import MODERN, raw_call
-
-    times: dict[str, list[float]] = {"recall": [], "remember": [], "engine": [], "bare": [], "bare_post": []}
-    async with Client(url, auth=secret) as client, httpx.AsyncClient() as plain, httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {secret}"}, timeout=30) as http:
+    times: dict[str, list[float]] = {"recall": [], "remember": []}
+    differ: dict[str, int] = {}
+    async with AsyncExitStack() as stack:
+        client = await stack.enter_async_context(Client(url, auth=secret))
+        targets = {"recall": clients.through(client)}
+        if direct is not None:
+            targets.update(await _peers(stack, url, secret, bare))
+        differ = dict.fromkeys(targets, 0)
         for index, (query, (text, project)) in enumerate(zip(queries, writes, strict=True)):
             arguments = {"query": query.text, "projects": [query.project], "top_k": 10}
-            took: dict[str, float] = {}
-            if direct is not None:  # only then: an "engine" time without it would pair the recall with nothing
-                before = time.perf_counter()
-                direct(query)
-                took["engine"] = time.perf_counter() - before
-            start = time.perf_counter()
-            await client.call_tool("recall", arguments)
-            took["recall"] = (middle := time.perf_counter()) - start
-            if bare is not None:
-                (await plain.post(bare, json=arguments)).raise_for_status()
-                took["bare"] = time.perf_counter() - middle
-                middle = time.perf_counter()
+            took, wrong = await _recalls(targets, arguments, index, query, direct)
+            for name in wrong:
+                differ[name] += 1
+            start = time.perf_counter()  # after every recall: a new memory must not change the next one's hits
             await client.call_tool("remember", {"content": text, "namespace": "episodic", "project": project})
-            took["remember"] = (after := time.perf_counter()) - middle
-            if direct is not None:  # the server's share without a client library: a bare JSON-RPC POST
-                await raw_call(http, url, arguments, index, MODERN)
-                took["bare_post"] = time.perf_counter() - after
+            took["remember"] = time.perf_counter() - start
             if index >= WARMUP:
                 for name, seconds in took.items():
-                    times[name].append(seconds)
-    return _summaries(times)
+                    times.setdefault(name, []).append(seconds)
+    out = _summaries(times)
+    if direct is not None:
+        out["recall_paired"]["hits_differ"] = {"queries": len(queries), **differ}
+    return out
+
+
+async def _peers(stack: AsyncExitStack, url: str, secret: str, bare: str | None) -> dict[str, clients.Target]:
+    """The other ways to the same recall: the SDK's ClientSession, a bare POST, the bare endpoint (one httpx
+    client for both, so the POST and the endpoint pay the same client's cost)."""
+    http = await stack.enter_async_context(httpx.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
+                                                             timeout=30))
+    targets: dict[str, clients.Target] = {
+        "sdk": clients.through(await clients.sdk_session(stack, url, secret)),
+        "bare_post": lambda args, i: clients.raw_call(http, url, args, i, clients.MODERN)}
+    if bare is not None:
+        targets["bare"] = lambda args, _: clients.floor_call(http, bare, args)
+    return targets
+
+
+async def _recalls(targets: dict[str, clients.Target], arguments: dict[str, Any], index: int, query: Query,
+                   direct: Callable[[Query], list[str]] | None) -> tuple[dict[str, float], list[str]]:
+    """The engine's recall (with ``direct``), then every target's; seconds each, targets whose hits differ."""
+    if direct is None:
+        return await clients.call_all(targets, arguments, index, None)
+    start = time.perf_counter()
+    expected = direct(query)
+    took = time.perf_counter() - start
+    timings, wrong = await clients.call_all(targets, arguments, index, expected)
+    return {"engine": took, **timings}, wrong
 
 
 def _summaries(times: dict[str, list[float]]) -> dict[str, Any]:
     """The MCP latencies, and the per-query differences to the engine and the bare endpoint when measured."""
     out: dict[str, Any] = {"recall": metrics.latency_summary(times["recall"]),
                            "remember": metrics.latency_summary(times["remember"])}
-    recall, engine, bare, post = times["recall"], times["engine"], times["bare"], times["bare_post"]
-    if engine:
-        out["recall_paired"] = paired(engine, recall, post)
-    if engine and bare:
-        out["recall_paired"].update({
-            "bare_endpoint": metrics.latency_summary(bare),
-            "added_by_bare_endpoint": metrics.latency_summary([b - e for b, e in zip(bare, engine, strict=True)]),
-            "mcp_minus_bare_endpoint": metrics.latency_summary([m - b for m, b in zip(recall, bare, strict=True)])})
+    if "engine" not in times:
+        return out
+    engine = times["engine"]
+
+    def minus(name: str, base: list[float]) -> dict[str, Any]:
+        return metrics.latency_summary([v - b for v, b in zip(times[name], base, strict=True)])
+
+    paired_: dict[str, Any] = {"engine": metrics.latency_summary(engine), "added_by_mcp": minus("recall", engine),
+                               "added_by_mcp_sdk": minus("sdk", engine),
+                               "added_by_mcp_bare_post": minus("bare_post", engine)}
+    if "bare" in times:
+        bare = times["bare"]
+        paired_.update({"bare_endpoint": metrics.latency_summary(bare),
+                        "added_by_bare_endpoint": minus("bare", engine),
+                        "mcp_minus_bare_endpoint": minus("recall", bare),
+                        "mcp_sdk_minus_bare_endpoint": minus("sdk", bare),
+                        "mcp_bare_post_minus_bare_endpoint": minus("bare_post", bare)})
+    out["recall_paired"] = paired_
     return out
-
-
-def paired(engine: list[float], client: list[float], bare: list[float]) -> dict[str, Any]:
-    """Per query: the engine alone, what MCP adds through fastmcp's Client, and through a bare JSON-RPC POST
-    (the server's share, without a client library's parsing and validation)."""
-    return {"engine": metrics.latency_summary(engine),
-            "added_by_mcp": metrics.latency_summary([m - e for m, e in zip(client, engine, strict=True)]),
-            "added_by_mcp_bare_post": metrics.latency_summary([b - e for b, e in zip(bare, engine, strict=True)])}
 
 
 def same_process(run: Run, settings: Settings, secret: str, queries: list[Query],

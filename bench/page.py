@@ -15,13 +15,19 @@ RATIOS = """Every headline as a ratio to its floor or peer, measured in the same
 because absolute numbers drift with the machine: the query embedding alone and one bare KNN (`FT.SEARCH`
 KNN 10 on the largest namespace's index, no filter, through the store's client) interleaved with the engine
 recall on the paraphrase queries (`bench/floors.py`); the MCP recall paired per query with the same engine call
-and with a bare Starlette JSON endpoint doing it in a process of its own (`bench/bare.py`); remember against the
-embedding inside it; the bulk import against the embedding alone of the corpus's first 2,000 texts. The machine
+and with a bare Starlette JSON endpoint doing it in a process of its own (`bench/bare.py`), three ways: a bare
+JSON-RPC `tools/call` POST from the same httpx client that calls the bare endpoint (the MCP server's own cost,
+the number the goal is about), the official `mcp` SDK's `ClientSession` and fastmcp's `Client` (each adds its
+client library's parsing and validation; an agent pays its own client's); remember against the embedding inside
+it; the bulk import against the embedding alone of the corpus's first 2,000 texts. The machine
 is shared with other work: read the load and steal row before comparing columns.
 
 Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valkey-search, the same with
 `KENNING_SEARCH_MODULE=/path/to/libsearch.so`; the cost of each FT.SEARCH shape: `python -m bench.shapes
---size 10k`."""
+--size 10k`; what MCP over HTTP adds, per transport mode and client: `python -m bench.transport` (with
+`--baseline DIR`, another checkout's server beside this one's in the same run: an A/B of server code). `python
+-m bench.report` redraws this page and its chart from `bench/results/`; the chart needs matplotlib, the
+`bench` extra (`pip install -e '.[bench]'`; `make bench` installs it; the test suite does not need it)."""
 
 INTRO = """Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
 starts its own embedded Valkey with the search module in a temporary data dir on a free port (never the
@@ -52,7 +58,9 @@ embed = the embedding call(s), search = every FT.SEARCH, rest = everything else 
 look-ups, lexical pass, scoring, recall log, audit, HSET). Samples are every recall/remember the families
 make. Throughput runs the paraphrase queries from 1 and 8 threads sharing one engine. **MCP over HTTP** is
 a real fastmcp client calling `kenning mcp` running in a process of its own on the bench's Valkey (bearer
-auth on), as a remote agent would; runs before 2026-11-30 15:00 had the server in the client's process
+auth on), as a remote agent would (beside it, per query and in rotating order, the official SDK's client and
+a bare JSON-RPC POST; every answer must be a recall result, and those whose hits are not the engine call's are
+counted: `bench/clients.py`); runs before 2026-11-30 15:00 had the server in the client's process
 (`same_process` in the JSON, also measured now). The **server RSS** is a fresh process that runs what
 `kenning up` runs beside Valkey -- embedder, engine, MCP server and worker -- and serves 30 recalls
 (runs before the same date loaded only the embedder and engine).

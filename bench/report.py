@@ -141,13 +141,29 @@ def _recall_cell(r: Result) -> str:
 
 
 def _mcp_cell(r: Result) -> str:
+    """The server alone (a bare JSON-RPC POST from the bare endpoint's own httpx client), then through the SDK's
+    and fastmcp's clients; each over the engine and over the bare endpoint. Runs before 2026-12-02 09:00
+    measured fastmcp's client (and the bare POST) only."""
     q = floors.ratios(r)
     if q["mcp_minus_engine_ms"] is None:
         return "not measured"
-    bare = "" if q["mcp_minus_bare_endpoint_ms"] is None else (
-        f"; bare endpoint +{fmt(q['bare_endpoint_minus_engine_ms'])}, MCP − bare "
-        f"**{fmt(q['mcp_minus_bare_endpoint_ms'])}**")
-    return f"**{fmt(q['mcp_minus_engine_ms'])} ms**{bare}"
+    parts = [f"{label} **+{fmt(q[f'{prefix}minus_engine_ms'])} ms**"
+             + ("" if q[f"{prefix}minus_bare_endpoint_ms"] is None else
+                f" ({fmt(q[f'{prefix}minus_bare_endpoint_ms'])} over the bare endpoint)")
+             for label, prefix in MCP_CLIENTS if q[f"{prefix}minus_engine_ms"] is not None]
+    if q["bare_endpoint_minus_engine_ms"] is not None:
+        parts.append(f"bare endpoint +{fmt(q['bare_endpoint_minus_engine_ms'])} ms")
+    differ = dig(r, "mcp", "recall_paired", "hits_differ") or {}
+    if differ:
+        wrong = sum(v for k, v in differ.items() if k != "queries")
+        parts.append(f"answers whose hits were not the engine's: {wrong} of {differ['queries']} queries x "
+                     f"{len(differ) - 1} targets")
+    return "; ".join(parts)
+
+
+# label, floors.ratios key prefix: the server alone first (the issue's measure), then each client library's
+MCP_CLIENTS = (("server alone (bare JSON-RPC POST)", "mcp_bare_post_"), ("SDK `ClientSession`", "mcp_sdk_"),
+               ("fastmcp `Client`", "mcp_"))
 
 
 def _remember_cell(r: Result) -> str:
@@ -174,8 +190,8 @@ def _load_cell(r: Result) -> str:
 
 RATIO_ROWS: tuple[tuple[str, str, Callable[[Result], str]], ...] = (
     ("engine recall p50 / (query embedding p50 + one bare KNN p50), same queries", "<= 1.3", _recall_cell),
-    ("MCP recall − engine recall, p50 of the per-query difference", "<= 3 ms, or within 1.5 ms of the bare "
-     "endpoint", _mcp_cell),
+    ("MCP recall − engine recall, p50 of the per-query difference: the server alone, then with a client "
+     "library", "<= 3 ms, or within 1.5 ms of the bare endpoint", _mcp_cell),
     ("remember p50 / its embedding p50", "<= 1.25", _remember_cell),
     ("bulk import rate / embedding-only rate (first 2,000 texts, 2 workers)", ">= 0.95", _import_cell),
     ("the machine during the run", "", _load_cell),
@@ -228,11 +244,15 @@ def latency_table(results: list[Result]) -> list[str]:
                     rows.append(f"| {_label(r)} | {call} via {where} | total | {fmt(s.get('p50_ms'))} | "
                                 f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |")
         for phase, label in (("engine", "the same recall through the engine, just before"),
-                             ("added_by_mcp", "added by MCP/HTTP (per query, paired)"),
+                             ("added_by_mcp", "added by MCP/HTTP through fastmcp's Client (per query, paired)"),
+                             ("added_by_mcp_sdk", "added by MCP/HTTP through the SDK's ClientSession"),
                              ("added_by_mcp_bare_post", "added by MCP/HTTP, bare JSON-RPC POST (no client library)"),
-                             ("bare_endpoint", "the same recall via a bare Starlette endpoint, just after"),
+                             ("bare_endpoint", "the same recall via a bare Starlette endpoint, same query"),
                              ("added_by_bare_endpoint", "added by the bare endpoint (per query, paired)"),
-                             ("mcp_minus_bare_endpoint", "MCP/HTTP minus the bare endpoint (per query)")):
+                             ("mcp_minus_bare_endpoint", "MCP/HTTP (fastmcp's Client) minus the bare endpoint"),
+                             ("mcp_sdk_minus_bare_endpoint", "MCP/HTTP (the SDK's ClientSession) minus the bare "
+                              "endpoint"),
+                             ("mcp_bare_post_minus_bare_endpoint", "MCP/HTTP (bare POST) minus the bare endpoint")):
             s = dig(r, "mcp", "recall_paired", phase)
             if s:
                 rows.append(f"| {_label(r)} | recall via MCP/HTTP | {label} | {fmt(s.get('p50_ms'))} | "
@@ -284,8 +304,8 @@ def commands_table(results: list[Result]) -> list[str]:
 
 
 def chart(results: list[Result], path: Path) -> Path | None:
-    """Latency vs corpus size (log x), one line per backend and percentile; None without matplotlib
-    (the `bench` extra: pip install -e '.[bench]')."""
+    """Latency vs corpus size (log x), one line per backend (and search engine) and percentile; None without
+    matplotlib (the `bench` extra: pip install -e '.[bench]'; the test suite never needs it)."""
     import importlib
 
     try:
@@ -297,9 +317,8 @@ def chart(results: list[Result], path: Path) -> Path | None:
 
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     plain = [r for r in results if not r.get("valkey_config")]
-    for backend in sorted({r["settings"]["embedding_backend"] for r in plain}):
-        runs = sorted((r for r in plain if r["settings"]["embedding_backend"] == backend),
-                      key=lambda r: SIZE_ORDER[r["corpus"]["size"]])
+    for backend in sorted({_variant(r) for r in plain}):  # one line per embedder backend and search engine
+        runs = sorted((r for r in plain if _variant(r) == backend), key=lambda r: SIZE_ORDER[r["corpus"]["size"]])
         sizes = [SIZE_ORDER[r["corpus"]["size"]] for r in runs]
         for call, phase, pct, style in (("recall", "total", "p50_ms", "o-"), ("recall", "total", "p95_ms", "o--"),
                                          ("remember", "total", "p50_ms", "s:")):
@@ -338,3 +357,22 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
     page.write_text(render(main, ordered, targets_table(main, ordered), family_table(ordered), latency_table(ordered),
                            resources, chart_path.name, ratios=ratio_table([*ordered, *scaled])), encoding="utf-8")
     return [page, drawn] if drawn else [page]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.report [RESULTS]``: the page and the chart again from the results (no run)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
+    parser.add_argument("results", nargs="?", type=Path, default=ROOT / "bench" / "results",
+                        help="folder of result JSON files (default bench/results)")
+    args = parser.parse_args(argv)
+    written = write(args.results)
+    if not written:
+        parser.error(f"no result files in {args.results}: run `kenning bench` first")
+    print("wrote " + ", ".join(str(path) for path in written))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

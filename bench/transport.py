@@ -7,6 +7,11 @@ in turn: the engine call in this process, the floor over HTTP, and each MCP serv
 library). Every number is paired per query, so the box's drift does not land on one side, and the order of
 the HTTP targets rotates from query to query, so none always runs right after the in-process engine call.
 
+Every answer must be a recall result; those whose hits are not the engine call's are counted
+(``bench.clients``). ``--baseline DIR`` also serves another checkout's ``kenning mcp`` (stateless, JSON) on the
+same store and calls it by bare POST in the same rotation, so a change to the server is measured against the
+code before it in one run (``minus baseline``), not against a run made minutes earlier.
+
 ``--profile DIR`` runs each server under ``py-spy record`` (raw collapsed stacks in DIR) and prints, per
 process, the CPU per call spent in each layer (``bench.stacks``).
 """
@@ -23,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,10 +36,9 @@ from typing import Any
 
 import anyio
 import httpx
-import httpx2
-from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
 from bench import families, mcp, metrics, stacks, system
+from bench.clients import HANDSHAKE, MODERN, Target, call_all, floor_call, raw_call, sdk_session, through
 from bench.corpus import generate
 from bench.families import Query
 from bench.runner import ACTOR, free_port
@@ -53,8 +57,7 @@ MODES: dict[str, dict[str, str]] = {
                            "KENNING_MCP_JSON_RESPONSE": str(framing == "json").lower()}
     for state in ("stateful", "stateless") for framing in ("sse", "json")}
 RAW_MODE = "stateless_json"  # the mode also called with bare JSON-RPC POSTs (the server's cost alone)
-MODERN = "2026-07-28"  # the per-request protocol fastmcp's Client speaks
-HANDSHAKE = "2025-11-25"  # the initialize-handshake protocol of the official SDK's ClientSession
+BASELINE = "baseline"  # with --baseline: another checkout's `kenning mcp`, in RAW_MODE
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,12 +67,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, help="run the servers under py-spy; raw stacks in this folder")
     parser.add_argument("--modes", default=",".join(MODES), help=f"transport modes, comma-separated (default "
                         f"{','.join(MODES)}; {RAW_MODE} is always one)")
+    parser.add_argument("--baseline", type=Path, help=f"another checkout (a git worktree of main, say): its "
+                        f"`kenning mcp` ({RAW_MODE}) is served beside this tree's and called by bare POSTs in the same "
+                        f"rotation: an A/B of server code in one run")
     args = parser.parse_args(argv)
+    if args.baseline is not None and not (args.baseline / "mcp_server" / "app.py").is_file():
+        parser.error(f"--baseline {args.baseline}: not a Kenning checkout (no mcp_server/app.py in it)")
     modes = list(dict.fromkeys([*args.modes.split(","), RAW_MODE]))
     if unknown := [m for m in modes if m not in MODES]:
         parser.error(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(MODES)}")
     cpu = system.cpu_times()
-    result = run(args.memories, args.calls, args.profile, modes)
+    result = run(args.memories, args.calls, args.profile, modes, args.baseline)
     result["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
     result["load_average"] = [round(x, 2) for x in os.getloadavg()]
     result["machine"] = system.machine()
@@ -81,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run(memories: int, calls: int, profile: Path | None, modes: list[str]) -> dict[str, Any]:
+def run(memories: int, calls: int, profile: Path | None, modes: list[str],
+        baseline: Path | None = None) -> dict[str, Any]:
     corpus = generate("10k" if memories <= 10_000 else "100k", 7)
     with tempfile.TemporaryDirectory(prefix="kenning-transport-") as tmp:
         settings = Settings(data_dir=Path(tmp), valkey_port=free_port(), key_prefix="bench:", valkey_url=None)
@@ -98,8 +107,12 @@ def run(memories: int, calls: int, profile: Path | None, modes: list[str]) -> di
             with ExitStack() as stack:
                 urls = {name: stack.enter_context(server(settings, env, profile, name)) for name, env in
                         [("floor", {}), *((f"mcp_{m}", MODES[m]) for m in modes)]}
-                samples = anyio.run(paired, engine, urls, secret, queries)
-            out: dict[str, Any] = {"memories": len(items), "calls": calls, "targets": summarise(samples)}
+                if baseline is not None:
+                    urls[BASELINE] = stack.enter_context(server(settings, MODES[RAW_MODE], profile, BASELINE,
+                                                                root=baseline.resolve()))
+                samples, differ = anyio.run(paired, engine, urls, secret, queries)
+            out: dict[str, Any] = {"memories": len(items), "calls": calls, "targets": summarise(samples),
+                                   "hits_differ_from_engine": differ}
     if profile is not None:
         out["profile"] = {name: stacks.breakdown(profile / f"{name}.txt", served(name) * (calls + mcp.WARMUP))
                           for name in urls}
@@ -110,12 +123,14 @@ def served(name: str) -> int:
     """Recalls each server answers per query: the floor one; an MCP server one per client, the bare POSTs too."""
     if name == "floor":
         return 1
-    return 2 + (2 if name == f"mcp_{RAW_MODE}" else 0)
+    return 2 + (2 if name in (f"mcp_{RAW_MODE}", BASELINE) else 0)
 
 
 @contextmanager
-def server(settings: Settings, env: dict[str, str], profile: Path | None, name: str) -> Iterator[str]:
-    """The floor (``name == "floor"``) or ``kenning mcp`` in a child process; yields its URL once it listens."""
+def server(settings: Settings, env: dict[str, str], profile: Path | None, name: str,
+           root: Path = system.ROOT) -> Iterator[str]:
+    """The floor (``name == "floor"``) or ``kenning mcp`` in a child process, running the code of the checkout
+    at ``root``; yields its URL once it listens."""
     port = free_port()
     module = "bench.floor_server" if name == "floor" else "kenning_cli"
     command = [sys.executable, "-m", module, *([] if name == "floor" else ["mcp"])]
@@ -128,8 +143,8 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
     with log_path.open("w", encoding="utf-8") as log:
         child = subprocess.Popen(command, env={**mcp.server_env(settings, port), **env,
                                                "PYTHONPATH": os.pathsep.join(
-                                                   [str(system.ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])},
-                                 stdout=log, stderr=subprocess.STDOUT)
+                                                   [str(root), *filter(None, [os.environ.get("PYTHONPATH")])])},
+                                 stdout=log, stderr=subprocess.STDOUT, cwd=root)  # `-m` puts cwd first
         try:
             mcp.wait_listening(child, port, log_path)
             yield f"http://127.0.0.1:{port}" + ("/recall" if name == "floor" else "/mcp")
@@ -143,98 +158,66 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
 
 
 async def paired(engine: Engine, urls: dict[str, str], secret: str,
-                 queries: list[Query]) -> dict[str, list[float]]:
-    """Per query, one call to each target in turn; seconds per target, the first WARMUP dropped."""
+                 queries: list[Query]) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """Per query, one call to each target in turn; seconds per target, the first WARMUP dropped, and per
+    target the number of queries whose hits were not the engine call's."""
     samples: dict[str, list[float]] = {}
+    differ: dict[str, int] = {}
     async with AsyncExitStack() as stack:
         targets = await connect(stack, urls, secret)
+        differ = dict.fromkeys(targets, 0)
         for index, query in enumerate(queries):
             args = {"query": query.text, "projects": [query.project], "top_k": TOP_K}
             ask = RecallRequest(query.text, projects=[query.project] if query.project else None, top_k=TOP_K,
                                 actor=ACTOR)
-            timings = {"engine": timed_sync(functools.partial(engine.recaller.recall, ask))}
-            order = list(targets.items())
-            for name, call in order[index % len(order):] + order[:index % len(order)]:  # no target always first
-                timings[name] = await timed(call, args, index)
+            start = time.perf_counter()
+            expected = [hit.memory.key for hit in engine.recaller.recall(ask).hits]
+            took = time.perf_counter() - start
+            timings, wrong = await call_all(targets, args, index, expected)
+            timings["engine"] = took
+            for name in wrong:
+                differ[name] += 1
             if index >= mcp.WARMUP:
                 for name, seconds in timings.items():
                     samples.setdefault(name, []).append(seconds)
-    return samples
-
-
-Target = Callable[[dict[str, Any], int], Awaitable[None]]
+    return samples, differ
 
 
 async def connect(stack: AsyncExitStack, urls: dict[str, str], secret: str) -> dict[str, Target]:
-    """Every target, connected once: the floor, each server through both clients, and the bare POSTs."""
+    """Every target, connected once: the floor, each server through both clients, and the bare POSTs (to the
+    stateless JSON server and, with ``--baseline``, to the baseline's: it gets the same calls as this tree's)."""
     from fastmcp import Client
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
 
-    auth = {"Authorization": f"Bearer {secret}"}
-    http = await stack.enter_async_context(httpx.AsyncClient(headers=auth, timeout=30))
-    targets: dict[str, Target] = {"floor": lambda args, _: checked(http.post(urls["floor"], json=args))}
-    for mode in (name.removeprefix("mcp_") for name in urls if name.startswith("mcp_")):
-        url = urls[f"mcp_{mode}"]
+    http = await stack.enter_async_context(httpx.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
+                                                             timeout=30))
+    targets: dict[str, Target] = {"floor": lambda args, _: floor_call(http, urls["floor"], args)}
+    for name, url in urls.items():
+        if name == "floor":
+            continue
+        label = f"{BASELINE} {RAW_MODE}" if name == BASELINE else name.removeprefix("mcp_")
         fast = await stack.enter_async_context(Client(url, auth=secret))
-        sdk_http = await stack.enter_async_context(httpx2.AsyncClient(headers=auth, timeout=30))
-        read, write = await stack.enter_async_context(streamable_http_client(url, http_client=sdk_http))
-        session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
-        targets[f"{mode} fastmcp Client"] = through(fast)
-        targets[f"{mode} mcp SDK ClientSession"] = through(session)
-    raw = urls[f"mcp_{RAW_MODE}"]
-    targets[f"{RAW_MODE} bare POST {MODERN}"] = lambda args, i: raw_call(http, raw, args, i, MODERN)
-    targets[f"{RAW_MODE} bare POST {HANDSHAKE}"] = lambda args, i: raw_call(http, raw, args, i, HANDSHAKE)
+        targets[f"{label} fastmcp Client"] = through(fast)
+        targets[f"{label} mcp SDK ClientSession"] = through(await sdk_session(stack, url, secret))
+        if label.endswith(RAW_MODE):
+            for version in (MODERN, HANDSHAKE):
+                targets[f"{label} bare POST {version}"] = functools.partial(raw_post, http, url, version)
     return targets
 
 
-def through(client: Any) -> Target:
-    """A recall through an MCP client library (fastmcp's ``Client`` or the SDK's ``ClientSession``)."""
-    async def call(args: dict[str, Any], index: int) -> None:
-        if (await client.call_tool("recall", args)).is_error:
-            raise RuntimeError("a recall through MCP failed")
-    return call
-
-
-async def checked(response: Awaitable[httpx.Response]) -> None:
-    (await response).raise_for_status()
-
-
-async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int, version: str) -> None:
-    """tools/call as one bare JSON-RPC POST: no client library, no handshake, no session (a stateless server)."""
-    params: dict[str, Any] = {"name": "recall", "arguments": args}
-    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version}
-    if version == MODERN:
-        params["_meta"] = {PROTOCOL_VERSION_META_KEY: version, CLIENT_CAPABILITIES_META_KEY: {}}
-        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": "recall"}
-    body = {"jsonrpc": "2.0", "id": index, "method": "tools/call", "params": params}
-    response = await http.post(url, json=body, headers=headers)
-    response.raise_for_status()
-    if b'"isError":true' in response.content or b'"error":{' in response.content:
-        raise RuntimeError(f"the bare tools/call failed: {response.text[:300]}")
-
-
-def timed_sync(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-async def timed(call: Target, args: dict[str, Any], index: int) -> float:
-    start = time.perf_counter()
-    await call(args, index)
-    return time.perf_counter() - start
+async def raw_post(http: httpx.AsyncClient, url: str, version: str, args: dict[str, Any], index: int) -> list[str]:
+    return await raw_call(http, url, args, index, version)
 
 
 def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
-    """Each target's latency, and its paired difference per query over the engine and over the floor."""
+    """Each target's latency, and its paired difference per query over the engine, the floor and (with
+    ``--baseline``) the baseline server's bare POST."""
     out: dict[str, Any] = {}
     for name, values in samples.items():
         entry: dict[str, Any] = {"latency": metrics.latency_summary(values)}
-        for base in ("engine", "floor"):
-            if name not in ("engine", base):
-                entry[f"minus_{base}"] = metrics.latency_summary(
+        counterpart = f"{BASELINE} {name}"  # the same client against the baseline server
+        for base, key in (("engine", "minus_engine"), ("floor", "minus_floor"), (counterpart, "minus_baseline")):
+            if name not in ("engine", base) and base in samples:
+                entry[key] = metrics.latency_summary(
                     [v - b for v, b in zip(values, samples[base], strict=True)])
         out[name] = entry
     return out
@@ -243,12 +226,14 @@ def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     lines = [f"{result['memories']} memories, {result['calls']} recalls per target, load "
              f"{result['load_average']}, steal {result['cpu_steal_percent']}%", "",
-             "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 |", "| --- | --- | --- | --- | --- |"]
+             "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 | minus baseline p50 | hits not the "
+             "engine's |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    differ = result.get("hits_differ_from_engine", {})
     for name, entry in result["targets"].items():
         def p50(key: str, e: dict[str, Any] = entry) -> str:
             return f"{e[key]['p50_ms']:.2f}" if key in e else "-"
         lines.append(f"| {name} | {p50('latency')} | {entry['latency']['p95_ms']:.2f} | {p50('minus_engine')} | "
-                     f"{p50('minus_floor')} |")
+                     f"{p50('minus_floor')} | {p50('minus_baseline')} | {differ.get(name, '-')} |")
     for name, table in result.get("profile", {}).items():
         lines += ["", f"{name}: CPU ms per call by layer", "", stacks.render(table)]
     return "\n".join(lines)
