@@ -8,7 +8,8 @@ KENNING_SEARCH_MODULE names, else RediSearch): one runs this tree, the other the
 untimed, then the parent hands both the same batches of new texts, alternating which goes first (A B, B A, ...)
 so that the box's load drifts over both alike. Per text a worker times the embedding alone, then the remember
 (which embeds again: the model has no cache). Prints, per side, the p50s, their ratio and the difference, with
-the load before and after.
+the load before and after, and the p50 over texts of (after's remember minus embedding) minus before's, paired
+per text (``paired_p50_ms``: negative when after is faster).
 """
 
 from __future__ import annotations
@@ -121,9 +122,13 @@ def main(argv: list[str] | None = None) -> int:
                 if proc.stdin is not None:
                     proc.stdin.close()
                 proc.wait(timeout=60)
+    paired = [(a - ae) - (b - be) for a, ae, b, be in zip(runs["after"]["remember"], runs["after"]["embed"],
+                                                          runs["before"]["remember"], runs["before"]["embed"],
+                                                          strict=True)]
     print(json.dumps({"before_ref": args.before, "load_before": [round(x, 2) for x in load],
                       "load_after": [round(x, 2) for x in os.getloadavg()],
-                      **{name: _summary(r) for name, r in runs.items()}}, indent=1))
+                      **{name: _summary(r) for name, r in runs.items()},
+                      "paired_p50_ms": round(statistics.median(paired), 3)}, indent=1))
     return 0
 
 

@@ -40,6 +40,15 @@ SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
 
 
 Found = polarity.Conflict | values.ValueChange
+EARLY_FIELDS = ("content", "created_at")  # what ``conflict`` and the choice of side a read of a candidate
+
+
+def _early(search: query.Search, own: str) -> query.Search:
+    """``search`` returning only ``EARLY_FIELDS``; one row fewer when it is the memory's own index's (see
+    ``Contradictions.before_write``)."""
+    if search.index != own or search.knn is None:
+        return replace(search, return_fields=EARLY_FIELDS)
+    return replace(search, return_fields=EARLY_FIELDS, knn=search.knn - 1, limit=search.limit - 1)
 
 
 def conflict(older: str, newer: str) -> Found | None:
@@ -132,10 +141,15 @@ class Contradictions:
             # Side a is always the older statement, so keep_b reads "keep the newer one".
             a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
             found = conflict(a.content, b.content)
-            if found is not None and self.records.pair(a.key, b.key) is None:
-                record = self.open(a, b, found, similarity, actor=actor)
-                if record is not None:
-                    opened.append(record)
+            if found is None or self.records.pair(a.key, b.key) is not None:
+                continue
+            whole = other if nearby is None else self.ctx.store.memories.read(other.key)  # rows were partial
+            if whole is None:
+                continue
+            a, b = sorted((whole, memory), key=lambda m: (m.created_at, m.key))
+            record = self.open(a, b, found, similarity, actor=actor)
+            if record is not None:
+                opened.append(record)
         return opened
 
     def on_reinstate(self, key: str, *, actor: str) -> list[Contradiction]:
@@ -160,14 +174,15 @@ class Contradictions:
 
     def before_write(self, memory: Memory, vector: Any) -> list[Near]:
         """The check's KNNs for a memory not yet written, sent with the remember's first round trip (their
-        results go to ``on_remember`` as ``nearby``); [] when it is not checked. Written, the memory would
-        be the nearest row of its own index's search (skipped): that search asks one row fewer, so the
-        others it finds are the ones the check after the write finds."""
+        results go to ``on_remember`` as ``nearby``); [] when it is not checked. Their rows carry only what
+        ``conflict`` reads (``EARLY_FIELDS``): every field of ten rows per search cost more than a round trip
+        (bench/FINDINGS.md); a row found in conflict is read whole. Written, the memory would be the nearest
+        row of its own index's search (skipped): that search asks one row fewer, so the others it finds are
+        the ones the check after the write finds."""
         if not self.checked(memory):
             return []
         own = self.ctx.index(memory.namespace)
-        return [replace(n, search=replace(n.search, knn=n.search.knn - 1, limit=n.search.limit - 1))
-                if n.search.index == own and n.search.knn else n for n in self.nearby(memory, vector)]
+        return [replace(n, search=_early(n.search, own)) for n in self.nearby(memory, vector)]
 
     def nearby(self, memory: Memory, vector: Any) -> list[Near]:
         """The KNNs of ``candidates``: believed, visible memories within the contradiction threshold."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from ulid import ULID
 
 from kenning.clock import ManualClock
@@ -40,7 +41,8 @@ def test_the_check_before_the_write_finds_what_the_check_after_it_finds(engine: 
     after = engine.contradictions.candidates(memory, vector)
     assert len(after) == 9  # the written memory took the tenth row of its namespace's search (and is skipped)
     assert [m.key for m, _ in before] == [m.key for m, _ in after]
-    assert [m for m, _ in before] == [m for m, _ in after]
+    assert [(m.content, m.created_at) for m, _ in before] == [(m.content, m.created_at) for m, _ in after]
+    assert [s for _, s in before] == pytest.approx([s for _, s in after], abs=1e-4)
     assert {m.content for m, _ in before} < set(SEEDS)
 
 
@@ -50,6 +52,9 @@ def test_a_remember_opens_the_contradiction_its_early_check_finds(engine: Engine
                                       actor="t")
     (note,) = [n for n in result.notes if n.kind == "contradiction"]
     assert note.other == fly
+    record = engine.contradictions.get(str(note.contradiction))  # built from the whole rows, not the early ones
+    assert (record.a, record.b, record.projects) == (fly, result.key, ("shop",))
+    assert record.prior[fly] == {"trust": "stated", "valid_to": None, "superseded_by": None}
     assert engine.memories.get(result.key).trust == engine.memories.get(fly).trust == "disputed"
 
 
