@@ -260,7 +260,8 @@ class Batch:
 
     def __init__(self, client: valkey.Valkey, wanted: Sequence[Near], *, exact: bool) -> None:
         self.client = client
-        self.wanted = [replace(w, search=replace(w.search, return_fields=_returned(w))) for w in wanted]
+        self.wanted = [w if w.search.return_fields else replace(w, search=replace(w.search, return_fields=_returned(w)))
+                       for w in wanted]
         self.exact = [exact and prefilter.candidates(w.search) for w in self.wanted]
 
     def queue(self, pipe: Any) -> None:
