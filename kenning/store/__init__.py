@@ -29,7 +29,7 @@ from kenning.store.indexes import IndexInfo
 from kenning.store.job_runs import JobRunStore
 from kenning.store.llm import ExpansionCache, JobQueue, QueuedJob, UsageLedger
 from kenning.store.locks import Lease
-from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
+from kenning.store.memories import Batch, Hit, MemoryStore, Near, SearchResult
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.phrase_index import Lookup, PhraseIndex
@@ -51,6 +51,7 @@ __all__ = [
     "AccountRecord",
     "AuditEvent",
     "AuditLog",
+    "Batch",
     "Claimed",
     "Client",
     "Committed",

@@ -160,7 +160,7 @@ class MemoryStore:
 
     def batch(self, wanted: Sequence[Near]) -> Batch:
         """KNNs sent in a caller's pipeline, answered with their rows' fields (``Batch``)."""
-        return Batch(self.client, wanted, exact=self._exact_mode())
+        return Batch(self.client, wanted, exact=self.exact_mode())
 
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
@@ -181,11 +181,11 @@ class MemoryStore:
 
     def _exact(self, searches: Sequence[Search], fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
         """``prefilter.exact`` on the engine that needs it (valkey-search), else None for every search."""
-        if not self._exact_mode() or not any(prefilter.candidates(s) for s in searches):
+        if not self.exact_mode() or not any(prefilter.candidates(s) for s in searches):
             return [None] * len(searches)
         return prefilter.exact(self.client, searches, fields)
 
-    def _exact_mode(self) -> bool:
+    def exact_mode(self) -> bool:
         """Whether ``prefilter`` answers filtered KNNs over small sets here (decided on first use)."""
         if self._exact_small_sets is None:
             found = search_module.detect(self.client)
