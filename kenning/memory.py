@@ -145,9 +145,9 @@ class Memories:
         vector = self.ctx.embedder.embed(memory.content)
         if rules.allow_duplicate:
             return self._store(memory, vector, actor=actor, rules=rules)
-        # The claim, the duplicate KNN and the suppressions in one round trip; the claim's release goes
-        # with the write (or, on a duplicate or an error, on its own).
-        # The contradiction check's KNNs ride along: the memory is not written yet (Contradictions.before_write).
+        # The claim, the suppressions, the duplicate KNN and the contradiction check's KNNs (the memory not
+        # written yet: Contradictions.before_write) in one round trip; the claim's release goes with the
+        # write (or, on a duplicate or an error, on its own).
         claim = self._claim(memory)
         search = self.duplicate_search(memory.namespace, memory.project, vector)
         nearby = self.contradictions.before_write(memory, vector) if rules.check_contradictions else []

@@ -260,7 +260,7 @@ class Batch:
 
     def __init__(self, client: valkey.Valkey, wanted: Sequence[Near], *, exact: bool) -> None:
         self.client = client
-        self.wanted = [w if w.search.return_fields else replace(w, search=replace(w.search, return_fields=_returned(w)))
+        self.wanted = [w if w.search.return_fields else replace(w, search=replace(w.search, return_fields=_every(w)))
                        for w in wanted]
         self.exact = [exact and prefilter.candidates(w.search) for w in self.wanted]
 
@@ -306,9 +306,9 @@ class Batch:
         return call(pipe.execute, raise_on_error=True) if queued else []
 
 
-def _returned(near: Near) -> tuple[str, ...]:
-    """What a ``Batch`` search returns: its own RETURN list, else every declared field and ``near.fields``."""
-    return near.search.return_fields or (*dict.fromkeys((*schema.FIELD_NAMES, *near.fields)), schema.DISTANCE_ALIAS)
+def _every(near: Near) -> tuple[str, ...]:
+    """What a ``Batch`` search that names no fields returns: every declared field and ``near.fields``."""
+    return (*dict.fromkeys((*schema.FIELD_NAMES, *near.fields)), schema.DISTANCE_ALIAS)
 
 
 def _fields(near: Near) -> tuple[str, ...]:
