@@ -16,7 +16,7 @@ from typing import Any
 
 from kenning.embedding import Embedder, Vector
 from kenning.query import Search
-from kenning.store import MemoryStore, Near, SearchResult
+from kenning.store import Batch, MemoryStore, Near, SearchResult
 
 
 class Stopwatch:
@@ -83,6 +83,11 @@ class TimedMemoryStore(MemoryStore):
         with self._searching(len(wanted)):
             return super().nearest(wanted)
 
+    def batch(self, wanted: Sequence[Near]) -> Batch:
+        """Searches sent in a caller's pipeline (a remember's claim): from their queueing to the end of their
+        answer, so the round trip they share with the claim and the suppression list counts as search."""
+        return TimedBatch(self, wanted)
+
     @contextmanager
     def _searching(self, calls: int) -> Iterator[None]:
         """The time of the block under 'search', and its FT.SEARCH count under 'search_calls'."""
@@ -92,6 +97,24 @@ class TimedMemoryStore(MemoryStore):
         finally:
             self.watch.add("search", time.perf_counter() - start)
             self.watch.add("search_calls", float(calls))
+
+
+class TimedBatch(Batch):
+    def __init__(self, store: TimedMemoryStore, wanted: Sequence[Near]) -> None:
+        super().__init__(store.client, wanted, exact=store.exact_mode())
+        self.watch = store.watch
+        self.start = 0.0
+
+    def queue(self, pipe: Any) -> None:
+        self.start = time.perf_counter()
+        super().queue(pipe)
+
+    def finish(self, replies: Sequence[Any]) -> list[SearchResult]:
+        try:
+            return super().finish(replies)
+        finally:
+            self.watch.add("search", time.perf_counter() - self.start)
+            self.watch.add("search_calls", float(len(self.wanted)))
 
 
 def timed(fn: Any, watch: Stopwatch, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:

@@ -29,7 +29,7 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
-from kenning.store import STATUSES, Contradiction, Near
+from kenning.store import STATUSES, Contradiction, Near, SearchResult
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
@@ -40,6 +40,15 @@ SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
 
 
 Found = polarity.Conflict | values.ValueChange
+EARLY_FIELDS = ("content", "created_at")  # what ``conflict`` and the choice of side a read of a candidate
+
+
+def _early(search: query.Search, own: str) -> query.Search:
+    """``search`` returning only ``EARLY_FIELDS``; one row fewer when it is the memory's own index's (see
+    ``Contradictions.before_write``)."""
+    if search.index != own or search.knn is None:
+        return replace(search, return_fields=EARLY_FIELDS)
+    return replace(search, return_fields=EARLY_FIELDS, knn=search.knn - 1, limit=search.limit - 1)
 
 
 def conflict(older: str, newer: str) -> Found | None:
@@ -117,22 +126,30 @@ class Contradictions:
         self.second_tier = second_tier
 
     # --- detection ------------------------------------------------------------------------
-    def on_remember(self, memory: Memory, vector: Any, *, actor: str) -> list[Contradiction]:
+    def on_remember(self, memory: Memory, vector: Any, *, actor: str,
+                    nearby: list[SearchResult] | None = None) -> list[Contradiction]:
         """Open a record for every stored memory the new one contradicts (never refuses).
 
         Archived and superseded memories are not checked (nothing is believed to dispute), nor project
-        contexts (rewritten in place by their owner, not statements)."""
-        if memory.state == "archived" or memory.trust == "superseded" or memory.kind == "context":
+        contexts (rewritten in place by their owner, not statements). ``nearby``: the results of
+        ``before_write``'s searches, sent before the memory was written (else searched now)."""
+        if not self.checked(memory):
             return []
         opened: list[Contradiction] = []
-        for other, similarity in self.candidates(memory, vector):
+        near = self.candidates(memory, vector) if nearby is None else self.hits(nearby)
+        for other, similarity in near:
             # Side a is always the older statement, so keep_b reads "keep the newer one".
             a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
             found = conflict(a.content, b.content)
-            if found is not None and self.records.pair(a.key, b.key) is None:
-                record = self.open(a, b, found, similarity, actor=actor)
-                if record is not None:
-                    opened.append(record)
+            if found is None or self.records.pair(a.key, b.key) is not None:
+                continue
+            whole = other if nearby is None else self.ctx.store.memories.read(other.key)  # rows were partial
+            if whole is None:
+                continue
+            a, b = sorted((whole, memory), key=lambda m: (m.created_at, m.key))
+            record = self.open(a, b, found, similarity, actor=actor)
+            if record is not None:
+                opened.append(record)
         return opened
 
     def on_reinstate(self, key: str, *, actor: str) -> list[Contradiction]:
@@ -142,8 +159,33 @@ class Contradictions:
         vector = self.ctx.store.memories.read_vector(key)
         return [] if vector is None else self.on_remember(memory, vector, actor=actor)
 
+    @staticmethod
+    def checked(memory: Memory) -> bool:
+        """Whether ``memory`` is checked for contradictions at all (see ``on_remember``)."""
+        return not (memory.state == "archived" or memory.trust == "superseded" or memory.kind == "context")
+
     def candidates(self, memory: Memory, vector: Any) -> list[tuple[Memory, float]]:
         """Believed, visible memories close enough to be about the same thing (one pipelined round trip)."""
+        return self.hits(self.ctx.store.memories.nearest(self.nearby(memory, vector)))
+
+    @staticmethod
+    def hits(found: list[SearchResult]) -> list[tuple[Memory, float]]:
+        return [(hit.memory, hit.similarity) for result in found for hit in result.hits]
+
+    def before_write(self, memory: Memory, vector: Any) -> list[Near]:
+        """The check's KNNs for a memory not yet written, sent with the remember's first round trip (their
+        results go to ``on_remember`` as ``nearby``); [] when it is not checked. Their rows carry only what
+        ``conflict`` reads (``EARLY_FIELDS``): every field of ten rows per search cost more than a round trip
+        (bench/FINDINGS.md); a row found in conflict is read whole. Written, the memory would be the nearest
+        row of its own index's search (skipped): that search asks one row fewer, so the others it finds are
+        the ones the check after the write finds."""
+        if not self.checked(memory):
+            return []
+        own = self.ctx.index(memory.namespace)
+        return [replace(n, search=_early(n.search, own)) for n in self.nearby(memory, vector)]
+
+    def nearby(self, memory: Memory, vector: Any) -> list[Near]:
+        """The KNNs of ``candidates``: believed, visible memories within the contradiction threshold."""
         # Project contexts are rewritten in place by their owner; they are not statements to dispute.
         clauses = [query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"]),
                    query.not_tag("kind", ["context"])]
@@ -151,12 +193,10 @@ class Contradictions:
             clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
         # Distances first; only the rows at or above the threshold are read (usually one or two of 50).
         cut = 1.0 - self.ctx.settings.contradiction_threshold
-        wanted = [Near(query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
-                                    knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
-                                    ef_runtime=self.ctx.settings.ef_runtime, limit=CANDIDATES_PER_NAMESPACE),
-                       max_distance=cut, skip=frozenset((memory.key,))) for namespace in NAMESPACES]
-        return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.nearest(wanted)
-                for hit in result.hits]
+        return [Near(query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
+                                  knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
+                                  ef_runtime=self.ctx.settings.ef_runtime, limit=CANDIDATES_PER_NAMESPACE),
+                     max_distance=cut, skip=frozenset((memory.key,))) for namespace in NAMESPACES]
 
     def open(self, a: Memory, b: Memory, found: Found, similarity: float, *,
              actor: str) -> Contradiction | None:

@@ -145,33 +145,40 @@ class Memories:
         vector = self.ctx.embedder.embed(memory.content)
         if rules.allow_duplicate:
             return self._store(memory, vector, actor=actor, rules=rules)
-        # The claim, the duplicate KNN and the suppressions in one round trip; the claim's release goes
-        # with the write (or, on a duplicate or an error, on its own).
+        # The claim, the suppressions, the duplicate KNN and the contradiction check's KNNs (the memory not
+        # written yet: Contradictions.before_write) in one round trip; the claim's release goes with the
+        # write (or, on a duplicate or an error, on its own).
         claim = self._claim(memory)
         search = self.duplicate_search(memory.namespace, memory.project, vector)
-        taken, found, suppressed = self.ctx.store.claim_and_search(claim, search)
+        nearby = self.contradictions.before_write(memory, vector) if rules.check_contradictions else []
+        claimed = self.ctx.store.claim_and_search(claim, search, nearby)
+        found = claimed.found
+        near: builtins.list[SearchResult] | None = claimed.nearby
         released = False
         try:
-            if not taken:  # another remember of the same content holds it: wait, then check again
+            if not claimed.taken:  # another remember of the same content holds it: wait, then check again
                 self._wait(claim)
-                found = self.ctx.store.memories.search(search)
+                found, near = self.ctx.store.memories.search(search), None
             existing = self._duplicate(found)
             if existing is not None and same_statement(existing[0].content, memory.content) \
                     and (rules.refresh or same_event(existing[0].event_date, memory.event_date)):
                 return self.refused(existing[0], existing[1], memory, actor=actor, refresh=rules.refresh)
             released = True
-            return self._store(memory, vector, actor=actor, rules=rules, claim=claim,
-                               suppressions=self.suppressions.parse_active(suppressed))
+            return self._store(memory, vector, actor=actor, rules=rules, claim=claim, nearby=near,
+                               suppressions=self.suppressions.parse_active(claimed.suppressed))
         finally:
             if not released:
                 claim.release()
 
     def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules, claim: Lease | None = None,
-               suppressions: builtins.list[Suppression] | None = None) -> RememberResult:
+               suppressions: builtins.list[Suppression] | None = None,
+               nearby: builtins.list[SearchResult] | None = None) -> RememberResult:
         """Write ``memory`` (``claim`` released in the same round trip), then check contradictions.
-        ``suppressions``: the list read before the write (else read now) for the "hidden" notes."""
+        ``suppressions``: the list read before the write (else read now) for the "hidden" notes; ``nearby``:
+        the contradiction check's KNN results read before the write (else searched now)."""
         self.write_new(memory, vector, actor=actor, action="remember", then_release=claim)
-        opened = self.contradictions.on_remember(memory, vector, actor=actor) if rules.check_contradictions else []
+        opened = self.contradictions.on_remember(memory, vector, actor=actor, nearby=nearby) \
+            if rules.check_contradictions else []
         for hook in self.after_store:
             hook(memory)
         return RememberResult("stored", memory.key, notes=tuple(

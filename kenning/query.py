@@ -20,6 +20,7 @@ from kenning.schema import DISTANCE_ALIAS, VECTOR_FIELD
 T = TypeVar("T")
 
 _SAFE = re.compile(r"[A-Za-z0-9_]")
+_PLAIN = re.compile(r"[A-Za-z0-9_]+")  # a value with nothing to escape (most tag values): returned as it is
 _FIELD = re.compile(r"^[a-z_]{1,32}$")
 # The characters a TAG filter value may hold: the union of the project and tag allowlists
 # (kenning/validation.py) plus the upper case of stored enum values. Both engines read these literally
@@ -43,6 +44,8 @@ def escape(value: str) -> str:
         raise InvalidInput("empty value in a query filter", hint="give a non-empty value")
     if any(ch in value for ch in "\x00\r\n"):
         raise InvalidInput("control characters are not allowed in filter values")
+    if _PLAIN.fullmatch(value):
+        return value
     return "".join(ch if _SAFE.match(ch) else "\\" + ch for ch in value)
 
 

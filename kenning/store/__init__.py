@@ -9,6 +9,7 @@ exported here. Every write of a memory goes with its audit events as one unit of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from kenning.store.indexes import IndexInfo
 from kenning.store.job_runs import JobRunStore
 from kenning.store.llm import ExpansionCache, JobQueue, QueuedJob, UsageLedger
 from kenning.store.locks import Lease
-from kenning.store.memories import Hit, MemoryStore, Near, SearchResult
+from kenning.store.memories import Batch, Hit, MemoryStore, Near, SearchResult
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.phrase_index import Lookup, PhraseIndex
@@ -52,6 +53,8 @@ __all__ = [
     "AccountRecord",
     "AuditEvent",
     "AuditLog",
+    "Batch",
+    "Claimed",
     "Client",
     "Committed",
     "Contradiction",
@@ -86,6 +89,17 @@ __all__ = [
 
 
 RECALL_QUEUE = 1024  # recalls whose log entry and touches may wait behind their replies (kenning.store.writer)
+@dataclass(frozen=True)
+class Claimed:
+    """``Store.claim_and_search``'s answer: whether the claim was taken, the search's result, each nearby
+    KNN's result (in the order given) and the raw suppression list."""
+
+    taken: bool
+    found: SearchResult
+    nearby: list[SearchResult]
+    suppressed: Any
+
+
 Client = valkey.Valkey  # the connection the composition root opens (``connect``); only this package uses it
 
 
@@ -181,16 +195,20 @@ class Store:
         return suppressed, look.finish(self.client, present)
 
     # --- a remember's own round trip ---------------------------------------------------------
-    def claim_and_search(self, claim: Lease, search: Search) -> tuple[bool, SearchResult, Any]:
-        """Take the free lease ``claim`` (SET NX PX), run ``search`` (a remember's duplicate KNN) and read the
-        suppressions (the raw HGETALL reply), in one round trip. The search result counts only when the claim
-        was taken (True): otherwise another writer of the same content may be between its check and its write."""
+    def claim_and_search(self, claim: Lease, search: Search, nearby: Sequence[Near] = ()) -> Claimed:
+        """Take the free lease ``claim`` (SET NX PX), read the suppressions (the raw HGETALL reply), run
+        ``search`` (a remember's duplicate KNN) and the KNNs ``nearby`` (its contradiction check's, rows
+        returned with their fields: ``MemoryStore.batch``), in one round trip -- on valkey-search a second
+        for the vectors of small filtered sets (kenning/store/prefilter.py). The searches count only when the
+        claim was taken: otherwise another writer of the same content may be between its check and its write."""
         pipe = self.client.pipeline(transaction=False)
         claim.queue_take(pipe)
-        self.memories.queue_search(pipe, search)
         self.suppressions.queue_all(pipe)
-        taken, found, suppressed = call(pipe.execute, raise_on_error=True)
-        return bool(taken), self.memories.parse_search(found, search), suppressed
+        batch = self.memories.batch([Near(search), *nearby])
+        batch.queue(pipe)
+        taken, suppressed, *replies = call(pipe.execute, raise_on_error=True)
+        found, *near = batch.finish(replies)
+        return Claimed(bool(taken), found, near, suppressed)
 
     def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int, memories: Sequence[Memory],
                    now: float) -> list[Memory]:

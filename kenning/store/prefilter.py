@@ -53,6 +53,11 @@ def _asked(search: Search, together: bool) -> list[tuple[tuple[str, ...], int]]:
     return [(search.clauses, MAX_SET)]
 
 
+def replies(search: Search) -> int:
+    """How many replies ``queue_keys`` queues for ``search`` (not ``together``)."""
+    return len(_asked(search, False))
+
+
 def queue_keys(pipe: Any, searches: Sequence[Search], *, together: bool = False) -> None:
     """Queue, per search, its filter: up to MAX_SET keys and the number that match; a filter with TEXT clauses
     as two (the others, the TEXT ones: see ``split``) unless ``together``."""

@@ -39,3 +39,16 @@ def test_import_then_verbatim_family_finds_every_memory(settings: Settings, clie
         assert phases["search"] > 0
         assert phases["search_calls"] >= 1
         assert abs(phases["total"] - phases["embed"] - phases["search"] - phases["rest"]) < 1e-9
+
+
+def test_a_remember_s_searches_sent_with_its_claim_are_timed_as_search(settings: Settings, client: valkey.Valkey,
+                                                                      engine: Engine) -> None:
+    run = _run(settings, client, engine)
+    item = run.corpus.items[0]
+    result = run.remember(families.Write(f"{item.project} moved its nightly backups to the cold tier",
+                                         item.project, item.namespace, None, item.uid))
+    assert result.status == "stored"
+    (phases,) = run.remember_phases
+    assert phases["search"] > 0
+    assert phases["search_calls"] >= 2  # the duplicate KNN and the contradiction check's, in one round trip
+    assert abs(phases["total"] - phases["embed"] - phases["search"] - phases["rest"]) < 1e-9

@@ -3,13 +3,15 @@ store: the same memories in the same order at the same distances, on whichever e
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from kenning import query, schema
 from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.query import Search
-from kenning.store import MemoryStore, Near, prefilter
+from kenning.store import MemoryStore, Near, SearchResult, prefilter
 
 TOPICS = ["the deploy pipeline", "database migrations", "the test suite", "log rotation", "TLS certificates",
           "the cache layer", "feature flags", "the message queue", "backups", "rate limits", "the search index",
@@ -108,3 +110,41 @@ def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine, m
         assert {key for key, _, _ in found} <= matching
         assert len(found) == min(10, len(matching))
         assert all("alpha" not in fields["content"] for _, _, fields in found) or one is search
+
+
+def _batched(store: MemoryStore, wanted: list[Near]) -> list[SearchResult]:
+    batch = store.batch(wanted)
+    pipe = store.client.pipeline(transaction=False)
+    batch.queue(pipe)
+    return batch.finish(pipe.execute())  # type: ignore[no-untyped-call]
+
+
+def test_a_batch_returns_what_search_and_nearest_return_with_and_without_exact_small_sets(engine: Engine) -> None:
+    _seed(engine)
+    client, prefix = engine.store.client, engine.store.prefix
+    plain = _search(engine, "who owns backups?", "beta", 1)
+    near = Near(replace(_search(engine, "who reviews the deploy pipeline?", "alpha", 10), return_fields=()),
+                max_distance=0.8)
+    expected = [engine.store.memories.search(plain), *MemoryStore(client, prefix, exact_small_sets=False).nearest(
+        [near])]
+    assert [len(r.hits) for r in expected] == [1, 10]  # the control: both searches find rows
+    for exact in (False, True):
+        found = _batched(MemoryStore(client, prefix, exact_small_sets=exact), [Near(plain), near])
+        for ours, theirs in zip(found, expected, strict=True):
+            assert [h.memory for h in ours.hits] == [h.memory for h in theirs.hits]
+            assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits], abs=1e-4)
+
+
+def test_a_batch_keeps_only_the_rows_within_the_distance(engine: Engine) -> None:
+    _seed(engine)
+    client, prefix = engine.store.client, engine.store.prefix
+    search = replace(_search(engine, "who reviews the deploy pipeline?", "alpha", 10), return_fields=())
+    every = _batched(MemoryStore(client, prefix, exact_small_sets=False), [Near(search)])[0].hits
+    assert len(every) == 10  # the control: ten rows at different distances
+    distances = [float(h.distance or 0.0) for h in every]
+    split = max(range(1, 9), key=lambda i: distances[i] - distances[i - 1])  # the cut sits in the widest gap
+    assert distances[split] - distances[split - 1] > 1e-3
+    cut = (distances[split - 1] + distances[split]) / 2
+    for exact in (False, True):
+        (kept,) = _batched(MemoryStore(client, prefix, exact_small_sets=exact), [Near(search, max_distance=cut)])
+        assert [h.memory.key for h in kept.hits] == [h.memory.key for h in every[:split]]

@@ -1,0 +1,65 @@
+"""A remember's contradiction check sent before the write, in the claim's round trip (kenning/memory.py,
+``Contradictions.before_write``, ``Store.claim_and_search``): it finds the others the check after the write finds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from ulid import ULID
+
+from kenning.clock import ManualClock
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.models import Memory
+from tests.margins import assert_pair
+
+SEEDS = [f"The shop deploy pipeline runs its {step} stage on the blue cluster" for step in
+         ("lint", "build", "unit test", "integration test", "packaging", "signing", "upload", "canary",
+          "smoke test", "rollout", "verification", "cleanup")]
+NEW = "The shop deploy pipeline runs every stage on the blue cluster"
+
+
+def _unwritten(engine: Engine, clock: ManualClock) -> Memory:
+    now = clock.now()
+    return Memory(key=engine.store.memories.new_key("knowledge", str(ULID())), content=NEW, namespace="knowledge",
+                  project="shop", actor="t", created_at=now, updated_at=now, valid_from=now)
+
+
+def test_the_check_before_the_write_finds_what_the_check_after_it_finds(engine: Engine, clock: ManualClock) -> None:
+    threshold = engine.ctx.settings.contradiction_threshold
+    for text in SEEDS:  # more seeds within the threshold than one namespace's search returns
+        assert_pair(engine.ctx.embedder, text, NEW, above=threshold)
+        engine.memories.remember(Draft(text, project="shop"), actor="t", allow_duplicate=True,
+                                 check_contradictions=False)
+    memory, vector = _unwritten(engine, clock), engine.ctx.embedder.embed(NEW)
+    lease = engine.store.lease(engine.store.key("claim", "test"), memory.key, 10.0)
+    search = engine.memories.duplicate_search("knowledge", "shop", vector)
+    claimed = engine.store.claim_and_search(lease, search, engine.contradictions.before_write(memory, vector))
+    before = engine.contradictions.hits(claimed.nearby)
+    engine.memories.write_new(memory, vector, actor="t", action="remember")
+    after = engine.contradictions.candidates(memory, vector)
+    assert len(after) == 9  # the written memory took the tenth row of its namespace's search (and is skipped)
+    assert [m.key for m, _ in before] == [m.key for m, _ in after]
+    assert [(m.content, m.created_at) for m, _ in before] == [(m.content, m.created_at) for m, _ in after]
+    assert [s for _, s in before] == pytest.approx([s for _, s in after], abs=1e-4)
+    assert {m.content for m, _ in before} < set(SEEDS)
+
+
+def test_a_remember_opens_the_contradiction_its_early_check_finds(engine: Engine) -> None:
+    fly = engine.memories.remember(Draft("We deploy with Fly", project="shop"), actor="t").key
+    result = engine.memories.remember(Draft("We no longer use Fly; we deploy with Kamal", project="shop"),
+                                      actor="t")
+    (note,) = [n for n in result.notes if n.kind == "contradiction"]
+    assert note.other == fly
+    record = engine.contradictions.get(str(note.contradiction))  # built from the whole rows, not the early ones
+    assert (record.a, record.b, record.projects) == (fly, result.key, ("shop",))
+    assert record.prior[fly] == {"trust": "stated", "valid_to": None, "superseded_by": None}
+    assert engine.memories.get(result.key).trust == engine.memories.get(fly).trust == "disputed"
+
+
+def test_a_context_is_not_checked_so_nothing_is_sent_for_it(engine: Engine, clock: ManualClock) -> None:
+    memory, vector = _unwritten(engine, clock), engine.ctx.embedder.embed(NEW)
+    assert engine.contradictions.before_write(memory, vector) != []  # the control: a memory is checked
+    context = replace(memory, kind="context")
+    assert engine.contradictions.before_write(context, vector) == []
