@@ -165,18 +165,33 @@ class Memories:
                 return self.refused(existing[0], existing[1], memory, actor=actor, refresh=rules.refresh)
             released = True
             return self._store(memory, vector, actor=actor, rules=rules, claim=claim, nearby=near,
-                               suppressions=self.suppressions.parse_active(claimed.suppressed))
+                               suppressions=self.suppressions.parse_active(claimed.suppressed),
+                               sequence=claimed.sequence)
         finally:
             if not released:
                 claim.release()
 
     def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules, claim: Lease | None = None,
                suppressions: builtins.list[Suppression] | None = None,
-               nearby: builtins.list[SearchResult] | None = None) -> RememberResult:
+               nearby: builtins.list[SearchResult] | None = None, sequence: int = 0) -> RememberResult:
         """Write ``memory`` (``claim`` released in the same round trip), then check contradictions.
         ``suppressions``: the list read before the write (else read now) for the "hidden" notes; ``nearby``:
-        the contradiction check's KNN results read before the write (else searched now)."""
-        self.write_new(memory, vector, actor=actor, action="remember", then_release=claim)
+        the contradiction check's KNN results read before the write (else searched now).
+
+        A check before the write cannot see a remember written after its searches: two contradicting
+        remembers racing would both miss the other. So a write checked early counts itself in the remember
+        write sequence (``Store.remembered``, in its unit) and reads it back in the same round trip: exactly
+        one more than ``sequence`` (read before the searches) means no other remember was written in between;
+        anything else and the check runs again after the write, as it did before the early check. Of two
+        racing remembers the later writer always sees the other's count and checks again."""
+        if nearby is None:
+            self.write_new(memory, vector, actor=actor, action="remember", then_release=claim)
+        else:
+            after = self.ctx.store.memories.write(
+                memory, vector, [self.ctx.event(actor, "remember", memory.key, after=memory.content)],
+                self.ctx.store.counted_remember(), then_release=claim, then_read=self.ctx.store.remembered)
+            if after is None or int(after) != sequence + 1:
+                nearby = None  # another remember was written since the searches: check against it too
         opened = self.contradictions.on_remember(memory, vector, actor=actor, nearby=nearby) \
             if rules.check_contradictions else []
         for hook in self.after_store:

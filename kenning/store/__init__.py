@@ -89,15 +89,19 @@ __all__ = [
 
 
 RECALL_QUEUE = 1024  # recalls whose log entry and touches may wait behind their replies (kenning.store.writer)
+
+
 @dataclass(frozen=True)
 class Claimed:
     """``Store.claim_and_search``'s answer: whether the claim was taken, the search's result, each nearby
-    KNN's result (in the order given) and the raw suppression list."""
+    KNN's result (in the order given), the raw suppression list, and the remember write sequence as read
+    before the searches (``remembered``)."""
 
     taken: bool
     found: SearchResult
     nearby: list[SearchResult]
     suppressed: Any
+    sequence: int = 0
 
 
 Client = valkey.Valkey  # the connection the composition root opens (``connect``); only this package uses it
@@ -195,6 +199,20 @@ class Store:
         return suppressed, look.finish(self.client, present)
 
     # --- a remember's own round trip ---------------------------------------------------------
+    @property
+    def remembered(self) -> str:
+        """The remember write sequence: every remember checked before its write counts its write here, in the
+        write's unit (``kenning.memory``: a write that another check may not have seen is checked again)."""
+        return self.key("remember", "writes")
+
+    def remembers_written(self) -> int:
+        """The remember write sequence now (``remembered``)."""
+        return int(call(self.client.get, self.remembered) or 0)
+
+    def counted_remember(self) -> list[Op]:
+        """The op that counts a remember's write in ``remembered`` (it rides in the write's unit)."""
+        return [("INCRBY", self.remembered, ("1",))]
+
     def claim_and_search(self, claim: Lease, search: Search, nearby: Sequence[Near] = ()) -> Claimed:
         """Take the free lease ``claim`` (SET NX PX), read the suppressions (the raw HGETALL reply), run
         ``search`` (a remember's duplicate KNN) and the KNNs ``nearby`` (its contradiction check's, rows
@@ -204,11 +222,12 @@ class Store:
         pipe = self.client.pipeline(transaction=False)
         claim.queue_take(pipe)
         self.suppressions.queue_all(pipe)
+        pipe.get(self.remembered)  # before the searches: a write after this read may be unseen by them
         batch = self.memories.batch([Near(search), *nearby])
         batch.queue(pipe)
-        taken, suppressed, *replies = call(pipe.execute, raise_on_error=True)
+        taken, suppressed, sequence, *replies = call(pipe.execute, raise_on_error=True)
         found, *near = batch.finish(replies)
-        return Claimed(bool(taken), found, near, suppressed)
+        return Claimed(bool(taken), found, near, suppressed, int(sequence or 0))
 
     def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int, memories: Sequence[Memory],
                    now: float) -> list[Memory]:

@@ -77,17 +77,19 @@ class MemoryStore:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
 
     def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None, events: Sequence[AuditEvent],
-              also: Sequence[Op] = (), *, then_release: Lease | None = None) -> None:
+              also: Sequence[Op] = (), *, then_release: Lease | None = None,
+              then_read: str | None = None) -> str | None:
         """Write every field of the memory and record ``events``: one unit of work (kenning.store.unit).
 
         Fields the memory no longer has are removed in the same step; the index is current when it returns.
         ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit. ``then_release``: a
-        lease given up right after the write, in the same round trip.
+        lease given up right after the write, in the same round trip; ``then_read``: a string key read right
+        after it (returned), in the same round trip.
         """
         fields = schema.encode(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
-        self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also),
-                          then_release=then_release)
+        return self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also),
+                                 then_release=then_release, then_read=then_read).read
 
     def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
         """Set some fields on one existing key and record ``events``, in one atomic step (None removes the field).

@@ -21,7 +21,7 @@ stream. That split is not built: Kenning does not run on a cluster client today.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import valkey
@@ -80,6 +80,7 @@ class Committed:
 
     outcome: int
     event_ids: tuple[str, ...] = ()
+    read: str | None = None  # ``commit(then_read=...)``: the value read right after the unit
 
     @property
     def applied(self) -> bool:
@@ -171,18 +172,25 @@ class Units:
         self.stream = f"{prefix}audit"
         self.script = client.register_script(UNIT_SCRIPT)
 
-    def commit(self, unit: Unit, *, then_release: Lease | None = None) -> Committed:
+    def commit(self, unit: Unit, *, then_release: Lease | None = None, then_read: str | None = None) -> Committed:
         """Send ``unit``; with ``then_release`` the lease is released right after it, in the same round trip
-        (Valkey runs a connection's commands in order: the release never precedes the writes)."""
+        (Valkey runs a connection's commands in order: the release never precedes the writes); with
+        ``then_read`` the string at that key is read after them, in the same round trip (``Committed.read``)."""
         keys, args = self.encode(unit)
-        if then_release is None:
+        if then_release is None and then_read is None:
             return _committed(call(self.script, keys=keys, args=args))
         pipe: Any = self.client.pipeline(transaction=False)
         # EVAL with the body, not the registered script: a pipeline holding a Script sends SCRIPT EXISTS first
         # (a round trip), and a NOSCRIPT reply would leave the release done and the write not.
         pipe.eval(UNIT_SCRIPT, len(keys), *keys, *args)
-        then_release.queue_release(pipe)
-        return _committed(call(pipe.execute, raise_on_error=True)[0])
+        if then_release is not None:
+            then_release.queue_release(pipe)
+        if then_read is not None:
+            pipe.get(then_read)
+        replies = call(pipe.execute, raise_on_error=True)
+        committed = _committed(replies[0])
+        return committed if then_read is None else replace(
+            committed, read=None if replies[-1] is None else text(replies[-1]))
 
     def commit_many(self, units: Sequence[Unit]) -> list[Committed]:
         if not units:

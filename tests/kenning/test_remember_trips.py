@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from ulid import ULID
 
 from kenning.clock import ManualClock
 from kenning.engine import Engine
-from kenning.memory import Draft
+from kenning.memory import Draft, WriteRules
 from kenning.models import Memory
+from kenning.store import Claimed, Lease
 from tests.margins import assert_pair
 
 SEEDS = [f"The shop deploy pipeline runs its {step} stage on the blue cluster" for step in
@@ -63,3 +65,50 @@ def test_a_context_is_not_checked_so_nothing_is_sent_for_it(engine: Engine, cloc
     assert engine.contradictions.before_write(memory, vector) != []  # the control: a memory is checked
     context = replace(memory, kind="context")
     assert engine.contradictions.before_write(context, vector) == []
+
+
+def _checked_early(engine: Engine, clock: ManualClock, text: str) -> tuple[Memory, Any, Lease, Claimed]:
+    """A remember of ``text`` up to its early check: the memory (not written), its vector, its claim and what
+    the claim's round trip found."""
+    now = clock.now()
+    memory = Memory(key=engine.store.memories.new_key("knowledge", str(ULID())), content=text,
+                    namespace="knowledge", project="shop", actor="t", created_at=now, updated_at=now, valid_from=now)
+    vector = engine.ctx.embedder.embed(text)
+    lease = engine.store.lease(engine.store.key("claim", "test", memory.key), memory.key, 10.0)
+    search = engine.memories.duplicate_search("knowledge", "shop", vector)
+    return memory, vector, lease, engine.store.claim_and_search(
+        lease, search, engine.contradictions.before_write(memory, vector))
+
+
+def test_two_contradicting_remembers_racing_still_meet(engine: Engine, clock: ManualClock) -> None:
+    """Two remembers whose early checks both ran before either wrote: the later writer sees that another
+    remember was written since its searches (the write sequence moved by more than its own write) and checks
+    again after its write, so the contradiction is found as when the check ran after every write."""
+    late = _checked_early(engine, clock, "We no longer use Fly; we deploy with Kamal")
+    control = _checked_early(engine, clock, "We stopped using Fly; deploys go through Kamal now")
+    fly = engine.memories.remember(Draft("We deploy with Fly", project="shop"), actor="t")
+    assert fly.status == "stored"
+    assert not [n for n in fly.notes if n.kind == "contradiction"]  # neither racer was written yet
+
+    # the control: told that nothing was written since its searches, the early results alone miss Fly
+    memory, vector, lease, claimed = control
+    now_sequence = engine.store.remembers_written()
+    missed = engine.memories._store(memory, vector, actor="t", rules=WriteRules(), claim=lease,
+                                    nearby=claimed.nearby, sequence=now_sequence)
+    assert [n.other for n in missed.notes if n.kind == "contradiction"] == []
+    assert engine.memories.get(fly.key).trust != "disputed"
+
+    memory, vector, lease, claimed = late
+    assert claimed.sequence == now_sequence - 1  # read before Fly was written
+    found = engine.memories._store(memory, vector, actor="t", rules=WriteRules(), claim=lease,
+                                   nearby=claimed.nearby, sequence=claimed.sequence)
+    assert fly.key in {n.other for n in found.notes if n.kind == "contradiction"}
+    assert engine.memories.get(fly.key).trust == "disputed"
+
+
+def test_each_remember_checked_early_counts_its_write_once(engine: Engine) -> None:
+    before = engine.store.remembers_written()
+    engine.memories.remember(Draft("The shop's staging runs on two nodes", project="shop"), actor="t")
+    engine.memories.remember(Draft("The shop's CI caches pip wheels", project="shop"), actor="t")
+    engine.memories.remember(Draft("The shop's CI caches pip wheels", project="shop"), actor="t")  # a duplicate
+    assert engine.store.remembers_written() == before + 2
