@@ -179,19 +179,17 @@ class Memories:
         the contradiction check's KNN results read before the write (else searched now).
 
         A check before the write cannot see a remember written after its searches: two contradicting
-        remembers racing would both miss the other. So a write checked early counts itself in the remember
+        remembers racing would both miss the other. So every remember's write counts itself in the remember
         write sequence (``Store.remembered``, in its unit) and reads it back in the same round trip: exactly
         one more than ``sequence`` (read before the searches) means no other remember was written in between;
         anything else and the check runs again after the write, as it did before the early check. Of two
         racing remembers the later writer always sees the other's count and checks again."""
-        if nearby is None:
-            self.write_new(memory, vector, actor=actor, action="remember", then_release=claim)
-        else:
-            after = self.ctx.store.memories.write(
-                memory, vector, [self.ctx.event(actor, "remember", memory.key, after=memory.content)],
-                self.ctx.store.counted_remember(), then_release=claim, then_read=self.ctx.store.remembered)
-            if after is None or int(after) != sequence + 1:
-                nearby = None  # another remember was written since the searches: check against it too
+        # every remember's write is counted (one checked after its write must be seen by a racing early one)
+        after = self.ctx.store.memories.write(
+            memory, vector, [self.ctx.event(actor, "remember", memory.key, after=memory.content)],
+            self.ctx.store.counted_remember(), then_release=claim, then_read=self.ctx.store.remembered)
+        if nearby is not None and (after is None or int(after) != sequence + 1):
+            nearby = None  # another remember was written since the searches: check against it too
         opened = self.contradictions.on_remember(memory, vector, actor=actor, nearby=nearby) \
             if rules.check_contradictions else []
         for hook in self.after_store:
