@@ -34,6 +34,8 @@ from kenning.store import STATUSES, Contradiction, Near
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
 CANDIDATES_PER_NAMESPACE = 10
+# One KNN over every namespace (one index) asks for as many rows as the five per-namespace KNNs did.
+CANDIDATES = CANDIDATES_PER_NAMESPACE * len(NAMESPACES)
 # An optional second-tier checker (the LLM extras, kenning/llm.py): (a, b) -> one of VERDICTS, or
 # (verdict, reason) so the reason is stored on the contradiction.
 SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
@@ -151,10 +153,10 @@ class Contradictions:
             clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
         # Distances first; only the rows at or above the threshold are read (usually one or two of 50).
         cut = 1.0 - self.ctx.settings.contradiction_threshold
-        wanted = [Near(query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
-                                    knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
-                                    ef_runtime=self.ctx.settings.ef_runtime, limit=CANDIDATES_PER_NAMESPACE),
-                       max_distance=cut, skip=frozenset((memory.key,))) for namespace in NAMESPACES]
+        wanted = [Near(query.Search(index=self.ctx.index, namespaces=NAMESPACES, clauses=tuple(clauses),
+                                    knn=CANDIDATES, vector=vector_bytes(vector),
+                                    ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES), limit=CANDIDATES),
+                       max_distance=cut, skip=frozenset((memory.key,)))]
         return [(hit.memory, hit.similarity) for result in self.ctx.store.memories.nearest(wanted)
                 for hit in result.hits]
 
@@ -226,16 +228,12 @@ class Contradictions:
 
     def _query_members(self, text: str) -> list[Memory]:
         vector = vector_bytes(self.ctx.embedder.embed(text))
-        out: list[Memory] = []
-        for namespace in NAMESPACES:
-            search = query.Search(index=self.ctx.index(namespace), knn=CANDIDATES_PER_NAMESPACE, vector=vector,
-                                  clauses=(query.not_tag("state", ["archived"]),
-                                           query.not_tag("trust", ["superseded"])),
-                                  ef_runtime=self.ctx.settings.ef_runtime,
-                                  return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES_PER_NAMESPACE)
-            out += [h.memory for h in self.ctx.store.memories.search(search).hits
-                    if h.similarity >= self.ctx.settings.relevance_floor]
-        return out
+        search = query.Search(index=self.ctx.index, namespaces=NAMESPACES, knn=CANDIDATES, vector=vector,
+                              clauses=(query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"])),
+                              ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES),
+                              return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES)
+        return [h.memory for h in self.ctx.store.memories.search(search).hits
+                if h.similarity >= self.ctx.settings.relevance_floor]
 
     # --- reading --------------------------------------------------------------------------
     def get(self, record_id: str) -> Contradiction:

@@ -25,7 +25,7 @@ def _seed(engine: Engine) -> None:
 
 def _search(engine: Engine, text: str, project: str, k: int) -> Search:
     vector = schema.vector_bytes(engine.ctx.embedder.embed(text))
-    return Search(index=engine.ctx.index("knowledge"), knn=k, vector=vector, ef_runtime=64, limit=k,
+    return Search(index=engine.ctx.index, namespaces=("knowledge",), knn=k, vector=vector, ef_runtime=64, limit=k,
                   clauses=(query.tag("state", ["active"]), query.tag("project", [project])),
                   return_fields=("content", "created_at", "distance"))
 
