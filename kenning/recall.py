@@ -33,6 +33,8 @@ MAX_IDENTIFIERS = 4
 MAX_REINSTATE = 3
 LOOKUP_THREADS = 4
 MAX_POOL = 200  # the most rows one KNN of a recall asks for
+OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_AS_OF with as_of)
+OVERFETCH_AS_OF = 4
 _STRIP = "\"'`,;:()[]{}<>?!"
 _NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
 # Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them verbatim would lift noise.
@@ -279,7 +281,7 @@ class Recaller:
 
     def candidates(self, p: Plan, vector: bytes) -> list[Near]:
         """One KNN; over-fetch because suppression, valid time and collapsing run afterwards."""
-        k = p.top_k * (4 if p.as_of is not None else 3) + 10
+        k = p.top_k * (OVERFETCH_AS_OF if p.as_of is not None else OVERFETCH) + 10
         # rows under the floor on raw similarity never rank, so they are not even read (the identifier
         # searches of ``lexical`` have no cut: a row under the floor may still rank through its identifier)
         cut = 1.0 - self.ctx.settings.relevance_floor
