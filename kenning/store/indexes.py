@@ -121,13 +121,14 @@ def label_namespaces(client: valkey.Valkey, prefix: str, *, batch: int = 500) ->
     field was indexed may lack it); returns how many were labelled. Runs before the one index is created."""
     labelled = 0
     keys: list[str] = []
-    for raw in client.scan_iter(match=schema.memory_prefix(prefix) + "*", count=1000):
-        key = text(raw)
-        if schema.namespace_of(key, prefix):
-            keys.append(key)
-        if len(keys) >= batch:
-            labelled += _label(client, prefix, keys)
-            keys = []
+    with guarded():
+        for raw in client.scan_iter(match=schema.memory_prefix(prefix) + "*", count=1000):
+            key = text(raw)
+            if schema.namespace_of(key, prefix):
+                keys.append(key)
+            if len(keys) >= batch:
+                labelled += _label(client, prefix, keys)
+                keys = []
     return labelled + (_label(client, prefix, keys) if keys else 0)
 
 
