@@ -22,7 +22,7 @@ from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Lease, Searc
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
-MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
+MAX_OFFSET = 10_000  # each page reads offset+limit rows: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
                    "created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",

@@ -2,7 +2,7 @@
 (docs/dashboard.md#telemetry).
 
 The listings are FT.SEARCH filters on the sortable counters ``recall_count`` and ``last_recalled``
-(never SCAN), one query per namespace in one round trip, merged here. Those hash fields are what the
+(never SCAN), one query over every namespace (one index). Those hash fields are what the
 last maintenance fold copied from the live counter keys (kenning/store/recalls.py); each page then
 reads its memories' live counters, so a memory recalled since the fold shows its live count, and
 leaves "never recalled" / "gone cold" at once (``recalled_since_fold`` says how many a page dropped).
