@@ -29,13 +29,11 @@ def ranked(run: Run, query: Query) -> list[tuple[str, float]]:
     clauses = [q.tag("state", ["active"])]
     if query.project:
         clauses.append(q.tag("project", [query.project, GLOBAL]))
-    out: list[tuple[str, float]] = []
-    for namespace in NAMESPACES:
-        search = q.Search(index=run.engine.ctx.index(namespace), clauses=tuple(clauses), knn=K, vector=vector,
-                          ef_runtime=max(run.engine.ctx.settings.ef_runtime, K),
-                          return_fields=("created_at", "distance"), limit=K)
-        out += [(run.uid_of.get(h.memory.key, h.memory.key), h.similarity)
-                for h in run.engine.store.memories.search(search).hits]
+    search = q.Search(index=run.engine.ctx.index, namespaces=NAMESPACES, clauses=tuple(clauses), knn=K,
+                      vector=vector, ef_runtime=max(run.engine.ctx.settings.ef_runtime, K),
+                      return_fields=("created_at", "distance"), limit=K)
+    out = [(run.uid_of.get(h.memory.key, h.memory.key), h.similarity)
+           for h in run.engine.store.memories.search(search).hits]
     return sorted(out, key=lambda pair: pair[1], reverse=True)[:K]
 
 

@@ -94,7 +94,7 @@ def timed_stages(engine: Engine, requests: list[RecallRequest]) -> dict[str, lis
                (recaller.expander, "widen"), (recaller.graveyard, "warnings")])
     for owner, name in wrapped:
         setattr(owner, name, _timing(getattr(owner, name), samples.setdefault(name, [])))
-    index = engine.ctx.index("episodic")
+    index = engine.ctx.index
     try:
         for request in requests:
             start = time.perf_counter()

@@ -68,12 +68,12 @@ def shapes(engine: Engine, text: str, project: str, vector: bytes, namespace: st
     """The FT.SEARCH argument lists to time for one query, by shape name."""
     p = plan(RecallRequest(text, projects=[project], top_k=10), engine.ctx.clock.now())
     recaller = engine.recaller
-    index = engine.ctx.index(namespace)
+    index = engine.ctx.index
     clauses = recaller.clauses(p)
 
     def knn(k: int, *chosen: str) -> list[str | bytes]:
-        return query.Search(index=index, clauses=chosen, knn=k, vector=vector, ef_runtime=max(64, k),
-                            return_fields=("distance",)).args()
+        return query.Search(index=index, namespaces=(namespace,), clauses=chosen, knn=k, vector=vector,
+                            ef_runtime=max(64, k), return_fields=("distance",)).args()
 
     out: dict[str, list[str | bytes]] = {
         "bare KNN 10 (no filter)": knn(10),
@@ -99,7 +99,7 @@ def shapes(engine: Engine, text: str, project: str, vector: bytes, namespace: st
 def measure(engine: Engine, client: Any, queries: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
     embedder = engine.ctx.embedder
     vectors = [vector_bytes(embedder.embed(t)) for t, _ in queries]
-    namespace = max(("episodic", "knowledge", "project"), key=lambda ns: _count(client, engine.ctx.index(ns)))
+    namespace = max(("episodic", "knowledge", "project"), key=lambda ns: _count(client, engine.ctx.index, ns))
     samples: dict[str, list[float]] = {}
     rows: dict[str, list[int]] = {}
     for _ in range(max(1, REPEATS // len(queries))):
@@ -108,7 +108,7 @@ def measure(engine: Engine, client: Any, queries: list[tuple[str, str]]) -> dict
                 seconds, reply = _timed(lambda a=args: client.execute_command(*a))  # type: ignore[misc]
                 samples.setdefault(name, []).append(seconds)
                 rows.setdefault(name, []).append(int(reply[0]))
-    size = float(_count(client, engine.ctx.index(namespace)))
+    size = float(_count(client, engine.ctx.index, namespace))
     out = {name: {"p50_ms": round(1000 * statistics.median(s), 3), "rows_total_mean": statistics.fmean(rows[name]),
                   "n": float(len(s)), "index_documents": size} for name, s in samples.items()}
     return {**out, **_pools(engine, queries, vectors)}
@@ -135,8 +135,8 @@ def _pools(engine: Engine, queries: list[tuple[str, str]], vectors: list[bytes])
             for name, s in samples.items()}
 
 
-def _count(client: Any, index: str) -> int:
-    reply = client.execute_command(*query.Search(index=index, limit=0).args())
+def _count(client: Any, index: str, namespace: str) -> int:
+    reply = client.execute_command(*query.Search(index=index, namespaces=(namespace,), limit=0).args())
     return int(reply[0])
 
 

@@ -77,4 +77,4 @@ class Activity:
 
     def _created(self, namespace: str, day: Day, *extra: str) -> query.Search:
         window = query.numeric("created_at", day.start, day.end, exclusive_high=True)
-        return query.Search(index=self.ctx.index(namespace), clauses=(*extra, window), limit=0)
+        return query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=(*extra, window), limit=0)

@@ -28,7 +28,7 @@ from kenning.graveyard import Abandoned, Graveyard
 from kenning.maintenance import Maintenance
 from kenning.models import GLOBAL_PROJECT, Memory, iso
 from kenning.projects import Projects
-from kenning.schema import FIELD_NAMES
+from kenning.schema import FIELD_NAMES, NAMESPACES
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 DAY = 86_400.0
@@ -201,7 +201,7 @@ class Briefing:
 
     def _search(self, namespace: str, clauses: tuple[str, ...], *, sort: str, descending: bool,
                 limit: int) -> list[Memory]:
-        search = query.Search(index=self.ctx.index(namespace), clauses=clauses, sort_by=sort,
+        search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses, sort_by=sort,
                               descending=descending, limit=limit, return_fields=FIELD_NAMES)
         return [h.memory for h in self.ctx.store.memories.search(search).hits]
 
@@ -218,7 +218,7 @@ class Briefing:
         if not state_text:
             return []
         out: list[Candidate] = []
-        for namespace in self.ctx.indexes:
+        for namespace in NAMESPACES:
             for memory in self._search(namespace, self._believed(name, "deprioritised"), sort="updated_at",
                                        descending=True, limit=100):
                 matched = phrases.found_in(state_text, memory.reinstate_hints)

@@ -7,7 +7,7 @@ from typing import Any
 
 from kenning.clock import Clock
 from kenning.embedding import Embedder
-from kenning.errors import InvalidInput
+from kenning.schema import INDEX
 from kenning.settings import Settings
 from kenning.store import AuditEvent, Store, digest
 
@@ -18,13 +18,13 @@ class Context:
     embedder: Embedder
     settings: Settings
     clock: Clock
-    indexes: dict[str, str]
+    indexes: dict[str, str]  # the index registry: schema.INDEX -> the live index (a reindex switches it)
 
-    def index(self, namespace: str) -> str:
-        try:
-            return self.indexes[namespace]
-        except KeyError:
-            raise InvalidInput(f"unknown namespace {namespace!r}") from None
+    @property
+    def index(self) -> str:
+        """The one index over every namespace's memories: a search names its namespaces
+        (``Search(index=ctx.index, namespaces=(...))``)."""
+        return self.indexes[INDEX]
 
     def event(self, actor: str, action: str, key: str, *, reason: str = "", before: str | None = None,
               after: str | None = None, details: dict[str, Any] | None = None) -> AuditEvent:

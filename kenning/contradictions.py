@@ -34,6 +34,8 @@ from kenning.store import STATUSES, Contradiction, Near, SearchResult
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
 CANDIDATES_PER_NAMESPACE = 10
+# One KNN over every namespace (one index) asks for as many rows as the five per-namespace KNNs did.
+CANDIDATES = CANDIDATES_PER_NAMESPACE * len(NAMESPACES)
 # An optional second-tier checker (the LLM extras, kenning/llm.py): (a, b) -> one of VERDICTS, or
 # (verdict, reason) so the reason is stored on the contradiction.
 SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
@@ -43,10 +45,10 @@ Found = polarity.Conflict | values.ValueChange
 EARLY_FIELDS = ("content", "created_at")  # what ``conflict`` and the choice of side a read of a candidate
 
 
-def _early(search: query.Search, own: str) -> query.Search:
-    """``search`` returning only ``EARLY_FIELDS``; one row fewer when it is the memory's own index's (see
-    ``Contradictions.before_write``)."""
-    if search.index != own or search.knn is None:
+def _early(search: query.Search) -> query.Search:
+    """``search`` returning only ``EARLY_FIELDS``, and one row fewer: written, the memory would take the
+    nearest row of the one index's search (see ``Contradictions.before_write``)."""
+    if search.knn is None:
         return replace(search, return_fields=EARLY_FIELDS)
     return replace(search, return_fields=EARLY_FIELDS, knn=search.knn - 1, limit=search.limit - 1)
 
@@ -177,12 +179,11 @@ class Contradictions:
         results go to ``on_remember`` as ``nearby``); [] when it is not checked. Their rows carry only what
         ``conflict`` reads (``EARLY_FIELDS``): every field of ten rows per search cost more than a round trip
         (bench/FINDINGS.md); a row found in conflict is read whole. Written, the memory would be the nearest
-        row of its own index's search (skipped): that search asks one row fewer, so the others it finds are
-        the ones the check after the write finds."""
+        row of the search (skipped): the search asks one row fewer, so the others it finds are the ones the
+        check after the write finds."""
         if not self.checked(memory):
             return []
-        own = self.ctx.index(memory.namespace)
-        return [replace(n, search=_early(n.search, own)) for n in self.nearby(memory, vector)]
+        return [replace(n, search=_early(n.search)) for n in self.nearby(memory, vector)]
 
     def nearby(self, memory: Memory, vector: Any) -> list[Near]:
         """The KNNs of ``candidates``: believed, visible memories within the contradiction threshold."""
@@ -193,10 +194,10 @@ class Contradictions:
             clauses.append(query.tag("project", [memory.project, GLOBAL_PROJECT]))
         # Distances first; only the rows at or above the threshold are read (usually one or two of 50).
         cut = 1.0 - self.ctx.settings.contradiction_threshold
-        return [Near(query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses),
-                                  knn=CANDIDATES_PER_NAMESPACE, vector=vector_bytes(vector),
-                                  ef_runtime=self.ctx.settings.ef_runtime, limit=CANDIDATES_PER_NAMESPACE),
-                     max_distance=cut, skip=frozenset((memory.key,))) for namespace in NAMESPACES]
+        return [Near(query.Search(index=self.ctx.index, namespaces=NAMESPACES, clauses=tuple(clauses),
+                                  knn=CANDIDATES, vector=vector_bytes(vector),
+                                  ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES), limit=CANDIDATES),
+                     max_distance=cut, skip=frozenset((memory.key,)))]
 
     def open(self, a: Memory, b: Memory, found: Found, similarity: float, *,
              actor: str) -> Contradiction | None:
@@ -266,16 +267,12 @@ class Contradictions:
 
     def _query_members(self, text: str) -> list[Memory]:
         vector = vector_bytes(self.ctx.embedder.embed(text))
-        out: list[Memory] = []
-        for namespace in NAMESPACES:
-            search = query.Search(index=self.ctx.index(namespace), knn=CANDIDATES_PER_NAMESPACE, vector=vector,
-                                  clauses=(query.not_tag("state", ["archived"]),
-                                           query.not_tag("trust", ["superseded"])),
-                                  ef_runtime=self.ctx.settings.ef_runtime,
-                                  return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES_PER_NAMESPACE)
-            out += [h.memory for h in self.ctx.store.memories.search(search).hits
-                    if h.similarity >= self.ctx.settings.relevance_floor]
-        return out
+        search = query.Search(index=self.ctx.index, namespaces=NAMESPACES, knn=CANDIDATES, vector=vector,
+                              clauses=(query.not_tag("state", ["archived"]), query.not_tag("trust", ["superseded"])),
+                              ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES),
+                              return_fields=(*FIELD_NAMES, "distance"), limit=CANDIDATES)
+        return [h.memory for h in self.ctx.store.memories.search(search).hits
+                if h.similarity >= self.ctx.settings.relevance_floor]
 
     # --- reading --------------------------------------------------------------------------
     def get(self, record_id: str) -> Contradiction:

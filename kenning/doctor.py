@@ -81,21 +81,17 @@ def _indexes(store: Store | None, settings: Settings, model: Embedder | None) ->
     if store is None or model is None:
         return Check("indexes", False, "not checked: Valkey or the model is unavailable")
     try:
-        live = store.live_indexes()
-        missing = [ns for ns in schema.NAMESPACES if ns not in live]
-        drift = [ns for ns, name in live.items() if name != schema.index_name(settings.key_prefix, ns, model.dimension)]
-        counts = {ns: store.index_info(name) for ns, name in live.items()}
+        live = store.live_indexes().get(schema.INDEX)
+        current = None if live is None else store.index_info(live)
     except KenningError as exc:
         return Check("indexes", False, str(exc))
-    if missing:
-        return Check("indexes", False, f"missing for {', '.join(missing)}: start a Kenning service to create them")
-    if drift:
-        return Check("indexes", False, f"schema drift in {', '.join(drift)}: restart a service to migrate")
-    gone = [ns for ns, i in counts.items() if i is None]
-    if gone:
-        return Check("indexes", False, f"registered but absent in Valkey: {', '.join(gone)}")
-    total = sum(i.num_docs for i in counts.values() if i is not None)
-    return Check("indexes", True, f"{len(live)} current, {total} memories indexed")
+    if live is None:
+        return Check("indexes", False, "no memory index: start a Kenning service to create it")
+    if live != schema.index_name(settings.key_prefix, model.dimension):
+        return Check("indexes", False, f"schema drift ({live}): restart a service to migrate")
+    if current is None:
+        return Check("indexes", False, f"registered but absent in Valkey: {live}")
+    return Check("indexes", True, f"{live} current, {current.num_docs} memories indexed")
 
 
 def _worker(store: Store | None, settings: Settings) -> Check:

@@ -149,7 +149,7 @@ class Inspection:
         for namespace in validation.namespaces(listing.namespaces):
             out[namespace] = {}
             for state in states:
-                search = query.Search(index=self.ctx.index(namespace),
+                search = query.Search(index=self.ctx.index, namespaces=(namespace,),
                                       clauses=(*base, query.tag("state", [state])), limit=0)
                 out[namespace][state] = self.ctx.store.memories.count(search)
         return out
@@ -183,15 +183,15 @@ class Inspection:
 
     def _indexes(self) -> Check:
         try:
-            live = self.ctx.store.live_indexes()
-            missing = [ns for ns, name in self.ctx.indexes.items()
-                       if live.get(ns) != name or self.ctx.store.index_info(name) is None]
+            live = self.ctx.store.live_indexes().get(schema.INDEX)
+            drift = live != self.ctx.index or self.ctx.store.index_info(self.ctx.index) is None
         except KenningError as exc:
             return Check("indexes", False, str(exc))
-        if missing:
-            return Check("indexes", False, f"drift in {', '.join(missing)}: the live index differs from this "
-                         "process's schema; restart the service to migrate")
-        return Check("indexes", True, f"{len(live)} current (schema {schema.fingerprint(self.ctx.embedder.dimension)})")
+        if drift:
+            return Check("indexes", False, f"drift: the live index ({live}) differs from this process's "
+                         f"({self.ctx.index}); restart the service to migrate")
+        fingerprint = schema.fingerprint(self.ctx.embedder.dimension)
+        return Check("indexes", True, f"the memory index is current (schema {fingerprint})")
 
     def _model(self) -> Check:
         try:

@@ -26,7 +26,7 @@ from kenning.context import Context
 from kenning.errors import Conflict, InvalidInput, NotFound
 from kenning.memory import ForgetPreview, Forgotten, Memories, keep_snapshots
 from kenning.models import STATES, Memory
-from kenning.schema import FIELD_NAMES, vector_bytes
+from kenning.schema import FIELD_NAMES, NAMESPACES, vector_bytes
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Op, Patch, digest, pause
 from kenning.suppression import Suppressions, hidden_by
 
@@ -235,7 +235,7 @@ class Lifecycle:
             clauses.append(query.tag("project", list(validation.projects(projects))))
         found, suppressed = [], self.suppressions.active()
         for namespace in validation.namespaces(namespaces):
-            search = query.Search(index=self.ctx.index(namespace), clauses=tuple(clauses), knn=CANDIDATES,
+            search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=tuple(clauses), knn=CANDIDATES,
                                   vector=vector, ef_runtime=max(self.ctx.settings.ef_runtime, CANDIDATES),
                                   return_fields=("content", "title", "project", "state", "created_at", "distance"),
                                   limit=CANDIDATES)
@@ -270,31 +270,26 @@ class Lifecycle:
         if not confirm:
             return self._preview(action, name, clauses)
         why = validation.reason(reason, required=True) or ""
-        done = sum(self._bulk(namespace, clauses, to, why, actor or "unknown", action)
-                   for namespace in validation.namespaces(None))
-        left = sum(self.ctx.store.memories.count(query.Search(index=self.ctx.index(namespace), clauses=clauses,
-                                                               limit=0)) for namespace in validation.namespaces(None))
+        done = self._bulk(clauses, to, why, actor or "unknown", action)
+        left = self.ctx.store.memories.count(query.Search(index=self.ctx.index, clauses=clauses, limit=0))
         return ProjectDone(action, name, done, left)  # left > 0: the per-call cap (or new writes) stopped it
 
     def _preview(self, action: str, project: str, clauses: tuple[str, ...]) -> ProjectPreview:
         """The count covers every matching memory; the sample quotes none a suppression hides."""
-        count, sample, suppressed = 0, [], self.suppressions.active()
-        for namespace in validation.namespaces(None):
-            result = self.ctx.store.memories.search(query.Search(
-                index=self.ctx.index(namespace), clauses=clauses, sort_by="created_at", descending=True,
-                limit=5, return_fields=("content", "title", "state", "created_at")))
-            count += result.total
-            sample += [{"key": h.memory.key, "state": h.memory.state, "content": h.memory.content[:200]}
-                       for h in result.hits if not hidden_by(h.memory, suppressed)]
-        return ProjectPreview(action, project, count, tuple(sample[:5]))
+        suppressed = self.suppressions.active()
+        result = self.ctx.store.memories.search(query.Search(  # every namespace: one index
+            index=self.ctx.index, clauses=clauses, sort_by="created_at", descending=True,
+            limit=5 * len(NAMESPACES), return_fields=("content", "title", "state", "created_at")))
+        sample = [{"key": h.memory.key, "state": h.memory.state, "content": h.memory.content[:200]}
+                  for h in result.hits if not hidden_by(h.memory, suppressed)]
+        return ProjectPreview(action, project, result.total, tuple(sample[:5]))
 
-    def _bulk(self, namespace: str, clauses: tuple[str, ...], to: str | None, reason: str, actor: str,
-              action: str) -> int:
+    def _bulk(self, clauses: tuple[str, ...], to: str | None, reason: str, actor: str, action: str) -> int:
         """Apply the change in batches until the filter matches nothing (each batch leaves the filter)."""
         done = 0
         for _ in range(100_000 // BATCH):
             result = self.ctx.store.memories.search(query.Search(
-                index=self.ctx.index(namespace), clauses=clauses, limit=BATCH, return_fields=FIELD_NAMES))
+                index=self.ctx.index, clauses=clauses, limit=BATCH, return_fields=FIELD_NAMES))
             if not result.hits:
                 break
             self._apply([h.memory for h in result.hits], to, reason, actor, action)

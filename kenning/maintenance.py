@@ -17,7 +17,7 @@
    count different from what a search sees) and phantom entries (index rows whose hash is gone).
 
 The report is returned and kept as the last maintenance report, which the briefing shows.
-``reindex(namespace)`` rebuilds one index safely.
+``reindex()`` rebuilds the memory index safely.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from ulid import ULID
 
-from kenning import query, schema, validation
+from kenning import query, schema
 from kenning.context import Context
 from kenning.contradictions import Contradictions, Recheck
 from kenning.duplicates import Archiver, Cluster, Duplicates, Merged
@@ -59,16 +59,16 @@ class DuplicateReview:
 
 @dataclass(frozen=True, slots=True)
 class IndexReport:
-    drift: list[dict[str, Any]]  # {"namespace", "problems"}
+    drift: list[dict[str, Any]]  # {"index", "problems"}: the one index over every namespace
     phantoms: int
-    namespaces: dict[str, dict[str, Any]]
+    index: dict[str, Any]
+    namespaces: dict[str, dict[str, Any]]  # per namespace: {"searchable", "phantoms"}
 
 
 @dataclass(frozen=True, slots=True)
 class Reindexed:
-    """One namespace's index rebuilt (``Maintenance.reindex``); ``public()`` is its audit event's details."""
+    """The memory index rebuilt (``Maintenance.reindex``); ``public()`` is its audit event's details."""
 
-    namespace: str
     index: str
     num_docs: int
     num_docs_before: int | None
@@ -166,45 +166,39 @@ class Maintenance:
             return None
 
     def index_report(self) -> IndexReport:
-        """Per namespace: live vs expected index, backfill state, documents, phantom entries."""
-        prefix = self.ctx.store.prefix
-        live = self.ctx.store.live_indexes()
-        out = IndexReport(drift=[], phantoms=0, namespaces={})
-        phantoms = 0
-        for namespace in NAMESPACES:
-            expected = schema.index_name(prefix, namespace, self.ctx.embedder.dimension)
-            details = self.ctx.store.index_info(expected)
-            sweep = Sweep(self.ctx)
-            seen = sum(1 for _ in sweep.memories((namespace,), fields=("created_at",)))
-            entry = {"index": expected, "live": live.get(namespace), "exists": details is not None,
-                     "num_docs": None if details is None else details.num_docs, "searchable": seen,
-                     "phantoms": sweep.phantoms,
-                     "backfilling": None if details is None else details.indexing}
-            out.namespaces[namespace] = entry
-            phantoms += sweep.phantoms
-            problems = _drift(entry)
-            if problems:
-                out.drift.append({"namespace": namespace, "problems": problems})
-        return replace(out, phantoms=phantoms)
+        """The one index: live vs expected name, backfill state, documents, phantom entries (and per namespace)."""
+        expected = schema.index_name(self.ctx.store.prefix, self.ctx.embedder.dimension)
+        details = self.ctx.store.index_info(expected)
+        sweep = Sweep(self.ctx)
+        seen = sum(1 for _ in sweep.memories(NAMESPACES, fields=("created_at",)))
+        entry = {"index": expected, "live": self.ctx.store.live_indexes().get(schema.INDEX),
+                 "exists": details is not None, "num_docs": None if details is None else details.num_docs,
+                 "searchable": seen, "phantoms": sweep.phantoms,
+                 "backfilling": None if details is None else details.indexing}
+        problems = _drift(entry)
+        return IndexReport(drift=[{"index": expected, "problems": problems}] if problems else [],
+                           phantoms=sweep.phantoms, index=entry,
+                           namespaces={ns: {"searchable": sweep.per_namespace.get(ns, 0),
+                                            "phantoms": sweep.phantoms_per_namespace.get(ns, 0)}
+                                       for ns in NAMESPACES})
 
-    def reindex(self, namespace: str, *, actor: str) -> Reindexed:
-        """Rebuild one namespace's index (create new, backfill, swap, drop old); hashes are untouched."""
-        validation.namespace(namespace)
+    def reindex(self, *, actor: str) -> Reindexed:
+        """Rebuild the memory index (create new, backfill, swap, drop old); hashes are untouched."""
 
         def switch(name: str) -> None:
-            self.ctx.indexes[namespace] = name
+            self.ctx.indexes[schema.INDEX] = name
 
         timeout = self.ctx.settings.index_backfill_timeout_seconds
-        lease = self.ctx.store.lease(self.ctx.store.key("lock", "reindex", namespace), str(ULID()),
+        lease = self.ctx.store.lease(self.ctx.store.key("lock", "reindex", schema.INDEX), str(ULID()),
                                      ttl_seconds=2 * timeout + 60)
         if not lease.hold():  # two rebuilds of one index would drop each other's indexes
-            raise Conflict(f"the {namespace} index is being rebuilt already", hint="wait for it to finish")
+            raise Conflict("the memory index is being rebuilt already", hint="wait for it to finish")
         try:
-            before = self.ctx.store.index_info(self.ctx.index(namespace))
-            done = self.ctx.store.rebuild_index(namespace, self.ctx.embedder.dimension, timeout=timeout, switch=switch)
+            before = self.ctx.store.index_info(self.ctx.index)
+            done = self.ctx.store.rebuild_index(self.ctx.embedder.dimension, timeout=timeout, switch=switch)
         finally:
             lease.release()
-        result = Reindexed(namespace, done.name, done.num_docs, None if before is None else before.num_docs)
+        result = Reindexed(done.name, done.num_docs, None if before is None else before.num_docs)
         self.ctx.audit(actor, "reindex", "", details=result.public())
         return result
 

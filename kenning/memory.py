@@ -22,7 +22,7 @@ from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Lease, Searc
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
-MAX_OFFSET = 10_000  # each page reads offset+limit rows per namespace: deep pages get expensive
+MAX_OFFSET = 10_000  # each page reads offset+limit rows: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
                    "created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
@@ -267,7 +267,7 @@ class Memories:
     def duplicate_search(self, namespace: str, project: str, vector: Any) -> query.Search:
         """The one KNN that finds a possible duplicate: nearest non-archived memory, same namespace and project."""
         return query.Search(
-            index=self.ctx.index(namespace), knn=1, vector=vector_bytes(vector),
+            index=self.ctx.index, namespaces=(namespace,), knn=1, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
             return_fields=("created_at", "state", "content", "event_date", "distance"), limit=1,
@@ -292,15 +292,12 @@ class Memories:
         validation.bounded_int("limit", listing.limit, 1, 200)
         validation.bounded_int("offset", listing.offset, 0, MAX_OFFSET)
         clauses = self.filter_clauses(listing)
-        items: builtins.list[Memory] = []
-        total = 0
-        for namespace in validation.namespaces(listing.namespaces):
-            search = query.Search(index=self.ctx.index(namespace), clauses=clauses, sort_by=listing.sort,
-                                  descending=listing.descending, offset=0,
-                                  limit=listing.offset + listing.limit, return_fields=FIELD_NAMES)
-            result = self.ctx.store.memories.search(search)
-            total += result.total
-            items += [h.memory for h in result.hits]
+        search = query.Search(index=self.ctx.index, namespaces=validation.namespaces(listing.namespaces),
+                              clauses=clauses, sort_by=listing.sort, descending=listing.descending, offset=0,
+                              limit=listing.offset + listing.limit, return_fields=FIELD_NAMES)
+        result = self.ctx.store.memories.search(search)
+        total = result.total
+        items = [h.memory for h in result.hits]
         items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
         page = self.ctx.store.memories.recalls.live(items[listing.offset:listing.offset + listing.limit])
         return Page(items=tuple(page), total=total, offset=listing.offset, limit=listing.limit)

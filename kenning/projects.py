@@ -16,6 +16,7 @@ from kenning.context import Context
 from kenning.errors import InvalidInput, NotFound
 from kenning.memory import content_sha
 from kenning.models import Memory, iso
+from kenning.schema import NAMESPACES
 
 NAMESPACE = "project"
 KIND = "context"
@@ -160,7 +161,7 @@ class Projects:
         """Project contexts, most recently updated first, with the total count."""
         validation.bounded_int("limit", limit, 1, MAX_LIST)
         validation.bounded_int("offset", offset, 0, 100_000)
-        search = query.Search(index=self.ctx.index(NAMESPACE), clauses=(query.tag("kind", [KIND]),),
+        search = query.Search(index=self.ctx.index, namespaces=(NAMESPACE,), clauses=(query.tag("kind", [KIND]),),
                               sort_by="updated_at", descending=True, offset=offset, limit=limit,
                               return_fields=("project", "metadata", "created_at", "updated_at", "content"))
         result = self.ctx.store.memories.search(search)
@@ -173,5 +174,6 @@ class Projects:
     def memory_counts(self, name: str) -> dict[str, int]:
         """How many memories each namespace holds for one project (FT counts, no scan)."""
         project = validation.project(name)
-        return {ns: self.ctx.store.memories.count(query.Search(index=index, clauses=(query.tag("project", [project]),)))
-                for ns, index in self.ctx.indexes.items()}
+        return {ns: self.ctx.store.memories.count(query.Search(index=self.ctx.index, namespaces=(ns,),
+                                                               clauses=(query.tag("project", [project]),)))
+                for ns in NAMESPACES}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from kenning.errors import InvalidInput
-from kenning.schema import DISTANCE_ALIAS, VECTOR_FIELD
+from kenning.schema import DISTANCE_ALIAS, NAMESPACES, VECTOR_FIELD
 
 T = TypeVar("T")
 
@@ -106,11 +106,24 @@ def text_any(field_name: str, terms: list[str] | tuple[str, ...]) -> str:
     return alternatives[0] if len(alternatives) == 1 else "(" + " | ".join(alternatives) + ")"
 
 
+def namespace_clause(namespaces: tuple[str, ...]) -> str:
+    """``@namespace:{a|b}`` for some namespaces; '' for none or all of them. An unknown name is refused."""
+    unknown = [n for n in namespaces if n not in NAMESPACES]
+    if unknown:
+        raise InvalidInput(f"unknown namespace {unknown[0]!r}", hint=f"one of: {', '.join(NAMESPACES)}")
+    wanted = sorted(set(namespaces))
+    return "" if not wanted or len(wanted) == len(NAMESPACES) else tag("namespace", wanted)
+
+
 @dataclass(frozen=True)
 class Search:
-    """One FT.SEARCH call: a filter, optionally a KNN clause, sorting, paging, RETURN list."""
+    """One FT.SEARCH call: a filter, optionally a KNN clause, sorting, paging, RETURN list.
+
+    ``namespaces``: the namespaces searched (the one index holds them all); () or all five is every one.
+    """
 
     index: str
+    namespaces: tuple[str, ...] = ()
     clauses: tuple[str, ...] = ()
     return_fields: tuple[str, ...] = ()
     knn: int | None = None
@@ -122,9 +135,15 @@ class Search:
     limit: int = 10
     extra_params: dict[str, str] = field(default_factory=dict)
 
+    def filter_clauses(self) -> tuple[str, ...]:
+        """``clauses`` and, unless every namespace is searched, the namespace clause (first: the cheapest)."""
+        wanted = namespace_clause(self.namespaces)
+        return (wanted, *self.clauses) if wanted else self.clauses
+
     def filter_text(self) -> str:
-        if self.clauses:
-            return " ".join(self.clauses)
+        clauses = self.filter_clauses()
+        if clauses:
+            return " ".join(clauses)
         return "*" if self.knn is not None else MATCH_ALL
 
     def query_text(self) -> str:

@@ -32,6 +32,9 @@ MAX_TOP_K = 50
 MAX_IDENTIFIERS = 4
 MAX_REINSTATE = 3
 LOOKUP_THREADS = 4
+MAX_POOL = 200  # the most rows one KNN of a recall asks for
+OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_AS_OF with as_of)
+OVERFETCH_AS_OF = 4
 _STRIP = "\"'`,;:()[]{}<>?!"
 _NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
 # Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them verbatim would lift noise.
@@ -260,31 +263,32 @@ class Recaller:
             clauses.append(query.not_tag("kind", ["article"]))
         return tuple(clauses)
 
-    def _searches(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> list[query.Search]:
-        """One KNN per namespace (``MemoryStore.nearest`` sets what each returns)."""
-        return [query.Search(index=self.ctx.index(namespace), clauses=clauses, knn=k, vector=vector,
-                             ef_runtime=max(self.ctx.settings.ef_runtime, k), limit=k)
-                for namespace in p.namespaces]
+    def _search(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> query.Search:
+        """One KNN over the plan's namespaces (one index holds them all; ``MemoryStore.nearest`` sets what it
+        returns). ``k`` is what each namespace's KNN read when each had its own index: one KNN of that k keeps
+        every quality number of the benchmark (bench/FINDINGS.md, "One index over every namespace (h1)")."""
+        k = min(MAX_POOL, k)
+        return query.Search(index=self.ctx.index, namespaces=p.namespaces, clauses=clauses, knn=k, vector=vector,
+                            ef_runtime=max(self.ctx.settings.ef_runtime, k), limit=k)
 
     def pool(self, p: Plan, vector: bytes) -> list[Hit]:
         """The candidates and the identifier hits: every KNN in one round trip, the rows kept in a second."""
         return _valid(p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector)))
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
-        """Query expansion's search: top_k per namespace for each phrasing's vector (they only add
+        """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they only add
         candidates), under the same filters and floor cut as the query's, in one round trip."""
         cut = 1.0 - self.ctx.settings.relevance_floor
-        nears = [Near(search, max_distance=cut) for v in vectors
-                 for search in self._searches(p, v, self.clauses(p), p.top_k)]
+        nears = [Near(self._search(p, v, self.clauses(p), p.top_k), max_distance=cut) for v in vectors]
         return _valid(p, self.ctx.store.memories.nearest(nears))
 
     def candidates(self, p: Plan, vector: bytes) -> list[Near]:
-        """KNN per namespace; over-fetch because suppression, valid time and collapsing run afterwards."""
-        k = min(200, p.top_k * (4 if p.as_of is not None else 3) + 10)
+        """One KNN; over-fetch because suppression, valid time and collapsing run afterwards."""
+        k = p.top_k * (OVERFETCH_AS_OF if p.as_of is not None else OVERFETCH) + 10
         # rows under the floor on raw similarity never rank, so they are not even read (the identifier
         # searches of ``lexical`` have no cut: a row under the floor may still rank through its identifier)
         cut = 1.0 - self.ctx.settings.relevance_floor
-        return [Near(search, max_distance=cut) for search in self._searches(p, vector, self.clauses(p), k)]
+        return [Near(self._search(p, vector, self.clauses(p), k), max_distance=cut)]
 
     def lexical(self, p: Plan, vector: bytes) -> list[Near]:
         """For each identifier: the memories whose TEXT holds all its words, ranked by vector distance.
@@ -296,8 +300,7 @@ class Recaller:
             if words := phrases.search_words(ident):
                 clauses = self.clauses(p) + tuple(query.text_any("content", [w]) for w in words)
                 holds = functools.partial(_holds, ident)
-                out += [Near(search, fields=("content",), accept=holds)
-                        for search in self._searches(p, vector, clauses, p.top_k + 5)]
+                out.append(Near(self._search(p, vector, clauses, p.top_k + 5), fields=("content",), accept=holds))
         return out
 
     def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:

@@ -18,7 +18,7 @@ from typing import Any
 from kenning import phrases, query, validation
 from kenning.context import Context
 from kenning.models import Memory, RecallHit, iso
-from kenning.schema import namespace_of, vector_bytes
+from kenning.schema import NAMESPACES, namespace_of, vector_bytes
 from kenning.suppression import Suppression, Suppressions, hidden_by
 
 PREVIEW = 120
@@ -107,25 +107,21 @@ class RecallLog:
         words = phrases.search_words(text)
         if not words:
             return []
-        found: list[dict[str, Any]] = []
-        for namespace in validation.namespaces(None):
-            search = query.Search(index=self.ctx.index(namespace),
-                                  clauses=tuple(query.text_any("content", [w]) for w in words),
-                                  limit=50, return_fields=("content", "title", "created_at"))
-            found += [{"key": h.memory.key, "content": h.memory.content[:200]}
-                      for h in self.ctx.store.memories.search(search).hits
-                      if phrases.contains(h.memory.content, text) and not hidden_by(h.memory, suppressed)]
+        search = query.Search(index=self.ctx.index, clauses=tuple(query.text_any("content", [w]) for w in words),
+                              limit=50 * len(NAMESPACES), return_fields=("content", "title", "created_at"))
+        found = [{"key": h.memory.key, "content": h.memory.content[:200]}
+                 for h in self.ctx.store.memories.search(search).hits
+                 if phrases.contains(h.memory.content, text) and not hidden_by(h.memory, suppressed)]
         return found[:TOPIC_MEMORIES * 4]
 
     def _by_meaning(self, text: str, suppressed: list[Suppression]) -> list[dict[str, Any]]:
         vector = vector_bytes(self.ctx.embedder.embed(text))
-        hits = []
-        for namespace in validation.namespaces(None):
-            search = query.Search(index=self.ctx.index(namespace), knn=TOPIC_MEMORIES, vector=vector,
-                                  ef_runtime=self.ctx.settings.ef_runtime, limit=TOPIC_MEMORIES,
-                                  return_fields=("content", "title", "created_at", "distance"))
-            hits += [h for h in self.ctx.store.memories.search(search).hits
-                     if h.similarity >= self.ctx.settings.relevance_floor and not hidden_by(h.memory, suppressed)]
+        wanted = TOPIC_MEMORIES * len(NAMESPACES)  # as many rows as one KNN per namespace read
+        search = query.Search(index=self.ctx.index, knn=wanted, vector=vector,
+                              ef_runtime=max(self.ctx.settings.ef_runtime, wanted), limit=wanted,
+                              return_fields=("content", "title", "created_at", "distance"))
+        hits = [h for h in self.ctx.store.memories.search(search).hits
+                if h.similarity >= self.ctx.settings.relevance_floor and not hidden_by(h.memory, suppressed)]
         hits.sort(key=lambda h: h.similarity, reverse=True)
         return [{"key": h.memory.key, "content": h.memory.content[:200], "similarity": round(h.similarity, 4)}
                 for h in hits[:TOPIC_MEMORIES]]

@@ -18,6 +18,7 @@ import numpy as np
 from kenning.models import Memory
 
 NAMESPACES: tuple[str, ...] = ("episodic", "knowledge", "preference", "project", "skill")
+INDEX = "memories"  # the one index's name part and its field in the index registry
 VECTOR_FIELD = "vector"
 DISTANCE_ALIAS = "distance"
 TAG_SEPARATOR = ","
@@ -57,6 +58,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("project", Kind.TAG),
     FieldSpec("tags", Kind.TAG),
     FieldSpec("kind", Kind.TAG),
+    FieldSpec("namespace", Kind.TAG),  # one index holds every namespace: a search names the ones it wants
     FieldSpec("state", Kind.TAG),
     FieldSpec("trust", Kind.TAG),
     FieldSpec("actor", Kind.TAG),
@@ -72,7 +74,6 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("last_recalled", Kind.NUMERIC, sortable=True),
     FieldSpec("weight", Kind.NUMERIC),
     FieldSpec("experience_weight", Kind.NUMERIC),
-    FieldSpec("namespace", Kind.STORED),
     FieldSpec("title", Kind.STORED),
     FieldSpec("source", Kind.STORED),
     FieldSpec("chunk_index", Kind.STORED, integer=True),
@@ -89,7 +90,7 @@ _BY_NAME = {f.name: f for f in FIELDS}
 
 
 def create_args(index: str, key_prefix: str, dim: int) -> list[str]:
-    """FT.CREATE arguments for one namespace index."""
+    """FT.CREATE arguments for the memory index (every namespace, ``key_prefix`` = ``memory_prefix``)."""
     schema: list[str] = []
     for spec in FIELDS:
         schema += spec.create_args()
@@ -219,8 +220,14 @@ def key_prefix(prefix: str, namespace: str) -> str:
     return f"{prefix}mem:{namespace}:"
 
 
-def index_name(prefix: str, namespace: str, dim: int) -> str:
-    return f"{prefix}idx:{namespace}:{fingerprint(dim)}"
+def memory_prefix(prefix: str) -> str:
+    """The key prefix of every memory hash (and of nothing else): the one index covers it."""
+    return f"{prefix}mem:"
+
+
+def index_name(prefix: str, dim: int) -> str:
+    """The one index over every namespace's memories (``namespace`` is a TAG field in it)."""
+    return f"{prefix}idx:{INDEX}:{fingerprint(dim)}"
 
 
 def namespace_of(key: str, prefix: str) -> str:

@@ -216,7 +216,7 @@ class Skills:
         clauses = (query.tag("tags", [domain]), query.not_tag("state", ["archived"]))
         searches = [
             query.Search(
-                index=self.ctx.index(ns),
+                index=self.ctx.index, namespaces=(ns,),
                 clauses=clauses,
                 return_fields=tuple(return_fields()),
                 sort_by="created_at",
@@ -412,7 +412,7 @@ class Skills:
         validation.bounded_int("limit", limit, 1, 20)
         vector = self.ctx.embedder.embed(phrases.query_text(text))
         search = query.Search(
-            index=self.ctx.index("skill"),
+            index=self.ctx.index, namespaces=("skill",),
             knn=limit,
             vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,

@@ -215,7 +215,7 @@ class Suppressions:
         count, capped = 0, False
         found: list[Memory] = []
         for namespace in validation.namespaces(None):
-            search = query.Search(index=self.ctx.index(namespace), clauses=clauses, limit=CANDIDATE_LIMIT,
+            search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses, limit=CANDIDATE_LIMIT,
                                   return_fields=("content", "title", "created_at", "project"))
             result = self.ctx.store.memories.search(search)
             capped = capped or result.total > CANDIDATE_LIMIT

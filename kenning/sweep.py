@@ -26,6 +26,7 @@ class Sweep:
     examined: int = 0
     phantoms: int = 0
     per_namespace: dict[str, int] = field(default_factory=dict)
+    phantoms_per_namespace: dict[str, int] = field(default_factory=dict)
 
     def memories(self, namespaces: tuple[str, ...] | list[str], clauses: tuple[str, ...] = (),
                  fields: tuple[str, ...] = FIELD_NAMES) -> Iterator[Memory]:
@@ -37,10 +38,11 @@ class Sweep:
         for namespace in namespaces:
             offset = 0
             while True:
-                search = query.Search(index=self.ctx.index(namespace), clauses=clauses, sort_by="created_at",
-                                      offset=offset, limit=PAGE, return_fields=fields)
+                search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses,
+                                      sort_by="created_at", offset=offset, limit=PAGE, return_fields=fields)
                 result = self.ctx.store.memories.search(search)
                 self.phantoms += result.phantoms
+                self.phantoms_per_namespace[namespace] = self.phantoms_per_namespace.get(namespace, 0) + result.phantoms
                 self.examined += len(result.hits)
                 self.per_namespace[namespace] = self.per_namespace.get(namespace, 0) + len(result.hits)
                 yield from (hit.memory for hit in result.hits)

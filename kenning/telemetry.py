@@ -2,7 +2,7 @@
 (docs/dashboard.md#telemetry).
 
 The listings are FT.SEARCH filters on the sortable counters ``recall_count`` and ``last_recalled``
-(never SCAN), one query per namespace in one round trip, merged here. Those hash fields are what the
+(never SCAN), one query over every namespace (one index). Those hash fields are what the
 last maintenance fold copied from the live counter keys (kenning/store/recalls.py); each page then
 reads its memories' live counters, so a memory recalled since the fold shows its live count, and
 leaves "never recalled" / "gone cold" at once (``recalled_since_fold`` says how many a page dropped).
@@ -126,12 +126,11 @@ class Telemetry:
         """(total as of the last fold, the memories of rows offset..offset+limit over every namespace)."""
         validation.bounded_int("offset", offset, 0, MAX_OFFSET)
         validation.bounded_int("limit", limit, 1, MAX_LIMIT)
-        searches = [query.Search(index=self.ctx.index(ns), clauses=clauses, return_fields=FIELDS, sort_by=sort_by,
-                                 descending=descending, limit=offset + limit) for ns in validation.namespaces(None)]
-        results = self.ctx.store.memories.search_many(searches)
-        merged = sorted((h.memory for r in results for h in r.hits), key=lambda m: _sort_value(m, sort_by),
-                        reverse=descending)
-        return sum(r.total for r in results), merged[offset:offset + limit]
+        result = self.ctx.store.memories.search(query.Search(
+            index=self.ctx.index, clauses=clauses, return_fields=FIELDS, sort_by=sort_by, descending=descending,
+            limit=offset + limit))
+        merged = sorted((h.memory for h in result.hits), key=lambda m: _sort_value(m, sort_by), reverse=descending)
+        return result.total, merged[offset:offset + limit]
 
     def _page(self, found: tuple[int, list[Memory]], offset: int, limit: int,
               keep: Callable[[Memory], bool]) -> UsagePage:

@@ -265,6 +265,5 @@ class Store:
     def index_info(self, name: str) -> IndexInfo | None:
         return indexes.info(self.client, name)
 
-    def rebuild_index(self, namespace: str, dim: int, *, timeout: float,
-                      switch: Callable[[str], None] | None = None) -> IndexInfo:
-        return rebuild.rebuild(self.client, self.prefix, namespace, dim, timeout=timeout, switch=switch)
+    def rebuild_index(self, dim: int, *, timeout: float, switch: Callable[[str], None] | None = None) -> IndexInfo:
+        return rebuild.rebuild(self.client, self.prefix, dim, timeout=timeout, switch=switch)

@@ -1,9 +1,10 @@
 """Index lifecycle: create, migrate on a changed fingerprint, inspect, and the embedding-model pin.
 
-The registry hash ``{prefix}meta:indexes`` maps each namespace to its live index name. A changed
-schema fingerprint creates the new index beside the old one, waits until it has backfilled the
-existing hashes, switches the registry, and only then drops the old index (FT.DROPINDEX without DD,
-so no hash is deleted).
+One index covers every memory hash (``{prefix}mem:``, any namespace; ``namespace`` is a TAG field). The
+registry hash ``{prefix}meta:indexes`` maps ``schema.INDEX`` to its live name. A changed schema fingerprint
+(or a store with the old layout of one index per namespace) creates the new index beside the old ones, waits
+until it has backfilled the existing hashes, switches the registry, and only then drops the old indexes
+(FT.DROPINDEX without DD, so no hash is deleted).
 """
 
 from __future__ import annotations
@@ -80,25 +81,62 @@ def live_indexes(client: valkey.Valkey, prefix: str) -> dict[str, str]:
 
 
 def ensure(client: valkey.Valkey, prefix: str, dim: int, *, timeout: float = 300.0) -> dict[str, str]:
-    """Make every namespace index current; returns namespace -> index name."""
-    names: dict[str, str] = {}
+    """Make the memory index current; returns the registry (``schema.INDEX`` -> its name).
+
+    A store made with an older layout (one index per namespace, or an older fingerprint) is migrated: every
+    memory hash gets its ``namespace`` field if it lacks one, the new index is created and backfilled, the
+    registry switched, and only then is every other index the registry lists dropped (never the hashes).
+    """
     live = live_indexes(client, prefix)
-    for namespace in schema.NAMESPACES:
-        names[namespace] = _ensure_one(client, prefix, namespace, dim, live.get(namespace), timeout)
-    return names
-
-
-def _ensure_one(client: valkey.Valkey, prefix: str, namespace: str, dim: int,
-                old: str | None, timeout: float) -> str:
-    wanted = schema.index_name(prefix, namespace, dim)
+    wanted = schema.index_name(prefix, dim)
     if info(client, wanted) is None:
-        _create(client, wanted, schema.key_prefix(prefix, namespace), dim)
+        label_namespaces(client, prefix)
+        _create(client, wanted, schema.memory_prefix(prefix), dim)
         wait_for_backfill(client, wanted, timeout)
-    call(client.hset, registry_key(prefix), namespace, wanted)
-    if old and old != wanted and info(client, old) is not None:
-        log.info("index migration: %s -> %s, dropping the old index", old, wanted)
-        call(client.execute_command, "FT.DROPINDEX", old)
-    return wanted
+    call(client.hset, registry_key(prefix), schema.INDEX, wanted)
+    for field, old in live.items():
+        if old == wanted:
+            continue
+        if info(client, old) is not None:
+            log.info("index migration: %s -> %s, dropping the old index", old, wanted)
+            call(client.execute_command, "FT.DROPINDEX", old)
+        if field != schema.INDEX:
+            call(client.hdel, registry_key(prefix), field)
+    return {schema.INDEX: wanted}
+
+
+# Sets a memory hash's namespace only when the hash still exists and has none: a key deleted between SCAN
+# and this script is not brought back as a one-field hash. One key per script (cluster-safe).
+_LABEL = """
+if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 'namespace') == 0 then
+  redis.call('HSET', KEYS[1], 'namespace', ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
+def label_namespaces(client: valkey.Valkey, prefix: str, *, batch: int = 500) -> int:
+    """Give every memory hash without a ``namespace`` field the one its key names (hashes written before the
+    field was indexed may lack it); returns how many were labelled. Runs before the one index is created."""
+    labelled = 0
+    keys: list[str] = []
+    with guarded():
+        for raw in client.scan_iter(match=schema.memory_prefix(prefix) + "*", count=1000):
+            key = text(raw)
+            if schema.namespace_of(key, prefix):
+                keys.append(key)
+            if len(keys) >= batch:
+                labelled += _label(client, prefix, keys)
+                keys = []
+    return labelled + (_label(client, prefix, keys) if keys else 0)
+
+
+def _label(client: valkey.Valkey, prefix: str, keys: list[str]) -> int:
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.eval(_LABEL, 1, key, schema.namespace_of(key, prefix))
+    return sum(int(n) for n in call(pipe.execute, raise_on_error=True))
 
 
 def _create(client: valkey.Valkey, name: str, key_prefix: str, dim: int) -> None:

@@ -86,7 +86,7 @@ class MemoryStore:
         lease given up right after the write, in the same round trip; ``then_read``: a string key read right
         after it (returned), in the same round trip.
         """
-        fields = schema.encode(memory, vector)
+        fields = self._fields(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
         return self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also),
                                  then_release=then_release, then_read=then_read).read
@@ -120,8 +120,15 @@ class MemoryStore:
         """``write`` for many memories (each with its vector and events): one pipelined round trip.
 
         Each memory is its own unit; a search after it returns sees every one."""
-        self.units.commit_many([Unit(events).hset(memory.key, schema.encode(memory, vector))
+        self.units.commit_many([Unit(events).hset(memory.key, self._fields(memory, vector))
                                 for memory, vector, events in rows])
+
+    def _fields(self, memory: Memory, vector: np.ndarray[Any, Any] | None) -> dict[str, str | bytes]:
+        """The hash fields of ``memory``, always with the namespace its key names: the one index finds a
+        namespace's memories by that field."""
+        fields = schema.encode(memory, vector)
+        fields["namespace"] = schema.namespace_of(memory.key, self.prefix) or memory.namespace
+        return fields
 
     def patch_many(self, changes: Sequence[tuple[Patch, Sequence[AuditEvent]]]) -> list[int]:
         """``patch`` for many memories, one pipelined round trip; each one's outcome."""
@@ -169,7 +176,7 @@ class MemoryStore:
         return Batch(self.client, wanted, exact=self.exact_mode())
 
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
-        """Several searches in one round trip (e.g. one KNN per namespace); results in query order.
+        """Several searches in one round trip; results in query order.
 
         A KNN that reads only the rows within a distance is ``nearest``. On valkey-search a filtered KNN
         over a small set is answered exactly by ``prefilter`` (two more round trips, no graph walk)."""

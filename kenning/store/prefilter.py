@@ -63,7 +63,8 @@ def queue_keys(pipe: Any, searches: Sequence[Search], *, together: bool = False)
     as two (the others, the TEXT ones: see ``split``) unless ``together``."""
     for search in searches:
         for clauses, limit in _asked(search, together):
-            pipe.execute_command(*Search(index=search.index, clauses=clauses, limit=limit).args())
+            pipe.execute_command(*Search(index=search.index, namespaces=search.namespaces, clauses=clauses,
+                                         limit=limit).args())
 
 
 def small_sets(searches: Sequence[Search], replies: Sequence[Any],

@@ -1,4 +1,4 @@
-"""`kenning maintain` and `kenning reindex NAMESPACE`: truth maintenance from the command line.
+"""`kenning maintain` and `kenning reindex`: truth maintenance from the command line.
 
 ``maintain`` runs one maintenance pass (docs/truth-maintenance.md) and prints its report as JSON. It is
 the same engine call the worker's scheduler makes (``Engine.maintenance.run``, docs/worker.md), for a
@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from kenning.schema import NAMESPACES
 from kenning.settings import Settings
 from kenning_cli.main import command
 
@@ -35,16 +34,10 @@ def _maintain(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _reindex_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("namespace", choices=NAMESPACES, help="the namespace whose index is rebuilt")
-
-
-@command("reindex", "Rebuild one namespace's search index safely (new index, backfill, swap, drop old).",
-         _reindex_arguments)
+@command("reindex", "Rebuild the memory search index safely (new index, backfill, swap, drop old).")
 def _reindex(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
-    result = open_engine(settings).maintenance.reindex(args.namespace, actor="cli:reindex")
-    print(f"{result.namespace}: rebuilt {result.index} ({result.num_docs} documents, "
-          f"{result.num_docs_before} before)")
+    result = open_engine(settings).maintenance.reindex(actor="cli:reindex")
+    print(f"rebuilt {result.index} ({result.num_docs} documents, {result.num_docs_before} before)")
     return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_server.params import Namespace
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
@@ -29,7 +28,7 @@ async def restore(file: str, dry_run: bool = True) -> dict[str, Any]:
     return (await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)).public()
 
 @tool(scope="admin", idempotent=True, destructive=True)
-async def reindex(namespace: Namespace) -> dict[str, Any]:
-    """Rebuild one namespace's search index safely (new index, backfill, swap, drop old)."""
+async def reindex() -> dict[str, Any]:
+    """Rebuild the memory search index (every namespace) safely (new index, backfill, swap, drop old)."""
     call = current()
-    return (await call.run(call.engine.maintenance.reindex, namespace, actor=call.actor)).public()
+    return (await call.run(call.engine.maintenance.reindex, actor=call.actor)).public()

@@ -30,7 +30,7 @@ def test_a_small_scale_point_loads_every_row_and_measures_each_stage(
     assert point["floors"]["bare_knn"]["n"] == 30.0
     assert point["ratio_recall_p50_over_floor"] > 0
     curves = point["hnsw_recall"]["per_index"]
-    assert set(curves) == {"episodic", "project", "knowledge"}  # every index with >= 5% of the rows
+    assert set(curves) == {"memories"}  # the one index over every namespace
     for measured in curves.values():
         assert [c["ef_runtime"] for c in measured["curve"]] == list(scale.EF_CURVE)
         widest = measured["curve"][-1]

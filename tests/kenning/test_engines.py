@@ -64,7 +64,7 @@ def _keys(engine: Engine) -> list[str]:
 
 
 def _index(engine: Engine) -> str:
-    return engine.ctx.index("knowledge")
+    return engine.ctx.index  # the seed is all knowledge
 
 
 def _found(engine: Engine, *clauses: str, **options: Any) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kenning import schema
 from kenning.engine import Engine
 from kenning.errors import InvalidInput, NotFound
 from kenning.inspection import HISTORY_LIMIT, AuditRequest
@@ -89,11 +90,12 @@ def test_health_checks_each_dependency(engine: Engine) -> None:
 
 
 def test_health_reports_index_drift(engine: Engine) -> None:
-    engine.ctx.indexes["skill"] = engine.ctx.indexes["skill"] + "-old"  # this process expects another index
+    assert engine.inspection.health().public()["checks"]["indexes"]["ok"] is True  # positive control
+    engine.ctx.indexes[schema.INDEX] = engine.ctx.index + "-old"  # this process expects another index
     health = engine.inspection.health()
     assert not health.ok
     assert health.public()["checks"]["indexes"]["ok"] is False
-    assert "drift in skill" in health.public()["checks"]["indexes"]["detail"]
+    assert "drift: the live index" in health.public()["checks"]["indexes"]["detail"]
     assert health.public()["checks"]["valkey"]["ok"] is True
 
 

@@ -110,10 +110,11 @@ def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine
     client.hdel(keys[0], "created_at")  # a row the index still lists without the hash it came from
     broken = engine.maintenance.index_report()
     assert broken.phantoms == 1
-    assert broken.drift[0]["namespace"] == "knowledge"
+    assert broken.drift[0]["index"] == engine.ctx.index
+    assert (broken.namespaces["knowledge"]["phantoms"], broken.namespaces["episodic"]["phantoms"]) == (1, 0)
     client.hset(keys[0], "created_at", repr(1.0))
-    result = engine.maintenance.reindex("knowledge", actor="admin")
-    assert (result.num_docs, result.index) == (2, engine.ctx.index("knowledge"))
+    result = engine.maintenance.reindex(actor="admin")
+    assert (result.num_docs, result.index) == (2, engine.ctx.index)
     hits = engine.recaller.recall(RecallRequest("what renders the dashboard?", projects=["p"])).hits
     assert hits[0].memory.key == keys[1]
     assert engine.maintenance.index_report().drift == []
@@ -140,19 +141,20 @@ def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatc
     assert capsys.readouterr().out.startswith("expired: 1; duplicate clusters: 0")
     assert main(["maintain"]) == 0
     assert json.loads(capsys.readouterr().out)["expired"]["count"] == 0  # already archived by the first run
-    assert main(["reindex", "knowledge"]) == 0
+    assert main(["reindex"]) == 0
     assert "(1 documents, 1 before)" in capsys.readouterr().out
 
 
 def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: Engine,
                                                                       client: valkey.Valkey) -> None:
-    lock = f"{engine.ctx.settings.key_prefix}lock:reindex:knowledge"
-    assert engine.maintenance.reindex("knowledge", actor="admin").namespace == "knowledge"  # positive control
+    lock = f"{engine.ctx.settings.key_prefix}lock:reindex:memories"
+    assert engine.maintenance.reindex(actor="admin").index == engine.ctx.index  # positive control
     assert client.get(lock) is None  # released when done
     client.set(lock, "another-process", px=60_000)
     with pytest.raises(Conflict, match="being rebuilt already"):
-        engine.maintenance.reindex("knowledge", actor="admin")
-    assert engine.maintenance.reindex("episodic", actor="admin").namespace == "episodic"  # other indexes may
+        engine.maintenance.reindex(actor="admin")
+    client.delete(lock)
+    assert engine.maintenance.reindex(actor="admin").index == engine.ctx.index  # free again once released
 
 
 @pytest.mark.both_backends

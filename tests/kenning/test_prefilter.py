@@ -27,7 +27,7 @@ def _seed(engine: Engine) -> None:
 
 def _search(engine: Engine, text: str, project: str, k: int) -> Search:
     vector = schema.vector_bytes(engine.ctx.embedder.embed(text))
-    return Search(index=engine.ctx.index("knowledge"), knn=k, vector=vector, ef_runtime=64, limit=k,
+    return Search(index=engine.ctx.index, namespaces=("knowledge",), knn=k, vector=vector, ef_runtime=64, limit=k,
                   clauses=(query.tag("state", ["active"]), query.tag("project", [project])),
                   return_fields=("content", "created_at", "distance"))
 
@@ -47,6 +47,21 @@ def test_exact_finds_what_the_engine_knn_finds_in_the_same_order(engine: Engine)
         assert distance == pytest.approx(hit.distance, abs=1e-4)
         assert fields["content"] == hit.memory.content
         assert fields["content"].startswith("In alpha,")
+
+
+def test_the_small_set_keeps_to_the_namespaces_asked_for(engine: Engine) -> None:
+    _seed(engine)  # knowledge memories; an episodic one of the same project and topic beside them
+    episodic = engine.memories.remember(Draft("In gamma, backups are owned by team 9 and reviewed weekly.",
+                                              namespace="episodic", project="gamma"), actor="t").key
+    every = replace(_search(engine, "who owns backups?", "gamma", 5), namespaces=("episodic", "knowledge"))
+    both = prefilter.exact(engine.store.client, [every], [("content",)])[0]
+    assert both is not None
+    assert episodic in [key for key, _, _ in both]  # the control: the episodic memory is in the small set
+    assert [key for key, _, _ in both] == [h.memory.key for h in engine.store.memories.search(every).hits]
+    only = prefilter.exact(engine.store.client, [replace(every, namespaces=("knowledge",))], [("content",)])[0]
+    assert only is not None
+    assert episodic not in [key for key, _, _ in only]
+    assert len(only) == 3  # gamma's 3 knowledge memories and no other namespace's
 
 
 def test_a_set_larger_than_the_cap_is_left_to_the_engine(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:

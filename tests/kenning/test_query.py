@@ -10,6 +10,7 @@ from kenning.errors import InvalidInput
 from kenning.memory import Draft
 from kenning.models import Memory
 from kenning.query import Search
+from kenning.schema import NAMESPACES
 
 HOSTILE = ["a}", "a|b", "@project:{b}", "*", "(a)", '"a"', "a b", "ünï", "a\\", "-a", "a=>[KNN 1 @vector $vec]",
            "'", "~a", "%a%", "a}|{b", "$vec"]
@@ -70,13 +71,33 @@ def test_knn_without_vector_is_refused() -> None:
         Search(index="i", knn=3).args()
 
 
+def test_namespaces_add_one_tag_clause_unless_every_namespace_is_asked_for() -> None:
+    assert Search(index="i", namespaces=("skill", "episodic")).filter_text() == "@namespace:{episodic|skill}"
+    assert Search(index="i", namespaces=("knowledge",), clauses=("@state:{active}",)).filter_text() == (
+        "@namespace:{knowledge} @state:{active}")
+    assert Search(index="i", namespaces=NAMESPACES).filter_text() == query.MATCH_ALL
+    assert Search(index="i", knn=3, vector=b"v", namespaces=()).query_text().startswith("(*)=>[KNN 3")
+    with pytest.raises(InvalidInput, match="unknown namespace 'everything'"):
+        Search(index="i", namespaces=("everything",)).filter_text()
+
+
+def test_a_namespace_clause_finds_only_that_namespace(engine: Engine) -> None:
+    keys = {ns: engine.memories.remember(Draft(f"a note about caching in {ns}", namespace=ns), actor="t").key
+            for ns in ("episodic", "knowledge")}
+    every = Search(index=engine.ctx.index, return_fields=("created_at",), limit=10)
+    assert {h.memory.key for h in engine.store.memories.search(every).hits} == set(keys.values())  # control
+    for ns, key in keys.items():
+        only = Search(index=engine.ctx.index, namespaces=(ns,), return_fields=("created_at",), limit=10)
+        assert [h.memory.key for h in engine.store.memories.search(only).hits] == [key]
+
+
 def test_bad_field_name_is_refused() -> None:
     with pytest.raises(InvalidInput):
         query.tag("project} @x:{", ["a"])
 
 
 def _project_hits(engine: Engine, values: list[str]) -> set[str]:
-    search = Search(index=engine.ctx.index("knowledge"), clauses=(query.tag("project", values),),
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",), clauses=(query.tag("project", values),),
                     return_fields=("project", "created_at"), limit=100)
     return {h.memory.project for h in engine.store.memories.search(search).hits}
 
@@ -124,7 +145,7 @@ def test_hostile_tags_are_refused(engine: Engine) -> None:
 
 def test_tag_filter_with_punctuation_round_trips(engine: Engine) -> None:
     stored = engine.memories.remember(Draft("CI runs on push", tags=["ci/cd", "c++", "v1.2"]), actor="t")
-    search = Search(index=engine.ctx.index("knowledge"), clauses=(query.tag("tags", ["ci/cd"]),),
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",), clauses=(query.tag("tags", ["ci/cd"]),),
                     return_fields=("created_at",), limit=10)
     keys = [h.memory.key for h in engine.store.memories.search(search).hits]
     assert keys == [stored.key]

@@ -30,8 +30,8 @@ def _seed(engine: Engine) -> list[str]:
 
 def _knn(engine: Engine, text: str, k: int, *clauses: str) -> list[float]:
     vector = schema.vector_bytes(engine.ctx.embedder.embed(text))
-    search = Search(index=engine.ctx.index("knowledge"), clauses=clauses, knn=k, vector=vector, ef_runtime=64,
-                    return_fields=("created_at", "distance"), limit=k)
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",), clauses=clauses, knn=k, vector=vector,
+                    ef_runtime=64, return_fields=("created_at", "distance"), limit=k)
     return [h.distance for h in engine.store.memories.search(search).hits if h.distance is not None]
 
 
@@ -45,7 +45,7 @@ def test_knn_hits_come_back_sorted_by_distance(engine: Engine) -> None:
 def test_nearest_reads_only_the_rows_within_the_distance_and_matches_a_full_search(engine: Engine) -> None:
     _seed(engine)
     vector = schema.vector_bytes(engine.ctx.embedder.embed("testing tools for python"))
-    full = Search(index=engine.ctx.index("knowledge"), knn=8, vector=vector, ef_runtime=64,
+    full = Search(index=engine.ctx.index, namespaces=("knowledge",), knn=8, vector=vector, ef_runtime=64,
                   return_fields=(*schema.FIELD_NAMES, "distance"), limit=8)
     everything = engine.store.memories.search(full).hits
     distances = [h.distance for h in everything if h.distance is not None]
@@ -67,7 +67,7 @@ def test_nearest_runs_searches_with_different_rules_in_the_same_round_trips(engi
     and each keeps its own rule: the answer equals the two asked apart."""
     _seed(engine)
     vector = schema.vector_bytes(engine.ctx.embedder.embed("testing tools for python"))
-    full = Search(index=engine.ctx.index("knowledge"), knn=8, vector=vector, ef_runtime=64, limit=8)
+    full = Search(index=engine.ctx.index, namespaces=("knowledge",), knn=8, vector=vector, ef_runtime=64, limit=8)
     distances = _knn(engine, "testing tools for python", 8)
     assert len(distances) == 8
     cut = (distances[1] + distances[2]) / 2  # the two nearest only
@@ -95,7 +95,7 @@ def test_nearest_runs_searches_with_different_rules_in_the_same_round_trips(engi
 
 def test_return_list_keeps_the_vector_out_of_replies(engine: Engine, client: valkey.Valkey) -> None:
     _seed(engine)
-    search = Search(index=engine.ctx.index("knowledge"), return_fields=schema.FIELD_NAMES, limit=3)
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",), return_fields=schema.FIELD_NAMES, limit=3)
     reply = client.execute_command(*search.args())  # type: ignore[no-untyped-call]
     assert reply[0] == len(TEXTS)
     assert all(b"vector" not in row for row in reply[2::2])
@@ -104,15 +104,15 @@ def test_return_list_keeps_the_vector_out_of_replies(engine: Engine, client: val
 
 def test_write_is_searchable_immediately(engine: Engine) -> None:
     key = engine.memories.remember(Draft("Read your writes: HSET returns after indexing"), actor="t").key
-    search = Search(index=engine.ctx.index("knowledge"), clauses=(query.text_any("content", ["indexing"]),),
-                    return_fields=("created_at",), limit=5)
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",),
+                    clauses=(query.text_any("content", ["indexing"]),), return_fields=("created_at",), limit=5)
     assert [h.memory.key for h in engine.store.memories.search(search).hits] == [key]
 
 
 def test_rewrite_drops_the_fields_a_memory_no_longer_has(engine: Engine) -> None:
     key = engine.memories.remember(Draft("The outage review is on Friday", event_date=1_000.0, title="review"),
                                    actor="t").key
-    dated = Search(index=engine.ctx.index("knowledge"), clauses=(query.numeric("event_date", 0, 2_000),),
+    dated = Search(index=engine.ctx.index, namespaces=("knowledge",), clauses=(query.numeric("event_date", 0, 2_000),),
                    return_fields=("created_at",), limit=5)
     assert [h.memory.key for h in engine.store.memories.search(dated).hits] == [key]  # positive control
     memory = engine.store.memories.read(key)
@@ -126,7 +126,7 @@ def test_rewrite_drops_the_fields_a_memory_no_longer_has(engine: Engine) -> None
 def test_count_with_limit_zero_and_negation(engine: Engine) -> None:
     keys = _seed(engine)
     engine.store.memories.write(replace(engine.memories.get(keys[0]), state="archived"), None, SETUP)
-    index = engine.ctx.index("knowledge")
+    index = engine.ctx.index
     assert engine.store.memories.count(Search(index=index)) == len(TEXTS)
     assert engine.store.memories.count(Search(index=index, clauses=(query.not_tag("state", ["archived"]),))) == 7
     assert engine.store.memories.count(Search(index=index, clauses=(query.tag("state", ["archived"]),))) == 1
@@ -136,7 +136,7 @@ def test_sortby_numeric_descending(engine: Engine) -> None:
     keys = _seed(engine)
     for n, key in enumerate(keys):
         engine.store.memories.write(replace(engine.memories.get(key), created_at=1000.0 + n), None, SETUP)
-    search = Search(index=engine.ctx.index("knowledge"), sort_by="created_at", descending=True,
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",), sort_by="created_at", descending=True,
                     return_fields=("created_at",), limit=3)
     assert [h.memory.key for h in engine.store.memories.search(search).hits] == keys[::-1][:3]
 
@@ -144,8 +144,8 @@ def test_sortby_numeric_descending(engine: Engine) -> None:
 def test_numeric_range_and_missing_numeric(engine: Engine) -> None:
     keys = _seed(engine)
     engine.store.memories.write(replace(engine.memories.get(keys[1]), expires_at=500.0), None, SETUP)
-    search = Search(index=engine.ctx.index("knowledge"), clauses=(query.numeric("expires_at", None, 1000.0),),
-                    return_fields=("created_at",), limit=10)
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",),
+                    clauses=(query.numeric("expires_at", None, 1000.0),), return_fields=("created_at",), limit=10)
     assert [h.memory.key for h in engine.store.memories.search(search).hits] == [keys[1]]
 
 
@@ -154,7 +154,7 @@ def test_phantom_index_entries_are_dropped_and_counted(engine: Engine, client: v
     memory: Memory = engine.memories.get(keys[0])
     assert memory.content == TEXTS[0]
     client.delete(keys[0])
-    search = Search(index=engine.ctx.index("knowledge"), return_fields=schema.FIELD_NAMES, limit=20)
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",), return_fields=schema.FIELD_NAMES, limit=20)
     result = engine.store.memories.search(search)
     assert keys[0] not in {h.memory.key for h in result.hits}
     assert len(result.hits) == len(TEXTS) - 1

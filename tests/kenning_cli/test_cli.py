@@ -53,7 +53,7 @@ def test_doctor_passes_against_a_running_valkey(
     assert "ok   valkey" in out
     assert re.search(r"ok   search module: loaded \((valkey-search|redisearch) \d+\.\d+\.\d+\)", out)
     assert "ok   embedding model: all-MiniLM-L6-v2+int8, 384 dims" in out  # the default for a new store
-    assert "ok   indexes: 5 current" in out
+    assert re.search(r"ok   indexes: \S+idx:memories:\w+ current, \d+ memories indexed", out)
 
 
 def test_doctor_fails_with_a_reason_per_check_when_valkey_is_stopped(
@@ -79,7 +79,7 @@ def test_doctor_reports_missing_indexes(
         capsys: pytest.CaptureFixture[str]) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
     assert main(["doctor", "--no-mcp"]) == 1
-    assert "FAIL indexes: missing for episodic" in capsys.readouterr().out
+    assert "FAIL indexes: no memory index: start a Kenning service" in capsys.readouterr().out
 
 
 def test_invalid_configuration_is_a_clear_error(

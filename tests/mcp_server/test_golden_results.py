@@ -207,7 +207,7 @@ async def admin(call: Recorder) -> None:
     made = await call("backup", {"label": "golden"})
     await call("restore", {"file": str(made.get("file", "missing.json")).rsplit("/", 1)[-1]})
     await call("restore", {"file": "../etc/passwd"})
-    await call("reindex", {"namespace": "knowledge"})
+    await call("reindex", {})
     await call("health")
 
 
