@@ -10,15 +10,16 @@ import pytest
 from ulid import ULID
 
 from kenning.clock import ManualClock
+from kenning.contradictions import CANDIDATES
 from kenning.engine import Engine
 from kenning.memory import Draft, WriteRules
 from kenning.models import Memory
 from kenning.store import Claimed, Lease
 from tests.margins import assert_pair
 
-SEEDS = [f"The shop deploy pipeline runs its {step} stage on the blue cluster" for step in
-         ("lint", "build", "unit test", "integration test", "packaging", "signing", "upload", "canary",
-          "smoke test", "rollout", "verification", "cleanup")]
+SEEDS = [f"The shop deploy pipeline runs its {kind} {step} stage on the blue cluster" for kind in
+         ("first", "second", "nightly", "manual", "optional", "final", "extra", "weekly")
+         for step in ("lint", "build", "unit test", "integration test", "packaging", "signing", "upload")]
 NEW = "The shop deploy pipeline runs every stage on the blue cluster"
 
 
@@ -30,7 +31,8 @@ def _unwritten(engine: Engine, clock: ManualClock) -> Memory:
 
 def test_the_check_before_the_write_finds_what_the_check_after_it_finds(engine: Engine, clock: ManualClock) -> None:
     threshold = engine.ctx.settings.contradiction_threshold
-    for text in SEEDS:  # more seeds within the threshold than one namespace's search returns
+    assert len(SEEDS) > CANDIDATES  # more seeds within the threshold than the check's one search returns
+    for text in SEEDS:
         assert_pair(engine.ctx.embedder, text, NEW, above=threshold)
         engine.memories.remember(Draft(text, project="shop"), actor="t", allow_duplicate=True,
                                  check_contradictions=False)
@@ -41,7 +43,7 @@ def test_the_check_before_the_write_finds_what_the_check_after_it_finds(engine: 
     before = engine.contradictions.hits(claimed.nearby)
     engine.memories.write_new(memory, vector, actor="t", action="remember")
     after = engine.contradictions.candidates(memory, vector)
-    assert len(after) == 9  # the written memory took the tenth row of its namespace's search (and is skipped)
+    assert len(after) == CANDIDATES - 1  # the written memory took the nearest row of the search (and is skipped)
     assert [m.key for m, _ in before] == [m.key for m, _ in after]
     assert [(m.content, m.created_at) for m, _ in before] == [(m.content, m.created_at) for m, _ in after]
     assert [s for _, s in before] == pytest.approx([s for _, s in after], abs=1e-4)
