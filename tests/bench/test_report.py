@@ -68,7 +68,7 @@ def test_the_ratio_table_shows_each_ratio_beside_its_absolute_numbers() -> None:
     assert any("**1.50** (9.00 / 5.50 + 0.50 ms)" in row for row in rows)
     assert any("**6.50 ms**; bare endpoint +1.50, MCP − bare **5.00**" in row for row in rows)
     assert any("**1.50** (12.00 / 8.00 ms)" in row for row in rows)
-    assert any("**0.80** (200 / 250 per s)" in row for row in rows)
+    assert any("**0.80** (200 / 250 per s, minutes apart)" in row for row in rows)  # a run before interleaving
     assert any("steal 1.2 %" in row for row in rows)
 
 
@@ -83,3 +83,11 @@ def test_the_ratio_table_has_a_column_for_the_1m_scale_point() -> None:
     scale["corpus"] = {"size": "1m"}
     rows = report.ratio_table([_floored(), scale])
     assert rows[0] == "| ratio (same run) | goal | 10k / onnx-int8 | 1m / onnx-int8 |"
+
+
+def test_the_import_ratio_reads_the_interleaved_rounds_when_a_run_has_them() -> None:
+    run = _floored()
+    run["import"]["interleaved"] = {"import": {"texts_per_second": 230.0}, "embedding": {"texts_per_second": 240.0}}
+    assert floors.import_rates(run) == (230.0, 240.0)
+    assert floors.ratios(run)["import_over_embedding_rate"] == 230.0 / 240.0
+    assert any("**0.96** (230 / 240 per s)" in row for row in report.ratio_table([run]))
