@@ -33,7 +33,7 @@ from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.memory import Draft
 
-ROUND_TEXTS = 512  # four batches of the import: three of them overlap their write with the next embedding
+ROUND_TEXTS = 512  # two batches of the import: the first one's write overlaps the second's embedding
 ROUNDS = 8
 WORKERS = 2  # kenning.bulk.Bulk's default
 EMBEDDING = "embedding"

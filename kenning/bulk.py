@@ -25,7 +25,7 @@ from kenning.memory import Draft, Memories, same_statement
 from kenning.models import Memory, Note, RememberResult
 from kenning.store import AuditEvent, digest
 
-BATCH = 128  # the last batch's write is the one not overlapped: small batches keep it short
+BATCH = 256  # 128 measured 5% slower (more per-batch sync points between the two embedding slices)
 FAILED = "failed"  # the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
 
 
