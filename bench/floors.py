@@ -1,10 +1,10 @@
 """The floors a run's headlines are divided by (issue 21), measured in the same run on the same inputs.
 
 - ``recall``: per paraphrase query, interleaved (the box's drift hits all three alike): the query embedding
-  alone, one bare KNN over the store (``FT.SEARCH`` KNN 10 on the largest namespace's index, no filter, no
+  alone, one bare KNN over the store (``FT.SEARCH`` KNN 10 on the one memory index, no filter, no
   pipeline, through the store's own client), and the engine's recall as the families make it;
-- ``embedding_rate``: the embedding alone of the corpus's first texts, in two slices at once as the bulk
-  import embeds, against which the import's rate is read.
+- the embedding alone of the corpus's first texts against which the import's rate is read is measured
+  interleaved with the import itself (``bench.import_rate``, the run's ``import.interleaved``).
 
 ``ratios(result)`` turns a result JSON into the ratio table's numbers (also for runs made by other harnesses,
 e.g. the 1M scale point, when they hold the same fields).
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from bench import metrics
@@ -27,8 +26,6 @@ if TYPE_CHECKING:
     from bench.runner import Run
 
 KNN = 10
-RATE_TEXTS = 2000
-RATE_WORKERS = 2  # kenning.bulk.Bulk's default
 
 
 def recall(run: Run, queries: list[Query]) -> dict[str, Any]:
@@ -54,19 +51,6 @@ def recall(run: Run, queries: list[Query]) -> dict[str, Any]:
     return out
 
 
-def embedding_rate(run: Run) -> dict[str, Any]:
-    """Texts per second of the embedding alone on the corpus's first RATE_TEXTS texts, two slices at once."""
-    texts = [item.content for item in run.corpus.items[:RATE_TEXTS]]
-    embedder = run.engine.ctx.embedder
-    half = -(-len(texts) // RATE_WORKERS)
-    start = time.perf_counter()
-    with ThreadPoolExecutor(RATE_WORKERS) as pool:
-        list(pool.map(embedder.embed_many, [texts[i:i + half] for i in range(0, len(texts), half)]))
-    seconds = time.perf_counter() - start
-    return {"texts": len(texts), "seconds": seconds, "texts_per_second": len(texts) / seconds,
-            "workers": RATE_WORKERS}
-
-
 def _documents(run: Run, index: str) -> int:
     reply = call(run.engine.ctx.store.client.execute_command, *Search(index=index, limit=0).args())
     return int(reply[0])
@@ -89,7 +73,7 @@ def ratios(result: dict[str, Any]) -> dict[str, float | None]:
 
     remember, remember_embed = get("latency", "remember", "total", "p50_ms"), get("latency", "remember", "embed",
                                                                                   "p50_ms")
-    imported, embedded = get("import", "memories_per_second"), get("floors", "embedding_rate", "texts_per_second")
+    imported, embedded = import_rates(result)
     return {
         "recall_over_floor": get("floors", "recall", "recall_over_floor"),
         **_mcp(get),
@@ -108,3 +92,11 @@ def _mcp(get: Callable[..., Any]) -> dict[str, float | None]:
         out[f"{prefix}minus_bare_endpoint_ms"] = get("mcp", "recall_paired", f"mcp{client}_minus_bare_endpoint",
                                                      "p50_ms")
     return out
+def import_rates(result: dict[str, Any]) -> tuple[float | None, float | None]:
+    """(import, embedding-only) texts per second: the interleaved rounds' (``bench.import_rate``), else, for
+    runs made before them, the whole import's and the separate embedding pass's (minutes apart). Pure."""
+    interleaved = result.get("import", {}).get("interleaved")
+    if isinstance(interleaved, dict):
+        return interleaved["import"]["texts_per_second"], interleaved["embedding"]["texts_per_second"]
+    embedded = result.get("floors", {}).get("embedding_rate", {}).get("texts_per_second")
+    return result.get("import", {}).get("memories_per_second"), embedded

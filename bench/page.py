@@ -13,14 +13,15 @@ TITLE = "# Benchmarks"
 
 RATIOS = """Every headline as a ratio to its floor or peer, measured in the same run on the same inputs (issue 21),
 because absolute numbers drift with the machine: the query embedding alone and one bare KNN (`FT.SEARCH`
-KNN 10 on the largest namespace's index, no filter, through the store's client) interleaved with the engine
+KNN 10 on the one memory index, no filter, through the store's client) interleaved with the engine
 recall on the paraphrase queries (`bench/floors.py`); the MCP recall paired per query with the same engine call
 and with a bare Starlette JSON endpoint doing it in a process of its own (`bench/bare.py`), three ways: a bare
 JSON-RPC `tools/call` POST from the same httpx client that calls the bare endpoint (the MCP server's own cost,
 the number the goal is about), the official `mcp` SDK's `ClientSession` and fastmcp's `Client` (each adds its
 client library's parsing and validation; an agent pays its own client's); remember against the embedding inside
-it; the bulk import against the embedding alone of the corpus's first 2,000 texts. The machine
-is shared with other work: read the load and steal row before comparing columns.
+it; the bulk import against the embedding alone of the same texts, the two alternating in rounds of 512
+(`bench/import_rate.py`). The machine is shared with other work: read the load and steal row before comparing
+columns.
 
 Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valkey-search, the same with
 `KENNING_SEARCH_MODULE=/path/to/libsearch.so`; the cost of each FT.SEARCH shape: `python -m bench.shapes

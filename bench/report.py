@@ -175,9 +175,9 @@ def _remember_cell(r: Result) -> str:
 
 def _import_cell(r: Result) -> str:
     ratio = floors.ratios(r)["import_over_embedding_rate"]
-    return "not measured" if ratio is None else (
-        f"**{fmt(ratio)}** ({fmt(dig(r, 'import', 'memories_per_second'), 0)} / "
-        f"{fmt(dig(r, 'floors', 'embedding_rate', 'texts_per_second'), 0)} per s)")
+    imported, embedded = floors.import_rates(r)
+    how = "" if dig(r, "import", "interleaved") else ", minutes apart"
+    return "not measured" if ratio is None else f"**{fmt(ratio)}** ({fmt(imported, 0)} / {fmt(embedded, 0)} per s{how})"
 
 
 def _load_cell(r: Result) -> str:
@@ -193,7 +193,8 @@ RATIO_ROWS: tuple[tuple[str, str, Callable[[Result], str]], ...] = (
     ("MCP recall − engine recall, p50 of the per-query difference: the server alone, then with a client "
      "library", "<= 3 ms, or within 1.5 ms of the bare endpoint", _mcp_cell),
     ("remember p50 / its embedding p50", "<= 1.25", _remember_cell),
-    ("bulk import rate / embedding-only rate (first 2,000 texts, 2 workers)", ">= 0.95", _import_cell),
+    ("bulk import rate / embedding-only rate (same texts, interleaved rounds, 2 workers)", ">= 0.95",
+     _import_cell),
     ("the machine during the run", "", _load_cell),
 )
 

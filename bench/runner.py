@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import diagnostics, families, floors, lifecycle, mcp, metrics, system
+from bench import diagnostics, families, floors, import_rate, lifecycle, mcp, metrics, system
 from bench.corpus import Corpus, generate
 from bench.families import Query, Write
 from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore, timed
@@ -117,8 +117,7 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             progress("throughput")
             out["throughput"] = throughput(run)
             progress("floors: the query embedding alone, one bare KNN, the engine recall (same queries)")
-            out["floors"] = {"recall": floors.recall(run, run.queries["b"]),
-                             "embedding_rate": floors.embedding_rate(run)}
+            out["floors"] = {"recall": floors.recall(run, run.queries["b"])}
             progress("MCP over HTTP")
             out["mcp"] = mcp.measure(run, settings, config.mcp_calls)
             out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process else None),
@@ -141,9 +140,16 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
     drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
               for i in run.corpus.items]
     before = system.used_memory(client)
+    results: list[RememberResult] = []
+    load = system.machine()["load_average"]
+    steal = system.cpu_times()
+    rate = import_rate.interleave(drafts, {import_rate.EMBEDDING: import_rate.embedding_only(run.engine.ctx.embedder),
+                                           import_rate.IMPORT: import_rate.importing(run.engine, ACTOR, into=results)})
+    rate["machine"] = {"load_average": load, "load_average_end": system.machine()["load_average"],
+                       "cpu_steal_percent": system.steal_percent(steal, system.cpu_times())}
     start = time.perf_counter()
-    results = Bulk(run.engine.ctx, run.engine.memories).remember_many(drafts, actor=ACTOR)
-    seconds = time.perf_counter() - start
+    results += Bulk(run.engine.ctx, run.engine.memories).remember_many(drafts[len(results):], actor=ACTOR)
+    seconds = time.perf_counter() - start + rate[import_rate.IMPORT]["seconds"]
     after = system.used_memory(client)
     stored = 0
     for item, result in zip(run.corpus.items, results, strict=True):
@@ -154,7 +160,8 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
     return {"seconds": seconds, "stored": stored, "duplicates_refused": len(results) - stored,
             "memories_per_second": len(results) / seconds, "valkey_used_memory_delta": after - before,
             "bytes_per_memory": (after - before) / max(stored, 1),
-            "breakdown": breakdown(run, client, list(run.uid_of)[:200], stored, after - before)}
+            "breakdown": breakdown(run, client, list(run.uid_of)[:200], stored, after - before),
+            "interleaved": rate}
 
 
 def breakdown(run: Run, client: Any, keys: list[str], stored: int, delta: int) -> dict[str, float]:

@@ -4,7 +4,7 @@
 ``KENNING_SEARCH_MODULE``'s, RediSearch when unset), then times, interleaved, one command at a time over the
 same paraphrase queries: a bare KNN, the KNN with each prefilter a recall adds one by one, a recall's own
 candidate and identifier searches, and the match-all. Prints one JSON object: per shape, the median
-milliseconds of one FT.SEARCH (the largest namespace's index) and the rows it returned.
+milliseconds of one FT.SEARCH (the one memory index) and the rows it returned.
 
 The corpus vectors are cached in ``$TMPDIR/kenning-shapes-<size>-<seed>-<model>.npy`` so that the second
 engine's probe embeds nothing (the texts and their order are the seed's).

@@ -77,7 +77,7 @@ def test_the_ratio_table_shows_each_ratio_beside_its_absolute_numbers() -> None:
             "**+4.50 ms** (3.00 over the bare endpoint); fastmcp `Client` **+6.50 ms** (5.00 over the bare endpoint); "
             "bare endpoint +1.50 ms; answers whose hits were not the engine's: 0 of 105 queries x 4 targets") in mcp
     assert any("**1.50** (12.00 / 8.00 ms)" in row for row in rows)
-    assert any("**0.80** (200 / 250 per s)" in row for row in rows)
+    assert any("**0.80** (200 / 250 per s, minutes apart)" in row for row in rows)  # a run before interleaving
     assert any("steal 1.2 %" in row for row in rows)
 
 
@@ -102,3 +102,9 @@ def test_a_run_that_measured_only_fastmcps_client_shows_that_row_alone() -> None
     cell = mcp.split(" | ")[-1]
     assert "SDK" not in cell
     assert "server alone" not in cell
+def test_the_import_ratio_reads_the_interleaved_rounds_when_a_run_has_them() -> None:
+    run = _floored()
+    run["import"]["interleaved"] = {"import": {"texts_per_second": 230.0}, "embedding": {"texts_per_second": 240.0}}
+    assert floors.import_rates(run) == (230.0, 240.0)
+    assert floors.ratios(run)["import_over_embedding_rate"] == 230.0 / 240.0
+    assert any("**0.96** (230 / 240 per s)" in row for row in report.ratio_table([run]))

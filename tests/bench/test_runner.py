@@ -30,6 +30,11 @@ def test_import_then_verbatim_family_finds_every_memory(settings: Settings, clie
     report = import_corpus(run, client)
     assert report["stored"] + report["duplicates_refused"] == len(run.corpus.items) == 100
     assert report["bytes_per_memory"] > 1536  # at least the float32 vector
+    interleaved = report["interleaved"]  # the first round, embedded alone and imported: both rates
+    assert interleaved["texts"] == 100
+    assert interleaved["embedding"]["texts_per_second"] > 0
+    assert interleaved["import"]["texts_per_second"] > 0
+    assert len(interleaved["import"]["round_seconds"]) == 1
     queries = families.verbatim_queries(run.corpus, random.Random(1), 15)
     ranks = [metrics.first_rank(run.recall(q), q.targets) for q in queries]
     assert metrics.recall_at(ranks, 5) == 1.0

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from kenning.bulk import Bulk
+from pathlib import Path
+
+import pytest
+
+from kenning.bulk import FAILED, Bulk, ImportInterrupted
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import Embedder, Vector
 from kenning.engine import Engine
-from kenning.memory import Draft
+from kenning.errors import InvalidInput
+from kenning.memory import Draft, Listing
+from kenning.models import RememberResult
 from kenning.recall import RecallRequest
+from kenning.store import connect
+from tests.conftest import free_port, make_settings
 
 
 def test_remember_many_stores_dedups_and_audits(engine: Engine) -> None:
@@ -31,3 +41,96 @@ def test_remember_many_stores_dedups_and_audits(engine: Engine) -> None:
     found = engine.recaller.recall(RecallRequest("how do we ship atlas-api to production?", projects=["atlas-api"]))
     assert found.hits[0].memory.key == stored[0]
     assert engine.memories.get(stored[2]).project == "borealis-web"
+
+
+# Batches of 3: (0 1 2) (3 4 5) (6 7 8). 2 repeats 1 in its batch; 4 repeats 0 and 6 repeats 3 from the batch
+# just before (written while the next one embeds); 7 repeats 0 two batches back; 8 says the opposite of 1.
+OVERLAPPED = (
+    "Deploy atlas-api with `fly deploy --app atlas-svc` after CI is green.",
+    "Run the tests with `pytest -x -q` before every push to atlas-api.",
+    "Run the tests with `pytest -x -q` before every push to atlas-api.",
+    "Pin numpy==1.26.4: the 2.x ABI breaks our extension.",
+    "Deploy atlas-api with `fly deploy --app atlas-svc` after CI is green.",
+    "The staging database of atlas-api is reset every Monday at 06:00 UTC.",
+    "Pin numpy==1.26.4: the 2.x ABI breaks our extension.",
+    "Deploy atlas-api with `fly deploy --app atlas-svc` after CI is green!",
+    "Do not run the tests with `pytest -x -q` before every push to atlas-api.",
+)
+
+
+def _outcome(results: list[RememberResult]) -> list[tuple[str, int]]:
+    """Each result as (status, index of the draft whose memory it names): comparable across two imports."""
+    index = {r.key: i for i, r in enumerate(results) if r.status == "stored"}
+    return [(r.status, index[r.key]) for r in results]
+
+
+def test_the_overlapped_import_gives_what_one_batch_at_a_time_gives(engine: Engine) -> None:
+    bulk = Bulk(engine.ctx, engine.memories)
+    overlapped = bulk.remember_many([Draft(t, project="overlapped") for t in OVERLAPPED], actor="importer", batch=3)
+    one_by_one = [r for start in range(0, len(OVERLAPPED), 3) for r in bulk.remember_many(
+        [Draft(t, project="one-by-one") for t in OVERLAPPED[start:start + 3]], actor="importer", batch=3)]
+    expected = [("stored", 0), ("stored", 1), ("duplicate", 1), ("stored", 3), ("duplicate", 0), ("stored", 5),
+                ("duplicate", 3), ("duplicate", 0), ("stored", 8)]
+    assert _outcome(overlapped) == _outcome(one_by_one) == expected
+    for result, (_, named) in zip(overlapped, expected, strict=True):
+        assert engine.memories.get(result.key).content == OVERLAPPED[named]
+    listed = engine.memories.list(Listing(projects=["overlapped"], limit=50))
+    assert sorted(m.key for m in listed.items) == sorted(r.key for r in overlapped if r.status == "stored")
+
+
+def test_an_invalid_draft_is_named_and_nothing_is_written(engine: Engine) -> None:
+    drafts = [Draft(t, project="checked") for t in OVERLAPPED[:5]]
+    with pytest.raises(InvalidInput, match="draft 4: "):
+        Bulk(engine.ctx, engine.memories).remember_many([*drafts[:4], Draft("   ", project="checked")],
+                                                        actor="importer", batch=2)
+    assert engine.memories.list(Listing(projects=["checked"])).total == 0
+    stored = Bulk(engine.ctx, engine.memories).remember_many(drafts, actor="importer", batch=2)  # the control
+    assert engine.memories.list(Listing(projects=["checked"])).total == sum(r.status == "stored" for r in stored) == 3
+
+
+class StopsTheServer:
+    """The real embedder, which stops the Valkey server (an outage) once it has embedded ``calls`` batches."""
+
+    def __init__(self, inner: Embedder, server: EmbeddedValkey, calls: int) -> None:
+        self.inner, self.server, self.left = inner, server, calls
+        self.model_name, self.dimension = inner.model_name, inner.dimension
+
+    def embed(self, text: str) -> Vector:
+        return self.inner.embed(text)
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        vectors = self.inner.embed_many(texts)
+        self.left -= 1
+        if self.left == 0:
+            self.server.stop()
+        return vectors
+
+
+def test_an_outage_mid_import_reports_what_is_stored_and_fails_the_rest(tmp_path: Path, embedder: Embedder) -> None:
+    settings = make_settings(tmp_path, free_port())
+    drafts = [Draft(f"Service number {i} of the fleet listens on port {8000 + i}.", project="fleet")
+              for i in range(50)]
+    server = EmbeddedValkey(settings)
+    server.start()
+    try:
+        engine = Engine.open(settings, connect(settings), StopsTheServer(embedder, server, calls=3))
+        with pytest.raises(ImportInterrupted, match="the import stopped after") as stopped:
+            Bulk(engine.ctx, engine.memories).remember_many(drafts, actor="importer", batch=10)
+    finally:
+        server.stop()
+    results = stopped.value.results
+    assert stopped.value.code == "backend_unavailable"
+    statuses = [r.status for r in results]
+    stored = statuses.count("stored")
+    assert len(results) == 50
+    assert stored in (10, 20)  # the first batch was written before the third was embedded; the second may be
+    assert statuses == ["stored"] * stored + [FAILED] * (50 - stored)
+    with EmbeddedValkey(settings):  # the same data dir, back up: what was reported stored is there, audited
+        again = Engine.open(settings, connect(settings), embedder)
+        for result in results[:stored]:
+            assert again.memories.get(result.key).project == "fleet"
+            assert [e.action for e in again.store.audit.history(result.key)] == ["remember"]
+        assert stored <= again.memories.list(Listing(projects=["fleet"])).total <= 20  # batch 2 may have landed
+        retried = Bulk(again.ctx, again.memories).remember_many(drafts[stored:], actor="importer", batch=10)
+        assert {r.status for r in retried} <= {"stored", "duplicate"}
+        assert again.memories.list(Listing(projects=["fleet"], limit=1)).total == 50
