@@ -77,6 +77,9 @@ class Listing:
     limit: int = 20
 
 
+DUPLICATE_KNN = 8  # rows the duplicate check's KNN asks for; it keeps the nearest (``duplicate_search``)
+
+
 @dataclass(frozen=True)
 class WriteRules:
     """How one remember treats duplicates and contradictions (see ``Memories.remember``)."""
@@ -265,9 +268,14 @@ class Memories:
         return hit.memory, hit.similarity
 
     def duplicate_search(self, namespace: str, project: str, vector: Any) -> query.Search:
-        """The one KNN that finds a possible duplicate: nearest non-archived memory, same namespace and project."""
+        """The one KNN that finds a possible duplicate: nearest non-archived memory, same namespace and project.
+
+        It asks for ``DUPLICATE_KNN`` rows and keeps the nearest (``limit=1``): RediSearch 2.10 answers a KNN 1
+        under a selective filter on a 1M-memory index in ~22 ms p50 and a KNN 8 under the same filter in
+        ~0.3 ms (its planner walks the graph in batches for k=1 instead of scoring the filtered set;
+        bench/FINDINGS.md, the 1M scale point)."""
         return query.Search(
-            index=self.ctx.index, namespaces=(namespace,), knn=1, vector=vector_bytes(vector),
+            index=self.ctx.index, namespaces=(namespace,), knn=DUPLICATE_KNN, vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
             return_fields=("created_at", "state", "content", "event_date", "distance"), limit=1,
