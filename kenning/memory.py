@@ -188,9 +188,7 @@ class Memories:
         anything else and the check runs again after the write, as it did before the early check. Of two
         racing remembers the later writer always sees the other's count and checks again."""
         # every remember's write is counted (one checked after its write must be seen by a racing early one)
-        after = self.ctx.store.memories.write(
-            memory, vector, [self.ctx.event(actor, "remember", memory.key, after=memory.content)],
-            self.ctx.store.counted_remember(), then_release=claim, then_read=self.ctx.store.remembered)
+        after = self.write_new(memory, vector, actor=actor, action="remember", then_release=claim, counted=True)
         if nearby is not None and (after is None or int(after) != sequence + 1):
             nearby = None  # another remember was written since the searches: check against it too
         opened = self.contradictions.on_remember(memory, vector, actor=actor, nearby=nearby) \
@@ -237,9 +235,14 @@ class Memories:
             time.sleep(0.005)
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "",
-                  then_release: Lease | None = None) -> None:
-        self.ctx.store.memories.write(memory, vector, [self.ctx.event(actor, action, memory.key, reason=reason,
-                                                                      after=memory.content)], then_release=then_release)
+                  then_release: Lease | None = None, counted: bool = False) -> str | None:
+        """Write a new memory with its audit event (one unit); ``counted``: the write also counts itself in the
+        remember write sequence and returns the sequence read right after it (``_store``)."""
+        remembered = self.ctx.store.remembered
+        return self.ctx.store.memories.write(
+            memory, vector, [self.ctx.event(actor, action, memory.key, reason=reason, after=memory.content)],
+            self.ctx.store.counted_remember() if counted else (), then_release=then_release,
+            then_read=remembered if counted else None)
 
     def _validated(self, draft: Draft, actor: str) -> Memory:
         namespace = validation.namespace(draft.namespace)

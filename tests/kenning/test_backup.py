@@ -384,6 +384,7 @@ def test_keep_both_decisions_round_trip_through_a_backup(engine: Engine, client:
     assert fresh.backups.restore(path, dry_run=True, actor="admin").kept_apart == {"add": 1, "update": 0, "skip": 0}
     done = fresh.backups.restore(path, dry_run=False, actor="admin")
     assert done.kept_apart == {"add": 1, "update": 0, "skip": 0}
+    assert {fresh.memories.get(k).state for k in (first, second)} == {"active"}  # the pair is back to propose
     assert fresh.duplicates.find("knowledge", project="shop").cluster_count == 0  # the decision holds again
     assert fresh.store.distinct.decisions()[f"{min(first, second)}|{max(first, second)}"]["actor"] == "curator"
     logged = [e for e in fresh.history.history(min(first, second)).events if e.action == "restore_kept_apart"]
