@@ -97,13 +97,6 @@ class Recalls:
         return [*(("EVAL", _TOUCH, 1, self.key(m.key), repr(now), str(m.recall_count)) for m in memories),
                 ("SADD", self.dirty, *(m.key for m in memories))]
 
-    def queue_touch(self, pipe: Pipeline, memories: Sequence[Memory], now: float) -> int:
-        """Queue ``touches`` on ``pipe``; returns how many replies it queued."""
-        commands = self.touches(memories, now)
-        for command in commands:
-            pipe.execute_command(*command)  # type: ignore[no-untyped-call]
-        return len(commands)
-
     @staticmethod
     def counted(memories: Sequence[Memory], now: float) -> list[Memory]:
         """The memories as their touch leaves them: the live count read + 1, recalled ``now``. Pure.

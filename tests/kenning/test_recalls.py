@@ -16,8 +16,8 @@ from kenning.inspection import AuditRequest
 from kenning.lifecycle import ProjectDone
 from kenning.memory import Draft, Listing
 from kenning.recall import RecallRequest
-from kenning.store.client import call
 from kenning.store.recalls import SETTLED_TTL
+from kenning.store.writer import Commands
 
 BACKUP = "The nightly backup job copies the Valkey AOF to object storage at 02:00 UTC."
 DEPLOY = "Production deploys go out with Kamal from the main branch every Tuesday."
@@ -134,9 +134,7 @@ def test_a_touch_during_a_fold_is_never_lost(engine: Engine) -> None:
 
     def touch() -> None:
         for _ in range(touches):
-            pipe = engine.store.client.pipeline(transaction=False)
-            recalls.queue_touch(pipe, [memory], 1.0)
-            call(pipe.execute)
+            Commands(engine.store.client, lambda: recalls.touches([memory], 1.0))()  # as the recall writer sends it
         done.set()
 
     worker = threading.Thread(target=touch)
@@ -160,9 +158,8 @@ def test_forget_removes_the_counter_and_the_fold_clears_a_late_touch(engine: Eng
     engine.memories.forget(backup, confirm=True, actor="a", reason="obsolete")
     assert client.exists(recalls.key(backup)) == 0
     assert client.exists(recalls.key(deploy)) == 1  # positive control: the other counter stays
-    pipe = client.pipeline(transaction=False)
-    recalls.queue_touch(pipe, [memory], 5.0)  # a recall that read it before the forget touches it after
-    call(pipe.execute)
+    # a recall that read it before the forget touches it after
+    Commands(client, lambda: recalls.touches([memory], 5.0))()
     assert engine.maintenance.run().recall_counters == {"folded": 1, "orphans_removed": 1}
     assert client.exists(recalls.key(backup), backup) == 0  # the orphan is gone and nothing was re-created
 
