@@ -152,6 +152,10 @@ class Settings(BaseSettings):
         default=True, description="Answer each MCP request with one JSON body instead of an SSE stream."
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+    mcp_tracing: bool = Field(
+        default=False, description="FastMCP's OpenTelemetry spans per MCP request, for an OpenTelemetry SDK you "
+        "install and configure; off they cost nothing (FASTMCP_TELEMETRY_MODE, when set, wins)."
+    )
     oauth: bool = Field(
         default=False, description="Serve an OAuth 2.1 authorization server for remote MCP clients (claude.ai, "
         "Claude Code, Cursor); needs KENNING_MCP_PUBLIC_URL. Bearer tokens keep working beside it."

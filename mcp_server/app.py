@@ -25,6 +25,7 @@ from kenning.engine import Engine
 from kenning.settings import Settings
 from mcp_server import auth, routes, tools
 from mcp_server.errors import ErrorTranslator, quiet_fastmcp_echoes
+from mcp_server.fixed import FixedToolsMCP, set_telemetry
 from mcp_server.metrics import Metrics, MetricsMiddleware
 from mcp_server.oauth import server as oauth_server
 from mcp_server.registry import Registry, ScopeGuard
@@ -51,6 +52,7 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     """
     auth.check_exposure(settings)
     quiet_fastmcp_echoes()
+    set_telemetry(settings.mcp_tracing)
     rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()))
 
     @asynccontextmanager
@@ -62,7 +64,7 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     if settings.oauth:  # OAuth tokens and `kenning token` bearer tokens side by side (docs/remote-access.md)
         verifier = oauth_server.build(engine.ctx.store, settings, verifier, MCP_PATH,
                                       clock=oauth_clock or SystemClock(), limiter=rt.limiter)
-    mcp: FastMCP[Any] = FastMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
+    mcp: FastMCP[Any] = FixedToolsMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
                                 lifespan=lifespan, mask_error_details=True, on_duplicate="error")
     registry_ = Registry(mcp)
     mcp.add_middleware(MetricsMiddleware(rt.metrics, registry_.specs))
