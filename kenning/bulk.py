@@ -9,6 +9,10 @@ The stages overlap: while batch N is checked for duplicates and written (one wri
 time, in order), batch N+1 is embedded (ONNX Runtime releases the GIL). Because the writer takes the
 batches one after another, batch N+1's duplicate check runs after batch N is written: a text repeating one
 of the previous batch is found in the store, exactly as when the batches ran one after the other.
+
+``plan_many`` is the dry run: the same validation, embedding and duplicate check, nothing written. Its
+earlier batches are not in the store, so each batch is also checked against what they would have stored
+(``Kept``), as the store check of the real import finds them.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from kenning.store import AuditEvent, digest
 
 BATCH = 256  # 128 measured 5% slower (more per-batch sync points between the two embedding slices)
 FAILED = "failed"  # the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
+NEW = "new"  # the status ``plan_many`` gives a draft the import would store
+Group = tuple[str, str]  # (namespace, project): the scope of the duplicate check
 
 
 class ImportInterrupted(KenningError):
@@ -68,6 +74,35 @@ class Bulk:
             failed = [RememberResult(FAILED, "") for _ in memories[len(results):]]
             raise ImportInterrupted(exc, results + failed) from exc
         return results
+
+    def plan_many(self, drafts: Sequence[Draft], *, actor: str, batch: int = BATCH) -> list[RememberResult]:
+        """What ``remember_many`` would do, writing nothing: ``new`` for a draft it would store (the key it
+        names is never written), ``duplicate`` with the key of the memory or earlier draft it repeats.
+
+        Validated first, as ``remember_many``. What the store holds may change before the import runs."""
+        memories = [self._validated(i, d, actor) for i, d in enumerate(drafts)]
+        kept = Kept()
+        results: list[RememberResult] = []
+        with ThreadPoolExecutor(self.workers, thread_name_prefix="kenning-bulk-embed") as embedders:
+            for start in range(0, len(memories), max(1, batch)):
+                chunk = memories[start:start + max(1, batch)]
+                vectors = self._embed(embedders, [m.content for m in chunk])
+                for memory, vector, found in zip(chunk, vectors, self._deduplicate(chunk, vectors, kept),
+                                                 strict=True):
+                    if found is None:
+                        kept.add(memory, vector)
+                    results.append(found or RememberResult(NEW, memory.key))
+        return results
+
+    def problems(self, drafts: Sequence[Draft], *, actor: str) -> list[tuple[int, InvalidInput]]:
+        """Every draft remember would refuse, with its error (``remember_many`` stops at the first)."""
+        found: list[tuple[int, InvalidInput]] = []
+        for index, draft in enumerate(drafts):
+            try:
+                self.memories._validated(draft, actor)
+            except InvalidInput as exc:
+                found.append((index, exc))
+        return found
 
     def _validated(self, index: int, draft: Draft, actor: str) -> Memory:
         try:
@@ -113,14 +148,17 @@ class Bulk:
             out[i::self.workers] = part
         return out
 
-    def _deduplicate(self, memories: list[Memory], vectors: list[Any]) -> list[RememberResult | None]:
-        """None for a memory to store; a ``duplicate`` result for one that repeats the store or the batch."""
+    def _deduplicate(self, memories: list[Memory], vectors: list[Any],
+                     earlier: Kept | None = None) -> list[RememberResult | None]:
+        """None for a memory to store; a ``duplicate`` result for one that repeats the store or the batch
+        (or, in a dry run, what an ``earlier`` batch would have stored)."""
         threshold = self.ctx.settings.duplicate_threshold
         stored = self.ctx.store.memories.search_many([self.memories.duplicate_search(m.namespace, m.project, v)
                                                        for m, v in zip(memories, vectors, strict=True)])
         results: list[RememberResult | None] = []
-        kept: dict[tuple[str, str], list[int]] = {}
+        kept: dict[Group, list[int]] = {}
         matrix = np.asarray(vectors, dtype=np.float32)
+        before = earlier.nearest(memories, matrix) if earlier is not None else [None] * len(memories)
         for i, memory in enumerate(memories):
             hits = stored[i].hits
             if hits and hits[0].similarity >= threshold and same_statement(hits[0].memory.content, memory.content):
@@ -128,13 +166,55 @@ class Bulk:
                 continue
             group = kept.setdefault((memory.namespace, memory.project), [])
             twin = _closest(matrix, i, group)
-            if twin is not None and twin[1] >= threshold and same_statement(memories[twin[0]].content,
-                                                                             memory.content):
-                results.append(_duplicate(memories[twin[0]].key, twin[1]))
+            near = (memories[twin[0]], twin[1]) if twin is not None else None
+            prior = before[i]
+            if prior is not None and (near is None or prior[1] > near[1]):
+                near = prior
+            if near is not None and near[1] >= threshold and same_statement(near[0].content, memory.content):
+                results.append(_duplicate(near[0].key, near[1]))
                 continue
             group.append(i)
             results.append(None)
         return results
+
+
+class Kept:
+    """What a dry run's earlier batches would have stored, per ``Group``: its stand-in for the store.
+
+    The vectors of a group sit in one array that doubles when full, so a batch is compared with all of them
+    in one matrix product (a row at a time would read the whole array once per draft)."""
+
+    def __init__(self) -> None:
+        self.memories: dict[Group, list[Memory]] = {}
+        self.rows: dict[Group, np.ndarray[Any, Any]] = {}
+
+    def add(self, memory: Memory, vector: Any) -> None:
+        group = (memory.namespace, memory.project)
+        items = self.memories.setdefault(group, [])
+        rows = self.rows.get(group)
+        if rows is None or len(items) == len(rows):
+            grown = np.empty((max(BATCH, 2 * len(items)), len(vector)), dtype=np.float32)
+            if rows is not None:
+                grown[:len(items)] = rows
+            self.rows[group] = rows = grown
+        rows[len(items)] = vector
+        items.append(memory)
+
+    def nearest(self, memories: list[Memory], matrix: np.ndarray[Any, Any]) -> list[tuple[Memory, float] | None]:
+        """For each memory, the nearest kept one of its group and their similarity (None: none kept)."""
+        out: list[tuple[Memory, float] | None] = [None] * len(memories)
+        groups: dict[Group, list[int]] = {}
+        for i, memory in enumerate(memories):
+            groups.setdefault((memory.namespace, memory.project), []).append(i)
+        for group, indices in groups.items():
+            items = self.memories.get(group)
+            if not items:
+                continue
+            sims = self.rows[group][:len(items)] @ matrix[indices].T
+            best = sims.argmax(axis=0)
+            for column, i in enumerate(indices):
+                out[i] = items[int(best[column])], float(sims[best[column], column])
+        return out
 
 
 def _closest(matrix: np.ndarray[Any, Any], index: int, earlier: list[int]) -> tuple[int, float] | None:
