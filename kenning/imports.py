@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from kenning import validation
@@ -42,6 +42,14 @@ class Defaults:
     namespace: str | None = None
     project: str | None = None
     tags: tuple[str, ...] = ()
+
+    def check(self) -> None:
+        """Refuse a bad default once (else every line that takes it would be refused for it)."""
+        if self.namespace is not None:
+            validation.namespace(self.namespace)
+        if self.project is not None:
+            validation.project(self.project)
+        validation.tags(self.tags)
 
 
 @dataclass(frozen=True)
@@ -103,15 +111,16 @@ class ImportReport:
     outcomes: list[Outcome]
     dry_run: bool
     stopped: KenningError | None = None
-    counts: dict[str, int] = field(init=False)
 
-    def __post_init__(self) -> None:
+    @property
+    def counts(self) -> dict[str, int]:
+        """Lines per outcome, duplicates split by what they repeat (the store, or an earlier line)."""
         counts = {"stored": 0, "new": 0, "duplicate_of_store": 0, "duplicate_of_line": 0, "failed": 0}
         for o in self.outcomes:
             name = o.status if o.status != "duplicate" else \
                 "duplicate_of_store" if o.duplicate_of_line is None else "duplicate_of_line"
             counts[name] += 1
-        object.__setattr__(self, "counts", counts)
+        return counts
 
 
 class Imports:
@@ -123,6 +132,7 @@ class Imports:
         """The input's memories, every line checked; ``BadLines`` names each invalid one. Refuses an input
         over ``KENNING_IMPORT_MAX_MB`` (read no further) or ``KENNING_IMPORT_MAX_LINES``."""
         actor = validation.actor(actor)
+        defaults.check()
         limit = self.ctx.settings.import_max_mb * MB
         data = stream.read(limit + 1)
         if len(data) > limit:
@@ -223,7 +233,7 @@ def _object(raw: bytes) -> dict[str, Any]:
         raise InvalidInput(f"not valid JSON: {exc.msg} (column {exc.colno})",
                            hint=f"one JSON object per line, e.g. {EXAMPLE}") from None
     if not isinstance(item, dict):
-        raise InvalidInput(f"a JSON {type(item).__name__}, not an object", hint=f"write it as {EXAMPLE}")
+        raise InvalidInput(f"{_json_type(item)}, not a JSON object", hint=f"write it as {EXAMPLE}")
     return item
 
 
