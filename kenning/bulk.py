@@ -17,7 +17,7 @@ earlier batches are not in the store, so each batch is also checked against what
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -33,6 +33,7 @@ BATCH = 256  # 128 measured 5% slower (more per-batch sync points between the tw
 FAILED = "failed"  # the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
 NEW = "new"  # the status ``plan_many`` gives a draft the import would store
 Group = tuple[str, str]  # (namespace, project): the scope of the duplicate check
+Progress = Callable[[int, int], None]  # called with (drafts done, drafts in all) after each batch
 
 
 class ImportInterrupted(KenningError):
@@ -60,7 +61,8 @@ class Bulk:
         self.memories = memories
         self.workers = max(1, workers)
 
-    def remember_many(self, drafts: Sequence[Draft], *, actor: str, batch: int = BATCH) -> list[RememberResult]:
+    def remember_many(self, drafts: Sequence[Draft], *, actor: str, batch: int = BATCH,
+                      progress: Progress | None = None) -> list[RememberResult]:
         """Store every draft that is not a near-duplicate; results in the drafts' order.
 
         Every draft is validated before anything is written: an invalid one raises ``InvalidInput`` naming
@@ -69,19 +71,20 @@ class Bulk:
         memories = [self._validated(i, d, actor) for i, d in enumerate(drafts)]
         results: list[RememberResult] = []
         try:
-            self._run(memories, actor, max(1, batch), results)
+            self._run(memories, actor, max(1, batch), results, progress or _quiet)
         except KenningError as exc:
             failed = [RememberResult(FAILED, "") for _ in memories[len(results):]]
             raise ImportInterrupted(exc, results + failed) from exc
         return results
 
-    def plan_many(self, drafts: Sequence[Draft], *, actor: str, batch: int = BATCH) -> list[RememberResult]:
+    def plan_many(self, drafts: Sequence[Draft], *, actor: str, batch: int = BATCH,
+                  progress: Progress | None = None) -> list[RememberResult]:
         """What ``remember_many`` would do, writing nothing: ``new`` for a draft it would store (the key it
         names is never written), ``duplicate`` with the key of the memory or earlier draft it repeats.
 
         Validated first, as ``remember_many``. What the store holds may change before the import runs."""
         memories = [self._validated(i, d, actor) for i, d in enumerate(drafts)]
-        kept = Kept()
+        kept, report = Kept(), progress or _quiet
         results: list[RememberResult] = []
         with ThreadPoolExecutor(self.workers, thread_name_prefix="kenning-bulk-embed") as embedders:
             for start in range(0, len(memories), max(1, batch)):
@@ -92,6 +95,7 @@ class Bulk:
                     if found is None:
                         kept.add(memory, vector)
                     results.append(found or RememberResult(NEW, memory.key))
+                report(len(results), len(memories))
         return results
 
     def problems(self, drafts: Sequence[Draft], *, actor: str) -> list[tuple[int, InvalidInput]]:
@@ -110,7 +114,8 @@ class Bulk:
         except InvalidInput as exc:
             raise InvalidInput(f"draft {index}: {exc.message}", hint=exc.hint) from exc
 
-    def _run(self, memories: list[Memory], actor: str, batch: int, results: list[RememberResult]) -> None:
+    def _run(self, memories: list[Memory], actor: str, batch: int, results: list[RememberResult],
+             progress: Progress) -> None:
         """Embed batch N+1 while batch N is checked and written; ``results`` gets each written batch's."""
         with ThreadPoolExecutor(1, thread_name_prefix="kenning-bulk-write") as writer, \
                 ThreadPoolExecutor(self.workers, thread_name_prefix="kenning-bulk-embed") as embedders:
@@ -122,10 +127,12 @@ class Bulk:
                     if pending is not None:
                         done, pending = pending, None
                         results += done.result()
+                        progress(len(results), len(memories))
                     pending = writer.submit(self._write, chunk, vectors, actor)
             finally:
                 if pending is not None:  # also when the embedding failed: what was written is reported
                     results += pending.result()
+                    progress(len(results), len(memories))
 
     def _write(self, memories: list[Memory], vectors: list[Any], actor: str) -> list[RememberResult]:
         """The duplicate check (one pipeline of KNNs) and the writes (one pipeline of units) of one batch."""
@@ -215,6 +222,10 @@ class Kept:
             for column, i in enumerate(indices):
                 out[i] = items[int(best[column])], float(sims[best[column], column])
         return out
+
+
+def _quiet(done: int, total: int) -> None:
+    """No progress report."""
 
 
 def _closest(matrix: np.ndarray[Any, Any], index: int, earlier: list[int]) -> tuple[int, float] | None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from kenning import validation
-from kenning.bulk import FAILED, NEW, Bulk, ImportInterrupted
+from kenning.bulk import FAILED, NEW, Bulk, ImportInterrupted, Progress
 from kenning.context import Context
 from kenning.errors import InvalidInput, KenningError
 from kenning.memory import Draft
@@ -148,13 +148,16 @@ class Imports:
             raise InvalidInput("the input holds no memories", hint=f"one JSON object per line, e.g. {EXAMPLE}")
         return lines
 
-    def run(self, lines: Sequence[Line], *, actor: str, dry_run: bool = False, source: str = "") -> ImportReport:
-        """Import ``lines`` (or, ``dry_run``, report what importing them would do, writing nothing)."""
+    def run(self, lines: Sequence[Line], *, actor: str, dry_run: bool = False, source: str = "",
+            progress: Progress | None = None) -> ImportReport:
+        """Import ``lines`` (or, ``dry_run``, report what importing them would do, writing nothing);
+        ``source`` names the input in the audit event."""
         actor = validation.actor(actor)
         drafts = [line.draft for line in lines]
         stopped: KenningError | None = None
         try:
-            results = (self.bulk.plan_many if dry_run else self.bulk.remember_many)(drafts, actor=actor)
+            run = self.bulk.plan_many if dry_run else self.bulk.remember_many
+            results = run(drafts, actor=actor, progress=progress)
         except ImportInterrupted as exc:
             results, stopped = exc.results, exc.cause
         report = ImportReport(outcomes(lines, results), dry_run=dry_run, stopped=stopped)

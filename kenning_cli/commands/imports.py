@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from kenning.errors import InvalidInput
 from kenning.imports import BadLines, Defaults, ImportReport, Line
 from kenning.settings import Settings
+from kenning_cli.commands.backups import Bar
 from kenning_cli.main import command
 
 SHOWN_ERRORS = 20  # bad lines printed on stderr; --report holds them all
@@ -53,8 +54,11 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
             actor = args.actor if args.actor is not None else _default_actor()
             lines = engine.imports.read(source, Defaults(args.namespace, args.project, tuple(args.tag)),
                                         actor=actor)
+        bar = Bar(sys.stderr)
         report = engine.imports.run(lines, actor=actor, dry_run=args.dry_run,
-                                    source="stdin" if args.file == "-" else args.file)
+                                    source="stdin" if args.file == "-" else args.file,
+                                    progress=lambda done, total: bar("checked" if args.dry_run else "import",
+                                                                     done, total))
     except BadLines as exc:
         return _refused(exc, args.report)
     except InvalidInput as exc:
@@ -116,7 +120,7 @@ def _stopped(report: ImportReport, lines: list[Line], args: argparse.Namespace) 
     failed = {o.line for o in report.outcomes if o.status == "failed"}
     path = args.retry_file or _retry_path(args.file)
     _write_jsonl(path, (line.fields for line in lines if line.number in failed))
-    print(f"kenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored (some may have "
+    print(f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored (some may have "
           f"landed); they are in {path}: run `kenning import {path}` once the store is back (lines that "
           "did land are reported as duplicates)", file=sys.stderr)
     return 1

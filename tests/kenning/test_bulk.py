@@ -140,7 +140,9 @@ def test_the_dry_run_gives_what_the_import_gives_and_writes_nothing(engine: Engi
     existing = engine.memories.remember(Draft(OVERLAPPED[5], project="planned"), actor="tester")
     drafts = [Draft(t, project="planned") for t in OVERLAPPED]
     bulk = Bulk(engine.ctx, engine.memories)
-    planned = bulk.plan_many(drafts, actor="importer", batch=3)
+    steps: list[tuple[int, int]] = []
+    planned = bulk.plan_many(drafts, actor="importer", batch=3, progress=lambda *step: steps.append(step))
+    assert steps == [(3, 9), (6, 9), (9, 9)]
     assert engine.memories.list(Listing(projects=["planned"])).total == 1  # only the one stored before
     assert not any(engine.store.memories.exists(r.key) for r in planned if r.status == NEW)
     # 4 repeats 0 and 6 repeats 3 from the batch before, 7 repeats 0 two batches back: no store finds them
@@ -149,6 +151,7 @@ def test_the_dry_run_gives_what_the_import_gives_and_writes_nothing(engine: Engi
                 ("duplicate", 3), ("duplicate", 0), ("new", 8)]
     index = {r.key: i for i, r in enumerate(planned) if r.status == NEW} | {existing.key: -1}
     assert [(r.status, index[r.key]) for r in planned] == expected
-    imported = bulk.remember_many(drafts, actor="importer", batch=3)
+    imported = bulk.remember_many(drafts, actor="importer", batch=3, progress=lambda *step: steps.append(step))
+    assert steps == [(3, 9), (6, 9), (9, 9)] * 2
     assert [r.status for r in imported] == [s.replace("new", "stored") for s, _ in expected]
     assert engine.memories.list(Listing(projects=["planned"])).total == 1 + 4

@@ -75,7 +75,9 @@ def test_every_line_is_stored_audited_and_found_by_recall(cwd: Path, store: Engi
                     "event_date": "2026-03-14", "source": "wiki/ops"})
     assert main(["import", str(source), "--project", "atlas-api", "--tag", "migrated",
                  "--report", "report.jsonl"]) == 0
-    assert capsys.readouterr().out.strip() == f"stored 3, {NO_DUPLICATES}, failed 0"
+    out, err = capsys.readouterr()
+    assert out.strip() == f"stored 3, {NO_DUPLICATES}, failed 0"
+    assert err.endswith(f"\rimport  [{'#' * 30}]       3/3\n")  # the progress bar, complete
     report = read_jsonl(cwd / "report.jsonl")
     assert [(r["line"], r["status"]) for r in report] == [(1, "stored"), (2, "stored"), (3, "stored")]
     deploy, uv, staging = (store.memories.get(r["key"]) for r in report)
