@@ -25,7 +25,7 @@ import numpy as np
 
 from kenning.context import Context
 from kenning.errors import InvalidInput, KenningError
-from kenning.memory import Draft, Memories, same_statement
+from kenning.memory import Draft, Memories, same_event, same_statement
 from kenning.models import Memory, Note, RememberResult
 from kenning.store import AuditEvent, digest
 
@@ -168,7 +168,7 @@ class Bulk:
         before = earlier.nearest(memories, matrix) if earlier is not None else [None] * len(memories)
         for i, memory in enumerate(memories):
             hits = stored[i].hits
-            if hits and hits[0].similarity >= threshold and same_statement(hits[0].memory.content, memory.content):
+            if hits and hits[0].similarity >= threshold and _repeats(hits[0].memory, memory):
                 results.append(_duplicate(hits[0].memory.key, hits[0].similarity))
                 continue
             group = kept.setdefault((memory.namespace, memory.project), [])
@@ -177,7 +177,7 @@ class Bulk:
             prior = before[i]
             if prior is not None and (near is None or prior[1] > near[1]):
                 near = prior
-            if near is not None and near[1] >= threshold and same_statement(near[0].content, memory.content):
+            if near is not None and near[1] >= threshold and _repeats(near[0], memory):
                 results.append(_duplicate(near[0].key, near[1]))
                 continue
             group.append(i)
@@ -222,6 +222,11 @@ class Kept:
             for column, i in enumerate(indices):
                 out[i] = items[int(best[column])], float(sims[best[column], column])
         return out
+
+
+def _repeats(earlier: Memory, memory: Memory) -> bool:
+    """Whether ``memory`` says what ``earlier`` (its nearest) says about the same event: remember's rule."""
+    return same_statement(earlier.content, memory.content) and same_event(earlier.event_date, memory.event_date)
 
 
 def _quiet(done: int, total: int) -> None:

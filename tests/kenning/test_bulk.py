@@ -155,3 +155,16 @@ def test_the_dry_run_gives_what_the_import_gives_and_writes_nothing(engine: Engi
     assert steps == [(3, 9), (6, 9), (9, 9)] * 2
     assert [r.status for r in imported] == [s.replace("new", "stored") for s, _ in expected]
     assert engine.memories.list(Listing(projects=["planned"])).total == 1 + 4
+
+
+def test_a_repeat_on_another_day_is_a_new_event_as_in_remember(engine: Engine) -> None:
+    said = "Deployed atlas-api v1.2 to production."
+    existing = engine.memories.remember(Draft(said, project="events", event_date="2026-03-01"), actor="tester")
+    drafts = [Draft(said, project="events", event_date=day)  # no date: the same as any event
+              for day in ("2026-03-01", "2026-03-08", "2026-03-08T17:00:00Z", "2026-03-15", None)]
+    bulk = Bulk(engine.ctx, engine.memories)
+    for run, new in ((bulk.plan_many, NEW), (bulk.remember_many, "stored")):
+        results = run(drafts, actor="importer", batch=4)
+        assert [r.status for r in results] == ["duplicate", new, "duplicate", new, "duplicate"]
+        assert (results[0].key, results[2].key) == (existing.key, results[1].key)
+    assert engine.memories.list(Listing(projects=["events"])).total == 3
