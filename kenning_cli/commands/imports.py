@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import os
 import sys
 from collections.abc import Iterable
 from contextlib import ExitStack
@@ -54,11 +55,10 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
             actor = args.actor if args.actor is not None else _default_actor()
             lines = engine.imports.read(source, Defaults(args.namespace, args.project, tuple(args.tag)),
                                         actor=actor)
-        bar = Bar(sys.stderr)
+        bar, label = Bar(sys.stderr), "checked" if args.dry_run else "import"
         report = engine.imports.run(lines, actor=actor, dry_run=args.dry_run,
                                     source="stdin" if args.file == "-" else args.file,
-                                    progress=lambda done, total: bar("checked" if args.dry_run else "import",
-                                                                     done, total))
+                                    progress=lambda done, total: bar(label, done, total))
     except BadLines as exc:
         return _refused(exc, args.report)
     except InvalidInput as exc:
@@ -87,10 +87,11 @@ def _source(name: str, stack: ExitStack) -> BinaryIO:
 
 
 def _writable(*paths: Path | None) -> None:
-    """Refuse an output path whose folder does not exist before anything is imported."""
+    """Refuse an output path in a folder that is not there or not writable, before anything is imported."""
     for path in paths:
-        if path is not None and not path.parent.is_dir():
-            raise InvalidInput(f"{path.parent} is not a directory", hint=f"create it, or write {path.name} elsewhere")
+        if path is not None and not (path.parent.is_dir() and os.access(path.parent, os.W_OK)):
+            raise InvalidInput(f"{path.parent} is not a writable directory",
+                               hint=f"create it, or write {path.name} elsewhere")
 
 
 def _refused(exc: BadLines, report: Path | None) -> int:

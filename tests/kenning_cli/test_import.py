@@ -160,7 +160,7 @@ def test_limits_and_unreadable_input_are_refused_and_write_nothing(
             ([str(three), "--actor", " "], "actor ' ' is not allowed"),
             ([str(three), "--namespace", "notes"], "unknown namespace 'notes'"),
             ([str(three), "--tag", "Not A Tag"], "tag 'Not A Tag' is not allowed"),
-            ([str(three), "--report", str(cwd / "no" / "report.jsonl")], "no is not a directory")):
+            ([str(three), "--report", str(cwd / "no" / "report.jsonl")], "no is not a writable directory")):
         assert main(["import", *argv]) == 2, argv
         assert said in capsys.readouterr().err
     assert total(store) == 0
