@@ -84,11 +84,11 @@ class Bulk:
 
         Validated first, as ``remember_many``. What the store holds may change before the import runs."""
         memories = [self._validated(i, d, actor) for i, d in enumerate(drafts)]
-        kept, report = Kept(), progress or _quiet
+        kept, report, size = Kept(), progress or _quiet, max(1, batch)
         results: list[RememberResult] = []
         with ThreadPoolExecutor(self.workers, thread_name_prefix="kenning-bulk-embed") as embedders:
-            for start in range(0, len(memories), max(1, batch)):
-                chunk = memories[start:start + max(1, batch)]
+            for start in range(0, len(memories), size):
+                chunk = memories[start:start + size]
                 vectors = self._embed(embedders, [m.content for m in chunk])
                 for memory, vector, found in zip(chunk, vectors, self._deduplicate(chunk, vectors, kept),
                                                  strict=True):
