@@ -11,6 +11,7 @@ from kenning.activity import Activity
 from kenning.backup import Backups
 from kenning.belief import Belief
 from kenning.briefing import Briefing
+from kenning.bulk import Bulk
 from kenning.clock import Clock, SystemClock
 from kenning.context import Context
 from kenning.contradictions import Contradictions
@@ -24,6 +25,7 @@ from kenning.experience import Experience
 from kenning.feeds.ingest import FeedIngest
 from kenning.graveyard import Graveyard
 from kenning.history import History
+from kenning.imports import Imports
 from kenning.inspection import Inspection
 from kenning.jobs import Jobs
 from kenning.lifecycle import Lifecycle
@@ -67,6 +69,7 @@ class Engine:
     feeds: FeedIngest
     telemetry: Telemetry
     activity: Activity
+    imports: Imports
 
     @classmethod
     def open(cls, settings: Settings, client: Client | Store, embedder: Embedder,
@@ -108,7 +111,7 @@ class Engine:
             briefing=Briefing(ctx, projects, memories.contradictions, graveyard, suppressions, maintenance),
             backups=Backups(ctx, derived), jobs=Jobs(ctx.store, ctx.settings), llm=llm, enrichment=enrichment,
             skills=skills, feeds=FeedIngest(ctx, memories, llm),
-            telemetry=Telemetry(ctx), activity=Activity(ctx),
+            telemetry=Telemetry(ctx), activity=Activity(ctx), imports=Imports(ctx, Bulk(ctx, memories)),
         )
 
     def close(self) -> None:

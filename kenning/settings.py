@@ -304,6 +304,13 @@ class Settings(BaseSettings):
     restore_max_mb: int = Field(
         default=512, ge=1, le=65_536, description="Restore refuses a backup file larger than this (MiB)."
     )
+    import_max_mb: int = Field(
+        default=100, ge=1, le=4096, description="`kenning import` refuses an input larger than this (MiB).",
+    )
+    import_max_lines: int = Field(
+        default=100_000, ge=1, le=10_000_000,
+        description="`kenning import` refuses an input of more memories (non-blank lines) than this.",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="INFO", description="Log level of every Kenning process."
     )

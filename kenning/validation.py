@@ -19,6 +19,7 @@ MAX_CONTENT = 50_000
 MAX_TAGS = 20
 MAX_TAG_LEN = 100
 MAX_REASON = 2_000
+MAX_ACTOR = 100
 PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]{0,99}$")
 PROJECT_RULE = "1-64 characters: a-z, 0-9, '.', '_', '-', starting with a letter or digit (e.g. 'kenning-api')"
@@ -96,6 +97,15 @@ def reason(text: str | None, *, required: bool = False) -> str | None:
     if len(text) > MAX_REASON:
         raise InvalidInput(f"reason is {len(text)} characters; the limit is {MAX_REASON}")
     return text.strip()
+
+
+def actor(name: str) -> str:
+    """Who an audit event names when a caller may choose it (``kenning import --actor``)."""
+    normal = name.strip() if isinstance(name, str) else ""
+    if not normal or len(normal) > MAX_ACTOR or not normal.isprintable():
+        raise InvalidInput(f"actor {name!r} is not allowed",
+                           hint=f"1-{MAX_ACTOR} printable characters, e.g. 'import:alice'")
+    return normal
 
 
 def bounded_int(name: str, value: int, low: int, high: int) -> int:

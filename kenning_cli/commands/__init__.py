@@ -7,6 +7,7 @@ from kenning_cli.commands import (
     bench,  # noqa: F401
     deploy,  # noqa: F401
     feeds,  # noqa: F401
+    imports,  # noqa: F401
     maintenance,  # noqa: F401
     mcp,  # noqa: F401
     oauth,  # noqa: F401

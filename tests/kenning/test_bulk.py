@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.bulk import FAILED, Bulk, ImportInterrupted
+from kenning.bulk import FAILED, NEW, Bulk, ImportInterrupted
 from kenning.embedded import EmbeddedValkey
 from kenning.embedding import Embedder, Vector
 from kenning.engine import Engine
@@ -134,3 +134,37 @@ def test_an_outage_mid_import_reports_what_is_stored_and_fails_the_rest(tmp_path
         retried = Bulk(again.ctx, again.memories).remember_many(drafts[stored:], actor="importer", batch=10)
         assert {r.status for r in retried} <= {"stored", "duplicate"}
         assert again.memories.list(Listing(projects=["fleet"], limit=1)).total == 50
+
+
+def test_the_dry_run_gives_what_the_import_gives_and_writes_nothing(engine: Engine) -> None:
+    existing = engine.memories.remember(Draft(OVERLAPPED[5], project="planned"), actor="tester")
+    drafts = [Draft(t, project="planned") for t in OVERLAPPED]
+    bulk = Bulk(engine.ctx, engine.memories)
+    steps: list[tuple[int, int]] = []
+    planned = bulk.plan_many(drafts, actor="importer", batch=3, progress=lambda *step: steps.append(step))
+    assert steps == [(3, 9), (6, 9), (9, 9)]
+    assert engine.memories.list(Listing(projects=["planned"])).total == 1  # only the one stored before
+    assert not any(engine.store.memories.exists(r.key) for r in planned if r.status == NEW)
+    # 4 repeats 0 and 6 repeats 3 from the batch before, 7 repeats 0 two batches back: no store finds them
+    # in a dry run, ``Kept`` does; 5 repeats the memory stored before
+    expected = [("new", 0), ("new", 1), ("duplicate", 1), ("new", 3), ("duplicate", 0), ("duplicate", -1),
+                ("duplicate", 3), ("duplicate", 0), ("new", 8)]
+    index = {r.key: i for i, r in enumerate(planned) if r.status == NEW} | {existing.key: -1}
+    assert [(r.status, index[r.key]) for r in planned] == expected
+    imported = bulk.remember_many(drafts, actor="importer", batch=3, progress=lambda *step: steps.append(step))
+    assert steps == [(3, 9), (6, 9), (9, 9)] * 2
+    assert [r.status for r in imported] == [s.replace("new", "stored") for s, _ in expected]
+    assert engine.memories.list(Listing(projects=["planned"])).total == 1 + 4
+
+
+def test_a_repeat_on_another_day_is_a_new_event_as_in_remember(engine: Engine) -> None:
+    said = "Deployed atlas-api v1.2 to production."
+    existing = engine.memories.remember(Draft(said, project="events", event_date="2026-03-01"), actor="tester")
+    drafts = [Draft(said, project="events", event_date=day)  # no date: the same as any event
+              for day in ("2026-03-01", "2026-03-08", "2026-03-08T17:00:00Z", "2026-03-15", None)]
+    bulk = Bulk(engine.ctx, engine.memories)
+    for run, new in ((bulk.plan_many, NEW), (bulk.remember_many, "stored")):
+        results = run(drafts, actor="importer", batch=4)
+        assert [r.status for r in results] == ["duplicate", new, "duplicate", new, "duplicate"]
+        assert (results[0].key, results[2].key) == (existing.key, results[1].key)
+    assert engine.memories.list(Listing(projects=["events"])).total == 3
