@@ -215,12 +215,14 @@ class MemoryStore:
         field of every row cost more than the second round trip (docs/benchmarks.md). Searches with other
         rules (a recall's candidates and its identifier searches) share both round trips. A row whose hash
         is gone by the read counts as a phantom, as in ``search_many``. A search ``prefilter`` answers (on
-        valkey-search) reads every field with the vectors, so its rows need no read of their own.
+        valkey-search) reads only the vectors of its set (and ``fields``): its kept rows are read whole in
+        the second round trip like the others. Reading every field of the whole set with the vectors cost
+        4-5 ms of a recall at 250k memories (~200 HMGETs of every field) against ~10 rows kept
+        (bench/FINDINGS.md, "valkey-search at scale").
         """
         if not wanted:
             return []
-        exact = self._exact([w.search for w in wanted],
-                            [tuple(dict.fromkeys((*schema.FIELD_NAMES, *w.fields))) for w in wanted])
+        exact = self._exact([w.search for w in wanted], [w.fields for w in wanted])
         pipe = self.client.pipeline(transaction=False)
         for w, found in zip(wanted, exact, strict=True):
             if found is None:
@@ -230,15 +232,14 @@ class MemoryStore:
         found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
         near = [w.search.page(_kept(rows, w), lambda row: row[1])
                 for w, rows in zip(wanted, found_rows, strict=True)]
-        unread = [key for rows, found in zip(near, exact, strict=True) if found is None for key, _ in rows]
-        values, counters = self._read_rows(unread, [key for rows in near for key, _ in rows])
-        held = {key: fields for found in exact if found is not None for key, _, fields in found}
+        kept = [key for rows in near for key, _ in rows]
+        values, counters = self._read_rows(kept, kept)
         out: list[SearchResult] = []
-        for total, rows, found in zip([len(rows) for rows in found_rows], near, exact, strict=True):
+        for total, rows in zip([len(rows) for rows in found_rows], near, strict=True):
             hits: list[Hit] = []
             phantoms = 0
             for key, distance in rows:
-                stored = next(values) if found is None else held[key]  # read in this order
+                stored = next(values)  # read in this order
                 if "created_at" not in stored:
                     phantoms += 1
                     continue
