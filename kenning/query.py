@@ -106,6 +106,12 @@ def text_any(field_name: str, terms: list[str] | tuple[str, ...]) -> str:
     return alternatives[0] if len(alternatives) == 1 else "(" + " | ".join(alternatives) + ")"
 
 
+def text_terms(clause: str) -> tuple[str, ...]:
+    """The terms of a ``text_any`` clause, unescaped and casefolded (its inverse): any of them matches."""
+    inner = clause[1:-1] if clause.startswith("(") and clause.endswith(")") else clause
+    return tuple(re.sub(r"\\(.)", r"\1", part.split(":", 1)[1]).casefold() for part in inner.split(" | "))
+
+
 def namespace_clause(namespaces: tuple[str, ...]) -> str:
     """``@namespace:{a|b}`` for some namespaces; '' for none or all of them. An unknown name is refused."""
     unknown = [n for n in namespaces if n not in NAMESPACES]

@@ -305,21 +305,22 @@ class Batch:
             rows: Sequence[tuple[str, float, dict[Any, Any]]]
             if not exact:
                 rows = _reply_rows(got)
-            elif isinstance(found, list):
-                rows = prefilter.nearest(w.search, found, [next(later) for _ in found], _fields(w))
+            elif isinstance(found, list | prefilter.Worded):
+                rows = prefilter.nearest(w.search, found, [next(later) for _ in prefilter.members(found)],
+                                         _fields(w))
             else:
                 rows = _reply_rows(next(later))
             out.append(_kept_result(rows, w))
         return out
 
-    def _second(self, keys: Sequence[list[str] | bool | None]) -> list[Any]:
+    def _second(self, keys: Sequence[prefilter.Set | bool | None]) -> list[Any]:
         """The exact searches' second round trip: the vectors of each small set, the KNN of each larger one."""
         pipe = self.client.pipeline(transaction=False)
         queued = False
         for w, exact, found in zip(self.wanted, self.exact, keys, strict=True):
-            if exact and isinstance(found, list):
+            if exact and isinstance(found, list | prefilter.Worded):
                 prefilter.queue_vectors(pipe, found, _fields(w))
-                queued = queued or bool(found)
+                queued = queued or bool(prefilter.members(found))
             elif exact:
                 pipe.execute_command(*w.search.args())  # type: ignore[no-untyped-call]
                 queued = True

@@ -16,13 +16,14 @@ set finds what the engine's KNN would, or better (no approximation).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import valkey
 
-from kenning import schema
-from kenning.query import Search
+from kenning import phrases, schema
+from kenning.query import Search, text_terms
 from kenning.store.client import call, text
 
 MAX_SET = 400  # above this many filtered memories the engine's inline-filtered KNN is the cheaper path
@@ -30,6 +31,26 @@ MAX_TEXT = 5_000  # a TEXT clause's matches read (keys only) to intersect with t
 TEXT_CLAUSE = "@content:"  # how query.text_any starts a clause on the one TEXT field (schema)
 
 Row = tuple[str, float, dict[str, str]]  # key, distance, the fields asked for
+CONTENT = "content"  # the TEXT field a ``Worded`` set's terms are checked on
+
+
+@dataclass(frozen=True)
+class Worded:
+    """A small filter set whose TEXT clauses matched more than ``MAX_TEXT`` memories: its terms are checked here,
+    on each member's content, instead of asking the engine for the whole filter (on valkey-search a TEXT term
+    ANDed with a selective filter took 17-110 ms at 250k memories). A member counts when, for every clause,
+    one of its terms is a word of the content (``phrases.word_set``). The engines also match a term's stems,
+    so this keeps a subset of their matches; every caller confirms a row with a stricter check of its own (an
+    identifier search keeps only rows holding the identifier verbatim, whose words are all literally there),
+    so what it keeps is what the engine's filter would give, or more rows holding the identifier when more
+    than k matched the term (bench/FINDINGS.md, issue 21's third pass)."""
+
+    keys: list[str]
+    clauses: tuple[tuple[str, ...], ...]  # per TEXT clause, its terms (any one matches)
+
+    def holds(self, content: str) -> bool:
+        words = phrases.word_set(content)
+        return all(any(term in words for term in terms) for terms in self.clauses)
 
 
 def candidates(search: Search) -> bool:
@@ -67,11 +88,16 @@ def queue_keys(pipe: Any, searches: Sequence[Search], *, together: bool = False)
                                          limit=limit).args())
 
 
+Set = list[str] | Worded  # the keys a filtered KNN is answered over
+
+
 def small_sets(searches: Sequence[Search], replies: Sequence[Any],
-               *, together: bool = False) -> list[list[str] | bool | None]:
-    """Per search, from its ``queue_keys`` replies: the filtered keys when they are at most MAX_SET, else None;
-    False when a split filter could not be intersected (a side over its limit): ask it ``together``."""
-    out: list[list[str] | bool | None] = []
+               *, together: bool = False) -> list[Set | bool | None]:
+    """Per search, from its ``queue_keys`` replies: the filtered keys when they are at most MAX_SET, else None.
+    A split filter's two sides are intersected; when only its TEXT side is over MAX_TEXT, the other side's
+    keys come ``Worded`` (the terms checked on their content); False when that side is over MAX_SET too:
+    ask it ``together``."""
+    out: list[Set | bool | None] = []
     answers = iter(replies)
     for search in searches:
         asked = _asked(search, together)
@@ -81,12 +107,15 @@ def small_sets(searches: Sequence[Search], replies: Sequence[Any],
         elif all(int(reply[0]) <= limit for reply, (_, limit) in zip(got, asked, strict=True)):
             matching = {text(k) for k in got[1][1:]}
             out.append([key for key in (text(k) for k in got[0][1:]) if key in matching])
+        elif int(got[0][0]) <= MAX_SET:
+            terms = tuple(text_terms(clause) for clause in split(search)[0])
+            out.append(Worded([text(k) for k in got[0][1:]], terms))
         else:
             out.append(False)
     return out
 
 
-def _filtered(client: valkey.Valkey, searches: Sequence[Search]) -> list[list[str] | None]:
+def _filtered(client: valkey.Valkey, searches: Sequence[Search]) -> list[Set | None]:
     """``small_sets`` of ``searches``: one round trip, a second only for split filters that must be asked whole."""
     pipe = client.pipeline(transaction=False)
     queue_keys(pipe, searches)
@@ -97,22 +126,37 @@ def _filtered(client: valkey.Valkey, searches: Sequence[Search]) -> list[list[st
         queue_keys(pipe, again, together=True)
         whole = iter(small_sets(again, call(pipe.execute, raise_on_error=True), together=True))
         sets = [next(whole) if keys is False else keys for keys in sets]
-    return [keys if isinstance(keys, list) else None for keys in sets]
+    return [keys if isinstance(keys, list | Worded) else None for keys in sets]
 
 
-def queue_vectors(pipe: Any, keys: Sequence[str], fields: Sequence[str]) -> None:
-    """Queue one HMGET per key: the vector, then ``fields``."""
-    for key in keys:
-        pipe.hmget(key, [schema.VECTOR_FIELD, *fields])
+def members(found: Set) -> list[str]:
+    """The keys of a small set."""
+    return found.keys if isinstance(found, Worded) else found
 
 
-def nearest(search: Search, keys: Sequence[str], rows: Sequence[Sequence[bytes | None]],
+def _read(found: Set, fields: Sequence[str]) -> list[str]:
+    """What ``queue_vectors`` reads after the vector: ``fields``, and the content a ``Worded`` set is checked on."""
+    return [*fields, CONTENT] if isinstance(found, Worded) and CONTENT not in fields else list(fields)
+
+
+def queue_vectors(pipe: Any, found: Set, fields: Sequence[str]) -> None:
+    """Queue one HMGET per key of ``found``: the vector, then ``fields`` (and ``_read``'s content)."""
+    read = [schema.VECTOR_FIELD, *_read(found, fields)]
+    for key in members(found):
+        pipe.hmget(key, read)
+
+
+def nearest(search: Search, found: Set, rows: Sequence[Sequence[bytes | None]],
             fields: Sequence[str]) -> list[Row]:
-    """The ``search.knn`` rows nearest to its vector (distance ascending, ties by key) among ``keys``, whose
-    ``queue_vectors`` replies are ``rows``; a key whose hash (or vector) is gone is skipped."""
+    """The ``search.knn`` rows nearest to its vector (distance ascending, ties by key) among ``found``, whose
+    ``queue_vectors`` replies are ``rows``; a key whose hash (or vector) is gone is skipped, and so is a member
+    of a ``Worded`` set whose content lacks its terms."""
     assert search.vector is not None
     assert search.knn is not None
-    present = [(key, row) for key, row in zip(keys, rows, strict=True) if row[0] is not None]
+    present = [(key, row) for key, row in zip(members(found), rows, strict=True) if row[0] is not None]
+    if isinstance(found, Worded):
+        at = 1 + _read(found, fields).index(CONTENT)
+        present = [(key, row) for key, row in present if found.holds(text(row[at]) if row[at] is not None else "")]
     if not present:
         return []
     matrix = np.vstack([np.frombuffer(row[0], dtype=np.float32) for _, row in present])  # type: ignore[arg-type]
@@ -121,7 +165,8 @@ def nearest(search: Search, keys: Sequence[str], rows: Sequence[Sequence[bytes |
     distances = 1.0 - (matrix @ query) / np.where(norms > 0, norms, 1.0)
     order = sorted(range(len(present)), key=lambda i: (float(distances[i]), present[i][0]))[:search.knn]
     return [(present[i][0], float(distances[i]),
-             {name: text(v) for name, v in zip(fields, present[i][1][1:], strict=True) if v is not None})
+             {name: text(v) for name, v in zip(fields, present[i][1][1:1 + len(fields)], strict=True)
+              if v is not None})
             for i in order]
 
 
@@ -141,6 +186,6 @@ def exact(client: valkey.Valkey, searches: Sequence[Search],
     replies = iter(call(pipe.execute, raise_on_error=True))
     for i, keys in zip(chosen, sets, strict=True):
         if keys is not None:
-            out[i] = nearest(searches[i], keys, [next(replies) for _ in keys], fields[i])
+            out[i] = nearest(searches[i], keys, [next(replies) for _ in members(keys)], fields[i])
     return out
 

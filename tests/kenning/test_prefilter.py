@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from kenning import query, schema
@@ -108,7 +109,7 @@ def _text_search(engine: Engine, project: str, words: tuple[str, ...]) -> Search
 def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine, monkeypatch: pytest.MonkeyPatch,
                                                                max_text: int) -> None:
     """The TEXT clauses and the others are asked apart and their keys intersected (with a TEXT side over its
-    limit, the filter is asked whole): the rows the engine's KNN returns for the whole filter."""
+    limit, the term is checked on the content: ``Worded``): the rows of the whole filter."""
     _seed(engine)
     monkeypatch.setattr(prefilter, "MAX_TEXT", max_text)
     search = _text_search(engine, "alpha", ("backups",))
@@ -125,6 +126,63 @@ def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine, m
         assert {key for key, _, _ in found} <= matching
         assert len(found) == min(10, len(matching))
         assert all("alpha" not in fields["content"] for _, _, fields in found) or one is search
+
+
+def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the TEXT side over MAX_TEXT: the other side's keys are answered ``Worded`` (the term checked on each
+    member's content), never the whole filter in a second round trip; the rows the engine's KNN returns."""
+    _seed(engine)
+    engine.memories.remember(Draft("In beta, the pager rotation is owned by team 7.", project="beta"), actor="t")
+    monkeypatch.setattr(prefilter, "MAX_TEXT", 3)
+    asked_whole: list[int] = []
+    whole = prefilter.queue_keys
+
+    def spy(pipe: object, searches: list[Search], *, together: bool = False) -> None:
+        asked_whole.extend([len(searches)] if together else [])
+        whole(pipe, searches, together=together)
+
+    monkeypatch.setattr(prefilter, "queue_keys", spy)
+    search = _text_search(engine, "beta", ("weekly",))
+    client = engine.store.client
+    plain = Search(index=search.index, clauses=search.clauses[:2], limit=400)
+    filtered = {k.decode() for k in client.execute_command(*plain.args())[1:]}  # type: ignore[no-untyped-call]
+    worded = {k.decode() for k in client.execute_command(  # type: ignore[no-untyped-call]
+        *Search(index=search.index, clauses=search.clauses, limit=400).args())[1:]}
+    assert len(filtered) == 13  # the control: the pager memory is in beta's filter set ...
+    assert len(worded) == 12  # ... but lacks the word, and beta's 12 others hold it (over MAX_TEXT 3)
+    # the exact answer over the whole filter's matches (valkey-search's own hybrid KNN with a TEXT term is not
+    # exact: docs/valkey-search.md)
+    query_vector = np.frombuffer(search.vector or b"", dtype=np.float32)
+    keys = sorted(worded)
+    cosine = [float(np.dot(v, query_vector) / np.linalg.norm(v) / np.linalg.norm(query_vector))
+              for v in engine.store.vectors(keys) if v is not None]
+    expected = [key for _, key in sorted(zip([1.0 - c for c in cosine], keys, strict=True))][:10]
+    found = prefilter.exact(client, [search], [("created_at",)])[0]
+    assert found is not None
+    assert asked_whole == []
+    assert [key for key, _, _ in found] == expected
+    assert len(found) == 10
+    assert {key for key, _, _ in found} <= worded
+    assert all(set(fields) == {"created_at"} for _, _, fields in found)  # the content read for the check only
+    sides = ((search.clauses[:2], 400), (search.clauses[2:], 3))
+    replies = [client.execute_command(*Search(index=search.index, clauses=c, limit=n).args())  # type: ignore[no-untyped-call]
+               for c, n in sides]
+    sets = prefilter.small_sets([search], replies)
+    assert isinstance(sets[0], prefilter.Worded)
+    assert sets[0].clauses == (("weekly",),)
+
+
+def test_text_terms_reads_back_what_text_any_wrote() -> None:
+    for terms in (["weekly"], ["ERR_SSL"], ["node.js", "a|b c"], ["Größe"]):
+        assert query.text_terms(query.text_any("content", terms)) == tuple(t.casefold() for t in terms)
+
+
+def test_a_worded_set_holds_content_with_a_term_of_every_clause() -> None:
+    worded = prefilter.Worded(["k"], (("weekly", "daily"), ("err_ssl",)))
+    assert worded.holds("Reviewed DAILY; the error was ERR_SSL.")
+    assert not worded.holds("Reviewed daily; the error was ERR_SSLV3.")  # a longer word is not the term
+    assert not worded.holds("the error was ERR_SSL, reviewed monthly")
 
 
 def _batched(store: MemoryStore, wanted: list[Near]) -> list[SearchResult]:
