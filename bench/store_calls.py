@@ -1,0 +1,145 @@
+"""Which store round trips a recall and a remember make at a scale point, and what each costs (issue 21).
+
+    KENNING_SEARCH_MODULE=/path/to/libsearch.so PYTHONPATH=$PWD .venv/bin/python -m bench.store_calls --size 250k
+
+Loads the scale corpus (``bench.scale``: its vectors derived from real embeddings and cached) into a private
+Valkey, then runs the scale point's recall queries and remembers of corpus texts reworded, timing every call
+the store makes to Valkey (``kenning.store.client.call``: one pipeline or one command each) and naming it by
+the commands it carries (an FT.SEARCH by its shape: KNN or not, with a TEXT clause or not, NOCONTENT or
+RETURN). Prints, per operation, its p50 and each kind of call's count, p50 and total, largest total first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.instrument import Stopwatch
+from bench.runner import Run, RunConfig, free_port
+from bench.scale import _queries, load, wait_indexed
+from bench.scale_vectors import scale_corpus, scale_vectors
+from kenning.embedded import EmbeddedValkey
+from kenning.embedding import load_embedder
+from kenning.engine import Engine
+from kenning.memory import Draft
+from kenning.recall import RecallRequest
+from kenning.settings import Settings
+from kenning.store import client as store_client
+from kenning.store import connect
+
+SIZES = {"10k": 10_000, "100k": 100_000, "250k": 250_000, "500k": 500_000, "1m": 1_000_000}
+Calls = dict[tuple[tuple[str, int], ...], list[float]]
+
+
+def shape(command: tuple[Any, ...]) -> str:
+    """A short name for one command: FT.SEARCH by its shape, anything else by its name."""
+    name = _text(command[0]).upper() if command else "?"
+    if name != "FT.SEARCH":
+        return name if len(name) < 24 else "EVAL"
+    query = _text(command[2])
+    return " ".join(["FT.SEARCH", *(["KNN"] if "KNN" in query else []), *(["TEXT"] if "@content:" in query else []),
+                     "NOCONTENT" if any(_text(c) == "NOCONTENT" for c in command) else "RETURN"])
+
+
+def _text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+@contextmanager
+def timed_calls(calls: Calls) -> Iterator[None]:
+    """Every ``store.client.call`` timed under the commands it sends, while inside."""
+    original = store_client.call
+    modules = [m for m in list(sys.modules.values())
+               if getattr(m, "call", None) is original and getattr(m, "__name__", "").startswith("kenning")]
+
+    def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        stack = getattr(getattr(fn, "__self__", None), "command_stack", None)
+        if stack is not None:
+            names = [shape(c[0]) for c in stack]
+        else:  # one command: execute_command(*args), or a client method (get, hgetall, ...) by its name
+            method = getattr(fn, "__name__", "?")
+            names = [shape(args) if method == "execute_command" else method.upper()]
+        start = time.perf_counter()
+        try:
+            return original(fn, *args, **kwargs)
+        finally:
+            calls.setdefault(tuple(sorted(collections.Counter(names).items())), []).append(
+                time.perf_counter() - start)
+
+    for module in modules:
+        setattr(module, "call", timed)  # noqa: B010 - modules are typed without ``call``
+    try:
+        yield
+    finally:
+        for module in modules:
+            setattr(module, "call", original)  # noqa: B010
+
+
+def report(label: str, samples: list[float], calls: Calls, top: int) -> None:
+    print(f"{label}: p50 {1000 * statistics.median(samples):.2f} ms over {len(samples)}")
+    for names, seconds in sorted(calls.items(), key=lambda item: -sum(item[1]))[:top]:
+        kinds = ", ".join(f"{n} x{c}" for n, c in names)
+        print(f"  {len(seconds):5d} calls  p50 {1000 * statistics.median(seconds):8.3f} ms  "
+              f"total {1000 * sum(seconds):9.1f} ms  {kinds}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.store_calls", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", choices=sorted(SIZES), default="250k")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=60, help="queries per family (three families)")
+    parser.add_argument("--remembers", type=int, default=60)
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args(argv)
+    base = Settings(_env_file=None)
+    embedder = load_embedder(base)
+    corpus = scale_corpus(SIZES[args.size], args.seed, "10k")
+    matrix, _ = scale_vectors(embedder.embed_many, corpus, model=embedder.model_name,
+                              backend=base.embedding_backend, seed=args.seed, base_size="10k", progress=print)
+    with tempfile.TemporaryDirectory(prefix="kenning-calls-") as tmp:
+        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
+                                           "key_prefix": "bench:", "valkey_url": None})
+        with EmbeddedValkey(settings):
+            client = connect(settings)
+            client.config_set("appendonly", "no")
+            engine = Engine.open(settings, client, embedder)
+            run = Run(engine, Stopwatch(), corpus, RunConfig(size=args.size, seed=args.seed, queries=args.queries))
+            load(run, client, matrix, 20 * 2**30, print)
+            wait_indexed(client, engine.ctx.indexes)
+            requests = [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10, actor="bench")
+                        for q in _queries(corpus, args.seed, args.queries)]
+            for request in requests[:20]:  # warm-up
+                engine.recaller.recall(request)
+            calls: Calls = {}
+            samples: list[float] = []
+            with timed_calls(calls):
+                for request in requests:
+                    start = time.perf_counter()
+                    engine.recaller.recall(request)
+                    samples.append(time.perf_counter() - start)
+            report("recall", samples, calls, args.top)
+            calls, samples = {}, []
+            items = random.Random(f"store-calls:{args.seed}").sample(corpus.items, args.remembers)
+            with timed_calls(calls):
+                for item in items:
+                    start = time.perf_counter()
+                    engine.memories.remember(Draft(f"{item.content} (noted again today)", namespace=item.namespace,
+                                                   project=item.project), actor="bench")
+                    samples.append(time.perf_counter() - start)
+            report("remember", samples, calls, args.top)
+            engine.close()
+            client.close()  # type: ignore[no-untyped-call]
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
