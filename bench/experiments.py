@@ -164,7 +164,7 @@ def strategies() -> list[tuple[str, Rule]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.experiments", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=("1k", "10k", "100k"), default="10k")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--queries", type=int, default=200)

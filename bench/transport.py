@@ -61,7 +61,7 @@ BASELINE = "baseline"  # with --baseline: another checkout's `kenning mcp`, in R
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.transport", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.transport", description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=10_000, help="memories in the store (default 10000)")
     parser.add_argument("--calls", type=int, default=500, help="recalls per target (default 500)")
     parser.add_argument("--profile", type=Path, help="run the servers under py-spy; raw stacks in this folder")
