@@ -1,13 +1,17 @@
-"""Wrap the Python tree at 100 columns, touching only the statements that have a line over 100.
+"""Wrap the Python tree at 100 columns, touching only the lines over 100.
 
     python scripts/wrap100.py            # rewrite the tree in place
     python scripts/wrap100.py --check    # say what would change, write nothing (exit 1 if anything)
     python scripts/wrap100.py PATH...    # only these files or folders
 
 Every other line stays as it is written: the tree is not ruff-format-clean and does not need to be.
-A statement (or a compound statement's header) with a line over 100 is laid out by ``ruff format
---range`` (the pinned ruff, at 100), bottom-up so the rows above stay valid. ruff never splits a
-string or a comment and it counts a trailing comment in the width, so around it this script:
+A line of code over 100 is cut where the code already lists things (after a comma inside brackets,
+between two adjacent strings, before a ``for``/``if``/``else``/``and``/``or`` inside brackets), the
+shallowest such place that fits first, and the rest continues under the bracket it is in, as the
+tree is written. A line with no such cut, or with a pragma comment that must stay on its row, has
+its statement (or compound statement's header) laid out by ``ruff format --range`` (the pinned
+ruff, at 100) instead. Rows are taken bottom-up so the rows above stay valid. Neither splits a
+string or a comment, so around them this script:
 
 1. lifts a trailing comment onto its own line above the statement when keeping it trailing would
    make ruff split the statement (or leave the line over 100); pragmas (noqa, type:, ...) stay where
@@ -113,15 +117,102 @@ def long_rows(text: str) -> list[int]:
     ]
 
 
+@dataclass(frozen=True)
+class Cut:
+    at: int  # the column the first part ends at
+    resume: int  # the column the rest starts at
+    bracket: tuple[int, int]  # (row, column) of the bracket the rest continues under
+    depth: float  # brackets around the cut (+0.5 before a keyword): the shallowest is taken first
+
+
+def row_tokens(text: str, row: int) -> list[tuple[tokenize.TokenInfo, int, tuple[int, int] | None]]:
+    """The tokens on ``row``, each with the number of brackets open before it and the innermost."""
+    stack: list[tuple[int, int]] = []
+    out = []
+    for tok in tokens(text):
+        if tok.start[0] > row:
+            break
+        if tok.start[0] == row and tok.type not in (
+            tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT
+        ):
+            out.append((tok, len(stack), stack[-1] if stack else None))
+        if tok.type == tokenize.OP and tok.string in "([{":
+            stack.append(tok.start)
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            stack.pop()
+    return out
+
+
+def cuts(row_toks: list[tuple[tokenize.TokenInfo, int, tuple[int, int] | None]]) -> list[Cut]:
+    out = []
+    targets: set[int] = set()  # depths between `for` and `in` or in a lambda's parameters
+    for (tok, depth, _), (nxt, next_depth, bracket) in itertools.pairwise(row_toks):
+        if tok.type == tokenize.NAME and tok.string in ("for", "lambda"):
+            targets.add(depth)
+        elif tok.string == "in" or (tok.type == tokenize.OP and tok.string == ":"):
+            targets.discard(depth)
+        if bracket is None or nxt.type == tokenize.COMMENT or depth in targets:
+            continue
+        listed = tok.string == "," and tok.type == tokenize.OP and nxt.string not in (")", "]", "}")
+        if listed or (tok.type == nxt.type == tokenize.STRING and tok.start[0] == tok.end[0]):
+            out.append(Cut(tok.end[1], nxt.start[1], bracket, next_depth))
+        elif nxt.type == tokenize.NAME and nxt.string in ("for", "if", "else", "and", "or"):
+            out.append(Cut(tok.end[1], nxt.start[1], bracket, next_depth + 0.5))
+    return out
+
+
+def cut_row(text: str, row: int) -> list[str] | None:
+    """The row as lines of at most the width, each continuation under its bracket; None when no
+    cut fits (or a pragma comment would move off the row it speaks for)."""
+    line = text.splitlines()[row - 1]
+    row_toks = row_tokens(text, row)
+    if not row_toks or row_toks[0][0].start[0] != row_toks[-1][0].end[0]:
+        return None  # a multi-line string: not a row of its own
+    last = row_toks[-1][0]
+    if last.type == tokenize.COMMENT and PRAGMA.search(last.string):
+        return None
+    options = cuts(row_toks)
+    pieces: list[tuple[int, int, int]] = []  # (start column in the row, indent, end column)
+    start, indent = 0, 0
+    while indent + len(line) - start > WIDTH:
+        fitting: list[tuple[float, int, Cut, int]] = []
+        for cut in options:
+            if cut.at <= start or indent + cut.at - start > WIDTH:
+                continue
+            brow, bcol = cut.bracket
+            if brow != row:
+                col = bcol + 1  # rows above are as they were
+            else:  # the bracket's column in the piece it ended up in
+                owner = [p for p in [*pieces, (start, indent, 0)] if p[0] <= bcol][-1]
+                col = owner[1] + bcol - owner[0] + 1
+            fitting.append((cut.depth, -cut.at, cut, col))
+        if not fitting:
+            return None
+        _, _, cut, col = min(fitting, key=lambda f: (f[0], f[1]))
+        if col > WIDTH - 20:
+            return None
+        pieces.append((start, indent, cut.at))
+        start, indent = cut.resume, col
+    if not pieces:
+        return None
+    pieces.append((start, indent, len(line)))
+    head = [line[: pieces[0][2]].rstrip()]
+    return head + [" " * i + line[a:b].rstrip() for a, i, b in pieces[1:]]
+
+
 def format_long(text: str, path: Path, ruff: str) -> str:
-    """ruff format on each statement with a long row, from the bottom up: ruff changes only the
-    statement around the row, so every row above the first one it changed is as it was (and the
-    rows found long at the start still are)."""
+    """Each long row cut (``cut_row``), or its statement laid out by ruff, from the bottom up: both
+    change only the row or the statement around it, so every row above the first one changed is as
+    it was (and the rows found long at the start still are)."""
     limit = len(text.splitlines()) + 1
     for row in reversed(long_rows(text)):
         if row >= limit:
             continue
-        new = ruff_format(text, path, ruff, row)
+        lines = text.splitlines()
+        pieces = cut_row(text, row)
+        new = "\n".join([*lines[: row - 1], *(pieces or []), *lines[row:]]) + "\n"
+        if pieces is None or not parses(new):
+            new = ruff_format(text, path, ruff, row)
         old_lines, new_lines = text.splitlines(), new.splitlines()
         first = next(
             (n for n, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), 1) if a != b),
@@ -130,6 +221,14 @@ def format_long(text: str, path: Path, ruff: str) -> str:
         limit = min(row, first)
         text = new
     return text
+
+
+def parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
 
 
 def changed_rows(before: str, after: str) -> set[int]:
