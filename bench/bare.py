@@ -1,9 +1,10 @@
 """The MCP comparison point on a port of the harness's choosing: ``python -m bench.bare PORT``.
 
-It serves ``bench.floor_server``'s app (``POST /recall``: the engine call the MCP ``recall`` tool makes, in a
-worker thread, nothing else -- no MCP session, JSON-RPC, auth or middleware), started by ``bench.mcp`` in a
-process of its own beside ``kenning mcp``. What MCP adds beyond this endpoint is what the MCP SDK, fastmcp and
-the project's tool layer cost (issue 21). ``bench.transport`` starts the same app as ``bench.floor_server``.
+It serves ``bench.floor_server``'s app (``POST /recall``: the engine call the MCP ``recall`` tool
+makes, in a worker thread, nothing else -- no MCP session, JSON-RPC, auth or middleware), started by
+``bench.mcp`` in a process of its own beside ``kenning mcp``. What MCP adds beyond this endpoint is
+what the MCP SDK, fastmcp and the project's tool layer cost (issue 21). ``bench.transport`` starts
+the same app as ``bench.floor_server``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
-"""The ways a bench calls one recall over HTTP, each returning the keys of the hits it got (issue 21).
+"""The ways a bench calls one recall over HTTP, each returning the keys of
+the hits it got (issue 21).
 
-- ``raw_call``: ``tools/call`` as one bare JSON-RPC POST through an ``httpx.AsyncClient``: the MCP server's cost
-  with no client library;
+- ``raw_call``: ``tools/call`` as one bare JSON-RPC POST through an ``httpx.AsyncClient``: the MCP
+  server's cost with no client library;
 - ``through(sdk_session(...))``: the official ``mcp`` SDK's ``ClientSession`` over Streamable HTTP;
 - ``through(fastmcp.Client(...))``: fastmcp's client;
 - ``floor_call``: the bare Starlette JSON endpoint (``bench.floor_server``), no MCP.
 
-Every answer is checked to be a recall result, so a fast error can never pass as a fast call; ``call_all``
-also compares the hits with the engine call's.
+Every answer is checked to be a recall result, so a fast error can never pass as a fast call;
+``call_all`` also compares the hits with the engine call's.
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ MODERN = "2026-07-28"  # the per-request protocol fastmcp's Client speaks
 HANDSHAKE = "2025-11-25"  # the initialize-handshake protocol of the official SDK's ClientSession
 
 
-Target = Callable[[dict[str, Any], int], Awaitable[list[str]]]  # a recall; the keys of its hits, in order
+# a recall; the keys of its hits, in order
+Target = Callable[[dict[str, Any], int], Awaitable[list[str]]]
 
 
 async def call_all(targets: dict[str, Target], args: dict[str, Any], index: int,
                    expected: list[str] | None) -> tuple[dict[str, float], list[str]]:
-    """Each target once, the order rotated by ``index`` so none always runs right after the engine call: seconds
-    per target, and the targets whose hits were not ``expected`` (the engine call's keys, compared as a set:
-    recency moves by the milliseconds between the calls; None: not compared)."""
+    """Each target once, the order rotated by ``index`` so none always runs right after the
+    engine call: seconds per target, and the targets whose hits were not ``expected`` (the engine
+    call's keys, compared as a set: recency moves by the milliseconds between the
+    calls; None: not compared)."""
     timings: dict[str, float] = {}
     wrong: list[str] = []
     order = list(targets.items())
@@ -47,12 +50,14 @@ async def call_all(targets: dict[str, Target], args: dict[str, Any], index: int,
 
 
 async def sdk_session(stack: AsyncExitStack, url: str, secret: str) -> Any:
-    """The official SDK's ``ClientSession`` over Streamable HTTP, initialised, kept open on ``stack``."""
+    """The official SDK's ``ClientSession`` over Streamable HTTP,
+    initialised, kept open on ``stack``."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    sdk_http = await stack.enter_async_context(httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"},
-                                                                  timeout=30))
+    sdk_http = await stack.enter_async_context(
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"}, timeout=30)
+    )
     read, write = await stack.enter_async_context(streamable_http_client(url, http_client=sdk_http))
     session = await stack.enter_async_context(ClientSession(read, write))
     await session.initialize()
@@ -60,20 +65,27 @@ async def sdk_session(stack: AsyncExitStack, url: str, secret: str) -> Any:
 
 
 def hit_keys(result: Any, target: str) -> list[str]:
-    """The keys of a recall's hits, from the tool's structured result or the floor's body; a RuntimeError
-    when it is not a recall result (a fast error must never pass as a fast call)."""
+    """The keys of a recall's hits, from the tool's structured result or the floor's body; a
+    RuntimeError when it is not a recall result (a fast error must never pass as a fast call)."""
     hits = result.get("results") if isinstance(result, dict) else None
-    if not isinstance(hits, list) or not all(isinstance(h, dict) and isinstance(h.get("key"), str) for h in hits):
-        raise RuntimeError(f"{target} answered something that is not a recall result: {str(result)[:300]}")
+    if not isinstance(hits,
+                      list) or not all(isinstance(h, dict) and isinstance(h.get("key"), str)
+                                       for h in hits):
+        raise RuntimeError(
+            f"{target} answered something that is not a recall result: {str(result)[:300]}"
+        )
     return [h["key"] for h in hits]
 
 
 def through(client: Any) -> Target:
-    """A recall through an MCP client library (fastmcp's ``Client`` or the SDK's ``ClientSession``)."""
+    """A recall through an MCP client library (fastmcp's ``Client`` or the
+    SDK's ``ClientSession``)."""
     async def call(args: dict[str, Any], index: int) -> list[str]:
         result = await client.call_tool("recall", args)
         if result.is_error:
-            raise RuntimeError(f"a recall through {type(client).__name__} failed: {str(result.content)[:300]}")
+            raise RuntimeError(
+                f"a recall through {type(client).__name__} failed: {str(result.content)[:300]}"
+            )
         return hit_keys(result.structured_content, type(client).__name__)
     return call
 
@@ -85,8 +97,10 @@ async def floor_call(http: httpx.AsyncClient, url: str, args: dict[str, Any]) ->
     return hit_keys(response.json(), "the bare endpoint")
 
 
-async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int, version: str) -> list[str]:
-    """tools/call as one bare JSON-RPC POST: no client library, no handshake, no session (a stateless server)."""
+async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int,
+                   version: str) -> list[str]:
+    """tools/call as one bare JSON-RPC POST: no client library, no handshake, no
+    session (a stateless server)."""
     params: dict[str, Any] = {"name": "recall", "arguments": args}
     headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version}
     if version == MODERN:
@@ -103,7 +117,8 @@ async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], inde
 
 
 def json_rpc_reply(response: httpx.Response) -> dict[str, Any]:
-    """The JSON-RPC message of a Streamable HTTP answer: the JSON body, or the last ``data:`` of an SSE one."""
+    """The JSON-RPC message of a Streamable HTTP answer: the JSON body, or the
+    last ``data:`` of an SSE one."""
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
         if not data:

@@ -1,16 +1,17 @@
-"""Retrieval experiments outside the recall pipeline: can anything but the embedding model lift paraphrase
-recall and no-answer abstention? (docs/benchmarks.md, "The misses").
+"""Retrieval experiments outside the recall pipeline: can anything but the embedding model lift
+paraphrase recall and no-answer abstention? (docs/benchmarks.md, "The misses").
 
-``python -m bench.experiments --size 10k`` embeds the corpus with the configured embedder, builds the
-families exactly as a benchmark run does (same seed, same order), and for every query computes the exact
-cosine similarity to every memory of its project plus the global ones -- no index, no HNSW
+``python -m bench.experiments --size 10k`` embeds the corpus with the configured embedder, builds
+the families exactly as a benchmark run does (same seed, same order), and for every query computes
+the exact cosine similarity to every memory of its project plus the global ones -- no index, no HNSW
 approximation. It then scores strategies on the same numbers and prints one line per strategy:
 recall@5 of (a) near-verbatim, (b) paraphrase, (c) cross-project distractor, and abstention on (g).
 
 - ``floor F``: the pipeline's rule, an absolute floor on raw similarity;
 - ``z >= Z & floor F``: a relative floor, the best hit must stand Z standard deviations above the
   project's background similarity;
-- ``bm25 W & floor F``: hybrid ranking, similarity plus W times a saturated BM25 score of the same memories;
+- ``bm25 W & floor F``: hybrid ranking, similarity plus W times a saturated BM25
+  score of the same memories;
 - ``stripped & floor F``: the query without its question scaffolding ("how do I", "why did we").
 """
 
@@ -36,21 +37,27 @@ from kenning.settings import load_settings
 Scores = np.ndarray[Any, Any]
 FLOORS = (0.0, 0.2, 0.25, 0.3)
 _STOP = frozenset((
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from", "is", "are", "was",
-    "were", "be", "been", "it", "this", "that", "these", "those", "do", "does", "did", "how", "what", "why", "which",
-    "who", "where", "when", "i", "we", "our", "you", "my", "me", "us", "can", "may", "should", "must", "not", "no",
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from", "is",
+                   "are", "was",
+    "were", "be", "been", "it", "this", "that", "these", "those", "do", "does", "did", "how",
+                   "what", "why", "which",
+    "who", "where", "when", "i", "we", "our", "you", "my", "me", "us", "can", "may", "should",
+                   "must", "not", "no",
     "as", "into", "about", "ever", "any", "there", "here"))
 _SCAFFOLD = re.compile(
-    r"^(how (do|does|did|should|can|are|is|many|fast|big|long|strict) (i|we|you|a|the)?\s*|"
-    r"what (is|are|was|do|does|did|should|must)?\s*(the|a|our|i)?\s*|"
-    r"why (did|do|does|is|are|was|were|can't|didn't|don't|haven't|isn't|couldn't)?\s*(we|the|a|our|i|you)?\s*|"
-    r"which |where (is|are|does|do)?\s*(the|our)?\s*|walk me through |can (i|we) |is it |may i |"
-    r"did (we|anyone|a) (ever )?|have we |was |are )", re.IGNORECASE)
+    r"^(how (do|does|did|should|can|are|is|many|fast|big|long|strict) (i|we|you|a|the)?\s*|what "
+    r"(is|are|was|do|does|did|should|must)?\s*(the|a|our|i)?\s*|why "
+    r"(did|do|does|is|are|was|were|can't|didn't|don't|haven't|isn't|couldn't)?\s*(we|the|a|our|i|you)?\s*|which "  # noqa: E501
+    r"|where (is|are|does|do)?\s*(the|our)?\s*|walk me through |can (i|we) |is it |may i |did "
+    r"(we|anyone|a) (ever )?|have we |was |are )",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
 class Scored:
-    """One query: its targets and, per candidate memory of its project (+ global), the similarity."""
+    """One query: its targets and, per candidate memory of its project
+    (+ global), the similarity."""
 
     targets: tuple[str, ...]
     uids: tuple[str, ...]
@@ -65,7 +72,8 @@ def words(text: str) -> list[str]:
     for raw in re.findall(r"[a-z0-9]+", text.lower()):
         if raw in _STOP or len(raw) < 2:
             continue
-        cut = next((len(x) for x in ("ing", "ed", "es", "s") if raw.endswith(x) and len(raw) - len(x) >= 3), 0)
+        cut = next((len(x) for x in ("ing", "ed", "es", "s") if raw.endswith(x)
+                    and len(raw) - len(x) >= 3), 0)
         out.append(raw[:len(raw) - cut])
     return out
 
@@ -91,11 +99,14 @@ class Bm25:
             for term in terms & doc.keys():
                 idf = math.log(1 + (n - self.df[term] + 0.5) / (self.df[term] + 0.5))
                 tf = doc[term]
-                out[slot] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.lengths[row] / self.average))
+                out[slot] += (
+                    idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.lengths[row] / self.average))
+                )
         return out
 
 
-def score_all(corpus: Corpus, embedder: Embedder, queries: dict[str, list[families.Query]]) -> dict[str, list[Scored]]:
+def score_all(corpus: Corpus, embedder: Embedder,
+              queries: dict[str, list[families.Query]]) -> dict[str, list[Scored]]:
     items = corpus.items
     matrix = np.stack(embedder.embed_many([i.content for i in items]))
     bm25 = Bm25([i.content for i in items])
@@ -115,7 +126,8 @@ def score_all(corpus: Corpus, embedder: Embedder, queries: dict[str, list[famili
     return out
 
 
-Rule = Callable[[Scored], Scores]  # per candidate: the ranking score, -inf where the candidate is dropped
+# per candidate: the ranking score, -inf where the candidate is dropped
+Rule = Callable[[Scored], Scores]
 
 
 def evaluate(scored: dict[str, list[Scored]], rule: Rule) -> dict[str, float]:
@@ -127,7 +139,8 @@ def evaluate(scored: dict[str, list[Scored]], rule: Rule) -> dict[str, float]:
             top = [s.uids[j] for j in np.argsort(-ranking)[:5] if np.isfinite(ranking[j])]
             found += any(uid in s.targets for uid in top)
         result[family] = found / max(len(scored[family]), 1)
-    result["g"] = sum(1 for s in scored["g"] if not np.isfinite(rule(s)).any()) / max(len(scored["g"]), 1)
+    result["g"] = sum(1 for s in scored["g"]
+                      if not np.isfinite(rule(s)).any()) / max(len(scored["g"]), 1)
     return result
 
 
@@ -158,13 +171,15 @@ def unscaffolded(at: float) -> Rule:
 def strategies() -> list[tuple[str, Rule]]:
     out = [(f"floor {f}", absolute(f)) for f in FLOORS]
     out += [(f"z >= {z} & floor {f}", relative(z, f)) for z in (1.5, 2.0, 2.5) for f in (0.15, 0.2)]
-    out += [(f"bm25 {w} & floor {f}", hybrid(w, f)) for w in (0.05, 0.1, 0.2) for f in (0.25, 0.3, 0.35)]
+    out += [(f"bm25 {w} & floor {f}", hybrid(w, f)) for w in (0.05, 0.1, 0.2)
+            for f in (0.25, 0.3, 0.35)]
     out += [(f"stripped & floor {f}", unscaffolded(f)) for f in FLOORS]
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.experiments", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.experiments",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=("1k", "10k", "100k"), default="10k")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--queries", type=int, default=200)
@@ -177,8 +192,11 @@ def main(argv: list[str] | None = None) -> int:
     queries["c"] = families.distractor_queries(corpus, rng, args.queries)
     queries["g"] = families.no_answer_queries(corpus, rng)
     embedder = load_embedder(load_settings())
-    print(f"{args.size} corpus, {embedder.model_name}: exact cosine per project (+global); recall@5 and abstention",
-          flush=True)
+    print(
+        f"{args.size} corpus, {embedder.model_name}: exact cosine per project "
+          "(+global); recall@5 and abstention",
+        flush=True,
+    )
     scored = score_all(corpus, embedder, queries)
     for name, rule in strategies():
         got = evaluate(scored, rule)

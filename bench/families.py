@@ -1,8 +1,9 @@
 """Query families with known answers, derived from a corpus and a seed. Pure.
 
-(a) near-verbatim, (b) paraphrase, (c) cross-project distractor, (h) exact identifier, (g) no-answer are
-recall queries; (f) near-duplicate writes are remember calls; the forgotten/suppressed/superseded and
-graveyard families reuse these builders and are driven by ``bench.lifecycle``.
+(a) near-verbatim, (b) paraphrase, (c) cross-project distractor, (h) exact identifier, (g) no-answer
+are recall queries; (f) near-duplicate writes are remember calls; the
+forgotten/suppressed/superseded and graveyard families reuse these builders and are
+driven by ``bench.lifecycle``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from bench.scenarios import SCENARIOS
 
 SCENARIO = {s.id: s for s in SCENARIOS}
 FAMILIES = {
-    "a": "near-verbatim", "b": "paraphrase", "c": "cross-project distractor", "d": "superseded facts",
+    "a": "near-verbatim", "b": "paraphrase", "c": "cross-project distractor",
+            "d": "superseded facts",
     "e": "suppressed & forgotten", "f": "near-duplicate writes", "g": "no-answer (abstention)",
     "h": "exact identifiers", "i": "graveyard warnings",
 }
 
-# No memory of the corpus answers these. Off-domain ones and in-domain ones about tools we never mention.
+# No memory of the corpus answers these. Off-domain ones and in-domain ones
+# about tools we never mention.
 NO_ANSWER = (
     "What is a good recipe for sourdough bread with a stiff starter?",
     "Who won the football world cup in 1998?",
@@ -48,7 +51,8 @@ NO_ANSWER = (
 
 @dataclass(frozen=True)
 class Query:
-    """One recall with its ground truth: ``targets`` should be found, ``avoid`` must never be returned."""
+    """One recall with its ground truth: ``targets`` should be found,
+    ``avoid`` must never be returned."""
 
     family: str
     text: str
@@ -59,7 +63,8 @@ class Query:
 
 @dataclass(frozen=True)
 class Write:
-    """One remember call of the dedup family: ``duplicate_of`` is the uid it repeats, or None (new fact)."""
+    """One remember call of the dedup family: ``duplicate_of`` is the uid it
+    repeats, or None (new fact)."""
 
     text: str
     project: str
@@ -69,7 +74,8 @@ class Write:
 
 
 def near_verbatim(item: Item) -> str:
-    """What an agent types when it half-remembers the note: no markup, no label, first sentences only."""
+    """What an agent types when it half-remembers the note: no markup, no
+    label, first sentences only."""
     text = item.content.replace("`", "")
     text = re.sub(r"^(Style|Decision|Deploy|Bug [A-Z]+-\d+):\s*", "", text)
     sentences = re.split(r"(?<=[.;])\s+", text)
@@ -97,7 +103,8 @@ def paraphrase_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query
 
 def distractor_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query]:
     """The same scenario in two projects: the filter names one, the other must not come back."""
-    twins = [group for group in corpus.by_scenario().values() if len({i.project for i in group}) >= 2]
+    twins = [group for group in corpus.by_scenario().values()
+             if len({i.project for i in group}) >= 2]
     out: list[Query] = []
     for _ in range(n):
         group = rng.choice(twins)
@@ -105,14 +112,17 @@ def distractor_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query
         if GLOBAL in (target.project, other.project):
             continue
         scenario = SCENARIO[target.scenario or ""]
-        out.append(Query("c", rng.choice(scenario.paraphrases), target.project, (target.uid,), (other.uid,)))
+        out.append(Query("c", rng.choice(scenario.paraphrases), target.project, (target.uid,),
+                         (other.uid,)))
     return out
 
 
 def identifier_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query]:
     """An error code, ticket or version pin, alone or in a short question."""
-    # A bare version number ("3.12") names nothing on its own; identifiers carry letters (E-codes, pkg==1.2).
-    carriers = [i for i in _facts(corpus) if i.ident and re.search(r"[A-Za-z]", identifier_token(i))]
+    # A bare version number ("3.12") names nothing on its own; identifiers carry
+    # letters (E-codes, pkg==1.2).
+    carriers = [i for i in _facts(corpus) if i.ident
+                and re.search(r"[A-Za-z]", identifier_token(i))]
     out: list[Query] = []
     for item in rng.sample(carriers, min(n, len(carriers))):
         token = identifier_token(item)
@@ -135,13 +145,14 @@ def no_answer_queries(corpus: Corpus, rng: random.Random) -> list[Query]:
 
 
 def duplicate_writes(corpus: Corpus, rng: random.Random, n: int) -> list[Write]:
-    """Half rewordings of a stored memory (must be refused), half the same scenario with other values
-    (a different fact that must be stored)."""
+    """Half rewordings of a stored memory (must be refused), half the same scenario with other
+    values (a different fact that must be stored)."""
     facts = [i for i in _facts(corpus) if "{" in SCENARIO[i.scenario or ""].text]
     out: list[Write] = []
     for index, item in enumerate(rng.sample(facts, min(n, len(facts)))):
         if index % 2 == 0:
-            out.append(Write(reword(item.content, rng), item.project, item.namespace, item.uid, item.uid))
+            out.append(Write(reword(item.content, rng), item.project, item.namespace, item.uid,
+                             item.uid))
             continue
         fresh = render(SCENARIO[item.scenario or ""], _fresh_values(rng, item))
         if fresh != item.content:

@@ -1,9 +1,11 @@
-"""The floor under MCP recall: a bare Starlette JSON endpoint (uvicorn, no MCP) making the same engine call.
+"""The floor under MCP recall: a bare Starlette JSON endpoint (uvicorn, no MCP)
+making the same engine call.
 
-``python -m bench.floor_server`` serves ``POST /recall`` on ``KENNING_MCP_HOST:KENNING_MCP_PORT`` against the
-store the environment names, exactly as ``kenning mcp`` would open it (one model load, the engine call in a
-worker thread under the same limiter size). What MCP recall costs beyond this endpoint is the protocol's own
-work: JSON-RPC framing, the session manager, fastmcp's dispatch, validation and serialisation.
+``python -m bench.floor_server`` serves ``POST /recall`` on ``KENNING_MCP_HOST:KENNING_MCP_PORT``
+against the store the environment names, exactly as ``kenning mcp`` would open it (one model load,
+the engine call in a worker thread under the same limiter size). What MCP recall costs beyond this
+endpoint is the protocol's own work: JSON-RPC framing, the session manager, fastmcp's dispatch,
+validation and serialisation.
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ THREADS = 16  # mcp_server.runtime.ENGINE_THREADS: the same bound on engine thre
 
 
 def build(engine: Engine) -> Starlette:
-    limiter: list[anyio.CapacityLimiter] = []  # made on the first request: it belongs to the event loop
+    # made on the first request: it belongs to the event loop
+    limiter: list[anyio.CapacityLimiter] = []
 
     async def recall(request: Request) -> JSONResponse:
         if not limiter:
             limiter.append(anyio.CapacityLimiter(THREADS))
         body: dict[str, Any] = await request.json()
-        ask = RecallRequest(str(body["query"]), projects=body.get("projects"), top_k=int(body.get("top_k", 10)),
+        ask = RecallRequest(str(body["query"]), projects=body.get("projects"),
+                            top_k=int(body.get("top_k", 10)),
                             actor=ACTOR)
         result = await anyio.to_thread.run_sync(engine.recaller.recall, ask, limiter=limiter[0])
         return JSONResponse(result.public(full=True))  # the body the recall tool returns
@@ -46,7 +50,8 @@ def main() -> None:
 
     settings = Settings()
     app = build(open_engine(settings))
-    uvicorn.run(app, host=settings.mcp_host, port=settings.mcp_port, log_level="warning", access_log=False)
+    uvicorn.run(app, host=settings.mcp_host, port=settings.mcp_port, log_level="warning",
+                access_log=False)
 
 
 if __name__ == "__main__":

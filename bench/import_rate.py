@@ -1,16 +1,16 @@
 """The bulk import against the embedding alone, interleaved on the same texts (issue 21).
 
-The box's speed drifts 10-40% within minutes, so the two rates are never measured apart: the texts are cut
-into rounds, and each round is embedded alone (two interleaved slices at once, as ``kenning.bulk.Bulk``
-embeds) and imported, the order of the two alternating from round to round. Each side's rate is its texts
-over its summed seconds; the ratio divides those sums.
+The box's speed drifts 10-40% within minutes, so the two rates are never measured apart: the texts
+are cut into rounds, and each round is embedded alone (two interleaved slices at once, as
+``kenning.bulk.Bulk`` embeds) and imported, the order of the two alternating from round to round.
+Each side's rate is its texts over its summed seconds; the ratio divides those sums.
 
-``bench.runner`` measures it on the corpus's first rounds as they are imported (into the run's store, empty
-at the start). As a script it alternates this tree's import with another ``bulk.py`` (e.g. main's),
-each into a store of its own on one private Valkey, beside the embedding alone:
+``bench.runner`` measures it on the corpus's first rounds as they are imported (into the run's
+store, empty at the start). As a script it alternates this tree's import with another ``bulk.py``
+(e.g. main's), each into a store of its own on one private Valkey, beside the embedding alone:
 
     PYTHONPATH=$PWD .venv/bin/python -m bench.import_rate --size 10k --texts 6144 [--baseline ../main/kenning/bulk.py]
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from kenning.embedding import Embedder
 from kenning.engine import Engine
 from kenning.memory import Draft
 
-ROUND_TEXTS = 512  # two batches of the import: the first one's write overlaps the second's embedding
+# two batches of the import: the first one's write overlaps the second's embedding
+ROUND_TEXTS = 512
 ROUNDS = 8
 WORKERS = 2  # kenning.bulk.Bulk's default
 EMBEDDING = "embedding"
@@ -44,8 +45,9 @@ Side = Callable[[Sequence[Draft]], Any]
 
 def interleave(drafts: Sequence[Draft], sides: dict[str, Side], *, round_texts: int = ROUND_TEXTS,
                rounds: int = ROUNDS) -> dict[str, Any]:
-    """Run every side on each round of ``drafts`` (up to ``rounds`` rounds), rotating their order per round;
-    each side's seconds, rate, and every side's rate over the embedding's (when there is an embedding side)."""
+    """Run every side on each round of ``drafts`` (up to ``rounds`` rounds), rotating their order
+    per round; each side's seconds, rate, and every side's rate over the embedding's (when
+    there is an embedding side)."""
     spent: dict[str, list[float]] = {name: [] for name in sides}
     texts = 0
     names = list(sides)
@@ -68,7 +70,8 @@ def interleave(drafts: Sequence[Draft], sides: dict[str, Side], *, round_texts: 
                              if name != EMBEDDING and floor and out[name]["texts_per_second"]}
     if EMBEDDING in spent:  # the median round: robust to one round hit by a neighbour's burst
         out["over_embedding_median_round"] = {name: statistics.median(
-            e / s for e, s in zip(spent[EMBEDDING], spent[name], strict=True)) for name in sides if name != EMBEDDING}
+            e / s for e, s in zip(spent[EMBEDDING], spent[name], strict=True)) for name in sides
+                                              if name != EMBEDDING}
     return out
 
 
@@ -81,17 +84,21 @@ def embedding_only(embedder: Embedder) -> Side:
     return embed
 
 
-def importing(engine: Engine, actor: str, bulk: type[Bulk] = Bulk, into: list[Any] | None = None) -> Side:
+def importing(engine: Engine, actor: str, bulk: type[Bulk] = Bulk,
+              into: list[Any] | None = None) -> Side:
     """The bulk import of a round's drafts (its results appended to ``into``)."""
     def run(drafts: Sequence[Draft]) -> None:
-        results = bulk(engine.ctx, engine.memories, workers=WORKERS).remember_many(drafts, actor=actor)
+        results = bulk(engine.ctx, engine.memories, workers=WORKERS).remember_many(
+            drafts, actor=actor
+        )
         if into is not None:
             into.extend(results)
     return run
 
 
 def load_bulk(path: Path) -> type[Bulk]:
-    """The ``Bulk`` class of another ``bulk.py`` (e.g. main's), importing this tree's ``kenning``."""
+    """The ``Bulk`` class of another ``bulk.py`` (e.g. main's),
+    importing this tree's ``kenning``."""
     spec = importlib.util.spec_from_file_location("baseline_bulk", path)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {path}: give the path of a kenning/bulk.py")
@@ -102,16 +109,20 @@ def load_bulk(path: Path) -> type[Bulk]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.import_rate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", default="10k", help="the corpus whose first texts are imported (1k, 10k, 100k)")
+    parser = argparse.ArgumentParser(prog="python -m bench.import_rate",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="10k",
+                        help="the corpus whose first texts are imported (1k, 10k, 100k)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--texts", type=int, default=ROUND_TEXTS * ROUNDS,
                         help=f"texts in all (rounds of {ROUND_TEXTS})")
-    parser.add_argument("--baseline", type=Path, help="another bulk.py to alternate with this tree's import")
+    parser.add_argument("--baseline", type=Path,
+                        help="another bulk.py to alternate with this tree's import")
     args = parser.parse_args(argv)
     drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
               for i in generate(args.size, args.seed).items[:args.texts]]
-    from bench.roundtrips import private_engine  # bench.roundtrips imports bench.runner, which imports this
+    # bench.roundtrips imports bench.runner, which imports this
+    from bench.roundtrips import private_engine
 
     with private_engine() as (engine, _client):
         sides = {EMBEDDING: embedding_only(engine.ctx.embedder), IMPORT: importing(engine, "bench")}
@@ -119,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
             other = Engine.open(engine.ctx.settings.model_copy(update={"key_prefix": "baseline:"}),
                                 engine.ctx.store.client, engine.ctx.embedder)
             sides["baseline"] = importing(other, "bench", load_bulk(args.baseline))
-        embedding_only(engine.ctx.embedder)(drafts[:200])  # warm the model up before the first round
+        # warm the model up before the first round
+        embedding_only(engine.ctx.embedder)(drafts[:200])
         load, steal = os.getloadavg(), system.cpu_times()
         out = interleave(drafts, sides, rounds=-(-len(drafts) // ROUND_TEXTS))
     out["machine"] = {"load_average": [round(x, 2) for x in load],

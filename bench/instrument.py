@@ -1,9 +1,9 @@
 """Timing from the outside: wrappers around the embedder and the memory store's search.
 
 The engine is built with these in place of the real objects, so recall's time splits into embedding,
-FT.SEARCH and the rest (re-scoring, filters, logging) without a single timing line in kenning/.
-Each wrapper adds one perf_counter pair per call. Times are kept per thread, so concurrent clients do
-not mix their splits.
+FT.SEARCH and the rest (re-scoring, filters, logging) without a single timing line in kenning/. Each
+wrapper adds one perf_counter pair per call. Times are kept per thread, so concurrent
+clients do not mix their splits.
 """
 
 from __future__ import annotations
@@ -84,8 +84,9 @@ class TimedMemoryStore(MemoryStore):
             return super().nearest(wanted)
 
     def batch(self, wanted: Sequence[Near]) -> Batch:
-        """Searches sent in a caller's pipeline (a remember's claim): from their queueing to the end of their
-        answer, so the round trip they share with the claim and the suppression list counts as search."""
+        """Searches sent in a caller's pipeline (a remember's claim): from their queueing to the
+        end of their answer, so the round trip they share with the claim and the
+        suppression list counts as search."""
         return TimedBatch(self, wanted)
 
     @contextmanager
@@ -118,7 +119,8 @@ class TimedBatch(Batch):
 
 
 def timed(fn: Any, watch: Stopwatch, *args: Any, **kwargs: Any) -> tuple[Any, dict[str, float]]:
-    """Call ``fn`` and return its result with the phase split (embed, search, rest, total) in seconds."""
+    """Call ``fn`` and return its result with the phase split (embed,
+    search, rest, total) in seconds."""
     watch.reset()
     start = time.perf_counter()
     result = fn(*args, **kwargs)

@@ -5,10 +5,11 @@
   off, the first recall with it on (cold: the model is asked, the answer cached) and a second one
   (cached). Reported: p50/p95 of each and the added milliseconds against the off recall beside it.
 - The enrichment queue: memories remembered with fact extraction on queue one job each; the queue is
-  drained and timed: jobs per second (one model call each, its facts remembered through the write path).
+  drained and timed: jobs per second (one model call each, its facts
+  remembered through the write path).
 
-The server answers at once unless ``model_ms`` says otherwise: what is measured is Kenning's side. What
-a real model adds in time and quality is left to users with a key (docs/llm.md).
+The server answers at once unless ``model_ms`` says otherwise: what is measured is Kenning's side.
+What a real model adds in time and quality is left to users with a key (docs/llm.md).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning.store import connect
 
-RESULTS = system.ROOT / "bench" / "results" / "llm"  # a folder of its own: bench/report.py reads the runs above
+# a folder of its own: bench/report.py reads the runs above
+RESULTS = system.ROOT / "bench" / "results" / "llm"
 ACTOR = "bench"
 QUEUE_JOBS = 200
 DRAIN_BATCH = 50
@@ -50,15 +52,21 @@ def run(settings: Settings, *, queries: int, model_ms: float, out: Path | None) 
         logging.getLogger(name).setLevel(logging.WARNING)
     settings = settings.model_copy(update={"embedding_backend": resolve_backend(settings)})
     embedder = load_embedder(settings)
-    print(f"kenning bench --llm: {queries} queries, {QUEUE_JOBS} queue jobs, model server {model_ms:g} ms",
-          flush=True)
+    print(
+        f"kenning bench --llm: {queries} queries, {QUEUE_JOBS} queue jobs, "
+          f"model server {model_ms:g} ms",
+        flush=True,
+    )
     result: dict[str, Any] = {"started_at": datetime.now(UTC).isoformat(timespec="seconds"),
                               "machine": system.machine(), "git": system.git_revision(),
                               "embedding_backend": settings.embedding_backend, "model_ms": model_ms}
     result.update(measure(settings, embedder, queries=queries, model_ms=model_ms))
     folder = out or RESULTS
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-llm-{settings.embedding_backend}.json"
+    path = (
+        folder
+        / f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}-llm-{settings.embedding_backend}.json"
+    )
     path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: result[k] for k in ("expansion", "queue")}, indent=2), flush=True)
     print(f"wrote {path}", flush=True)
@@ -68,20 +76,28 @@ def run(settings: Settings, *, queries: int, model_ms: float, out: Path | None) 
 def measure(base: Settings, embedder: Embedder, *, queries: int, model_ms: float) -> dict[str, Any]:
     corpus = generate("1k", 7)
     kept, queued = corpus.items[:-QUEUE_JOBS], corpus.items[-QUEUE_JOBS:]
-    with tempfile.TemporaryDirectory(prefix="kenning-bench-llm-") as tmp, scripted_model(model_ms / 1000) as model:
+    with (
+        tempfile.TemporaryDirectory(prefix="kenning-bench-llm-") as tmp,
+        scripted_model(model_ms / 1000) as model,
+    ):
         settings = base.model_copy(update={
-            "data_dir": Path(tmp), "valkey_port": free_port(), "key_prefix": "bench:", "valkey_url": None,
+            "data_dir": Path(tmp), "valkey_port": free_port(), "key_prefix": "bench:",
+                                           "valkey_url": None,
             "anthropic_api_key": SecretStr("bench-not-a-key"), "anthropic_base_url": model.url,
-            "llm_contradiction_verdicts": False, "llm_extract_facts": False, "query_expansion": False})
+            "llm_contradiction_verdicts": False, "llm_extract_facts": False,
+                                           "query_expansion": False})
         with EmbeddedValkey(settings):
             client = connect(settings)
             plain = Engine.open(settings, client, embedder)
             drafts = [Draft(i.content, namespace=i.namespace, project=i.project) for i in kept]
             Bulk(plain.ctx, plain.memories).remember_many(drafts, actor=ACTOR)
-            expanding = Engine.open(settings.model_copy(update={"query_expansion": True}), client, embedder)
-            texts = list(dict.fromkeys(" ".join(item.content.split()[:9]) for item in kept))[:queries]
+            expanding = Engine.open(settings.model_copy(update={"query_expansion": True}), client,
+                                    embedder)
+            texts = list(dict.fromkeys(" ".join(item.content.split()[:9])
+                                       for item in kept))[:queries]
             out: dict[str, Any] = {"expansion": expansion(plain, expanding, texts)}
-            extracting = Engine.open(settings.model_copy(update={"llm_extract_facts": True}), client, embedder)
+            extracting = Engine.open(settings.model_copy(update={"llm_extract_facts": True}),
+                                     client, embedder)
             out["queue"] = queue(extracting, [i.content for i in queued])
             out["model_requests"] = model.answered
             client.close()  # type: ignore[no-untyped-call]
@@ -97,16 +113,21 @@ def expansion(plain: Engine, expanding: Engine, texts: list[str]) -> dict[str, A
         for phase in ("cold", "cached"):
             seconds, result = _timed(expanding.recaller.recall, request)
             if result.expansion is None or result.expansion.cached != (phase == "cached"):
-                raise RuntimeError(f"{text!r}: expected a {phase} expansion, got {result.expansion}")
+                raise RuntimeError(
+                    f"{text!r}: expected a {phase} expansion, got {result.expansion}"
+                )
             samples[phase].append(seconds)
             reported[phase].append(result.expansion.seconds)
     off = samples["off"]
-    out: dict[str, Any] = {"queries": len(texts), **{f"{k}_ms": _percentiles(v) for k, v in samples.items()}}
+    out: dict[str, Any] = {"queries": len(texts),
+                           **{f"{k}_ms": _percentiles(v) for k, v in samples.items()}}
     for phase in ("cold", "cached"):
         added = [s - o for s, o in zip(samples[phase], off, strict=True)]
         out[f"{phase}_added_ms_p50"] = round(statistics.median(added) * 1000, 2)
         out[f"{phase}_reported_ms_p50"] = round(statistics.median(reported[phase]) * 1000, 2)
-        out[f"{phase}_ratio_to_off_p50"] = round(statistics.median(samples[phase]) / statistics.median(off), 2)
+        out[f"{phase}_ratio_to_off_p50"] = round(
+            statistics.median(samples[phase]) / statistics.median(off), 2
+        )
     return out
 
 
@@ -124,8 +145,10 @@ def queue(engine: Engine, texts: list[str]) -> dict[str, Any]:
             break
         done, facts = done + report.done, facts + report.facts_stored
     seconds = time.perf_counter() - start
-    return {"jobs_queued": waiting, "jobs_done": done, "facts_stored": facts, "drain_seconds": round(seconds, 2),
-            "jobs_per_second": round(done / seconds, 1), "remember_with_push_ms": round(pushed / len(texts) * 1000, 2),
+    return {"jobs_queued": waiting, "jobs_done": done, "facts_stored": facts,
+            "drain_seconds": round(seconds, 2),
+            "jobs_per_second": round(done / seconds, 1),
+            "remember_with_push_ms": round(pushed / len(texts) * 1000, 2),
             "left": engine.enrichment.status().public()}
 
 

@@ -34,20 +34,29 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     cpu_before = system.cpu_times()
     for name in QUIET:  # one line per HTTP request would drown the progress lines
         logging.getLogger(name).setLevel(logging.WARNING)
-    # every run starts a fresh store, so `auto` is what a new store gets; record the concrete backend
+    # every run starts a fresh store, so `auto` is what a new store gets;
+    # record the concrete backend
     settings = settings.model_copy(update={"embedding_backend": resolve_backend(settings)})
-    print(f"kenning bench: {size} corpus, seed {seed}, embedder backend {settings.embedding_backend}", flush=True)
+    print(
+        f"kenning bench: {size} corpus, seed {seed}, embedder backend {settings.embedding_backend}",
+        flush=True,
+    )
     load_start = time.perf_counter()
     embedder = load_embedder(settings)
     loaded = time.perf_counter() - load_start
     config = RunConfig(size=size, seed=seed, queries=queries, valkey_config=valkey_config)
     result: dict[str, Any] = {
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "machine": system.machine(),
-        "git": system.git_revision(), "settings": {name: getattr(settings, name, None) for name in SETTINGS_RECORDED},
-        "embedder": {"model": embedder.model_name, "dimension": embedder.dimension, "load_seconds": loaded},
+        "git": system.git_revision(),
+                              "settings": {name: getattr(settings, name, None)
+                                           for name in SETTINGS_RECORDED},
+        "embedder": {"model": embedder.model_name, "dimension": embedder.dimension,
+                     "load_seconds": loaded},
     }
-    if size in SCALE_SIZES:  # a scale point: precomputed vectors, no quality families (bench/scale.py)
-        result.update(scale.execute(SCALE_SIZES[size], embedder, settings, seed=seed, queries=queries,
+    # a scale point: precomputed vectors, no quality families (bench/scale.py)
+    if size in SCALE_SIZES:
+        result.update(scale.execute(SCALE_SIZES[size], embedder, settings, seed=seed,
+                                    queries=queries,
                                     progress=_progress, label=size))
     else:
         result.update(execute(config, embedder, settings, progress=_progress))
@@ -62,7 +71,8 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     if result.get("search_module", {}).get("name") not in (None, REDISEARCH):
         variant = f"-{result['search_module']['name']}{variant}"
     path = folder / f"{stamp}-{size}-{settings.embedding_backend}{variant}.json"
-    path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n",
+                    encoding="utf-8")
     print(f"wrote {path} ({result['wall_seconds']:.0f} s)", flush=True)
     if docs:
         written = report.write(folder)

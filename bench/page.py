@@ -28,7 +28,7 @@ Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valk
 --size 10k`; what MCP over HTTP adds, per transport mode and client: `python -m bench.transport` (with
 `--baseline DIR`, another checkout's server beside this one's in the same run: an A/B of server code). `python
 -m bench.report` redraws this page and its chart from `bench/results/`; the chart needs matplotlib, the
-`bench` extra (`pip install -e '.[bench]'`; `make bench` installs it; the test suite does not need it)."""
+`bench` extra (`pip install -e '.[bench]'`; `make bench` installs it; the test suite does not need it)."""  # noqa: E501
 
 INTRO = """Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
 starts its own embedded Valkey with the search module in a temporary data dir on a free port (never the
@@ -65,11 +65,13 @@ counted: `bench/clients.py`); runs before 2026-11-30 15:00 had the server in the
 (`same_process` in the JSON, also measured now). The **server RSS** is a fresh process that runs what
 `kenning up` runs beside Valkey -- embedder, engine, MCP server and worker -- and serves 30 recalls
 (runs before the same date loaded only the embedder and engine).
-"""
+"""  # noqa: E501
 
 
-def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[str], families: list[str],
-           latency: list[str], resources: list[str], chart_name: str, *, ratios: list[str] | None = None) -> str:
+def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[str],
+           families: list[str],
+           latency: list[str], resources: list[str], chart_name: str, *,
+           ratios: list[str] | None = None) -> str:
     machine = main.get("machine", {})
     git = main.get("git", {})
     lines = [
@@ -86,10 +88,11 @@ def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[st
         "",
         f"Judged on the {main['corpus']['size']} corpus, embedder backend "
         f"`{main['settings']['embedding_backend']}`, run {main['started_at']} at commit "
-        f"`{str(git.get('commit', ''))[:10]}`{' (dirty tree)' if git.get('dirty') else ''}; machine: "
-        f"{machine.get('cores')} cores ({machine.get('cpu')}), {machine.get('memory_gb')} GB, Python "
-        f"{machine.get('python')}, load average at start {machine.get('load_average')} (the machine is shared "
-        f"with other work: latencies are upper bounds).",
+        f"`{str(git.get('commit', ''))[:10]}`{' (dirty tree)' if git.get('dirty') else ''}; "
+        f"machine: {machine.get('cores')} cores ({machine.get('cpu')}), "
+        f"{machine.get('memory_gb')} GB, Python {machine.get('python')}, load average at start "
+        f"{machine.get('load_average')} (the machine is shared with other work: "
+        "latencies are upper bounds).",
         "",
         *targets,
         "",
@@ -109,8 +112,13 @@ def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[st
         "",
         "## Runs on this page",
         "",
-        *[f"- `bench/results/{r['_file']}`: {r['corpus']['items']} memories, wall time "
-          f"{r.get('wall_seconds', 0):.0f} s" for r in results],
+        *[
+            (
+                f"- `bench/results/{r['_file']}`: {r['corpus']['items']} memories, wall time "
+                f"{r.get('wall_seconds', 0):.0f} s"
+            )
+            for r in results
+        ],
         "",
     ]
     if FINDINGS.exists():

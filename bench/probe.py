@@ -1,6 +1,7 @@
-"""The server-process probe: start what `kenning up` runs in its process -- the embedder, the engine, the
-MCP server and the worker -- serve some recalls, and print the resident memory as one JSON line. Run by
-the harness as ``python -m bench.probe N`` with the bench's KENNING_* environment (its private Valkey)."""
+"""The server-process probe: start what `kenning up` runs in its process -- the embedder, the
+engine, the MCP server and the worker -- serve some recalls, and print the resident memory as one
+JSON line. Run by the harness as ``python -m bench.probe N`` with the bench's KENNING_*
+environment (its private Valkey)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,12 @@ def main(recalls: int) -> int:
     try:
         loaded = time.perf_counter() - start
         for n in range(recalls):
-            engine.recaller.recall(RecallRequest(f"how do we deploy the service, attempt {n}?", top_k=10))
-        print(json.dumps({"rss_mb": rss_mb(), "startup_seconds": loaded, "backend": embedder.model_name,
-                          "services": [s.name for s in services], "torch_imported": "torch" in sys.modules}))
+            engine.recaller.recall(RecallRequest(f"how do we deploy the service, attempt {n}?",
+                                                 top_k=10))
+        print(json.dumps({"rss_mb": rss_mb(), "startup_seconds": loaded,
+                          "backend": embedder.model_name,
+                          "services": [s.name for s in services],
+                          "torch_imported": "torch" in sys.modules}))
     finally:
         for service in reversed(services):
             service.stop()

@@ -2,9 +2,10 @@
 
     PYTHONPATH=$PWD .venv/bin/python -m bench.profile_remember [--preload 500] [--texts 300]
 
-An engine with the real model on an embedded Valkey of its own (the search module KENNING_SEARCH_MODULE names,
-else RediSearch) remembers the 1k corpus's first ``--preload`` texts untimed, then the next ``--texts`` under
-cProfile; prints the top functions by cumulative and by own time, and the mean ms per remember of each stage.
+An engine with the real model on an embedded Valkey of its own (the search module
+KENNING_SEARCH_MODULE names, else RediSearch) remembers the 1k corpus's first ``--preload`` texts
+untimed, then the next ``--texts`` under cProfile; prints the top functions by cumulative and by own
+time, and the mean ms per remember of each stage.
 """
 
 from __future__ import annotations
@@ -18,18 +19,21 @@ from bench.corpus import generate
 from bench.roundtrips import private_engine
 from kenning.memory import Draft
 
-STAGES = ("remember", "embed", "claim_and_search", "write_new", "on_remember", "_validated", "hidden_notes",
+STAGES = ("remember", "embed", "claim_and_search", "write_new", "on_remember", "_validated",
+          "hidden_notes",
           "parse_active", "finish", "commit", "decode")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.profile_remember", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.profile_remember",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--preload", type=int, default=500)
     parser.add_argument("--texts", type=int, default=300)
     parser.add_argument("--top", type=int, default=35)
     args = parser.parse_args(argv)
     items = generate("1k").items
-    drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind) for i in items]
+    drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
+              for i in items]
     with private_engine() as (engine, _):
         for draft in drafts[:args.preload]:
             engine.memories.remember(draft, actor="bench")

@@ -2,10 +2,11 @@
 
     PYTHONPATH=$PWD .venv/bin/python -m bench.roundtrips
 
-Starts an embedded Valkey (the search module KENNING_SEARCH_MODULE names, else RediSearch) on a free port,
-opens the engine with the real model and counts, for each write path, the round trips (each packed send
-on a connection: a pipeline or a script is one) and the commands Valkey ran (INFO commandstats delta, the
-INFO itself not counted). Prints one JSON object; docs/architecture.md and bench/FINDINGS.md quote it.
+Starts an embedded Valkey (the search module KENNING_SEARCH_MODULE names, else RediSearch) on a free
+port, opens the engine with the real model and counts, for each write path, the round trips (each
+packed send on a connection: a pipeline or a script is one) and the commands Valkey ran (INFO
+commandstats delta, the INFO itself not counted). Prints one JSON object; docs/architecture.md and
+bench/FINDINGS.md quote it.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def measure(client: valkey.Valkey, fn: Callable[[], Any]) -> dict[str, int]:
         SENDS[0] = 0
         fn()
         trips = SENDS[0]
-    return {"round_trips": trips, "commands": commands(client) - before_cmds - 1}  # minus the INFO's own count
+    # minus the INFO's own count
+    return {"round_trips": trips, "commands": commands(client) - before_cmds - 1}
 
 
 def run(engine: Engine, client: valkey.Valkey) -> dict[str, dict[str, int]]:
@@ -73,7 +75,9 @@ def run(engine: Engine, client: valkey.Valkey) -> dict[str, dict[str, int]]:
     out["deprioritise"] = measure(client, lambda: engine.lifecycle.deprioritise(
         key, reason="stale schedule", actor="bench"))
     gone = mem.remember(Draft("The old VPN endpoint is vpn1.example.org."), actor="bench").key
-    out["forget"] = measure(client, lambda: mem.forget(gone, confirm=True, actor="bench", reason="replaced"))
+    out["forget"] = measure(client,
+                            lambda: mem.forget(gone, confirm=True, actor="bench",
+                                               reason="replaced"))
     mem.remember(Draft("Always use pickle for the session cache."), actor="bench")
     said = mem.remember(Draft("Never use pickle for the session cache."), actor="bench")
     record = str(said.notes[0].contradiction)
@@ -84,9 +88,11 @@ def run(engine: Engine, client: valkey.Valkey) -> dict[str, dict[str, int]]:
 
 @contextmanager
 def private_engine() -> Iterator[tuple[Engine, valkey.Valkey]]:
-    """An engine with the real model on an embedded Valkey of its own (a temporary data dir, a free port)."""
+    """An engine with the real model on an embedded Valkey of its own (a
+    temporary data dir, a free port)."""
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(_env_file=None, data_dir=Path(data), valkey_port=free_port(), key_prefix="rt:")
+        settings = Settings(_env_file=None, data_dir=Path(data), valkey_port=free_port(),
+                            key_prefix="rt:")
         with EmbeddedValkey(settings):
             client = connect(settings)
             try:

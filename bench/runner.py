@@ -1,8 +1,8 @@
 """One benchmark run: a private embedded Valkey, the corpus imported in bulk, every family, latency,
 throughput and memory. Returns plain data (the JSON of the run).
 
-Never touches the user's Valkey: the server runs in a temporary data dir on a free port and is stopped
-at the end. The embedder is the configured one (``KENNING_EMBEDDING_BACKEND``), loaded once.
+Never touches the user's Valkey: the server runs in a temporary data dir on a free port and is
+stopped at the end. The embedder is the configured one (``KENNING_EMBEDDING_BACKEND``), loaded once.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class RunConfig:
     throughput_requests: int = 300
     mcp_calls: int = 150
     clients: tuple[int, ...] = (1, 8)
-    valkey_config: tuple[tuple[str, str], ...] = ()  # CONFIG SET on the private server (experiments)
+    # CONFIG SET on the private server (experiments)
+    valkey_config: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -63,7 +64,8 @@ class Run:
 
     def recall(self, query: Query, *, filtered: bool = True, keep: bool = True) -> list[str]:
         """Run one recall; the uids it returned (a key the corpus does not know maps to itself)."""
-        request = RecallRequest(query.text, projects=[query.project] if filtered and query.project else None,
+        request = RecallRequest(query.text,
+                                projects=[query.project] if filtered and query.project else None,
                                 top_k=TOP_K, actor=ACTOR)
         result, phases = timed(self.engine.recaller.recall, self.watch, request)
         if keep:
@@ -100,27 +102,38 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             engine = Engine.open(settings, client, TimedEmbedder(embedder, watch))
             engine.ctx.store.memories = TimedMemoryStore(engine.ctx.store.memories, watch)
             run = Run(engine, watch, corpus, config)
-            out: dict[str, Any] = {"corpus": {"size": config.size, "seed": config.seed, "items": len(corpus.items),
+            out: dict[str,
+                      Any] = {"corpus": {"size": config.size, "seed": config.seed,
+                                         "items": len(corpus.items),
                                               "projects": len(corpus.projects())},
                                    "valkey_config": dict(config.valkey_config)}
             out["search_module"] = _search_module(client)
-            progress(f"search module: {out['search_module']['name']} {out['search_module']['version']}")
+            progress(
+                f"search module: {out['search_module']['name']} {out['search_module']['version']}"
+            )
             progress(f"importing {len(corpus.items)} memories")
             out["import"] = import_corpus(run, client)
             out["families"] = run_families(run, progress)
             progress("diagnostics: relevance floor sweep")
-            out["diagnostics"] = {"paraphrase_floor_sweep": diagnostics.floor_sweep(run, run.queries["b"],
-                                                                                    run.queries["g"]),
-                                  "valkey_commands_per_recall": diagnostics.commands_per_call(
-                                      run, client, run.queries["b"][:50])}
+            out["diagnostics"] = {
+                "paraphrase_floor_sweep": diagnostics.floor_sweep(
+                    run, run.queries["b"], run.queries["g"]
+                ),
+                "valkey_commands_per_recall": diagnostics.commands_per_call(
+                    run, client, run.queries["b"][:50]
+                ),
+            }
             out["latency"] = latency(run)
             progress("throughput")
             out["throughput"] = throughput(run)
-            progress("floors: the query embedding alone, one bare KNN, the engine recall (same queries)")
+            progress(
+                "floors: the query embedding alone, one bare KNN, the engine recall (same queries)"
+            )
             out["floors"] = {"recall": floors.recall(run, run.queries["b"])}
             progress("MCP over HTTP")
             out["mcp"] = mcp.measure(run, settings, config.mcp_calls)
-            out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process else None),
+            out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process
+                                                            else None),
                              "bench_process_rss_mb": system.rss_mb()}
             progress("server process RSS probe")
             out["memory"]["server_probe"] = lifecycle.server_probe(settings)
@@ -143,12 +156,18 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
     results: list[RememberResult] = []
     load = system.machine()["load_average"]
     steal = system.cpu_times()
-    rate = import_rate.interleave(drafts, {import_rate.EMBEDDING: import_rate.embedding_only(run.engine.ctx.embedder),
-                                           import_rate.IMPORT: import_rate.importing(run.engine, ACTOR, into=results)})
+    rate = import_rate.interleave(
+        drafts,
+        {
+            import_rate.EMBEDDING: import_rate.embedding_only(run.engine.ctx.embedder),
+            import_rate.IMPORT: import_rate.importing(run.engine, ACTOR, into=results),
+        },
+    )
     rate["machine"] = {"load_average": load, "load_average_end": system.machine()["load_average"],
                        "cpu_steal_percent": system.steal_percent(steal, system.cpu_times())}
     start = time.perf_counter()
-    results += Bulk(run.engine.ctx, run.engine.memories).remember_many(drafts[len(results):], actor=ACTOR)
+    results += Bulk(run.engine.ctx, run.engine.memories).remember_many(drafts[len(results):],
+                                                                       actor=ACTOR)
     seconds = time.perf_counter() - start + rate[import_rate.IMPORT]["seconds"]
     after = system.used_memory(client)
     stored = 0
@@ -158,7 +177,8 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
             run.uid_of[result.key] = item.uid
             stored += 1
     return {"seconds": seconds, "stored": stored, "duplicates_refused": len(results) - stored,
-            "memories_per_second": len(results) / seconds, "valkey_used_memory_delta": after - before,
+            "memories_per_second": len(results) / seconds,
+            "valkey_used_memory_delta": after - before,
             "bytes_per_memory": (after - before) / max(stored, 1),
             "breakdown": breakdown(run, client, list(run.uid_of)[:200], stored, after - before),
             "interleaved": rate}
@@ -172,10 +192,12 @@ def breakdown(run: Run, client: Any, keys: list[str], stored: int, delta: int) -
         return int(client.memory_usage(key, samples=0) or 0)
 
     hash_bytes = sum(usage(k) for k in keys) / max(len(keys), 1)
-    history = sum(usage(audit.events_key(k)) + usage(audit.history_key(k)) for k in keys) / max(len(keys), 1)
+    history = sum(usage(audit.events_key(k)) + usage(audit.history_key(k))
+                  for k in keys) / max(len(keys), 1)
     audit_bytes = history + usage(audit.stream) / max(stored, 1)
     return {"hash_bytes": hash_bytes, "audit_bytes": audit_bytes,
-            "index_and_other_bytes": delta / max(stored, 1) - hash_bytes - audit_bytes, "sampled": float(len(keys))}
+            "index_and_other_bytes": delta / max(stored, 1) - hash_bytes - audit_bytes,
+            "sampled": float(len(keys))}
 
 
 def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -193,26 +215,30 @@ def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
         ranks = [metrics.first_rank(run.recall(q), q.targets) for q in queries]
         out[name] = metrics.retrieval_summary(ranks)
         out[name]["misses_at_5"] = [{"query": q.text, "target": q.targets[0], "rank": r}
-                                    for q, r in zip(queries, ranks, strict=True) if r is None or r > 5][:12]
+                                    for q, r in zip(queries, ranks, strict=True) if r is None
+                                    or r > 5][:12]
     progress("family c: cross-project distractors")
     out["c"] = distractors(run, families.distractor_queries(run.corpus, rng, n))
     progress("family g: no-answer")
     run.queries["g"] = families.no_answer_queries(run.corpus, rng)
     answers = [run.recall(q) for q in run.queries["g"]]
-    out["g"] = {"abstention": metrics.abstention([len(a) for a in answers]), "n": float(len(answers))}
+    out["g"] = {"abstention": metrics.abstention([len(a) for a in answers]),
+                "n": float(len(answers))}
     progress("family f: near-duplicate writes")
     out["f"] = duplicates(run, families.duplicate_writes(run.corpus, rng, run.config.writes))
     return out
 
 
 def distractors(run: Run, queries: list[Query]) -> dict[str, Any]:
-    """With the project filter the twin must never come back; without it (the control) it competes."""
+    """With the project filter the twin must never come back; without it
+    (the control) it competes."""
     filtered = [run.recall(q) for q in queries]
     control = [run.recall(q, filtered=False, keep=False) for q in queries]
     other_projects = [[u for u in got if _project(u) not in (q.project, "global")] for got, q in
                       zip(filtered, queries, strict=True)]
-    summary = metrics.retrieval_summary([metrics.first_rank(g, q.targets) for g, q in zip(filtered, queries,
-                                                                                          strict=True)])
+    summary = metrics.retrieval_summary(
+        [metrics.first_rank(g, q.targets) for g, q in zip(filtered, queries, strict=True)]
+    )
     summary["twin_leak_rate"] = metrics.leak_rate(filtered, [q.avoid for q in queries])
     summary["other_project_leak_rate"] = sum(1 for o in other_projects if o) / max(len(queries), 1)
     summary["control_unfiltered_other_project_in_top10"] = sum(
@@ -227,7 +253,8 @@ def _project(uid: str) -> str:
 
 def duplicates(run: Run, writes: list[Write]) -> dict[str, Any]:
     refused = [run.remember(w).status == "duplicate" for w in writes]
-    precision, recall = metrics.precision_recall(refused, [w.duplicate_of is not None for w in writes])
+    precision, recall = metrics.precision_recall(refused,
+                                                 [w.duplicate_of is not None for w in writes])
     return {"precision": precision, "recall": recall, "n": float(len(writes)),
             "threshold": run.engine.ctx.settings.duplicate_threshold}
 
@@ -236,7 +263,8 @@ def latency(run: Run) -> dict[str, Any]:
     def split(samples: list[dict[str, float]]) -> dict[str, Any]:
         out: dict[str, Any] = {phase: metrics.latency_summary([s.get(phase, 0.0) for s in samples])
                                for phase in ("total", "embed", "search", "rest")}
-        out["search_calls_mean"] = sum(s.get("search_calls", 0.0) for s in samples) / max(len(samples), 1)
+        out["search_calls_mean"] = sum(s.get("search_calls", 0.0)
+                                       for s in samples) / max(len(samples), 1)
         return out
 
     return {"recall": split(run.recall_phases), "remember": split(run.remember_phases)}
@@ -251,5 +279,6 @@ def throughput(run: Run) -> dict[str, Any]:
         with ThreadPoolExecutor(clients) as pool:
             list(pool.map(lambda q: run.recall(q, keep=False), queries))
         seconds = time.perf_counter() - start
-        out[f"{clients}_clients"] = {"recalls_per_second": len(queries) / seconds, "requests": len(queries)}
+        out[f"{clients}_clients"] = {"recalls_per_second": len(queries) / seconds,
+                                     "requests": len(queries)}
     return out

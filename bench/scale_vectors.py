@@ -1,21 +1,24 @@
-"""Vectors for a scale point (1M memories) without embedding 1M texts: precomputed once, cached on disk.
+"""Vectors for a scale point (1M memories) without embedding 1M texts:
+precomputed once, cached on disk.
 
-Embedding a million texts through the model takes hours on two cores, so the harness embeds a real base set
-(the 10k corpus's texts, through the configured model: a few minutes) once and derives the rest from it:
+Embedding a million texts through the model takes hours on two cores, so the harness embeds a real
+base set (the 10k corpus's texts, through the configured model: a few minutes) once and
+derives the rest from it:
 
-- The texts are the corpus generator's: replica 0 is the base corpus itself, replica r > 0 is the corpus of
-  seed ``seed + r`` with its projects renamed ``<project>-r<r>`` (so hashes, tags and the text index are
-  those of real templates, never copies).
-- Replica 0's vectors are the real embeddings. An item of replica r > 0 takes the real vector of a base item
-  of the same scenario (fillers: of the same namespace), picked at random, moved by a random combination of
-  its differences to three other real members of that group (the directions in which real twins differ:
-  the same template with other values), normalised again. The move's scale is calibrated so that a derived
-  vector is as far from its source as a real memory is from its nearest real neighbour (the median top-1
-  cosine of the base set): the derived neighbourhoods are as dense as the real ones. (A first version added
-  isotropic Gaussian noise instead: every derived twin then differed from the others in its own random
-  directions, a shell HNSW navigates badly; docs/benchmarks.md has both runs.)
-- Both matrices are cached as .npy under ``~/.cache/kenning/bench/`` (``$XDG_CACHE_HOME`` respected), keyed by
-  model, backend, sizes and seed. The 1M float32 matrix is 1.5 GB.
+- The texts are the corpus generator's: replica 0 is the base corpus itself, replica r > 0 is the
+  corpus of seed ``seed + r`` with its projects renamed ``<project>-r<r>`` (so hashes, tags and the
+  text index are those of real templates, never copies).
+- Replica 0's vectors are the real embeddings. An item of replica r > 0 takes the real vector of a
+  base item of the same scenario (fillers: of the same namespace), picked at random, moved by a
+  random combination of its differences to three other real members of that group (the directions in
+  which real twins differ: the same template with other values), normalised again. The move's scale
+  is calibrated so that a derived vector is as far from its source as a real memory is from its
+  nearest real neighbour (the median top-1 cosine of the base set): the derived neighbourhoods are
+  as dense as the real ones. (A first version added isotropic Gaussian noise instead: every derived
+  twin then differed from the others in its own random directions, a shell HNSW navigates badly;
+  docs/benchmarks.md has both runs.)
+- Both matrices are cached as .npy under ``~/.cache/kenning/bench/`` (``$XDG_CACHE_HOME``
+  respected), keyed by model, backend, sizes and seed. The 1M float32 matrix is 1.5 GB.
 
 Pure apart from the cache files; the same inputs give the same vectors.
 """
@@ -47,7 +50,8 @@ def cache_dir() -> Path:
 
 
 def scale_corpus(n: int, seed: int = 7, base_size: str = "10k") -> Corpus:
-    """``n`` items: replicas of the ``base_size`` corpus (seeds seed, seed+1, ...), projects renamed per replica."""
+    """``n`` items: replicas of the ``base_size`` corpus (seeds seed, seed+1, ...),
+    projects renamed per replica."""
     per = SIZES[base_size]
     corpus = Corpus(seed=seed, size=str(n))
     for replica in range(math.ceil(n / per)):
@@ -64,7 +68,8 @@ def _renamed(item: Item, replica: int) -> Item:
 
 
 def group_key(item: Item) -> str:
-    """Which base items an item may take its vector from: the same scenario, or fillers of its namespace."""
+    """Which base items an item may take its vector from: the same scenario, or
+    fillers of its namespace."""
     return item.scenario or f"filler:{item.namespace}"
 
 
@@ -90,7 +95,8 @@ def base_vectors(embed_many: Callable[[list[str]], list[Any]], texts: Sequence[s
 
 
 def nearest_cosines(matrix: Matrix, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Each sampled row's cosine to its nearest other row with a different vector (rows are normalised)."""
+    """Each sampled row's cosine to its nearest other row with a different
+    vector (rows are normalised)."""
     best = np.full(len(rows), -1.0, dtype=np.float32)
     sample = matrix[rows]
     for start in range(0, matrix.shape[0], CHUNK):
@@ -100,7 +106,8 @@ def nearest_cosines(matrix: Matrix, rows: np.ndarray[Any, Any]) -> np.ndarray[An
     return best
 
 
-PARTNERS = 3  # same-group base rows whose differences from the source shape a derived vector's offset
+# same-group base rows whose differences from the source shape a derived vector's offset
+PARTNERS = 3
 
 
 def _groups(base_items: Sequence[Item]) -> dict[str, list[int]]:
@@ -110,14 +117,16 @@ def _groups(base_items: Sequence[Item]) -> dict[str, list[int]]:
     return groups
 
 
-def _pick(groups: dict[str, list[int]], item: Item, pick: random.Random, everything: list[int]) -> list[int]:
+def _pick(groups: dict[str, list[int]], item: Item, pick: random.Random,
+          everything: list[int]) -> list[int]:
     """A source row and PARTNERS more of the item's group (with repeats when the group is small)."""
     members = groups.get(group_key(item), everything)
     return [pick.choice(members) for _ in range(PARTNERS + 1)]
 
 
 def _offsets(base: Matrix, picks: np.ndarray[Any, Any], rng: np.random.Generator) -> Matrix:
-    """sum_j w_j (partner_j - source), w ~ N(0, 1): a move along the directions in which real twins differ."""
+    """sum_j w_j (partner_j - source), w ~ N(0, 1): a move along the directions
+    in which real twins differ."""
     differences = base[picks[:, 1:]] - base[picks[:, :1]]
     weights = rng.standard_normal((len(picks), PARTNERS, 1), dtype=np.float32)
     moved: Matrix = (weights * differences).sum(axis=1)
@@ -125,8 +134,9 @@ def _offsets(base: Matrix, picks: np.ndarray[Any, Any], rng: np.random.Generator
 
 
 def calibrate(base: Matrix, base_items: Sequence[Item], seed: int) -> dict[str, float]:
-    """The offset scale that puts a derived vector at the base set's median nearest-neighbour cosine from its
-    source: for a unit x and an offset d (E|d|^2 = s^2 D at scale s), cos(x, x+d) ~ 1/sqrt(1+s^2 D)."""
+    """The offset scale that puts a derived vector at the base set's median nearest-neighbour
+    cosine from its source: for a unit x and an offset d (E|d|^2 = s^2 D at scale s),
+    cos(x, x+d) ~ 1/sqrt(1+s^2 D)."""
     rng = np.random.default_rng(seed)
     rows = rng.choice(base.shape[0], size=min(SAMPLE, base.shape[0]), replace=False)
     target = float(np.median(nearest_cosines(base, rows)))
@@ -141,16 +151,19 @@ def calibrate(base: Matrix, base_items: Sequence[Item], seed: int) -> dict[str, 
 
 def derive(base: Matrix, base_items: Sequence[Item], items: Sequence[Item], sigma: float, seed: int,
            out: Matrix) -> list[int]:
-    """Fill ``out`` (len(items) x dim) with the vectors of ``items``; returns each row's source base row.
+    """Fill ``out`` (len(items) x dim) with the vectors of ``items``; returns
+    each row's source base row.
 
-    Row i < len(base_items) is base row i (replica 0 is the base corpus); a later row is a base row of the same
-    ``group_key`` moved by ``sigma`` times a random combination of its differences to PARTNERS other rows of
-    that group (the directions in which real twins differ: other values in the same template), normalised.
+    Row i < len(base_items) is base row i (replica 0 is the base corpus); a later row is a base row
+    of the same ``group_key`` moved by ``sigma`` times a random combination of its differences to
+    PARTNERS other rows of that group (the directions in which real twins differ: other values in
+    the same template), normalised.
     """
     groups = _groups(base_items)
     everything = list(range(len(base_items)))
     pick = random.Random(f"derive:{seed}")
-    picks = np.asarray([[i] * (PARTNERS + 1) if i < len(base_items) else _pick(groups, item, pick, everything)
+    picks = np.asarray([[i] * (PARTNERS + 1) if i < len(base_items)
+                        else _pick(groups, item, pick, everything)
                         for i, item in enumerate(items)])
     rng = np.random.default_rng(seed)
     for start in range(0, len(items), CHUNK):
@@ -169,18 +182,26 @@ def cache_name(kind: str, model: str, backend: str, size: int | str, seed: int) 
     return f"{kind}-{tag}-{backend}-{size}-seed{seed}.npy"
 
 
-def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, *, model: str, backend: str,
+def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, *, model: str,
+                  backend: str,
                   seed: int, base_size: str = "10k", folder: Path | None = None,
                   progress: Callable[[str], None] = print) -> tuple[Matrix, dict[str, Any]]:
-    """The vectors of ``corpus`` (a ``scale_corpus``), derived from real ones and cached; with how they were made."""
+    """The vectors of ``corpus`` (a ``scale_corpus``), derived from real ones and
+    cached; with how they were made."""
     folder = folder or cache_dir()
     base_items = generate(base_size, seed).items
     base = base_vectors(embed_many, [i.content for i in base_items],
                         folder / cache_name("base", model, backend, base_size, seed), progress)
     noise = calibrate(base, base_items, seed)
-    path = folder / cache_name(f"derived-twins-from-{base_size}", model, backend, len(corpus.items), seed)
-    info: dict[str, Any] = {"method": "real base embeddings + same-scenario source moved along its twins' differences",
-                            "base_size": base_size, "base_items": len(base_items), "cache": str(path), **noise}
+    path = folder / cache_name(f"derived-twins-from-{base_size}", model, backend, len(corpus.items),
+                               seed)
+    info: dict[str, Any] = {
+        "method": "real base embeddings + same-scenario source moved along its twins' differences",
+        "base_size": base_size,
+        "base_items": len(base_items),
+        "cache": str(path),
+        **noise,
+    }
     if path.exists():
         cached: Matrix = np.load(path, mmap_mode="r")
         if cached.shape == (len(corpus.items), base.shape[1]):

@@ -1,10 +1,10 @@
 """CPU per call by layer, from py-spy's raw (collapsed) stacks of a server process. Pure.
 
-Each sample is charged to one layer: the engine when any frame is in ``kenning/`` (the work every door
-shares), else the innermost frame that belongs to a known layer, so a pydantic call made by fastmcp counts
-as pydantic and fastmcp's own lines as fastmcp. Start-up (imports, the model load, building the app) is left
-out, and so are threads parked waiting (the event loop's select, idle worker threads), so what remains is
-the CPU the serving of the calls took.
+Each sample is charged to one layer: the engine when any frame is in ``kenning/`` (the work every
+door shares), else the innermost frame that belongs to a known layer, so a pydantic call made by
+fastmcp counts as pydantic and fastmcp's own lines as fastmcp. Start-up (imports, the model load,
+building the app) is left out, and so are threads parked waiting (the event loop's select, idle
+worker threads), so what remains is the CPU the serving of the calls took.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ RATE = 250  # samples per second (`py-spy record --rate`)
 STARTUP = ("_find_and_load", "open_engine (", "load_embedder (", "build_app (", "build_server (")
 SDK = "MCP SDK (session manager, transport, JSON-RPC)"
 LOOP = "anyio / asyncio (tasks, streams, threads)"
-LAYERS: tuple[tuple[str, str], ...] = (  # (file path prefix as py-spy prints it, layer), innermost frame first
+LAYERS: tuple[tuple[str, str],
+              ...] = (  # (file path prefix as py-spy prints it, layer), innermost frame first
     ("pydantic", "pydantic (validation, serialisation)"),
     ("logging/", "logging"),
     ("json/", "json"),
@@ -38,7 +39,8 @@ LAYERS: tuple[tuple[str, str], ...] = (  # (file path prefix as py-spy prints it
     ("threading.py", LOOP),
 )
 # a thread parked in one of these is waiting, not working (py-spy cannot always tell on a busy box)
-IDLE = ("EpollSelector.select", "Condition.wait", "Event.wait", "Queue.get", "_worker", "Condition._acquire_restore")
+IDLE = ("EpollSelector.select", "Condition.wait", "Event.wait", "Queue.get", "_worker",
+        "Condition._acquire_restore")
 ENGINE = "engine (kenning/: embedding, KNN, scoring)"
 OTHER = "other"
 
@@ -77,7 +79,8 @@ def breakdown(path: Path, calls: int) -> dict[str, float]:
     if not path.exists():
         return {}
     samples = tally(path.read_text(encoding="utf-8", errors="replace").splitlines())
-    per_call = {name: 1000.0 * n / RATE / calls for name, n in sorted(samples.items(), key=lambda kv: -kv[1])}
+    per_call = {name: 1000.0 * n / RATE / calls
+                for name, n in sorted(samples.items(), key=lambda kv: -kv[1])}
     per_call["total"] = sum(per_call.values())
     return per_call
 

@@ -1,13 +1,15 @@
-"""Which store round trips a recall and a remember make at a scale point, and what each costs (issue 21).
+"""Which store round trips a recall and a remember make at a scale point, and
+what each costs (issue 21).
 
     KENNING_SEARCH_MODULE=/path/to/libsearch.so PYTHONPATH=$PWD .venv/bin/python -m bench.store_calls --size 250k
 
-Loads the scale corpus (``bench.scale``: its vectors derived from real embeddings and cached) into a private
-Valkey, then runs the scale point's recall queries and remembers of corpus texts reworded, timing every call
-the store makes to Valkey (``kenning.store.client.call``: one pipeline or one command each) and naming it by
-the commands it carries (an FT.SEARCH by its shape: KNN or not, with a TEXT clause or not, NOCONTENT or
-RETURN). Prints, per operation, its p50 and each kind of call's count, p50 and total, largest total first.
-"""
+Loads the scale corpus (``bench.scale``: its vectors derived from real embeddings and cached) into a
+private Valkey, then runs the scale point's recall queries and remembers of corpus texts reworded,
+timing every call the store makes to Valkey (``kenning.store.client.call``: one pipeline or one
+command each) and naming it by the commands it carries (an FT.SEARCH by its shape: KNN or not, with
+a TEXT clause or not, NOCONTENT or RETURN). Prints, per operation, its p50 and each kind of call's
+count, p50 and total, largest total first.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -46,7 +48,8 @@ def shape(command: tuple[Any, ...]) -> str:
     if name != "FT.SEARCH":
         return name if len(name) < 24 else "EVAL"
     query = _text(command[2])
-    return " ".join(["FT.SEARCH", *(["KNN"] if "KNN" in query else []), *(["TEXT"] if "@content:" in query else []),
+    return " ".join(["FT.SEARCH", *(["KNN"] if "KNN" in query else []),
+                     *(["TEXT"] if "@content:" in query else []),
                      "NOCONTENT" if any(_text(c) == "NOCONTENT" for c in command) else "RETURN"])
 
 
@@ -59,13 +62,15 @@ def timed_calls(calls: Calls) -> Iterator[None]:
     """Every ``store.client.call`` timed under the commands it sends, while inside."""
     original = store_client.call
     modules = [m for m in list(sys.modules.values())
-               if getattr(m, "call", None) is original and getattr(m, "__name__", "").startswith("kenning")]
+               if getattr(m, "call", None) is original
+               and getattr(m, "__name__", "").startswith("kenning")]
 
     def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         stack = getattr(getattr(fn, "__self__", None), "command_stack", None)
         if stack is not None:
             names = [shape(c[0]) for c in stack]
-        else:  # one command: execute_command(*args), or a client method (get, hgetall, ...) by its name
+        # one command: execute_command(*args), or a client method (get, hgetall, ...) by its name
+        else:
             method = getattr(fn, "__name__", "?")
             names = [shape(args) if method == "execute_command" else method.upper()]
         start = time.perf_counter()
@@ -93,10 +98,12 @@ def report(label: str, samples: list[float], calls: Calls, top: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.store_calls", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.store_calls",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", choices=sorted(SIZES), default="250k")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--queries", type=int, default=60, help="queries per family (three families)")
+    parser.add_argument("--queries", type=int, default=60,
+                        help="queries per family (three families)")
     parser.add_argument("--remembers", type=int, default=60)
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args(argv)
@@ -104,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     embedder = load_embedder(base)
     corpus = scale_corpus(SIZES[args.size], args.seed, "10k")
     matrix, _ = scale_vectors(embedder.embed_many, corpus, model=embedder.model_name,
-                              backend=base.embedding_backend, seed=args.seed, base_size="10k", progress=print)
+                              backend=base.embedding_backend, seed=args.seed, base_size="10k",
+                              progress=print)
     with tempfile.TemporaryDirectory(prefix="kenning-calls-") as tmp:
         settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
                                            "key_prefix": "bench:", "valkey_url": None})
@@ -112,10 +120,12 @@ def main(argv: list[str] | None = None) -> int:
             client = connect(settings)
             client.config_set("appendonly", "no")
             engine = Engine.open(settings, client, embedder)
-            run = Run(engine, Stopwatch(), corpus, RunConfig(size=args.size, seed=args.seed, queries=args.queries))
+            run = Run(engine, Stopwatch(), corpus,
+                      RunConfig(size=args.size, seed=args.seed, queries=args.queries))
             load(run, client, matrix, 20 * 2**30, print)
             wait_indexed(client, engine.ctx.indexes)
-            requests = [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10, actor="bench")
+            requests = [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10,
+                                      actor="bench")
                         for q in _queries(corpus, args.seed, args.queries)]
             for request in requests[:20]:  # warm-up
                 engine.recaller.recall(request)
@@ -132,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             with timed_calls(calls):
                 for item in items:
                     start = time.perf_counter()
-                    engine.memories.remember(Draft(f"{item.content} (noted again today)", namespace=item.namespace,
+                    engine.memories.remember(Draft(f"{item.content} (noted again today)",
+                                                   namespace=item.namespace,
                                                    project=item.project), actor="bench")
                     samples.append(time.perf_counter() - start)
             report("remember", samples, calls, args.top)

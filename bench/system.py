@@ -1,4 +1,5 @@
-"""Facts about the machine and the processes a run measures: machine info, git revision, RSS, Valkey memory."""
+"""Facts about the machine and the processes a run measures: machine info, git
+revision, RSS, Valkey memory."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ def cpu_times() -> tuple[int, int]:
 def steal_percent(before: tuple[int, int], after: tuple[int, int]) -> float | None:
     """The share of CPU time the hypervisor gave to other guests between two ``cpu_times``. Pure.
 
-    A virtual machine's neighbours slow every number of a run; a run with a high steal is not comparable.
+    A virtual machine's neighbours slow every number of a run; a run with a
+    high steal is not comparable.
     """
     total = after[1] - before[1]
     return round(100.0 * (after[0] - before[0]) / total, 1) if total > 0 else None
@@ -60,7 +62,8 @@ def git_revision() -> dict[str, Any]:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
         return done.stdout.strip()
 
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    return {"commit": git("rev-parse", "HEAD"),
+            "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
 def rss_mb(pid: int | None = None) -> float:
@@ -79,10 +82,13 @@ def used_memory(client: valkey.Valkey) -> int:
 
 
 def child_env(settings: Any, **overrides: str) -> dict[str, str]:
-    """The environment of a child process (`kenning mcp`, the RSS probe) on the bench's private Valkey,
-    data dir, key prefix and embedder backend, never the user's; ``overrides`` are more KENNING_* values."""
-    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
-           "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
+    """The environment of a child process (`kenning mcp`, the RSS probe) on the bench's private
+    Valkey, data dir, key prefix and embedder backend, never the user's; ``overrides``
+    are more KENNING_* values."""
+    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir),
+           "KENNING_VALKEY_PORT": str(settings.valkey_port),
+           "KENNING_KEY_PREFIX": settings.key_prefix,
+           "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
            **overrides}
     env.pop("KENNING_VALKEY_URL", None)
     return env

@@ -1,9 +1,9 @@
 """The per-job guard: the one place in the worker that catches every exception.
 
 A job run ends in exactly one of four ways, and each is visible: ``ok`` (the summary is recorded),
-``outage`` (Valkey or another backend could not answer: nothing was done, and that is said, never read
-as a quiet success), ``failed`` (an unexpected error, logged with its traceback under the run id) or
-``skipped`` (another worker leads). Whatever a job raises, the scheduler keeps running.
+``outage`` (Valkey or another backend could not answer: nothing was done, and that is said, never
+read as a quiet success), ``failed`` (an unexpected error, logged with its traceback under the run
+id) or ``skipped`` (another worker leads). Whatever a job raises, the scheduler keeps running.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def guarded(job: Job, *, lease: Lease, jobs: Jobs, clock: Clock, worker: str) ->
     run_id = uuid.uuid4().hex[:12]
     started = clock.now()
 
-    def ended(status: Status, error: str | None = None, summary: dict[str, object] | None = None) -> JobRun:
+    def ended(status: Status, error: str | None = None,
+              summary: dict[str, object] | None = None) -> JobRun:
         return JobRun(job=job.name, run_id=run_id, status=status, worker=worker, started_at=started,
                       finished_at=clock.now(), error=error, summary=dict(summary or {}))
 
@@ -44,8 +45,10 @@ def guarded(job: Job, *, lease: Lease, jobs: Jobs, clock: Clock, worker: str) ->
 
 
 def _keep(jobs: Jobs, run: JobRun) -> None:
-    """Record the run; when Valkey cannot take it (an outage), the worker's own status still has it."""
+    """Record the run; when Valkey cannot take it (an outage), the
+    worker's own status still has it."""
     try:
         jobs.record(run)
     except KenningError as exc:
-        log.warning("job %s run %s (%s) could not be recorded: %s", run.job, run.run_id, run.status, exc)
+        log.warning("job %s run %s (%s) could not be recorded: %s", run.job, run.run_id, run.status,
+                    exc)

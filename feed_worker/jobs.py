@@ -1,8 +1,8 @@
 """Every job the worker schedules, registered in one place (``scheduled``).
 
-A job is an adapter like a tool or a route: one engine call, its result shaped into a small summary that
-is recorded as the run's outcome. Domain rules stay in the engine (``engine.maintenance.run`` decides
-what expires, what is a duplicate, what drifted).
+A job is an adapter like a tool or a route: one engine call, its result shaped into a small summary
+that is recorded as the run's outcome. Domain rules stay in the engine (``engine.maintenance.run``
+decides what expires, what is a duplicate, what drifted).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from kenning.settings import Settings
 
 MAINTENANCE = "maintenance"
 ENRICHMENT = "enrichment"
-MAINTENANCE_ACTOR = "worker:maintenance"  # who the audit log names for what the worker's maintenance did
+# who the audit log names for what the worker's maintenance did
+MAINTENANCE_ACTOR = "worker:maintenance"
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,13 @@ class Job:
 
 
 def scheduled(engine: Engine, settings: Settings, consumer: str = "worker") -> list[Job]:
-    """The worker's fixed jobs and how often each runs (the feed jobs follow feeds.yml: feed_worker.feeds);
-    the enrichment queue only when the LLM extras are on."""
-    jobs = [Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60)]
+    """The worker's fixed jobs and how often each runs (the feed jobs follow feeds.yml:
+    feed_worker.feeds); the enrichment queue only when the LLM extras are on."""
+    jobs = [Job(MAINTENANCE, partial(maintenance, engine),
+                settings.maintenance_interval_minutes * 60)]
     if engine.llm.available:
-        jobs.append(Job(ENRICHMENT, partial(enrichment, engine, consumer), settings.enrichment_interval_seconds))
+        jobs.append(Job(ENRICHMENT, partial(enrichment, engine, consumer),
+                        settings.enrichment_interval_seconds))
     return jobs
 
 
@@ -51,8 +54,8 @@ def enrichment(engine: Engine, consumer: str) -> dict[str, Any]:
 
 
 def maintenance(engine: Engine) -> dict[str, Any]:
-    """One maintenance pass (the same call as `kenning maintain`); the full report is kept by the engine
-    as the last maintenance report, so the run records counts only."""
+    """One maintenance pass (the same call as `kenning maintain`); the full report is kept by the
+    engine as the last maintenance report, so the run records counts only."""
     report = engine.maintenance.run(actor=MAINTENANCE_ACTOR)
     return {
         "expired": report.expired.count,

@@ -22,7 +22,8 @@ class FeedMetrics:
                                ("feed", "outcome"), registry=registry)
         self.articles = Counter("kenning_feed_articles", "Feed articles by feed and outcome.",
                                 ("feed", "outcome"), registry=registry)
-        self.summaries = Counter("kenning_feed_summaries", "Memories stored by summary or digest feeds, by "
+        self.summaries = Counter("kenning_feed_summaries",
+                                 "Memories stored by summary or digest feeds, by "
                                  "feed and summary state (summarised, no_key, over_budget, failed, "
                                  "skipped).", ("feed", "state"), registry=registry)
         self.latency = Histogram("kenning_feed_fetch_seconds", "Feed fetch latency (all hops).",

@@ -1,10 +1,10 @@
 """The worker: APScheduler running every registered job, only while this worker leads.
 
 One leader lease (``kenning.jobs``) covers the whole worker: a renewal job keeps it (every third of
-KENNING_WORKER_LOCK_TTL_SECONDS, also while a long job runs), each job run checks it first, and ``stop``
-releases it. Two workers on one store therefore never run the same job at once; when the leader dies,
-another takes over once the lease expires. Also a ``Service`` of `kenning up` (the scheduler runs in
-its own thread).
+KENNING_WORKER_LOCK_TTL_SECONDS, also while a long job runs), each job run checks it first, and
+``stop`` releases it. Two workers on one store therefore never run the same job at once; when the
+leader dies, another takes over once the lease expires. Also a ``Service`` of `kenning up` (the
+scheduler runs in its own thread).
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ def worker_id() -> str:
 
 
 class QuietRenewal(logging.Filter):
-    """The scheduler's "Running job" / "executed successfully" lines for the lease renewal (every third of
-    the lease TTL) go to DEBUG: at INFO they would be most of the worker's log."""
+    """The scheduler's "Running job" / "executed successfully" lines for the lease renewal (every
+    third of the lease TTL) go to DEBUG: at INFO they would be most of the worker's log."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         job = record.args[0] if isinstance(record.args, tuple) and record.args else None
@@ -52,7 +52,8 @@ class QuietRenewal(logging.Filter):
 
 
 class Worker:
-    """``start`` schedules the jobs and returns; ``run_now`` runs one job through the guard at once."""
+    """``start`` schedules the jobs and returns; ``run_now`` runs one job
+    through the guard at once."""
 
     name = "worker"
 
@@ -61,7 +62,8 @@ class Worker:
                  metrics: FeedMetrics | None = None) -> None:
         self.engine = engine
         self.id = worker or worker_id()
-        self.jobs = {job.name: job for job in (scheduled(engine, settings, self.id) if jobs is None else jobs)}
+        self.jobs = {job.name: job
+                     for job in (scheduled(engine, settings, self.id) if jobs is None else jobs)}
         for reserved in (RENEW, RELOAD):
             if reserved in self.jobs:
                 raise InvalidInput(f"the job name {reserved!r} is reserved for the worker itself")
@@ -72,8 +74,8 @@ class Worker:
         self.on_run = on_run
         self._last: dict[str, JobRun] = {}
         self._guard = threading.Lock()
-        # coalesce: runs missed while one was still going collapse into one; no grace limit, so a late
-        # run still happens instead of being dropped.
+        # coalesce: runs missed while one was still going collapse into one; no grace limit, so a
+        # late run still happens instead of being dropped.
         self.scheduler = BackgroundScheduler(timezone=UTC, job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
 
@@ -82,7 +84,8 @@ class Worker:
         return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in jobs)
 
     def start(self) -> None:
-        self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW, name=RENEW,
+        self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW,
+                               name=RENEW,
                                next_run_time=datetime.now(UTC))
         executors = logging.getLogger("apscheduler.executors.default")
         if not any(isinstance(f, QuietRenewal) for f in executors.filters):
@@ -95,25 +98,30 @@ class Worker:
         log.info("worker %s started: %s", self.id, self.describe())
 
     def stop(self) -> None:
-        """Stop scheduling, wait for running jobs, then give the lease up so another worker need not wait."""
+        """Stop scheduling, wait for running jobs, then give the lease up so
+        another worker need not wait."""
         if self.scheduler.running:
             self.scheduler.shutdown(wait=True)
         try:
             self.lease.release()
         except KenningError as exc:
-            log.warning("worker %s could not release the leader lease (it expires on its own): %s", self.id, exc)
+            log.warning("worker %s could not release the leader lease (it expires on its own): %s",
+                        self.id, exc)
 
     def alive(self) -> bool:
         return bool(self.scheduler.running)
 
     def run_now(self, name: str) -> JobRun:
-        """Run the job called ``name`` once, through the guard (never raises for the job's failures)."""
+        """Run the job called ``name`` once, through the guard (never
+        raises for the job's failures)."""
         try:
             with self._guard:
                 job = self.jobs[name]
         except KeyError:
-            raise NotFound(f"the worker has no job {name!r}", hint=f"jobs: {', '.join(self.jobs)}") from None
-        run = guarded(job, lease=self.lease, jobs=self.engine.jobs, clock=self.engine.ctx.clock, worker=self.id)
+            raise NotFound(f"the worker has no job {name!r}",
+                           hint=f"jobs: {', '.join(self.jobs)}") from None
+        run = guarded(job, lease=self.lease, jobs=self.engine.jobs, clock=self.engine.ctx.clock,
+                      worker=self.id)
         with self._guard:
             self._last[name] = run
         if self.on_run is not None:
@@ -121,8 +129,9 @@ class Worker:
         return run
 
     def reload_feeds(self) -> list[str]:
-        """Bring the feed jobs in line with feeds.yml (added, changed, removed, disabled); the names of
-        the jobs that changed. A bad entry only leaves its own feed out (kenning.feeds.config)."""
+        """Bring the feed jobs in line with feeds.yml (added, changed, removed, disabled); the
+        names of the jobs that changed. A bad entry only leaves its own feed
+        out (kenning.feeds.config)."""
         wanted = {job.name: job for job in feed_jobs(self.engine, self.feed_metrics)}
         with self._guard:
             current = {n: j for n, j in self.jobs.items() if n.startswith(PREFIX)}
@@ -162,8 +171,8 @@ class Worker:
             log.warning("worker %s could not renew the leader lease: %s", self.id, exc)
 
     def _last_recorded(self) -> dict[str, float]:
-        """When each job last ended, by any worker; none known when Valkey cannot say (the first runs then
-        come at once and record the outage)."""
+        """When each job last ended, by any worker; none known when Valkey cannot say (the first
+        runs then come at once and record the outage)."""
         try:
             return {job: run.finished_at for job, run in self.engine.jobs.last_runs().items()}
         except KenningError as exc:
@@ -177,9 +186,9 @@ class Worker:
 
 
 def first_delay(last_finished: float | None, interval: float, now: float) -> float:
-    """Seconds until a job's first run in this process: one interval after its last recorded run (so a
-    restart does not push maintenance back), at once when it never ran or is overdue. Never more than one
-    interval, whatever a skewed clock recorded."""
+    """Seconds until a job's first run in this process: one interval after its last recorded run
+    (so a restart does not push maintenance back), at once when it never ran or is overdue. Never
+    more than one interval, whatever a skewed clock recorded."""
     if last_finished is None:
         return 0.0
     return min(interval, max(0.0, last_finished + interval - now))

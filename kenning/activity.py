@@ -1,10 +1,10 @@
 """What happened per UTC day, for the dashboard's charts (docs/dashboard.md#charts).
 
-Every number is a count the store answers directly, in one round trip per chart: memories created per
-day and namespace, and feed articles per day, are FT.SEARCH counts (``LIMIT 0 0``) over ``created_at``
-windows -- the one form both RediSearch and valkey-search 1.2 serve (their FT.AGGREGATE subsets
-differ); contradictions detected and resolved per day are ZCOUNTs over the contradiction indexes.
-Memories forgotten since are not counted: they are gone.
+Every number is a count the store answers directly, in one round trip per chart: memories created
+per day and namespace, and feed articles per day, are FT.SEARCH counts (``LIMIT 0 0``) over
+``created_at`` windows -- the one form both RediSearch and valkey-search 1.2 serve (their
+FT.AGGREGATE subsets differ); contradictions detected and resolved per day are ZCOUNTs over the
+contradiction indexes. Memories forgotten since are not counted: they are gone.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ class Day:
 
 def days_until(now: float, count: int) -> list[Day]:
     """The ``count`` UTC days ending with today, oldest first (pure)."""
-    midnight = datetime.fromtimestamp(now, tz=UTC).replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
+    midnight = datetime.fromtimestamp(now, tz=UTC).replace(hour=0, minute=0, second=0,
+                                                           microsecond=0).timestamp()
     starts = [midnight - (count - 1 - i) * DAY for i in range(count)]
     return [Day(datetime.fromtimestamp(s, tz=UTC).strftime("%Y-%m-%d"), s, s + DAY) for s in starts]
 
@@ -77,4 +78,5 @@ class Activity:
 
     def _created(self, namespace: str, day: Day, *extra: str) -> query.Search:
         window = query.numeric("created_at", day.start, day.end, exclusive_high=True)
-        return query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=(*extra, window), limit=0)
+        return query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=(*extra, window),
+                            limit=0)

@@ -46,9 +46,11 @@ MB = 1024 * 1024
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 REPORT_ITEMS = 200
-TIMES = ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at", "last_recalled",
+TIMES = ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
+         "last_recalled",
          "state_changed_at")
-DAMAGED = "nothing was written; the file is damaged or not a Kenning backup (list_backups shows the others)"
+DAMAGED = ("nothing was written; the file is damaged or not a Kenning backup "
+           "(list_backups shows the others)")
 Progress = Callable[[str, int, int], None]
 
 
@@ -56,7 +58,8 @@ Progress = Callable[[str, int, int], None]
 class Plan:
     """What a restore would do, item by item."""
 
-    memories: list[tuple[str, Memory, str]] = field(default_factory=list)  # (action, memory, reason)
+    # (action, memory, reason)
+    memories: list[tuple[str, Memory, str]] = field(default_factory=list)
     vectors: dict[str, bytes] = field(default_factory=dict)
     suppressions: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
     contradictions: list[tuple[str, Contradiction, str]] = field(default_factory=list)
@@ -126,8 +129,8 @@ class Uploaded:
 
 @dataclass(frozen=True, slots=True)
 class RestoreReport:
-    """What a restore would do (``dry_run``) or did: per kind {add, update, skip}, how vectors are treated,
-    and the first ``REPORT_ITEMS`` items (changes first) with the reason of each."""
+    """What a restore would do (``dry_run``) or did: per kind {add, update, skip}, how vectors
+    are treated, and the first ``REPORT_ITEMS`` items (changes first) with the reason of each."""
 
     dry_run: bool
     file: str
@@ -167,11 +170,13 @@ class Backups:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.directory / name
         if path.exists():  # never overwrite a backup
-            raise Conflict(f"{name} exists already", hint="wait a second, or pass a different label")
+            raise Conflict(f"{name} exists already",
+                           hint="wait a second, or pass a different label")
         partial = path.with_suffix(".partial")
         try:
             counts = self._write(partial, vectors=vectors, at=now, progress=progress)
-        except BaseException:  # e.g. Valkey went away mid-way: leave no half file behind, then report it
+        # e.g. Valkey went away mid-way: leave no half file behind, then report it
+        except BaseException:
             partial.unlink(missing_ok=True)
             raise
         partial.replace(path)
@@ -179,38 +184,49 @@ class Backups:
         self.ctx.audit(actor, "backup", "", details=result.public())
         return result
 
-    def _write(self, path: Path, *, vectors: bool, at: float, progress: Progress | None) -> dict[str, int]:
+    def _write(self, path: Path, *, vectors: bool, at: float,
+               progress: Progress | None) -> dict[str, int]:
         sweep = Sweep(self.ctx)
         memories = list(sweep.memories(NAMESPACES))
-        records = self.records.many(self.records.ids(open_only=False, limit=max(1, self.records.count(
+        records = self.records.many(self.records.ids(open_only=False,
+                                                     limit=max(1, self.records.count(
             open_only=False))))
         suppressions = self.suppressions.all()
         kept_apart = self.ctx.store.distinct.decisions()
-        header = {"format": FORMAT, "version": VERSION, "created_at": iso(at), "prefix": self.ctx.store.prefix,
-                  "embedding": {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension},
+        header = {"format": FORMAT, "version": VERSION, "created_at": iso(at),
+                  "prefix": self.ctx.store.prefix,
+                  "embedding": {"model": self.ctx.embedder.model_name,
+                                "dim": self.ctx.embedder.dimension},
                   "vectors": vectors}
         # The file holds every memory: readable by the owner only, like the data directory.
-        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                       encoding="utf-8") as out:
             out.write(json.dumps(header)[:-1] + ', "memories": [\n')
             self._write_memories(out, memories, vectors=vectors, progress=progress)
-            out.write('],\n"suppressions": ' + json.dumps([{"term": t, "record": r} for t, r in suppressions.items()]))
+            out.write('],\n"suppressions": ' + json.dumps([{"term": t, "record": r}
+                                                           for t, r in suppressions.items()]))
             out.write(',\n"contradictions": ' + json.dumps([r.encode() for r in records]))
             out.write(',\n"kept_apart": ' + json.dumps(
-                [{"pair": pair.split("|"), "record": record} for pair, record in sorted(kept_apart.items())]))
+                [{"pair": pair.split("|"), "record": record}
+                 for pair, record in sorted(kept_apart.items())]))
             contexts = [m.key for m in memories if m.kind == "context"]
             out.write(',\n"project_contexts": ' + json.dumps(contexts) + "}\n")
-        return {"memories": len(memories), "suppressions": len(suppressions), "contradictions": len(records),
+        return {"memories": len(memories), "suppressions": len(suppressions),
+                "contradictions": len(records),
                 "project_contexts": len(contexts), "kept_apart": len(kept_apart)}
 
-    def _write_memories(self, out: Any, memories: list[Memory], *, vectors: bool, progress: Progress | None) -> None:
+    def _write_memories(self, out: Any, memories: list[Memory], *, vectors: bool,
+                        progress: Progress | None) -> None:
         batch = 500
         for start in range(0, len(memories), batch):
             chunk = self.ctx.store.memories.recalls.live(memories[start:start + batch])
-            stored = self.ctx.store.vectors([m.key for m in chunk]) if vectors else [None] * len(chunk)
+            stored = self.ctx.store.vectors([m.key
+                                             for m in chunk]) if vectors else [None] * len(chunk)
             for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
                 entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
                 if vector is not None:
-                    entry["vector"] = base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+                    entry["vector"] = base64.b64encode(np.asarray(vector,
+                                                                  dtype="<f4").tobytes()).decode()
                 out.write(("," if start + i else "") + json.dumps(entry, sort_keys=True) + "\n")
             if progress is not None:
                 progress("backup", min(start + batch, len(memories)), len(memories))
@@ -226,18 +242,21 @@ class Backups:
     def path_of(self, name: str) -> Path:
         """A backup file by name, only inside the backup directory (no paths from callers)."""
         if not isinstance(name, str) or not NAME_RE.match(name):
-            raise InvalidInput(f"{name!r} is not a backup file name", hint="copy a name from list_backups")
+            raise InvalidInput(f"{name!r} is not a backup file name",
+                               hint="copy a name from list_backups")
         path = self.directory / name
         if not path.is_file():
             raise NotFound(f"no backup {name}", hint="list_backups shows the files that exist")
         return path
 
     def receive(self, name: str, data: bytes, *, actor: str) -> Uploaded:
-        """Keep an uploaded backup in the backup directory under its own name, once it reads as a valid
-        backup (a damaged or foreign file is refused and nothing is kept)."""
+        """Keep an uploaded backup in the backup directory under its own name, once it reads as a
+        valid backup (a damaged or foreign file is refused and nothing is kept)."""
         if not isinstance(name, str) or not NAME_RE.match(name):
-            raise InvalidInput(f"{name!r} is not a backup file name",
-                               hint="upload a file as Kenning named it: kenning-backup-<time>[-label].json")
+            raise InvalidInput(
+                f"{name!r} is not a backup file name",
+                hint="upload a file as Kenning named it: kenning-backup-<time>[-label].json",
+            )
         limit = self.ctx.settings.restore_max_mb * MB
         if len(data) > limit:
             raise InvalidInput(f"{name} is {len(data):,} bytes; the limit is {limit:,}",
@@ -245,7 +264,8 @@ class Backups:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         path = self.directory / name
         if path.exists():  # never overwrite a backup
-            raise Conflict(f"{name} exists already", hint="restore it from the list, or rename the upload")
+            raise Conflict(f"{name} exists already",
+                           hint="restore it from the list, or rename the upload")
         partial = self.directory / f"upload-{os.getpid()}-{name}.partial"
         with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
             out.write(data)
@@ -261,21 +281,27 @@ class Backups:
 
     # --- restore --------------------------------------------------------------------------
     def restore_file(self, name: str, *, dry_run: bool = True, actor: str) -> RestoreReport:
-        """``restore`` of a file in the backup directory, by name only (what the MCP tool offers)."""
+        """``restore`` of a file in the backup directory, by name only
+        (what the MCP tool offers)."""
         return self.restore(self.path_of(name), dry_run=dry_run, actor=actor)
 
     def restore(self, path: Path, *, dry_run: bool = True, actor: str, max_bytes: int | None = None,
                 progress: Progress | None = None) -> RestoreReport:
-        """Validate the whole file, plan every item, and (unless ``dry_run``) apply and audit the plan.
+        """Validate the whole file, plan every item, and (unless ``dry_run``)
+        apply and audit the plan.
 
         ``max_bytes`` defaults to ``KENNING_RESTORE_MAX_MB``."""
-        data = load(path, max_bytes=self.ctx.settings.restore_max_mb * MB if max_bytes is None else max_bytes)
+        data = load(path,
+                    max_bytes=self.ctx.settings.restore_max_mb * MB if max_bytes is None
+                    else max_bytes)
         plan = self.plan(data)
-        same_model = data["embedding"] == {"model": self.ctx.embedder.model_name, "dim": self.ctx.embedder.dimension}
+        same_model = data["embedding"] == {"model": self.ctx.embedder.model_name,
+                                           "dim": self.ctx.embedder.dimension}
         report = self._report(path, plan, data, dry_run=dry_run, same_model=same_model)
         if not dry_run:
             self._apply(plan, same_model=same_model, actor=actor, progress=progress)
-            self.ctx.audit(actor, "restore", "", details={k: v for k, v in report.public().items() if k != "items"})
+            self.ctx.audit(actor, "restore", "",
+                           details={k: v for k, v in report.public().items() if k != "items"})
         return report
 
     def plan(self, data: dict[str, Any]) -> Plan:
@@ -294,28 +320,36 @@ class Backups:
             ours = current_terms.get(entry["term"])
             action, reason = decide(None if ours is None else float(ours.get("at", 0.0)),
                                     float(entry["record"].get("at", 0.0)))
-            plan.suppressions.append((action, entry["term"], _rekeyed_suppression(entry["record"], source, target),
+            plan.suppressions.append((action, entry["term"],
+                                      _rekeyed_suppression(entry["record"], source, target),
                                       reason))
-        records = [_rekeyed_record(Contradiction.decode(raw), source, target) for raw in data["contradictions"]]
-        ours_records = {c.id: c for c in self.records.many([r.id for r in records])}  # one round trip
+        records = [_rekeyed_record(Contradiction.decode(raw), source, target)
+                   for raw in data["contradictions"]]
+        # one round trip
+        ours_records = {c.id: c for c in self.records.many([r.id for r in records])}
         for record in records:
             ours_record = ours_records.get(record.id)
-            action, reason = decide(None if ours_record is None else _changed(ours_record), _changed(record))
+            action, reason = decide(None if ours_record is None else _changed(ours_record),
+                                    _changed(record))
             plan.contradictions.append((action, record, reason))
         decided = self.ctx.store.distinct.decisions()
         for entry in data.get("kept_apart", []):  # absent from backups written before it existed
             a, b = (rekey(k, source, target) for k in entry["pair"])
             ours_decision = decided.get(pair_id(a, b))
-            action, reason = decide(None if ours_decision is None else float(ours_decision.get("at", 0.0)),
+            action, reason = decide(None if ours_decision is None
+                                    else float(ours_decision.get("at", 0.0)),
                                     float(entry["record"].get("at", 0.0)))
             plan.kept_apart.append((action, (a, b), entry["record"], reason))
         return plan
 
     def _report(self, path: Path, plan: Plan, data: dict[str, Any], *, dry_run: bool,
                 same_model: bool) -> RestoreReport:
-        items = [{"kind": "memory", "key": m.key, "action": a, "reason": r} for a, m, r in plan.memories]
-        items += [{"kind": "suppression", "key": t, "action": a, "reason": r} for a, t, _, r in plan.suppressions]
-        items += [{"kind": "contradiction", "key": c.id, "action": a, "reason": r} for a, c, r in plan.contradictions]
+        items = [{"kind": "memory", "key": m.key, "action": a, "reason": r}
+                 for a, m, r in plan.memories]
+        items += [{"kind": "suppression", "key": t, "action": a, "reason": r}
+                  for a, t, _, r in plan.suppressions]
+        items += [{"kind": "contradiction", "key": c.id, "action": a, "reason": r}
+                  for a, c, r in plan.contradictions]
         items += [{"kind": "kept_apart", "key": pair_id(*p), "action": a, "reason": r}
                   for a, p, _, r in plan.kept_apart]
         changes = [i for i in items if i["action"] != "skip"]
@@ -324,14 +358,18 @@ class Backups:
         return RestoreReport(dry_run, path.name, data.get("created_at"), plan.counts(plan.memories),
                              plan.counts(plan.suppressions), plan.counts(plan.contradictions),
                              plan.counts(plan.kept_apart), vectors,
-                             (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS], len(items))
+                             (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS],
+                             len(items))
 
-    def _apply(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
+    def _apply(self, plan: Plan, *, same_model: bool, actor: str,
+               progress: Progress | None) -> None:
         self._apply_memories(plan, same_model=same_model, actor=actor, progress=progress)
         self._apply_registries(plan, actor=actor)
 
-    def _apply_memories(self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None) -> None:
-        """Write memories in chunks: stored vectors reused when the model matches, the rest embedded in bulk."""
+    def _apply_memories(self, plan: Plan, *, same_model: bool, actor: str,
+                        progress: Progress | None) -> None:
+        """Write memories in chunks: stored vectors reused when the model matches,
+        the rest embedded in bulk."""
         todo = [(a, m, r) for a, m, r in plan.memories if a != "skip"]
         dim = self.ctx.embedder.dimension
         for start in range(0, len(todo), 100):
@@ -339,12 +377,26 @@ class Backups:
             reuse = {m.key: bytes_vector(plan.vectors[m.key]) for _, m, _ in chunk
                      if same_model and len(plan.vectors.get(m.key, b"")) == dim * 4}
             fresh = [m for _, m, _ in chunk if m.key not in reuse]
-            embedded = dict(zip([m.key for m in fresh], self.ctx.embedder.embed_many([m.content for m in fresh]),
+            embedded = dict(zip([m.key for m in fresh],
+                                self.ctx.embedder.embed_many([m.content for m in fresh]),
                                 strict=True))
-            self.ctx.store.memories.recalls.drop([m.key for _, m, _ in chunk])  # the backup's counts apply
+            # the backup's counts apply
+            self.ctx.store.memories.recalls.drop([m.key for _, m, _ in chunk])
             for action, memory, reason in chunk:
-                self.ctx.store.memories.write(memory, reuse.get(memory.key, embedded.get(memory.key)), [self.ctx.event(
-                    actor, "restore", memory.key, reason=reason, after=memory.content, details={"restore": action})])
+                self.ctx.store.memories.write(
+                    memory,
+                    reuse.get(memory.key, embedded.get(memory.key)),
+                    [
+                        self.ctx.event(
+                            actor,
+                            "restore",
+                            memory.key,
+                            reason=reason,
+                            after=memory.content,
+                            details={"restore": action},
+                        )
+                    ],
+                )
                 for rebuild in self.derived:
                     rebuild(memory)
             if progress is not None:
@@ -354,12 +406,15 @@ class Backups:
         for action, term, record, reason in plan.suppressions:
             if action != "skip":
                 self.suppressions.put(term, record, [self.ctx.event(
-                    actor, "restore_suppression", "", reason=reason, details={"term": term, "restore": action})])
+                    actor, "restore_suppression", "", reason=reason,
+                                                                    details={"term": term,
+                                                                             "restore": action})])
         for action, contradiction, reason in plan.contradictions:
             if action != "skip":
                 self.records.save(contradiction, [self.ctx.event(
                     actor, "restore_contradiction", "", reason=reason,
-                    details={"contradiction": contradiction.id, "a": contradiction.a, "b": contradiction.b,
+                    details={"contradiction": contradiction.id, "a": contradiction.a,
+                             "b": contradiction.b,
                              "status": contradiction.status, "restore": action})])
         for action, pair, decision, reason in plan.kept_apart:
             if action != "skip":
@@ -404,7 +459,8 @@ def load(path: Path, *, max_bytes: int) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"{path.name} is not valid JSON: {exc}", hint=f"was it cut short? {DAMAGED}") from exc
+        raise InvalidInput(f"{path.name} is not valid JSON: {exc}",
+                           hint=f"was it cut short? {DAMAGED}") from exc
     try:
         check(data)
     except InvalidInput as exc:
@@ -417,7 +473,9 @@ def check(data: Any) -> None:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidInput("this is not a Kenning backup (no format marker)")
     if data.get("version") != VERSION:
-        raise InvalidInput(f"backup format version {data.get('version')!r} is not supported; this is {VERSION}")
+        raise InvalidInput(
+            f"backup format version {data.get('version')!r} is not supported; this is {VERSION}"
+        )
     embedding = data.get("embedding")
     if not isinstance(data.get("prefix"), str) or not isinstance(embedding, dict) or \
             not isinstance(embedding.get("dim"), int):
@@ -452,11 +510,14 @@ def _check_kept_apart(i: int, entry: Any, prefix: str) -> None:
     record = entry.get("record") if isinstance(entry, dict) else None
     keys = isinstance(pair, list) and len(pair) == 2 and all(
         isinstance(k, str) and namespace_of(k, prefix) for k in pair) and pair[0] != pair[1]
-    when = isinstance(record, dict) and isinstance(record.get("at"), int | float) and not isinstance(
+    when = isinstance(record, dict) and isinstance(record.get("at"),
+                                                   int | float) and not isinstance(
         record.get("at"), bool)
     if not (keys and when):
-        raise InvalidInput(f"kept_apart #{i} is malformed: it needs two memory keys of the backup's prefix "
-                           "and a record with its time")
+        raise InvalidInput(
+            f"kept_apart #{i} is malformed: it needs two memory keys of the backup's prefix "
+            "and a record with its time"
+        )
 
 
 def _check_contradiction(i: int, raw: Any, prefix: str) -> None:
@@ -479,12 +540,14 @@ def _check_memory(i: int, entry: Any, prefix: str, dim: int) -> None:
     if not isinstance(key, str) or not namespace_of(key, prefix):
         raise InvalidInput(f"memory #{i} has no valid key under the prefix {prefix!r}")
     fields = entry["fields"]
-    if not all(isinstance(k, str) and k in FIELD_NAMES and isinstance(v, str) for k, v in fields.items()):
+    if not all(isinstance(k, str) and k in FIELD_NAMES and isinstance(v, str)
+               for k, v in fields.items()):
         raise InvalidInput(f"memory #{i} ({key}) has unknown or non-text fields")
     try:
         memory = decode(key, fields)
         validation.content(memory.content)
-        for name in TIMES:  # a time no datetime can show would poison every listing after the restore
+        # a time no datetime can show would poison every listing after the restore
+        for name in TIMES:
             value = getattr(memory, name)
             if value is not None:
                 validation.in_range(name, value)
@@ -492,4 +555,6 @@ def _check_memory(i: int, entry: Any, prefix: str, dim: int) -> None:
     except (ValueError, TypeError, InvalidInput) as exc:
         raise InvalidInput(f"memory #{i} ({key}) is malformed: {exc}") from exc
     if vector and len(vector) != dim * 4:
-        raise InvalidInput(f"memory #{i} ({key}) has a vector of {len(vector) // 4} dims; the header says {dim}")
+        raise InvalidInput(
+            f"memory #{i} ({key}) has a vector of {len(vector) // 4} dims; the header says {dim}"
+        )

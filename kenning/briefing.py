@@ -6,10 +6,10 @@ first; reinstate candidates (deprioritised memories whose hints match the projec
 stale memories (old and not recalled lately); suppressed topics; the last maintenance findings.
 
 Superseded and suppressed memories never appear. Each list section has its own cap and every snippet
-is cut to ``SNIPPET`` characters; if the lists together still exceed ``BUDGET`` characters of JSON the
-least important ones are shortened first, and the briefing says it was truncated. The project context
-is shown whole (its fields have their own length limits, kenning/projects.py) and the maintenance
-findings are a fixed handful of counts, so the whole briefing is bounded.
+is cut to ``SNIPPET`` characters; if the lists together still exceed ``BUDGET`` characters of JSON
+the least important ones are shortened first, and the briefing says it was truncated. The project
+context is shown whole (its fields have their own length limits, kenning/projects.py) and the
+maintenance findings are a fixed handful of counts, so the whole briefing is bounded.
 
 The result is typed (``Brief``); ``public()`` is its JSON, the form the budget is measured on.
 """
@@ -34,9 +34,11 @@ from kenning.suppression import Suppression, Suppressions, hidden_by
 DAY = 86_400.0
 SNIPPET = 240
 BUDGET = 16_000
-CAPS = {"contradictions": 10, "graveyard": 10, "recent_knowledge": 10, "reinstate_candidates": 5, "stale": 5,
+CAPS = {"contradictions": 10, "graveyard": 10, "recent_knowledge": 10, "reinstate_candidates": 5,
+        "stale": 5,
         "suppressed": 20}
-TRIM_ORDER = ("stale", "suppressed", "reinstate_candidates", "recent_knowledge", "graveyard", "contradictions")
+TRIM_ORDER = ("stale", "suppressed", "reinstate_candidates", "recent_knowledge", "graveyard",
+              "contradictions")
 
 
 def snippet(text: str) -> str:
@@ -74,7 +76,8 @@ class Side:
 
 @dataclass(frozen=True, slots=True)
 class Blocker:
-    """An open contradiction touching the project (``ask`` counts in the budget, so it is part of the JSON)."""
+    """An open contradiction touching the project (``ask`` counts in the budget,
+    so it is part of the JSON)."""
 
     id: str
     a: Side
@@ -114,7 +117,8 @@ class Sections:
     suppressed: list[Hidden]
 
     def public(self) -> dict[str, Any]:
-        out: dict[str, Any] = {f.name: [_plain(x) for x in getattr(self, f.name)] for f in fields(self)}
+        out: dict[str,
+                  Any] = {f.name: [_plain(x) for x in getattr(self, f.name)] for f in fields(self)}
         return out
 
 
@@ -128,7 +132,8 @@ class Brief:
 
     def public(self) -> dict[str, Any]:
         return {"project": self.project, "context": self.context, **self.sections.public(),
-                "maintenance": asdict(self.maintenance) if self.maintenance else None, "truncated": self.truncated}
+                "maintenance": asdict(self.maintenance) if self.maintenance else None,
+                "truncated": self.truncated}
 
 
 def _plain(entry: Any) -> dict[str, Any]:
@@ -155,7 +160,8 @@ def bounded(sections: Sections, budget: int = BUDGET) -> tuple[Sections, bool]:
 
 
 class Briefing:
-    def __init__(self, ctx: Context, projects: Projects, contradictions: Contradictions, graveyard: Graveyard,
+    def __init__(self, ctx: Context, projects: Projects, contradictions: Contradictions,
+                 graveyard: Graveyard,
                  suppressions: Suppressions, maintenance: Maintenance) -> None:
         self.ctx = ctx
         self.projects = projects
@@ -165,8 +171,9 @@ class Briefing:
         self.maintenance = maintenance
 
     def briefing(self, project: str, *, include_feeds: bool | None = None) -> Brief:
-        """The digest for one project (global memories included where they apply); feed articles count as
-        knowledge unless ``include_feeds`` (default KENNING_RECALL_INCLUDE_FEEDS) is false."""
+        """The digest for one project (global memories included where they apply); feed articles
+        count as knowledge unless ``include_feeds`` (default
+        KENNING_RECALL_INCLUDE_FEEDS) is false."""
         name = validation.project(project)
         feeds = self.ctx.settings.recall_include_feeds if include_feeds is None else include_feeds
         skip = ("context",) if feeds else ("context", "article")
@@ -174,14 +181,17 @@ class Briefing:
         active = self.suppressions.active()  # read once: every section filters with the same list
         sections = Sections(
             contradictions=self._contradictions(name),
-            graveyard=[replace(a, reason=snippet(a.reason)) for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
+            graveyard=[replace(a, reason=snippet(a.reason))
+                       for a in self.graveyard.all(name, limit=CAPS["graveyard"])],
             recent_knowledge=[item(m) for m in self._recent(name, active, skip)],
-            reinstate_candidates=self._reinstate(name, str((context or {}).get("state") or ""), active),
+            reinstate_candidates=self._reinstate(name, str((context or {}).get("state") or ""),
+                                                 active),
             stale=[item(m) for m in self._stale(name, active, skip)],
             suppressed=[Hidden(s.term, s.reason) for s in active][:CAPS["suppressed"]],
         )
         kept, truncated = bounded(sections)
-        return Brief(project=name, context=context, sections=kept, maintenance=self._findings(), truncated=truncated)
+        return Brief(project=name, context=context, sections=kept, maintenance=self._findings(),
+                     truncated=truncated)
 
     def _context(self, name: str) -> dict[str, Any] | None:
         try:
@@ -190,9 +200,11 @@ class Briefing:
             return None
 
     def _contradictions(self, name: str) -> list[Blocker]:
-        # Global memories apply to every project, so their open contradictions are this project's blockers too.
+        # Global memories apply to every project, so their open contradictions are
+        # this project's blockers too.
         out = []
-        for record in self.contradictions.open_touching({name, GLOBAL_PROJECT}, limit=CAPS["contradictions"]):
+        for record in self.contradictions.open_touching({name, GLOBAL_PROJECT},
+                                                        limit=CAPS["contradictions"]):
             a, b = (self.ctx.store.memories.read(k) for k in (record.a, record.b))
             out.append(Blocker(id=record.id, a=Side(record.a, snippet(a.content) if a else None),
                                b=Side(record.b, snippet(b.content) if b else None),
@@ -201,16 +213,20 @@ class Briefing:
 
     def _search(self, namespace: str, clauses: tuple[str, ...], *, sort: str, descending: bool,
                 limit: int) -> list[Memory]:
-        search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses, sort_by=sort,
+        search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses,
+                              sort_by=sort,
                               descending=descending, limit=limit, return_fields=FIELD_NAMES)
         return [h.memory for h in self.ctx.store.memories.search(search).hits]
 
-    def _believed(self, name: str, state: str, skip: tuple[str, ...] = ("context",)) -> tuple[str, ...]:
+    def _believed(
+        self, name: str, state: str, skip: tuple[str, ...] = ("context",)
+    ) -> tuple[str, ...]:
         return (query.tag("project", [name, GLOBAL_PROJECT]), query.tag("state", [state]),
                 query.not_tag("trust", ["superseded"]), query.not_tag("kind", list(skip)))
 
     def _recent(self, name: str, active: list[Suppression], skip: tuple[str, ...]) -> list[Memory]:
-        found = self._search("knowledge", self._believed(name, "active", skip), sort="created_at", descending=True,
+        found = self._search("knowledge", self._believed(name, "active", skip), sort="created_at",
+                             descending=True,
                              limit=CAPS["recent_knowledge"] * 3)
         return [m for m in found if not hidden_by(m, active)][:CAPS["recent_knowledge"]]
 
@@ -219,11 +235,13 @@ class Briefing:
             return []
         out: list[Candidate] = []
         for namespace in NAMESPACES:
-            for memory in self._search(namespace, self._believed(name, "deprioritised"), sort="updated_at",
+            for memory in self._search(namespace, self._believed(name, "deprioritised"),
+                                       sort="updated_at",
                                        descending=True, limit=100):
                 matched = phrases.found_in(state_text, memory.reinstate_hints)
                 if matched and not hidden_by(memory, active):
-                    out.append(Candidate(**asdict(item(memory)), matched_hints=matched, reason=memory.state_reason))
+                    out.append(Candidate(**asdict(item(memory)), matched_hints=matched,
+                                         reason=memory.state_reason))
         return out[:CAPS["reinstate_candidates"]]
 
     def _stale(self, name: str, active: list[Suppression], skip: tuple[str, ...]) -> list[Memory]:
@@ -232,7 +250,8 @@ class Briefing:
         old: list[Memory] = []
         for namespace in ("knowledge", "episodic", "preference"):
             old += self._search(namespace, clauses, sort="created_at", descending=False, limit=50)
-        live = self.ctx.store.memories.recalls.live(old)  # the hashes' last_recalled lags by one fold
+        # the hashes' last_recalled lags by one fold
+        live = self.ctx.store.memories.recalls.live(old)
         stale = [m for m in live if m.last_recalled is None or m.last_recalled < cutoff]
         stale.sort(key=lambda m: m.created_at)
         return [m for m in stale if not hidden_by(m, active)][:CAPS["stale"]]
@@ -241,8 +260,11 @@ class Briefing:
         report = self.maintenance.last_report()
         if report is None:
             return None
-        return Findings(at=report.get("started_at"), expired=report.get("expired", {}).get("count", 0),
-                        duplicate_clusters_to_review=len(report.get("duplicates", {}).get("review", [])),
-                        contradictions_closed=len(report.get("contradictions", {}).get("closed", [])),
-                        index_drift=report.get("indexes", {}).get("drift", []),
-                        phantoms=report.get("indexes", {}).get("phantoms", 0))
+        return Findings(
+            at=report.get("started_at"),
+            expired=report.get("expired", {}).get("count", 0),
+            duplicate_clusters_to_review=len(report.get("duplicates", {}).get("review", [])),
+            contradictions_closed=len(report.get("contradictions", {}).get("closed", [])),
+            index_drift=report.get("indexes", {}).get("drift", []),
+            phantoms=report.get("indexes", {}).get("phantoms", 0),
+        )

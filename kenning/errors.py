@@ -54,12 +54,14 @@ class EmbeddingMismatch(KenningError):
 
 
 class FeedError(KenningError):
-    """A feed could not be fetched or read (refused by the SSRF guard, an HTTP error, too big, too slow,
-    not a feed). ``retry_after`` is the seconds the server asked us to wait, when it said so."""
+    """A feed could not be fetched or read (refused by the SSRF guard, an HTTP error, too big,
+    too slow, not a feed). ``retry_after`` is the seconds the server asked us
+    to wait, when it said so."""
 
     code = "feed_error"
 
-    def __init__(self, message: str, *, hint: str | None = None, retry_after: float | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None,
+                 retry_after: float | None = None) -> None:
         super().__init__(message, hint=hint)
         self.retry_after = retry_after
 
@@ -71,7 +73,8 @@ class RateLimited(KenningError):
 
 
 class StoreError(KenningError):
-    """Valkey (or its search module) answered, with an error: the store is up but refused the command.
+    """Valkey (or its search module) answered, with an error: the store is
+    up but refused the command.
 
     Not an outage (``BackendUnavailable``): the message carries what the server answered.
     """

@@ -26,14 +26,17 @@ from kenning.schema import vector_bytes
 from kenning.store import Hit
 
 WEIGHT = 0.9  # a phrasing's match counts a little less than the query's own
-INSTRUCTIONS = ("The JSON document holds a developer's question to a memory store of notes about software "
-                "work. Write up to {n} short alternative search queries (under 20 words each) that a note "
-                "answering it would match: other words for the same thing, the names of the tools, concepts "
-                "or error it is about. Do not answer the question.")
+INSTRUCTIONS = (
+    "The JSON document holds a developer's question to a memory store of notes about software "
+    "work. Write up to {n} short alternative search queries (under 20 words each) that a note "
+    "answering it would match: other words for the same thing, the names of the tools, concepts "
+    "or error it is about. Do not answer the question."
+)
 EMPTY = "empty: the model gave no phrasing other than the query"  # cached like any answer
 _SPACES = re.compile(r"\s+")
 Search = Callable[[list[bytes]], list[Hit]]
-Observer = Callable[[float, str], None]  # (seconds, outcome: used, cached, or the fallback's reason)
+# (seconds, outcome: used, cached, or the fallback's reason)
+Observer = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,8 @@ class ExpansionReport:
     reason: str | None = None
 
     def public(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"used": self.used, "cached": self.cached, "ms": round(self.seconds * 1000, 1),
+        out: dict[str, Any] = {"used": self.used, "cached": self.cached,
+                               "ms": round(self.seconds * 1000, 1),
                                "phrasings": list(self.phrasings), "added": self.added}
         if self.reason:
             out["reason"] = self.reason
@@ -65,7 +69,8 @@ def normalised(text: str) -> str:
 
 
 def cleaned(phrasings: list[str], query: str, limit: int) -> tuple[str, ...]:
-    """The model's phrasings, stripped, without repeats or the query itself, at most ``limit``. Pure."""
+    """The model's phrasings, stripped, without repeats or the query
+    itself, at most ``limit``. Pure."""
     seen = {normalised(query)}
     out: list[str] = []
     for phrasing in (p.strip() for p in phrasings):
@@ -96,13 +101,16 @@ class Expander:
             return pool, self._done(ExpansionReport(False, seconds=time.perf_counter() - started,
                                                     reason=exc.state))
         if not phrased:
-            return pool, self._done(ExpansionReport(False, cached, time.perf_counter() - started, reason=EMPTY))
+            return pool, self._done(ExpansionReport(False, cached, time.perf_counter() - started,
+                                                    reason=EMPTY))
         added = self._added(pool, search([vector for _, vector in phrased]))
-        report = ExpansionReport(True, cached, time.perf_counter() - started, tuple(p for p, _ in phrased), len(added))
+        report = ExpansionReport(True, cached, time.perf_counter() - started,
+                                 tuple(p for p, _ in phrased), len(added))
         return pool + added, self._done(report)
 
     def phrasings(self, text: str, project: str | None) -> tuple[list[tuple[str, bytes]], bool]:
-        """(each phrasing with its vector, whether they came from the cache); raises LlmUnavailable."""
+        """(each phrasing with its vector, whether they came from the
+        cache); raises LlmUnavailable."""
         settings = self.ctx.settings
         if not self.llm.available:  # not even the cache: without a key the extras are off
             raise LlmOff("the LLM extras are off: no API key")
@@ -110,7 +118,8 @@ class Expander:
         known = self.cache.get(models, query)
         if known is not None:
             return known, True
-        answer = self.llm.ask("query_expansion", INSTRUCTIONS.format(n=settings.query_expansion_phrasings),
+        answer = self.llm.ask("query_expansion",
+                              INSTRUCTIONS.format(n=settings.query_expansion_phrasings),
                               {"query": text}, Expansion, project=project,
                               max_tokens=settings.query_expansion_max_tokens,
                               deadline=settings.query_expansion_timeout_seconds)
@@ -122,7 +131,8 @@ class Expander:
 
     @staticmethod
     def _added(pool: list[Hit], found: list[Hit]) -> list[Hit]:
-        """The hits of ``found`` that ``pool`` lacks, best per key, each at ``WEIGHT`` x its similarity."""
+        """The hits of ``found`` that ``pool`` lacks, best per key, each at
+        ``WEIGHT`` x its similarity."""
         known = {hit.memory.key for hit in pool}
         best: dict[str, Hit] = {}
         for hit in found:

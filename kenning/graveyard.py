@@ -1,17 +1,19 @@
-"""The graveyard: approaches that were tried and abandoned, found by name (docs/lifecycle.md#graveyard).
+"""The graveyard: approaches that were tried and abandoned, found by name
+(docs/lifecycle.md#graveyard).
 
 Each abandoned approach is indexed under its normalised name (``kenning.phrases.normalise``) in a
-Valkey phrase index, written when the experience is recorded. ``warn(query)`` looks up every word and
-phrase of the query in one round trip -- no scan of the store -- so it runs on every recall, before
-embedding, in any process. Matching is by whole word/phrase: "go" warns for "rewrite it in Go" and
-never for "google".
+Valkey phrase index, written when the experience is recorded. ``warn(query)`` looks up every word
+and phrase of the query in one round trip -- no scan of the store -- so it runs on every recall,
+before embedding, in any process. Matching is by whole word/phrase: "go" warns for "rewrite it in
+Go" and never for "google".
 
 Warnings are global across projects (a dead end in one project is worth knowing in another); each
 names the project and the memory that recorded it. Entries whose memory has been forgotten are
 dropped when met; entries whose memory is archived are skipped.
 
-API for other components (briefing, dashboard): ``Graveyard.warn(query)``, ``Graveyard.all(project)``;
-recall sends the look-up in its own pipeline and passes the reply to ``Graveyard.warnings``.
+API for other components (briefing, dashboard): ``Graveyard.warn(query)``,
+``Graveyard.all(project)``; recall sends the look-up in its own pipeline and passes the reply
+to ``Graveyard.warnings``.
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ class Graveyard:
 
     def adding(self, entry: Abandoned) -> list[Op]:
         """``add`` as writes of the unit that records the abandonment (kenning.store.unit)."""
-        return self.index.adding(entry.normalised, entry.key, json.dumps(asdict(entry), sort_keys=True))
+        return self.index.adding(entry.normalised, entry.key,
+                                 json.dumps(asdict(entry), sort_keys=True))
 
     def removing(self, key: str, names: list[str] | tuple[str, ...]) -> list[Op]:
         """``remove`` as writes of a unit."""
@@ -70,14 +73,16 @@ class Graveyard:
         return self.warnings(self.index.lookup(phrases.ngrams(text)))
 
     def warnings(self, found: dict[str, dict[str, str]]) -> list[Abandoned]:
-        """``warn`` from a look-up already made (``self.index.lookup``, or its queued form in a shared pipeline)."""
+        """``warn`` from a look-up already made (``self.index.lookup``, or its queued
+        form in a shared pipeline)."""
         return self._live([e for entries in found.values() for e in _decode(entries)])
 
     def all(self, project: str | None = None, *, limit: int = 200) -> list[Abandoned]:
         """Every live entry (of one project when given), most effortful first, at most ``limit``."""
         entries: list[Abandoned] = []
         for name in self.index.phrases():
-            entries += [e for e in _decode(self.index.entries(name)) if project is None or e.project == project]
+            entries += [e for e in _decode(self.index.entries(name)) if project is None
+                        or e.project == project]
         return self._live(entries)[:limit]
 
     def _live(self, entries: list[Abandoned]) -> list[Abandoned]:
@@ -89,7 +94,8 @@ class Graveyard:
                 memories[entry.key] = self.ctx.store.memories.read(entry.key)
             memory = memories[entry.key]
             if memory is None:
-                self.index.remove(entry.normalised, entry.key)  # forgotten elsewhere: clean up lazily
+                # forgotten elsewhere: clean up lazily
+                self.index.remove(entry.normalised, entry.key)
             elif memory.state != "archived":
                 out.append(entry)
         out.sort(key=lambda e: (-e.effort, -e.at))

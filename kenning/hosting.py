@@ -1,9 +1,10 @@
-"""What every front door keeps while it serves: the shared engine, the settings, when it started, and a
-bounded way to call the (synchronous) engine from async code.
+"""What every front door keeps while it serves: the shared engine, the settings, when it started,
+and a bounded way to call the (synchronous) engine from async code.
 
-The engine blocks on Valkey and the model, so a door never calls it on its event loop: ``Host.run`` runs
-the call in a worker thread, at most ``threads`` at once (below the Valkey pool size, so a burst of calls
-queues instead of failing). Each door subclasses ``Host`` with what is its own (metrics, login books).
+The engine blocks on Valkey and the model, so a door never calls it on its event loop: ``Host.run``
+runs the call in a worker thread, at most ``threads`` at once (below the Valkey pool size, so a
+burst of calls queues instead of failing). Each door subclasses ``Host`` with what is its
+own (metrics, login books).
 """
 
 from __future__ import annotations
@@ -40,4 +41,5 @@ class Host:
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)`` in a worker thread; its errors propagate unchanged."""
-        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=self.limiter)
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs),
+                                              limiter=self.limiter)

@@ -24,7 +24,8 @@ from kenning.models import Note, RememberResult
 KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
 KEY_RULE = "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
 REPLY_DAYS = 1
-PENDING_SECONDS = 30.0  # longer than any one remember takes; a crashed caller's marker expires after it
+# longer than any one remember takes; a crashed caller's marker expires after it
+PENDING_SECONDS = 30.0
 
 
 def checked(key: str) -> str:
@@ -69,7 +70,8 @@ class Once:
             stored = replies.reply(self.digest, wait_seconds=PENDING_SECONDS)
             if stored is not None:
                 return self._replayed(stored)
-        raise Conflict("a call with this idempotency key is still in progress", hint="retry with the same key")
+        raise Conflict("a call with this idempotency key is still in progress",
+                       hint="retry with the same key")
 
     def _replayed(self, stored: dict[str, object]) -> RememberResult:
         if stored.get("request") != self.request:

@@ -1,10 +1,10 @@
 """Importing memories from JSON Lines (`kenning import`; docs/memory-model.md, "Importing a file").
 
-One line, one memory: a JSON object with the fields of the MCP ``remember`` tool (``FIELDS``). The whole
-input is read and every line checked -- its JSON, its fields and their types, then remember's own
-validation -- before anything is written: one bad line and nothing is, and every bad line is named. Then
-the lines go through ``Bulk`` (batched, deduplicated against the store and the earlier lines, audited);
-a dry run asks ``Bulk`` what it would do and writes nothing.
+One line, one memory: a JSON object with the fields of the MCP ``remember`` tool (``FIELDS``). The
+whole input is read and every line checked -- its JSON, its fields and their types, then remember's
+own validation -- before anything is written: one bad line and nothing is, and every bad line is
+named. Then the lines go through ``Bulk`` (batched, deduplicated against the store and the earlier
+lines, audited); a dry run asks ``Bulk`` what it would do and writes nothing.
 
 ``kind`` and the other ``Draft`` fields are not importable: memories of the other kinds (experience,
 chunks, facts, project context, skills) are written by their own paths, which keep what they need.
@@ -28,16 +28,19 @@ MB = 1024 * 1024
 BOM = b"\xef\xbb\xbf"
 TEXT, OPTIONAL_TEXT, TAGS = "a string", "a string or null", "a list of strings"
 DATE = "a date string or epoch seconds"
-FIELDS = {"content": TEXT, "namespace": TEXT, "project": OPTIONAL_TEXT, "tags": TAGS, "title": OPTIONAL_TEXT,
+FIELDS = {"content": TEXT, "namespace": TEXT, "project": OPTIONAL_TEXT, "tags": TAGS,
+          "title": OPTIONAL_TEXT,
           "source": OPTIONAL_TEXT, "event_date": DATE, "valid_from": DATE, "expires_at": DATE}
 ACCEPTS: dict[str, tuple[type, ...]] = {TEXT: (str,), OPTIONAL_TEXT: (str, type(None)),
                                         DATE: (str, int, float, type(None)), TAGS: (list,)}
-EXAMPLE = '{"content": "Deploy with `fly deploy` after CI is green.", "project": "atlas-api", "tags": ["deploy"]}'
+EXAMPLE = ('{"content": "Deploy with `fly deploy` after CI is green.", "project": '
+           '"atlas-api", "tags": ["deploy"]}')
 
 
 @dataclass(frozen=True)
 class Defaults:
-    """What a line that does not say gets: its namespace and project; ``tags`` are added to every line's."""
+    """What a line that does not say gets: its namespace and project; ``tags``
+    are added to every line's."""
 
     namespace: str | None = None
     project: str | None = None
@@ -54,8 +57,8 @@ class Defaults:
 
 @dataclass(frozen=True)
 class Line:
-    """One memory of the input: its line number, its fields with the defaults applied (what a retry file
-    holds, so it imports the same without the options), and the draft."""
+    """One memory of the input: its line number, its fields with the defaults applied (what a
+    retry file holds, so it imports the same without the options), and the draft."""
 
     number: int
     fields: dict[str, Any]
@@ -69,7 +72,8 @@ class LineError:
     hint: str | None = None
 
     def public(self) -> dict[str, Any]:
-        return {"line": self.number, "status": "invalid", "error": self.message, "hint": self.hint or ""}
+        return {"line": self.number, "status": "invalid", "error": self.message,
+                "hint": self.hint or ""}
 
 
 class BadLines(InvalidInput):
@@ -85,8 +89,8 @@ class BadLines(InvalidInput):
 class Outcome:
     """What became of one line: ``stored`` / ``duplicate`` / ``failed``, or ``new`` in a dry run.
 
-    ``key``: the stored memory, or the memory a duplicate repeats (empty for a dry run's unwritten one);
-    ``duplicate_of_line``: the earlier line a duplicate repeats."""
+    ``key``: the stored memory, or the memory a duplicate repeats (empty for a dry run's
+    unwritten one); ``duplicate_of_line``: the earlier line a duplicate repeats."""
 
     line: int
     status: str
@@ -105,8 +109,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ImportReport:
-    """Every line's outcome, in order; ``stopped``: the failure that interrupted the import (its lines not
-    stored are ``failed``: import them again)."""
+    """Every line's outcome, in order; ``stopped``: the failure that interrupted the import (its
+    lines not stored are ``failed``: import them again)."""
 
     outcomes: list[Outcome]
     dry_run: bool
@@ -114,8 +118,10 @@ class ImportReport:
 
     @property
     def counts(self) -> dict[str, int]:
-        """Lines per outcome, duplicates split by what they repeat (the store, or an earlier line)."""
-        counts = {"stored": 0, "new": 0, "duplicate_of_store": 0, "duplicate_of_line": 0, "failed": 0}
+        """Lines per outcome, duplicates split by what they repeat (the
+        store, or an earlier line)."""
+        counts = {"stored": 0, "new": 0, "duplicate_of_store": 0, "duplicate_of_line": 0,
+                  "failed": 0}
         for o in self.outcomes:
             name = o.status if o.status != "duplicate" else \
                 "duplicate_of_store" if o.duplicate_of_line is None else "duplicate_of_line"
@@ -129,8 +135,9 @@ class Imports:
         self.bulk = bulk
 
     def read(self, stream: BinaryIO, defaults: Defaults, *, actor: str) -> list[Line]:
-        """The input's memories, every line checked; ``BadLines`` names each invalid one. Refuses an input
-        over ``KENNING_IMPORT_MAX_MB`` (read no further) or ``KENNING_IMPORT_MAX_LINES``."""
+        """The input's memories, every line checked; ``BadLines`` names each invalid one. Refuses
+        an input over ``KENNING_IMPORT_MAX_MB`` (read no further) or
+        ``KENNING_IMPORT_MAX_LINES``."""
         actor = validation.actor(actor)
         defaults.check()
         limit = self.ctx.settings.import_max_mb * MB
@@ -145,7 +152,8 @@ class Imports:
         if errors:
             raise BadLines(sorted(errors, key=lambda e: e.number), memories)
         if not lines:
-            raise InvalidInput("the input holds no memories", hint=f"one JSON object per line, e.g. {EXAMPLE}")
+            raise InvalidInput("the input holds no memories",
+                               hint=f"one JSON object per line, e.g. {EXAMPLE}")
         return lines
 
     def run(self, lines: Sequence[Line], *, actor: str, dry_run: bool = False, source: str = "",
@@ -168,15 +176,18 @@ class Imports:
 
 def outcomes(lines: Sequence[Line], results: Sequence[RememberResult]) -> list[Outcome]:
     """Each line's result, a duplicate of an earlier line named by its line number."""
-    earlier: dict[str, Outcome] = {}  # the key a line stored (or would store) -> that line's outcome
+    # the key a line stored (or would store) -> that line's outcome
+    earlier: dict[str, Outcome] = {}
     out: list[Outcome] = []
     for line, result in zip(lines, results, strict=True):
         if result.status in ("stored", NEW):
-            outcome = Outcome(line.number, result.status, result.key if result.status == "stored" else "")
+            outcome = Outcome(line.number, result.status,
+                              result.key if result.status == "stored" else "")
             earlier[result.key] = outcome
         elif result.status == "duplicate":
             first = earlier.get(result.key)
-            outcome = Outcome(line.number, "duplicate", first.key if first is not None else result.key,
+            outcome = Outcome(line.number, "duplicate",
+                              first.key if first is not None else result.key,
                               result.similarity, first.line if first is not None else None)
         else:
             outcome = Outcome(line.number, FAILED)
@@ -185,20 +196,25 @@ def outcomes(lines: Sequence[Line], results: Sequence[RememberResult]) -> list[O
 
 
 def parse(data: bytes, defaults: Defaults, *, max_lines: int) -> tuple[list[Line], list[LineError]]:
-    """The lines of ``data`` (blank ones skipped, numbers counted from 1) and the errors of those that are
-    not a JSON object of ``FIELDS`` with the right types. Remember's own validation is not run here."""
+    """The lines of ``data`` (blank ones skipped, numbers counted from 1) and the errors of those
+    that are not a JSON object of ``FIELDS`` with the right types. Remember's own
+    validation is not run here."""
     data = data.removeprefix(BOM)
     if data.lstrip().startswith(b"["):
-        raise InvalidInput("the input is a JSON array, not JSON Lines",
-                           hint="write one object per line, e.g. `jq -c '.[]' notes.json > notes.jsonl`")
+        raise InvalidInput(
+            "the input is a JSON array, not JSON Lines",
+            hint="write one object per line, e.g. `jq -c '.[]' notes.json > notes.jsonl`",
+        )
     lines: list[Line] = []
     errors: list[LineError] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if not raw.strip():
             continue
         if len(lines) + len(errors) == max_lines:
-            raise InvalidInput(f"the input holds more than {max_lines:,} memories (line {number})",
-                               hint="split it into smaller files, or raise KENNING_IMPORT_MAX_LINES")
+            raise InvalidInput(
+                f"the input holds more than {max_lines:,} memories (line {number})",
+                hint="split it into smaller files, or raise KENNING_IMPORT_MAX_LINES",
+            )
         try:
             lines.append(_line(number, raw, defaults))
         except InvalidInput as exc:
@@ -210,7 +226,8 @@ def _line(number: int, raw: bytes, defaults: Defaults) -> Line:
     item = _object(raw)
     unknown = sorted(set(item) - set(FIELDS))
     if unknown:
-        raise InvalidInput(f"unknown field(s) {', '.join(unknown)}", hint=f"the fields are {', '.join(FIELDS)}")
+        raise InvalidInput(f"unknown field(s) {', '.join(unknown)}",
+                           hint=f"the fields are {', '.join(FIELDS)}")
     for name, value in item.items():
         _check_type(name, value)
     fields = dict(item)
@@ -229,7 +246,8 @@ def _object(raw: bytes) -> dict[str, Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidInput(f"not UTF-8 text (byte {exc.start + 1})", hint="save the input as UTF-8") from None
+        raise InvalidInput(f"not UTF-8 text (byte {exc.start + 1})",
+                           hint="save the input as UTF-8") from None
     try:
         item = json.loads(text, object_pairs_hook=_no_repeats, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -250,17 +268,22 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _no_constant(name: str) -> Any:
-    raise InvalidInput(f"{name} is not a JSON value", hint="give dates as ISO 8601 strings or epoch seconds")
+    raise InvalidInput(f"{name} is not a JSON value",
+                       hint="give dates as ISO 8601 strings or epoch seconds")
 
 
 def _check_type(name: str, value: Any) -> None:
     expected = FIELDS[name]
     if isinstance(value, bool) or not isinstance(value, ACCEPTS[expected]) \
             or (isinstance(value, list) and not all(isinstance(t, str) for t in value)):
-        raise InvalidInput(f"{name} must be {expected}, not {_json_type(value)}", hint=f"e.g. {EXAMPLE}")
-    if not all(_encodable(t) for t in (value if isinstance(value, list) else [value]) if isinstance(t, str)):
-        raise InvalidInput(f"{name} holds a lone surrogate escape (\\ud800-\\udfff)",
-                           hint="write characters outside the BMP as UTF-8 or as an escaped surrogate pair")
+        raise InvalidInput(f"{name} must be {expected}, not {_json_type(value)}",
+                           hint=f"e.g. {EXAMPLE}")
+    if not all(_encodable(t) for t in (value if isinstance(value, list) else [value])
+               if isinstance(t, str)):
+        raise InvalidInput(
+            f"{name} holds a lone surrogate escape (\\ud800-\\udfff)",
+            hint="write characters outside the BMP as UTF-8 or as an escaped surrogate pair",
+        )
 
 
 def _encodable(text: str) -> bool:
@@ -274,6 +297,7 @@ def _encodable(text: str) -> bool:
 def _json_type(value: Any) -> str:
     if isinstance(value, list) and value and not all(isinstance(t, str) for t in value):
         return "a list holding " + next(_json_type(t) for t in value if not isinstance(t, str))
-    names = {bool: "true/false", str: "a string", int: "a number", float: "a number", list: "a list",
+    names = {bool: "true/false", str: "a string", int: "a number", float: "a number",
+             list: "a list",
              dict: "an object", type(None): "null"}
     return names.get(type(value), type(value).__name__)

@@ -24,7 +24,8 @@ MAX_RECORDS = 20
 
 @dataclass(frozen=True, slots=True)
 class ListedPage:
-    """One page of an inventory: memory summaries (plain data), and how many a suppression withheld."""
+    """One page of an inventory: memory summaries (plain data), and how
+    many a suppression withheld."""
 
     offset: int
     limit: int
@@ -35,7 +36,8 @@ class ListedPage:
 
 @dataclass(frozen=True, slots=True)
 class Inventory:
-    """Counts by namespace and state for a filter, their total, and one page of matching memories."""
+    """Counts by namespace and state for a filter, their total, and one
+    page of matching memories."""
 
     counts: dict[str, dict[str, int]]
     total: int
@@ -44,13 +46,15 @@ class Inventory:
     def public(self) -> dict[str, Any]:
         page = self.page
         return {"counts": self.counts, "total": self.total,
-                "page": {"offset": page.offset, "limit": page.limit, "total": page.total, "items": list(page.items),
+                "page": {"offset": page.offset, "limit": page.limit, "total": page.total,
+                         "items": list(page.items),
                          "withheld": page.withheld}}
 
 
 @dataclass(frozen=True, slots=True)
 class Explanation:
-    """One memory, whether its vector is stored, the suppressions hiding it from recall, its newest audit events."""
+    """One memory, whether its vector is stored, the suppressions hiding it from
+    recall, its newest audit events."""
 
     memory: Memory
     has_vector: bool
@@ -58,7 +62,8 @@ class Explanation:
     history: tuple[AuditEvent, ...]  # oldest first
 
     def public(self) -> dict[str, Any]:
-        return {"memory": self.memory.public(), "has_vector": self.has_vector, "suppressed_by": self.suppressed_by,
+        return {"memory": self.memory.public(), "has_vector": self.has_vector,
+                "suppressed_by": self.suppressed_by,
                 "history": [event_view(e) for e in self.history]}
 
 
@@ -94,7 +99,8 @@ class AuditRequest:
     states: tuple[str, ...] | list[str] | None = None
     tags: tuple[str, ...] | list[str] | None = None
     trusts: tuple[str, ...] | list[str] | None = None
-    kinds: tuple[str, ...] | list[str] | None = None  # the source: an agent's memory, a document chunk, a feed...
+    # the source: an agent's memory, a document chunk, a feed...
+    kinds: tuple[str, ...] | list[str] | None = None
     sort: str = "created_at"
     descending: bool = True
     offset: int = 0
@@ -108,29 +114,35 @@ class Inspection:
         self.suppressions = suppressions
 
     def records(self, keys: list[str] | tuple[str, ...]) -> list[Memory]:
-        """Up to ``MAX_RECORDS`` memories by key, in the order given (NotFound names the first missing)."""
+        """Up to ``MAX_RECORDS`` memories by key, in the order given (NotFound
+        names the first missing)."""
         if not keys or len(keys) > MAX_RECORDS:
-            raise InvalidInput(f"give 1 to {MAX_RECORDS} keys; got {len(keys)}", hint="copy keys from recall_index")
+            raise InvalidInput(f"give 1 to {MAX_RECORDS} keys; got {len(keys)}",
+                               hint="copy keys from recall_index")
         return [self.memories.get(key) for key in keys]
 
     def explain(self, key: str) -> Explanation:
-        """Every stored field of one memory and its audit history (the newest ``HISTORY_LIMIT`` events,
-        oldest first); ``suppressed_by`` names the suppressions hiding it from recall ([] when none) -- the
-        caller named the key."""
+        """Every stored field of one memory and its audit history (the newest ``HISTORY_LIMIT``
+        events, oldest first); ``suppressed_by`` names the suppressions hiding it from recall ([]
+        when none) -- the caller named the key."""
         memory = self.memories.get(key)
-        history = self.ctx.store.audit.latest(key, limit=HISTORY_LIMIT)  # the newest, if there are more
+        # the newest, if there are more
+        history = self.ctx.store.audit.latest(key, limit=HISTORY_LIMIT)
         has_vector = self.ctx.store.memories.read_vector(key) is not None
-        return Explanation(memory, has_vector, hidden_by(memory, self.suppressions.active()), tuple(history))
+        return Explanation(memory, has_vector, hidden_by(memory, self.suppressions.active()),
+                           tuple(history))
 
     def audit(self, request: AuditRequest, *, for_person: bool = False) -> Inventory:
         """Counts by namespace and state for the filter, plus one page of the matching memories.
 
         Counts include suppressed memories. In the page, a memory a suppression hides is shown to a
-        person (``for_person``, the dashboard) marked with ``suppressed_by``; for an agent it is left
-        out and only counted in ``page.withheld`` (DESIGN: never in lists meant for the agent).
+        person (``for_person``, the dashboard) marked with ``suppressed_by``; for an agent it is
+        left out and only counted in ``page.withheld`` (DESIGN: never in lists meant for the agent).
         """
-        listing = Listing(namespaces=request.namespaces, projects=request.projects, states=request.states,
-                          tags=request.tags, trusts=request.trusts, kinds=request.kinds, sort=request.sort,
+        listing = Listing(namespaces=request.namespaces, projects=request.projects,
+                          states=request.states,
+                          tags=request.tags, trusts=request.trusts, kinds=request.kinds,
+                          sort=request.sort,
                           descending=request.descending, offset=request.offset, limit=request.limit)
         page = self.memories.list(listing)
         counts = self.counts(listing)
@@ -139,11 +151,14 @@ class Inspection:
         items = [{**item, "suppressed_by": terms} for item, terms in marked] if for_person else \
             [item for item, terms in marked if not terms]
         return Inventory(counts, sum(sum(by_state.values()) for by_state in counts.values()),
-                         ListedPage(page.offset, page.limit, page.total, tuple(items), len(marked) - len(items)))
+                         ListedPage(page.offset, page.limit, page.total, tuple(items),
+                                    len(marked) - len(items)))
 
     def counts(self, listing: Listing) -> dict[str, dict[str, int]]:
-        base = list(self.memories.filter_clauses(Listing(projects=listing.projects, tags=listing.tags,
-                                                         trusts=listing.trusts, kinds=listing.kinds)))
+        base = list(self.memories.filter_clauses(Listing(projects=listing.projects,
+                                                         tags=listing.tags,
+                                                         trusts=listing.trusts,
+                                                         kinds=listing.kinds)))
         states = [s for s in STATES if not listing.states or s in listing.states]
         out: dict[str, dict[str, int]] = {}
         for namespace in validation.namespaces(listing.namespaces):
@@ -161,7 +176,8 @@ class Inspection:
             checks = [valkey, self._module(), self._indexes(), self._model()]
         else:  # each would wait out its own timeout on the same dead or hung server
             skipped = "not checked: Valkey is not answering"
-            checks = [valkey, Check("search_module", False, skipped), Check("indexes", False, skipped),
+            checks = [valkey, Check("search_module", False, skipped),
+                      Check("indexes", False, skipped),
                       self._model()]
         return Health(checks=tuple(checks), version=__version__, uptime_seconds=uptime,
                       model=f"{self.ctx.embedder.model_name} ({self.ctx.embedder.dimension} dims)")
@@ -179,7 +195,8 @@ class Inspection:
         except KenningError as exc:
             return Check("search_module", False, str(exc))
         ok = "search" in modules
-        return Check("search_module", ok, "loaded" if ok else f"not loaded (modules: {', '.join(modules)})")
+        return Check("search_module", ok,
+                     "loaded" if ok else f"not loaded (modules: {', '.join(modules)})")
 
     def _indexes(self) -> Check:
         try:
@@ -188,7 +205,8 @@ class Inspection:
         except KenningError as exc:
             return Check("indexes", False, str(exc))
         if drift:
-            return Check("indexes", False, f"drift: the live index ({live}) differs from this process's "
+            return Check("indexes", False,
+                         f"drift: the live index ({live}) differs from this process's "
                          f"({self.ctx.index}); restart the service to migrate")
         fingerprint = schema.fingerprint(self.ctx.embedder.dimension)
         return Check("indexes", True, f"the memory index is current (schema {fingerprint})")
@@ -202,7 +220,8 @@ class Inspection:
 
 
 def _summary(memory: dict[str, Any]) -> dict[str, Any]:
-    keep = ("key", "namespace", "project", "tags", "kind", "state", "trust", "title", "created_at", "updated_at",
+    keep = ("key", "namespace", "project", "tags", "kind", "state", "trust", "title", "created_at",
+            "updated_at",
             "recall_count")
     out = {k: memory[k] for k in keep}
     content = str(memory["content"])

@@ -1,7 +1,7 @@
 """Scheduled jobs as the engine sees them: the worker's leader lease and the last run of each job.
 
-The scheduler itself lives in the worker process (feed_worker/, docs/worker.md); the engine only keeps
-what every door may need to read back: who leads, and how each job's last run ended.
+The scheduler itself lives in the worker process (feed_worker/, docs/worker.md); the engine only
+keeps what every door may need to read back: who leads, and how each job's last run ended.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ LEADER_LOCK = "worker"  # one lease for the whole worker: its leader runs every 
 class JobRun:
     """How one run of a job ended.
 
-    ``ok``: ran and returned ``summary``. ``failed``: raised an unexpected error (``error`` names it).
-    ``outage``: Valkey or another backend could not answer, so nothing was checked. ``skipped``: another
-    worker leads; skipped runs stay in the worker's memory and are never recorded here.
+    ``ok``: ran and returned ``summary``. ``failed``: raised an unexpected error (``error`` names
+    it). ``outage``: Valkey or another backend could not answer, so nothing was checked.
+    ``skipped``: another worker leads; skipped runs stay in the worker's memory
+    and are never recorded here.
     """
 
     job: str
@@ -48,7 +49,8 @@ class JobRun:
 
 
 class Jobs:
-    """Needs only the store and the settings, so `kenning doctor` can read it without opening the engine."""
+    """Needs only the store and the settings, so `kenning doctor` can read it
+    without opening the engine."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
@@ -57,7 +59,8 @@ class Jobs:
 
     def lease(self, owner: str) -> Lease:
         """The worker leader lease for ``owner`` (KENNING_WORKER_LOCK_TTL_SECONDS long)."""
-        return self.store.lease(self.store.key("lock", LEADER_LOCK), owner, self.settings.worker_lock_ttl_seconds)
+        return self.store.lease(self.store.key("lock", LEADER_LOCK), owner,
+                                self.settings.worker_lock_ttl_seconds)
 
     def leader(self) -> str | None:
         """The worker that holds the leader lease now, or None when no worker leads."""
@@ -66,7 +69,8 @@ class Jobs:
     def record(self, run: JobRun) -> None:
         """Keep ``run`` as its job's last run (a skipped run is not a run: refused)."""
         if run.status == "skipped":
-            raise InvalidInput("a skipped run is not recorded", hint="record only ok, failed or outage runs")
+            raise InvalidInput("a skipped run is not recorded",
+                               hint="record only ok, failed or outage runs")
         self.runs.save(run.job, run.to_dict())
 
     def last_runs(self) -> dict[str, JobRun]:
@@ -81,11 +85,14 @@ class Jobs:
 def health(leader: str | None, runs: dict[str, JobRun]) -> tuple[bool, str]:
     """One line about the worker; not ok when a job's last run failed or hit an outage.
 
-    No leader is not a failure: a deployment may run only the MCP server and `kenning maintain` from cron.
+    No leader is not a failure: a deployment may run only the MCP server and
+    `kenning maintain` from cron.
     """
-    parts = [f"leader {leader}" if leader else "no worker holds the lock (`kenning worker` or `kenning up` runs one)"]
+    parts = [f"leader {leader}" if leader
+             else "no worker holds the lock (`kenning worker` or `kenning up` runs one)"]
     for job, run in runs.items():
-        parts.append(f"{job} {run.status} at {iso(run.finished_at)}" + (f": {run.error}" if run.error else ""))
+        parts.append(f"{job} {run.status} at {iso(run.finished_at)}" + (f": {run.error}"
+                                                                        if run.error else ""))
     if not runs:
         parts.append("no job has run yet")
     return all(run.status == "ok" for run in runs.values()), "; ".join(parts)

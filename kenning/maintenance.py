@@ -3,14 +3,14 @@
 ``Maintenance.run`` is the one entry point a scheduler calls (the worker, every
 ``KENNING_MAINTENANCE_INTERVAL_MINUTES``; ``kenning maintain`` runs it once from the command line):
 
-1. recall counters: the live counters recalls wrote beside the memories since the last run are folded
-   into the memory hashes (kenning/store/recalls.py), one HSET per touched memory, so FT SORTBY on
-   ``recall_count`` / ``last_recalled`` sees them; what shows the counters reads the live values, only
-   that sort lags by up to one interval;
+1. recall counters: the live counters recalls wrote beside the memories since the last run are
+   folded into the memory hashes (kenning/store/recalls.py), one HSET per touched memory, so FT
+   SORTBY on ``recall_count`` / ``last_recalled`` sees them; what shows the counters reads the live
+   values, only that sort lags by up to one interval;
 2. expire: memories past ``expires_at`` are archived with the reason "expired on <date>";
 3. duplicates: clusters are reported for review; they are merged automatically only when
-   ``KENNING_AUTO_MERGE_THRESHOLD`` is set, the whole cluster is at or above it and no two members are
-   opposite statements (off by default);
+   ``KENNING_AUTO_MERGE_THRESHOLD`` is set, the whole cluster is at or above it and no two members
+   are opposite statements (off by default);
 4. contradictions: open records are re-checked (a side gone, archived, or edited so it no longer
    conflicts closes the record);
 5. indexes: drift (the registry or the index differs from this schema, still backfilling, document
@@ -54,7 +54,8 @@ class DuplicateReview:
     examined: int = 0
     clusters: int = 0
     merged: list[Merged] = field(default_factory=list)  # Duplicates.merge results
-    review: list[dict[str, Any]] = field(default_factory=list)  # {"namespace", "keep", "keys", "highest_similarity"}
+    # {"namespace", "keep", "keys", "highest_similarity"}
+    review: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +68,8 @@ class IndexReport:
 
 @dataclass(frozen=True, slots=True)
 class Reindexed:
-    """The memory index rebuilt (``Maintenance.reindex``); ``public()`` is its audit event's details."""
+    """The memory index rebuilt (``Maintenance.reindex``); ``public()`` is
+    its audit event's details."""
 
     index: str
     num_docs: int
@@ -79,7 +81,8 @@ class Reindexed:
 
 @dataclass(frozen=True, slots=True)
 class MaintenanceReport:
-    """One maintenance pass; ``public()`` is the JSON kept as the last report (the briefing shows it)."""
+    """One maintenance pass; ``public()`` is the JSON kept as the last
+    report (the briefing shows it)."""
 
     started_at: str | None
     recall_counters: dict[str, int]
@@ -123,20 +126,24 @@ class Maintenance:
         now = self.ctx.clock.now()
         clauses = (query.numeric("expires_at", None, now), query.not_tag("state", ["archived"]))
         sweep = Sweep(self.ctx)
-        due = list(sweep.memories(NAMESPACES, clauses))  # collect first: archiving changes the filter
+        # collect first: archiving changes the filter
+        due = list(sweep.memories(NAMESPACES, clauses))
         archived: list[str] = []
         skipped: list[dict[str, str]] = []
         for memory in due:
             try:
                 self.archive(memory.key, reason=f"expired on {iso(memory.expires_at)}", actor=actor)
-            except (Conflict, NotFound) as exc:  # archived or forgotten by someone else meanwhile: say so
+            # archived or forgotten by someone else meanwhile: say so
+            except (Conflict, NotFound) as exc:
                 skipped.append({"key": memory.key, "why": exc.message})
                 continue
             archived.append(memory.key)
-        return Expiry(archived=archived, count=len(archived), skipped=skipped, phantoms=sweep.phantoms)
+        return Expiry(archived=archived, count=len(archived), skipped=skipped,
+                      phantoms=sweep.phantoms)
 
     def duplicate_review(self, *, actor: str) -> DuplicateReview:
-        """Duplicate clusters per namespace; auto-merge only above the (optional) stricter threshold."""
+        """Duplicate clusters per namespace; auto-merge only above the
+        (optional) stricter threshold."""
         auto = self.ctx.settings.auto_merge_threshold
         out = DuplicateReview(auto_merge_threshold=auto)
         examined = clusters = 0
@@ -160,19 +167,23 @@ class Maintenance:
             return None
         others = [m["key"] for m in cluster.members if m["key"] != cluster.keep]
         try:
-            return self.duplicates.merge(cluster.keep, others, f"auto-merged at similarity >= {auto}",
+            return self.duplicates.merge(cluster.keep, others,
+                                         f"auto-merged at similarity >= {auto}",
                                          actor=actor)
-        except (InvalidInput, Conflict, NotFound):  # changed meanwhile (archived, forgotten): a person decides
+        # changed meanwhile (archived, forgotten): a person decides
+        except (InvalidInput, Conflict, NotFound):
             return None
 
     def index_report(self) -> IndexReport:
-        """The one index: live vs expected name, backfill state, documents, phantom entries (and per namespace)."""
+        """The one index: live vs expected name, backfill state, documents, phantom
+        entries (and per namespace)."""
         expected = schema.index_name(self.ctx.store.prefix, self.ctx.embedder.dimension)
         details = self.ctx.store.index_info(expected)
         sweep = Sweep(self.ctx)
         seen = sum(1 for _ in sweep.memories(NAMESPACES, fields=("created_at",)))
         entry = {"index": expected, "live": self.ctx.store.live_indexes().get(schema.INDEX),
-                 "exists": details is not None, "num_docs": None if details is None else details.num_docs,
+                 "exists": details is not None,
+                 "num_docs": None if details is None else details.num_docs,
                  "searchable": seen, "phantoms": sweep.phantoms,
                  "backfilling": None if details is None else details.indexing}
         problems = _drift(entry)
@@ -189,13 +200,16 @@ class Maintenance:
             self.ctx.indexes[schema.INDEX] = name
 
         timeout = self.ctx.settings.index_backfill_timeout_seconds
-        lease = self.ctx.store.lease(self.ctx.store.key("lock", "reindex", schema.INDEX), str(ULID()),
+        lease = self.ctx.store.lease(self.ctx.store.key("lock", "reindex", schema.INDEX),
+                                     str(ULID()),
                                      ttl_seconds=2 * timeout + 60)
         if not lease.hold():  # two rebuilds of one index would drop each other's indexes
-            raise Conflict("the memory index is being rebuilt already", hint="wait for it to finish")
+            raise Conflict("the memory index is being rebuilt already",
+                           hint="wait for it to finish")
         try:
             before = self.ctx.store.index_info(self.ctx.index)
-            done = self.ctx.store.rebuild_index(self.ctx.embedder.dimension, timeout=timeout, switch=switch)
+            done = self.ctx.store.rebuild_index(self.ctx.embedder.dimension, timeout=timeout,
+                                                switch=switch)
         finally:
             lease.release()
         result = Reindexed(done.name, done.num_docs, None if before is None else before.num_docs)
@@ -213,7 +227,10 @@ def _drift(entry: dict[str, Any]) -> list[str]:
         problems.append("the index is still backfilling")
     if entry["phantoms"]:
         problems.append(f"{entry['phantoms']} phantom entries (hash gone, index row left)")
-    if entry["num_docs"] is not None and entry["num_docs"] != entry["searchable"] + entry["phantoms"]:
+    if (
+        entry["num_docs"] is not None
+        and entry["num_docs"] != entry["searchable"] + entry["phantoms"]
+    ):
         problems.append(f"FT.INFO counts {entry['num_docs']} documents, a full search sees "
                         f"{entry['searchable']}")
     return problems

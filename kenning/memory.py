@@ -1,4 +1,5 @@
-"""remember, get, list, update, retag and forget: the write path and plain reads (docs/memory-model.md)."""
+"""remember, get, list, update, retag and forget: the write path and plain
+reads (docs/memory-model.md)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,13 @@ from kenning.suppression import Suppression, Suppressions, hidden_by
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
 MAX_OFFSET = 10_000  # each page reads offset+limit rows: deep pages get expensive
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
-SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title", "source",
+SNAPSHOT_FIELDS = ("content", "namespace", "project", "tags", "kind", "state", "trust", "title",
+                   "source",
                    "created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
-                   "weight", "experience_weight", "metadata", "source_key", "doc_id", "chunk_index", "actor",
-                   "superseded_by", "state_reason", "state_actor", "reinstate_hints", "recall_count",
+                   "weight", "experience_weight", "metadata", "source_key", "doc_id", "chunk_index",
+                   "actor",
+                   "superseded_by", "state_reason", "state_actor", "reinstate_hints",
+                   "recall_count",
                    "last_recalled")
 
 
@@ -77,7 +81,8 @@ class Listing:
     limit: int = 20
 
 
-DUPLICATE_KNN = 8  # rows the duplicate check's KNN asks for; it keeps the nearest (``duplicate_search``)
+# rows the duplicate check's KNN asks for; it keeps the nearest (``duplicate_search``)
+DUPLICATE_KNN = 8
 
 
 @dataclass(frozen=True)
@@ -110,11 +115,13 @@ class Forgotten:
 
 
 class Memories:
-    def __init__(self, ctx: Context, contradictions: Contradictions, suppressions: Suppressions) -> None:
+    def __init__(self, ctx: Context, contradictions: Contradictions,
+                 suppressions: Suppressions) -> None:
         self.ctx = ctx
         self.contradictions = contradictions
         self.suppressions = suppressions
-        # Called with each newly stored memory (the LLM extras queue enrichment here); never on a duplicate.
+        # Called with each newly stored memory (the LLM extras queue enrichment
+        # here); never on a duplicate.
         self.after_store: list[Callable[[Memory], None]] = []
 
     # --- remember -------------------------------------------------------------------------
@@ -123,11 +130,11 @@ class Memories:
                  idempotency_key: str | None = None) -> RememberResult:
         """Validate, embed, refuse near-duplicates (returning the existing key), write, audit.
 
-        ``check_contradictions=False`` (feed articles) stores without opening contradictions: a news
-        article must not make an agent's own memory disputed. A repeat with another event date is a new
-        event and is stored, unless ``refresh``: then the existing memory takes the newer event date
-        (audited) and nothing new is stored. With ``idempotency_key`` a retry returns the first call's
-        result (kenning/idempotency.py)."""
+        ``check_contradictions=False`` (feed articles) stores without opening contradictions: a
+        news article must not make an agent's own memory disputed. A repeat with another event
+        date is a new event and is stored, unless ``refresh``: then the existing memory takes the
+        newer event date (audited) and nothing new is stored. With ``idempotency_key`` a retry
+        returns the first call's result (kenning/idempotency.py)."""
         memory = self._validated(draft, actor)
         rules = WriteRules(allow_duplicate, check_contradictions, refresh)
         if idempotency_key is None:
@@ -148,24 +155,27 @@ class Memories:
         vector = self.ctx.embedder.embed(memory.content)
         if rules.allow_duplicate:
             return self._store(memory, vector, actor=actor, rules=rules)
-        # The claim, the suppressions, the duplicate KNN and the contradiction check's KNNs (the memory not
-        # written yet: Contradictions.before_write) in one round trip; the claim's release goes with the
-        # write (or, on a duplicate or an error, on its own).
+        # The claim, the suppressions, the duplicate KNN and the contradiction check's KNNs (the
+        # memory not written yet: Contradictions.before_write) in one round trip; the claim's
+        # release goes with the write (or, on a duplicate or an error, on its own).
         claim = self._claim(memory)
         search = self.duplicate_search(memory.namespace, memory.project, vector)
-        nearby = self.contradictions.before_write(memory, vector) if rules.check_contradictions else []
+        nearby = self.contradictions.before_write(memory,
+                                                  vector) if rules.check_contradictions else []
         claimed = self.ctx.store.claim_and_search(claim, search, nearby)
         found = claimed.found
         near: builtins.list[SearchResult] | None = claimed.nearby
         released = False
         try:
-            if not claimed.taken:  # another remember of the same content holds it: wait, then check again
+            # another remember of the same content holds it: wait, then check again
+            if not claimed.taken:
                 self._wait(claim)
                 found, near = self.ctx.store.memories.search(search), None
             existing = self._duplicate(found)
             if existing is not None and same_statement(existing[0].content, memory.content) \
                     and (rules.refresh or same_event(existing[0].event_date, memory.event_date)):
-                return self.refused(existing[0], existing[1], memory, actor=actor, refresh=rules.refresh)
+                return self.refused(existing[0], existing[1], memory, actor=actor,
+                                    refresh=rules.refresh)
             released = True
             return self._store(memory, vector, actor=actor, rules=rules, claim=claim, nearby=near,
                                suppressions=self.suppressions.parse_active(claimed.suppressed),
@@ -174,21 +184,26 @@ class Memories:
             if not released:
                 claim.release()
 
-    def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules, claim: Lease | None = None,
+    def _store(self, memory: Memory, vector: Any, *, actor: str, rules: WriteRules,
+               claim: Lease | None = None,
                suppressions: builtins.list[Suppression] | None = None,
-               nearby: builtins.list[SearchResult] | None = None, sequence: int = 0) -> RememberResult:
+               nearby: builtins.list[SearchResult] | None = None,
+               sequence: int = 0) -> RememberResult:
         """Write ``memory`` (``claim`` released in the same round trip), then check contradictions.
-        ``suppressions``: the list read before the write (else read now) for the "hidden" notes; ``nearby``:
-        the contradiction check's KNN results read before the write (else searched now).
+        ``suppressions``: the list read before the write (else read now) for the "hidden" notes;
+        ``nearby``: the contradiction check's KNN results read before the write (else searched now).
 
-        A check before the write cannot see a remember written after its searches: two contradicting
-        remembers racing would both miss the other. So every remember's write counts itself in the remember
-        write sequence (``Store.remembered``, in its unit) and reads it back in the same round trip: exactly
-        one more than ``sequence`` (read before the searches) means no other remember was written in between;
-        anything else and the check runs again after the write, as it did before the early check. Of two
-        racing remembers the later writer always sees the other's count and checks again."""
-        # every remember's write is counted (one checked after its write must be seen by a racing early one)
-        after = self.write_new(memory, vector, actor=actor, action="remember", then_release=claim, counted=True)
+        A check before the write cannot see a remember written after its searches: two
+        contradicting remembers racing would both miss the other. So every remember's write
+        counts itself in the remember write sequence (``Store.remembered``, in its unit) and
+        reads it back in the same round trip: exactly one more than ``sequence`` (read before the
+        searches) means no other remember was written in between; anything else and the check
+        runs again after the write, as it did before the early check. Of two racing remembers the
+        later writer always sees the other's count and checks again."""
+        # every remember's write is counted (one checked after its write must be
+        # seen by a racing early one)
+        after = self.write_new(memory, vector, actor=actor, action="remember", then_release=claim,
+                               counted=True)
         if nearby is not None and (after is None or int(after) != sequence + 1):
             nearby = None  # another remember was written since the searches: check against it too
         opened = self.contradictions.on_remember(memory, vector, actor=actor, nearby=nearby) \
@@ -199,7 +214,8 @@ class Memories:
             Note("contradiction", other=c.other(memory.key), contradiction=c.id) for c in opened)
             + self.hidden_notes(memory, suppressions))
 
-    def hidden_notes(self, memory: Memory, suppressions: builtins.list[Suppression] | None = None) -> tuple[Note, ...]:
+    def hidden_notes(self, memory: Memory,
+                     suppressions: builtins.list[Suppression] | None = None) -> tuple[Note, ...]:
         """What a memory just stored will not be shown through: each suppression that hides it."""
         current = self.suppressions.active() if suppressions is None else suppressions
         hiding = [s for s in current if hidden_by(memory, [s])]
@@ -207,40 +223,54 @@ class Memories:
 
     def refused(self, existing: Memory, similarity: float, new: Memory, *, actor: str,
                 refresh: bool) -> RememberResult:
-        """The duplicate answer, naming the memory matched; with ``refresh`` its event date moves on."""
-        notes = [Note("duplicate", key=existing.key, state=existing.state, content=existing.content[:120])]
-        newer = new.event_date is not None and (existing.event_date is None or new.event_date > existing.event_date)
-        event = self.ctx.event(actor, "refresh", existing.key, reason="repeated with a newer event date",
+        """The duplicate answer, naming the memory matched; with
+        ``refresh`` its event date moves on."""
+        notes = [Note("duplicate", key=existing.key, state=existing.state,
+                      content=existing.content[:120])]
+        newer = new.event_date is not None and (existing.event_date is None
+                                                or new.event_date > existing.event_date)
+        event = self.ctx.event(actor, "refresh", existing.key,
+                               reason="repeated with a newer event date",
                                before=existing.content, after=existing.content,
-                               details={"event_date": [iso(existing.event_date), iso(new.event_date)]})
+                               details={"event_date": [iso(existing.event_date),
+                                                       iso(new.event_date)]})
         if refresh and newer and self.ctx.store.memories.update(
-                existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()}, [event]):
+                existing.key, {"event_date": new.event_date, "updated_at": self.ctx.clock.now()},
+                                                                [event]):
             notes.append(Note("refreshed", event_date=iso(new.event_date)))
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
     def _claim(self, memory: Memory) -> Lease:
-        """The claim on this content in this namespace and project (SET NX PX on one key, so cluster-safe),
-        held while it is checked and written: a concurrent remember of the same text waits, then its
-        duplicate check sees this write. A claim whose holder died expires."""
-        name = hashlib.sha256(f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()).hexdigest()
-        return self.ctx.store.lease(self.ctx.store.key("claim", "remember", name), memory.key, CLAIM_SECONDS)
+        """The claim on this content in this namespace and project (SET NX PX on one key, so
+        cluster-safe), held while it is checked and written: a concurrent remember of the same
+        text waits, then its duplicate check sees this write. A claim whose holder died expires."""
+        name = hashlib.sha256(
+            f"{memory.namespace}\0{memory.project}\0{memory.content_sha}".encode()
+        ).hexdigest()
+        return self.ctx.store.lease(self.ctx.store.key("claim", "remember", name), memory.key,
+                                    CLAIM_SECONDS)
 
     @staticmethod
     def _wait(claim: Lease) -> None:
-        """Take ``claim`` once its holder gives it up (or it expires); Conflict after CLAIM_SECONDS."""
+        """Take ``claim`` once its holder gives it up (or it expires);
+        Conflict after CLAIM_SECONDS."""
         deadline = time.monotonic() + CLAIM_SECONDS
         while not claim.hold():
             if time.monotonic() > deadline:
-                raise Conflict("another remember of the same content is still running", hint="retry the call")
+                raise Conflict("another remember of the same content is still running",
+                               hint="retry the call")
             time.sleep(0.005)
 
     def write_new(self, memory: Memory, vector: Any, *, actor: str, action: str, reason: str = "",
                   then_release: Lease | None = None, counted: bool = False) -> str | None:
-        """Write a new memory with its audit event (one unit); ``counted``: the write also counts itself in the
-        remember write sequence and returns the sequence read right after it (``_store``)."""
+        """Write a new memory with its audit event (one unit); ``counted``: the write also counts
+        itself in the remember write sequence and returns the sequence read
+        right after it (``_store``)."""
         remembered = self.ctx.store.remembered
         return self.ctx.store.memories.write(
-            memory, vector, [self.ctx.event(actor, action, memory.key, reason=reason, after=memory.content)],
+            memory, vector,
+                                             [self.ctx.event(actor, action, memory.key,
+                                                             reason=reason, after=memory.content)],
             self.ctx.store.counted_remember() if counted else (), then_release=then_release,
             then_read=remembered if counted else None)
 
@@ -253,7 +283,8 @@ class Memories:
         key = self.ctx.store.memories.new_key(namespace, str(ULID()))
         return Memory(
             key=key, content=text, namespace=namespace, project=validation.project(draft.project),
-            tags=validation.tags(list(draft.tags)), kind=_kind(draft.kind), actor=actor or "unknown",
+            tags=validation.tags(list(draft.tags)), kind=_kind(draft.kind),
+                      actor=actor or "unknown",
             created_at=now, updated_at=now, title=_short("title", draft.title, 300),
             source=_short("source", draft.source, 2000), weight=draft.weight,
             event_date=validation.timestamp("event_date", draft.event_date),
@@ -271,14 +302,16 @@ class Memories:
         return hit.memory, hit.similarity
 
     def duplicate_search(self, namespace: str, project: str, vector: Any) -> query.Search:
-        """The one KNN that finds a possible duplicate: nearest non-archived memory, same namespace and project.
+        """The one KNN that finds a possible duplicate: nearest non-archived memory,
+        same namespace and project.
 
-        It asks for ``DUPLICATE_KNN`` rows and keeps the nearest (``limit=1``): RediSearch 2.10 answers a KNN 1
-        under a selective filter on a 1M-memory index in ~22 ms p50 and a KNN 8 under the same filter in
-        ~0.3 ms (its planner walks the graph in batches for k=1 instead of scoring the filtered set;
-        bench/FINDINGS.md, the 1M scale point)."""
+        It asks for ``DUPLICATE_KNN`` rows and keeps the nearest (``limit=1``): RediSearch 2.10
+        answers a KNN 1 under a selective filter on a 1M-memory index in ~22 ms p50 and a KNN 8
+        under the same filter in ~0.3 ms (its planner walks the graph in batches for k=1 instead
+        of scoring the filtered set; bench/FINDINGS.md, the 1M scale point)."""
         return query.Search(
-            index=self.ctx.index, namespaces=(namespace,), knn=DUPLICATE_KNN, vector=vector_bytes(vector),
+            index=self.ctx.index, namespaces=(namespace,), knn=DUPLICATE_KNN,
+                            vector=vector_bytes(vector),
             ef_runtime=self.ctx.settings.ef_runtime,
             clauses=(query.tag("project", [project]), query.not_tag("state", ["archived"])),
             return_fields=("created_at", "state", "content", "event_date", "distance"), limit=1,
@@ -289,28 +322,35 @@ class Memories:
         validation.key(key, self.ctx.store.prefix)
         memory = self.ctx.store.memories.read(key)
         if memory is None:
-            raise NotFound(f"no memory {key}", hint="it may have been forgotten; check history(key)")
+            raise NotFound(f"no memory {key}",
+                           hint="it may have been forgotten; check history(key)")
         return memory
 
     def list(self, listing: Listing) -> Page:
         """One page of memories matching the filters, sorted on a NUMERIC field, with the total.
 
-        The page shows live recall counters; sorting by ``recall_count`` / ``last_recalled`` uses the
-        values maintenance last folded into the hashes (FT SORTBY), so it may lag by one interval.
+        The page shows live recall counters; sorting by ``recall_count`` / ``last_recalled`` uses
+        the values maintenance last folded into the hashes (FT SORTBY), so
+        it may lag by one interval.
         """
         if listing.sort not in SORTABLE:
-            raise InvalidInput(f"cannot sort by {listing.sort!r}", hint=f"use one of {', '.join(SORTABLE)}")
+            raise InvalidInput(f"cannot sort by {listing.sort!r}",
+                               hint=f"use one of {', '.join(SORTABLE)}")
         validation.bounded_int("limit", listing.limit, 1, 200)
         validation.bounded_int("offset", listing.offset, 0, MAX_OFFSET)
         clauses = self.filter_clauses(listing)
-        search = query.Search(index=self.ctx.index, namespaces=validation.namespaces(listing.namespaces),
-                              clauses=clauses, sort_by=listing.sort, descending=listing.descending, offset=0,
+        search = query.Search(index=self.ctx.index,
+                              namespaces=validation.namespaces(listing.namespaces),
+                              clauses=clauses, sort_by=listing.sort, descending=listing.descending,
+                              offset=0,
                               limit=listing.offset + listing.limit, return_fields=FIELD_NAMES)
         result = self.ctx.store.memories.search(search)
         total = result.total
         items = [h.memory for h in result.hits]
         items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
-        page = self.ctx.store.memories.recalls.live(items[listing.offset:listing.offset + listing.limit])
+        page = self.ctx.store.memories.recalls.live(
+            items[listing.offset : listing.offset + listing.limit]
+        )
         return Page(items=tuple(page), total=total, offset=listing.offset, limit=listing.limit)
 
     def filter_clauses(self, listing: Listing) -> tuple[str, ...]:
@@ -332,25 +372,30 @@ class Memories:
         """Replace the content, re-embed, keep the old text in the audit event."""
         validation.key(key, self.ctx.store.prefix)
         text = validation.content(content)
-        why = validation.reason(reason) or ""  # before the write: a refused reason must not leave it unaudited
+        # before the write: a refused reason must not leave it unaudited
+        why = validation.reason(reason) or ""
         vector = self.ctx.embedder.embed(text)
         sha = content_sha(text)
 
         def edit(current: Memory) -> Change:
             return Change({"content_sha": current.content_sha},
-                          {"content": text, "content_sha": sha, "updated_at": self.ctx.clock.now()}, vector)
+                          {"content": text, "content_sha": sha, "updated_at": self.ctx.clock.now()},
+                          vector)
 
         def record(current: Memory, _: Change) -> AuditEvent:
-            return self.ctx.event(actor, "update", key, reason=why, before=current.content, after=text,
+            return self.ctx.event(actor, "update", key, reason=why, before=current.content,
+                                  after=text,
                                   details={"previous_content": current.content})
 
         current, change = self.swap(key, edit, record)
-        updated = replace(current, content=text, content_sha=sha, updated_at=change.changes["updated_at"])
+        updated = replace(current, content=text, content_sha=sha,
+                          updated_at=change.changes["updated_at"])
         if self.contradictions.after_edit(updated, vector, actor=actor):
             return self.get(key)  # its trust changed (a contradiction opened or closed)
         return updated
 
-    def retag(self, key: str, *, add: builtins.list[str] | None = None, remove: builtins.list[str] | None = None,
+    def retag(self, key: str, *, add: builtins.list[str] | None = None,
+              remove: builtins.list[str] | None = None,
               actor: str, reason: str | None = None) -> Memory:
         validation.key(key, self.ctx.store.prefix)
         why = validation.reason(reason) or ""  # before the write, as in update
@@ -362,11 +407,14 @@ class Memories:
             if len(tags) > validation.MAX_TAGS:
                 raise InvalidInput(f"a memory carries at most {validation.MAX_TAGS} tags",
                                    hint="remove some tags first")
-            return Change({"tags": current.tags}, {"tags": tags, "updated_at": self.ctx.clock.now()})
+            return Change({"tags": current.tags},
+                          {"tags": tags, "updated_at": self.ctx.clock.now()})
 
         def record(current: Memory, change: Change) -> AuditEvent:
-            return self.ctx.event(actor, "retag", key, reason=why, before=current.content, after=current.content,
-                                  details={"before": list(current.tags), "after": list(change.changes["tags"])})
+            return self.ctx.event(actor, "retag", key, reason=why, before=current.content,
+                                  after=current.content,
+                                  details={"before": list(current.tags),
+                                           "after": list(change.changes["tags"])})
 
         current, change = self.swap(key, edit, record)
         tags = change.changes["tags"]
@@ -374,13 +422,15 @@ class Memories:
 
     def swap(self, key: str, edit: Callable[[Memory], Change],
              record: Callable[[Memory, Change], AuditEvent]) -> tuple[Memory, Change]:
-        """Read the memory, compute ``edit`` from it and write the change with its ``record`` only while the
-        fields it read are unchanged (compare-and-set on the one key, one unit of work); retried on a
-        concurrent change, so no acknowledged change is lost and the audit shows the state it replaced."""
+        """Read the memory, compute ``edit`` from it and write the change with its ``record``
+        only while the fields it read are unchanged (compare-and-set on the one key, one unit of
+        work); retried on a concurrent change, so no acknowledged change is lost and the audit
+        shows the state it replaced."""
         for attempt in range(SWAP_ATTEMPTS):
             current = self.get(key)
             change = edit(current)
-            outcome = self.ctx.store.memories.swap(key, change.expect, change.changes, change.vector,
+            outcome = self.ctx.store.memories.swap(key, change.expect, change.changes,
+                                                   change.vector,
                                                    [record(current, change)])
             if outcome == APPLIED:
                 return current, change
@@ -392,22 +442,29 @@ class Memories:
 
     def forget(self, key: str, *, confirm: bool = False, actor: str,
                reason: str | None = None) -> ForgetPreview | Forgotten:
-        """Preview by default; with confirm, hard-delete and keep a snapshot for the retention window."""
+        """Preview by default; with confirm, hard-delete and keep a snapshot
+        for the retention window."""
         return self.forget_memory(self.get(key), confirm=confirm, actor=actor, reason=reason)
 
     def forget_memory(self, memory: Memory, *, confirm: bool = False, actor: str,
                       reason: str | None = None) -> ForgetPreview | Forgotten:
         """``forget`` for a memory the caller has just read (not read again)."""
         key = memory.key
-        why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
+        # before the delete: a refused reason must not leave it unaudited
+        why = validation.reason(reason) or ""
         if not confirm:
-            return ForgetPreview(key, memory.namespace, memory.project, memory.content[:500], memory.state)
+            return ForgetPreview(key, memory.namespace, memory.project, memory.content[:500],
+                                 memory.state)
         marker = keep_snapshots(self.ctx, [memory])
-        event = self.ctx.event(actor, "forget", key, reason=why, before=memory.content, details={"snapshot": marker})
-        hints = [op for hint in memory.reinstate_hints  # its reinstate hints leave the index with it
+        event = self.ctx.event(actor, "forget", key, reason=why, before=memory.content,
+                               details={"snapshot": marker})
+        hints = [op
+                 for hint in memory.reinstate_hints  # its reinstate hints leave the index with it
                  for op in self.ctx.store.hints.removing(phrases.normalise(hint), key)]
-        if not self.ctx.store.memories.delete(key, [event], hints):  # forgotten meanwhile: that one is audited
-            raise NotFound(f"no memory {key}", hint="it was forgotten while this forget ran; check history(key)")
+        # forgotten meanwhile: that one is audited
+        if not self.ctx.store.memories.delete(key, [event], hints):
+            raise NotFound(f"no memory {key}",
+                           hint="it was forgotten while this forget ran; check history(key)")
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return Forgotten(key)
 
@@ -415,11 +472,12 @@ class Memories:
 def same_statement(existing: str, new: str) -> bool:
     """Whether a near-identical embedding really is the same statement.
 
-    "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is stored
-    so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed alike too: a
-    different number, version or identifier is an update, not a repeat.
+    "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is
+    stored so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed
+    alike too: a different number, version or identifier is an update, not a repeat.
     """
-    return (polarity.conflict(existing, new) is None and phrases.specifics(existing) == phrases.specifics(new)
+    return (polarity.conflict(existing, new) is None
+            and phrases.specifics(existing) == phrases.specifics(new)
             and not phrases.swapped_roles(existing, new))
 
 
@@ -431,8 +489,8 @@ def same_event(existing: float | None, new: float | None) -> bool:
 
 
 def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:
-    """Keep each memory's fields (never the vector) until the retention window ends; return the marker
-    the forget's audit event carries instead of the content."""
+    """Keep each memory's fields (never the vector) until the retention window ends; return the
+    marker the forget's audit event carries instead of the content."""
     days = ctx.settings.forget_retention_days
     ctx.store.snapshots.keep({m.key: snapshot_of(m) for m in memories}, ttl_seconds=days * 86_400)
     return {"kept": True, "kept_until": iso(ctx.clock.now() + days * 86_400)}

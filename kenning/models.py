@@ -16,13 +16,15 @@ INVALID_DATE = "invalid date"
 def iso(ts: float | None) -> str | None:
     """Epoch seconds -> ISO 8601 UTC (seconds precision), or None.
 
-    Never raises: a time no ``datetime`` can hold (written before dates were bounded, or by hand) reads
-    back as ``"invalid date (<seconds>)"``, so one bad row cannot stop a listing, a delete or a
-    maintenance pass (docs/reliability.md)."""
+    Never raises: a time no ``datetime`` can hold (written before dates were bounded, or by hand)
+    reads back as ``"invalid date (<seconds>)"``, so one bad row cannot stop a listing, a delete
+    or a maintenance pass (docs/reliability.md)."""
     if ts is None:
         return None
     try:
-        return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        return (
+            datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+        )
     except (ValueError, OverflowError, OSError):
         return f"{INVALID_DATE} ({ts!r})"
 
@@ -66,7 +68,8 @@ class Memory:
     def public(self) -> dict[str, Any]:
         """Every field as plain JSON-ready data, times as ISO strings."""
         data = asdict(self)
-        for name in ("created_at", "updated_at", "valid_from", "valid_to", "event_date", "expires_at",
+        for name in ("created_at", "updated_at", "valid_from", "valid_to", "event_date",
+                     "expires_at",
                      "last_recalled", "state_changed_at"):
             data[name] = iso(data[name])
         data["tags"] = list(self.tags)
@@ -76,7 +79,8 @@ class Memory:
 
 @dataclass(frozen=True, slots=True)
 class Stale:
-    """An open value change flags an older statement: the newer key, the contradiction, the slot, both values."""
+    """An open value change flags an older statement: the newer key, the
+    contradiction, the slot, both values."""
 
     newer: str
     contradiction: str
@@ -122,17 +126,19 @@ class RecallHit:
 
 
 NoteKind = Literal["contradiction", "suppressed", "duplicate", "refreshed", "replayed", "said"]
-NOTE_KINDS: tuple[NoteKind, ...] = ("contradiction", "suppressed", "duplicate", "refreshed", "replayed", "said")
+NOTE_KINDS: tuple[NoteKind, ...] = ("contradiction", "suppressed", "duplicate", "refreshed",
+                                    "replayed", "said")
 
 
 @dataclass(frozen=True, slots=True)
 class Note:
     """A fact remember reports, by kind; the MCP door words it for an agent (mcp_server/shape.py).
 
-    contradiction: ``other`` and ``contradiction`` (opened, both now disputed); suppressed: ``term`` and
-    ``reason`` of a suppression hiding the new memory; duplicate: the memory matched (``key``, ``state``, the
-    first words of its ``content``; none of them from a bulk write); refreshed: its new ``event_date``;
-    replayed: an earlier call with this idempotency key stored it; said: a sentence as an older reply kept it.
+    contradiction: ``other`` and ``contradiction`` (opened, both now disputed); suppressed: ``term``
+    and ``reason`` of a suppression hiding the new memory; duplicate: the memory matched (``key``,
+    ``state``, the first words of its ``content``; none of them from a bulk write); refreshed: its
+    new ``event_date``; replayed: an earlier call with this idempotency key stored it; said: a
+    sentence as an older reply kept it.
     """
 
     kind: NoteKind
@@ -151,21 +157,24 @@ class Note:
 
     @staticmethod
     def parse(raw: object) -> Note:
-        """A note as a stored reply keeps it: its fields, or (a reply kept before notes had kinds) a sentence."""
+        """A note as a stored reply keeps it: its fields, or (a reply kept before
+        notes had kinds) a sentence."""
         if isinstance(raw, str):
             return Note("said", text=raw)
         kind = next((k for k in NOTE_KINDS if isinstance(raw, dict) and raw.get("kind") == k), None)
         if kind is None or not isinstance(raw, dict):
             raise ValueError(f"not a stored remember note: {raw!r}"[:200])
-        return Note(kind, **{f.name: str(raw[f.name]) for f in fields(Note) if f.name != "kind" and f.name in raw})
+        return Note(kind,
+                    **{f.name: str(raw[f.name]) for f in fields(Note) if f.name != "kind"
+                       and f.name in raw})
 
 
 @dataclass(frozen=True)
 class RememberResult:
     """What remember did: ``stored`` a new key, or found a ``duplicate`` and returned its key.
 
-    ``public()`` is the plain form an idempotent reply is kept in (notes as their fields); the MCP door
-    words the notes (mcp_server/shape.py ``remembered``).
+    ``public()`` is the plain form an idempotent reply is kept in (notes as their fields); the MCP
+    door words the notes (mcp_server/shape.py ``remembered``).
     """
 
     status: str

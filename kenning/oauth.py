@@ -3,8 +3,8 @@
 State lives in Valkey (kenning.store.oauth), so restarts and replicas share it; the HTTP half is
 mcp_server.oauth. Codes and tokens are random 256-bit strings handed out once and stored as sha256.
 A *family* is one consent's chain of tokens: each refresh rotates the refresh token inside it; a
-rotated refresh token presented again after ``REFRESH_GRACE_SECONDS`` (or a replayed code) revokes the
-whole family. Scopes are the bearer tokens' (read < write < admin) plus ``offline_access``.
+rotated refresh token presented again after ``REFRESH_GRACE_SECONDS`` (or a replayed code) revokes
+the whole family. Scopes are the bearer tokens' (read < write < admin) plus ``offline_access``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def digest(secret: str) -> str:
 
 
 def actor_of(username: str) -> str:
-    """The audit actor of a person acting through OAuth (a ':' keeps it apart from bearer token names)."""
+    """The audit actor of a person acting through OAuth (a ':' keeps it apart
+    from bearer token names)."""
     return f"user:{username}"
 
 
@@ -106,21 +107,27 @@ class GrantInfo:
 
 def _client(record: dict[str, Any]) -> ClientInfo:
     return ClientInfo(client_id=record["client_id"], name=record.get("name", ""),
-                      redirect_uris=tuple(record.get("redirect_uris", ())), scope=record.get("scope", ""),
+                      redirect_uris=tuple(record.get("redirect_uris", ())),
+                      scope=record.get("scope", ""),
                       auth_method=record.get("auth_method", "none"),
-                      grant_types=tuple(record.get("grant_types", ())), created_at=record.get("created_at", 0.0),
-                      secret_digest=record.get("secret_digest", ""), metadata=record.get("metadata", {}))
+                      grant_types=tuple(record.get("grant_types", ())),
+                      created_at=record.get("created_at", 0.0),
+                      secret_digest=record.get("secret_digest", ""),
+                      metadata=record.get("metadata", {}))
 
 
 def _token(record: dict[str, Any]) -> TokenInfo:
-    return TokenInfo(client_id=record["client_id"], username=record["username"], scopes=tuple(record["scopes"]),
-                     resource=record["resource"], family=record["family"], expires_at=record["expires_at"])
+    return TokenInfo(client_id=record["client_id"], username=record["username"],
+                     scopes=tuple(record["scopes"]),
+                     resource=record["resource"], family=record["family"],
+                     expires_at=record["expires_at"])
 
 
 class OAuth:
     """Needs only the store, a clock and the accounts (no model), so the CLI can list and revoke."""
 
-    def __init__(self, store: Store, clock: Clock, accounts: Accounts, *, access_seconds: int = 3600,
+    def __init__(self, store: Store, clock: Clock, accounts: Accounts, *,
+                 access_seconds: int = 3600,
                  refresh_seconds: int = 30 * 86400) -> None:
         self.audit_log = store
         self.clock = clock
@@ -146,16 +153,30 @@ class OAuth:
         if count > limit:
             if count == limit + 1:  # one event per flood, not one per request
                 self._audit(f"ip:{ip}", "oauth_register_throttled", {"ip": ip, "limit": limit})
-            raise RateLimited(f"too many client registrations from {ip}", hint="try again within the hour")
+            raise RateLimited(f"too many client registrations from {ip}",
+                              hint="try again within the hour")
 
     def register(self, client: ClientInfo, *, ip: str) -> ClientInfo:
-        record = {"client_id": client.client_id, "name": client.name, "redirect_uris": list(client.redirect_uris),
-                  "scope": client.scope, "auth_method": client.auth_method, "grant_types": list(client.grant_types),
+        record = {"client_id": client.client_id, "name": client.name,
+                  "redirect_uris": list(client.redirect_uris),
+                  "scope": client.scope, "auth_method": client.auth_method,
+                  "grant_types": list(client.grant_types),
                   "created_at": client.created_at, "secret_digest": client.secret_digest,
                   "metadata": client.metadata}
-        self.store.commit([self._event(f"ip:{ip}", "oauth_register", {
-            "client_id": client.client_id, "client_name": client.name, "redirect_uris": list(client.redirect_uris)})],
-            self.store.adding_client(client.client_id, record))
+        self.store.commit(
+            [
+                self._event(
+                    f"ip:{ip}",
+                    "oauth_register",
+                    {
+                        "client_id": client.client_id,
+                        "client_name": client.name,
+                        "redirect_uris": list(client.redirect_uris),
+                    },
+                )
+            ],
+            self.store.adding_client(client.client_id, record),
+        )
         return client
 
     def client(self, client_id: str) -> ClientInfo | None:
@@ -172,7 +193,8 @@ class OAuth:
         """Delete a client, its consents and every token it holds; it must register again."""
         client = self.client(client_id)
         if client is None:
-            raise NotFound(f"no OAuth client {client_id!r}", hint="`kenning oauth clients` lists them")
+            raise NotFound(f"no OAuth client {client_id!r}",
+                           hint="`kenning oauth clients` lists them")
         families = self.store.families_of(client_id)
         ops = [op for family in families for op in self._revoking(family)]
         self.store.commit([self._event(actor, "oauth_client_revoke", {
@@ -180,14 +202,17 @@ class OAuth:
             [*ops, *self.store.dropping_client(client_id)])
         return client
 
-    # --- authorization (login and consent) ---------------------------------------------------------
+    # --- authorization (login and consent) --------------------------------------------------------
 
     def begin(self, client_id: str, redirect_uri: str, redirect_explicit: bool, scopes: list[str],
               state: str | None, code_challenge: str, resource: str) -> AuthRequest:
         """Park an /authorize request until the person has logged in and consented."""
-        request = AuthRequest(id=secrets.token_urlsafe(24), client_id=client_id, redirect_uri=redirect_uri,
-                              redirect_explicit=redirect_explicit, scopes=tuple(expand(scopes)), state=state,
-                              code_challenge=code_challenge, resource=resource, csrf=secrets.token_urlsafe(24))
+        request = AuthRequest(id=secrets.token_urlsafe(24), client_id=client_id,
+                              redirect_uri=redirect_uri,
+                              redirect_explicit=redirect_explicit, scopes=tuple(expand(scopes)),
+                              state=state,
+                              code_challenge=code_challenge, resource=resource,
+                              csrf=secrets.token_urlsafe(24))
         self.store.put("request", request.id, {**request.__dict__, "scopes": list(request.scopes)},
                        ttl=REQUEST_SECONDS)
         return request
@@ -206,25 +231,32 @@ class OAuth:
         return tuple(s for s in request.scopes if s in allowed)
 
     def approve(self, request_id: str, username: str, chosen: list[str]) -> tuple[str, AuthRequest]:
-        """The person consents to ``chosen`` (a subset of what was asked and their role allows): a code."""
+        """The person consents to ``chosen`` (a subset of what was asked and
+        their role allows): a code."""
         request = self.pending(request_id)
         if request is None:
             raise _answered()
         account = self.accounts.get(username)
         if account is None or account.disabled:
-            raise PermissionDenied(f"account {username!r} cannot grant access", hint="it is missing or disabled")
+            raise PermissionDenied(f"account {username!r} cannot grant access",
+                                   hint="it is missing or disabled")
         allowed = self.grantable(request, account.role)
         granted = [s for s in expand([s for s in chosen if s in allowed]) if s in allowed]
         if not set(granted) - {OFFLINE}:
-            raise InvalidInput("grant at least one of the scopes read, write, admin", hint="or deny the request")
+            raise InvalidInput("grant at least one of the scopes read, write, admin",
+                               hint="or deny the request")
         code = CODE_PREFIX + secrets.token_urlsafe(32)
         now = self.clock.now()
-        grant = CodeGrant(client_id=request.client_id, username=account.username, scopes=tuple(granted),
-                          redirect_uri=request.redirect_uri, redirect_explicit=request.redirect_explicit,
+        grant = CodeGrant(client_id=request.client_id, username=account.username,
+                          scopes=tuple(granted),
+                          redirect_uri=request.redirect_uri,
+                          redirect_explicit=request.redirect_explicit,
                           code_challenge=request.code_challenge, resource=request.resource,
                           expires_at=now + CODE_SECONDS)
-        ops = [*self.store.putting("code", digest(code), {**grant.__dict__, "scopes": granted}, ttl=CODE_SECONDS),
-               *self.store.granting(request.client_id, account.username, {"scopes": granted, "at": now})]
+        ops = [*self.store.putting("code", digest(code), {**grant.__dict__, "scopes": granted},
+                                   ttl=CODE_SECONDS),
+               *self.store.granting(request.client_id, account.username,
+                                    {"scopes": granted, "at": now})]
         self._answer(request_id, self._event(actor_of(account.username), "oauth_grant", {
             "client_id": request.client_id, "scopes": granted, "asked": list(request.scopes)}), ops)
         return code, request
@@ -233,20 +265,22 @@ class OAuth:
         request = self.pending(request_id)
         if request is None:
             raise _answered()
-        self._answer(request_id, self._event(actor_of(username), "oauth_deny", {"client_id": request.client_id}), [])
+        self._answer(request_id,
+                     self._event(actor_of(username), "oauth_deny",
+                                 {"client_id": request.client_id}), [])
         return request
 
     def _answer(self, request_id: str, event: AuditEvent, ops: list[Op]) -> None:
-        """Delete the pending request, write ``ops`` and record ``event``, one unit: answered once (of two
-        concurrent answers one wins; the other writes nothing)."""
+        """Delete the pending request, write ``ops`` and record ``event``, one unit: answered
+        once (of two concurrent answers one wins; the other writes nothing)."""
         if not self.store.commit([event], ops, answering=request_id):
             raise _answered()
 
-    # --- codes and tokens ---------------------------------------------------------------------------
+    # --- codes and tokens -------------------------------------------------------------------------
 
     def code(self, code: str) -> CodeGrant | None:
-        """The live grant behind a code (None when unknown or expired). A code presented after it was
-        redeemed revokes the tokens it produced (RFC 6749 §4.1.2)."""
+        """The live grant behind a code (None when unknown or expired). A code presented after it
+        was redeemed revokes the tokens it produced (RFC 6749 §4.1.2)."""
         if not code.startswith(CODE_PREFIX) or len(code) > 200:
             return None
         record = self.store.get("code", digest(code))
@@ -259,31 +293,38 @@ class OAuth:
         return grant if grant.expires_at > self.clock.now() else None
 
     def redeem(self, code: str, *, refresh: bool) -> Issued | None:
-        """Consume a code (atomically: of two concurrent redemptions one wins) and start a family."""
+        """Consume a code (atomically: of two concurrent redemptions one
+        wins) and start a family."""
         record = self.store.take("code", digest(code))
         if record is None or record["expires_at"] <= self.clock.now():
             return None
         family = secrets.token_urlsafe(16)
         now = self.clock.now()
         ops = [*self.store.putting("family", family, {
-                   "client_id": record["client_id"], "username": record["username"], "scopes": record["scopes"],
-                   "resource": record["resource"], "created_at": now, "revoked": False}, ttl=self.refresh_seconds),
+                   "client_id": record["client_id"], "username": record["username"],
+                                                      "scopes": record["scopes"],
+                   "resource": record["resource"], "created_at": now, "revoked": False},
+                                   ttl=self.refresh_seconds),
                *self.store.linking(record["client_id"], family),
-               *self.store.putting("code-used", digest(code), {"family": family, "client_id": record["client_id"]},
+               *self.store.putting("code-used", digest(code),
+                                   {"family": family, "client_id": record["client_id"]},
                                    ttl=REQUEST_SECONDS)]
         issued, tokens = self._issue(family, record, tuple(record["scopes"]), refresh=refresh)
         self.store.commit([self._event(actor_of(record["username"]), "oauth_token", {
-            "client_id": record["client_id"], "scopes": record["scopes"], "refresh": refresh})], [*ops, *tokens])
+            "client_id": record["client_id"], "scopes": record["scopes"], "refresh": refresh})],
+                          [*ops, *tokens])
         return issued
 
     def _issue(self, family: str, owner: dict[str, Any], scopes: tuple[str, ...],
                *, refresh: bool) -> tuple[Issued, list[Op]]:
         """New tokens of ``family`` and the ops that store them (for the unit that records them)."""
         now = self.clock.now()
-        base = {"client_id": owner["client_id"], "username": owner["username"], "scopes": list(scopes),
+        base = {"client_id": owner["client_id"], "username": owner["username"],
+                "scopes": list(scopes),
                 "resource": owner["resource"], "family": family}
         access = ACCESS_PREFIX + secrets.token_urlsafe(32)
-        ops = self.store.putting("access", digest(access), {**base, "expires_at": now + self.access_seconds},
+        ops = self.store.putting("access", digest(access),
+                                 {**base, "expires_at": now + self.access_seconds},
                                  ttl=self.access_seconds, family=family)
         refresh_token = REFRESH_PREFIX + secrets.token_urlsafe(32) if refresh else None
         if refresh_token is not None:
@@ -305,13 +346,15 @@ class OAuth:
         return _token(record)
 
     def access(self, token: str) -> TokenInfo | None:
-        """The live access token (None when unknown, expired, revoked, or its account is disabled)."""
+        """The live access token (None when unknown, expired, revoked, or
+        its account is disabled)."""
         if not token.startswith(ACCESS_PREFIX) or len(token) > 200:
             return None
         return self._live("access", token)
 
     def refresh_token(self, token: str) -> TokenInfo | None:
-        """The live refresh token; a rotated one replayed after the grace window revokes its family."""
+        """The live refresh token; a rotated one replayed after the grace
+        window revokes its family."""
         if not token.startswith(REFRESH_PREFIX) or len(token) > 200:
             return None
         info = self._live("refresh", token)
@@ -324,12 +367,13 @@ class OAuth:
         return info
 
     def rotate(self, token: str, scopes: list[str]) -> Issued | None:
-        """A new access and refresh token for a live refresh token; the old one is spent (a concurrent
-        refresh within the grace window gets its own pair in the same family)."""
+        """A new access and refresh token for a live refresh token; the old one is spent (a
+        concurrent refresh within the grace window gets its own pair in the same family)."""
         info = self.refresh_token(token)
         if info is None:
             return None
-        if not self.store.claim("rotated", digest(token), {"at": self.clock.now()}, ttl=self.refresh_seconds):
+        if not self.store.claim("rotated", digest(token), {"at": self.clock.now()},
+                                ttl=self.refresh_seconds):
             rotated = self.store.get("rotated", digest(token))
             if rotated is None or self.clock.now() - rotated["at"] > REFRESH_GRACE_SECONDS:
                 self._reuse(info.family, info.client_id, "refresh_token")
@@ -338,7 +382,8 @@ class OAuth:
         family = self.store.get("family", info.family)
         if family is None:
             return None
-        issued, tokens = self._issue(info.family, {**family, "client_id": info.client_id}, narrowed, refresh=True)
+        issued, tokens = self._issue(info.family, {**family, "client_id": info.client_id}, narrowed,
+                                     refresh=True)
         self.store.commit([self._event(actor_of(info.username), "oauth_refresh", {
             "client_id": info.client_id, "scopes": list(narrowed)})],
             [*self.store.putting("family", info.family, family, ttl=self.refresh_seconds), *tokens])

@@ -20,8 +20,8 @@ def loose(root: Path) -> list[Path]:
 
 
 def tighten(root: Path) -> list[Path]:
-    """Make ``root`` and everything under it private; the paths that were not (an OSError, e.g. a file
-    of another user, propagates)."""
+    """Make ``root`` and everything under it private; the paths that were not (an OSError, e.g. a
+    file of another user, propagates)."""
     found = loose(root)
     for path in found:
         path.chmod(PRIVATE_DIR if path.is_dir() else PRIVATE_FILE)

@@ -5,8 +5,8 @@ underscores, followed by any trailing ``+``/``#`` (so ``c++`` and ``c#`` stay th
 collapsing into ``c``). Every other character separates tokens, which makes ``node.js`` the phrase
 ``node js`` and ``react-query`` the phrase ``react query``.
 
-A phrase matches a text when its tokens occur in the text as a contiguous run of whole tokens: ``go``
-matches "use go here" and "go-redis" but never "google" or "ago".
+A phrase matches a text when its tokens occur in the text as a contiguous run of whole tokens:
+``go`` matches "use go here" and "go-redis" but never "google" or "ago".
 """
 
 from __future__ import annotations
@@ -28,15 +28,17 @@ def tokens(text: str) -> tuple[str, ...]:
 
 
 def normalise(phrase: str) -> str:
-    """The canonical form of a name or term: its tokens joined by single spaces ('' when it has none)."""
+    """The canonical form of a name or term: its tokens joined by single
+    spaces ('' when it has none)."""
     return " ".join(tokens(phrase))
 
 
 def ngrams(text: str, longest: int = MAX_PHRASE_TOKENS) -> set[str]:
     """Every run of 1..``longest`` consecutive tokens of ``text``, in normalised form.
 
-    A phrase (normalised, at most ``longest`` tokens) matches ``text`` exactly when it is in this set,
-    which turns "which of N stored phrases occur in this query" into set look-ups instead of N scans.
+    A phrase (normalised, at most ``longest`` tokens) matches ``text`` exactly when it is in this
+    set, which turns "which of N stored phrases occur in this query" into set
+    look-ups instead of N scans.
     """
     toks = tokens(text)
     out: set[str] = set()
@@ -69,7 +71,8 @@ def found_in(text: str, phrases: Iterable[str]) -> list[str]:
 
 
 def query_text(value: str, *, what: str = "query", limit: int = 2_000) -> str:
-    """A query, topic or plan as given by a caller: non-empty, at most ``limit`` characters, stripped."""
+    """A query, topic or plan as given by a caller: non-empty, at most
+    ``limit`` characters, stripped."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput(f"{what} is empty", hint=f"give the {what} as a few words or a question")
     if len(value) > limit:
@@ -79,26 +82,30 @@ def query_text(value: str, *, what: str = "query", limit: int = 2_000) -> str:
 
 
 def search_words(phrase: str) -> tuple[str, ...]:
-    """Word parts of a phrase for a full-text candidate query (the engines split on punctuation, not '_').
+    """Word parts of a phrase for a full-text candidate query (the engines split
+    on punctuation, not '_').
 
-    The full-text index is only a candidate generator: it stems and splits differently from ``tokens``,
-    so every candidate is confirmed with ``contains``.
+    The full-text index is only a candidate generator: it stems and splits differently from
+    ``tokens``, so every candidate is confirmed with ``contains``.
     """
     parts = re.findall(r"\w+", unicodedata.normalize("NFKC", phrase).casefold())
     return tuple(dict.fromkeys(p for p in parts if p not in STOPWORDS))
 
 
 def word_set(text: str) -> frozenset[str]:
-    """Every word of ``text`` as ``search_words`` splits a phrase (``\\w+``, NFKC, casefolded): a TEXT term is
-    literally in ``text`` when it is in this set (the engines also match its stems: a superset). Pure."""
+    """Every word of ``text`` as ``search_words`` splits a phrase (``\\w+``, NFKC, casefolded): a
+    TEXT term is literally in ``text`` when it is in this set (the engines also match its
+    stems: a superset). Pure."""
     return frozenset(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
 
 
 # The default stop-word list of the full-text engines: such words are not indexed, so a query on one
 # finds nothing. They are left out of candidate queries (and confirmed by ``contains`` afterwards).
 STOPWORDS = frozenset((
-    "a", "is", "the", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "it", "no",
-    "not", "of", "on", "or", "such", "that", "their", "then", "there", "these", "they", "this", "to", "was",
+    "a", "is", "the", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into",
+                       "it", "no",
+    "not", "of", "on", "or", "such", "that", "their", "then", "there", "these", "they", "this",
+                       "to", "was",
     "will", "with",
 ))
 
@@ -114,16 +121,17 @@ _NAME = re.compile(r"(?<![\w.'-])[A-Z][\w'-]*")
 def specifics(text: str) -> frozenset[str]:
     """The tokens that pin a statement down, lower-cased. Pure.
 
-    Numbers, versions and digit-bearing names ("1.23.3" of "numpy==1.23.3", "E11000", "psycopg2", "2",
-    the day and year of a date), trailing punctuation dropped; and names (a capitalised word that does
-    not start a sentence: people, services, projects, months), prefixed ``name:``. Two texts that embed
-    alike but differ here say different things ("at most 2 retries" vs "at most 4"): the duplicate
-    check stores the second instead of refusing it.
+    Numbers, versions and digit-bearing names ("1.23.3" of "numpy==1.23.3", "E11000", "psycopg2",
+    "2", the day and year of a date), trailing punctuation dropped; and names (a capitalised word
+    that does not start a sentence: people, services, projects, months), prefixed ``name:``. Two
+    texts that embed alike but differ here say different things ("at most 2 retries" vs "at most
+    4"): the duplicate check stores the second instead of refusing it.
     """
     found = {t.rstrip(".:-/=").lower() for t in _SPECIFIC.findall(text)}
     starts = {m.end() for m in _SENTENCE.finditer(text)}
     found |= {f"name:{m[0].lower()}" for m in _NAME.finditer(text)
-              if m.start() not in starts and not any(c.isdigit() for c in m[0])}  # "E11000": a code, above
+              if m.start() not in starts
+              and not any(c.isdigit() for c in m[0])}  # "E11000": a code, above
     return frozenset(found)
 
 
@@ -134,8 +142,11 @@ def speaker(text: str) -> str | None:
 
 
 def swapped_roles(a: str, b: str) -> bool:
-    """Whether two turns are the same words with the speakers' roles swapped ("Nate: Bye Joanna!" vs
-    "Joanna: Bye Nate!"): both have a speaker, they differ, and each speaker is named in the other text.
-    A label such as "Note:" or "Decision:" added to a repeat is not a swap (it is not named in the other)."""
+    """Whether two turns are the same words with the speakers' roles swapped ("Nate: Bye Joanna!"
+    vs "Joanna: Bye Nate!"): both have a speaker, they differ, and each speaker is named in the
+    other text. A label such as "Note:" or "Decision:" added to a repeat is not a swap (it
+    is not named in the other)."""
     one, two = speaker(a), speaker(b)
-    return one is not None and two is not None and one != two and one in tokens(b) and two in tokens(a)
+    return (
+        one is not None and two is not None and one != two and one in tokens(b) and two in tokens(a)
+    )

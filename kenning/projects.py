@@ -1,8 +1,8 @@
 """Project context (docs/projects.md): what a project is, its stack, conventions and current state.
 
 One context per project, stored as a memory of kind ``context`` in the ``project`` namespace under a
-key derived from the project name (``{prefix}mem:project:context.<name>``), so setting a context twice
-can never create two. The memory's content is the rendered context, so recall finds it; it is
+key derived from the project name (``{prefix}mem:project:context.<name>``), so setting a context
+twice can never create two. The memory's content is the rendered context, so recall finds it; it is
 re-embedded only when one of the embedded fields changes.
 """
 
@@ -51,11 +51,13 @@ class ProjectContext:
         return "\n".join(lines)
 
     def fields(self) -> dict[str, Any]:
-        return {"description": self.description, "stack": list(self.stack), "conventions": self.conventions,
+        return {"description": self.description, "stack": list(self.stack),
+                "conventions": self.conventions,
                 "state": self.state}
 
     def public(self) -> dict[str, Any]:
-        return {"name": self.name, **self.fields(), "key": self.key, "created_at": iso(self.created_at),
+        return {"name": self.name, **self.fields(), "key": self.key,
+                "created_at": iso(self.created_at),
                 "updated_at": iso(self.updated_at)}
 
 
@@ -63,8 +65,10 @@ def _text(name: str, value: str | None) -> str | None:
     if value is None:
         return None
     if len(value) > LIMITS[name]:
-        raise InvalidInput(f"{name} is {len(value):,} characters; the limit is {LIMITS[name]:,}",
-                           hint="keep the project context short; remember details as separate memories")
+        raise InvalidInput(
+            f"{name} is {len(value):,} characters; the limit is {LIMITS[name]:,}",
+            hint="keep the project context short; remember details as separate memories",
+        )
     return value.strip()
 
 
@@ -80,14 +84,17 @@ def _stack(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...] | None
 def from_memory(memory: Memory) -> ProjectContext:
     meta = memory.metadata
     return ProjectContext(name=memory.project, description=str(meta.get("description", "")),
-                          stack=tuple(meta.get("stack", ())), conventions=str(meta.get("conventions", "")),
-                          state=str(meta.get("state", "")), key=memory.key, created_at=memory.created_at,
+                          stack=tuple(meta.get("stack", ())),
+                          conventions=str(meta.get("conventions", "")),
+                          state=str(meta.get("state", "")), key=memory.key,
+                          created_at=memory.created_at,
                           updated_at=memory.updated_at)
 
 
 @dataclass(frozen=True, slots=True)
 class ProjectDescription:
-    """A project's context and how many memories each namespace holds for it (``Projects.describe``)."""
+    """A project's context and how many memories each namespace holds for
+    it (``Projects.describe``)."""
 
     project: ProjectContext
     memories: dict[str, int]
@@ -113,7 +120,8 @@ class Projects:
                            hint="set one with set_project_context(name=..., description=...)")
         return memory
 
-    def set(self, name: str, *, actor: str, description: str | None = None, stack: list[str] | None = None,
+    def set(self, name: str, *, actor: str, description: str | None = None,
+            stack: list[str] | None = None,
             conventions: str | None = None, state: str | None = None) -> tuple[ProjectContext, str]:
         """Create or change a project's context; fields left as None keep their value.
 
@@ -122,14 +130,16 @@ class Projects:
         project = validation.project(name)
         given = {"description": _text("description", description), "stack": _stack(stack),
                  "conventions": _text("conventions", conventions), "state": _text("state", state)}
-        return self._change(project, self.ctx.store.memories.read(self.key(project)), given, actor=actor)
+        return self._change(project, self.ctx.store.memories.read(self.key(project)), given,
+                            actor=actor)
 
     def update_state(self, name: str, state: str, *, actor: str) -> tuple[ProjectContext, str]:
         """Change only the current state of an existing project (re-embedded when it changed)."""
         project = validation.project(name)
         current = self._existing(project)  # read once: it is also the "before" of the change
         if not state or not state.strip():
-            raise InvalidInput("state is empty", hint="say in a sentence or two where the project stands")
+            raise InvalidInput("state is empty",
+                               hint="say in a sentence or two where the project stands")
         return self._change(project, current, {"state": _text("state", state)}, actor=actor)
 
     def _change(self, project: str, current: Memory | None, given: dict[str, Any], *,
@@ -142,28 +152,39 @@ class Projects:
         memory = self._write(project, current, after, actor=actor)
         return from_memory(memory), "created" if current is None else "updated"
 
-    def _write(self, project: str, current: Memory | None, ctx_after: ProjectContext, *, actor: str) -> Memory:
+    def _write(self, project: str, current: Memory | None, ctx_after: ProjectContext, *,
+               actor: str) -> Memory:
         now = self.ctx.clock.now()
         text = ctx_after.render()
-        base = current or Memory(key=self.key(project), namespace=NAMESPACE, project=project, kind=KIND,
+        base = current or Memory(key=self.key(project), namespace=NAMESPACE, project=project,
+                                 kind=KIND,
                                  actor=actor or "unknown", created_at=now, valid_from=now,
-                                 source_key=f"project-context:{project}", title=f"Project {project}")
+                                 source_key=f"project-context:{project}",
+                                 title=f"Project {project}")
         memory = replace(base, content=text, content_sha=content_sha(text), updated_at=now,
                          metadata={**base.metadata, **ctx_after.fields()})
-        embed = current is None or current.content != text  # only embedded fields changed -> re-embed
-        changed = [f for f in EMBEDDED if current is None or current.metadata.get(f) != memory.metadata.get(f)]
-        event = self.ctx.event(actor, "project_context", memory.key, before=current.content if current else None,
-                               after=text, details={"project": project, "changed": changed, "re_embedded": embed})
-        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(text) if embed else None, [event])
+        # only embedded fields changed -> re-embed
+        embed = current is None or current.content != text
+        changed = [f for f in EMBEDDED if current is None
+                   or current.metadata.get(f) != memory.metadata.get(f)]
+        event = self.ctx.event(actor, "project_context", memory.key,
+                               before=current.content if current else None,
+                               after=text,
+                               details={"project": project, "changed": changed,
+                                        "re_embedded": embed})
+        self.ctx.store.memories.write(memory, self.ctx.embedder.embed(text) if embed else None,
+                                      [event])
         return memory
 
     def all(self, *, offset: int = 0, limit: int = 50) -> tuple[list[ProjectContext], int]:
         """Project contexts, most recently updated first, with the total count."""
         validation.bounded_int("limit", limit, 1, MAX_LIST)
         validation.bounded_int("offset", offset, 0, 100_000)
-        search = query.Search(index=self.ctx.index, namespaces=(NAMESPACE,), clauses=(query.tag("kind", [KIND]),),
+        search = query.Search(index=self.ctx.index, namespaces=(NAMESPACE,),
+                              clauses=(query.tag("kind", [KIND]),),
                               sort_by="updated_at", descending=True, offset=offset, limit=limit,
-                              return_fields=("project", "metadata", "created_at", "updated_at", "content"))
+                              return_fields=("project", "metadata", "created_at", "updated_at",
+                                             "content"))
         result = self.ctx.store.memories.search(search)
         return [from_memory(h.memory) for h in result.hits], result.total
 
@@ -174,6 +195,13 @@ class Projects:
     def memory_counts(self, name: str) -> dict[str, int]:
         """How many memories each namespace holds for one project (FT counts, no scan)."""
         project = validation.project(name)
-        return {ns: self.ctx.store.memories.count(query.Search(index=self.ctx.index, namespaces=(ns,),
-                                                               clauses=(query.tag("project", [project]),)))
-                for ns in NAMESPACES}
+        return {
+            ns: self.ctx.store.memories.count(
+                query.Search(
+                    index=self.ctx.index,
+                    namespaces=(ns,),
+                    clauses=(query.tag("project", [project]),),
+                )
+            )
+            for ns in NAMESPACES
+        }

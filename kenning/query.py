@@ -1,7 +1,7 @@
 """Query building for the FT.* subset both search engines serve (docs/valkey-search.md). Pure.
 
-Every value that reaches a query string goes through ``escape``; there is no other path. Each form the
-engines disagree on is decided here, once: the match-all (``MATCH_ALL``), TEXT alternatives
+Every value that reaches a query string goes through ``escape``; there is no other path. Each form
+the engines disagree on is decided here, once: the match-all (``MATCH_ALL``), TEXT alternatives
 (``text_any``), which characters a TAG value may hold (``tag_value``) and KNN order (``Search.args``
 never sorts on the distance alias; the store orders KNN rows from the returned distance).
 """
@@ -20,17 +20,20 @@ from kenning.schema import DISTANCE_ALIAS, NAMESPACES, VECTOR_FIELD
 T = TypeVar("T")
 
 _SAFE = re.compile(r"[A-Za-z0-9_]")
-_PLAIN = re.compile(r"[A-Za-z0-9_]+")  # a value with nothing to escape (most tag values): returned as it is
+# a value with nothing to escape (most tag values): returned as it is
+_PLAIN = re.compile(r"[A-Za-z0-9_]+")
 _FIELD = re.compile(r"^[a-z_]{1,32}$")
 # The characters a TAG filter value may hold: the union of the project and tag allowlists
-# (kenning/validation.py) plus the upper case of stored enum values. Both engines read these literally
-# once escaped; anything else (``*`` stays a wildcard on valkey-search even escaped, ``?``, quotes,
-# braces, spaces, non-ASCII) is refused before a query is built, never escaped and hoped for.
+# (kenning/validation.py) plus the upper case of stored enum values. Both engines read these
+# literally once escaped; anything else (``*`` stays a wildcard on valkey-search even escaped,
+# ``?``, quotes, braces, spaces, non-ASCII) is refused before a query is built,
+# never escaped and hoped for.
 _TAG_VALUE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:/+#-]{0,99}$")
 # Every document the index holds: a bare ``*`` without KNN is a syntax error on valkey-search 1.2.1
 # (inside a KNN clause ``(*)`` works on both). The negation of an empty range matches every indexed
-# document on both engines, also one whose hash lost ``created_at`` (a phantom the sweep must count);
-# ``@created_at:[-inf +inf]`` would silently skip it. Measured on both: tests/kenning/test_engines.py.
+# document on both engines, also one whose hash lost ``created_at`` (a phantom the sweep must
+# count); ``@created_at:[-inf +inf]`` would silently skip it. Measured on both:
+# tests/kenning/test_engines.py.
 MATCH_ALL = "-@created_at:[-inf -inf]"
 
 
@@ -56,11 +59,14 @@ def _field(name: str) -> str:
 
 
 def tag_value(value: str) -> str:
-    """A TAG filter value, escaped; refused unless every character is one both engines read literally."""
+    """A TAG filter value, escaped; refused unless every character is one
+    both engines read literally."""
     if not isinstance(value, str) or not _TAG_VALUE.match(value):
-        raise InvalidInput(f"tag filter value {value!r} is not allowed",
-                           hint="1-100 characters: letters, digits and . _ : / + # -, starting with a "
-                                "letter, digit or '_' (e.g. 'ci/cd', 'my-proj.v2')")
+        raise InvalidInput(
+            f"tag filter value {value!r} is not allowed",
+            hint=("1-100 characters: letters, digits and . _ : / + # -, starting with a "
+            "letter, digit or '_' (e.g. 'ci/cd', 'my-proj.v2')"),
+        )
     return escape(value)
 
 
@@ -95,9 +101,9 @@ def numeric(field_name: str, low: float | None = None, high: float | None = None
 def text_any(field_name: str, terms: list[str] | tuple[str, ...]) -> str:
     """Any of the (escaped) terms in a TEXT field: ``@f:t`` or ``(@f:t1 | @f:t2)``.
 
-    valkey-search 1.2.1 rejects ``@f:(t1|t2)`` and even ``@f:(t)``; single-field terms joined by ``|``
-    work on both engines. Stop words must be dropped first (``phrases.search_words``): valkey-search
-    answers an alternative whose term is a stop word with "Missing OR term".
+    valkey-search 1.2.1 rejects ``@f:(t1|t2)`` and even ``@f:(t)``; single-field terms joined by
+    ``|`` work on both engines. Stop words must be dropped first (``phrases.search_words``):
+    valkey-search answers an alternative whose term is a stop word with "Missing OR term".
     """
     if not terms:
         raise InvalidInput("no terms given")
@@ -107,16 +113,20 @@ def text_any(field_name: str, terms: list[str] | tuple[str, ...]) -> str:
 
 
 def text_terms(clause: str) -> tuple[str, ...]:
-    """The terms of a ``text_any`` clause, unescaped and casefolded (its inverse): any of them matches."""
+    """The terms of a ``text_any`` clause, unescaped and casefolded (its
+    inverse): any of them matches."""
     inner = clause[1:-1] if clause.startswith("(") and clause.endswith(")") else clause
-    return tuple(re.sub(r"\\(.)", r"\1", part.split(":", 1)[1]).casefold() for part in inner.split(" | "))
+    return tuple(re.sub(r"\\(.)", r"\1", part.split(":", 1)[1]).casefold()
+                 for part in inner.split(" | "))
 
 
 def namespace_clause(namespaces: tuple[str, ...]) -> str:
-    """``@namespace:{a|b}`` for some namespaces; '' for none or all of them. An unknown name is refused."""
+    """``@namespace:{a|b}`` for some namespaces; '' for none or all of them.
+    An unknown name is refused."""
     unknown = [n for n in namespaces if n not in NAMESPACES]
     if unknown:
-        raise InvalidInput(f"unknown namespace {unknown[0]!r}", hint=f"one of: {', '.join(NAMESPACES)}")
+        raise InvalidInput(f"unknown namespace {unknown[0]!r}",
+                           hint=f"one of: {', '.join(NAMESPACES)}")
     wanted = sorted(set(namespaces))
     return "" if not wanted or len(wanted) == len(NAMESPACES) else tag("namespace", wanted)
 
@@ -125,7 +135,8 @@ def namespace_clause(namespaces: tuple[str, ...]) -> str:
 class Search:
     """One FT.SEARCH call: a filter, optionally a KNN clause, sorting, paging, RETURN list.
 
-    ``namespaces``: the namespaces searched (the one index holds them all); () or all five is every one.
+    ``namespaces``: the namespaces searched (the one index holds them all); ()
+    or all five is every one.
     """
 
     index: str
@@ -142,7 +153,8 @@ class Search:
     extra_params: dict[str, str] = field(default_factory=dict)
 
     def filter_clauses(self) -> tuple[str, ...]:
-        """``clauses`` and, unless every namespace is searched, the namespace clause (first: the cheapest)."""
+        """``clauses`` and, unless every namespace is searched, the namespace
+        clause (first: the cheapest)."""
         wanted = namespace_clause(self.namespaces)
         return (wanted, *self.clauses) if wanted else self.clauses
 
@@ -156,17 +168,20 @@ class Search:
         base = self.filter_text()
         if self.knn is None:
             return base
-        return f"({base})=>[KNN {int(self.knn)} @{VECTOR_FIELD} $vec EF_RUNTIME $ef AS {DISTANCE_ALIAS}]"
+        return (f"({base})=>[KNN {int(self.knn)} @{VECTOR_FIELD} $vec "
+                f"EF_RUNTIME $ef AS {DISTANCE_ALIAS}]")
 
     def args(self) -> list[str | bytes]:
         """The FT.SEARCH argument list (DIALECT 2, explicit RETURN).
 
-        A KNN asks for all its ``knn`` rows and never sorts: valkey-search rejects SORTBY on the distance
-        alias and RediSearch returns KNN rows unordered, so the store orders them by the returned distance
-        and then applies ``offset``/``limit`` (``page``).
+        A KNN asks for all its ``knn`` rows and never sorts: valkey-search rejects SORTBY on the
+        distance alias and RediSearch returns KNN rows unordered, so the store orders them by the
+        returned distance and then applies ``offset``/``limit`` (``page``).
         """
         if self.knn is not None and self.sort_by is not None:
-            raise InvalidInput("a KNN search is ordered by distance; it cannot also sort by a field")
+            raise InvalidInput(
+                "a KNN search is ordered by distance; it cannot also sort by a field"
+            )
         out: list[str | bytes] = ["FT.SEARCH", self.index, self.query_text(), *self._params()]
         if self.sort_by is not None:
             out += ["SORTBY", _field(self.sort_by), "DESC" if self.descending else "ASC"]
@@ -177,7 +192,11 @@ class Search:
             out += ["RETURN", str(len(returned)), *returned]
         else:
             out += ["NOCONTENT"]
-        window = (0, int(self.knn)) if self.knn is not None and self.limit > 0 else (self.offset, self.limit)
+        window = (
+            (0, int(self.knn))
+            if self.knn is not None and self.limit > 0
+            else (self.offset, self.limit)
+        )
         out += ["LIMIT", str(window[0]), str(window[1]), "DIALECT", "2"]
         return out
 
@@ -192,7 +211,8 @@ class Search:
         return ["PARAMS", str(len(params)), *params] if params else []
 
     def page(self, rows: list[T], distance: Callable[[T], float | None]) -> list[T]:
-        """A KNN's rows nearest first, then this search's ``offset``/``limit``; other rows as they came."""
+        """A KNN's rows nearest first, then this search's
+        ``offset``/``limit``; other rows as they came."""
         if self.knn is None:
             return rows
         ordered = sorted(rows, key=lambda row: _distance_key(distance(row)))

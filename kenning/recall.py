@@ -1,10 +1,11 @@
 """The recall pipeline (docs/recall.md).
 
-graveyard warnings, hints and suppressions (looked up while the query embeds) -> embed once -> KNN per
-namespace with state/project/as-of prefilters, plus a lexical pass for exact identifiers (every KNN in one
-round trip, the rows kept read in a second) -> drop suppressed -> relevance floor on RAW similarity ->
-score = relevance x visibility x recency x experience x temporal -> facts collapse into their source, dedupe
-by key -> reinstate candidates (hint matched) -> top_k -> recall log + counters.
+graveyard warnings, hints and suppressions (looked up while the query embeds) -> embed once -> KNN
+per namespace with state/project/as-of prefilters, plus a lexical pass for exact identifiers (every
+KNN in one round trip, the rows kept read in a second) -> drop suppressed -> relevance floor on RAW
+similarity -> score = relevance x visibility x recency x experience x temporal -> facts collapse
+into their source, dedupe by key -> reinstate candidates (hint matched) -> top_k
+-> recall log + counters.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_
 OVERFETCH_AS_OF = 4
 _STRIP = "\"'`,;:()[]{}<>?!"
 _NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
-# Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them verbatim would lift noise.
+# Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them
+# verbatim would lift noise.
 _PLAIN_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*%?|\d{4}-\d{2}(?:-\d{2})?")
 _BACKTICKED = re.compile(r"`([^`]{2,100})`")
 _BACKTICKS = re.compile(r"`[^`]*`")
@@ -56,7 +58,8 @@ class RecallRequest:
     include_superseded: bool = False
     as_of: str | float | None = None
     actor: str = "unknown"
-    include_feeds: bool | None = None  # feed articles (kind "article"); None = KENNING_RECALL_INCLUDE_FEEDS
+    # feed articles (kind "article"); None = KENNING_RECALL_INCLUDE_FEEDS
+    include_feeds: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,8 @@ class RecallResult:
     notes: tuple[str, ...] = ()
     examined: int = 0
     suppressed: tuple[tuple[str, int], ...] = ()  # (term, how many relevant memories it hid)
-    # What a suppression took out of this recall: (key, similarity, terms), above the relevance floor.
-    # For a person (the dashboard); never in ``public``, which is what an agent reads.
+    # What a suppression took out of this recall: (key, similarity, terms), above the relevance
+    # floor. For a person (the dashboard); never in ``public``, which is what an agent reads.
     hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
     expansion: ExpansionReport | None = None  # None: query expansion is off
 
@@ -81,8 +84,10 @@ class RecallResult:
             out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
         if not self.hits and self.suppressed:
             hidden = sum(n for _, n in self.suppressed)
-            out["results_note"] = (f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
-                                   f"(see suppressed), none other above the relevance floor")
+            out["results_note"] = (
+                f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
+                f"(see suppressed), none other above the relevance floor"
+            )
         elif not self.hits:
             out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
         if self.notes:
@@ -130,7 +135,8 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
                 include_superseded=request.include_superseded,
                 as_of=validation.timestamp("as_of", request.as_of), period=period,
                 identifiers=identifiers(text), actor=request.actor or "unknown", notes=notes,
-                include_feeds=feeds_default if request.include_feeds is None else bool(request.include_feeds))
+                include_feeds=feeds_default if request.include_feeds is None
+                else bool(request.include_feeds))
 
 
 def _top_k(value: int) -> int:
@@ -141,7 +147,8 @@ def _top_k(value: int) -> int:
 
 
 def identifiers(text: str) -> tuple[str, ...]:
-    """Exact identifiers named in a query: `backticked` text, error codes, package names, paths. Pure.
+    """Exact identifiers named in a query: `backticked` text, error codes,
+    package names, paths. Pure.
 
     A word counts when it is backticked, or has a digit (E11000, psycopg2), an inner '_', '.',
     '/', '-' or '::' (ERR_SSL, node.js, src/app.py, react-query), a lower-then-upper case change
@@ -159,7 +166,8 @@ def identifiers(text: str) -> tuple[str, ...]:
 
 
 def exact(content: str, identifier: str) -> bool:
-    """Whether ``content`` holds ``identifier`` verbatim (case-insensitive), not inside a longer word."""
+    """Whether ``content`` holds ``identifier`` verbatim (case-insensitive),
+    not inside a longer word."""
     return _verbatim(identifier).search(content) is not None
 
 
@@ -169,29 +177,36 @@ def _verbatim(identifier: str) -> re.Pattern[str]:
 
 
 class Recaller:
-    def __init__(self, ctx: Context, graveyard: Graveyard, suppressions: Suppressions, log: RecallLog,
+    def __init__(self, ctx: Context, graveyard: Graveyard, suppressions: Suppressions,
+                 log: RecallLog,
                  expander: Expander) -> None:
         self.ctx = ctx
-        self.expander = expander  # query expansion (kenning.expansion): off unless KENNING_QUERY_EXPANSION
+        # query expansion (kenning.expansion): off unless KENNING_QUERY_EXPANSION
+        self.expander = expander
         s = ctx.settings
-        self.policy = scoring.RecencyPolicy(s.recency_grace_days, s.recency_step, s.recency_step_days,
+        self.policy = scoring.RecencyPolicy(s.recency_grace_days, s.recency_step,
+                                            s.recency_step_days,
                                             s.recency_floor)
         self.graveyard = graveyard
         self.suppressions = suppressions
         self.log = log
         self.contradictions = ctx.store.contradictions
-        # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL): a few
-        # threads per engine, started on first use; a recall waits for both before it ranks anything.
-        self._lookups = ThreadPoolExecutor(max_workers=LOOKUP_THREADS, thread_name_prefix="kenning-lookup")
+        # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL):
+        # a few threads per engine, started on first use; a recall waits for both
+        # before it ranks anything.
+        self._lookups = ThreadPoolExecutor(max_workers=LOOKUP_THREADS,
+                                           thread_name_prefix="kenning-lookup")
 
     def recall(self, request: RecallRequest) -> RecallResult:
         now = self.ctx.clock.now()
         p = plan(request, now, feeds_default=self.ctx.settings.recall_include_feeds)
-        looking = self._lookups.submit(self.look_up, p.text)  # independent of the embedding, by contract
+        # independent of the embedding, by contract
+        looking = self._lookups.submit(self.look_up, p.text)
         try:
             embedded = self.ctx.embedder.embed(p.text)
         except BaseException:
-            wait([looking])  # the embedding's error is the one reported; the look-up never outlives the call
+            # the embedding's error is the one reported; the look-up never outlives the call
+            wait([looking])
             raise
         abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
@@ -208,14 +223,15 @@ class Recaller:
                 self._newer, p, query_vector, suppressed, now))
         flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
         hits = self.record(p, select(ranked, flagged, p.top_k), now)
-        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes), examined=len(pool),
+        return RecallResult(hits=tuple(hits), warnings=warnings, notes=tuple(p.notes),
+                            examined=len(pool),
                             suppressed=suppressed_counts, hidden=hidden, expansion=expansion)
 
     def unsuppressed(self, p: Plan, pool: list[Hit], suppressed: list[Suppression]) -> tuple[
             list[Hit], tuple[tuple[str, int], ...], tuple[tuple[str, float, tuple[str, ...]], ...]]:
-        """The hits no suppression hides; per term how many relevant memories it hid (those that would
-        have passed the relevance floor: what the floor dropped is not the suppression's doing); and the
-        hidden ones themselves (key, similarity, terms) for a person's view."""
+        """The hits no suppression hides; per term how many relevant memories it hid (those that
+        would have passed the relevance floor: what the floor dropped is not the suppression's
+        doing); and the hidden ones themselves (key, similarity, terms) for a person's view."""
         visible: list[Hit] = []
         counted: dict[str, set[str]] = {}
         hidden: list[tuple[str, float, tuple[str, ...]]] = []
@@ -224,15 +240,18 @@ class Recaller:
             terms = tuple(hidden_by(hit.memory, suppressed)) if suppressed else ()
             if not terms:
                 visible.append(hit)
-            elif hit.similarity >= floor or any(exact(hit.memory.content, i) for i in p.identifiers):
+            elif hit.similarity >= floor or any(exact(hit.memory.content, i)
+                                                for i in p.identifiers):
                 hidden.append((hit.memory.key, round(hit.similarity, 4), terms))
                 for name in terms:
                     counted.setdefault(name, set()).add(hit.memory.key)
-        return visible, tuple((name, len(keys)) for name, keys in sorted(counted.items())), tuple(hidden)
+        return visible, tuple((name, len(keys))
+                              for name, keys in sorted(counted.items())), tuple(hidden)
 
-    def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
-        """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip (a
-        second one only when the query names an abandoned approach or a hint).
+    def look_up(self, text: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]],
+                                          list[Suppression]]:
+        """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip
+        (a second one only when the query names an abandoned approach or a hint).
 
         Read fresh on every recall, never cached: a suppression added by another process hides its
         memories from the very next recall.
@@ -241,9 +260,10 @@ class Recaller:
         return abandoned, hinted, Suppressions.parse_active(suppressed)
 
     def record(self, p: Plan, hits: list[RecallHit], now: float) -> list[RecallHit]:
-        """The hits with the counts this recall gives them (the live counts they were read with + 1); the
-        recall log entry and the counter touches are written behind the reply, in one round trip
-        (``Store.log_recall``). The counters live beside the memory hashes, which stay unwritten."""
+        """The hits with the counts this recall gives them (the live counts they were read with +
+        1); the recall log entry and the counter touches are written behind the reply, in one
+        round trip (``Store.log_recall``). The counters live beside the memory
+        hashes, which stay unwritten."""
         # the entry is built (and encoded) by whoever writes it: behind the reply, as a rule
         entry = functools.partial(self.log.entry, p.text, hits, actor=p.actor, projects=p.projects,
                                   at=self.ctx.clock.now())
@@ -264,47 +284,59 @@ class Recaller:
         return tuple(clauses)
 
     def _search(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> query.Search:
-        """One KNN over the plan's namespaces (one index holds them all; ``MemoryStore.nearest`` sets what it
-        returns). ``k`` is what each namespace's KNN read when each had its own index: one KNN of that k keeps
-        every quality number of the benchmark (bench/FINDINGS.md, "One index over every namespace (h1)")."""
+        """One KNN over the plan's namespaces (one index holds them all; ``MemoryStore.nearest``
+        sets what it returns). ``k`` is what each namespace's KNN read when each had its own
+        index: one KNN of that k keeps every quality number of the benchmark (bench/FINDINGS.md,
+        "One index over every namespace (h1)")."""
         k = min(MAX_POOL, k)
-        return query.Search(index=self.ctx.index, namespaces=p.namespaces, clauses=clauses, knn=k, vector=vector,
+        return query.Search(index=self.ctx.index, namespaces=p.namespaces, clauses=clauses, knn=k,
+                            vector=vector,
                             ef_runtime=max(self.ctx.settings.ef_runtime, k), limit=k)
 
     def pool(self, p: Plan, vector: bytes) -> list[Hit]:
-        """The candidates and the identifier hits: every KNN in one round trip, the rows kept in a second."""
-        return _valid(p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector)))
+        """The candidates and the identifier hits: every KNN in one round trip,
+        the rows kept in a second."""
+        return _valid(
+            p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector))
+        )
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
-        """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they only add
-        candidates), under the same filters and floor cut as the query's, in one round trip."""
+        """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they
+        only add candidates), under the same filters and floor cut as the
+        query's, in one round trip."""
         cut = 1.0 - self.ctx.settings.relevance_floor
-        nears = [Near(self._search(p, v, self.clauses(p), p.top_k), max_distance=cut) for v in vectors]
+        nears = [Near(self._search(p, v, self.clauses(p), p.top_k), max_distance=cut)
+                 for v in vectors]
         return _valid(p, self.ctx.store.memories.nearest(nears))
 
     def candidates(self, p: Plan, vector: bytes) -> list[Near]:
         """One KNN; over-fetch because suppression, valid time and collapsing run afterwards."""
         k = p.top_k * (OVERFETCH_AS_OF if p.as_of is not None else OVERFETCH) + 10
-        # rows under the floor on raw similarity never rank, so they are not even read (the identifier
-        # searches of ``lexical`` have no cut: a row under the floor may still rank through its identifier)
+        # rows under the floor on raw similarity never rank, so they are not even read (the
+        # identifier searches of ``lexical`` have no cut: a row under the floor may still
+        # rank through its identifier)
         cut = 1.0 - self.ctx.settings.relevance_floor
         return [Near(self._search(p, vector, self.clauses(p), k), max_distance=cut)]
 
     def lexical(self, p: Plan, vector: bytes) -> list[Near]:
-        """For each identifier: the memories whose TEXT holds all its words, ranked by vector distance.
+        """For each identifier: the memories whose TEXT holds all its words,
+        ranked by vector distance.
 
-        Only hits that contain the identifier verbatim are read in full (the TEXT index stems and splits).
+        Only hits that contain the identifier verbatim are read in full (the
+        TEXT index stems and splits).
         """
         out: list[Near] = []
         for ident in p.identifiers:
             if words := phrases.search_words(ident):
                 clauses = self.clauses(p) + tuple(query.text_any("content", [w]) for w in words)
                 holds = functools.partial(_holds, ident)
-                out.append(Near(self._search(p, vector, clauses, p.top_k + 5), fields=("content",), accept=holds))
+                out.append(Near(self._search(p, vector, clauses, p.top_k + 5), fields=("content",),
+                                accept=holds))
         return out
 
     def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
-        """Floor on RAW similarity (an exact identifier match passes it), score, dedupe by key (best kept)."""
+        """Floor on RAW similarity (an exact identifier match passes it), score,
+        dedupe by key (best kept)."""
         floor = self.ctx.settings.relevance_floor
         best: dict[str, RecallHit] = {}
         for hit in candidates:
@@ -316,9 +348,11 @@ class Recaller:
                 best[hit.memory.key] = scored
         return sorted(best.values(), key=lambda h: h.score, reverse=True)
 
-    def score(self, hit: Hit, now: float, *, period: temporal.Period | None = None, lexical: bool = False,
+    def score(self, hit: Hit, now: float, *, period: temporal.Period | None = None,
+              lexical: bool = False,
               as_active: bool = False) -> RecallHit:
-        """One hit's score; ``factors`` records each multiplier (and ``relevance`` when lexical lifted it)."""
+        """One hit's score; ``factors`` records each multiplier (and
+        ``relevance`` when lexical lifted it)."""
         m = hit.memory
         factors = {
             "visibility": scoring.visibility("active" if as_active else m.state, m.weight),
@@ -326,18 +360,24 @@ class Recaller:
             "experience": m.experience_weight,
             "substance": substance.substance(m.content),
             "temporal": 1.0 if period is None else scoring.temporal_window(
-                m.event_date if m.event_date is not None else m.created_at, period.start, period.end),
+                m.event_date if m.event_date is not None else m.created_at, period.start,
+                                                                           period.end),
         }
         relevance = scoring.lexical(hit.similarity, lexical, self.ctx.settings.lexical_boost)
         score = scoring.combine(relevance, *factors.values())
         if lexical:
             factors["relevance"] = relevance
-        weak = hit.similarity < self.ctx.settings.relevance_floor + self.ctx.settings.weak_match_margin
-        return RecallHit(memory=m, similarity=hit.similarity, score=score, weak_match=weak and not lexical,
+        weak = (
+            hit.similarity < self.ctx.settings.relevance_floor + self.ctx.settings.weak_match_margin
+        )
+        return RecallHit(memory=m, similarity=hit.similarity, score=score,
+                         weak_match=weak and not lexical,
                          factors=factors)
 
-    def collapse(self, p: Plan, ranked: list[RecallHit], suppressed: list[Suppression]) -> list[RecallHit]:
-        """A fact stands for its source: the source takes the fact's place (best score kept per key).
+    def collapse(self, p: Plan, ranked: list[RecallHit],
+                 suppressed: list[Suppression]) -> list[RecallHit]:
+        """A fact stands for its source: the source takes the fact's place
+        (best score kept per key).
 
         Each source is read once per recall, however many of its facts matched.
         """
@@ -364,12 +404,14 @@ class Recaller:
             return None
         return source
 
-    def reinstate_candidates(self, p: Plan, found: dict[str, dict[str, str]], embedded: np.ndarray[Any, Any],
+    def reinstate_candidates(self, p: Plan, found: dict[str, dict[str, str]],
+                             embedded: np.ndarray[Any, Any],
                              suppressed: list[Suppression], now: float) -> list[RecallHit]:
-        """Deprioritised memories whose reinstate hint the query names (whole words), scored as if active.
+        """Deprioritised memories whose reinstate hint the query names (whole
+        words), scored as if active.
 
-        ``found`` is the hint index's look-up of the query's n-grams (``look_up``). No relevance floor:
-        the named hint is the relevance signal. Flagged ``reinstate_candidate``.
+        ``found`` is the hint index's look-up of the query's n-grams (``look_up``). No relevance
+        floor: the named hint is the relevance signal. Flagged ``reinstate_candidate``.
         """
         out: list[RecallHit] = []
         for key in sorted({m for entries in found.values() for m in entries}):
@@ -387,10 +429,11 @@ class Recaller:
             out.append(replace(scored, reinstate_candidate=True, weak_match=False))
         return sorted(out, key=lambda h: h.score, reverse=True)[:MAX_REINSTATE]
 
-    def _newer(self, p: Plan, embedded: np.ndarray[Any, Any], suppressed: list[Suppression], now: float,
+    def _newer(self, p: Plan, embedded: np.ndarray[Any, Any], suppressed: list[Suppression],
+               now: float,
                key: str) -> RecallHit | None:
-        """The newer side of an open value change that did not match on its own, scored from its stored
-        vector; None when the plan may not show it (see ``_source``)."""
+        """The newer side of an open value change that did not match on its own, scored from its
+        stored vector; None when the plan may not show it (see ``_source``)."""
         memory = self._source(p, key, suppressed)
         stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
         if memory is None or stored is None or memory.namespace not in p.namespaces:
@@ -406,7 +449,8 @@ class Recaller:
 
 
 def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> list[RecallHit]:
-    """top_k results: reinstate candidates are guaranteed a slot, the rest by score; never padded. Pure."""
+    """top_k results: reinstate candidates are guaranteed a slot, the rest by
+    score; never padded. Pure."""
     keep = flagged[:top_k]
     taken = {h.memory.key for h in keep}
     rest = [h for h in ranked if h.memory.key not in taken][:top_k - len(keep)]

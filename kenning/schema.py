@@ -58,7 +58,8 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("project", Kind.TAG),
     FieldSpec("tags", Kind.TAG),
     FieldSpec("kind", Kind.TAG),
-    FieldSpec("namespace", Kind.TAG),  # one index holds every namespace: a search names the ones it wants
+    FieldSpec("namespace",
+              Kind.TAG),  # one index holds every namespace: a search names the ones it wants
     FieldSpec("state", Kind.TAG),
     FieldSpec("trust", Kind.TAG),
     FieldSpec("actor", Kind.TAG),
@@ -90,18 +91,21 @@ _BY_NAME = {f.name: f for f in FIELDS}
 
 
 def create_args(index: str, key_prefix: str, dim: int) -> list[str]:
-    """FT.CREATE arguments for the memory index (every namespace, ``key_prefix`` = ``memory_prefix``)."""
+    """FT.CREATE arguments for the memory index (every namespace,
+    ``key_prefix`` = ``memory_prefix``)."""
     schema: list[str] = []
     for spec in FIELDS:
         schema += spec.create_args()
     schema += [VECTOR_FIELD, "VECTOR", "HNSW", "10", "TYPE", "FLOAT32", "DIM", str(dim),
-               "DISTANCE_METRIC", "COSINE", "M", str(HNSW_M), "EF_CONSTRUCTION", str(HNSW_EF_CONSTRUCTION)]
+               "DISTANCE_METRIC", "COSINE", "M", str(HNSW_M), "EF_CONSTRUCTION",
+               str(HNSW_EF_CONSTRUCTION)]
     return ["FT.CREATE", index, "ON", "HASH", "PREFIX", "1", key_prefix, "SCHEMA", *schema]
 
 
 def fingerprint(dim: int) -> str:
     """A short digest of everything that shapes an index; a change means a migration."""
-    declared = [[f.name, f.kind.value, f.sortable] for f in FIELDS if f.kind not in (Kind.STORED, Kind.JSON)]
+    declared = [[f.name, f.kind.value, f.sortable] for f in FIELDS
+                if f.kind not in (Kind.STORED, Kind.JSON)]
     payload = json.dumps({"fields": declared, "dim": dim, "sep": TAG_SEPARATOR,
                           "hnsw": [HNSW_M, HNSW_EF_CONSTRUCTION]}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:10]
@@ -121,18 +125,19 @@ def bytes_vector(raw: bytes) -> np.ndarray[Any, np.dtype[np.float32]]:
     return np.frombuffer(raw, dtype="<f4")
 
 
-# Values a memory hash leaves out because decoding restores them (~0.1 KB less per memory, hash and index):
-# the weights at their neutral 1.0, and a validity that starts when the memory was written.
+# Values a memory hash leaves out because decoding restores them (~0.1 KB less per memory, hash and
+# index): the weights at their neutral 1.0, and a validity that starts when the memory was written.
 _NEUTRAL = {"weight": 1.0, "experience_weight": 1.0}
 
 
 def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[str, str | bytes]:
-    """Memory -> hash fields. Empty values are omitted, never written as empty strings; so are neutral
-    weights and a ``valid_from`` equal to ``created_at`` (``decode`` restores both)."""
+    """Memory -> hash fields. Empty values are omitted, never written as empty strings; so are
+    neutral weights and a ``valid_from`` equal to ``created_at`` (``decode`` restores both)."""
     out: dict[str, str | bytes] = {}
     for spec in FIELDS:
         value = getattr(memory, spec.name)
-        if _NEUTRAL.get(spec.name) == value or (spec.name == "valid_from" and value == memory.created_at):
+        if _NEUTRAL.get(spec.name) == value or (spec.name == "valid_from"
+                                                and value == memory.created_at):
             continue
         text = _encode_value(spec, value)
         if text is not None:
@@ -143,7 +148,8 @@ def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[s
 
 
 def encode_changes(changes: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Field changes -> (fields to set, fields to remove): a None or empty value removes the field."""
+    """Field changes -> (fields to set, fields to remove): a None or
+    empty value removes the field."""
     sets: dict[str, str] = {}
     removes: list[str] = []
     for name, value in changes.items():
@@ -231,7 +237,8 @@ def index_name(prefix: str, dim: int) -> str:
 
 
 def namespace_of(key: str, prefix: str) -> str:
-    """The namespace encoded in a memory key, or '' when the key is not a memory key of this prefix."""
+    """The namespace encoded in a memory key, or '' when the key is not a
+    memory key of this prefix."""
     head = f"{prefix}mem:"
     if not key.startswith(head):
         return ""

@@ -1,7 +1,7 @@
 """Recall scoring. Pure functions of plain numbers (docs/recall.md).
 
-score = relevance x visibility x recency x experience x temporal, where relevance is the raw similarity,
-lifted by ``lexical`` when the memory contains an exact identifier the query names.
+score = relevance x visibility x recency x experience x temporal, where relevance is the raw
+similarity, lifted by ``lexical`` when the memory contains an exact identifier the query names.
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def temporal(event_date: float | None, target: float | None) -> float:
 
 
 def temporal_window(event_date: float | None, start: float, end: float) -> float:
-    """``temporal`` against a period: distance 0 inside [start, end), else days to the nearer edge."""
+    """``temporal`` against a period: distance 0 inside [start, end),
+    else days to the nearer edge."""
     if event_date is None:
         return 1.0
     if start <= event_date < end:
@@ -65,8 +66,8 @@ EXPERIENCE_CAP = 2.0
 def experience_weight(effort: int, outcome: str) -> float:
     """Outcome base x effort multiplier, capped at 2.0; effort amplifies wins, never failures.
 
-    ``succeeded`` and ``pivoted`` (the work got done, by another route) are multiplied; an abandonment
-    is a failure and keeps its 0.1 however much effort it cost.
+    ``succeeded`` and ``pivoted`` (the work got done, by another route) are multiplied; an
+    abandonment is a failure and keeps its 0.1 however much effort it cost.
     """
     base = OUTCOME_BASE[outcome]
     if outcome == "abandoned":
@@ -75,7 +76,8 @@ def experience_weight(effort: int, outcome: str) -> float:
 
 
 def lexical(similarity: float, exact: bool, boost: float) -> float:
-    """Relevance of a hit: the raw similarity, lifted toward 1 by ``boost`` when it holds an exact identifier.
+    """Relevance of a hit: the raw similarity, lifted toward 1 by ``boost`` when it
+    holds an exact identifier.
 
     relevance = similarity + boost x (1 - similarity) for an exact match, else similarity.
     """

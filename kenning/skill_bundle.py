@@ -1,9 +1,10 @@
-"""Skills as a folder of SKILL.md files: ``<dir>/<name>/SKILL.md``, the layout agents load (docs/skills.md).
+"""Skills as a folder of SKILL.md files: ``<dir>/<name>/SKILL.md``, the layout
+agents load (docs/skills.md).
 
-``export`` writes every written skill. ``load`` reads and validates a whole folder before anything is
-written -- front matter, size, the folder named after the skill, every citation naming a memory of
-this store -- and ``import_bundle`` writes it only when all of it is valid, so a malformed bundle is
-refused with the reason and nothing is half-imported.
+``export`` writes every written skill. ``load`` reads and validates a whole folder before anything
+is written -- front matter, size, the folder named after the skill, every citation naming a memory
+of this store -- and ``import_bundle`` writes it only when all of it is valid, so a malformed bundle
+is refused with the reason and nothing is half-imported.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def export(skills: Skills, directory: Path) -> list[Path]:
 
 
 def load(skills: Skills, directory: Path) -> list[Entry]:
-    """Every skill of the folder, validated; raises InvalidInput naming the first bad file and why."""
+    """Every skill of the folder, validated; raises InvalidInput naming
+    the first bad file and why."""
     if not directory.is_dir():
         raise InvalidInput(
             f"{directory} is not a folder", hint=f"give a folder of <name>/{FILE_NAME} files"
@@ -56,7 +58,8 @@ def load(skills: Skills, directory: Path) -> list[Entry]:
 
 
 def import_bundle(skills: Skills, directory: Path, *, actor: str) -> list[Skill]:
-    """Validate the whole folder, then write each skill (replacing the domain's current one), audited."""
+    """Validate the whole folder, then write each skill (replacing the
+    domain's current one), audited."""
     entries = load(skills, directory)
     return [
         skills.put(

@@ -36,9 +36,8 @@ HEADINGS: dict[str, str] = {
     "reference": "Reference",
 }
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
-NAME_RULE = (
-    "1-64 characters: a-z, 0-9 and '-', starting with a letter or digit (e.g. 'postgres-migrations')"
-)
+NAME_RULE = ("1-64 characters: a-z, 0-9 and '-', starting with a letter or digit "
+             "(e.g. 'postgres-migrations')")
 MAX_BYTES = 40_000  # under the content limit, so a skill always fits one memory
 MAX_DESCRIPTION = 1_024
 MAX_RULE = 500
@@ -197,7 +196,8 @@ def _unit(vector: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 
 
 def gate(rules: Sequence[Rule], min_sources: int) -> tuple[list[Rule], list[Rule]]:
-    """(kept, held back): a rule is kept when enough distinct memories back it or a person blessed one."""
+    """(kept, held back): a rule is kept when enough distinct memories back
+    it or a person blessed one."""
     kept = [
         r for r in rules if r.blessed or r.reinforcement >= min_sources or r.section == "reference"
     ]
@@ -205,7 +205,8 @@ def gate(rules: Sequence[Rule], min_sources: int) -> tuple[list[Rule], list[Rule
 
 
 def ordered(rules: Iterable[Rule]) -> list[Rule]:
-    """Section order, then most reinforced first, then by text: the order is a function of the rules."""
+    """Section order, then most reinforced first, then by text: the order
+    is a function of the rules."""
     return sorted(
         rules, key=lambda r: (SECTIONS.index(r.section), -r.reinforcement, r.text, r.sources)
     )
@@ -214,8 +215,9 @@ def ordered(rules: Iterable[Rule]) -> list[Rule]:
 def describe(name: str, rules: Sequence[Rule]) -> str:
     counts = {s: sum(1 for r in rules if r.section == s) for s in SECTIONS}
     return (
-        f"Reviewed lessons about {name} from past work ({counts['do']} do, {counts['watch']} watch out, "
-        f"{counts['dont']} don't, {counts['reference']} reference); use when working on {name}."
+        f"Reviewed lessons about {name} from past work ({counts['do']} do, {counts['watch']} "
+            f"watch out, {counts['dont']} don't, {counts['reference']} reference); "
+            f"use when working on {name}."
     )
 
 
@@ -261,8 +263,9 @@ def diff(old: str, new: str, name: str) -> str:
 
 
 def changes(old: Sequence[Rule], new: Sequence[Rule]) -> list[Change]:
-    """Rules added and removed (by section and text; new citations alone are no change), labelled by risk:
-    a new Don't or a removed Do is high, a removed Watch out or Don't medium, the rest low."""
+    """Rules added and removed (by section and text; new citations alone are no change), labelled
+    by risk: a new Don't or a removed Do is high, a removed Watch out or
+    Don't medium, the rest low."""
     before = {(r.section, r.text): r for r in old}
     after = {(r.section, r.text): r for r in new}
     out = [
@@ -289,7 +292,8 @@ def _removal_risk(section: str) -> str:
 
 
 def parse(text: str) -> Document:
-    """Read and validate a SKILL.md: size, front matter, sections, and a citation on every bullet."""
+    """Read and validate a SKILL.md: size, front matter, sections, and a
+    citation on every bullet."""
     if len(text.encode("utf-8")) > MAX_BYTES:
         raise InvalidInput(
             f"the skill is {len(text.encode('utf-8')):,} bytes; the limit is {MAX_BYTES:,}",

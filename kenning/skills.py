@@ -153,7 +153,8 @@ class Skills:
 
     # --- compiling ------------------------------------------------------------------------
     def compile_skill(self, domain: str, *, mode: Mode = "propose", actor: str) -> Proposal:
-        """Compile the domain's skill. ``preview`` stores nothing; ``propose`` stores it for review."""
+        """Compile the domain's skill. ``preview`` stores nothing;
+        ``propose`` stores it for review."""
         name = domain_name(domain)
         if mode not in ("propose", "preview"):
             raise InvalidInput(f"unknown mode {mode!r}", hint="use propose or preview")
@@ -212,7 +213,8 @@ class Skills:
         ) + self._references(domain)
 
     def _tagged(self, domain: str) -> list[Memory]:
-        """Non-archived, non-superseded memories tagged ``domain`` that carry an experience record."""
+        """Non-archived, non-superseded memories tagged ``domain`` that
+        carry an experience record."""
         clauses = (query.tag("tags", [domain]), query.not_tag("state", ["archived"]))
         searches = [
             query.Search(
@@ -266,7 +268,8 @@ class Skills:
         )
 
     def proposals(self, *, domain: str | None = None, limit: int = 50) -> list[Proposal]:
-        """The newest proposals (of one domain when given), newest first: the dashboard's review list."""
+        """The newest proposals (of one domain when given), newest first:
+        the dashboard's review list."""
         validation.bounded_int("limit", limit, 1, 500)
         name = domain_name(domain) if domain else None
         found = [
@@ -280,7 +283,8 @@ class Skills:
         proposal = self.proposal(proposal_id)
         if named != proposal.sha:
             raise Conflict(
-                f"the approval names sha {sha[:12]}… but proposal {proposal.id} has {proposal.sha[:12]}…",
+                f"the approval names sha {sha[:12]}… but proposal {proposal.id}"
+                           f" has {proposal.sha[:12]}…",
                 hint="approve the sha shown with the proposal you reviewed; nothing was approved",
             )
         now = self.ctx.clock.now()
@@ -327,8 +331,10 @@ class Skills:
         proposal = self.proposal(proposal_id)
         if proposal.status != "approved" or proposal.approved_sha != proposal.sha:
             raise Conflict(
-                f"proposal {proposal.id} is {proposal.status}: only an approved proposal is written",
-                hint="a person approves it in the dashboard, or an admin calls approve_skill with its sha",
+                f"proposal {proposal.id} is {proposal.status}: only an "
+                           "approved proposal is written",
+                hint=("a person approves it in the dashboard, or an admin calls "
+                      "approve_skill with its sha"),
             )
         lease = self.store.lease(proposal.domain, str(ULID()))
         if not lease.hold():
@@ -341,7 +347,8 @@ class Skills:
             if (skill_doc.sha(current.content) if current else "") != proposal.base_sha:
                 self.store.mark(proposal.id, "approved", "stale")
                 raise Conflict(
-                    f"the skill {proposal.domain!r} changed since proposal {proposal.id} was compiled",
+                    f"the skill {proposal.domain!r} changed since proposal "
+                               f"{proposal.id} was compiled",
                     hint="compile_skill again and have the new proposal approved",
                 )
             skill = self.put(
@@ -408,7 +415,8 @@ class Skills:
         return _skill(memory)
 
     def find(self, text: str, *, limit: int = 5) -> list[Found]:
-        """Written skills about ``text``, most similar first, none below ``skill_relevance_floor``."""
+        """Written skills about ``text``, most similar first, none below
+        ``skill_relevance_floor``."""
         validation.bounded_int("limit", limit, 1, 20)
         vector = self.ctx.embedder.embed(phrases.query_text(text))
         search = query.Search(
@@ -453,7 +461,8 @@ class Skills:
         event = self.ctx.event(
             actor, "bless", memory.key, reason=why, before=memory.content, after=memory.content
         )
-        self.store.bless(memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why}, [event])
+        self.store.bless(memory.key, {"actor": actor, "at": self.ctx.clock.now(), "reason": why},
+                         [event])
         return Blessed(memory.key, actor)
 
     def promote(

@@ -1,9 +1,10 @@
-"""What the LLM extras spent, against their caps, and whether they are falling back (docs/llm.md#spend).
+"""What the LLM extras spent, against their caps, and whether they are falling
+back (docs/llm.md#spend).
 
-Numbers only: tokens and calls today and this month (UTC), and per project,
-the caps from settings, and the state of the extras -- ``off`` (no API key), ``falling_back`` (a cap
-is spent: the heuristic paths answer and say so) or ``on`` -- with the reason as a code; the doors word it.
-Read from the daily usage ledger (kenning/store/llm.py), one round trip for the month.
+Numbers only: tokens and calls today and this month (UTC), and per project, the caps from settings,
+and the state of the extras -- ``off`` (no API key), ``falling_back`` (a cap is spent: the heuristic
+paths answer and say so) or ``on`` -- with the reason as a code; the doors word it. Read from the
+daily usage ledger (kenning/store/llm.py), one round trip for the month.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ Reason = Literal["no_key", "daily_cap", "project_cap", "within_caps"]
 
 @dataclass(frozen=True, slots=True)
 class Spend:
-    """The spend panel's facts; ``public()`` is their plain JSON form (the doors add the state's wording)."""
+    """The spend panel's facts; ``public()`` is their plain JSON form (the doors
+    add the state's wording)."""
 
     day: str
     month: str
@@ -74,15 +76,20 @@ def _totals(ledger: dict[str, int]) -> dict[str, int]:
 
 
 def _projects(today: dict[str, int], month: dict[str, int]) -> dict[str, dict[str, int]]:
-    """Tokens and calls per project (calls are counted per project since the dashboard showed them)."""
-    names = sorted({n.split(":project:", 1)[1] for n in month if n.startswith((PROJECT_FIELD, CALLS_FIELD))})
+    """Tokens and calls per project (calls are counted per project since
+    the dashboard showed them)."""
+    names = sorted({n.split(":project:", 1)[1] for n in month
+                    if n.startswith((PROJECT_FIELD, CALLS_FIELD))})
     return {name or NO_PROJECT: {"today": today.get(PROJECT_FIELD + name, 0),
                                  "this_month": month.get(PROJECT_FIELD + name, 0),
                                  "calls_today": today.get(CALLS_FIELD + name, 0),
-                                 "calls_this_month": month.get(CALLS_FIELD + name, 0)} for name in names}
+                                 "calls_this_month": month.get(CALLS_FIELD + name, 0)}
+            for name in names}
 
 
-def _state(available: bool, today: dict[str, int], cap: int, over: list[str]) -> tuple[State, Reason]:
+def _state(
+    available: bool, today: dict[str, int], cap: int, over: list[str]
+) -> tuple[State, Reason]:
     if not available:
         return "off", "no_key"
     if today.get("tokens", 0) >= cap:

@@ -1,10 +1,10 @@
 """While a value change is open, the newer statement leads recall (docs/recall.md, "Value changes").
 
-A ``value`` contradiction (``kenning.values``) pairs an older statement (side ``a``) with a newer one
-giving the same subject and slot another value (side ``b``). Until someone resolves it, recall keeps
-both (nothing is decided yet) but never ranks the older above the newer: the older one is flagged
-``possibly_stale`` (naming the newer key, the slot and both values) and placed just below the newer one;
-when only the older one matched, the newer one is brought in beside it, just above.
+A ``value`` contradiction (``kenning.values``) pairs an older statement (side ``a``) with a newer
+one giving the same subject and slot another value (side ``b``). Until someone resolves it, recall
+keeps both (nothing is decided yet) but never ranks the older above the newer: the older one is
+flagged ``possibly_stale`` (naming the newer key, the slot and both values) and placed just below
+the newer one; when only the older one matched, the newer one is brought in beside it, just above.
 Only disputed hits are looked at, so a recall without open disputes costs nothing extra.
 """
 
@@ -33,15 +33,18 @@ class Change:
 
     def flag(self) -> Stale:
         return Stale(newer=self.newer, contradiction=self.record, slot=self.evidence.get("slot"),
-                     old_value=self.evidence.get("old_value"), new_value=self.evidence.get("new_value"))
+                     old_value=self.evidence.get("old_value"),
+                     new_value=self.evidence.get("new_value"))
 
 
 def open_changes(records: ContradictionStore, hits: list[RecallHit]) -> list[Change]:
-    """The open value changes whose older side is among ``hits`` (two round trips, only for disputed hits)."""
+    """The open value changes whose older side is among ``hits`` (two round
+    trips, only for disputed hits)."""
     disputed = [h.memory.key for h in hits if h.memory.trust == "disputed"]
     found = records.many(records.for_keys(disputed))
     keys = set(disputed)
-    return [_change(r) for r in found if r.status == "open" and r.detector == "value" and r.a in keys]
+    return [_change(r) for r in found if r.status == "open" and r.detector == "value"
+            and r.a in keys]
 
 
 def _change(record: Contradiction) -> Change:
@@ -52,7 +55,8 @@ def newer_first(hits: list[RecallHit], changes: list[Change],
                 fetch: Callable[[str], RecallHit | None]) -> list[RecallHit]:
     """``hits`` with every older side of ``changes`` flagged and ranked just below its newer side.
 
-    ``fetch(key)`` scores a newer side that did not match on its own (None when it may not be shown).
+    ``fetch(key)`` scores a newer side that did not match on its own (None
+    when it may not be shown).
     """
     by_key = {h.memory.key: h for h in hits}
     for change in changes:

@@ -3,11 +3,11 @@
 A suppressed term hides every memory whose content (or title) contains it as a whole word or phrase
 (``kenning.phrases``), from recall, briefings and agent-facing lists -- including memories written
 later in new wording, because the check runs on every read, not once at suppression time. A record
-may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name but the
-memory that explains why the approach died stays findable. A record may be limited to projects
-(``projects``; empty = everywhere): an abandonment suppresses the name only in its own project unless it
-was recorded in ``global``. Suppressing a term again widens the record (more projects; a suppression
-for everywhere makes it global).
+may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name but
+the memory that explains why the approach died stays findable. A record may be limited to projects
+(``projects``; empty = everywhere): an abandonment suppresses the name only in its own project
+unless it was recorded in ``global``. Suppressing a term again widens the record (more projects; a
+suppression for everywhere makes it global).
 
 API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
@@ -15,7 +15,7 @@ API for other components (briefing, dashboard):
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -71,9 +71,10 @@ class Suppression:
 
 @dataclass(frozen=True, slots=True)
 class Suppressed:
-    """``suppress``: its ``status`` (preview, suppressed, already_suppressed) and its impact: how many
-    non-archived memories the term hides (``at_least`` when the count is capped) and a sample of them.
-    ``reason`` is the first reason of a term that was already suppressed (None otherwise)."""
+    """``suppress``: its ``status`` (preview, suppressed, already_suppressed) and its impact: how
+    many non-archived memories the term hides (``at_least`` when the count is capped) and a
+    sample of them. ``reason`` is the first reason of a term that was already
+    suppressed (None otherwise)."""
 
     status: str
     term: str
@@ -84,7 +85,8 @@ class Suppressed:
     reason: str | None = None
 
     def public(self) -> dict[str, Any]:
-        out = {"status": self.status, "term": self.term, "would_hide": self.would_hide, "at_least": self.at_least,
+        out = {"status": self.status, "term": self.term, "would_hide": self.would_hide,
+               "at_least": self.at_least,
                "projects": self.projects, "sample": self.sample}
         return out if self.reason is None else {**out, "reason": self.reason}
 
@@ -119,17 +121,21 @@ def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
         return []
     text = memory.content if memory.title is None else f"{memory.title}\n{memory.content}"
     grams = phrases.ngrams(text, longest=max(len(s.term.split()) for s in active))
-    return [s.term for s in active if s.term in grams and memory.key not in s.exempt and s.covers(memory.project)]
+    return [s.term for s in active if s.term in grams and memory.key not in s.exempt
+            and s.covers(memory.project)]
 
 
 def term(value: str) -> str:
     """Validate and normalise a term; refuse one the full-text index cannot search for."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_TERM:
-        raise InvalidInput(f"a term is 1-{MAX_TERM} characters", hint="name the word or phrase to suppress")
+        raise InvalidInput(f"a term is 1-{MAX_TERM} characters",
+                           hint="name the word or phrase to suppress")
     norm = phrases.normalise(value)
     if not norm or len(norm.split()) > phrases.MAX_PHRASE_TOKENS or not phrases.search_words(value):
-        raise InvalidInput(f"cannot suppress {value!r}",
-                           hint=f"use 1-{phrases.MAX_PHRASE_TOKENS} words that are not stop words like 'the'")
+        raise InvalidInput(
+            f"cannot suppress {value!r}",
+            hint=f"use 1-{phrases.MAX_PHRASE_TOKENS} words that are not stop words like 'the'",
+        )
     return norm
 
 
@@ -152,46 +158,66 @@ class Suppressions:
     def suppress(self, value: str, reason: str | None, *, actor: str, preview: bool = False,
                  exempt: tuple[str, ...] = (), source_key: str | None = None, auto: bool = False,
                  projects: tuple[str, ...] = ()) -> Suppressed:
-        """Suppress a term (or, with ``preview``, only say how many memories it would hide, with a sample).
+        """Suppress a term (or, with ``preview``, only say how many memories it
+        would hide, with a sample).
 
-        Suppressing an already suppressed term keeps the first reason, adds any new exemptions and widens
-        its projects. ``projects`` limits it (empty: everywhere).
+        Suppressing an already suppressed term keeps the first reason, adds any new exemptions and
+        widens its projects. ``projects`` limits it (empty: everywhere).
         """
         norm = term(value)
         why = validation.reason(reason, required=True) or ""
         count, sample, capped = self.matching(norm, exempt=exempt, projects=projects)
-        current = self.active()  # the sample never quotes a memory another suppression already hides
+        # the sample never quotes a memory another suppression already hides
+        current = self.active()
         impact = Suppressed("preview", norm, count, capped, list(projects),
-                            [{"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)])
+                            [{"key": m.key, "content": m.content[:200]} for m in sample
+                             if not hidden_by(m, current)])
         if preview:
             return impact
-        record = Suppression(term=norm, reason=why, actor=actor or "unknown", at=self.ctx.clock.now(),
-                             exempt=exempt, source_key=source_key, auto=auto, hidden_when_created=count,
+        record = Suppression(term=norm, reason=why, actor=actor or "unknown",
+                             at=self.ctx.clock.now(),
+                             exempt=exempt, source_key=source_key, auto=auto,
+                             hidden_when_created=count,
                              projects=projects)
         created = self.ctx.event(actor, "suppress", source_key or "", reason=why,
-                                 details={"term": norm, "hidden": count, "auto": auto, "exempt": list(exempt),
+                                 details={"term": norm, "hidden": count, "auto": auto,
+                                          "exempt": list(exempt),
                                           "projects": list(projects)})
-        if not self.store.add(norm, record.record(), [created]):  # guarded: two writers never both create it
+        # guarded: two writers never both create it
+        if not self.store.add(norm, record.record(), [created]):
             existing = self.store.get(norm)
-            if existing is None:  # unsuppressed between the two calls: never report a suppression that is gone
-                raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed", hint="call suppress again")
+            # unsuppressed between the two calls: never report a suppression that is gone
+            if existing is None:
+                raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed",
+                               hint="call suppress again")
             old = Suppression.from_record(existing)
             merged = tuple(dict.fromkeys(old.exempt + exempt))
-            wider = () if not old.projects or not projects else tuple(dict.fromkeys(old.projects + projects))
-            if merged != old.exempt or wider != old.projects:  # a changed record is a mutation: stored, audited
-                self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)}, [
+            wider = (
+                ()
+                if not old.projects or not projects
+                else tuple(dict.fromkeys(old.projects + projects))
+            )
+            # a changed record is a mutation: stored, audited
+            if merged != old.exempt or wider != old.projects:
+                self.store.put(norm,
+                               {**old.record(), "exempt": list(merged), "projects": list(wider)}, [
                     self.ctx.event(actor, "suppress", source_key or "", reason=why,
-                                   details={"term": norm, "exempt_added": [k for k in merged if k not in old.exempt],
+                                   details={"term": norm,
+                                            "exempt_added": [k for k in merged
+                                                             if k not in old.exempt],
                                             "projects": list(wider)})])
             return replace(impact, status="already_suppressed", reason=old.reason)
         return replace(impact, status="suppressed")
 
     def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> Unsuppressed:
         norm = term(value)
-        why = validation.reason(reason) or ""  # before the delete: a refused reason must not leave it unaudited
+        # before the delete: a refused reason must not leave it unaudited
+        why = validation.reason(reason) or ""
         existing = self.store.get(norm)
-        event = self.ctx.event(actor, "unsuppress", "", reason=why, details={"term": norm, "was": existing})
-        if existing is None or not self.store.delete(norm, existing, [event]):  # gone or changed meanwhile
+        event = self.ctx.event(actor, "unsuppress", "", reason=why,
+                               details={"term": norm, "was": existing})
+        # gone or changed meanwhile
+        if existing is None or not self.store.delete(norm, existing, [event]):
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
         return Unsuppressed(norm)
 
@@ -205,17 +231,21 @@ class Suppressions:
 
     def matching(self, norm: str, *, exempt: tuple[str, ...] = (), sample: int = SAMPLE,
                  projects: tuple[str, ...] = ()) -> tuple[int, list[Memory], bool]:
-        """(how many non-archived memories contain the term, a sample of them, whether the count is capped).
+        """(how many non-archived memories contain the term, a sample of them,
+        whether the count is capped).
 
-        The TEXT index finds candidates (all words of the term); each is confirmed as a whole-word match.
+        The TEXT index finds candidates (all words of the term); each is
+        confirmed as a whole-word match.
         """
         words = phrases.search_words(norm)
-        clauses = (*(query.text_any("content", [w]) for w in words), query.not_tag("state", ["archived"]),
+        clauses = (*(query.text_any("content", [w]) for w in words),
+                   query.not_tag("state", ["archived"]),
                    *([query.tag("project", list(projects))] if projects else []))
         count, capped = 0, False
         found: list[Memory] = []
         for namespace in validation.namespaces(None):
-            search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses, limit=CANDIDATE_LIMIT,
+            search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses,
+                                  limit=CANDIDATE_LIMIT,
                                   return_fields=("content", "title", "created_at", "project"))
             result = self.ctx.store.memories.search(search)
             capped = capped or result.total > CANDIDATE_LIMIT

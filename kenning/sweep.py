@@ -38,13 +38,18 @@ class Sweep:
         for namespace in namespaces:
             offset = 0
             while True:
-                search = query.Search(index=self.ctx.index, namespaces=(namespace,), clauses=clauses,
-                                      sort_by="created_at", offset=offset, limit=PAGE, return_fields=fields)
+                search = query.Search(index=self.ctx.index, namespaces=(namespace,),
+                                      clauses=clauses,
+                                      sort_by="created_at", offset=offset, limit=PAGE,
+                                      return_fields=fields)
                 result = self.ctx.store.memories.search(search)
                 self.phantoms += result.phantoms
-                self.phantoms_per_namespace[namespace] = self.phantoms_per_namespace.get(namespace, 0) + result.phantoms
+                self.phantoms_per_namespace[namespace] = (
+                    self.phantoms_per_namespace.get(namespace, 0) + result.phantoms
+                )
                 self.examined += len(result.hits)
-                self.per_namespace[namespace] = self.per_namespace.get(namespace, 0) + len(result.hits)
+                self.per_namespace[namespace] = self.per_namespace.get(namespace,
+                                                                       0) + len(result.hits)
                 yield from (hit.memory for hit in result.hits)
                 offset += PAGE
                 if offset >= result.total:

@@ -1,12 +1,15 @@
 """Dates and periods named in a query, resolved against the clock. Pure: no I/O.
 
-``target(query, now)`` returns the period the query names, or None. Understood (case-insensitive, UTC):
+``target(query, now)`` returns the period the query names, or None.
+Understood (case-insensitive, UTC):
 
 - ISO dates: ``2026-03-14`` (that day), ``2026-03`` (that month)
 - ``today``, ``yesterday``, ``N days/weeks/months ago``
-- ``last week`` / ``this week`` (calendar weeks, Monday first), ``last month`` / ``this month``, ``last year``
+- ``last week`` / ``this week`` (calendar weeks, Monday first), ``last month`` /
+  ``this month``, ``last year``
 - ``last Tuesday`` / ``on Tuesday`` (the most recent such day before today)
-- ``October 13, 2023``, ``13 October 2023``, ``1 May, 2022``, ``May 1st 2022`` (that day of that year)
+- ``October 13, 2023``, ``13 October 2023``, ``1 May, 2022``, ``May 1st
+  2022`` (that day of that year)
 - ``in March``, ``March 2025``, ``March 14``, ``14 March`` (the most recent March not in the future
   when no year is given)
 
@@ -28,13 +31,15 @@ _MONTHS.pop("may", None)  # "may" is a verb far more often than a month; "in May
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 _MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _WEEKDAY_RE = "|".join(_WEEKDAYS)
-# A bare month name counts only when written in full: "mar", "dec" or "may" alone are usually other words.
+# A bare month name counts only when written in full: "mar", "dec" or "may"
+# alone are usually other words.
 _FULL_RE = "|".join(name.lower() for name in calendar.month_name if name and name != "May")
 
 
 @dataclass(frozen=True)
 class Period:
-    """A span of time named by a query: ``start`` <= t < ``end`` (epoch seconds), and the words that named it."""
+    """A span of time named by a query: ``start`` <= t < ``end`` (epoch seconds),
+    and the words that named it."""
 
     start: float
     end: float
@@ -131,7 +136,8 @@ def _named_month(text: str, today: date) -> Span | None:
             return _day(date(year, month, day), m[0])
     if m := re.search(rf"\b({months}) (\d{{4}})\b", text):
         return _month(int(m[2]), _MONTHS.get(m[1], 5), m[0])
-    m = re.search(rf"\b(?:in|during|since|from) ({months})\b", text) or re.search(rf"\b({_FULL_RE})\b", text)
+    m = re.search(rf"\b(?:in|during|since|from) ({months})\b",
+                  text) or re.search(rf"\b({_FULL_RE})\b", text)
     if m:
         month = _MONTHS.get(m[1], 5)
         return _month(_recent_month(month, today), month, m[0])

@@ -22,24 +22,29 @@ MAX_REASON = 2_000
 MAX_ACTOR = 100
 PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]{0,99}$")
-PROJECT_RULE = "1-64 characters: a-z, 0-9, '.', '_', '-', starting with a letter or digit (e.g. 'kenning-api')"
-# Stored times are bounded so every one reads back as a date in any zone: year 1 or 9999 shifted by a
-# zone offset is outside what ``datetime`` can represent (docs/reliability.md).
+PROJECT_RULE = (
+    "1-64 characters: a-z, 0-9, '.', '_', '-', starting with a letter or digit (e.g. 'kenning-api')"
+)
+# Stored times are bounded so every one reads back as a date in any zone: year 1 or 9999 shifted by
+# a zone offset is outside what ``datetime`` can represent (docs/reliability.md).
 EARLIEST = datetime(1900, 1, 1, tzinfo=UTC).timestamp()
 LATEST = datetime(9000, 1, 1, tzinfo=UTC).timestamp()
 EPOCH_RE = re.compile(r"^[+-]?(?:\d{9,}(?:\.\d*)?|\d+\.\d*)$")
 DATE_HINT = ("use ISO 8601 (e.g. 2026-03-14 or 2026-03-14T09:30:00Z) or epoch seconds, "
              "from 1900-01-01 up to 8999-12-31 UTC")
-TAG_RULE = "1-100 characters: a-z, 0-9 and . _ : / + # -, starting with a letter or digit (e.g. 'python', 'ci/cd')"
+TAG_RULE = ("1-100 characters: a-z, 0-9 and . _ : / + # -, starting with a letter or "
+            "digit (e.g. 'python', 'ci/cd')")
 
 
 def content(text: str, *, limit: int = MAX_CONTENT) -> str:
     if not isinstance(text, str) or not text.strip():
-        raise InvalidInput("content is empty", hint="give the memory as a non-empty sentence or paragraph")
+        raise InvalidInput("content is empty",
+                           hint="give the memory as a non-empty sentence or paragraph")
     if len(text) > limit:
         raise InvalidInput(
             f"content is {len(text):,} characters; the limit is {limit:,}",
-            hint="summarise it, split it into separate memories, or use remember_document for long text",
+            hint=("summarise it, split it into separate memories, or use "
+                  "remember_document for long text"),
         )
     return text.strip()
 
@@ -73,13 +78,15 @@ def tags(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     if not values:
         return ()
     if len(values) > MAX_TAGS:
-        raise InvalidInput(f"{len(values)} tags given; at most {MAX_TAGS}", hint="keep the most specific tags")
+        raise InvalidInput(f"{len(values)} tags given; at most {MAX_TAGS}",
+                           hint="keep the most specific tags")
     return tuple(dict.fromkeys(tag(v) for v in values))
 
 
 def namespace(name: str) -> str:
     if name not in NAMESPACES:
-        raise InvalidInput(f"unknown namespace {name!r}", hint=f"use one of {', '.join(NAMESPACES)}")
+        raise InvalidInput(f"unknown namespace {name!r}",
+                           hint=f"use one of {', '.join(NAMESPACES)}")
     return name
 
 
@@ -150,6 +157,8 @@ def key(value: str, prefix: str) -> str:
     from kenning.schema import namespace_of
 
     if not isinstance(value, str) or not namespace_of(value, prefix):
-        raise InvalidInput(f"{value!r} is not a memory key",
-                           hint=f"keys look like {prefix}mem:<namespace>:<id>; copy one from recall or list")
+        raise InvalidInput(
+            f"{value!r} is not a memory key",
+            hint=f"keys look like {prefix}mem:<namespace>:<id>; copy one from recall or list",
+        )
     return value

@@ -1,6 +1,7 @@
-"""One log format for the whole process: Kenning, uvicorn and FastMCP write through one handler, as text
-or (``KENNING_LOG_FORMAT=json``) one JSON object per line. Called once, in ``main()``, before any door is
-imported: FastMCP installs its own (boxed, rich) handler at import unless told not to."""
+"""One log format for the whole process: Kenning, uvicorn and FastMCP write through one handler,
+as text or (``KENNING_LOG_FORMAT=json``) one JSON object per line. Called once, in ``main()``,
+before any door is imported: FastMCP installs its own (boxed, rich) handler at
+import unless told not to."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ FOREIGN = ("uvicorn", "uvicorn.error", "uvicorn.access", "fastmcp", "mcp", "apsc
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record: time (ISO, UTC), level, logger, message, and the traceback if any."""
+    """One JSON object per record: time (ISO, UTC), level, logger, message,
+    and the traceback if any."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+        entry = {"time": self.formatTime(record,
+                                         "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
                  "level": record.levelname, "logger": record.name, "message": record.getMessage()}
         if record.exc_info:
             entry["traceback"] = self.formatException(record.exc_info)
@@ -29,10 +32,11 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(settings: Settings) -> None:
-    """Route every library's records to the root logger; give the root our one handler unless the host
-    process (a test run, an embedding application) already gave it handlers: then those stay, as with
-    ``logging.basicConfig``."""
-    os.environ.setdefault("FASTMCP_LOG_ENABLED", "false")  # no rich handler of its own: ours formats it
+    """Route every library's records to the root logger; give the root our one handler unless the
+    host process (a test run, an embedding application) already gave it handlers: then those
+    stay, as with ``logging.basicConfig``."""
+    # no rich handler of its own: ours formats it
+    os.environ.setdefault("FASTMCP_LOG_ENABLED", "false")
     for name in FOREIGN:
         logger = logging.getLogger(name)
         logger.handlers.clear()
@@ -42,7 +46,9 @@ def configure(settings: Settings) -> None:
     if root.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
-    formatter: logging.Formatter = JsonFormatter() if settings.log_format == "json" else logging.Formatter(TEXT)
+    formatter: logging.Formatter = (
+        JsonFormatter() if settings.log_format == "json" else logging.Formatter(TEXT)
+    )
     if isinstance(formatter, JsonFormatter):
         formatter.converter = time.gmtime  # the "Z" in its timestamps
     handler.setFormatter(formatter)

@@ -21,7 +21,8 @@ COMMANDS: dict[str, tuple[str, Handler, Callable[[argparse.ArgumentParser], None
 
 
 def command(name: str, help_text: str,
-            arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> Callable[[Handler], Handler]:
+            arguments: Callable[[argparse.ArgumentParser],
+                                None] | None = None) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
         COMMANDS[name] = (help_text, fn, arguments)
         return fn
@@ -34,25 +35,31 @@ def _version(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@command("valkey", "Run the embedded Valkey with the search module in the foreground (Ctrl-C stops it).")
+@command("valkey",
+         "Run the embedded Valkey with the search module in the foreground (Ctrl-C stops it).")
 def _valkey(args: argparse.Namespace, settings: Settings) -> int:
     from kenning.embedded import EmbeddedValkey
 
     if settings.valkey_url is not None:
-        print("KENNING_VALKEY_URL is set: Kenning uses that server; nothing to start.", file=sys.stderr)
+        print("KENNING_VALKEY_URL is set: Kenning uses that server; nothing to start.",
+              file=sys.stderr)
         return 2
     with EmbeddedValkey(settings) as server:
-        print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
+        print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})",
+              flush=True)
         wait_for_signal(server.alive)
     return 0
 
 
 def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--token", help="an MCP token secret: doctor then makes an authenticated call")
-    parser.add_argument("--no-mcp", action="store_true", help="do not check the MCP server (none is running)")
+    parser.add_argument("--token",
+                        help="an MCP token secret: doctor then makes an authenticated call")
+    parser.add_argument("--no-mcp", action="store_true",
+                        help="do not check the MCP server (none is running)")
 
 
-@command("doctor", "Check Valkey, the search module, the indexes, the model, the worker and the MCP server; "
+@command("doctor",
+         "Check Valkey, the search module, the indexes, the model, the worker and the MCP server; "
                    "non-zero exit on failure.", _doctor_arguments)
 def _doctor(args: argparse.Namespace, settings: Settings) -> int:
     from kenning import doctor
@@ -61,8 +68,10 @@ def _doctor(args: argparse.Namespace, settings: Settings) -> int:
 
     where = "external (KENNING_VALKEY_URL)" if settings.valkey_url else \
         f"embedded {settings.valkey_host}:{settings.valkey_port}"
-    print(f"settings: data dir {settings.data_dir}; valkey {where}; key prefix {settings.key_prefix}; "
-          f"mcp {base_url(settings)}/mcp")
+    print(
+        f"settings: data dir {settings.data_dir}; valkey {where}; key prefix "
+          f"{settings.key_prefix}; mcp {base_url(settings)}/mcp"
+    )
     checks = doctor.run(settings, lambda s: load_model(s, strict=False))
     if not args.no_mcp:
         checks += mcp_checks(settings, args.token)
@@ -73,15 +82,18 @@ def _doctor(args: argparse.Namespace, settings: Settings) -> int:
 
 def _up_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mcp", action="store_true", help="do not start the MCP server")
-    parser.add_argument("--no-worker", action="store_true", help="do not start the worker (scheduled maintenance)")
+    parser.add_argument("--no-worker", action="store_true",
+                        help="do not start the worker (scheduled maintenance)")
     parser.add_argument("--no-web", action="store_true", help="do not start the dashboard")
 
 
-@command("up", "Run the whole platform in the foreground: embedded Valkey and every service.", _up_arguments)
+@command("up", "Run the whole platform in the foreground: embedded Valkey and every service.",
+         _up_arguments)
 def _up(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli import services
 
-    return services.up(settings, mcp=not args.no_mcp, worker=not args.no_worker, web=not args.no_web)
+    return services.up(settings, mcp=not args.no_mcp, worker=not args.no_worker,
+                       web=not args.no_web)
 
 
 def wait_for_signal(alive: Callable[[], bool]) -> None:
@@ -102,7 +114,8 @@ def wait_for_signal(alive: Callable[[], bool]) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kenning", description="Kenning: memory for AI coding agents.")
+    parser = argparse.ArgumentParser(prog="kenning",
+                                     description="Kenning: memory for AI coding agents.")
     parser.add_argument("--version", action="version", version=f"kenning {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, fn, arguments) in COMMANDS.items():
@@ -122,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         settings = load_settings()
-    except ValidationError as exc:  # only the settings: any other error of a command is not "configuration"
+    # only the settings: any other error of a command is not "configuration"
+    except ValidationError as exc:
         print(f"kenning {args.command}: invalid configuration: {exc}", file=sys.stderr)
         return 2
     logs.configure(settings)
@@ -143,7 +157,8 @@ def load_commands() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    # Run through the imported module, so commands registered by kenning_cli.commands land in its table.
+    # Run through the imported module, so commands registered by
+    # kenning_cli.commands land in its table.
     from kenning_cli.main import main as imported_main
 
     sys.exit(imported_main())

@@ -1,6 +1,6 @@
-"""`kenning doctor`'s look at the MCP server from outside, as a client sees it: /healthz, then one call
-to /mcp (with the token given by --token: it must be accepted; without one: the server must ask for a
-token). HTTP lives here, in the composition root, not in the engine."""
+"""`kenning doctor`'s look at the MCP server from outside, as a client sees it: /healthz, then
+one call to /mcp (with the token given by --token: it must be accepted; without one: the server
+must ask for a token). HTTP lives here, in the composition root, not in the engine."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def mcp_checks(settings: Settings, token: str | None) -> list[Check]:
     except httpx.HTTPError as exc:
         reason = f"not reachable at {base}: {exc.__class__.__name__}"
         hint = "start it with `kenning up` or `kenning mcp`, or pass --no-mcp"
-        return [Check("mcp server", False, f"{reason} ({hint})"), Check("mcp auth", False, "not checked")]
+        return [Check("mcp server", False, f"{reason} ({hint})"),
+                Check("mcp auth", False, "not checked")]
     verdict = Check("mcp server", health.status_code == 200,
                     f"{base}/healthz answered {health.status_code}")
     return [verdict, _auth(settings, answer, token)]
@@ -40,14 +41,18 @@ def mcp_checks(settings: Settings, token: str | None) -> list[Check]:
 
 def _auth(settings: Settings, answer: httpx.Response, token: str | None) -> Check:
     if not settings.mcp_auth:
-        return Check("mcp auth", answer.status_code == 200, f"off (loopback only); /mcp answered {answer.status_code}")
+        return Check("mcp auth", answer.status_code == 200,
+                     f"off (loopback only); /mcp answered {answer.status_code}")
     if token:
         if answer.status_code == 200:
-            return Check("mcp auth", True, "the token was accepted (an authenticated initialize call)")
+            return Check("mcp auth", True,
+                         "the token was accepted (an authenticated initialize call)")
         return Check("mcp auth", False, f"/mcp answered {answer.status_code}: {_described(answer)}")
     if answer.status_code == 401:
-        return Check("mcp auth", True, "tokens required; pass --token SECRET to make an authenticated call too")
-    return Check("mcp auth", False, f"/mcp without a token answered {answer.status_code}, expected 401")
+        return Check("mcp auth", True,
+                     "tokens required; pass --token SECRET to make an authenticated call too")
+    return Check("mcp auth", False,
+                 f"/mcp without a token answered {answer.status_code}, expected 401")
 
 
 def _described(answer: httpx.Response) -> str:

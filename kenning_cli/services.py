@@ -33,14 +33,15 @@ class Service(Protocol):
 def open_engine(settings: Settings, embedder: Embedder | None = None) -> Engine:
     """Connect, load the model (once) and open the engine: the start-up path of every process."""
     client = connect(settings)
-    return Engine.open(settings, client, embedder or load_embedder(settings, _pinned(settings, client)))
+    return Engine.open(settings, client,
+                       embedder or load_embedder(settings, _pinned(settings, client)))
 
 
 def load_model(settings: Settings, *, strict: bool = True) -> Embedder:
     """The embedder for this store: ``auto`` reads which model wrote the store's vectors first.
 
-    ``strict=False`` (the doctor) loads the new-store default when Valkey cannot be asked, so an outage
-    is reported as an outage, not as a broken model.
+    ``strict=False`` (the doctor) loads the new-store default when Valkey cannot be asked, so an
+    outage is reported as an outage, not as a broken model.
     """
     try:
         pinned = _pinned(settings)
@@ -52,8 +53,8 @@ def load_model(settings: Settings, *, strict: bool = True) -> Embedder:
 
 
 def _pinned(settings: Settings, client: Any = None) -> str | None:
-    """The store's pinned model when ``auto`` needs it; asks over ``client``, or a connection of its own
-    that it closes (the engine opens its own pool)."""
+    """The store's pinned model when ``auto`` needs it; asks over ``client``, or a connection of
+    its own that it closes (the engine opens its own pool)."""
     if settings.embedding_backend != "auto":
         return None
     from kenning.store import Store
@@ -67,11 +68,13 @@ def _pinned(settings: Settings, client: Any = None) -> str | None:
         own.close()  # type: ignore[no-untyped-call]
 
 
-def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True, web: bool = True,
+def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True,
+                web: bool = True,
                 metrics: Metrics | None = None) -> list[Service]:
     """The services `kenning up` runs beside the engine, each imported lazily.
 
-    All are part of this distribution: a missing dependency is an error, never a silently absent door.
+    All are part of this distribution: a missing dependency is an error,
+    never a silently absent door.
     """
     services: list[Service] = []
     if mcp:
@@ -83,7 +86,8 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool =
         from web_ui.sessions import logins_for
 
         services.append(WebService(engine, settings, logins_for(engine, settings)))
-    if worker:  # a core part of the package: a missing scheduler is an error, not a silently absent door
+    # a core part of the package: a missing scheduler is an error, not a silently absent door
+    if worker:
         from feed_worker.metrics import FeedMetrics
         from feed_worker.worker import Worker
 
@@ -94,7 +98,8 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool =
 
 
 def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool = True) -> int:
-    """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the foreground; Ctrl-C stops all."""
+    """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the
+    foreground; Ctrl-C stops all."""
     from kenning.embedded import EmbeddedValkey
     from kenning_cli.main import wait_for_signal
 
@@ -106,10 +111,15 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool =
         server = None
         if settings.valkey_url is None:
             server = stack.enter_context(EmbeddedValkey(settings))
-            print(f"valkey ready on {settings.valkey_host}:{settings.valkey_port} (data {server.dir})", flush=True)
+            print(
+                f"valkey ready on {settings.valkey_host}"
+                  f":{settings.valkey_port} (data {server.dir})",
+                flush=True,
+            )
         metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_model(settings))
         engine = open_engine(settings, embedder)
-        stack.callback(engine.close)  # after the doors stop, before Valkey does: pending recall writes land
+        # after the doors stop, before Valkey does: pending recall writes land
+        stack.callback(engine.close)
         doors = front_doors(engine, settings, mcp=mcp, worker=worker, web=web, metrics=metrics)
         running = _start_all(doors, stack)
 
@@ -133,8 +143,8 @@ def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
 
 
 def run_alone(service: Service, banner: str) -> int:
-    """`kenning mcp` and `kenning worker`: start one service, print ``banner``, block until Ctrl-C (a
-    service that stops by itself is an error, see ``wait_for_signal``), then stop it."""
+    """`kenning mcp` and `kenning worker`: start one service, print ``banner``, block until
+    Ctrl-C (a service that stops by itself is an error, see ``wait_for_signal``), then stop it."""
     from kenning_cli.main import wait_for_signal
 
     service.start()

@@ -1,8 +1,8 @@
-"""A front door's ASGI app served by uvicorn in a daemon thread beside the engine (``kenning up`` runs
-several in one process; ``kenning mcp`` / ``kenning web`` run one in the foreground).
+"""A front door's ASGI app served by uvicorn in a daemon thread beside the engine (``kenning up``
+runs several in one process; ``kenning mcp`` / ``kenning web`` run one in the foreground).
 
-The doors' services (``mcp_server.service.McpService``, ``web_ui.service.WebService``) build their app and
-hand it here; this is the one copy of the start / wait-until-listening / stop logic.
+The doors' services (``mcp_server.service.McpService``, ``web_ui.service.WebService``) build their
+app and hand it here; this is the one copy of the start / wait-until-listening / stop logic.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ START_TIMEOUT = 30.0
 
 @dataclass(frozen=True)
 class Listing:
-    """How a served door names itself in messages: ``title`` ("the MCP server"), the port's setting, the
-    path its URL ends in, the thread's name and the logger that says where it listens."""
+    """How a served door names itself in messages: ``title`` ("the MCP server"), the port's
+    setting, the path its URL ends in, the thread's name and the logger
+    that says where it listens."""
 
     title: str
     port_setting: str
@@ -39,7 +40,8 @@ class ThreadedServer:
                  **config: Any) -> None:
         self.listing = listing
         self.host, self.port = host, port
-        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(),
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port,
+                                                    log_level=log_level.lower(),
                                                     access_log=False, **config))
         self.thread = threading.Thread(target=self.server.run, name=listing.thread, daemon=True)
 
@@ -53,12 +55,15 @@ class ThreadedServer:
         deadline = time.monotonic() + START_TIMEOUT
         while not self.server.started:
             if not self.thread.is_alive():
-                raise BackendUnavailable(f"{self.listing.title} could not start on {self.host}:{self.port}",
-                                         hint=f"is the port in use? set {self.listing.port_setting}")
+                raise BackendUnavailable(
+                    f"{self.listing.title} could not start on {self.host}:{self.port}",
+                    hint=f"is the port in use? set {self.listing.port_setting}",
+                )
             if time.monotonic() > deadline:
                 raise BackendUnavailable(f"{self.listing.title} did not start in time")
             time.sleep(0.05)
-        self.listing.log.info("%s listening on %s", self.listing.title.removeprefix("the "), self.url)
+        self.listing.log.info("%s listening on %s", self.listing.title.removeprefix("the "),
+                              self.url)
 
     def stop(self) -> None:
         self.server.should_exit = True

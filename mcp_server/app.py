@@ -47,8 +47,9 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     """The FastMCP server with every tool module registered; refuses an unsafe exposure.
 
     ``metrics`` defaults to a fresh registry of this server's own (never the process default);
-    ``auth_clock`` times the token cache (monotonic seconds; tests step it); ``oauth_clock`` dates OAuth
-    codes and tokens (wall-clock seconds; the system clock unless a test passes a ManualClock).
+    ``auth_clock`` times the token cache (monotonic seconds; tests step it); ``oauth_clock`` dates
+    OAuth codes and tokens (wall-clock seconds; the system clock unless a
+    test passes a ManualClock).
     """
     auth.check_exposure(settings)
     quiet_fastmcp_echoes()
@@ -59,22 +60,29 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {LIFESPAN_KEY: rt}
 
-    verifier: Any = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter,
+    verifier: Any = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url,
+                                   limiter=rt.limiter,
                                    clock=auth_clock) if settings.mcp_auth else None
-    if settings.oauth:  # OAuth tokens and `kenning token` bearer tokens side by side (docs/remote-access.md)
+    # OAuth tokens and `kenning token` bearer tokens side by side (docs/remote-access.md)
+    if settings.oauth:
         verifier = oauth_server.build(engine.ctx.store, settings, verifier, MCP_PATH,
                                       clock=oauth_clock or SystemClock(), limiter=rt.limiter)
-    mcp: FastMCP[Any] = FixedToolsMCP("kenning", instructions=instructions(), version=__version__, auth=verifier,
+    mcp: FastMCP[Any] = FixedToolsMCP("kenning", instructions=instructions(), version=__version__,
+                                      auth=verifier,
                                 lifespan=lifespan, mask_error_details=True, on_duplicate="error")
     registry_ = Registry(mcp)
     mcp.add_middleware(MetricsMiddleware(rt.metrics, registry_.specs))
     mcp.add_middleware(ErrorTranslator(rt.metrics, registry_.specs))
     mcp.add_middleware(ScopeGuard(registry_, settings))
     tools.register_all(registry_)
-    # The SDK's own fast path for Mcp-Param-* header checks (FastMCP 4.1 leaves it unset, so each tools/call
-    # would first run a full tools/list through the middleware): the schemas are fixed once registered.
-    if not hasattr(mcp._mcp_server, "get_tool_input_schema"):  # a pinned SDK changed: say so, never go slow quietly
-        raise RuntimeError("the MCP SDK has no get_tool_input_schema hook; see mcp_server/registry.py")
+    # The SDK's own fast path for Mcp-Param-* header checks (FastMCP 4.1 leaves it unset, so each
+    # tools/call would first run a full tools/list through the middleware): the schemas
+    # are fixed once registered.
+    # a pinned SDK changed: say so, never go slow quietly
+    if not hasattr(mcp._mcp_server, "get_tool_input_schema"):
+        raise RuntimeError(
+            "the MCP SDK has no get_tool_input_schema hook; see mcp_server/registry.py"
+        )
     mcp._mcp_server.get_tool_input_schema = registry_.input_schema
     mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))
     mcp.custom_route("/metrics", methods=["GET"])(routes.metrics(rt))
@@ -85,8 +93,10 @@ def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = N
               auth_clock: Callable[[], float] = time.monotonic,
               oauth_clock: Clock | None = None) -> tuple[Starlette, Runtime]:
     """The ASGI app: Streamable HTTP at /mcp with Host/Origin checks; SSE at /sse when enabled."""
-    mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock, oauth_clock=oauth_clock)
-    guard: dict[str, Any] = {"host_origin_protection": True, "allowed_hosts": auth.allowed_hosts(settings),
+    mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock,
+                              oauth_clock=oauth_clock)
+    guard: dict[str, Any] = {"host_origin_protection": True,
+                             "allowed_hosts": auth.allowed_hosts(settings),
                              "allowed_origins": auth.allowed_origins(settings)}
     cap = Middleware(SessionCap, path=MCP_PATH, per_token=settings.mcp_sessions_per_token,
                      idle_seconds=settings.mcp_session_idle_seconds)

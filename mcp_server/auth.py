@@ -1,13 +1,13 @@
 """Who may connect, and from where (docs/mcp-server.md#security).
 
 - Bearer tokens created with `kenning token create` are verified against their sha256 in Valkey (a
-  lookup by digest: no secret is ever compared in Python, so there is no timing side channel to close).
-  A verified token is remembered for ``CACHE_SECONDS`` so Valkey is not asked on every message; a
-  revoked token stops working within that window.
-- While Valkey cannot answer, a token verified in the last ``OUTAGE_GRACE_SECONDS`` is let through the
-  HTTP layer marked *unverified*, only so that its caller reads "memory could NOT be checked" instead
-  of a misleading 401: ``ScopeGuard`` refuses every tool call of an unverified token, so a token
-  revoked meanwhile can never run anything, however the outage (or a pool blip) looks.
+  lookup by digest: no secret is ever compared in Python, so there is no timing side channel to
+  close). A verified token is remembered for ``CACHE_SECONDS`` so Valkey is not asked on every
+  message; a revoked token stops working within that window.
+- While Valkey cannot answer, a token verified in the last ``OUTAGE_GRACE_SECONDS`` is let through
+  the HTTP layer marked *unverified*, only so that its caller reads "memory could NOT be checked"
+  instead of a misleading 401: ``ScopeGuard`` refuses every tool call of an unverified token, so a
+  token revoked meanwhile can never run anything, however the outage (or a pool blip) looks.
 - The server refuses to listen on a non-loopback address without auth.
 - Host and Origin headers are checked against the loopback names plus the public URL's host.
 """
@@ -29,19 +29,23 @@ from kenning.tokens import Token, Tokens, digest, grants
 CACHE_SECONDS = 10.0
 OUTAGE_GRACE_SECONDS = 300.0
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-UNVERIFIED = "kenning/unverified"  # claim on a token accepted during an outage: no tool may run with it
-ACTOR_CLAIM = "kenning/actor"  # the audit actor when it is not the client id (OAuth: the person, user:NAME)
+# claim on a token accepted during an outage: no tool may run with it
+UNVERIFIED = "kenning/unverified"
+# the audit actor when it is not the client id (OAuth: the person, user:NAME)
+ACTOR_CLAIM = "kenning/actor"
 
 
 class TokenAuth(TokenVerifier):
     """Verifies Kenning bearer tokens; the token name becomes the client id (the audit actor).
 
-    ``limiter`` bounds the threads that ask Valkey (share the engine's, so a burst of new sessions cannot
-    exhaust the connection pool); ``clock`` is monotonic seconds (a parameter so tests can step it).
+    ``limiter`` bounds the threads that ask Valkey (share the engine's, so a burst of new sessions
+    cannot exhaust the connection pool); ``clock`` is monotonic seconds (a
+    parameter so tests can step it).
     """
 
     def __init__(self, tokens: Tokens, *, base_url: str | None = None,
-                 limiter: anyio.CapacityLimiter | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 limiter: anyio.CapacityLimiter | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(base_url=base_url)
         self.tokens = tokens
         self.limiter = limiter
@@ -54,7 +58,8 @@ class TokenAuth(TokenVerifier):
             return None
         scopes = sorted(grants(found.scope)) if verified else []
         return AccessToken(token=token, client_id=found.name, scopes=scopes, expires_at=None,
-                           claims={"name": found.name, "scope": found.scope, UNVERIFIED: not verified})
+                           claims={"name": found.name, "scope": found.scope,
+                                   UNVERIFIED: not verified})
 
     async def _lookup(self, secret: str) -> tuple[Token | None, bool]:
         """The token and whether Valkey vouched for it within ``CACHE_SECONDS``."""
@@ -90,7 +95,9 @@ def check_exposure(settings: Settings) -> None:
     if not settings.mcp_auth and not is_loopback(settings.mcp_host):
         raise InvalidInput(
             f"refusing to listen on {settings.mcp_host} without authentication",
-            hint="set KENNING_MCP_AUTH=true (and create tokens), or bind KENNING_MCP_HOST=127.0.0.1")
+            hint=("set KENNING_MCP_AUTH=true (and create tokens), or bind "
+                  "KENNING_MCP_HOST=127.0.0.1"),
+        )
 
 
 def allowed_hosts(settings: Settings) -> list[str]:
@@ -106,7 +113,8 @@ def allowed_hosts(settings: Settings) -> list[str]:
 
 
 def allowed_origins(settings: Settings) -> list[str]:
-    """The public URL's origin; loopback pages are accepted when the request itself is on loopback."""
+    """The public URL's origin; loopback pages are accepted when the
+    request itself is on loopback."""
     if not settings.mcp_public_url:
         return []
     parts = urlsplit(settings.mcp_public_url)

@@ -1,15 +1,16 @@
 """The one translator from engine errors to MCP tool errors.
 
 - ``InvalidInput``: what was wrong and what is allowed (the engine's message and hint).
-- ``BackendUnavailable``: memory could NOT be checked; never phrased as "no memories". The caller reads
-  the summary (the engine message before its first ": ", e.g. "Valkey is unreachable") and a request
-  id; the full text (addresses, paths, driver messages) goes to the server log under that id.
+- ``BackendUnavailable``: memory could NOT be checked; never phrased as "no memories". The caller
+  reads the summary (the engine message before its first ": ", e.g. "Valkey is unreachable") and a
+  request id; the full text (addresses, paths, driver messages) goes to the
+  server log under that id.
 - anything unexpected: masked, logged with a request id the caller can quote.
-- arguments the schema refuses (pydantic): ``invalid_arguments: <field>: <what> (hint: ...)``, the same
-  shape as the engine's errors.
+- arguments the schema refuses (pydantic): ``invalid_arguments: <field>: <what> (hint: ...)``, the
+  same shape as the engine's errors.
 
-An expected error (the caller's input, a missing key, a refused scope) is one INFO line with its code,
-never FastMCP's "Error calling tool" at ERROR: it is the tool working as documented.
+An expected error (the caller's input, a missing key, a refused scope) is one INFO line with its
+code, never FastMCP's "Error calling tool" at ERROR: it is the tool working as documented.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ OUTAGE = "memory could NOT be checked"
 
 
 class FastMcpEchoes(logging.Filter):
-    """Drops FastMCP's own lines about a failed tool call: ``ErrorTranslator`` logs each failure once, in
-    Kenning's words (INFO with its code, or a request id and the traceback for an unexpected one)."""
+    """Drops FastMCP's own lines about a failed tool call: ``ErrorTranslator`` logs each failure
+    once, in Kenning's words (INFO with its code, or a request id and the
+    traceback for an unexpected one)."""
 
     ECHOES = ("Invalid arguments for tool", "Error calling tool")
 
@@ -43,7 +45,8 @@ class FastMcpEchoes(logging.Filter):
 
 
 def quiet_fastmcp_echoes() -> None:
-    """Install the filter on FastMCP's server logger (once per process; a second call changes nothing)."""
+    """Install the filter on FastMCP's server logger (once per process; a
+    second call changes nothing)."""
     logger = logging.getLogger("fastmcp.server.server")
     if not any(isinstance(f, FastMcpEchoes) for f in logger.filters):
         logger.addFilter(FastMcpEchoes())
@@ -61,8 +64,12 @@ def message(exc: KenningError, request: str | None = None) -> str:
     text = f"{exc.code}: {exc.message}"
     if isinstance(exc, BackendUnavailable | EmbeddingMismatch):
         summary = exc.message.split(": ", 1)[0].rstrip(".")
-        text = f"{exc.code}: {OUTAGE} -- {summary}. Do not treat this as 'nothing stored'; retry later " \
-            "(a write may have been stored: retry a remember with the same idempotency_key to make it safe)"
+        text = (
+            f"{exc.code}: {OUTAGE} -- {summary}. Do not treat this as "
+                "'nothing stored'; retry later "
+            "(a write may have been stored: retry a remember with the same "
+                "idempotency_key to make it safe)"
+        )
         if request:
             text += f" (request id {request})"
     if exc.hint:
@@ -79,7 +86,8 @@ class EngineToolError(ToolError):
 
     def __init__(self, exc: KenningError | None, request: str | None = None, *, code: str = "",
                  text: str = "") -> None:
-        super().__init__(message(exc, request) if exc is not None else text, log_level=logging.DEBUG)
+        super().__init__(message(exc, request) if exc is not None else text,
+                         log_level=logging.DEBUG)
         self.code = exc.code if exc is not None else code
         self.outage = isinstance(exc, BackendUnavailable)
 
@@ -89,7 +97,8 @@ def invalid_arguments(tool: str, exc: PydanticValidationError) -> EngineToolErro
     errors = exc.errors(include_url=False, include_input=False)
     where = ["/".join(str(p) for p in e["loc"]) or "arguments" for e in errors]
     problems = "; ".join(f"{field}: {e['msg']}" for field, e in zip(where, errors, strict=True))
-    # The log names the fields and pydantic's error types only: a message may quote the caller's input.
+    # The log names the fields and pydantic's error types only: a message may
+    # quote the caller's input.
     log.info("tool %s: invalid_arguments: %s", tool, ", ".join(f"{f} ({e['type']})" for f, e in zip(
         where, errors, strict=True)))
     return EngineToolError(None, code="invalid_arguments", text=(
@@ -114,10 +123,12 @@ def translate(exc: BaseException, tool: str) -> ToolError:
 def _origin(exc: FastMCPError) -> BaseException | None:
     """The exception a tool raised, when FastMCP wrapped it into a generic (masked) ToolError.
 
-    Argument validation errors are already clear ("Missing required argument ...") and pass as they are.
+    Argument validation errors are already clear ("Missing required argument
+    ...") and pass as they are.
     """
     cause = exc.__cause__
-    if isinstance(exc, ValidationError) or isinstance(cause, FastMCPError | PydanticValidationError):
+    if isinstance(exc, ValidationError) or isinstance(cause,
+                                                      FastMCPError | PydanticValidationError):
         return None
     return cause
 
@@ -143,7 +154,9 @@ class ErrorTranslator(Middleware):
                 log.info("tool %s: %s", name, exc)
             raise
         except FastMCPError as exc:
-            if isinstance(exc.__cause__, PydanticValidationError) and isinstance(exc, ValidationError):
+            if isinstance(exc.__cause__, PydanticValidationError) and isinstance(
+                exc, ValidationError
+            ):
                 self.metrics.tool_errors.labels(name, "invalid_arguments").inc()
                 raise invalid_arguments(name, exc.__cause__) from exc
             origin = _origin(exc)

@@ -12,7 +12,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
-UNKNOWN_TOOL = "unknown"  # the label of a call to a tool that does not exist: callers cannot mint label values
+# the label of a call to a tool that does not exist: callers cannot mint label values
+UNKNOWN_TOOL = "unknown"
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 
@@ -23,27 +24,43 @@ class Metrics:
         self.registry = registry
         self.tool_calls = Counter("kenning_mcp_tool_calls", "MCP tool calls by tool and outcome.",
                                   ("tool", "outcome"), registry=registry)
-        self.tool_errors = Counter("kenning_mcp_tool_errors", "MCP tool errors by tool and error code.",
+        self.tool_errors = Counter("kenning_mcp_tool_errors",
+                                   "MCP tool errors by tool and error code.",
                                    ("tool", "code"), registry=registry)
-        self.tool_latency = Histogram("kenning_mcp_tool_latency_seconds", "MCP tool call latency.", ("tool",),
+        self.tool_latency = Histogram("kenning_mcp_tool_latency_seconds", "MCP tool call latency.",
+                                      ("tool",),
                                       buckets=_LATENCY_BUCKETS, registry=registry)
-        self.embedding_latency = Histogram("kenning_embedding_latency_seconds", "Time to embed a batch of texts.",
+        self.embedding_latency = Histogram("kenning_embedding_latency_seconds",
+                                           "Time to embed a batch of texts.",
                                            buckets=_LATENCY_BUCKETS, registry=registry)
-        self.valkey_errors = Counter("kenning_valkey_errors", "Calls that failed because Valkey could not answer.",
+        self.valkey_errors = Counter("kenning_valkey_errors",
+                                     "Calls that failed because Valkey could not answer.",
                                      registry=registry)
-        self.llm_calls = Counter("kenning_llm_calls", "LLM extra calls by purpose and outcome (ok, failed, late, "
+        self.llm_calls = Counter("kenning_llm_calls",
+                                 "LLM extra calls by purpose and outcome (ok, failed, late, "
                                  "invalid).", ("purpose", "outcome"), registry=registry)
-        self.expansion_latency = Histogram("kenning_recall_expansion_seconds", "Time query expansion added to a "
-                                           "recall, by outcome (used, cached, empty, failed, no_key, over_budget).",
-                                           ("outcome",), buckets=_LATENCY_BUCKETS, registry=registry)
-        self.recall_log_failures = Counter("kenning_recall_log_failures", "Recall log entries and counter "
-                                           "touches written behind a recall that failed twice and were given "
-                                           "up (the server's log has each).", registry=registry)
-        self.llm_tokens = Counter("kenning_llm_tokens", "Tokens (input + output) the LLM extras spent, by purpose.",
+        self.expansion_latency = Histogram(
+            "kenning_recall_expansion_seconds",
+            "Time query expansion added to a "
+            "recall, by outcome (used, cached, empty, failed, no_key, over_budget).",
+            ("outcome",),
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.recall_log_failures = Counter(
+            "kenning_recall_log_failures",
+            "Recall log entries and counter "
+            "touches written behind a recall that failed twice and were given "
+            "up (the server's log has each).",
+            registry=registry,
+        )
+        self.llm_tokens = Counter("kenning_llm_tokens",
+                                  "Tokens (input + output) the LLM extras spent, by purpose.",
                                   ("purpose",), registry=registry)
 
     def observe_write_failure(self) -> None:
-        """The store's background writer observer (kenning.store.writer.Observer): a write given up."""
+        """The store's background writer observer (kenning.store.writer.Observer):
+        a write given up."""
         self.recall_log_failures.inc()
 
     def observe_llm(self, purpose: str, outcome: str, tokens: int) -> None:
@@ -61,14 +78,16 @@ class Metrics:
 
 
 def tool_label(name: str, known: Container[str]) -> str:
-    """The ``tool`` label for a call: its name when the server has that tool, else ``UNKNOWN_TOOL``."""
+    """The ``tool`` label for a call: its name when the server has that
+    tool, else ``UNKNOWN_TOOL``."""
     return name if name in known else UNKNOWN_TOOL
 
 
 class MetricsMiddleware(Middleware):
     """Outermost tool middleware: counts every call and its outcome, times it.
 
-    ``known`` is the server's tool names (a live view: tools register after the middleware is added).
+    ``known`` is the server's tool names (a live view: tools register after
+    the middleware is added).
     """
 
     def __init__(self, metrics: Metrics, known: Container[str]) -> None:

@@ -1,10 +1,11 @@
-"""The tools' parameter vocabulary: one line of description per parameter name, and the closed sets and
-bounds as types, so ``tools/list`` tells an agent what to send without guessing.
+"""The tools' parameter vocabulary: one line of description per parameter name, and the closed sets
+and bounds as types, so ``tools/list`` tells an agent what to send without guessing.
 
-``Registry.tool`` gives a parameter the description ``DESCRIPTIONS`` holds for its name unless the tool's
-signature carries its own (``Annotated[..., Field(description=...)]``, for a name that means something
-else in that tool). Closed sets are ``Literal`` types, so the schema shows an ``enum`` and the call is
-validated against it; tests/mcp_server/test_params.py checks them against the engine's own tuples.
+``Registry.tool`` gives a parameter the description ``DESCRIPTIONS`` holds for its name unless the
+tool's signature carries its own (``Annotated[..., Field(description=...)]``, for a name that means
+something else in that tool). Closed sets are ``Literal`` types, so the schema shows an ``enum`` and
+the call is validated against it; tests/mcp_server/test_params.py checks them
+against the engine's own tuples.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ DESCRIPTIONS: dict[str, str] = {
     "content": "the text",
     "context": "more detail for the memory",
     "conventions": "the project's conventions",
-    "decision": "keep_a/keep_b supersede the other side; both_valid needs a note; merge needs content",
+    "decision": (
+        "keep_a/keep_b supersede the other side; both_valid needs a note; merge needs content"
+    ),
     "descending": "newest (largest) first",
     "description": "what the project is",
     "domain": "the skill's domain: a tag, e.g. postgres",
@@ -108,14 +111,15 @@ def plain(values: Sequence[str] | None) -> list[str] | None:
 
 
 def describe(properties: dict[str, dict[str, Any]]) -> None:
-    """Give each schema property without a description the vocabulary's line for its name, and drop
-    what an agent need not read: an optional parameter's ``null`` branch and ``default: null`` (leaving
-    it out means the same, and the call still accepts null)."""
+    """Give each schema property without a description the vocabulary's line for its name, and
+    drop what an agent need not read: an optional parameter's ``null`` branch and ``default:
+    null`` (leaving it out means the same, and the call still accepts null)."""
     for name, schema in properties.items():
         if "description" not in schema and name in DESCRIPTIONS:
             schema["description"] = DESCRIPTIONS[name]
         branches = schema.get("anyOf")
-        if schema.get("default", 0) is None and isinstance(branches, list) and {"type": "null"} in branches:
+        if schema.get("default", 0) is None and isinstance(branches,
+                                                           list) and {"type": "null"} in branches:
             kept = [b for b in branches if b != {"type": "null"}]
             del schema["anyOf"], schema["default"]
             if len(kept) == 1:

@@ -1,17 +1,16 @@
 """Tool declarations: each tool states its scope once, and its annotations follow from that.
 
 ``tool`` marks a module-level function as a tool (FastMCP's standalone ``@tool``: the function is
-returned unchanged, with its annotations and scope attached); ``Registry.add`` registers it with FastMCP and
-records a ``ToolSpec``. ``ScopeGuard`` reads
-the specs at dispatch and refuses (``PermissionDenied``, translated like every engine error) a call the
-caller's token does not allow, before any argument is looked at; a token that could not be verified
-(Valkey down) runs nothing and hears about the outage. A tool that changes anything needs
-``write`` (or ``admin``); a ``read`` tool is read-only by construction, so the scope test can derive
-every mutating tool from the annotations.
+returned unchanged, with its annotations and scope attached); ``Registry.add`` registers it with
+FastMCP and records a ``ToolSpec``. ``ScopeGuard`` reads the specs at dispatch and refuses
+(``PermissionDenied``, translated like every engine error) a call the caller's token does not allow,
+before any argument is looked at; a token that could not be verified (Valkey down) runs nothing and
+hears about the outage. A tool that changes anything needs ``write`` (or ``admin``); a ``read`` tool
+is read-only by construction, so the scope test can derive every mutating tool from the annotations.
 
-``Registry.input_schema`` answers the transport's per-call question "what is this tool's input schema"
-(it checks ``Mcp-Param-*`` headers against it) from a table built at registration; without it the MCP
-SDK runs a whole ``tools/list`` through every middleware before each ``tools/call``.
+``Registry.input_schema`` answers the transport's per-call question "what is this tool's input
+schema" (it checks ``Mcp-Param-*`` headers against it) from a table built at registration; without
+it the MCP SDK runs a whole ``tools/list`` through every middleware before each ``tools/call``.
 """
 
 from __future__ import annotations
@@ -51,28 +50,34 @@ class ToolSpec:
     idempotent: bool
 
 
-def tool(*, scope: Scope, destructive: bool = False, idempotent: bool = False, read_only: bool | None = None,
+def tool(*, scope: Scope, destructive: bool = False, idempotent: bool = False,
+         read_only: bool | None = None,
          title: str | None = None) -> Callable[[F], F]:
     """Mark a module-level function as a tool named after it (its docstring is the description); the
-    server registers it with ``Registry.add`` (FastMCP's standalone ``@tool`` convention, scope in its meta).
+    server registers it with ``Registry.add`` (FastMCP's standalone ``@tool``
+    convention, scope in its meta).
 
     ``read_only`` defaults to ``scope == "read"``. A read-scoped tool can never mutate.
     """
     ro = scope == "read" if read_only is None else read_only
     if scope == "read" and not ro:
         raise ValueError("a tool that changes anything needs scope 'write' or 'admin'")
-    annotations = ToolAnnotations(title=title, read_only_hint=ro, destructive_hint=destructive and not ro,
+    annotations = ToolAnnotations(title=title, read_only_hint=ro,
+                                  destructive_hint=destructive and not ro,
                                   idempotent_hint=idempotent or ro, open_world_hint=False)
-    # No output schema: every tool returns a JSON object, and "an object of anything" tells an agent nothing
-    # (the result still comes as structured content).
+    # No output schema: every tool returns a JSON object, and "an object of anything" tells an agent
+    # nothing (the result still comes as structured content).
     return fastmcp_tool(annotations=annotations, meta={SCOPE_META: scope}, output_schema=None)
 
 
 def spec_of(fn: Callable[..., Any]) -> ToolSpec:
     """The spec a ``@tool`` mark carries; a ValueError for an unmarked function."""
     meta = get_fastmcp_meta(fn)
-    if not isinstance(meta, ToolMeta) or meta.annotations is None or SCOPE_META not in (meta.meta or {}):
-        raise ValueError(f"{getattr(fn, '__name__', fn)!r} is not marked with mcp_server.registry.tool")
+    if not isinstance(meta,
+                      ToolMeta) or meta.annotations is None or SCOPE_META not in (meta.meta or {}):
+        raise ValueError(
+            f"{getattr(fn, '__name__', fn)!r} is not marked with mcp_server.registry.tool"
+        )
     hints = meta.annotations
     return ToolSpec(fn.__name__, (meta.meta or {})[SCOPE_META], bool(hints.read_only_hint),
                     bool(hints.destructive_hint), bool(hints.idempotent_hint))
@@ -84,15 +89,18 @@ def is_tool(fn: Callable[..., Any]) -> bool:
 
 
 class Registry:
-    """The server's tools and their specs; ``mcp_server.tools.register_all`` adds every marked tool."""
+    """The server's tools and their specs; ``mcp_server.tools.register_all``
+    adds every marked tool."""
 
     def __init__(self, mcp: FastMCP[Any]) -> None:
         self.mcp = mcp
         self.specs: dict[str, ToolSpec] = {}
-        self.schemas: dict[str, dict[str, Any]] = {}  # name -> input schema as tools/list advertises it
+        # name -> input schema as tools/list advertises it
+        self.schemas: dict[str, dict[str, Any]] = {}
 
     def add(self, fn: F) -> F:
-        """Register one ``@tool``-marked function with FastMCP and record its spec and listed schema."""
+        """Register one ``@tool``-marked function with FastMCP and record
+        its spec and listed schema."""
         spec = spec_of(fn)
         if spec.name in self.specs:
             raise ValueError(f"tool {spec.name!r} is registered twice")
@@ -105,18 +113,22 @@ class Registry:
 
     def tool(self, *, scope: Scope, destructive: bool = False, idempotent: bool = False,
              read_only: bool | None = None, title: str | None = None) -> Callable[[F], F]:
-        """Mark and register in one step (a test's own tool); the product's tools are module-level."""
-        mark = tool(scope=scope, destructive=destructive, idempotent=idempotent, read_only=read_only, title=title)
+        """Mark and register in one step (a test's own tool); the
+        product's tools are module-level."""
+        mark = tool(scope=scope, destructive=destructive, idempotent=idempotent,
+                    read_only=read_only, title=title)
         return lambda fn: self.add(mark(fn))
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
-        """The input schema of tool ``name`` (None when there is no such tool): no I/O, no middleware."""
+        """The input schema of tool ``name`` (None when there is no such
+        tool): no I/O, no middleware."""
         return self.schemas.get(name)
 
 
 class ScopeGuard(Middleware):
-    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks; ``tools/list``
-    shows a token only the tools its scope may call (an agent reads, and pays for, no tool it cannot use).
+    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks;
+    ``tools/list`` shows a token only the tools its scope may call (an agent reads, and pays
+    for, no tool it cannot use).
     """
 
     def __init__(self, registry: Registry, settings: Settings) -> None:
@@ -131,24 +143,31 @@ class ScopeGuard(Middleware):
             raise NotFound(f"unknown tool {name!r}", hint="tools/list shows the tools")
         who = caller(self.settings)
         if not who.verified:
-            raise BackendUnavailable(f"token {who.actor!r} could not be checked because the store did not answer; "
-                                     f"{name!r} was not run", hint="retry when /healthz reports ok")
+            raise BackendUnavailable(
+                f"token {who.actor!r} could not be checked because the store did not answer; "
+                f"{name!r} was not run",
+                hint="retry when /healthz reports ok",
+            )
         if spec.scope not in who.scopes:
             held = ", ".join(sorted(who.scopes)) or "none"
             raise PermissionDenied(
-                f"tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} holds {held}; nothing was changed",
-                hint=f"use a token created with `kenning token create --scope {spec.scope} --name NAME`")
+                f"tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} holds "
+                                   f"{held}; nothing was changed",
+                hint=("use a token created with `kenning token create --scope "
+                      f"{spec.scope} --name NAME`"),
+            )
         return await call_next(context)
 
     async def on_list_tools(self, context: MiddlewareContext[mt.ListToolsRequest],
-                            call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]]) -> Sequence[Tool]:
+                            call_next: CallNext[mt.ListToolsRequest,
+                                                Sequence[Tool]]) -> Sequence[Tool]:
         scopes = self._listed_scopes()
         return [t for t in await call_next(context)
                 if (spec := self.registry.specs.get(t.name)) is not None and spec.scope in scopes]
 
     def _listed_scopes(self) -> frozenset[str]:
-        """The scopes whose tools a caller sees. A token let through unverified during an outage sees its
-        own scope's tools (every call is still refused until Valkey answers)."""
+        """The scopes whose tools a caller sees. A token let through unverified during an outage
+        sees its own scope's tools (every call is still refused until Valkey answers)."""
         who = caller(self.settings)
         if who.verified:
             return who.scopes

@@ -25,7 +25,8 @@ P = ParamSpec("P")
 T = TypeVar("T")
 LIFESPAN_KEY = "kenning"
 LOCAL_ACTOR = "local"
-ENGINE_THREADS = 16  # below the Valkey pool size (32), so a burst of calls queues instead of failing
+# below the Valkey pool size (32), so a burst of calls queues instead of failing
+ENGINE_THREADS = 16
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,8 +41,8 @@ class Runtime(Host):
 class Caller:
     """The authenticated identity: ``actor`` is the token name and goes on every audit event.
 
-    ``verified`` is False for a token let through during a Valkey outage (``mcp_server.auth``): it holds
-    no scopes and may run nothing.
+    ``verified`` is False for a token let through during a Valkey outage (``mcp_server.auth``): it
+    holds no scopes and may run nothing.
     """
 
     actor: str
@@ -50,12 +51,14 @@ class Caller:
 
 
 def caller(settings: Settings) -> Caller:
-    """Who is calling. Without auth (loopback only) the caller is the local user with every scope."""
+    """Who is calling. Without auth (loopback only) the caller is the
+    local user with every scope."""
     token = get_access_token()
     if token is not None:
         verified = token.claims.get(UNVERIFIED) is not True
         actor = str(token.claims.get(ACTOR_CLAIM) or token.client_id)
-        return Caller(actor=actor, scopes=frozenset(token.scopes) if verified else frozenset(), verified=verified)
+        return Caller(actor=actor, scopes=frozenset(token.scopes) if verified else frozenset(),
+                      verified=verified)
     if not settings.mcp_auth:
         return Caller(actor=LOCAL_ACTOR, scopes=frozenset(SCOPES))
     return Caller(actor="anonymous", scopes=frozenset())

@@ -1,4 +1,5 @@
-"""The MCP server as a service of `kenning up` (uvicorn in a thread) and as `kenning mcp` (foreground)."""
+"""The MCP server as a service of `kenning up` (uvicorn in a thread) and as
+`kenning mcp` (foreground)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from mcp_server.app import build_app
 from mcp_server.metrics import Metrics
 
 log = logging.getLogger(__name__)
-# uvicorn takes these when they are importable; without them it serves with asyncio's loop and h11's parser,
-# which cost an MCP call up to about 1 ms more on a busy box (paired A/B runs: -0.3 to +1.1 ms, bench/FINDINGS.md,
-# issue 21). Both are dependencies; an environment installed before they were is the usual reason one is missing.
+# uvicorn takes these when they are importable; without them it serves with asyncio's loop and h11's
+# parser, which cost an MCP call up to about 1 ms more on a busy box (paired A/B runs: -0.3 to +1.1
+# ms, bench/FINDINGS.md, issue 21). Both are dependencies; an environment installed before they were
+# is the usual reason one is missing.
 ACCELERATORS = ("httptools",) + (() if sys.platform == "win32" else ("uvloop",))
 
 
-def missing_accelerators(find: Callable[[str], object | None] = importlib.util.find_spec) -> list[str]:
+def missing_accelerators(find: Callable[[str],
+                                        object | None] = importlib.util.find_spec) -> list[str]:
     """The accelerators uvicorn would use that this environment lacks."""
     return [name for name in ACCELERATORS if find(name) is None]
 
@@ -33,7 +36,8 @@ class McpService(ThreadedServer):
     name = "mcp server"
 
     def __init__(self, engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
-                 auth_clock: Callable[[], float] = time.monotonic, oauth_clock: Clock | None = None) -> None:
+                 auth_clock: Callable[[], float] = time.monotonic,
+                 oauth_clock: Clock | None = None) -> None:
         self.settings = settings
         self.app, self.runtime = build_app(engine, settings, metrics=metrics, auth_clock=auth_clock,
                                            oauth_clock=oauth_clock)
@@ -41,8 +45,12 @@ class McpService(ThreadedServer):
         engine.recaller.expander.observers.append(self.runtime.metrics.observe_expansion)
         engine.store.recall_writes.observers.append(self.runtime.metrics.observe_write_failure)
         if missing := missing_accelerators():
-            log.warning("%s not installed: uvicorn falls back to asyncio's loop or h11's parser, up to about 1 ms "
-                        "more per MCP call; reinstall Kenning's dependencies (pip install -e .)", " and ".join(missing))
+            log.warning(
+                "%s not installed: uvicorn falls back to asyncio's loop or h11's parser, up to "
+                        "about 1 ms more per MCP call; reinstall Kenning's "
+                        "dependencies (pip install -e .)",
+                " and ".join(missing),
+            )
         listing = Listing("the MCP server", "KENNING_MCP_PORT", "/mcp", "kenning-mcp", log)
         super().__init__(self.app, listing, host=settings.mcp_host, port=settings.mcp_port,
                          log_level=settings.log_level, lifespan="on",

@@ -61,17 +61,27 @@ class SessionCap:
         await self.app(scope, receive, noting)
 
     def _live(self, owner: str) -> dict[str, float]:
-        """The owner's sessions that may still be open (idle ones are forgotten, as the SDK ends them)."""
+        """The owner's sessions that may still be open (idle ones are
+        forgotten, as the SDK ends them)."""
         now = self.clock()
-        sessions = {s: at for s, at in self.seen.get(owner, {}).items() if now - at < self.idle_seconds}
+        sessions = {s: at for s, at in self.seen.get(owner, {}).items()
+                    if now - at < self.idle_seconds}
         self.seen[owner] = sessions
         return sessions
 
 
 async def _refuse(send: Send, cap: int, idle: float) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
-        "code": -32000, "message": f"this token holds {cap} open MCP sessions, the most allowed; close "
-                                   f"unused ones (HTTP DELETE) or wait: a session ends after {idle:g}s idle"}})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32000,
+                "message": (f"this token holds {cap} open MCP sessions, the most allowed; close "
+                f"unused ones (HTTP DELETE) or wait: a session ends after {idle:g}s idle"),
+            },
+        }
+    )
     await send({"type": "http.response.start", "status": 429,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body.encode()})

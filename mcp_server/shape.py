@@ -1,7 +1,8 @@
-"""The MCP door's JSON for engine results, and the wording addressed to an agent ("call X again ...").
+"""The MCP door's JSON for engine results, and the wording addressed to an
+agent ("call X again ...").
 
-The engine returns typed results (``kenning.lifecycle.Candidates``, ``ProjectPreview``, ...) that say what
-happened; what an agent should do next is this door's to say, in the tools' own terms.
+The engine returns typed results (``kenning.lifecycle.Candidates``, ``ProjectPreview``, ...) that
+say what happened; what an agent should do next is this door's to say, in the tools' own terms.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from kenning.suppression import Suppressed
 
 
 def key_or_query(key: str | None, query: str | None) -> str | None:
-    """The key to act on, or None when the call names a query instead (candidates only, never an action)."""
+    """The key to act on, or None when the call names a query instead
+    (candidates only, never an action)."""
     if (key is None) == (query is None):
-        raise InvalidInput("give either a key or a query", hint="a query returns candidates to confirm by key")
+        raise InvalidInput("give either a key or a query",
+                           hint="a query returns candidates to confirm by key")
     return key
 
 
@@ -35,11 +38,17 @@ def remembered(result: RememberResult) -> dict[str, Any]:
 def note(n: Note) -> str:
     """One remember note as a sentence (what happened, and the tool that settles or lifts it)."""
     if n.kind == "contradiction":
-        return (f"possible contradiction with {n.other} (contradiction {n.contradiction}, open; both now disputed): "
-                "settle it with resolve_contradiction")
+        return (
+            f"possible contradiction with {n.other} (contradiction {n.contradiction}, "
+                "open; both now disputed): "
+            "settle it with resolve_contradiction"
+        )
     if n.kind == "suppressed":
-        return (f"stored, but hidden from recall and briefings by the suppression of '{n.term}' ({n.reason}); "
-                f"lift it with unsuppress_topic(term='{n.term}') if this memory should be found")
+        return (
+            f"stored, but hidden from recall and briefings by the suppression of '{n.term}' "
+                f"({n.reason}); lift it with unsuppress_topic(term='{n.term}') if "
+                "this memory should be found"
+        )
     if n.kind == "duplicate" and n.key is not None:
         return f"an equivalent memory exists, {n.key} ({n.state}): {n.content!r}; not stored again"
     if n.kind == "duplicate":
@@ -74,7 +83,8 @@ def project(result: ProjectPreview | ProjectDone) -> dict[str, Any]:
     out: dict[str, Any] = {"status": "done", "action": result.action, "project": result.project,
                            "affected": result.affected}
     if result.remaining:  # say so, never imply done
-        out.update(status="partial", remaining=result.remaining, next=f"call {result.action} again with confirm=true")
+        out.update(status="partial", remaining=result.remaining,
+                   next=f"call {result.action} again with confirm=true")
     return out
 
 
@@ -89,11 +99,13 @@ def recall(result: RecallResult, *, full: bool) -> dict[str, Any]:
     """A recall's JSON; each suppression that hid a hit names the call that lifts it."""
     out = result.public(full=full)
     if "suppressed" in out:
-        out["suppressed"] = [{**s, "lift": f"unsuppress_topic(term='{s['term']}')"} for s in out["suppressed"]]
+        out["suppressed"] = [{**s, "lift": f"unsuppress_topic(term='{s['term']}')"}
+                             for s in out["suppressed"]]
     return out
 
 
 def suppression(result: Suppressed) -> dict[str, Any]:
     """suppress_topic's answer; a preview says how to go ahead."""
     out = result.public()
-    return {**out, "next": "call again without preview to suppress"} if result.status == "preview" else out
+    return {**out,
+            "next": "call again without preview to suppress"} if result.status == "preview" else out

@@ -15,8 +15,11 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CREATE = "create one with `kenning token create --name NAME --scope read` (or write, admin)"
-MISSING = f"this server needs a bearer token: {CREATE} and send it as `Authorization: Bearer <token>`"
-INVALID = f"the bearer token is not known to this server (revoked, mistyped, or another installation's): {CREATE}"
+MISSING = (
+    f"this server needs a bearer token: {CREATE} and send it as `Authorization: Bearer <token>`"
+)
+INVALID = ("the bearer token is not known to this server (revoked, mistyped, or another "
+           f"installation's): {CREATE}")
 _DESCRIPTION = re.compile(r'error_description="[^"]*"')
 
 
@@ -27,8 +30,8 @@ def body(has_token: bool) -> dict[str, str]:
     return {"error": "missing_token", "error_description": MISSING}
 
 
-# The MCP endpoints whose 401 this words; the OAuth server's own endpoints (/token, /login, ...) answer
-# in their RFCs' terms and pass through untouched.
+# The MCP endpoints whose 401 this words; the OAuth server's own endpoints (/token, /login, ...)
+# answer in their RFCs' terms and pass through untouched.
 MCP_PATHS = ("/mcp", "/sse", "/messages")
 
 
@@ -72,8 +75,11 @@ def _headers(headers: Any, has_token: bool) -> list[tuple[bytes, bytes]]:
             continue
         if lower == b"www-authenticate":
             description = body(has_token)["error_description"].replace('"', "'")
-            out.append((name, _DESCRIPTION.sub(f'error_description="{description}"', value.decode()).encode()))
+            out.append((name,
+                        _DESCRIPTION.sub(f'error_description="{description}"',
+                                         value.decode()).encode()))
         else:
             out.append((name, value))
-    out += [(b"content-type", b"application/json"), (b"content-length", str(len(_encoded(has_token))).encode())]
+    out += [(b"content-type", b"application/json"),
+            (b"content-length", str(len(_encoded(has_token))).encode())]
     return out

@@ -1,5 +1,6 @@
-"""A local HTTP server that speaks the Anthropic Messages API shape (the real `anthropic` client points at
-it with ``base_url``): each request takes the next scripted reply; every request body is recorded.
+"""A local HTTP server that speaks the Anthropic Messages API shape (the real `anthropic` client
+points at it with ``base_url``): each request takes the next scripted reply; every
+request body is recorded.
 
 No test touches the internet: this server is the process edge.
 """
@@ -27,8 +28,10 @@ class Reply:
     trickle: float = 0.0  # seconds between the body's bytes (each read is quick; the whole is slow)
 
 
-def message(text: str, *, stop_reason: str = "end_turn", input_tokens: int = 40, output_tokens: int = 10) -> Reply:
-    return Reply(body={"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake",
+def message(text: str, *, stop_reason: str = "end_turn", input_tokens: int = 40,
+            output_tokens: int = 10) -> Reply:
+    return Reply(body={"id": "msg_fake", "type": "message", "role": "assistant",
+                       "model": "claude-fake",
                        "content": [{"type": "text", "text": text}], "stop_reason": stop_reason,
                        "stop_sequence": None,
                        "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
@@ -39,7 +42,8 @@ def answer(payload: dict[str, Any], **kwargs: Any) -> Reply:
 
 
 def error(status: int, kind: str = "api_error", headers: dict[str, str] | None = None) -> Reply:
-    return Reply(status=status, body={"type": "error", "error": {"type": kind, "message": f"scripted {status}"}},
+    return Reply(status=status,
+                 body={"type": "error", "error": {"type": kind, "message": f"scripted {status}"}},
                  headers=headers or {})
 
 

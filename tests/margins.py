@@ -1,9 +1,9 @@
 """Similarity margins: a test case near a threshold must sit well clear of it on every CPU.
 
 int8 similarities move in the second or third decimal between CPUs (AVX2 vs AVX-512 VNNI kernels,
-docs/benchmarks.md), and fp32 and int8 differ by about as much. A case that relies on which side of a
-threshold two texts fall asserts it here first, so a case drifting towards an edge fails loudly with
-its numbers instead of flipping the test's real assertion.
+docs/benchmarks.md), and fp32 and int8 differ by about as much. A case that relies on which side of
+a threshold two texts fall asserts it here first, so a case drifting towards an edge fails loudly
+with its numbers instead of flipping the test's real assertion.
 """
 
 from __future__ import annotations

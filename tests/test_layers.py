@@ -1,5 +1,6 @@
-"""The house's import rules (docs/architecture.md): the engine imports no door, no composition root, no bench
-and no web framework; the front doors never import each other; only kenning/store/ talks to Valkey."""
+"""The house's import rules (docs/architecture.md): the engine imports no door, no composition
+root, no bench and no web framework; the front doors never import each other; only
+kenning/store/ talks to Valkey."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOORS = ("mcp_server", "web_ui", "feed_worker")
-ENGINE_MAY_NOT = (*DOORS, "kenning_cli", "bench", "fastmcp", "starlette", "jinja2", "uvicorn", "apscheduler")
+ENGINE_MAY_NOT = (*DOORS, "kenning_cli", "bench", "fastmcp", "starlette", "jinja2", "uvicorn",
+                  "apscheduler")
 
 
 def imports(package: str) -> dict[str, set[str]]:
-    """Top-level modules each file of ``package`` imports (lazy imports inside functions included)."""
+    """Top-level modules each file of ``package`` imports (lazy imports
+    inside functions included)."""
     found: dict[str, set[str]] = {}
     for path in sorted((ROOT / package).rglob("*.py")):
         names: set[str] = set()
@@ -33,25 +36,30 @@ def test_the_engine_imports_no_door_no_composition_root_and_no_web_framework() -
     assert len(files) > 50  # positive control: the engine's modules were read
     assert any("valkey" in names for names in files.values())  # and their imports seen
     for path, names in files.items():
-        assert not names & set(ENGINE_MAY_NOT), f"{path} imports {sorted(names & set(ENGINE_MAY_NOT))}"
+        assert not names & set(ENGINE_MAY_NOT), (
+            f"{path} imports {sorted(names & set(ENGINE_MAY_NOT))}"
+        )
 
 
 @pytest.mark.parametrize("door", DOORS)
 def test_a_door_never_imports_another(door: str) -> None:
     files = imports(door)
     assert files
-    assert any("kenning" in names for names in files.values())  # positive control: doors call the engine
+    # positive control: doors call the engine
+    assert any("kenning" in names for names in files.values())
     others = set(DOORS) - {door}
     for path, names in files.items():
         assert not names & others, f"{path} imports {sorted(names & others)}"
 
 
 # Only kenning/store/ talks to Valkey. Outside it, no module imports valkey, a store submodule
-# (``from kenning.store import Store`` and the public types it exports are the seam), reads ``store.client``
-# attribute, builds a pipeline or sends a raw command.
+# (``from kenning.store import Store`` and the public types it exports are the seam), reads
+# ``store.client`` attribute, builds a pipeline or sends a raw command.
 STORE = ROOT / "kenning" / "store"
 VALKEY_EDGE = {  # files that may import valkey, and why
-    "kenning/embedded.py": "starts the valkey-server child process and waits until it answers (a process edge)",
+    "kenning/embedded.py": (
+        "starts the valkey-server child process and waits until it answers (a process edge)"
+    ),
 }
 RAW_CALLS = (r"\bpipeline\(", r"\bexecute_command\b", r"\bstore\.client\b")
 

@@ -1,5 +1,6 @@
-"""Building the dashboard: ``build_app(engine, settings, logins)`` is the one factory (config as an
-argument, resources passed in); the process opens the engine once and shares it with every request."""
+"""Building the dashboard: ``build_app(engine, settings, logins)`` is the one factory (config as
+an argument, resources passed in); the process opens the engine once and
+shares it with every request."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ STATIC = Path(__file__).with_name("static")
 
 def routes() -> list[BaseRoute]:
     found: list[BaseRoute] = []
-    for module in (ops, login, overview, memories, search, truth, experience, projects, audit, backups,
+    for module in (ops, login, overview, memories, search, truth, experience, projects, audit,
+                   backups,
                    settings_page, skills, feeds, accounts, telemetry):
         found += module.routes
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
@@ -59,7 +61,8 @@ def build_app(engine: Engine, settings: Settings, logins: SessionBook, *,
         KenningError: errors.engine_error, errors.LoginRequired: errors.login_required,
         HTTPException: errors.http_error, Exception: errors.crash,
     })
-    rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()), logins=logins)
+    rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()),
+                 logins=logins)
     app.state.runtime = rt
     app.state.templates = environment()
     app.add_middleware(SecurityHeaders)
@@ -68,7 +71,8 @@ def build_app(engine: Engine, settings: Settings, logins: SessionBook, *,
 
 
 class RequestMetrics:
-    """Outermost: counts every request by the endpoint that served it (never by raw path) and its status."""
+    """Outermost: counts every request by the endpoint that served it (never by
+    raw path) and its status."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -91,6 +95,7 @@ class RequestMetrics:
             await self.app(scope, receive, record)
         finally:
             endpoint = scope.get("endpoint")
-            label = getattr(endpoint, "__name__", "unmatched") if endpoint is not None else "unmatched"
+            label = getattr(endpoint, "__name__",
+                            "unmatched") if endpoint is not None else "unmatched"
             self.metrics.requests.labels(label, str(status)).inc()
             self.metrics.latency.labels(label).observe(time.perf_counter() - started)

@@ -1,4 +1,5 @@
-"""Server-rendered SVG charts as plain geometry (no I/O, no script): a template draws the rectangles.
+"""Server-rendered SVG charts as plain geometry (no I/O, no script): a
+template draws the rectangles.
 
 A chart is data first, so the JSON view of a page carries the same numbers the picture shows.
 """
@@ -32,8 +33,11 @@ class Row:
     segments: tuple[Segment, ...]
 
 
-def stacked(series: dict[str, dict[str, int]], colours: dict[str, str] | None = None) -> dict[str, Any]:
-    """Horizontal stacked bars: one row per outer key, one segment per inner key, scaled to the largest row."""
+def stacked(
+    series: dict[str, dict[str, int]], colours: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Horizontal stacked bars: one row per outer key, one segment per inner key,
+    scaled to the largest row."""
     palette = colours or COLOURS
     largest = max((sum(parts.values()) for parts in series.values()), default=0) or 1
     scale = (WIDTH - LABEL - 60) / largest
@@ -42,15 +46,17 @@ def stacked(series: dict[str, dict[str, int]], colours: dict[str, str] | None = 
         x, segments = float(LABEL), []
         for name, value in parts.items():
             if value > 0:
-                segments.append(Segment(x, round(value * scale, 2), name, value, palette.get(name, "#4a6fa5")))
+                segments.append(Segment(x, round(value * scale, 2), name, value,
+                                        palette.get(name, "#4a6fa5")))
                 x += round(value * scale, 2)
         rows.append(Row(label, i * (BAR_HEIGHT + GAP), sum(parts.values()), tuple(segments)))
-    return {"width": WIDTH, "height": max(1, len(rows)) * (BAR_HEIGHT + GAP), "bar_height": BAR_HEIGHT,
+    return {"width": WIDTH, "height": max(1, len(rows)) * (BAR_HEIGHT + GAP),
+            "bar_height": BAR_HEIGHT,
             "label_width": LABEL, "rows": [asdict(r) for r in rows],
             "legend": [{"name": n, "colour": c} for n, c in palette.items()]}
 
 
-# --- columns: one column per day (or bucket), series stacked or side by side -----------------------------
+# --- columns: one column per day (or bucket), series stacked or side by side ----------------------
 COLUMN_WIDTH = 640
 PLOT_HEIGHT = 180
 LEFT = 44  # room for the y axis numbers
@@ -73,7 +79,8 @@ class Bar:
 
 
 def nice_top(largest: int, ticks: int = 4) -> int:
-    """The smallest 1/2/5 x 10^k step times ``ticks`` that is at least ``largest`` (at least ``ticks``)."""
+    """The smallest 1/2/5 x 10^k step times ``ticks`` that is at least
+    ``largest`` (at least ``ticks``)."""
     need = max(1, -(-largest // ticks))
     step = 1
     while True:
@@ -83,7 +90,8 @@ def nice_top(largest: int, ticks: int = 4) -> int:
         step *= 10
 
 
-def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_label: str, y_label: str,
+def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_label: str,
+            y_label: str,
             stacked: bool = True, short: int = 0) -> dict[str, Any]:
     """Vertical bars: one slot per label, each series a segment (``stacked``) or a bar of its own.
 
@@ -98,21 +106,40 @@ def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_la
     scale = PLOT_HEIGHT / top
     slot = (COLUMN_WIDTH - LEFT - 8) / max(1, len(labels))
     bars = [bar for i, label in enumerate(labels)
-            for bar in _slot(LEFT + i * slot, slot, label, {n: series[n][i] for n in names}, colours, scale, stacked)]
+            for bar in _slot(LEFT + i * slot, slot, label, {n: series[n][i] for n in names},
+                             colours, scale, stacked)]
     every = max(1, -(-len(labels) // MAX_X_LABELS))
     x_ticks = [{"x": round(LEFT + (i + 0.5) * slot, 2), "text": label[-short:] if short else label}
-               for i, label in enumerate(labels) if (len(labels) - 1 - i) % every == 0]  # the latest always
-    y_ticks = [{"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v} for v in range(0, top + 1, top // 4)]
-    return {"title": title, "x_label": x_label, "y_label": y_label, "width": COLUMN_WIDTH,
-            "height": TOP + PLOT_HEIGHT + BOTTOM, "left": LEFT, "top": TOP, "plot_height": PLOT_HEIGHT,
-            "baseline": TOP + PLOT_HEIGHT, "bars": [asdict(b) for b in bars], "x_ticks": x_ticks, "y_ticks": y_ticks,
-            "legend": [{"name": n, "colour": colours[n], "x": LEFT + i * 130} for i, n in enumerate(names)],
-            "desc": _describe(title, labels, series), "table": {"headers": [x_label, *names],
-                                                                "rows": [[label, *(series[n][i] for n in names)]
-                                                                         for i, label in enumerate(labels)]}}
+               for i, label in enumerate(labels)
+               if (len(labels) - 1 - i) % every == 0]  # the latest always
+    y_ticks = [{"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v}
+               for v in range(0, top + 1, top // 4)]
+    return {
+        "title": title,
+        "x_label": x_label,
+        "y_label": y_label,
+        "width": COLUMN_WIDTH,
+        "height": TOP + PLOT_HEIGHT + BOTTOM,
+        "left": LEFT,
+        "top": TOP,
+        "plot_height": PLOT_HEIGHT,
+        "baseline": TOP + PLOT_HEIGHT,
+        "bars": [asdict(b) for b in bars],
+        "x_ticks": x_ticks,
+        "y_ticks": y_ticks,
+        "legend": [
+            {"name": n, "colour": colours[n], "x": LEFT + i * 130} for i, n in enumerate(names)
+        ],
+        "desc": _describe(title, labels, series),
+        "table": {
+            "headers": [x_label, *names],
+            "rows": [[label, *(series[n][i] for n in names)] for i, label in enumerate(labels)],
+        },
+    }
 
 
-def _slot(x: float, slot: float, label: str, values: dict[str, int], colours: dict[str, str], scale: float,
+def _slot(x: float, slot: float, label: str, values: dict[str, int], colours: dict[str, str],
+          scale: float,
           stacked: bool) -> list[Bar]:
     inner = slot * 0.7
     start = x + (slot - inner) / 2
@@ -124,7 +151,8 @@ def _slot(x: float, slot: float, label: str, values: dict[str, int], colours: di
             continue
         height = round(value * scale, 2)
         left = start if stacked else start + i * width
-        bars.append(Bar(round(left, 2), round(base - height, 2), round(width, 2), height, colours[name], name,
+        bars.append(Bar(round(left, 2), round(base - height, 2), round(width, 2), height,
+                        colours[name], name,
                         label, value))
         if stacked:
             base -= height

@@ -1,6 +1,6 @@
-"""Form handling shared by the pages: reading fields, re-showing a form with the engine's error (nothing
-was written: the engine validates before it changes anything), and confirming what an action changed
-with a link to its audit event."""
+"""Form handling shared by the pages: reading fields, re-showing a form with the engine's error
+(nothing was written: the engine validates before it changes anything), and confirming what an
+action changed with a link to its audit event."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def login(request: Request) -> Login:
     return value
 
 
-async def attempt(request: Request, action: Callable[[], Awaitable[Response]], again: Page) -> Response:
+async def attempt(request: Request, action: Callable[[], Awaitable[Response]],
+                  again: Page) -> Response:
     """Run a form's ``action``; on an input or state error show the form ``again`` with it.
 
     Outages are not form errors: they reach ``web_ui.errors`` and show the outage page.
@@ -59,17 +60,21 @@ async def attempt(request: Request, action: Callable[[], Awaitable[Response]], a
 
 async def confirmed(request: Request, *, action: str, title: str, changed: dict[str, Any],
                     back: str) -> Response:
-    """What an action changed, and the audit event it appended (the newest of this person and action)."""
+    """What an action changed, and the audit event it appended (the newest
+    of this person and action)."""
     rt = runtime(request)
-    found = await rt.run(rt.engine.history.audit_log, actor=login(request).actor, action=action, limit=1)
+    found = await rt.run(rt.engine.history.audit_log, actor=login(request).actor, action=action,
+                         limit=1)
     event = found.public()["events"][0] if found.events else None
-    return render(request, "done.html", {"title": title, "changed": changed, "event": event, "back": back,
+    return render(request, "done.html",
+                  {"title": title, "changed": changed, "event": event, "back": back,
                                          "action": action})
 
 
 @dataclass(frozen=True)
 class Submitted:
-    """A form as an action reads it: its text fields, and every value of the fields sent more than once."""
+    """A form as an action reads it: its text fields, and every value of the
+    fields sent more than once."""
 
     fields: dict[str, str]
     lists: dict[str, list[str]]
@@ -83,7 +88,8 @@ class Submitted:
 
 @dataclass(frozen=True)
 class Done:
-    """What an action did: the audit action it appended, a title, what changed, where to go back to."""
+    """What an action did: the audit action it appended, a title, what
+    changed, where to go back to."""
 
     action: str
     title: str
@@ -95,8 +101,8 @@ Work = Callable[[Submitted, str], Done]
 
 
 async def submit(request: Request, again: Page, work: Work) -> Response:
-    """The usual form: ``work(form, actor)`` runs off the loop (the engine validates before it writes),
-    then the confirmation with its audit event; an input error shows the form ``again``."""
+    """The usual form: ``work(form, actor)`` runs off the loop (the engine validates before it
+    writes), then the confirmation with its audit event; an input error shows the form ``again``."""
     rt = runtime(request)
     raw: FormData = await request.form()
     names = {name for name, _ in raw.multi_items()}
@@ -105,5 +111,6 @@ async def submit(request: Request, again: Page, work: Work) -> Response:
 
     async def act() -> Response:
         done = await rt.run(work, form, login(request).actor)
-        return await confirmed(request, action=done.action, title=done.title, changed=done.changed, back=done.back)
+        return await confirmed(request, action=done.action, title=done.title, changed=done.changed,
+                               back=done.back)
     return await attempt(request, act, again)

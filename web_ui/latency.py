@@ -1,10 +1,11 @@
-"""Recall latency from the MCP server's own histogram, read from its ``/metrics`` (docs/dashboard.md#charts).
+"""Recall latency from the MCP server's own histogram, read from its ``/metrics``
+(docs/dashboard.md#charts).
 
 The dashboard is a process of its own, so it cannot read the MCP server's Prometheus registry; it
-scrapes the server's ``/metrics`` (``KENNING_WEB_MCP_METRICS_URL``, else the MCP server's own address)
-and reads ``kenning_mcp_tool_latency_seconds`` for the ``recall`` tool: how many recalls took up to
-each bucket's bound since that server started. Nothing new is written on the recall path. When the
-server does not answer, the chart says so (a degraded state, never a chart of zeros).
+scrapes the server's ``/metrics`` (``KENNING_WEB_MCP_METRICS_URL``, else the MCP server's own
+address) and reads ``kenning_mcp_tool_latency_seconds`` for the ``recall`` tool: how many recalls
+took up to each bucket's bound since that server started. Nothing new is written on the recall path.
+When the server does not answer, the chart says so (a degraded state, never a chart of zeros).
 """
 
 from __future__ import annotations
@@ -31,13 +32,15 @@ def metrics_url(settings: Settings) -> str:
 
 
 def scrape(url: str) -> dict[str, Any]:
-    """The recall histogram at ``url``: ``{"ok": True, "buckets": [(bound, count in it)], "count", "sum"}``,
-    or ``{"ok": False, "error": why}`` when the server does not answer (blocking: run it off the loop)."""
+    """The recall histogram at ``url``: ``{"ok": True, "buckets": [(bound, count in it)],
+    "count", "sum"}``, or ``{"ok": False, "error": why}`` when the server does not answer
+    (blocking: run it off the loop)."""
     try:
         response = httpx.get(url, timeout=TIMEOUT, follow_redirects=False)
     except httpx.HTTPError as exc:
-        return {"ok": False, "url": url, "error": f"the MCP server's metrics at {url} did not answer "
-                                                  f"({type(exc).__name__})"}
+        return {"ok": False, "url": url,
+                "error": (f"the MCP server's metrics at {url} did not answer "
+                                                  f"({type(exc).__name__})")}
     if response.status_code != 200 or len(response.content) > LIMIT:
         return {"ok": False, "url": url, "error": f"the MCP server's metrics at {url} answered "
                                                   f"{response.status_code}"}
@@ -45,7 +48,8 @@ def scrape(url: str) -> dict[str, Any]:
 
 
 def recall_histogram(text: str, tool: str = TOOL) -> dict[str, Any]:
-    """The per-bucket counts (not cumulative) of ``tool``'s latency histogram in a Prometheus page (pure)."""
+    """The per-bucket counts (not cumulative) of ``tool``'s latency histogram in
+    a Prometheus page (pure)."""
     cumulative: list[tuple[float, float]] = []
     count = total = 0.0
     for family in text_string_to_metric_families(text):

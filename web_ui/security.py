@@ -14,8 +14,10 @@ from kenning.settings import Settings
 from web_ui.errors import Forbidden
 
 # No inline script or style anywhere: everything comes from /static, so an injected tag cannot run.
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action "
+       "'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+)
 HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
@@ -25,7 +27,8 @@ HEADERS = {
     "permissions-policy": "camera=(), microphone=(), geolocation=()",
 }
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-SAME_SITE = frozenset({"same-origin", "none"})  # "none": the person typed the URL or used a bookmark
+# "none": the person typed the URL or used a bookmark
+SAME_SITE = frozenset({"same-origin", "none"})
 
 
 class SecurityHeaders:
@@ -45,7 +48,8 @@ class SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 for name, value in HEADERS.items():
                     headers.setdefault(name, value)
-                if not static:  # pages show memory content: never kept in a shared or back-button cache
+                # pages show memory content: never kept in a shared or back-button cache
+                if not static:
                     headers.setdefault("cache-control", "no-store")
             await send(message)
 
@@ -63,8 +67,8 @@ def own_origin(request: Request, settings: Settings) -> str:
 def check_origin(request: Request, settings: Settings) -> None:
     """Refuse a state-changing request another site made the browser send.
 
-    Browsers send ``Sec-Fetch-Site`` and ``Origin`` on such requests; a client that sends neither (curl,
-    a script) still needs the CSRF token, which only a page of this site can read.
+    Browsers send ``Sec-Fetch-Site`` and ``Origin`` on such requests; a client that sends neither
+    (curl, a script) still needs the CSRF token, which only a page of this site can read.
     """
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in SAME_SITE:
@@ -72,8 +76,10 @@ def check_origin(request: Request, settings: Settings) -> None:
                         hint="open the dashboard itself and submit the form there")
     origin = request.headers.get("origin")
     if origin is not None and origin.lower() != own_origin(request, settings):
-        raise Forbidden("a form from another origin was refused",
-                        hint="set KENNING_WEB_PUBLIC_URL to the address people use to reach the dashboard")
+        raise Forbidden(
+            "a form from another origin was refused",
+            hint="set KENNING_WEB_PUBLIC_URL to the address people use to reach the dashboard",
+        )
 
 
 def check_token(sent: str | None, expected: str) -> None:
@@ -84,7 +90,8 @@ def check_token(sent: str | None, expected: str) -> None:
 
 
 def secure_cookies(request: Request, settings: Settings) -> bool:
-    """Mark cookies Secure when the dashboard is served over TLS (directly, or per its public URL)."""
+    """Mark cookies Secure when the dashboard is served over TLS
+    (directly, or per its public URL)."""
     if settings.web_public_url:
         return settings.web_public_url.lower().startswith("https://")
     return request.url.scheme == "https"

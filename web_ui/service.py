@@ -1,4 +1,5 @@
-"""The dashboard as a service of `kenning up` (uvicorn in a thread) and as `kenning web` (foreground)."""
+"""The dashboard as a service of `kenning up` (uvicorn in a thread) and as
+`kenning web` (foreground)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Logins as the dashboard sees them: who is signed in, with which role and CSRF token.
 
-``SessionBook`` is the seam between the door and the engine's accounts and sessions (stored in Valkey,
-so a logout or an expiry holds on every dashboard process). ``Logins`` adapts the engine's
+``SessionBook`` is the seam between the door and the engine's accounts and sessions (stored in
+Valkey, so a logout or an expiry holds on every dashboard process). ``Logins`` adapts the engine's
 ``Accounts`` and ``Sessions`` to it.
 """
 
@@ -35,7 +35,8 @@ class Login:
         return f"web:{self.username}"
 
     def may(self, role: str) -> bool:
-        """Whether this login holds ``role`` or a higher one (``ROLES`` is ordered viewer < editor < admin)."""
+        """Whether this login holds ``role`` or a higher one (``ROLES`` is ordered
+        viewer < editor < admin)."""
         return _RANK[self.role] >= _RANK[role]
 
 
@@ -43,17 +44,20 @@ class SessionBook(Protocol):
     accounts: Accounts  # the accounts page manages them; a login checks against them
 
     def login(self, username: str, password: str, *, ip: str | None) -> Login | None:
-        """A new login for valid credentials of an enabled account; None otherwise (never says which)."""
+        """A new login for valid credentials of an enabled account; None
+        otherwise (never says which)."""
 
     def current(self, sid: str) -> Login | None:
-        """The live login behind a cookie value (None when unknown, expired or the account is disabled)."""
+        """The live login behind a cookie value (None when unknown, expired or
+        the account is disabled)."""
 
     def logout(self, sid: str) -> None:
         """End the login on the server: the cookie value stops working everywhere."""
 
 
 class Logins:
-    """``SessionBook`` over the engine's accounts and sessions (shared with the OAuth login page)."""
+    """``SessionBook`` over the engine's accounts and sessions (shared
+    with the OAuth login page)."""
 
     def __init__(self, accounts: Accounts, sessions: Sessions, *, ttl_seconds: int) -> None:
         self.accounts = accounts

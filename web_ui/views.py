@@ -18,7 +18,8 @@ from web_ui.sessions import Login
 
 TEMPLATES = Path(__file__).with_name("templates")
 NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it)
-    ("/", "Overview", "viewer"), ("/memories", "Memories", "viewer"), ("/search", "Search", "viewer"),
+    ("/", "Overview", "viewer"), ("/memories", "Memories", "viewer"),
+                                         ("/search", "Search", "viewer"),
     ("/contradictions", "Contradictions", "viewer"), ("/duplicates", "Duplicates", "viewer"),
     ("/suppressions", "Suppressions", "viewer"), ("/experience", "Experience", "viewer"),
     ("/projects", "Projects", "viewer"),
@@ -36,7 +37,8 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["when"] = when
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
-    env.globals["query"] = lambda **params: urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    env.globals["query"] = lambda **params: urlencode({k: v for k, v in params.items()
+                                                       if v not in (None, "")})
     return env
 
 
@@ -55,13 +57,15 @@ def login_of(request: Request) -> Login | None:
 
 
 def render(request: Request, template: str, data: dict[str, Any], *, status: int = 200) -> Response:
-    """The page's data as JSON, or through its template (with the login, its CSRF token and the menu)."""
+    """The page's data as JSON, or through its template (with the login, its
+    CSRF token and the menu)."""
     if wants_json(request):
         return JSONResponse(json.loads(json.dumps(data, default=str)), status_code=status)
     login = login_of(request)
     nav = [(path, label) for path, label, role in NAV if login is not None and login.may(role)]
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(
-        request=request, login=login, csrf=login.csrf if login else "", nav=nav, path=request.url.path,
+        request=request, login=login, csrf=login.csrf if login else "", nav=nav,
+                                             path=request.url.path,
         **data)
     return HTMLResponse(html, status_code=status)

@@ -47,13 +47,15 @@ class FeedRun:
     seconds: float | None = None
     next_attempt: float | None = None
     notes: tuple[str, ...] = field(default=())
-    summaries: Mapping[str, int] = field(default_factory=dict)  # memories by summary state (mode != excerpt)
+    # memories by summary state (mode != excerpt)
+    summaries: Mapping[str, int] = field(default_factory=dict)
 
     def summary(self) -> dict[str, object]:
         return {"feed": self.feed, "outcome": self.outcome, "new": len(self.new),
                 "duplicates": self.duplicates, "linked": len(self.linked),
                 "rejected": self.rejected, "error": self.error, "warning": self.warning,
-                "notes": list(self.notes), **({"summaries": dict(self.summaries)} if self.summaries else {})}
+                "notes": list(self.notes),
+                **({"summaries": dict(self.summaries)} if self.summaries else {})}
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,8 @@ class FeedStatus:
 
     @property
     def health(self) -> str:
-        """invalid (feeds.yml entry refused), disabled, failing (failures in a row), never fetched, or ok."""
+        """invalid (feeds.yml entry refused), disabled, failing (failures in a
+        row), never fetched, or ok."""
         if self.problem is not None:
             return "invalid"
         if self.feed is not None and not self.feed.enabled:
@@ -105,7 +108,8 @@ def backoff(interval_seconds: float, failures: int) -> float:
 
 
 class FeedIngest:
-    def __init__(self, ctx: Context, memories: Memories, llm: Llm, fetcher: Fetcher | None = None) -> None:
+    def __init__(self, ctx: Context, memories: Memories, llm: Llm,
+                 fetcher: Fetcher | None = None) -> None:
         self.ctx = ctx
         self.memories = memories
         self.fetcher = fetcher or Fetcher(ctx.settings)
@@ -148,7 +152,8 @@ class FeedIngest:
             lease.release()
 
     def _lease_seconds(self, feed: Feed) -> float:
-        """The fetch's worst case, the LLM calls' worst case (summary modes), and ten minutes to store."""
+        """The fetch's worst case, the LLM calls' worst case (summary modes),
+        and ten minutes to store."""
         s = self.ctx.settings
         calls = s.feed_summaries_per_run * s.llm_timeout_seconds * (s.llm_max_retries + 1)
         calls = calls if feed.mode != "excerpt" and self.summaries.llm.available else 0.0
@@ -174,15 +179,18 @@ class FeedIngest:
         run = self._store(feed, parsed, seconds)
         counts = {"new": len(run.new), "duplicates": run.duplicates, "linked": len(run.linked),
                   "rejected": run.rejected}
-        event = self.ctx.event(actor(feed), "feed_ingest", "", details={**run.summary(), "url": fetched.url})
-        self.states.save(feed.name, replace(base, last_warning=parsed.error, last_counts=counts), [event])
+        event = self.ctx.event(actor(feed), "feed_ingest", "",
+                               details={**run.summary(), "url": fetched.url})
+        self.states.save(feed.name, replace(base, last_warning=parsed.error, last_counts=counts),
+                         [event])
         return run
 
     def _failed(self, feed: Feed, state: FeedState, exc: FeedError, seconds: float) -> FeedRun:
         now = self.ctx.clock.now()
         failures = state.failures + 1
         wait = max(backoff(feed.interval_minutes * 60, failures), exc.retry_after or 0.0)
-        self.states.save(feed.name, replace(state, last_fetch=now, last_error=str(exc), failures=failures,
+        self.states.save(feed.name,
+                         replace(state, last_fetch=now, last_error=str(exc), failures=failures,
                                             next_attempt=now + wait), [self.ctx.event(
             actor(feed), "feed_failed", "", reason=str(exc),
             details={"feed": feed.name, "failures": failures, "next_attempt": now + wait})])

@@ -2,12 +2,13 @@
 entry holding its excerpt; ``summary`` one memory per entry holding an LLM summary; ``digest`` one
 memory per run summarising the new entries and linking each.
 
-The LLM calls run inside the feed run, not through the enrichment queue: the feed's own state already
-makes a run that dies half-way redo what it did not store (the validators are saved only after the
-store, each entry's uid is claimed as it is stored), and the fallback is immediate and visible. Without
-a key, over budget or on any failure an entry is stored as its excerpt and ``summary_state`` says why
-(``no_key``, ``over_budget``, ``failed: <reason>``); past KENNING_FEED_SUMMARIES_PER_RUN entries it is
-``skipped``, so a run's LLM time stays bounded. Feed text travels to the model as data (kenning.llm).
+The LLM calls run inside the feed run, not through the enrichment queue: the feed's own state
+already makes a run that dies half-way redo what it did not store (the validators are saved only
+after the store, each entry's uid is claimed as it is stored), and the fallback is immediate and
+visible. Without a key, over budget or on any failure an entry is stored as its excerpt and
+``summary_state`` says why (``no_key``, ``over_budget``, ``failed: <reason>``); past
+KENNING_FEED_SUMMARIES_PER_RUN entries it is ``skipped``, so a run's LLM time stays bounded. Feed
+text travels to the model as data (kenning.llm).
 """
 
 from __future__ import annotations
@@ -20,10 +21,15 @@ from kenning.feeds.parse import Entry
 from kenning.llm import Llm, LlmUnavailable, Summary
 from kenning.memory import Draft
 
-SUMMARY = ("Summarise the feed entry for a software developer in at most 3 sentences (under 600 characters): "
-           "what was announced or changed, versions, dates, who is affected. Plain text, no markdown.")
-DIGEST = ("Summarise the new entries of one feed for a software developer in at most 8 sentences (under "
-          "1,000 characters): the themes and the notable items. Plain text, no markdown.")
+SUMMARY = (
+    "Summarise the feed entry for a software developer in at most 3 sentences (under 600 "
+           "characters): what was announced or changed, versions, dates, who is "
+           "affected. Plain text, no markdown."
+)
+DIGEST = (
+    "Summarise the new entries of one feed for a software developer in at most 8 sentences (under "
+    "1,000 characters): the themes and the notable items. Plain text, no markdown."
+)
 SUMMARY_SOURCE_CHARS = 6_000  # of one entry's text, sent to be summarised
 DIGEST_SOURCE_CHARS = 600  # of each entry's text, sent to the digest
 DIGEST_LINKS = 50  # entries a digest lists by title and link
@@ -47,12 +53,16 @@ class Pieces:
 
     def states(self) -> Counter[str]:
         """Pieces by summary state, the reason of a failure left out (a bounded label set)."""
-        return Counter(piece.state.split(":")[0] for piece in self.items if piece.state != "unsummarised")
+        return Counter(piece.state.split(":")[0] for piece in self.items
+                       if piece.state != "unsummarised")
 
     def notes(self, feed: Feed) -> tuple[str, ...]:
         fallen = Counter(p.state for p in self.items if p.state not in (SUMMARISED, "unsummarised"))
-        return tuple(f"mode {feed.mode!r}: {n} entr{'y' if n == 1 else 'ies'} stored as the excerpt ({state})"
-                     for state, n in sorted(fallen.items()))
+        return tuple(
+            (f"mode {feed.mode!r}: {n} entr{'y' if n == 1 else 'ies'} "
+             f"stored as the excerpt ({state})")
+            for state, n in sorted(fallen.items())
+        )
 
 
 class Summaries:
@@ -63,7 +73,8 @@ class Summaries:
     def pieces(self, feed: Feed, entries: list[Entry], now: float) -> Pieces:
         """The memories a run stores for its new ``entries``, summarised as ``feed.mode`` says."""
         if feed.mode == "excerpt" or not entries:
-            return Pieces([Piece((e,), excerpt(feed, e, now, "unsummarised"), "unsummarised") for e in entries])
+            return Pieces([Piece((e,), excerpt(feed, e, now, "unsummarised"), "unsummarised")
+                           for e in entries])
         if feed.mode == "digest":
             return self._digest(feed, entries, now)
         out = Pieces()
@@ -72,13 +83,16 @@ class Summaries:
             if isinstance(state, str):
                 out.items.append(Piece((entry,), summarised(feed, entry, now, state), SUMMARISED))
             else:
-                out.items.append(Piece((entry,), excerpt(feed, entry, now, state.state), state.state))
+                out.items.append(Piece((entry,), excerpt(feed, entry, now, state.state),
+                                       state.state))
         return out
 
     def _summary(self, feed: Feed, entry: Entry) -> str | LlmUnavailable:
-        data = {"title": entry.title or "", "link": entry.link or "", "text": entry.text[:SUMMARY_SOURCE_CHARS]}
+        data = {"title": entry.title or "", "link": entry.link or "",
+                "text": entry.text[:SUMMARY_SOURCE_CHARS]}
         try:
-            answer = self.llm.ask("feed_summary", SUMMARY, {"entry": data}, Summary, project=feed.project,
+            answer = self.llm.ask("feed_summary", SUMMARY, {"entry": data}, Summary,
+                                  project=feed.project,
                                   max_tokens=300)
         except LlmUnavailable as exc:
             return exc
@@ -86,14 +100,18 @@ class Summaries:
 
     def _digest(self, feed: Feed, entries: list[Entry], now: float) -> Pieces:
         sent = entries[:self.per_run]
-        data = [{"title": e.title or "", "link": e.link or "", "text": e.text[:DIGEST_SOURCE_CHARS]} for e in sent]
+        data = [{"title": e.title or "", "link": e.link or "", "text": e.text[:DIGEST_SOURCE_CHARS]}
+                for e in sent]
         try:
-            answer = self.llm.ask("feed_digest", DIGEST, {"feed": feed.name, "entries": data}, Summary,
+            answer = self.llm.ask("feed_digest", DIGEST, {"feed": feed.name, "entries": data},
+                                  Summary,
                                   project=feed.project, max_tokens=500)
         except LlmUnavailable as exc:
-            return Pieces([Piece((e,), excerpt(feed, e, now, exc.state), exc.state) for e in entries])
+            return Pieces([Piece((e,), excerpt(feed, e, now, exc.state), exc.state)
+                           for e in entries])
         rest = [Piece((e,), excerpt(feed, e, now, SKIPPED), SKIPPED) for e in entries[len(sent):]]
-        return Pieces([Piece(tuple(sent), digest(feed, sent, now, answer.value.summary.strip()), SUMMARISED),
+        return Pieces([Piece(tuple(sent), digest(feed, sent, now, answer.value.summary.strip()),
+                             SUMMARISED),
                        *rest])
 
 
@@ -107,7 +125,8 @@ class LlmSkip(LlmUnavailable):
 
 
 def excerpt(feed: Feed, entry: Entry, now: float, state: str) -> Draft:
-    return _draft(feed, entry, now, entry.excerpt(), {"summary_state": state, "stored_as": "excerpt"})
+    return _draft(feed, entry, now, entry.excerpt(),
+                  {"summary_state": state, "stored_as": "excerpt"})
 
 
 def summarised(feed: Feed, entry: Entry, now: float, text: str) -> Draft:
@@ -116,7 +135,8 @@ def summarised(feed: Feed, entry: Entry, now: float, text: str) -> Draft:
 
 
 def digest(feed: Feed, entries: list[Entry], now: float, text: str) -> Draft:
-    """One memory for a run: the summary, then each entry's title and link (listed by us, not the model)."""
+    """One memory for a run: the summary, then each entry's title and link
+    (listed by us, not the model)."""
     lines = [f"- {(e.title or 'untitled')[:200]}" + (f" <{link}>" if (link := _link(e)) else "")
              for e in entries[:DIGEST_LINKS]]
     while len(lines) > 1 and sum(len(line) + 1 for line in lines) > DIGEST_LIST_CHARS:
@@ -127,10 +147,13 @@ def digest(feed: Feed, entries: list[Entry], now: float, text: str) -> Draft:
     listed = [{"title": e.title, "link": _link(e), "uid": e.uid, "published": e.published}
               for e in entries[:DIGEST_LINKS]]
     return Draft(
-        content=f"{text}\n\nEntries:\n" + "\n".join(lines), namespace="knowledge", project=feed.project,
-        tags=feed.topics, kind="article", title=f"{feed.name}: digest of {len(entries)} new entries",
+        content=f"{text}\n\nEntries:\n" + "\n".join(lines), namespace="knowledge",
+                 project=feed.project,
+        tags=feed.topics, kind="article",
+                 title=f"{feed.name}: digest of {len(entries)} new entries",
         event_date=max(dates) if dates else None, expires_at=_expires(feed, now),
-        metadata={"feed": feed.name, "mode": feed.mode, "stored_as": "digest", "summary_state": SUMMARISED,
+        metadata={"feed": feed.name, "mode": feed.mode, "stored_as": "digest",
+                  "summary_state": SUMMARISED,
                   "entries": listed, "source_url": None})
 
 

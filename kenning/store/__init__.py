@@ -1,9 +1,10 @@
 """The store: the only package that talks to Valkey.
 
-The engine reaches Valkey only through one ``Store`` (``ctx.store``): its sub-stores (``store.memories``,
-``store.audit``, ``store.contradictions`` ...) and methods. No engine module imports a submodule of this
-package, holds the client, or builds a pipeline (tests/test_layers.py); the types the engine needs are
-exported here. Every write of a memory goes with its audit events as one unit of work (kenning.store.unit).
+The engine reaches Valkey only through one ``Store`` (``ctx.store``): its sub-stores
+(``store.memories``, ``store.audit``, ``store.contradictions`` ...) and methods. No engine module
+imports a submodule of this package, holds the client, or builds a pipeline (tests/test_layers.py);
+the types the engine needs are exported here. Every write of a memory goes with its audit events as
+one unit of work (kenning.store.unit).
 """
 
 from __future__ import annotations
@@ -88,14 +89,15 @@ __all__ = [
 ]
 
 
-RECALL_QUEUE = 1024  # recalls whose log entry and touches may wait behind their replies (kenning.store.writer)
+# recalls whose log entry and touches may wait behind their replies (kenning.store.writer)
+RECALL_QUEUE = 1024
 
 
 @dataclass(frozen=True)
 class Claimed:
-    """``Store.claim_and_search``'s answer: whether the claim was taken, the search's result, each nearby
-    KNN's result (in the order given), the raw suppression list, and the remember write sequence as read
-    before the searches (``remembered``)."""
+    """``Store.claim_and_search``'s answer: whether the claim was taken, the search's result,
+    each nearby KNN's result (in the order given), the raw suppression list, and the remember
+    write sequence as read before the searches (``remembered``)."""
 
     taken: bool
     found: SearchResult
@@ -104,28 +106,35 @@ class Claimed:
     sequence: int = 0
 
 
-Client = valkey.Valkey  # the connection the composition root opens (``connect``); only this package uses it
+# the connection the composition root opens (``connect``); only this package uses it
+Client = valkey.Valkey
 
 
 class Store:
-    """Everything the engine needs from Valkey, under one key prefix: every sub-store, built once."""
+    """Everything the engine needs from Valkey, under one key prefix:
+    every sub-store, built once."""
 
     @classmethod
     def on(cls, client: Client | Store, prefix: str) -> Store:
-        """``client`` itself when it is a Store already (under ``prefix``), else a Store on it under ``prefix``."""
+        """``client`` itself when it is a Store already (under ``prefix``), else a
+        Store on it under ``prefix``."""
         if not isinstance(client, Store):
             return cls(client, prefix)
         if client.prefix != prefix:
-            raise ValueError(f"the store's key prefix {client.prefix!r} is not the settings' {prefix!r}")
+            raise ValueError(
+                f"the store's key prefix {client.prefix!r} is not the settings' {prefix!r}"
+            )
         return client
 
-    def __init__(self, client: valkey.Valkey, prefix: str, *, recall_queue: int = RECALL_QUEUE) -> None:
-        """``recall_queue``: how many recalls' log entries and touches may wait to be written behind their
-        replies (``log_recall``); 0 writes each in its recall."""
+    def __init__(self, client: valkey.Valkey, prefix: str, *,
+                 recall_queue: int = RECALL_QUEUE) -> None:
+        """``recall_queue``: how many recalls' log entries and touches may wait to be written
+        behind their replies (``log_recall``); 0 writes each in its recall."""
         self.client = client
         self.prefix = prefix
         self.recall_writes = Writer("kenning-recall-log", recall_queue)
-        self.memories = MemoryStore(client, prefix, recalls=Recalls(client, prefix, self.recall_writes.flush))
+        self.memories = MemoryStore(client, prefix,
+                                    recalls=Recalls(client, prefix, self.recall_writes.flush))
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix, self.memories.units)
@@ -150,7 +159,8 @@ class Store:
 
     @property
     def units(self) -> Units:
-        """Units of work (a write with its audit events, one round trip): the one way the engine writes."""
+        """Units of work (a write with its audit events, one round trip): the
+        one way the engine writes."""
         return self.memories.units
 
     def record(self, events: list[AuditEvent]) -> Committed:
@@ -179,17 +189,19 @@ class Store:
         return self.prefix + ":".join(parts)
 
     def lease(self, key: str, owner: str, ttl_seconds: float) -> Lease:
-        """A lock on ``key`` (a full key, e.g. ``key('lock', name)``) held by ``owner`` (kenning.store.locks)."""
+        """A lock on ``key`` (a full key, e.g. ``key('lock', name)``) held by
+        ``owner`` (kenning.store.locks)."""
         return Lease(self.client, key, owner, ttl_seconds)
 
     # --- a recall's own round trips -----------------------------------------------------------
     def look_up(self, phrases: Iterable[str]) -> tuple[Any, list[dict[str, dict[str, str]]]]:
-        """The suppressions (the raw HGETALL reply) and the graveyard and reinstate-hint entries of ``phrases``
-        ([graveyard, hints]): one round trip, a second only when a phrase is present in either index.
+        """The suppressions (the raw HGETALL reply) and the graveyard and reinstate-hint entries of
+        ``phrases`` ([graveyard, hints]): one round trip, a second only when a phrase
+        is present in either index.
 
-        First waits for this process's recall writes still behind their replies (``log_recall``), so the
-        counters the recall reads next count every recall that returned before it: a recall runs this
-        while its query embeds."""
+        First waits for this process's recall writes still behind their replies (``log_recall``),
+        so the counters the recall reads next count every recall that returned before it: a
+        recall runs this while its query embeds."""
         self.recall_writes.flush()
         look = Lookup((self.graveyard, self.hints), phrases)
         pipe = self.client.pipeline(transaction=False)
@@ -201,8 +213,9 @@ class Store:
     # --- a remember's own round trip ---------------------------------------------------------
     @property
     def remembered(self) -> str:
-        """The remember write sequence: every remember checked before its write counts its write here, in the
-        write's unit (``kenning.memory``: a write that another check may not have seen is checked again)."""
+        """The remember write sequence: every remember checked before its write counts its write
+        here, in the write's unit (``kenning.memory``: a write that another check may not
+        have seen is checked again)."""
         return self.key("remember", "writes")
 
     def remembers_written(self) -> int:
@@ -210,33 +223,45 @@ class Store:
         return int(call(self.client.get, self.remembered) or 0)
 
     def counted_remember(self) -> list[Op]:
-        """The op that counts a remember's write in ``remembered`` (it rides in the write's unit)."""
+        """The op that counts a remember's write in ``remembered`` (it
+        rides in the write's unit)."""
         return [("INCRBY", self.remembered, ("1",))]
 
-    def claim_and_search(self, claim: Lease, search: Search, nearby: Sequence[Near] = ()) -> Claimed:
-        """Take the free lease ``claim`` (SET NX PX), read the suppressions (the raw HGETALL reply), run
-        ``search`` (a remember's duplicate KNN) and the KNNs ``nearby`` (its contradiction check's, rows
-        returned with their fields: ``MemoryStore.batch``), in one round trip -- on valkey-search a second
-        for the vectors of small filtered sets (kenning/store/prefilter.py). The searches count only when the
-        claim was taken: otherwise another writer of the same content may be between its check and its write."""
+    def claim_and_search(self, claim: Lease, search: Search,
+                         nearby: Sequence[Near] = ()) -> Claimed:
+        """Take the free lease ``claim`` (SET NX PX), read the suppressions (the raw HGETALL
+        reply), run ``search`` (a remember's duplicate KNN) and the KNNs ``nearby`` (its
+        contradiction check's, rows returned with their fields: ``MemoryStore.batch``), in one
+        round trip -- on valkey-search a second for the vectors of small filtered sets
+        (kenning/store/prefilter.py). The searches count only when the claim was taken: otherwise
+        another writer of the same content may be between its check and its write."""
         pipe = self.client.pipeline(transaction=False)
         claim.queue_take(pipe)
         self.suppressions.queue_all(pipe)
-        pipe.get(self.remembered)  # before the searches: a write after this read may be unseen by them
+        # before the searches: a write after this read may be unseen by them
+        pipe.get(self.remembered)
         batch = self.memories.batch([Near(search), *nearby])
         batch.queue(pipe)
         taken, suppressed, sequence, *replies = call(pipe.execute, raise_on_error=True)
         found, *near = batch.finish(replies)
         return Claimed(bool(taken), found, near, suppressed, int(sequence or 0))
 
-    def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int, memories: Sequence[Memory],
+    def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int,
+                   memories: Sequence[Memory],
                    now: float) -> list[Memory]:
-        """The recalled memories with the counts this recall gives them (``Recalls.counted``: the live
-        counts they were read with + 1), at once; the log entry (``entry()``, built by the writer) and the
-        counter touches are written behind, in one round trip (``recall_writes``: in this call when its
-        queue is full)."""
-        self.recall_writes.submit(Commands(self.client, lambda: [self.recall_log.appending(entry(), max_entries),
-                                                                 *self.memories.recalls.touches(memories, now)]))
+        """The recalled memories with the counts this recall gives them (``Recalls.counted``: the
+        live counts they were read with + 1), at once; the log entry (``entry()``, built by the
+        writer) and the counter touches are written behind, in one round trip (``recall_writes``:
+        in this call when its queue is full)."""
+        self.recall_writes.submit(
+            Commands(
+                self.client,
+                lambda: [
+                    self.recall_log.appending(entry(), max_entries),
+                    *self.memories.recalls.touches(memories, now),
+                ],
+            )
+        )
         return Recalls.counted(memories, now)
 
     # --- vectors and fields of many memories ------------------------------------------------
@@ -265,5 +290,6 @@ class Store:
     def index_info(self, name: str) -> IndexInfo | None:
         return indexes.info(self.client, name)
 
-    def rebuild_index(self, dim: int, *, timeout: float, switch: Callable[[str], None] | None = None) -> IndexInfo:
+    def rebuild_index(self, dim: int, *, timeout: float,
+                      switch: Callable[[str], None] | None = None) -> IndexInfo:
         return rebuild.rebuild(self.client, self.prefix, dim, timeout=timeout, switch=switch)

@@ -2,8 +2,8 @@
 
 ``{prefix}account:{username}`` is a hash (role, disabled, created_at, password: the argon2 hash);
 ``{prefix}accounts`` is the set of usernames, so accounts are listed without a scan.
-``{prefix}session:{sha256}`` is a login session, keyed by the sha256 of its id (never the id itself),
-with a Valkey TTL equal to its lifetime.
+``{prefix}session:{sha256}`` is a login session, keyed by the sha256 of its id (never the id
+itself), with a Valkey TTL equal to its lifetime.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class AccountRecord:
     disabled: bool
     created_at: float
     password_hash: str
-    sessions_since: float = 0.0  # sessions created before this (a disable, a password reset) are dead
+    # sessions created before this (a disable, a password reset) are dead
+    sessions_since: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ class AccountStore:
         return {text(k): text(v) for k, v in raw.items()}
 
     def add(self, record: AccountRecord, events: Sequence[AuditEvent]) -> bool:
-        """Store a new account with its audit events; False (nothing written) when the username is taken.
+        """Store a new account with its audit events; False (nothing written)
+        when the username is taken.
 
         The name is claimed first (SADD), then the account and its events go as one unit of work."""
         if not call(self.client.sadd, self.names, record.username):
@@ -77,21 +79,26 @@ class AccountStore:
 
     def update(self, username: str, fields: dict[str, str], events: Sequence[AuditEvent],
                *, keep_admin: str | None = None) -> bool:
-        """Change an existing account's fields with their audit events, one unit of work; with ``keep_admin``,
-        only while that account is still an enabled admin (False: nothing written, or the account is gone)."""
-        unit = self._kept(Unit(events), keep_admin).gate(self._key(username)).hset(self._key(username), fields)
+        """Change an existing account's fields with their audit events, one unit of work; with
+        ``keep_admin``, only while that account is still an enabled admin (False: nothing
+        written, or the account is gone)."""
+        unit = self._kept(Unit(events),
+                          keep_admin).gate(self._key(username)).hset(self._key(username), fields)
         return self.units.commit(unit).applied
 
     def _kept(self, unit: Unit, keep_admin: str | None) -> Unit:
-        return unit if keep_admin is None else unit.gate(self._key(keep_admin), {"role": "admin", "disabled": "0"})
+        return unit if keep_admin is None else unit.gate(self._key(keep_admin),
+                                                         {"role": "admin", "disabled": "0"})
 
     def rehash(self, username: str, password_hash: str) -> None:
-        """The same password under current hashing parameters (at a login): not a change, not recorded."""
+        """The same password under current hashing parameters (at a login):
+        not a change, not recorded."""
         call(self.client.hset, self._key(username), "password", password_hash)
 
-    def remove(self, username: str, events: Sequence[AuditEvent], *, keep_admin: str | None = None) -> bool:
-        """Delete an account (its hash and its name in the set) with its audit events, one unit of work;
-        ``keep_admin`` as in ``update``."""
+    def remove(self, username: str, events: Sequence[AuditEvent], *,
+               keep_admin: str | None = None) -> bool:
+        """Delete an account (its hash and its name in the set) with its audit events, one unit
+        of work; ``keep_admin`` as in ``update``."""
         unit = self._kept(Unit(events), keep_admin).gate(self._key(username))
         unit = unit.srem(self.names, username).delete(self._key(username))
         return self.units.commit(unit).applied

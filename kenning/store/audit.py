@@ -1,12 +1,13 @@
 """The append-only audit stream.
 
-Every mutation appends one event to ``{prefix}audit`` (the global log, filterable by actor, action and
-time) and the event's id to ``{prefix}events:{key}`` (one memory's history, read without a scan), in the
-same unit of work as the write it records (kenning.store.unit: this module only reads). The
-id list costs ~0.1 KB per memory where a per-memory copy of the stream cost ~0.8 KB (docs/benchmarks.md);
-the events themselves live once, in the global stream. Stores written before that change keep their
-per-memory streams ``{prefix}history:{key}``: ``history`` reads both and merges them by event id.
-Events are never edited; the content of a forgotten memory is kept apart (kenning.store.snapshots).
+Every mutation appends one event to ``{prefix}audit`` (the global log, filterable by actor, action
+and time) and the event's id to ``{prefix}events:{key}`` (one memory's history, read without a
+scan), in the same unit of work as the write it records (kenning.store.unit: this module only
+reads). The id list costs ~0.1 KB per memory where a per-memory copy of the stream cost ~0.8 KB
+(docs/benchmarks.md); the events themselves live once, in the global stream. Stores written before
+that change keep their per-memory streams ``{prefix}history:{key}``: ``history`` reads both and
+merges them by event id. Events are never edited; the content of a forgotten memory is kept apart
+(kenning.store.snapshots).
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ class AuditEvent:
         data = {text(k): text(v) for k, v in raw.items()}
         return cls(
             id=text(entry_id), actor=data.get("actor", ""), action=data.get("action", ""),
-            key=data.get("key", ""), reason=data.get("reason", ""), at=float(data.get("at", "0") or 0),
+            key=data.get("key", ""), reason=data.get("reason", ""),
+                   at=float(data.get("at", "0") or 0),
             before=data.get("before", ""), after=data.get("after", ""),
             details=json.loads(data.get("details", "{}") or "{}"),
         )
@@ -77,11 +79,13 @@ class AuditLog:
         return self._events(key, limit, newest=False)
 
     def latest(self, key: str, *, limit: int = 200) -> list[AuditEvent]:
-        """One memory's newest ``limit`` events, oldest first (``history`` gives the oldest ones)."""
+        """One memory's newest ``limit`` events, oldest first
+        (``history`` gives the oldest ones)."""
         return self._events(key, limit, newest=True)
 
     def _events(self, key: str, limit: int, *, newest: bool) -> list[AuditEvent]:
-        """Both kinds of history (the id list, a legacy stream), merged by event id: two round trips."""
+        """Both kinds of history (the id list, a legacy stream), merged by
+        event id: two round trips."""
         pipe: Any = self.client.pipeline(transaction=False)
         if newest:
             pipe.xrevrange(self.history_key(key), count=limit)
@@ -97,7 +101,8 @@ class AuditLog:
             for entry_id in wanted:
                 pipe.xrange(self.stream, min=entry_id, max=entry_id, count=1)
             for found in call(pipe.execute):
-                rows.update((text(i), raw) for i, raw in found)  # an id trimmed from the stream is skipped
+                # an id trimmed from the stream is skipped
+                rows.update((text(i), raw) for i, raw in found)
         order = sorted(rows, key=_id_order)
         chosen = order[-limit:] if newest else order[:limit]
         return [AuditEvent.from_entry(i, rows[i]) for i in chosen]
@@ -115,7 +120,8 @@ class AuditLog:
                 event = AuditEvent.from_entry(entry_id, raw)
                 if since is not None and event.at < since:
                     return out
-                if (actor is None or event.actor == actor) and (action is None or event.action == action):
+                if (actor is None or event.actor == actor) and (action is None
+                                                                or event.action == action):
                     out.append(event)
                     if len(out) >= limit:
                         break

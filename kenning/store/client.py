@@ -16,9 +16,9 @@ from kenning.settings import Settings
 
 log = logging.getLogger(__name__)
 _MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
-# How each engine says an index does not exist (RediSearch 2.10: "Unknown index name", "Unknown Index
-# name", "<name>: no such index"; valkey-search 1.2.1: "Index with name '<name>' not found in database 0").
-# Both wordings are covered by tests/kenning/test_engines.py against both modules.
+# How each engine says an index does not exist (RediSearch 2.10: "Unknown index name", "Unknown
+# Index name", "<name>: no such index"; valkey-search 1.2.1: "Index with name '<name>' not found in
+# database 0"). Both wordings are covered by tests/kenning/test_engines.py against both modules.
 _NO_INDEX = ("unknown index name", ": no such index", "not found in database")
 
 
@@ -27,7 +27,8 @@ def password_file(settings: Settings) -> Path:
 
 
 def connection_url(settings: Settings) -> str:
-    """The external URL when configured, else the embedded server's loopback URL with its password."""
+    """The external URL when configured, else the embedded server's
+    loopback URL with its password."""
     if settings.valkey_url is not None:
         return settings.valkey_url.get_secret_value()
     path = password_file(settings)
@@ -67,7 +68,8 @@ def translate(exc: Exception) -> KenningError:
             and "unknown command" in lowered:
         return BackendUnavailable("the search module is not loaded in Valkey",
                                   hint="load valkey-search (or RediSearch) or use `kenning valkey`")
-    if isinstance(exc, vx.ReadOnlyError | vx.OutOfMemoryError | vx.ClusterDownError | vx.TryAgainError):
+    if isinstance(exc,
+                  vx.ReadOnlyError | vx.OutOfMemoryError | vx.ClusterDownError | vx.TryAgainError):
         return BackendUnavailable(f"Valkey cannot serve this now: {text}", hint="retry in a moment")
     return StoreError(f"Valkey answered with an error: {text}",
                       hint="the store is up; this command was refused (see the server's answer)")
@@ -80,7 +82,8 @@ def index_missing(exc: KenningError) -> bool:
 
 
 def index_exists_already(exc: KenningError) -> bool:
-    """Whether a translated FT.CREATE error says the index exists (both engines say "already exists")."""
+    """Whether a translated FT.CREATE error says the index exists (both
+    engines say "already exists")."""
     return isinstance(exc, StoreError) and "already exists" in exc.message.lower()
 
 
@@ -95,7 +98,8 @@ def guarded() -> Iterator[None]:
 
 
 def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run one client call with error translation. Typed ``Any``: the client's stubs mix sync and async."""
+    """Run one client call with error translation. Typed ``Any``: the client's
+    stubs mix sync and async."""
     with guarded():
         return fn(*args, **kwargs)
 

@@ -5,7 +5,8 @@ Keys (all under the store prefix):
 - ``contra:all``        every record id, scored by detection time (sorted set)
 - ``contra:open``       the open ones (sorted set), so listing blockers never reads closed records
 - ``contra:key:{key}``  ids of the records touching one memory (set)
-- ``contra:pairs``      "keyA|keyB" (sorted) -> id of its open or resolved record, so a pair is stored once and
+- ``contra:pairs`` "keyA|keyB" (sorted) -> id of its open or resolved record, so
+  a pair is stored once and
                         never flagged twice; a closed record (a side left) releases it
 
 Each write touches one key at a time (no multi-key transactions), so this stays cluster-safe.
@@ -56,7 +57,8 @@ class Contradiction:
     closed_reason: str = ""
     merged_key: str = ""
     projects: tuple[str, ...] = ()
-    prior: dict[str, Any] = field(default_factory=dict)  # key -> belief fields before the resolution
+    # key -> belief fields before the resolution
+    prior: dict[str, Any] = field(default_factory=dict)
 
     def other(self, key: str) -> str:
         return self.b if key == self.a else self.a
@@ -74,7 +76,8 @@ class Contradiction:
         for spec in fields(self):
             value = getattr(self, spec.name)
             if spec.name in _JSON:
-                out[spec.name] = json.dumps(list(value) if spec.name == "projects" else value, sort_keys=True)
+                out[spec.name] = json.dumps(list(value) if spec.name == "projects" else value,
+                                            sort_keys=True)
             elif isinstance(value, float):
                 out[spec.name] = repr(value)
             else:
@@ -114,9 +117,10 @@ class ContradictionStore:
         return self.prefix + "contra:" + ":".join(parts)
 
     def save(self, record: Contradiction, events: Sequence[AuditEvent]) -> None:
-        """Write the record and keep every index in step with its status, in one round trip: with ``events``
-        as one unit of work (kenning.store.unit); without, only where the events that record it follow on
-        memory writes (opening: both sides' ``dispute``) or on the sides still there (closing)."""
+        """Write the record and keep every index in step with its status, in one round trip: with
+        ``events`` as one unit of work (kenning.store.unit); without, only where the events that
+        record it follow on memory writes (opening: both sides' ``dispute``) or on the
+        sides still there (closing)."""
         if events:
             self.units.commit(self._queue(Unit(events), record))
         else:
@@ -130,7 +134,8 @@ class ContradictionStore:
             target.zadd(self._k("open"), {record.id: record.detected_at})
         else:
             target.zrem(self._k("open"), record.id)
-        if record.status == "resolved":  # by the time of the decision, for the dashboard's per-day chart
+        # by the time of the decision, for the dashboard's per-day chart
+        if record.status == "resolved":
             target.zadd(self._k("resolved"), {record.id: record.resolved_at})
         else:
             target.zrem(self._k("resolved"), record.id)
@@ -166,8 +171,9 @@ class ContradictionStore:
         return int(call(self.client.zcard, self._k("open") if open_only else self._k("all")))
 
     def per_window(self, windows: Sequence[tuple[float, float]], *, resolved: bool) -> list[int]:
-        """How many records were detected (or, ``resolved``, decided) in each [start, end) window (one
-        round trip). Records resolved before this index existed are not in it (docs/dashboard.md)."""
+        """How many records were detected (or, ``resolved``, decided) in each [start, end) window
+        (one round trip). Records resolved before this index existed are not
+        in it (docs/dashboard.md)."""
         name = self._k("resolved") if resolved else self._k("all")
         pipe = self.client.pipeline(transaction=False)
         for start, end in windows:

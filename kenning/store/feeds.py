@@ -60,8 +60,9 @@ class FeedStateStore:
         return FeedState(**{k: v for k, v in data.items() if k in FeedState.__dataclass_fields__})
 
     def save(self, name: str, state: FeedState, events: Sequence[AuditEvent]) -> None:
-        """Write a feed's state; with ``events`` (a fetch that stored articles, or failed) as one unit of work,
-        without them only for a poll that found nothing new (recorded by nothing, as the feed is unchanged)."""
+        """Write a feed's state; with ``events`` (a fetch that stored articles, or failed) as one
+        unit of work, without them only for a poll that found nothing new (recorded by nothing,
+        as the feed is unchanged)."""
         encoded = json.dumps(asdict(state), sort_keys=True)
         if events:
             self.units.commit(Unit(events).set(self.state_key(name), encoded))
@@ -76,8 +77,8 @@ class FeedStateStore:
         return {uid: text(key) for uid, key in zip(uids, keys, strict=True) if key is not None}
 
     def link(self, uids: Sequence[str], key: str, events: Sequence[AuditEvent]) -> None:
-        """Claim ``uids`` for ``key`` (an article found to repeat the memory ``key``) with the events that
-        record the link: one unit of work. A uid another key already holds keeps it."""
+        """Claim ``uids`` for ``key`` (an article found to repeat the memory ``key``) with the
+        events that record the link: one unit of work. A uid another key already holds keeps it."""
         unit = Unit(events)
         for uid in uids:
             unit.hsetnx(self.seen_key, uid, key)

@@ -1,7 +1,7 @@
-"""Idempotent writes: the first reply to a caller's idempotency key, kept for a day, so a retry after
-an ambiguous failure (the write committed, the reply was lost) returns that reply instead of writing
-again. One key per idempotency key (cluster-safe); ``claim`` (SET NX PX) makes two concurrent calls
-with the same key run the write once: the second waits for the first one's reply.
+"""Idempotent writes: the first reply to a caller's idempotency key, kept for a day, so a retry
+after an ambiguous failure (the write committed, the reply was lost) returns that reply instead of
+writing again. One key per idempotency key (cluster-safe); ``claim`` (SET NX PX) makes two
+concurrent calls with the same key run the write once: the second waits for the first one's reply.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class Replies:
         return f"{self.prefix}idem:{digest}"
 
     def claim(self, digest: str, *, pending_seconds: float) -> bool:
-        """Mark the key as in progress; False when a reply (or another call in progress) holds it."""
+        """Mark the key as in progress; False when a reply (or another
+        call in progress) holds it."""
         return bool(call(self.client.set, self.key(digest), PENDING, nx=True,
                          px=max(1, round(pending_seconds * 1000))))
 

@@ -1,10 +1,10 @@
 """Index lifecycle: create, migrate on a changed fingerprint, inspect, and the embedding-model pin.
 
-One index covers every memory hash (``{prefix}mem:``, any namespace; ``namespace`` is a TAG field). The
-registry hash ``{prefix}meta:indexes`` maps ``schema.INDEX`` to its live name. A changed schema fingerprint
-(or a store with the old layout of one index per namespace) creates the new index beside the old ones, waits
-until it has backfilled the existing hashes, switches the registry, and only then drops the old indexes
-(FT.DROPINDEX without DD, so no hash is deleted).
+One index covers every memory hash (``{prefix}mem:``, any namespace; ``namespace`` is a TAG field).
+The registry hash ``{prefix}meta:indexes`` maps ``schema.INDEX`` to its live name. A changed schema
+fingerprint (or a store with the old layout of one index per namespace) creates the new index beside
+the old ones, waits until it has backfilled the existing hashes, switches the registry, and only
+then drops the old indexes (FT.DROPINDEX without DD, so no hash is deleted).
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def registry_key(prefix: str) -> str:
 
 
 def parse_info(name: str, reply: Any) -> IndexInfo:
-    """FT.INFO is a flat key/value list whose content differs between modules: read only what we need."""
+    """FT.INFO is a flat key/value list whose content differs between
+    modules: read only what we need."""
     flat = list(reply) if isinstance(reply, list | tuple) else []
     data: dict[str, Any] = {text(flat[i]): flat[i + 1] for i in range(0, len(flat) - 1, 2)}
     attributes: list[str] = []
@@ -80,12 +81,15 @@ def live_indexes(client: valkey.Valkey, prefix: str) -> dict[str, str]:
     return {text(k): text(v) for k, v in raw.items()}
 
 
-def ensure(client: valkey.Valkey, prefix: str, dim: int, *, timeout: float = 300.0) -> dict[str, str]:
+def ensure(
+    client: valkey.Valkey, prefix: str, dim: int, *, timeout: float = 300.0
+) -> dict[str, str]:
     """Make the memory index current; returns the registry (``schema.INDEX`` -> its name).
 
-    A store made with an older layout (one index per namespace, or an older fingerprint) is migrated: every
-    memory hash gets its ``namespace`` field if it lacks one, the new index is created and backfilled, the
-    registry switched, and only then is every other index the registry lists dropped (never the hashes).
+    A store made with an older layout (one index per namespace, or an older fingerprint) is
+    migrated: every memory hash gets its ``namespace`` field if it lacks one, the new index is
+    created and backfilled, the registry switched, and only then is every other index the registry
+    lists dropped (never the hashes).
     """
     live = live_indexes(client, prefix)
     wanted = schema.index_name(prefix, dim)
@@ -105,8 +109,8 @@ def ensure(client: valkey.Valkey, prefix: str, dim: int, *, timeout: float = 300
     return {schema.INDEX: wanted}
 
 
-# Sets a memory hash's namespace only when the hash still exists and has none: a key deleted between SCAN
-# and this script is not brought back as a one-field hash. One key per script (cluster-safe).
+# Sets a memory hash's namespace only when the hash still exists and has none: a key deleted between
+# SCAN and this script is not brought back as a one-field hash. One key per script (cluster-safe).
 _LABEL = """
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('HEXISTS', KEYS[1], 'namespace') == 0 then
   redis.call('HSET', KEYS[1], 'namespace', ARGV[1])
@@ -117,8 +121,9 @@ return 0
 
 
 def label_namespaces(client: valkey.Valkey, prefix: str, *, batch: int = 500) -> int:
-    """Give every memory hash without a ``namespace`` field the one its key names (hashes written before the
-    field was indexed may lack it); returns how many were labelled. Runs before the one index is created."""
+    """Give every memory hash without a ``namespace`` field the one its key names (hashes written
+    before the field was indexed may lack it); returns how many were labelled. Runs before
+    the one index is created."""
     labelled = 0
     keys: list[str] = []
     with guarded():
@@ -156,7 +161,9 @@ def wait_for_backfill(client: valkey.Valkey, name: str, timeout: float) -> Index
         if not current.indexing and current.percent_indexed >= 1.0:
             return current
         if time.monotonic() > deadline:
-            raise BackendUnavailable(f"index {name} did not finish backfilling within {timeout:.0f}s")
+            raise BackendUnavailable(
+                f"index {name} did not finish backfilling within {timeout:.0f}s"
+            )
         time.sleep(0.05)
 
 
@@ -182,7 +189,7 @@ def pin_model(client: valkey.Valkey, prefix: str, model: str, dim: int) -> None:
     stored = {text(k): text(v) for k, v in call(client.hgetall, meta).items()}
     if stored.get("model") != model or stored.get("dim") != str(dim):
         raise EmbeddingMismatch(
-            f"this store's vectors were written by {stored.get('model')} ({stored.get('dim')} dims); "
-            f"the loaded model is {model} ({dim} dims)",
+            f"this store's vectors were written by {stored.get('model')} ({stored.get('dim')} "
+                                f"dims); the loaded model is {model} ({dim} dims)",
             hint="set KENNING_EMBEDDING_MODEL back, or back up, wipe and restore to re-embed",
         )

@@ -1,4 +1,5 @@
-"""The last run of each scheduled job: one hash, ``{prefix}meta:jobs``, job name -> JSON of that run.
+"""The last run of each scheduled job: one hash, ``{prefix}meta:jobs``, job
+name -> JSON of that run.
 
 Each run overwrites its job's field; reading every job's last run is one HGETALL (no scan).
 """

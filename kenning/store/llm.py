@@ -1,13 +1,14 @@
-"""Valkey state of the LLM extras: the daily token ledger, the enrichment queue and the expansion cache.
+"""Valkey state of the LLM extras: the daily token ledger, the enrichment
+queue and the expansion cache.
 
 Ledger: one hash per UTC day, ``{prefix}llm:usage:{YYYY-MM-DD}``, fields ``tokens``, ``calls``,
-``failures``, ``tokens:project:{name}`` and ``calls:project:{name}``; HINCRBY keeps concurrent callers
-exact; each day key expires after 40 days.
+``failures``, ``tokens:project:{name}`` and ``calls:project:{name}``; HINCRBY keeps concurrent
+callers exact; each day key expires after 40 days.
 
-Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A claimed job stays in the
-group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after the
-visibility timeout another consumer claims it (XAUTOCLAIM). Attempts are counted per job; a job that
-failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error.
+Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A claimed job stays
+in the group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after
+the visibility timeout another consumer claims it (XAUTOCLAIM). Attempts are counted per job; a job
+that failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error.
 
 Expansion cache: ``{prefix}llm:expansion:{digest}``, a JSON list of a query's rephrasings with
 their vectors, the digest a hash of the LLM model, the embedding model and the normalised query;
@@ -107,10 +108,12 @@ class JobQueue:
     def claim(self, consumer: str, *, count: int, visibility_ms: int) -> list[QueuedJob]:
         """Jobs left by a dead consumer (idle past the visibility timeout) first, then new ones."""
         self.ensure_group()
-        reply = call(self.client.xautoclaim, self.stream, GROUP, consumer, visibility_ms, "0-0", count=count)
+        reply = call(self.client.xautoclaim, self.stream, GROUP, consumer, visibility_ms, "0-0",
+                     count=count)
         entries = list(reply[1])
         if len(entries) < count:
-            fresh = call(self.client.xreadgroup, GROUP, consumer, {self.stream: ">"}, count=count - len(entries))
+            fresh = call(self.client.xreadgroup, GROUP, consumer, {self.stream: ">"},
+                         count=count - len(entries))
             for _stream, items in fresh or []:
                 entries.extend(items)
         return [self._job(entry_id, fields) for entry_id, fields in entries if fields]
@@ -129,8 +132,10 @@ class JobQueue:
         call(pipe.execute)
 
     def park(self, job: QueuedJob, error: str) -> None:
-        """A poison job leaves the queue with its error, for a person to read (`kenning queue status`)."""
-        record = {"id": job.id, "kind": job.kind, "payload": json.dumps(job.payload, sort_keys=True),
+        """A poison job leaves the queue with its error, for a person to read
+        (`kenning queue status`)."""
+        record = {"id": job.id, "kind": job.kind,
+                  "payload": json.dumps(job.payload, sort_keys=True),
                   "attempts": str(job.attempts), "error": error[:1000]}
         call(self.client.xadd, self.parked, record, maxlen=10_000, approximate=True)
         self.done(job)
@@ -143,7 +148,8 @@ class JobQueue:
         return {"waiting": int(call(self.client.xlen, self.stream)) - in_flight,
                 "in_flight": in_flight,
                 "parked": int(call(self.client.xlen, self.parked)),
-                "recent_parked": [{text(k): text(v) for k, v in fields.items()} for _id, fields in parked]}
+                "recent_parked": [{text(k): text(v) for k, v in fields.items()}
+                                  for _id, fields in parked]}
 
 
 class ExpansionCache:
@@ -163,6 +169,7 @@ class ExpansionCache:
             return None
         return [(str(p), base64.b64decode(v)) for p, v in json.loads(text(raw))]
 
-    def put(self, models: str, query: str, phrasings: list[tuple[str, bytes]], ttl_seconds: int) -> None:
+    def put(self, models: str, query: str, phrasings: list[tuple[str, bytes]],
+            ttl_seconds: int) -> None:
         value = json.dumps([[p, base64.b64encode(v).decode()] for p, v in phrasings])
         call(self.client.set, self.key(models, query), value, ex=ttl_seconds)

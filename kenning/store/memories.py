@@ -1,8 +1,8 @@
 """Memory hashes and FT.SEARCH over them.
 
 A single read merges the memory's live recall counters (``kenning.store.recalls``) in the same round
-trip, and so does ``nearest`` (a recall's reply shows them); other search results carry the hash's own
-(folded) values, and callers that show them merge them.
+trip, and so does ``nearest`` (a recall's reply shows them); other search results carry the hash's
+own (folded) values, and callers that show them merge them.
 """
 
 from __future__ import annotations
@@ -42,14 +42,16 @@ class Hit:
 
 @dataclass(frozen=True)
 class Near:
-    """A KNN whose rows are read only when within ``max_distance`` and accepted by ``accept(fields)``, where
-    the fields are the distance and ``fields`` (see ``MemoryStore.nearest``)."""
+    """A KNN whose rows are read only when within ``max_distance`` and accepted by
+    ``accept(fields)``, where the fields are the distance and ``fields`` (see
+    ``MemoryStore.nearest``)."""
 
     search: Search
     max_distance: float | None = None
     fields: tuple[str, ...] = ()
     accept: Callable[[dict[str, str]], bool] | None = None
-    skip: frozenset[str] = frozenset()  # keys never kept (e.g. the memory being checked against the others)
+    # keys never kept (e.g. the memory being checked against the others)
+    skip: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,10 @@ class MemoryStore:
 
     def __init__(self, client: valkey.Valkey, prefix: str, *, exact_small_sets: bool | None = None,
                  recalls: Recalls | None = None) -> None:
-        """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets; None (the
-        default) decides on first use: yes on valkey-search, no on RediSearch (docs/valkey-search.md).
-        ``recalls``: the counters (the Store's, which settle its pending touches), else its own."""
+        """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets;
+        None (the default) decides on first use: yes on valkey-search, no on RediSearch
+        (docs/valkey-search.md). ``recalls``: the counters (the Store's, which settle its
+        pending touches), else its own."""
         self.client = client
         self.prefix = prefix
         self.recalls = recalls or Recalls(client, prefix)
@@ -76,44 +79,54 @@ class MemoryStore:
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
 
-    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None, events: Sequence[AuditEvent],
+    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None,
+              events: Sequence[AuditEvent],
               also: Sequence[Op] = (), *, then_release: Lease | None = None,
               then_read: str | None = None) -> str | None:
-        """Write every field of the memory and record ``events``: one unit of work (kenning.store.unit).
+        """Write every field of the memory and record ``events``: one unit of
+        work (kenning.store.unit).
 
-        Fields the memory no longer has are removed in the same step; the index is current when it returns.
-        ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit. ``then_release``: a
-        lease given up right after the write, in the same round trip; ``then_read``: a string key read right
-        after it (returned), in the same round trip.
+        Fields the memory no longer has are removed in the same step; the index is current when it
+        returns. ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit.
+        ``then_release``: a lease given up right after the write, in the same round trip;
+        ``then_read``: a string key read right after it (returned), in the same round trip.
         """
         fields = self._fields(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
-        return self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also),
+        return self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key,
+                                                                            *stale).extend(also),
                                  then_release=then_release, then_read=then_read).read
 
     def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
-        """Set some fields on one existing key and record ``events``, in one atomic step (None removes the field).
+        """Set some fields on one existing key and record ``events``, in one atomic step
+        (None removes the field).
 
         No read-modify-write: a concurrent counter bump is never lost, and a forgotten memory is
-        never re-created. Returns False when the key no longer exists (nothing written, nothing recorded).
+        never re-created. Returns False when the key no longer exists (nothing
+        written, nothing recorded).
         """
         return self.swap(key, {}, changes, None, events) == APPLIED
 
-    def swap(self, key: str, expect: dict[str, Any], changes: dict[str, Any], vector: np.ndarray[Any, Any] | None,
+    def swap(self, key: str, expect: dict[str, Any], changes: dict[str, Any],
+             vector: np.ndarray[Any, Any] | None,
              events: Sequence[AuditEvent]) -> int:
-        """``update`` only while every ``expect`` field still holds the value given (None = absent):
-        APPLIED, GONE, or CHANGED when another writer changed one of them (nothing is written or recorded)."""
+        """``update`` only while every ``expect`` field still holds the value given (None =
+        absent): APPLIED, GONE, or CHANGED when another writer changed one of them
+        (nothing is written or recorded)."""
         sets, removes = schema.encode_changes(changes)
         guard, _ = schema.encode_changes(expect)
         fields: dict[str, str | bytes] = dict(sets)
         if vector is not None:
             fields[schema.VECTOR_FIELD] = schema.vector_bytes(vector)
-        unit = Unit(events).patch(key, fields, removes, expect={name: guard.get(name, "") for name in expect})
+        unit = Unit(events).patch(key, fields, removes,
+                                  expect={name: guard.get(name, "") for name in expect})
         return self.units.commit(unit).outcome
 
     def patch(self, change: Patch, events: Sequence[AuditEvent]) -> int:
-        """Apply an encoded ``Patch`` (kenning.store.patches) with its ``events``: APPLIED, GONE or CHANGED."""
-        unit = Unit(events).patch(change.key, change.set, change.remove, expect=change.expect).extend(change.also)
+        """Apply an encoded ``Patch`` (kenning.store.patches) with its ``events``:
+        APPLIED, GONE or CHANGED."""
+        unit = Unit(events).patch(change.key, change.set, change.remove,
+                                  expect=change.expect).extend(change.also)
         return self.units.commit(unit).outcome
 
     def write_many(self, rows: Sequence[tuple[Memory, Any, Sequence[AuditEvent]]]) -> None:
@@ -123,28 +136,37 @@ class MemoryStore:
         self.units.commit_many([Unit(events).hset(memory.key, self._fields(memory, vector))
                                 for memory, vector, events in rows])
 
-    def _fields(self, memory: Memory, vector: np.ndarray[Any, Any] | None) -> dict[str, str | bytes]:
-        """The hash fields of ``memory``, always with the namespace its key names: the one index finds a
-        namespace's memories by that field."""
+    def _fields(
+        self, memory: Memory, vector: np.ndarray[Any, Any] | None
+    ) -> dict[str, str | bytes]:
+        """The hash fields of ``memory``, always with the namespace its key names: the one index
+        finds a namespace's memories by that field."""
         fields = schema.encode(memory, vector)
         fields["namespace"] = schema.namespace_of(memory.key, self.prefix) or memory.namespace
         return fields
 
     def patch_many(self, changes: Sequence[tuple[Patch, Sequence[AuditEvent]]]) -> list[int]:
         """``patch`` for many memories, one pipelined round trip; each one's outcome."""
-        done = self.units.commit_many([Unit(events).patch(p.key, p.set, p.remove, expect=p.expect).extend(p.also)
+        done = self.units.commit_many([Unit(events).patch(p.key, p.set, p.remove,
+                                                          expect=p.expect).extend(p.also)
                                        for p, events in changes])
         return [c.outcome for c in done]
 
-    def delete_many(self, gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]]) -> list[bool]:
-        """``delete`` for many memories (each with its events and derived writes), one pipelined round trip;
-        whether each one was there."""
-        done = self.units.commit_many([Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)
-                                       for key, events, also in gone])
+    def delete_many(self,
+                    gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]]) -> list[bool]:
+        """``delete`` for many memories (each with its events and derived writes), one pipelined
+        round trip; whether each one was there."""
+        done = self.units.commit_many(
+            [
+                Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)
+                for key, events, also in gone
+            ]
+        )
         return [c.applied for c in done]
 
     def read(self, key: str) -> Memory | None:
-        """The memory with its live recall counters (hash and counter key in one round trip), or None."""
+        """The memory with its live recall counters (hash and counter key in
+        one round trip), or None."""
         self.recalls.settle()
         pipe = self.client.pipeline(transaction=False)
         pipe.hgetall(key)
@@ -163,9 +185,11 @@ class MemoryStore:
         return bool(call(self.client.exists, key))
 
     def delete(self, key: str, events: Sequence[AuditEvent], also: Sequence[Op] = ()) -> bool:
-        """Delete the hash and its recall counter and record ``events`` (one unit of work, with the derived
-        writes ``also``); False when the hash was gone (nothing written or recorded)."""
-        return self.units.commit(Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)).applied
+        """Delete the hash and its recall counter and record ``events`` (one unit of work, with
+        the derived writes ``also``); False when the hash was gone (nothing written or recorded)."""
+        return self.units.commit(
+            Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)
+        ).applied
 
     def search(self, query: Search) -> SearchResult:
         reply = call(self.client.execute_command, *query.args())
@@ -178,11 +202,13 @@ class MemoryStore:
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip; results in query order.
 
-        A KNN that reads only the rows within a distance is ``nearest``. On valkey-search a filtered KNN
-        over a small set is answered exactly by ``prefilter`` (two more round trips, no graph walk)."""
+        A KNN that reads only the rows within a distance is ``nearest``. On valkey-search a
+        filtered KNN over a small set is answered exactly by ``prefilter`` (two more
+        round trips, no graph walk)."""
         if not queries:
             return []
-        exact = self._exact(queries, [tuple(f for f in q.return_fields if f != schema.DISTANCE_ALIAS)
+        exact = self._exact(queries,
+                            [tuple(f for f in q.return_fields if f != schema.DISTANCE_ALIAS)
                                       for q in queries])
         pipe = self.client.pipeline(transaction=False)
         for q, rows in zip(queries, exact, strict=True):
@@ -192,33 +218,37 @@ class MemoryStore:
         return [_parse(next(replies), q) if rows is None else _exact_result(rows, q)
                 for q, rows in zip(queries, exact, strict=True)]
 
-    def _exact(self, searches: Sequence[Search], fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
-        """``prefilter.exact`` on the engine that needs it (valkey-search), else None for every search."""
+    def _exact(self, searches: Sequence[Search],
+               fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
+        """``prefilter.exact`` on the engine that needs it (valkey-search),
+        else None for every search."""
         if not self.exact_mode() or not any(prefilter.candidates(s) for s in searches):
             return [None] * len(searches)
         return prefilter.exact(self.client, searches, fields)
 
     def exact_mode(self) -> bool:
-        """Whether ``prefilter`` answers filtered KNNs over small sets here (decided on first use)."""
+        """Whether ``prefilter`` answers filtered KNNs over small sets
+        here (decided on first use)."""
         if self._exact_small_sets is None:
             found = search_module.detect(self.client)
             self._exact_small_sets = found is not None and found.name == search_module.VALKEY_SEARCH
         return self._exact_small_sets
 
     def nearest(self, wanted: Sequence[Near]) -> list[SearchResult]:
-        """KNN searches (one round trip) that return only the distance (and each one's ``fields``), then
-        every field of the rows kept and their live recall counters (not settled: ``Recalls``), for all of
-        them at once, in a second round trip (HMGET, never the vector).
+        """KNN searches (one round trip) that return only the distance (and each one's ``fields``),
+        then every field of the rows kept and their live recall counters (not settled: ``Recalls``),
+        for all of them at once, in a second round trip (HMGET, never the vector).
 
-        A row is kept when it is within its ``max_distance`` and its ``accept(fields)`` holds. A recall
-        over-fetches 25-200 rows and keeps the few above its relevance floor: sending and decoding every
-        field of every row cost more than the second round trip (docs/benchmarks.md). Searches with other
-        rules (a recall's candidates and its identifier searches) share both round trips. A row whose hash
-        is gone by the read counts as a phantom, as in ``search_many``. A search ``prefilter`` answers (on
-        valkey-search) reads only the vectors of its set (and ``fields``): its kept rows are read whole in
-        the second round trip like the others. Reading every field of the whole set with the vectors cost
-        4-5 ms of a recall at 250k memories (~200 HMGETs of every field) against ~10 rows kept
-        (bench/FINDINGS.md, "valkey-search at scale").
+        A row is kept when it is within its ``max_distance`` and its ``accept(fields)`` holds. A
+        recall over-fetches 25-200 rows and keeps the few above its relevance floor: sending and
+        decoding every field of every row cost more than the second round trip (docs/benchmarks.md).
+        Searches with other rules (a recall's candidates and its identifier searches) share both
+        round trips. A row whose hash is gone by the read counts as a phantom, as in
+        ``search_many``. A search ``prefilter`` answers (on valkey-search) reads only the vectors of
+        its set (and ``fields``): its kept rows are read whole in the second round trip like the
+        others. Reading every field of the whole set with the vectors cost 4-5 ms of a recall at
+        250k memories (~200 HMGETs of every field) against ~10 rows kept (bench/FINDINGS.md,
+        "valkey-search at scale").
         """
         if not wanted:
             return []
@@ -249,8 +279,8 @@ class MemoryStore:
 
     def _read_rows(self, keys: list[str],
                    counted: list[str]) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
-        """Every declared field (never the vector) of each of ``keys`` ({} for a hash gone) and the live
-        recall counter of each of ``counted``, in one round trip."""
+        """Every declared field (never the vector) of each of ``keys`` ({} for a hash gone) and
+        the live recall counter of each of ``counted``, in one round trip."""
         if not keys and not counted:
             return iter(()), {}
         pipe = self.client.pipeline(transaction=False)
@@ -259,33 +289,39 @@ class MemoryStore:
         for key in counted:
             self.recalls.queue_read(pipe, key)
         replies = call(pipe.execute, raise_on_error=True)
-        rows = ({name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True) if v is not None}
+        rows = ({name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True)
+                 if v is not None}
                 for row in replies[:len(keys)])
-        return rows, {key: Counter.parse(r) for key, r in zip(counted, replies[len(keys):], strict=True)}
+        return rows, {key: Counter.parse(r)
+                      for key, r in zip(counted, replies[len(keys):], strict=True)}
 
     def count(self, query: Search) -> int:
-        reply = call(self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args())
+        reply = call(self.client.execute_command,
+                     *replace(query, limit=0, offset=0, return_fields=()).args())
         return int(reply[0]) if isinstance(reply, list) else int(reply)
 
 
 
 class Batch:
-    """KNNs queued on a caller's pipeline (``queue``) and answered from its replies (``finish``), each
-    returning the fields its rows are decoded from: ``search.return_fields``, or when it names none every
-    declared field (and ``Near.fields``). Only the rows a ``Near`` keeps are decoded; a result is paged as
-    ``search_many`` pages it. No second round trip, except on valkey-search (``exact``): there a filtered KNN
-    sends its filter's keys in the caller's pipeline and -- when the set is small and not empty -- their
-    vectors in one more round trip, shared by every search of the batch (``prefilter``); a larger set runs
+    """KNNs queued on a caller's pipeline (``queue``) and answered from its replies (``finish``),
+    each returning the fields its rows are decoded from: ``search.return_fields``, or when it
+    names none every declared field (and ``Near.fields``). Only the rows a ``Near`` keeps are
+    decoded; a result is paged as ``search_many`` pages it. No second round trip, except on
+    valkey-search (``exact``): there a filtered KNN sends its filter's keys in the caller's
+    pipeline and -- when the set is small and not empty -- their vectors in one more round trip,
+    shared by every search of the batch (``prefilter``); a larger set runs
     the KNN itself in that trip."""
 
     def __init__(self, client: valkey.Valkey, wanted: Sequence[Near], *, exact: bool) -> None:
         self.client = client
-        self.wanted = [w if w.search.return_fields else replace(w, search=replace(w.search, return_fields=_every(w)))
+        self.wanted = [w if w.search.return_fields
+                       else replace(w, search=replace(w.search, return_fields=_every(w)))
                        for w in wanted]
         self.exact = [exact and prefilter.candidates(w.search) for w in self.wanted]
 
     def queue(self, pipe: Any) -> None:
-        """Queue every search (or its filter's keys) on ``pipe``; ``finish`` takes their replies in order."""
+        """Queue every search (or its filter's keys) on ``pipe``; ``finish``
+        takes their replies in order."""
         for w, exact in zip(self.wanted, self.exact, strict=True):
             if exact:
                 prefilter.queue_keys(pipe, [w.search])
@@ -295,7 +331,8 @@ class Batch:
     def finish(self, replies: Sequence[Any]) -> list[SearchResult]:
         """The results, in the order given, from the replies of what ``queue`` queued."""
         answers = iter(replies)
-        first = [[next(answers) for _ in range(prefilter.replies(w.search))] if exact else next(answers)
+        first = [[next(answers) for _ in range(prefilter.replies(w.search))] if exact
+                 else next(answers)
                  for w, exact in zip(self.wanted, self.exact, strict=True)]
         keys = [prefilter.small_sets([w.search], got)[0] if exact else None
                 for w, exact, got in zip(self.wanted, self.exact, first, strict=True)]
@@ -306,7 +343,8 @@ class Batch:
             if not exact:
                 rows = _reply_rows(got)
             elif isinstance(found, list | prefilter.Worded):
-                rows = prefilter.nearest(w.search, found, [next(later) for _ in prefilter.members(found)],
+                rows = prefilter.nearest(w.search, found,
+                                         [next(later) for _ in prefilter.members(found)],
                                          _fields(w))
             else:
                 rows = _reply_rows(next(later))
@@ -314,7 +352,8 @@ class Batch:
         return out
 
     def _second(self, keys: Sequence[prefilter.Set | bool | None]) -> list[Any]:
-        """The exact searches' second round trip: the vectors of each small set, the KNN of each larger one."""
+        """The exact searches' second round trip: the vectors of each small set,
+        the KNN of each larger one."""
         pipe = self.client.pipeline(transaction=False)
         queued = False
         for w, exact, found in zip(self.wanted, self.exact, keys, strict=True):
@@ -328,7 +367,8 @@ class Batch:
 
 
 def _every(near: Near) -> tuple[str, ...]:
-    """What a ``Batch`` search that names no fields returns: every declared field and ``near.fields``."""
+    """What a ``Batch`` search that names no fields returns: every declared
+    field and ``near.fields``."""
     return (*dict.fromkeys((*schema.FIELD_NAMES, *near.fields)), schema.DISTANCE_ALIAS)
 
 
@@ -340,7 +380,8 @@ _DISTANCE = schema.DISTANCE_ALIAS.encode()
 
 
 def _reply_rows(reply: Any) -> list[tuple[str, float, dict[bytes, bytes]]]:
-    """(key, distance, the raw fields) of each row of one KNN reply; nothing decoded but the key and distance."""
+    """(key, distance, the raw fields) of each row of one KNN reply; nothing decoded
+    but the key and distance."""
     if not isinstance(reply, list) or not reply:
         raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     rows = []
@@ -352,7 +393,8 @@ def _reply_rows(reply: Any) -> list[tuple[str, float, dict[bytes, bytes]]]:
 
 
 def _kept_result(rows: Sequence[tuple[str, float, dict[Any, Any]]], near: Near) -> SearchResult:
-    """The rows ``near`` keeps (``_kept``), phantoms dropped, paged, decoded (raw fields or ``prefilter``'s)."""
+    """The rows ``near`` keeps (``_kept``), phantoms dropped, paged, decoded (raw
+    fields or ``prefilter``'s)."""
     kept: list[tuple[str, float, dict[str, str]]] = []
     phantoms = 0
     for key, distance, raw in rows:
@@ -367,7 +409,8 @@ def _kept_result(rows: Sequence[tuple[str, float, dict[Any, Any]]], near: Near) 
         kept.append((key, distance, fields))
     page = near.search.page(kept, lambda row: row[1])
     return SearchResult(total=len(rows), hits=tuple(Hit(schema.decode(key, fields), distance)
-                                                    for key, distance, fields in page), phantoms=phantoms)
+                                                    for key, distance, fields in page),
+                        phantoms=phantoms)
 
 
 def _parse(reply: Any, query: Search) -> SearchResult:
@@ -376,18 +419,22 @@ def _parse(reply: Any, query: Search) -> SearchResult:
         raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     total = int(reply[0])
     if not query.return_fields:
-        return SearchResult(total=total, hits=tuple(Hit(schema.decode(text(k), {}), None) for k in reply[1:]))
+        return SearchResult(total=total,
+                            hits=tuple(Hit(schema.decode(text(k), {}), None) for k in reply[1:]))
     hits: list[Hit] = []
     phantoms = 0
     for i in range(1, len(reply) - 1, 2):
         raw = reply[i + 1]
-        fields = {raw[j].decode(): raw[j + 1].decode("utf-8", "replace") for j in range(0, len(raw) - 1, 2)}
+        fields = {raw[j].decode(): raw[j + 1].decode("utf-8", "replace")
+                  for j in range(0, len(raw) - 1, 2)}
         distance = fields.pop(schema.DISTANCE_ALIAS, None)
         if "created_at" not in fields:
             phantoms += 1  # the index still lists a hash that is gone
             continue
-        hits.append(Hit(schema.decode(text(reply[i]), fields), float(distance) if distance is not None else None))
-    return SearchResult(total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)), phantoms=phantoms)
+        hits.append(Hit(schema.decode(text(reply[i]), fields),
+                        float(distance) if distance is not None else None))
+    return SearchResult(total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)),
+                        phantoms=phantoms)
 
 
 def _slim_rows(reply: Any) -> list[Row]:
@@ -403,15 +450,17 @@ def _slim_rows(reply: Any) -> list[Row]:
 
 
 def _kept(rows: list[Row], near: Near) -> list[tuple[str, float]]:
-    """(key, distance) of the rows within ``near.max_distance`` that ``near.accept(fields)`` keeps, but
-    none of ``near.skip``."""
+    """(key, distance) of the rows within ``near.max_distance`` that ``near.accept(fields)``
+    keeps, but none of ``near.skip``."""
     return [(key, distance) for key, distance, fields in rows
             if key not in near.skip and (near.max_distance is None or distance <= near.max_distance)
             and (near.accept is None or near.accept(fields))]
 
 
 def _exact_result(rows: list[Row], query: Search) -> SearchResult:
-    """A ``search_many`` result from ``prefilter`` rows (nearest first), as ``_parse`` reads a KNN reply."""
-    hits = [Hit(schema.decode(key, fields), distance) for key, distance, fields in rows if "created_at" in fields]
+    """A ``search_many`` result from ``prefilter`` rows (nearest first), as
+    ``_parse`` reads a KNN reply."""
+    hits = [Hit(schema.decode(key, fields), distance) for key, distance, fields in rows
+            if "created_at" in fields]
     return SearchResult(total=len(rows), hits=tuple(query.page(hits, lambda hit: hit.distance)),
                         phantoms=len(rows) - len(hits))

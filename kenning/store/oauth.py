@@ -1,23 +1,26 @@
-"""OAuth state at rest (docs/remote-access.md): clients, pending authorizations, codes, tokens, grants.
+"""OAuth state at rest (docs/remote-access.md): clients, pending
+authorizations, codes, tokens, grants.
 
-Every secret (code, access token, refresh token, client secret) is keyed by its sha256, never stored.
-Records are JSON strings under ``{prefix}oauth:``:
+Every secret (code, access token, refresh token, client secret) is keyed by its sha256, never
+stored. Records are JSON strings under ``{prefix}oauth:``:
 
-- ``client:{id}`` (no TTL) and the set ``clients``; ``client-families:{id}``: the client's token families;
+- ``client:{id}`` (no TTL) and the set ``clients``; ``client-families:{id}``:
+  the client's token families;
 - ``request:{id}``: a pending /authorize request while the person logs in and consents (TTL);
 - ``code:{sha}``: an authorization code, consumed with GETDEL (single use, atomic across replicas);
   ``code-used:{sha}``: the family a consumed code started, so a replayed code revokes it;
-- ``access:{sha}`` / ``refresh:{sha}``: tokens (TTL = lifetime); ``rotated:{sha}``: set once with NX when
-  a refresh token is used, so exactly one concurrent refresh rotates it;
+- ``access:{sha}`` / ``refresh:{sha}``: tokens (TTL = lifetime); ``rotated:{sha}``: set once with NX
+  when a refresh token is used, so exactly one concurrent refresh rotates it;
 - ``family:{id}``: one authorization's grant (client, person, scopes, resource, revoked), and
   ``family-tokens:{id}``: the keys of its tokens, deleted together on revocation;
 - the hash ``grants``: "{client_id} {username}" -> the scopes a person consented to.
 
-A change the audit stream records (a client registered or revoked, a consent, tokens issued, a family
-revoked) is a list of ``Op``s (``putting``, ``granting``, ``revoking``, ``dropping``...) committed with its
-events as one unit of work (``commit``; kenning.store.unit). The single-use claims (GETDEL of a code,
-SET NX of a rotated refresh token) run before it on their own: a crash between the claim and the unit
-spends the code or token and issues nothing, and the client starts again.
+A change the audit stream records (a client registered or revoked, a consent, tokens issued, a
+family revoked) is a list of ``Op``s (``putting``, ``granting``, ``revoking``, ``dropping``...)
+committed with its events as one unit of work (``commit``; kenning.store.unit). The single-use
+claims (GETDEL of a code, SET NX of a rotated refresh token) run before it on their own: a crash
+between the claim and the unit spends the code or token and issues nothing,
+and the client starts again.
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ class OAuthStore:
         self.base = f"{prefix}oauth:"
         self.units = units or Units(client, prefix)
 
-    # --- audited changes: ops committed with their events -------------------------------------------
+    # --- audited changes: ops committed with their events -----------------------------------------
     def commit(self, events: Sequence[AuditEvent], ops: Sequence[Op], *,
                answering: str | None = None) -> bool:
-        """Write ``ops`` and record ``events``, one unit; with ``answering`` (a pending request's id) only
-        while that request is still there, deleting it: False (nothing written) when it was answered."""
+        """Write ``ops`` and record ``events``, one unit; with ``answering`` (a pending request's
+        id) only while that request is still there, deleting it: False (nothing
+        written) when it was answered."""
         unit = Unit(events)
         if answering is not None:
             unit.gate(self.key("request", answering)).delete(self.key("request", answering))
@@ -51,9 +55,11 @@ class OAuthStore:
 
     def putting(self, kind: str, ident: str, record: dict[str, Any], *, ttl: int | None = None,
                 family: str | None = None) -> list[Op]:
-        """``put`` as ops (the refresh token, the longest-lived, goes last so its TTL is the family's)."""
+        """``put`` as ops (the refresh token, the longest-lived, goes last so
+        its TTL is the family's)."""
         value = json.dumps(record, sort_keys=True)
-        ops: list[Op] = [("SET", self.key(kind, ident), (value,) if ttl is None else (value, "EX", ttl))]
+        ops: list[Op] = [("SET", self.key(kind, ident),
+                          (value,) if ttl is None else (value, "EX", ttl))]
         if family is not None:
             members = self.key("family-tokens", family)
             ops.append(("SADD", members, (self.key(kind, ident),)))
@@ -62,23 +68,26 @@ class OAuthStore:
         return ops
 
     def adding_client(self, client_id: str, record: dict[str, Any]) -> list[Op]:
-        return [*self.putting("client", client_id, record), ("SADD", f"{self.base}clients", (client_id,))]
+        return [*self.putting("client", client_id, record),
+                ("SADD", f"{self.base}clients", (client_id,))]
 
     def dropping_client(self, client_id: str) -> list[Op]:
         """The client, its family list, its set membership and its consents."""
         fields = tuple(f"{c} {u}" for c, u in self.grants() if c == client_id)
         return [("HDEL", f"{self.base}grants", fields), ("DEL", self.key("client", client_id), ()),
-                ("DEL", self.key("client-families", client_id), ()), ("SREM", f"{self.base}clients", (client_id,))]
+                ("DEL", self.key("client-families", client_id), ()),
+                ("SREM", f"{self.base}clients", (client_id,))]
 
     def linking(self, client_id: str, family: str) -> list[Op]:
         return [("SADD", self.key("client-families", client_id), (family,))]
 
     def granting(self, client_id: str, username: str, record: dict[str, Any]) -> list[Op]:
-        return [("HSET", f"{self.base}grants", (f"{client_id} {username}", json.dumps(record, sort_keys=True)))]
+        return [("HSET", f"{self.base}grants",
+                 (f"{client_id} {username}", json.dumps(record, sort_keys=True)))]
 
     def revoking(self, family: str, record: dict[str, Any], *, ttl: int) -> list[Op]:
-        """Mark the family revoked and delete its tokens (their keys read now: a token written after this
-        read belongs to a revoked family, which no check accepts)."""
+        """Mark the family revoked and delete its tokens (their keys read now: a token written
+        after this read belongs to a revoked family, which no check accepts)."""
         members = self.key("family-tokens", family)
         tokens = [text(k) for k in call(self.client.smembers, members)]
         return [*self.putting("family", family, {**record, "revoked": True}, ttl=ttl),
@@ -107,7 +116,8 @@ class OAuthStore:
         return sorted(text(c) for c in call(self.client.smembers, f"{self.base}clients"))
 
     def families_of(self, client_id: str) -> list[str]:
-        return sorted(text(f) for f in call(self.client.smembers, self.key("client-families", client_id)))
+        return sorted(text(f)
+                      for f in call(self.client.smembers, self.key("client-families", client_id)))
 
     def grants(self) -> dict[tuple[str, str], dict[str, Any]]:
         raw: Any = call(self.client.hgetall, f"{self.base}grants")

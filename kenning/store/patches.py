@@ -2,10 +2,10 @@
 
 ``patch`` sets and removes fields in one atomic step on one key (cluster-safe), optionally guarded
 by the values the caller read: a read-modify-write whose guard fails writes nothing and is retried
-(compare-and-set, docs/reliability.md). A change of a memory goes with its audit events as one unit of work
-(``MemoryStore.patch``, kenning.store.unit, which runs the same gate); this script folds the recall counters,
-which live beside the hash (``kenning.store.recalls``): every write to an indexed hash re-indexes the whole
-document.
+(compare-and-set, docs/reliability.md). A change of a memory goes with its audit events as one unit
+of work (``MemoryStore.patch``, kenning.store.unit, which runs the same gate); this script folds the
+recall counters, which live beside the hash (``kenning.store.recalls``): every write to an indexed
+hash re-indexes the whole document.
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ SWAP_ATTEMPTS = 32
 
 
 def pause(attempt: int) -> None:
-    """Wait a little before retrying a compare-and-set that collided, spreading the colliding writers."""
+    """Wait a little before retrying a compare-and-set that collided,
+    spreading the colliding writers."""
     time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
 
 
 @dataclass(frozen=True)
 class Patch:
-    """Fields to set (already encoded) and fields to remove on one existing memory hash, applied only
-    while every ``expect`` field still holds its expected encoded value ('' = absent)."""
+    """Fields to set (already encoded) and fields to remove on one existing memory hash, applied
+    only while every ``expect`` field still holds its expected encoded value ('' = absent)."""
 
     key: str
     set: Mapping[str, str | bytes] = field(default_factory=dict)

@@ -1,9 +1,10 @@
 """A phrase index in Valkey: normalised phrase -> {member: payload}, found by a query's n-grams.
 
 Used by the graveyard (abandoned approach names -> the memories that recorded them) and by reinstate
-hints (hint -> deprioritised memories). Maintained on write, so a look-up costs one SMISMEMBER for all
-n-grams of the query plus one HGETALL per phrase that matched (pipelined) -- never a scan of the store.
-``Lookup`` sends the SMISMEMBERs of several indexes in a pipeline the caller shares with other reads.
+hints (hint -> deprioritised memories). Maintained on write, so a look-up costs one SMISMEMBER for
+all n-grams of the query plus one HGETALL per phrase that matched (pipelined) -- never a scan of the
+store. ``Lookup`` sends the SMISMEMBERs of several indexes in a pipeline the
+caller shares with other reads.
 
 Keys (one hash tag per index, so every key of an index lives in one cluster slot and the Lua scripts
 below stay cluster-safe):
@@ -44,8 +45,10 @@ class PhraseIndex:
         return f"{self.base}:e:{phrase}"
 
     def adding(self, phrase: str, member: str, payload: str = "") -> list[Op]:
-        """``add`` as writes of a unit (kenning.store.unit): the audited write that derives the entry carries it."""
-        return [("HSET", self.entries_key(phrase), (member, payload)), ("SADD", self.names_key, (phrase,))]
+        """``add`` as writes of a unit (kenning.store.unit): the audited write that
+        derives the entry carries it."""
+        return [("HSET", self.entries_key(phrase), (member, payload)),
+                ("SADD", self.names_key, (phrase,))]
 
     def removing(self, phrase: str, member: str) -> list[Op]:
         """``remove`` as writes of a unit: the phrase leaves the index with its last entry."""
@@ -54,11 +57,14 @@ class PhraseIndex:
 
     def add(self, phrase: str, member: str, payload: str = "") -> None:
         """Add (or replace) one member's entry under a normalised phrase; atomic on the server."""
-        call(self.client.eval, _ADD, 2, self.names_key, self.entries_key(phrase), phrase, member, payload)
+        call(self.client.eval, _ADD, 2, self.names_key, self.entries_key(phrase), phrase, member,
+             payload)
 
     def remove(self, phrase: str, member: str) -> bool:
-        """Remove one member's entry; the phrase disappears with its last entry. True when it was there."""
-        removed = call(self.client.eval, _REMOVE, 2, self.names_key, self.entries_key(phrase), phrase, member)
+        """Remove one member's entry; the phrase disappears with its last
+        entry. True when it was there."""
+        removed = call(self.client.eval, _REMOVE, 2, self.names_key, self.entries_key(phrase),
+                       phrase, member)
         return bool(removed)
 
     def lookup(self, phrases: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -79,8 +85,9 @@ class PhraseIndex:
 class Lookup:
     """The same phrases looked up in several indexes, the first step riding in a caller's pipeline.
 
-    ``queue`` adds one SMISMEMBER per index to the pipeline; ``finish`` takes those replies and fetches
-    the entries of the phrases present, all indexes in one more round trip (none when nothing matched).
+    ``queue`` adds one SMISMEMBER per index to the pipeline; ``finish`` takes those replies and
+    fetches the entries of the phrases present, all indexes in one more round trip
+    (none when nothing matched).
     """
 
     def __init__(self, indexes: Sequence[PhraseIndex], phrases: Iterable[str]) -> None:
@@ -93,9 +100,11 @@ class Lookup:
             for index in self.indexes:
                 pipe.smismember(index.names_key, self.wanted)
 
-    def finish(self, client: valkey.Valkey, replies: Sequence[Any]) -> list[dict[str, dict[str, str]]]:
+    def finish(self, client: valkey.Valkey,
+               replies: Sequence[Any]) -> list[dict[str, dict[str, str]]]:
         """Each index's {phrase: {member: payload}} from the replies ``queue`` asked for."""
-        present = [[p for p, flag in zip(self.wanted, flags, strict=True) if flag] for flags in replies]
+        present = [[p for p, flag in zip(self.wanted, flags, strict=True) if flag]
+                   for flags in replies]
         if not any(present):
             return [{} for _ in self.indexes]
         pipe = client.pipeline(transaction=False)

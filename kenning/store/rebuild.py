@@ -3,8 +3,8 @@
 create a temporary index beside the live one -> wait for its backfill -> point the registry at it ->
 drop the live index -> create it again under its canonical name -> backfill -> point the registry
 back -> drop the temporary index. Hashes are never touched (FT.DROPINDEX without DD). The canonical
-name is restored, so other processes (which derive the name from the schema fingerprint) keep working;
-while the canonical index backfills they may briefly see partial results.
+name is restored, so other processes (which derive the name from the schema fingerprint) keep
+working; while the canonical index backfills they may briefly see partial results.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
 """Live recall counters, kept beside the memory hashes (docs/memory-model.md, "Usage counters").
 
 Every write to an indexed hash makes the search module re-index the whole document, vector included,
-so a recall never writes the memories it returns. The touch writes one small hash per returned memory,
-``{prefix}recalled:{memory key}`` (``count``, ``last``), and adds the memory key to the set
+so a recall never writes the memories it returns. The touch writes one small hash per returned
+memory, ``{prefix}recalled:{memory key}`` (``count``, ``last``), and adds the memory key to the set
 ``{prefix}recalled:dirty``; each command names one key (cluster-safe).
 
 The rule for the live value: the counter key when it exists, else the memory hash's own
-``recall_count`` / ``last_recalled``. A new counter key starts from the count the caller read from the
-hash (it is the live value exactly when no counter key exists), so counts written before this layout
-keep counting. ``fold`` (maintenance) copies the counter into the hash, which is what FT SORTBY sees,
-and lets a counter that no touch changed since expire (``SETTLED_TTL``); a touch cancels that expiry.
-The fold only ever copies a value and never subtracts, so a concurrent touch is never lost.
+``recall_count`` / ``last_recalled``. A new counter key starts from the count the caller read from
+the hash (it is the live value exactly when no counter key exists), so counts written before this
+layout keep counting. ``fold`` (maintenance) copies the counter into the hash, which is what FT
+SORTBY sees, and lets a counter that no touch changed since expire (``SETTLED_TTL``); a touch
+cancels that expiry. The fold only ever copies a value and never subtracts, so a
+concurrent touch is never lost.
 
 A recall's touch is written behind its reply (``Store.log_recall``, kenning.store.writer): every
 read here (``live``, ``fold``, ``drop``, and ``MemoryStore.read``) first calls ``settle``, which
@@ -35,8 +36,9 @@ from kenning.store.patches import PATCH_SCRIPT, Patch
 
 Command = tuple[Any, ...]  # one command's arguments, as sent
 FOLD_BATCH = 500
-# A folded counter key no touch changed since: the hash holds its value, so it may go. Far longer than
-# a recall's read-then-touch (the only moment that reads the hash's count to start a new counter key).
+# A folded counter key no touch changed since: the hash holds its value, so it may go. Far longer
+# than a recall's read-then-touch (the only moment that reads the hash's count to
+# start a new counter key).
 SETTLED_TTL = 86_400
 _TOUCH = """
 redis.call('HSETNX', KEYS[1], 'count', ARGV[2])
@@ -53,7 +55,8 @@ return redis.call('EXPIRE', KEYS[1], ARGV[2])
 
 @dataclass(frozen=True)
 class Counter:
-    """A memory's counter key as read: ``count`` is None when there is none (the hash holds the value)."""
+    """A memory's counter key as read: ``count`` is None when there is none
+    (the hash holds the value)."""
 
     count: int | None
     last: float | None
@@ -61,7 +64,8 @@ class Counter:
     @classmethod
     def parse(cls, reply: Sequence[Any]) -> Counter:
         count, last = reply
-        return cls(None if count is None else int(text(count)), None if last is None else float(text(last)))
+        return cls(None if count is None else int(text(count)),
+                   None if last is None else float(text(last)))
 
     def applied(self, memory: Memory) -> Memory:
         """The memory with these live values (unchanged when there is no counter key)."""
@@ -77,8 +81,10 @@ def _settled() -> None:
 class Recalls:
     """The counter keys of one key prefix: touch, live reads, fold, forget."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str, settle: Callable[[], None] = _settled) -> None:
-        """``settle`` waits for the touches this process still has to write (see the module docstring)."""
+    def __init__(self, client: valkey.Valkey, prefix: str,
+                 settle: Callable[[], None] = _settled) -> None:
+        """``settle`` waits for the touches this process still has to write
+        (see the module docstring)."""
         self.client = client
         self.prefix = prefix
         self.dirty = f"{prefix}recalled:dirty"
@@ -89,26 +95,29 @@ class Recalls:
 
     # --- touch (the end of every recall) ----------------------------------------------------
     def touches(self, memories: Sequence[Memory], now: float) -> list[Command]:
-        """count += 1, last = now for each memory (one command each, its reply the new count), then one
-        SADD to the dirty set; nothing for no memories. Never a memory hash. A touch starts a new counter
-        key from the count the memory was read with (see the module docstring)."""
+        """count += 1, last = now for each memory (one command each, its reply the new count),
+        then one SADD to the dirty set; nothing for no memories. Never a memory hash. A touch
+        starts a new counter key from the count the memory was read with
+        (see the module docstring)."""
         if not memories:
             return []
-        return [*(("EVAL", _TOUCH, 1, self.key(m.key), repr(now), str(m.recall_count)) for m in memories),
+        return [*(("EVAL", _TOUCH, 1, self.key(m.key), repr(now), str(m.recall_count))
+                  for m in memories),
                 ("SADD", self.dirty, *(m.key for m in memories))]
 
     @staticmethod
     def counted(memories: Sequence[Memory], now: float) -> list[Memory]:
         """The memories as their touch leaves them: the live count read + 1, recalled ``now``. Pure.
 
-        Exact for one caller at a time; two recalls of the same memory that read it before either touch
-        landed both show the same count, while the stored counter (HINCRBY) counts both.
+        Exact for one caller at a time; two recalls of the same memory that read it before either
+        touch landed both show the same count, while the stored counter (HINCRBY) counts both.
         """
         return [replace(m, recall_count=m.recall_count + 1, last_recalled=now) for m in memories]
 
     # --- live reads -------------------------------------------------------------------------
     def queue_read(self, pipe: Pipeline, memory_key: str) -> None:
-        """Queue the read of one counter key (``Counter.parse`` reads the reply); does not ``settle``."""
+        """Queue the read of one counter key (``Counter.parse`` reads the
+        reply); does not ``settle``."""
         pipe.hmget(self.key(memory_key), ["count", "last"])
 
     def live(self, memories: Sequence[Memory]) -> list[Memory]:
@@ -128,7 +137,8 @@ class Recalls:
             pipe.delete(self.key(memory_key))
 
     def drop(self, memory_keys: Sequence[str]) -> None:
-        """Delete the live counters of these memories (a restore brings the backup's): one round trip."""
+        """Delete the live counters of these memories (a restore brings the
+        backup's): one round trip."""
         if memory_keys:
             self.settle()  # a touch written behind must not land after the drop
             pipe = self.client.pipeline(transaction=False)
@@ -160,10 +170,13 @@ class Recalls:
         for memory_key in keys:
             self.queue_read(pipe, memory_key)
         counters = [(k, Counter.parse(r)) for k, r in zip(keys, call(pipe.execute), strict=True)]
-        counters = [(k, c) for k, c in counters if c.count is not None]  # forgotten meanwhile: nothing to fold
+        # forgotten meanwhile: nothing to fold
+        counters = [(k, c) for k, c in counters if c.count is not None]
         pipe = self.client.pipeline(transaction=False)
-        for memory_key, counter in counters:  # one HSET per memory: the re-index is paid here, off the hot path
-            sets, removes = schema.encode_changes({"recall_count": counter.count, "last_recalled": counter.last})
+        # one HSET per memory: the re-index is paid here, off the hot path
+        for memory_key, counter in counters:
+            sets, removes = schema.encode_changes({"recall_count": counter.count,
+                                                   "last_recalled": counter.last})
             pipe.eval(PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args())
         written = call(pipe.execute)
         pipe = self.client.pipeline(transaction=False)

@@ -1,4 +1,5 @@
-"""Small registries beside the memories: suppressions, experience records per project, the recall log.
+"""Small registries beside the memories: suppressions, experience records
+per project, the recall log.
 
 Keys:
   {prefix}suppressions             HASH    normalised term -> JSON record
@@ -32,7 +33,8 @@ class SuppressionStore:
         self.units.commit(Unit(events).hset(self.key, {term: _encoded(record)}))
 
     def add(self, term: str, record: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
-        """Store a new suppression; False when the term is already suppressed (nothing written or recorded)."""
+        """Store a new suppression; False when the term is already suppressed
+        (nothing written or recorded)."""
         unit = Unit(events).guard(self.key, {term: ""}).hset(self.key, {term: _encoded(record)})
         return self.units.commit(unit).applied
 
@@ -41,7 +43,8 @@ class SuppressionStore:
         return None if raw is None else dict(json.loads(text(raw)))
 
     def delete(self, term: str, record: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
-        """Remove the suppression while it is still ``record`` (as read); False when it changed or went."""
+        """Remove the suppression while it is still ``record`` (as read);
+        False when it changed or went."""
         unit = Unit(events).guard(self.key, {term: _encoded(record)}).hdel(self.key, term)
         return self.units.commit(unit).applied
 
@@ -75,7 +78,8 @@ class ExperienceStore:
         call(self.client.zadd, self.key(project), {memory_key: at})
 
     def adding(self, project: str, memory_key: str, at: float) -> list[Op]:
-        """``add`` as a write of a unit (kenning.store.unit), carried by the memory's audited patch."""
+        """``add`` as a write of a unit (kenning.store.unit), carried by
+        the memory's audited patch."""
         return [("ZADD", self.key(project), (repr(at), memory_key))]
 
     def remove(self, project: str, memory_key: str) -> None:
@@ -87,8 +91,8 @@ class ExperienceStore:
 
 
 class RecallLogStore:
-    """The recall log stream. Entries may be written behind the recall (``Store.log_recall``): every read
-    first calls ``settle``, which waits for this process's pending ones."""
+    """The recall log stream. Entries may be written behind the recall (``Store.log_recall``):
+    every read first calls ``settle``, which waits for this process's pending ones."""
 
     def __init__(self, client: valkey.Valkey, prefix: str,
                  settle: Callable[[], None] | None = None) -> None:
@@ -108,19 +112,23 @@ class RecallLogStore:
 
     def appending(self, entry: dict[str, Any], max_entries: int) -> tuple[Any, ...]:
         """The XADD that appends ``entry``, trimming the stream to exactly ``max_entries``."""
-        return ("XADD", self.key, "MAXLEN", max_entries, "*", "entry", json.dumps(entry, sort_keys=True))
+        return ("XADD", self.key, "MAXLEN", max_entries, "*", "entry",
+                json.dumps(entry, sort_keys=True))
 
     def newest(self, limit: int, before: str = "+") -> list[tuple[str, dict[str, Any]]]:
-        """Up to ``limit`` entries, newest first, older than the id ``before`` (exclusive when prefixed '(')."""
+        """Up to ``limit`` entries, newest first, older than the id ``before``
+        (exclusive when prefixed '(')."""
         self.settle()
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         return [(text(i), dict(json.loads(text(raw[b"entry"])))) for i, raw in rows]
 
     def newest_containing(self, limit: int, before: str,
-                          needles: Sequence[bytes]) -> tuple[list[tuple[str, dict[str, Any]]], str | None, int]:
-        """``newest``, decoding only the entries whose stored JSON holds every needle (both ASCII-lowercased)
-        or has escaped characters (whose text may hold a needle once decoded): (those entries, the id of the
-        last entry read, how many were read). Decoding is most of a walk's cost."""
+                          needles: Sequence[bytes]) -> tuple[list[tuple[str, dict[str, Any]]],
+                                                             str | None, int]:
+        """``newest``, decoding only the entries whose stored JSON holds every needle (both
+        ASCII-lowercased) or has escaped characters (whose text may hold a needle once decoded):
+        (those entries, the id of the last entry read, how many were read). Decoding
+        is most of a walk's cost."""
         self.settle()
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         wanted = [n.lower() for n in needles]

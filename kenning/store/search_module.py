@@ -1,4 +1,5 @@
-"""Which search module the server runs: valkey-search (production) or RediSearch (the embedded default).
+"""Which search module the server runs: valkey-search (production) or
+RediSearch (the embedded default).
 
 The engine's queries are the same on both (kenning/query.py); this is for the record (the benchmark
 says which engine it measured, `kenning doctor` shows it) and for tests that compare the two.
@@ -18,7 +19,8 @@ REDISEARCH = "redisearch"
 
 @dataclass(frozen=True)
 class SearchModule:
-    """The loaded search module: ``name`` is VALKEY_SEARCH or REDISEARCH; ``version`` as dotted text."""
+    """The loaded search module: ``name`` is VALKEY_SEARCH or REDISEARCH;
+    ``version`` as dotted text."""
 
     name: str
     version: str
@@ -31,7 +33,8 @@ def detect(client: valkey.Valkey) -> SearchModule | None:
     """The search module, or None when none is loaded.
 
     Both modules register as ``search`` in MODULE LIST. RediSearch reports ``search_version`` in
-    ``INFO search``; valkey-search does not, and encodes its version as major<<16 | minor<<8 | patch.
+    ``INFO search``; valkey-search does not, and encodes its version as
+    major<<16 | minor<<8 | patch.
     """
     version = _module_version(client)
     if version is None:

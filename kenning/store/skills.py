@@ -10,7 +10,7 @@ Keys:
 
 A proposal's status moves only through ``advance``, a compare-and-set on its one key, so two
 approvals or two writes of one proposal can never both succeed.
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from kenning.store.client import call, text
 from kenning.store.locks import Lease
 from kenning.store.unit import Op, Unit, Units
 
-# Set the status (and the given fields) only when the status is still ARGV[1].
-# A status change that records nothing of its own (``mark``): ARGV = expected status, then field/value pairs.
+# Set the status (and the given fields) only when the status is still ARGV[1]. A status change that
+# records nothing of its own (``mark``): ARGV = expected status, then field/value pairs.
 _MARK = """
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then
   return 0
@@ -68,17 +68,18 @@ class SkillStore:
         return [text(i) for i in call(self.client.zrevrange, self._key("proposals"), 0, limit - 1)]
 
     def advance(
-        self, proposal_id: str, expected: str, status: str, events: Sequence[AuditEvent], **fields: str
+        self, proposal_id: str, expected: str, status: str, events: Sequence[AuditEvent],
+                **fields: str
     ) -> bool:
-        """Move a proposal from ``expected`` to ``status`` (with ``fields``) and record ``events``, one unit;
-        False (nothing written or recorded) when it was not ``expected``."""
+        """Move a proposal from ``expected`` to ``status`` (with ``fields``) and record
+        ``events``, one unit; False (nothing written or recorded) when it was not ``expected``."""
         key = self._key("proposal", proposal_id)
         unit = Unit(events).guard(key, {"status": expected}).hset(key, {"status": status, **fields})
         return self.units.commit(unit).applied
 
     def mark(self, proposal_id: str, expected: str, status: str, **fields: str) -> bool:
-        """``advance`` without an event of its own: a proposal found stale, or written (the skill_write event
-        on the skill memory records that)."""
+        """``advance`` without an event of its own: a proposal found stale, or written (the
+        skill_write event on the skill memory records that)."""
         args = [expected, "status", status]
         for name, value in fields.items():
             args += [name, value]

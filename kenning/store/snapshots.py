@@ -1,8 +1,9 @@
 """Snapshots of forgotten memories, kept for the retention window and then gone for good.
 
-A snapshot (every field but the vector) lives in ``{prefix}forgotten:{key}`` with a Valkey TTL of the
-retention window, so a mistaken forget can be undone within the window and a forget really forgets after
-it. The audit event of the forget records that a snapshot was kept and until when, never the content.
+A snapshot (every field but the vector) lives in ``{prefix}forgotten:{key}`` with a Valkey TTL of
+the retention window, so a mistaken forget can be undone within the window and a forget really
+forgets after it. The audit event of the forget records that a snapshot was kept and
+until when, never the content.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Fixed-window attempt counters (login throttling, registration rate limits).
 
-``{prefix}throttle:{kind}:{subject}:{window}`` is an integer that expires two windows after it starts.
-The window number comes from the caller's clock (so a ManualClock moves it), while the Valkey TTL only
-cleans up. Subjects are hashed: an IP address or a username is not readable from a key name.
+``{prefix}throttle:{kind}:{subject}:{window}`` is an integer that expires two windows after it
+starts. The window number comes from the caller's clock (so a ManualClock moves it), while the
+Valkey TTL only cleans up. Subjects are hashed: an IP address or a username is not
+readable from a key name.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Bearer tokens at rest: only the sha256 of a secret is stored, never the secret.
 
-``{prefix}token:{sha256}`` is a hash (name, scope, created_at, created_by); ``{prefix}tokens`` maps each
-token name to its sha256, so tokens are listed and revoked by name without a scan.
+``{prefix}token:{sha256}`` is a hash (name, scope, created_at, created_by); ``{prefix}tokens`` maps
+each token name to its sha256, so tokens are listed and revoked by name without a scan.
 """
 
 from __future__ import annotations
@@ -37,10 +37,12 @@ class TokenStore:
         return f"{self.prefix}token:{digest}"
 
     def add(self, record: TokenRecord, events: Sequence[AuditEvent]) -> bool:
-        """Store a token with its audit events (one unit of work); False (nothing written) when the name is taken."""
+        """Store a token with its audit events (one unit of work); False (nothing
+        written) when the name is taken."""
         fields = {"name": record.name, "scope": record.scope, "created_at": repr(record.created_at),
                   "created_by": record.created_by}
-        unit = Unit(events).guard(self.names, {record.name: ""}).hset(self.names, {record.name: record.digest})
+        unit = Unit(events).guard(self.names, {record.name: ""}).hset(self.names,
+                                                                      {record.name: record.digest})
         return self.units.commit(unit.hset(self._key(record.digest), fields)).applied
 
     def by_digest(self, digest: str) -> TokenRecord | None:
@@ -60,12 +62,14 @@ class TokenStore:
         raw: Any = call(self.client.hgetall, key)
         return {text(k): text(v) for k, v in raw.items()}
 
-    def remove(self, name: str, events: Callable[[TokenRecord], Sequence[AuditEvent]]) -> TokenRecord | None:
-        """Delete the token called ``name`` with the audit ``events(record)`` (one unit of work); None when
-        there is none (or it was revoked meanwhile)."""
+    def remove(self, name: str,
+               events: Callable[[TokenRecord], Sequence[AuditEvent]]) -> TokenRecord | None:
+        """Delete the token called ``name`` with the audit ``events(record)`` (one unit of work);
+        None when there is none (or it was revoked meanwhile)."""
         digest = call(self.client.hget, self.names, name)
         record = None if digest is None else self.by_digest(text(digest))
         if record is None:
             return None
-        unit = Unit(events(record)).guard(self.names, {name: record.digest}).delete(self._key(record.digest))
+        unit = Unit(events(record)).guard(self.names,
+                                          {name: record.digest}).delete(self._key(record.digest))
         return record if self.units.commit(unit.hdel(self.names, name)).applied else None

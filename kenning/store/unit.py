@@ -1,21 +1,23 @@
 """The unit of work: a write and the audit events that record it, in one round trip, all or nothing.
 
-A ``Unit`` is built from its audit events (at least one: a write without an event cannot be expressed),
-then given its writes: ``gate`` (the key must exist, optionally with some fields still as read: a
-compare-and-set), ``guard`` (fields only: create where absent, delete only what was read), ``patch`` (a
-gated field update), ``set``, ``hset``, ``hdel``, ``delete``, ``zadd``, ``zrem``, ``sadd``, ``srem``.
-``Units.commit`` sends it as ONE script (EVALSHA): Valkey runs a script to the end before any other
-command, so either every write and every event is stored or, when a gate fails, none is. The script
-XADDs each event to the global stream ``{prefix}audit`` and RPUSHes its id to the history list of the
-memory it names ``{prefix}events:{key}`` (kenning.store.audit) in the same step, so no crash of the
-caller can leave a change without its record or an event outside its memory's history.
+A ``Unit`` is built from its audit events (at least one: a write without an event cannot be
+expressed), then given its writes: ``gate`` (the key must exist, optionally with some fields still
+as read: a compare-and-set), ``guard`` (fields only: create where absent, delete only what was
+read), ``patch`` (a gated field update), ``set``, ``hset``, ``hdel``, ``delete``, ``zadd``,
+``zrem``, ``sadd``, ``srem``. ``Units.commit`` sends it as ONE script (EVALSHA): Valkey runs a
+script to the end before any other command, so either every write and every event is stored or, when
+a gate fails, none is. The script XADDs each event to the global stream ``{prefix}audit`` and
+RPUSHes its id to the history list of the memory it names ``{prefix}events:{key}``
+(kenning.store.audit) in the same step, so no crash of the caller can leave a change without its
+record or an event outside its memory's history.
 
-Cluster story (DESIGN §2, docs/architecture.md "Rules"): a unit names the keys it writes, the stream and the
-history lists, so it needs them on one server: true of the single Valkey Kenning runs on (its client is a
-plain ``valkey.Valkey``). On Valkey Cluster those keys hash to different slots and one script cannot hold
-them; a cluster store must then split each unit in this order: the writes and their history links on the
-memory's slot first, the stream XADD second, with a sweep that re-appends a linked event missing from the
-stream. That split is not built: Kenning does not run on a cluster client today.
+Cluster story (DESIGN §2, docs/architecture.md "Rules"): a unit names the keys it writes, the stream
+and the history lists, so it needs them on one server: true of the single Valkey Kenning runs on
+(its client is a plain ``valkey.Valkey``). On Valkey Cluster those keys hash to different slots and
+one script cannot hold them; a cluster store must then split each unit in this order: the writes and
+their history links on the memory's slot first, the stream XADD second, with a sweep that re-appends
+a linked event missing from the stream. That split is not built: Kenning does not run
+on a cluster client today.
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
 
-# KEYS[1] = the audit stream; the others are named by index in ARGV.
-# ARGV: the number of ops, then per op: its command, its key's index, its argument count, its arguments;
-# then the number of events, then per event: its history list's key index (0 = none), its field count,
-# its (field, value) pairs. A GATE op (always first) returns 0 when its key is gone and -1 when a guarded
-# field differs ('' = absent) before anything is written; a GUARD op checks the fields only (the key may be
-# absent: every field then reads ''). A PRUNE op removes a member (its 2nd argument) from a set (its 1st, a
-# key index) when the op's hash is empty. Otherwise every op runs, then every event.
+# KEYS[1] = the audit stream; the others are named by index in ARGV. ARGV: the number of ops, then
+# per op: its command, its key's index, its argument count, its arguments; then the number of
+# events, then per event: its history list's key index (0 = none), its field count, its (field,
+# value) pairs. A GATE op (always first) returns 0 when its key is gone and -1 when a guarded field
+# differs ('' = absent) before anything is written; a GUARD op checks the fields only (the key may
+# be absent: every field then reads ''). A PRUNE op removes a member (its 2nd argument) from a set
+# (its 1st, a key index) when the op's hash is empty. Otherwise every op runs, then every event.
 # Returns {1, event ids...} or {0} / {-1}.
 UNIT_SCRIPT = """
 local at = 1
@@ -75,8 +77,8 @@ Op = tuple[str, str, tuple[Any, ...]]  # a write of a unit: its command, its key
 
 @dataclass(frozen=True)
 class Committed:
-    """A unit's outcome: APPLIED (every write and event stored), GONE or CHANGED (a gate failed: nothing
-    was written), and the ids of its events in the audit stream."""
+    """A unit's outcome: APPLIED (every write and event stored), GONE or CHANGED (a gate failed:
+    nothing was written), and the ids of its events in the audit stream."""
 
     outcome: int
     event_ids: tuple[str, ...] = ()
@@ -100,19 +102,21 @@ class Unit:
             raise ValueError("a unit of work records its writes: give it at least one audit event")
 
     def gate(self, key: str, expect: Mapping[str, str] | None = None) -> Unit:
-        """Write nothing unless ``key`` exists and each ``expect`` field holds its value ('' = absent)."""
+        """Write nothing unless ``key`` exists and each ``expect`` field
+        holds its value ('' = absent)."""
         self.gates.append(("GATE", key, tuple(v for pair in (expect or {}).items() for v in pair)))
         return self
 
     def guard(self, key: str, expect: Mapping[str, str]) -> Unit:
-        """Write nothing unless each ``expect`` field of the hash ``key`` holds its value ('' = absent; the
-        hash itself may be absent): e.g. create a field only where it is not set yet."""
+        """Write nothing unless each ``expect`` field of the hash ``key`` holds its value ('' =
+        absent; the hash itself may be absent): e.g. create a field only where it is not set yet."""
         self.gates.append(("GUARD", key, tuple(v for pair in expect.items() for v in pair)))
         return self
 
     def patch(self, key: str, sets: Mapping[str, str | bytes], remove: Sequence[str] = (),
               expect: Mapping[str, str] | None = None) -> Unit:
-        """Set and remove fields of an existing hash, gated as ``gate`` (never re-creates a deleted one)."""
+        """Set and remove fields of an existing hash, gated as ``gate`` (never
+        re-creates a deleted one)."""
         return self.gate(key, expect).hset(key, sets).hdel(key, *remove)
 
     def hset(self, key: str, mapping: Mapping[str, Any]) -> Unit:
@@ -132,7 +136,8 @@ class Unit:
         return self._op("PRUNE", key, (names, member))
 
     def extend(self, ops: Sequence[Op]) -> Unit:
-        """Writes a sub-store prepared (e.g. index entries derived from a memory), in their order."""
+        """Writes a sub-store prepared (e.g. index entries derived from
+        a memory), in their order."""
         for command, key, args in ops:
             self._op(command, key, args)
         return self
@@ -146,7 +151,8 @@ class Unit:
         return self
 
     def zadd(self, key: str, mapping: Mapping[str, float]) -> Unit:
-        return self._op("ZADD", key, [v for member, score in mapping.items() for v in (repr(score), member)])
+        return self._op("ZADD", key,
+                        [v for member, score in mapping.items() for v in (repr(score), member)])
 
     def zrem(self, key: str, *members: str) -> Unit:
         return self._op("ZREM", key, members)
@@ -158,7 +164,8 @@ class Unit:
         return self._op("SREM", key, members)
 
     def _op(self, command: str, key: str, args: Sequence[Any]) -> Unit:
-        if args or command in ("DEL", "PRUNE"):  # HSET, HDEL, ZADD... with nothing to write are left out
+        # HSET, HDEL, ZADD... with nothing to write are left out
+        if args or command in ("DEL", "PRUNE"):
             self.ops.append((command, key, tuple(args)))
         return self
 
@@ -172,16 +179,19 @@ class Units:
         self.stream = f"{prefix}audit"
         self.script = client.register_script(UNIT_SCRIPT)
 
-    def commit(self, unit: Unit, *, then_release: Lease | None = None, then_read: str | None = None) -> Committed:
-        """Send ``unit``; with ``then_release`` the lease is released right after it, in the same round trip
-        (Valkey runs a connection's commands in order: the release never precedes the writes); with
-        ``then_read`` the string at that key is read after them, in the same round trip (``Committed.read``)."""
+    def commit(self, unit: Unit, *, then_release: Lease | None = None,
+               then_read: str | None = None) -> Committed:
+        """Send ``unit``; with ``then_release`` the lease is released right after it, in the same
+        round trip (Valkey runs a connection's commands in order: the release never precedes the
+        writes); with ``then_read`` the string at that key is read after them, in the same round
+        trip (``Committed.read``)."""
         keys, args = self.encode(unit)
         if then_release is None and then_read is None:
             return _committed(call(self.script, keys=keys, args=args))
         pipe: Any = self.client.pipeline(transaction=False)
-        # EVAL with the body, not the registered script: a pipeline holding a Script sends SCRIPT EXISTS first
-        # (a round trip), and a NOSCRIPT reply would leave the release done and the write not.
+        # EVAL with the body, not the registered script: a pipeline holding a Script sends SCRIPT
+        # EXISTS first (a round trip), and a NOSCRIPT reply would leave the
+        # release done and the write not.
         pipe.eval(UNIT_SCRIPT, len(keys), *keys, *args)
         if then_release is not None:
             then_release.queue_release(pipe)
@@ -215,7 +225,8 @@ class Units:
         ops = unit.gates + unit.ops
         args: list[Any] = [len(ops)]
         for command, key, given in ops:
-            values = (slot(given[0]), given[1]) if command == "PRUNE" else given  # PRUNE's set is a key too
+            # PRUNE's set is a key too
+            values = (slot(given[0]), given[1]) if command == "PRUNE" else given
             args += [command, slot(key), len(values), *values]
         args.append(len(unit.events))
         for event in unit.events:

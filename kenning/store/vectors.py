@@ -14,7 +14,8 @@ from kenning.store.client import call
 BATCH = 500
 
 
-def read_many(client: valkey.Valkey, keys: list[str]) -> list[np.ndarray[Any, np.dtype[np.float32]] | None]:
+def read_many(client: valkey.Valkey,
+              keys: list[str]) -> list[np.ndarray[Any, np.dtype[np.float32]] | None]:
     """The stored vector of each key, in order; None where the hash or its vector is gone."""
     out: list[np.ndarray[Any, np.dtype[np.float32]] | None] = []
     for start in range(0, len(keys), BATCH):
@@ -26,7 +27,8 @@ def read_many(client: valkey.Valkey, keys: list[str]) -> list[np.ndarray[Any, np
 
 
 def times_many(client: valkey.Valkey, keys: list[str], name: str) -> list[float | None]:
-    """A NUMERIC field (e.g. ``updated_at``) of each key, in order; None where the hash or field is gone."""
+    """A NUMERIC field (e.g. ``updated_at``) of each key, in order; None where
+    the hash or field is gone."""
     out: list[float | None] = []
     for start in range(0, len(keys), BATCH):
         pipe = client.pipeline(transaction=False)

@@ -3,14 +3,17 @@
 A recall's log entry and counter touch (``Store.log_recall``) are written here so the recall's reply
 does not wait for them. The rules:
 
-- FIFO, one thread per writer (started on first use), so writes land in the order they were asked for.
+- FIFO, one thread per writer (started on first use), so writes land in the
+  order they were asked for.
 - Bounded: when the queue is full (or the writer is closed, or built with no room) the caller writes
   the job itself, synchronously -- a write is never dropped to keep up.
 - ``flush()`` returns once every job accepted before it was called has been written (or given up).
   Readers of what the jobs write call it first: read-your-writes within the process.
-- A failed job is logged and tried once more; a job that fails twice is logged, counted in ``failures``
-  and reported to each observer. It never raises into the caller, now or in a later call.
-- ``close()`` drains the queue and stops the thread; jobs asked for afterwards are written in the caller.
+- A failed job is logged and tried once more; a job that fails twice is logged, counted in
+  ``failures`` and reported to each observer. It never raises into the
+  caller, now or in a later call.
+- ``close()`` drains the queue and stops the thread; jobs asked for afterwards
+  are written in the caller.
 """
 
 from __future__ import annotations
@@ -39,17 +42,20 @@ class Writer:
         """``capacity``: how many jobs may wait; 0 writes every job in its caller (no thread)."""
         self.name = name
         self.capacity = capacity
-        self.failures = 0  # jobs given up after their retry (the metric kenning_recall_log_failures_total)
+        # jobs given up after their retry (the metric kenning_recall_log_failures_total)
+        self.failures = 0
         self.observers: list[Observer] = []
         self._jobs: queue.Queue[Job | None] = queue.Queue(maxsize=max(capacity, 1))
         self._state = threading.Condition()
         self._accepted = 0  # jobs queued so far ...
-        self._written = 0  # ... and how many of them the thread has finished (FIFO, so the first ones)
+        # ... and how many of them the thread has finished (FIFO, so the first ones)
+        self._written = 0
         self._thread: threading.Thread | None = None
         self._closed = False
 
     def submit(self, job: Job) -> bool:
-        """Queue ``job``; True when queued, False when it was written here (full, closed or no room)."""
+        """Queue ``job``; True when queued, False when it was written here
+        (full, closed or no room)."""
         with self._state:
             if self.capacity > 0 and not self._closed:
                 self._start()
@@ -75,7 +81,8 @@ class Writer:
             self._state.wait_for(lambda: self._written >= target)
 
     def close(self) -> None:
-        """Write what is queued, then stop the thread. Idempotent; later jobs are written in their caller."""
+        """Write what is queued, then stop the thread. Idempotent; later jobs
+        are written in their caller."""
         with self._state:
             if self._closed:
                 return
@@ -106,11 +113,13 @@ class Writer:
                 job()
             except Exception:  # logged and counted, see above
                 if attempt == 1:
-                    log.warning("%s: a background write failed; trying once more", self.name, exc_info=True)
+                    log.warning("%s: a background write failed; trying once more", self.name,
+                                exc_info=True)
                     continue
                 with self._state:
                     self.failures += 1
-                log.error("%s: a background write failed twice and is given up", self.name, exc_info=True)
+                log.error("%s: a background write failed twice and is given up", self.name,
+                          exc_info=True)
                 for observe in self.observers:
                     observe()
             return
@@ -128,7 +137,8 @@ class Commands:
     idempotent: resending one that landed would count twice); when the round trip itself failed, it
     cannot know which landed and sends them all."""
 
-    def __init__(self, client: valkey.Valkey, build: Callable[[], Sequence[tuple[Any, ...]]]) -> None:
+    def __init__(self, client: valkey.Valkey,
+                 build: Callable[[], Sequence[tuple[Any, ...]]]) -> None:
         self.client = client
         self.build: Callable[[], Sequence[tuple[Any, ...]]] | None = build
         self.left: list[tuple[Any, ...]] = []
@@ -140,7 +150,10 @@ class Commands:
         for command in self.left:
             pipe.execute_command(*command)  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=False)
-        failed = [(c, r) for c, r in zip(self.left, replies, strict=True) if isinstance(r, Exception)]
+        failed = [(c, r) for c, r in zip(self.left, replies, strict=True)
+                  if isinstance(r, Exception)]
         self.left = [c for c, _ in failed]
         if failed:
-            raise StoreError(f"{len(failed)} command(s) failed, the first {failed[0][0][0]}: {failed[0][1]}")
+            raise StoreError(
+                f"{len(failed)} command(s) failed, the first {failed[0][0][0]}: {failed[0][1]}"
+            )

@@ -1,4 +1,5 @@
-"""Further `kenning` sub-commands, one module per concern; importing a module registers its commands."""
+"""Further `kenning` sub-commands, one module per concern; importing a
+module registers its commands."""
 
 from __future__ import annotations
 

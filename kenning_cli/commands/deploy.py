@@ -19,9 +19,13 @@ def _health_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds before the check fails")
 
 
-@command("health", "Check one service quickly for a container healthcheck (no model load): mcp|web "
-                   "(GET /healthz on its port), worker or valkey (a ping and the worker's job health); "
-                   "exit 0 when healthy.", _health_arguments)
+@command(
+    "health",
+    "Check one service quickly for a container healthcheck (no model load): mcp|web "
+    "(GET /healthz on its port), worker or valkey (a ping and the worker's job health); "
+    "exit 0 when healthy.",
+    _health_arguments,
+)
 def _health(args: argparse.Namespace, settings: Settings) -> int:
     ok, detail = check(args.service, settings, args.timeout)
     print(f"{'ok' if ok else 'FAIL'} {args.service}: {detail}")
@@ -60,16 +64,21 @@ def _store(service: str, settings: Settings) -> tuple[bool, str]:
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("prepare",), help="prepare: export + quantise the model once")
+    parser.add_argument("action", choices=("prepare",),
+                        help="prepare: export + quantise the model once")
 
 
-@command("model", "prepare: export the bundled model to ONNX and quantise it into KENNING_MODEL_DIR once "
-                  "(needs the [export] extra; the image build runs it), then embed one text to prove it.",
-         _model_arguments)
+@command(
+    "model",
+    "prepare: export the bundled model to ONNX and quantise it into KENNING_MODEL_DIR once "
+    "(needs the [export] extra; the image build runs it), then embed one text to prove it.",
+    _model_arguments,
+)
 def _model(args: argparse.Namespace, settings: Settings) -> int:
     from kenning.embedding import load_embedder
 
     embedder = load_embedder(settings)
     vector = embedder.embed("kenning model prepare")
-    print(f"{embedder.model_name}: {len(vector)} dims, files in {settings.resolved_model_dir}", file=sys.stdout)
+    print(f"{embedder.model_name}: {len(vector)} dims, files in {settings.resolved_model_dir}",
+          file=sys.stdout)
     return 0

@@ -18,7 +18,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     sub.add_parser("clients", help="list registered OAuth clients")
     sub.add_parser("grants", help="list who granted which client which scopes")
-    revoke = sub.add_parser("revoke", help="revoke a client: its tokens stop at once, it must register again")
+    revoke = sub.add_parser("revoke",
+                            help="revoke a client: its tokens stop at once, it must register again")
     revoke.add_argument("client_id")
 
 
@@ -30,18 +31,26 @@ def _oauth(settings: Settings) -> OAuth:
     return OAuth(store, clock, Accounts(store, clock))
 
 
-@command("oauth", "List OAuth clients and grants, or revoke a client (remote MCP access).", _arguments)
+@command("oauth", "List OAuth clients and grants, or revoke a client (remote MCP access).",
+         _arguments)
 def _oauth_command(args: argparse.Namespace, settings: Settings) -> int:
     oauth = _oauth(settings)
     if args.action == "clients":
         for client in oauth.clients():
             hosts = " ".join(client.redirect_uris)
-            print(f"{client.client_id}\t{client.name}\t{client.auth_method}\t{iso(client.created_at)}\t{hosts}")
+            print(
+                f"{client.client_id}\t{client.name}\t{client.auth_method}"
+                  f"\t{iso(client.created_at)}\t{hosts}"
+            )
     elif args.action == "grants":
         for grant in oauth.grants():
-            print(f"{grant.client_id}\t{grant.client_name}\t{grant.username}\t{' '.join(grant.scopes)}\t"
-                  f"{iso(grant.granted_at)}")
+            print(
+                f"{grant.client_id}\t{grant.client_name}\t{grant.username}"
+                  f"\t{' '.join(grant.scopes)}\t{iso(grant.granted_at)}"
+            )
     else:
         client = oauth.revoke_client(args.client_id, actor=_actor())
-        print(f"revoked OAuth client {client.client_id!r} ({client.name}); its tokens no longer work")
+        print(
+            f"revoked OAuth client {client.client_id!r} ({client.name}); its tokens no longer work"
+        )
     return 0

@@ -12,12 +12,16 @@ from kenning_cli.main import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("status", "run"),
-                        help="status: queued, in flight, parked jobs and today's spend; run: drain once now")
+    parser.add_argument(
+        "action",
+        choices=("status", "run"),
+        help="status: queued, in flight, parked jobs and today's spend; run: drain once now",
+    )
     parser.add_argument("--limit", type=int, default=50, help="run: at most this many jobs")
 
 
-@command("queue", "The LLM enrichment queue: status (queued, in flight, parked, spend) or run (drain once).",
+@command("queue",
+         "The LLM enrichment queue: status (queued, in flight, parked, spend) or run (drain once).",
          _arguments)
 def _queue(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine

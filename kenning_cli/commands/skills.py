@@ -1,8 +1,9 @@
-"""`kenning skills export DIR|import DIR|list`: skills as a folder of SKILL.md files (docs/skills.md).
+"""`kenning skills export DIR|import DIR|list`: skills as a folder of
+SKILL.md files (docs/skills.md).
 
-An import is the operator's own act at the shell, so it writes without a proposal; it is validated as a
-whole first (front matter, size, citations this store can resolve) and refused, with the reason, before
-anything is written when any file is malformed.
+An import is the operator's own act at the shell, so it writes without a proposal; it is validated
+as a whole first (front matter, size, citations this store can resolve) and refused, with the
+reason, before anything is written when any file is malformed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`kenning maintain` and `kenning reindex`: truth maintenance from the command line.
 
-``maintain`` runs one maintenance pass (docs/truth-maintenance.md) and prints its report as JSON. It is
-the same engine call the worker's scheduler makes (``Engine.maintenance.run``, docs/worker.md), for a
-run on demand or from cron where no worker runs.
+``maintain`` runs one maintenance pass (docs/truth-maintenance.md) and prints its report as JSON. It
+is the same engine call the worker's scheduler makes (``Engine.maintenance.run``, docs/worker.md),
+for a run on demand or from cron where no worker runs.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from kenning_cli.main import command
 
 
 def _maintain_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--summary", action="store_true", help="print counts only, not the full JSON report")
+    parser.add_argument("--summary", action="store_true",
+                        help="print counts only, not the full JSON report")
 
 
-@command("maintain", "Run one maintenance pass: expiry, duplicate review, contradiction re-check, index drift.",
+@command("maintain",
+         "Run one maintenance pass: expiry, duplicate review, contradiction re-check, index drift.",
          _maintain_arguments)
 def _maintain(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine

@@ -1,8 +1,8 @@
 """`kenning user create|passwd|list|disable|enable`: accounts for the OAuth login and the dashboard
 (docs/accounts.md).
 
-A password never comes from argv (it would sit in the shell history and the process list): it is read
-from a prompt, or from the first line of stdin with ``--password-stdin``.
+A password never comes from argv (it would sit in the shell history and the process list): it is
+read from a prompt, or from the first line of stdin with ``--password-stdin``.
 """
 
 from __future__ import annotations
@@ -51,14 +51,17 @@ def _password(from_stdin: bool) -> str:
     return first
 
 
-@command("user", "Create, list, disable accounts or set their passwords (OAuth login, dashboard).", _arguments)
+@command("user", "Create, list, disable accounts or set their passwords (OAuth login, dashboard).",
+         _arguments)
 def _user(args: argparse.Namespace, settings: Settings) -> int:
     accounts = _accounts(settings)
     if args.action == "create":
-        account = accounts.create(args.username, _password(args.password_stdin), args.role, actor=_actor())
+        account = accounts.create(args.username, _password(args.password_stdin), args.role,
+                                  actor=_actor())
         print(f"created account {account.username!r} with role {account.role}")
     elif args.action == "passwd":
-        account = accounts.set_password(args.username, _password(args.password_stdin), actor=_actor())
+        account = accounts.set_password(args.username, _password(args.password_stdin),
+                                        actor=_actor())
         print(f"password changed for {account.username!r}")
     elif args.action == "list":
         for item in accounts.list():

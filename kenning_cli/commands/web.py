@@ -1,4 +1,5 @@
-"""`kenning web`: the dashboard alone, in the foreground, against a running Valkey (docs/dashboard.md)."""
+"""`kenning web`: the dashboard alone, in the foreground, against a running
+Valkey (docs/dashboard.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`kenning worker`: the worker alone, in the foreground, against a running Valkey (docs/worker.md)."""
+"""`kenning worker`: the worker alone, in the foreground, against a
+running Valkey (docs/worker.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from kenning.settings import Settings
 from kenning_cli.main import command
 
 
-@command("worker", "Run the worker alone in the foreground: scheduled maintenance and feed ingestion "
+@command("worker",
+         "Run the worker alone in the foreground: scheduled maintenance and feed ingestion "
                    "under a leader lock (Valkey must be running).")
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
     from feed_worker.worker import Worker

@@ -1,8 +1,8 @@
 """The login and consent pages (server-rendered, CSRF-protected; docs/remote-access.md).
 
-GET /oauth/consent?request=ID shows the login form, or, with a live session, what the client asks for:
-its name, where the answer goes (the redirect host) and the scopes, each of which the person may
-untick. The login form carries the pending request's CSRF token; the consent form the session's.
+GET /oauth/consent?request=ID shows the login form, or, with a live session, what the client asks
+for: its name, where the answer goes (the redirect host) and the scopes, each of which the person
+may untick. The login form carries the pending request's CSRF token; the consent form the session's.
 Sessions (kenning.sessions) are shared with the dashboard: one cookie, one login.
 """
 
@@ -32,16 +32,22 @@ SCOPE_TEXT = {"read": "read your memories (recall, briefings, history)",
               "write": "add, change and forget memories",
               "admin": "administer Kenning (maintenance, restores, every tool)",
               "offline_access": "stay connected: refresh its access without asking you again"}
-HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer",
-           "X-Content-Type-Options": "nosniff",
-           "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; "
-                                      "base-uri 'none'"}
+HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
 _templates = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
                          autoescape=select_autoescape(["html"]))
 
 
 class ConsentPages:
-    def __init__(self, provider: KenningOAuthProvider, accounts: Accounts, sessions: Sessions) -> None:
+    def __init__(self, provider: KenningOAuthProvider, accounts: Accounts,
+                 sessions: Sessions) -> None:
         self.provider = provider
         self.oauth = provider.oauth
         self.accounts = accounts
@@ -49,28 +55,34 @@ class ConsentPages:
         self.secure = provider.base.startswith("https://")
 
     def routes(self) -> list[Route]:
-        return [Route(CONSENT_PATH, self.show, methods=["GET"]), Route(CONSENT_PATH, self.answer, methods=["POST"]),
+        return [Route(CONSENT_PATH, self.show, methods=["GET"]),
+                Route(CONSENT_PATH, self.answer, methods=["POST"]),
                 Route(LOGIN_PATH, self.login, methods=["POST"])]
 
     def _page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        return HTMLResponse(_templates.get_template(name).render(**values), status_code=status, headers=HEADERS)
+        return HTMLResponse(_templates.get_template(name).render(**values), status_code=status,
+                            headers=HEADERS)
 
     def _error(self, status: int, message: str) -> HTMLResponse:
         return self._page("error.html", status, message=message)
 
     async def show(self, request: Request) -> Response:
-        pending = await self.provider.run(self.oauth.pending, request.query_params.get("request", ""))
+        pending = await self.provider.run(self.oauth.pending,
+                                          request.query_params.get("request", ""))
         if pending is None:
-            return self._error(400, "This authorization request has expired or was already answered. "
+            return self._error(400,
+                               "This authorization request has expired or was already answered. "
                                     "Start the connection again from your MCP client.")
         session = await self.provider.run(self.sessions.get, request.cookies.get(SESSION_COOKIE))
         if session is None:
             return await self._login_page(pending)
         return await self._consent_page(pending, session.username, session.role, session.csrf_token)
 
-    async def _login_page(self, pending: AuthRequest, status: int = 200, error: str = "") -> HTMLResponse:
+    async def _login_page(self, pending: AuthRequest, status: int = 200,
+                          error: str = "") -> HTMLResponse:
         client = await self.provider.run(self.oauth.client, pending.client_id)
-        return self._page("login.html", status, request_id=pending.id, csrf=pending.csrf, error=error,
+        return self._page("login.html", status, request_id=pending.id, csrf=pending.csrf,
+                          error=error,
                           client_name=client.name if client else "an MCP client",
                           action=self.provider.base + LOGIN_PATH)
 
@@ -80,10 +92,13 @@ class ConsentPages:
         if client is None:
             return self._error(400, "The client that asked was revoked. Connect it again.")
         allowed = self.oauth.grantable(pending, role)
-        scopes = [{"name": s, "text": SCOPE_TEXT[s], "allowed": s in allowed} for s in pending.scopes]
+        scopes = [{"name": s, "text": SCOPE_TEXT[s], "allowed": s in allowed}
+                  for s in pending.scopes]
         target = urlsplit(pending.redirect_uri)
-        return self._page("consent.html", status, request_id=pending.id, csrf=csrf, client_name=client.name,
-                          redirect_host=target.hostname or f"{target.scheme}:", redirect_scheme=target.scheme,
+        return self._page("consent.html", status, request_id=pending.id, csrf=csrf,
+                          client_name=client.name,
+                          redirect_host=target.hostname or f"{target.scheme}:",
+                          redirect_scheme=target.scheme,
                           scopes=scopes, username=username, role=role, error=error,
                           action=self.provider.base + CONSENT_PATH)
 
@@ -91,22 +106,31 @@ class ConsentPages:
         form = await request.form()
         pending = await self.provider.run(self.oauth.pending, str(form.get("request", "")))
         if pending is None:
-            return self._error(400, "This authorization request has expired. Start again from your MCP client.")
+            return self._error(
+                400, "This authorization request has expired. Start again from your MCP client."
+            )
         if not hmac.compare_digest(pending.csrf, str(form.get("csrf", ""))):
-            return self._error(403, "The form's security token did not match; nothing was done. Reload the page.")
+            return self._error(
+                403, "The form's security token did not match; nothing was done. Reload the page."
+            )
         ip = request.client.host if request.client else "unknown"
         try:
-            account = await self.provider.run(self.accounts.authenticate, str(form.get("username", "")),
+            account = await self.provider.run(self.accounts.authenticate,
+                                              str(form.get("username", "")),
                                               str(form.get("password", "")), ip=ip)
         except RateLimited as exc:
             return await self._login_page(pending, 429, str(exc))
         except PermissionDenied as exc:
             return await self._login_page(pending, 401, exc.message)
-        session_id, _ = await self.provider.run(self.sessions.create, account.username, ttl_seconds=SESSION_SECONDS)
-        # absolute, through the public URL, so it also works behind a proxy that strips a path prefix
-        response = RedirectResponse(f"{self.provider.base}{CONSENT_PATH}?request={pending.id}", status_code=303,
+        session_id, _ = await self.provider.run(self.sessions.create, account.username,
+                                                ttl_seconds=SESSION_SECONDS)
+        # absolute, through the public URL, so it also works behind a proxy
+        # that strips a path prefix
+        response = RedirectResponse(f"{self.provider.base}{CONSENT_PATH}?request={pending.id}",
+                                    status_code=303,
                                     headers=HEADERS)
-        response.set_cookie(SESSION_COOKIE, session_id, max_age=SESSION_SECONDS, httponly=True, secure=self.secure,
+        response.set_cookie(SESSION_COOKIE, session_id, max_age=SESSION_SECONDS, httponly=True,
+                            secure=self.secure,
                             samesite="lax", path="/")
         return response
 
@@ -114,7 +138,10 @@ class ConsentPages:
         form = await request.form()
         session = await self.provider.run(self.sessions.get, request.cookies.get(SESSION_COOKIE))
         if session is None:
-            return self._error(401, "Your login has expired; nothing was granted. Start again from your MCP client.")
+            return self._error(
+                401,
+                "Your login has expired; nothing was granted. Start again from your MCP client.",
+            )
         if not session.csrf_ok(str(form.get("csrf", ""))):
             return self._error(403, "The form's security token did not match; nothing was granted.")
         request_id = str(form.get("request", ""))
@@ -123,12 +150,14 @@ class ConsentPages:
                 denied = await self.provider.run(self.oauth.deny, request_id, session.username)
                 return self._back(denied, error="access_denied")
             chosen = [str(s) for s in form.getlist("scope")]
-            code, pending = await self.provider.run(self.oauth.approve, request_id, session.username, chosen)
+            code, pending = await self.provider.run(self.oauth.approve, request_id,
+                                                    session.username, chosen)
         except KenningError as exc:
             pending_now = await self.provider.run(self.oauth.pending, request_id)
             if pending_now is None:
                 return self._error(400, exc.message)
-            return await self._consent_page(pending_now, session.username, session.role, session.csrf_token,
+            return await self._consent_page(pending_now, session.username, session.role,
+                                            session.csrf_token,
                                             400, exc.message)
         return self._back(pending, code=code)
 

@@ -1,10 +1,10 @@
 """The OAuth 2.1 authorization server on the MCP SDK's provider protocol (docs/remote-access.md).
 
 ``KenningOAuthProvider`` adapts the engine's ``kenning.oauth.OAuth`` (all state in Valkey) to
-fastmcp's ``OAuthProvider``: the SDK parses requests, checks PKCE and redirect URIs through the client
-model below, and calls these methods. Bearer tokens from `kenning token` are verified beside OAuth
-tokens by the existing ``TokenAuth``. Every OAuth access token must name this server's resource
-(RFC 8707): a token issued for another resource is refused here, on every request.
+fastmcp's ``OAuthProvider``: the SDK parses requests, checks PKCE and redirect URIs through the
+client model below, and calls these methods. Bearer tokens from `kenning token` are verified beside
+OAuth tokens by the existing ``TokenAuth``. Every OAuth access token must name this server's
+resource (RFC 8707): a token issued for another resource is refused here, on every request.
 """
 
 from __future__ import annotations
@@ -29,7 +29,12 @@ from mcp.server.auth.provider import (
     TokenError,
 )
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
-from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import (
+    InvalidRedirectUriError,
+    InvalidScopeError,
+    OAuthClientInformationFull,
+    OAuthToken,
+)
 from pydantic import AnyUrl
 
 from kenning.errors import BackendUnavailable, InvalidInput
@@ -54,7 +59,8 @@ CHALLENGE_RE = re.compile(r"^[A-Za-z0-9_-]{43}$")  # base64url of a sha256 (RFC 
 AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 CONSENT_PATH = "/oauth/consent"
 SEEN_MAX = 10_000  # OAuth tokens remembered for the outage grace
-CLIENT_IP: ContextVar[str] = ContextVar("kenning_oauth_client_ip", default="unknown")  # set by the /register route
+# set by the /register route
+CLIENT_IP: ContextVar[str] = ContextVar("kenning_oauth_client_ip", default="unknown")
 
 
 class KenningClient(OAuthClientInformationFull):
@@ -78,11 +84,14 @@ class KenningClient(OAuthClientInformationFull):
             raise InvalidRedirectUriError("redirect_uri is required: the client registered several")
         if any(redirect_matches(r, str(redirect_uri)) for r in registered):
             return redirect_uri
-        raise InvalidRedirectUriError(f"redirect URI {str(redirect_uri)[:100]!r} is not registered for this client")
+        raise InvalidRedirectUriError(
+            f"redirect URI {str(redirect_uri)[:100]!r} is not registered for this client"
+        )
 
 
 def to_sdk(client: ClientInfo) -> KenningClient:
-    return KenningClient.model_validate({**client.metadata, "client_id": client.client_id, "client_secret": None,
+    return KenningClient.model_validate({**client.metadata, "client_id": client.client_id,
+                                         "client_secret": None,
                                          "secret_digest": client.secret_digest or None})
 
 
@@ -95,10 +104,16 @@ class KenningOAuthProvider(OAuthProvider):
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         base = public_url.rstrip("/")
         super().__init__(
-            base_url=base, issuer_url=base,
+            base_url=base,
+            issuer_url=base,
             client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=list(SCOPES_SUPPORTED), default_scopes=list(DEFAULT_SCOPES)),
-            revocation_options=RevocationOptions(enabled=True), required_scopes=[])
+                enabled=True,
+                valid_scopes=list(SCOPES_SUPPORTED),
+                default_scopes=list(DEFAULT_SCOPES),
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+            required_scopes=[],
+        )
         self.oauth = oauth
         self.bearer = bearer
         self.base = base
@@ -106,13 +121,15 @@ class KenningOAuthProvider(OAuthProvider):
         self.resource = normalize_resource(base + resource_path)
         self.limiter = limiter
         self.monotonic = monotonic
-        self._seen: dict[str, tuple[float, AccessToken]] = {}  # sha256 -> (verified at, token): outage grace
+        # sha256 -> (verified at, token): outage grace
+        self._seen: dict[str, tuple[float, AccessToken]] = {}
 
     async def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Engine code (it blocks on Valkey) in a worker thread."""
-        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=self.limiter)
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs),
+                                              limiter=self.limiter)
 
-    # --- clients -----------------------------------------------------------------------------------
+    # --- clients ----------------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> KenningClient | None:
         found = await self.run(self.oauth.client, client_id)
@@ -122,14 +139,16 @@ class KenningOAuthProvider(OAuthProvider):
         await self.run(self.oauth.register, client_record(client_info, self.oauth.clock.now()),
                        ip=CLIENT_IP.get())
 
-    # --- authorization -------------------------------------------------------------------------------
+    # --- authorization ----------------------------------------------------------------------------
 
-    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+    async def authorize(self, client: OAuthClientInformationFull,
+                        params: AuthorizationParams) -> str:
         resource = normalize_resource(params.resource) if params.resource else self.resource
         if resource != self.resource:
             raise AuthorizeError("invalid_target", f"this server is the resource {self.resource}")
         if not CHALLENGE_RE.match(params.code_challenge):
-            raise AuthorizeError("invalid_request", "code_challenge must be an S256 challenge (43 base64url chars)")
+            raise AuthorizeError("invalid_request",
+                                 "code_challenge must be an S256 challenge (43 base64url chars)")
         scopes = list(params.scopes or parse_scopes(client.scope) or DEFAULT_SCOPES)
         if not set(scopes) - {OFFLINE}:  # offline_access alone would be an empty grant
             scopes.append("read")
@@ -143,7 +162,8 @@ class KenningOAuthProvider(OAuthProvider):
         grant = await self.run(self.oauth.code, authorization_code)
         if grant is None or grant.client_id != client.client_id:
             return None
-        return AuthorizationCode(code=authorization_code, scopes=list(grant.scopes), expires_at=grant.expires_at,
+        return AuthorizationCode(code=authorization_code, scopes=list(grant.scopes),
+                                 expires_at=grant.expires_at,
                                  client_id=grant.client_id, code_challenge=grant.code_challenge,
                                  redirect_uri=AnyUrl(grant.redirect_uri),
                                  redirect_uri_provided_explicitly=grant.redirect_explicit,
@@ -158,22 +178,26 @@ class KenningOAuthProvider(OAuthProvider):
         return OAuthToken(access_token=issued.access_token, expires_in=issued.expires_in,
                           scope=" ".join(issued.scopes), refresh_token=issued.refresh_token)
 
-    # --- tokens ------------------------------------------------------------------------------------
+    # --- tokens -----------------------------------------------------------------------------------
 
-    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+    async def load_refresh_token(self, client: OAuthClientInformationFull,
+                                 refresh_token: str) -> RefreshToken | None:
         info = await self.run(self.oauth.refresh_token, refresh_token)
         if info is None or info.client_id != client.client_id:
             return None
         return RefreshToken(token=refresh_token, client_id=info.client_id, scopes=list(info.scopes),
-                            expires_at=int(info.expires_at), resource=info.resource, subject=info.username)
+                            expires_at=int(info.expires_at), resource=info.resource,
+                            subject=info.username)
 
-    async def exchange_refresh_token(self, client: OAuthClientInformationFull, refresh_token: RefreshToken,
+    async def exchange_refresh_token(self, client: OAuthClientInformationFull,
+                                     refresh_token: RefreshToken,
                                      scopes: list[str]) -> OAuthToken:
         if refresh_token.client_id != client.client_id:
             raise TokenError("invalid_grant", "refresh token was issued to another client")
         issued = await self.run(self.oauth.rotate, refresh_token.token, scopes)
         if issued is None:
-            raise TokenError("invalid_grant", "refresh token was already used, revoked or has expired")
+            raise TokenError("invalid_grant",
+                             "refresh token was already used, revoked or has expired")
         return OAuthToken(access_token=issued.access_token, expires_in=issued.expires_in,
                           scope=" ".join(issued.scopes), refresh_token=issued.refresh_token)
 
@@ -192,25 +216,29 @@ class KenningOAuthProvider(OAuthProvider):
             log.warning("refused an OAuth token issued for another resource (%s)", info.resource)
             return None
         access = AccessToken(token=token, client_id=info.client_id, scopes=list(info.scopes),
-                             expires_at=int(info.expires_at), resource=info.resource, subject=info.username,
+                             expires_at=int(info.expires_at), resource=info.resource,
+                             subject=info.username,
                              claims={ACTOR_CLAIM: actor_of(info.username), UNVERIFIED: False,
                                      "iss": self.base, "sub": info.username})
         self._remember(key, access)
         return access
 
     def _unverified(self, key: str) -> AccessToken | None:
-        """As for bearer tokens (mcp_server.auth): during an outage a token verified within the grace is let
-        through with no scopes, marked unverified, so its caller hears "memory could NOT be checked"
-        instead of a 401 that would send it into a new login; ScopeGuard runs nothing for it."""
+        """As for bearer tokens (mcp_server.auth): during an outage a token verified within the
+        grace is let through with no scopes, marked unverified, so its caller hears "memory could
+        NOT be checked" instead of a 401 that would send it into a new login;
+        ScopeGuard runs nothing for it."""
         seen = self._seen.get(key)
         if seen is None or self.monotonic() - seen[0] >= OUTAGE_GRACE_SECONDS:
             log.warning("an OAuth token could not be checked: Valkey did not answer")
             return None
-        return seen[1].model_copy(update={"scopes": [], "claims": {**seen[1].claims, UNVERIFIED: True}})
+        return seen[1].model_copy(update={"scopes": [],
+                                          "claims": {**seen[1].claims, UNVERIFIED: True}})
 
     def _remember(self, key: str, access: AccessToken) -> None:
         now = self.monotonic()
-        if len(self._seen) >= SEEN_MAX:  # forget the ones past the grace (tokens rotate; keep this bounded)
+        # forget the ones past the grace (tokens rotate; keep this bounded)
+        if len(self._seen) >= SEEN_MAX:
             self._seen = {k: v for k, v in self._seen.items() if now - v[0] < OUTAGE_GRACE_SECONDS}
         if len(self._seen) < SEEN_MAX:
             self._seen[key] = (now, access)
@@ -227,22 +255,27 @@ def client_record(client_info: OAuthClientInformationFull, now: float) -> Client
     method, the name. Raises RegistrationError, which the SDK answers with a 400."""
     uris = [str(u) for u in client_info.redirect_uris or []]
     if not uris or len(uris) > MAX_REDIRECT_URIS:
-        raise RegistrationError("invalid_redirect_uri", f"register 1 to {MAX_REDIRECT_URIS} redirect URIs")
+        raise RegistrationError("invalid_redirect_uri",
+                                f"register 1 to {MAX_REDIRECT_URIS} redirect URIs")
     try:
         for uri in uris:
             check_redirect_uri(uri)
         scopes = parse_scopes(client_info.scope) or list(DEFAULT_SCOPES)
     except InvalidInput as exc:
-        raise RegistrationError("invalid_redirect_uri" if "redirect" in exc.message else "invalid_client_metadata",
+        raise RegistrationError("invalid_redirect_uri" if "redirect" in exc.message
+                                else "invalid_client_metadata",
                                 f"{exc.message} ({exc.hint})") from exc
     method = client_info.token_endpoint_auth_method or "client_secret_post"
     if method not in AUTH_METHODS:
-        raise RegistrationError("invalid_client_metadata", f"token_endpoint_auth_method must be one of {AUTH_METHODS}")
+        raise RegistrationError("invalid_client_metadata",
+                                f"token_endpoint_auth_method must be one of {AUTH_METHODS}")
     name = (client_info.client_name or "").strip()[:100] or "unnamed client"
     metadata: dict[str, Any] = client_info.model_dump(mode="json", exclude_none=True,
                                                       exclude={"client_secret", "client_id"})
     metadata.update(scope=" ".join(scopes), client_name=name, token_endpoint_auth_method=method)
     secret = client_info.client_secret
-    return ClientInfo(client_id=client_info.client_id, name=name, redirect_uris=tuple(uris), scope=" ".join(scopes),
-                      auth_method=method, grant_types=tuple(client_info.grant_types), created_at=now,
+    return ClientInfo(client_id=client_info.client_id, name=name, redirect_uris=tuple(uris),
+                      scope=" ".join(scopes),
+                      auth_method=method, grant_types=tuple(client_info.grant_types),
+                      created_at=now,
                       secret_digest=digest(secret) if secret else "", metadata=metadata)

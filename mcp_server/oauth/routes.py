@@ -1,5 +1,6 @@
-"""The authorization server's HTTP routes: the SDK's, with Kenning's metadata, client authentication
-(secrets compared by sha256), a rate-limited and optionally key-gated registration, and the pages."""
+"""The authorization server's HTTP routes: the SDK's, with Kenning's metadata, client
+authentication (secrets compared by sha256), a rate-limited and optionally key-gated
+registration, and the pages."""
 
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         else:
             posted = form.get("client_secret")
             secret = posted if isinstance(posted, str) else None
-        if not secret or not client.secret_digest or not hmac.compare_digest(digest(secret), client.secret_digest):
+        if not secret or not client.secret_digest or not hmac.compare_digest(digest(secret),
+                                                                             client.secret_digest):
             raise AuthenticationError("Invalid client_secret")
         return client
 
@@ -66,9 +68,11 @@ def _basic_secret(header: str, client_id: str) -> str | None:
 
 
 def metadata(base: str) -> OAuthMetadata:
-    """RFC 8414 metadata; ``none`` is listed so public clients (Claude Code, Cursor) may register."""
+    """RFC 8414 metadata; ``none`` is listed so public clients (Claude
+    Code, Cursor) may register."""
     return OAuthMetadata.model_validate({
-        "issuer": base, "authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
+        "issuer": base, "authorization_endpoint": f"{base}/authorize",
+                                         "token_endpoint": f"{base}/token",
         "registration_endpoint": f"{base}/register", "revocation_endpoint": f"{base}/revoke",
         "scopes_supported": list(SCOPES_SUPPORTED), "response_types_supported": ["code"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
@@ -80,27 +84,34 @@ def metadata(base: str) -> OAuthMetadata:
 def resource_metadata(base: str, resource: str) -> ProtectedResourceMetadata:
     """RFC 9728; built from strings so the issuer is spelled exactly as in RFC 8414's document."""
     return ProtectedResourceMetadata.model_validate({
-        "resource": resource, "authorization_servers": [base], "scopes_supported": list(SCOPES_SUPPORTED),
+        "resource": resource, "authorization_servers": [base],
+                                                     "scopes_supported": list(SCOPES_SUPPORTED),
         "bearer_methods_supported": ["header"], "resource_name": "Kenning"})
 
 
 def revocation(provider: KenningOAuthProvider, authenticator: ClientAuthenticator) -> Any:
-    """RFC 7009. The SDK's handler insists on a client_secret field, which a public client (Claude Code,
-    Cursor) does not send; this one authenticates the client as the token endpoint does."""
+    """RFC 7009. The SDK's handler insists on a client_secret field, which a public client
+    (Claude Code, Cursor) does not send; this one authenticates the client
+    as the token endpoint does."""
 
     async def revoke(request: Request) -> Response:
         headers = {"Cache-Control": "no-store", "Pragma": "no-cache"}
         try:
             client = await authenticator.authenticate_request(request)
         except AuthenticationError as exc:
-            return JSONResponse({"error": "invalid_client", "error_description": exc.message}, status_code=401,
+            return JSONResponse({"error": "invalid_client", "error_description": exc.message},
+                                status_code=401,
                                 headers=headers)
         token = (await request.form()).get("token")
         if not isinstance(token, str) or not token:
-            return JSONResponse({"error": "invalid_request", "error_description": "token is required"},
+            return JSONResponse({"error": "invalid_request",
+                                 "error_description": "token is required"},
                                 status_code=400, headers=headers)
-        found = await provider.load_access_token(token) or await provider.load_refresh_token(client, token)
-        if found is not None and found.client_id == client.client_id:  # another client's token: ignored (§2.1)
+        found = await provider.load_access_token(token) or await provider.load_refresh_token(
+            client, token
+        )
+        # another client's token: ignored (§2.1)
+        if found is not None and found.client_id == client.client_id:
             await provider.revoke_token(found)
         return Response(status_code=200, headers=headers)  # unknown tokens too (RFC 7009 §2.2)
     return revoke
@@ -108,8 +119,8 @@ def revocation(provider: KenningOAuthProvider, authenticator: ClientAuthenticato
 
 def registration(provider: KenningOAuthProvider, options: ClientRegistrationOptions, *,
                  key: SecretStr | None, per_hour: int) -> Any:
-    """RFC 7591 registration behind a per-address rate limit and, when configured, a registration key
-    (RFC 7591 §3: an initial access token sent as a bearer token)."""
+    """RFC 7591 registration behind a per-address rate limit and, when configured, a registration
+    key (RFC 7591 §3: an initial access token sent as a bearer token)."""
     handler = RegistrationHandler(provider, options=options)
 
     async def register(request: Request) -> Response:
@@ -117,15 +128,21 @@ def registration(provider: KenningOAuthProvider, options: ClientRegistrationOpti
             sent = request.headers.get("Authorization", "")
             expected = f"Bearer {key.get_secret_value()}"
             if not hmac.compare_digest(sent.encode(), expected.encode()):
-                return JSONResponse({"error": "invalid_token", "error_description":
-                                     "registration needs the key from KENNING_OAUTH_REGISTRATION_KEY "
-                                     "as a bearer token"}, status_code=401,
-                                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+                return JSONResponse(
+                    {
+                        "error": "invalid_token",
+                        "error_description": ("registration needs the key from "
+                                              "KENNING_OAUTH_REGISTRATION_KEY as a bearer token"),
+                    },
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+                )
         ip = request.client.host if request.client else "unknown"
         try:
             await provider.run(provider.oauth.check_registration_rate, ip, per_hour)
         except RateLimited as exc:
-            return JSONResponse({"error": "rate_limited", "error_description": str(exc)}, status_code=429,
+            return JSONResponse({"error": "rate_limited", "error_description": str(exc)},
+                                status_code=429,
                                 headers={"Retry-After": "3600"})
         except BackendUnavailable:
             return JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
@@ -145,16 +162,19 @@ def rebuild(provider: KenningOAuthProvider, routes: list[Route], *, key: SecretS
         "/token": (TokenHandler(provider=provider, client_authenticator=authenticator).handle,
                    ["POST", "OPTIONS"]),
         "/revoke": (revocation(provider, authenticator), ["POST", "OPTIONS"]),
-        "/register": (registration(provider, options, key=key, per_hour=per_hour), ["POST", "OPTIONS"]),
+        "/register": (registration(provider, options, key=key, per_hour=per_hour),
+                      ["POST", "OPTIONS"]),
     }
     resource = f"{provider.base}{provider.resource_path}"
-    prm = (ProtectedResourceMetadataHandler(resource_metadata(provider.base, resource)).handle, ["GET", "OPTIONS"])
+    prm = (ProtectedResourceMetadataHandler(resource_metadata(provider.base, resource)).handle,
+           ["GET", "OPTIONS"])
     replaced[f"/.well-known/oauth-protected-resource{urlsplit(resource).path}"] = prm
     out: list[Route] = []
     for route in routes:
         if route.path in replaced:
             endpoint, methods = replaced[route.path]
-            out.append(Route(route.path, endpoint=cors_middleware(endpoint, methods), methods=methods))
+            out.append(Route(route.path, endpoint=cors_middleware(endpoint, methods),
+                             methods=methods))
         else:
             out.append(route)
     issuer_path = urlsplit(provider.base).path.rstrip("/")

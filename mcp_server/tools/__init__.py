@@ -18,8 +18,9 @@ How to add a tool (e.g. in ``mcp_server/tools/lifecycle.py``)::
 
 Rules:
 - Discovery: modules in this package are imported in name order and every ``@tool``-marked function
-  defined in one is registered, in the order the module defines them (that is the ``tools/list`` order);
-  no list to edit. A tool is found by its name: ``grep "def recall_index" mcp_server/tools``.
+  defined in one is registered, in the order the module defines them (that is the ``tools/list``
+  order); no list to edit. A tool is found by its name: ``grep "def
+  recall_index" mcp_server/tools``.
 - Scope: ``@tool(scope=...)``. ``read`` tools are read-only (annotation readOnlyHint=true);
   anything that changes state needs ``write`` or ``admin``. Pass ``destructive=True`` when the tool
   deletes or overwrites anything, even with the old value kept in the audit (forget, update_memory,
@@ -32,8 +33,8 @@ Rules:
   mutating engine call (it is the audit actor).
 - Off the loop: the engine is synchronous. Always ``await call.run(fn, *args, **kwargs)`` (it uses
   ``anyio.to_thread.run_sync``); never call the engine directly from the async tool body.
-- Errors: raise (or let through) ``kenning.errors`` exceptions; ``mcp_server.errors`` translates them
-  in one place. Never catch them to return an empty result.
+- Errors: raise (or let through) ``kenning.errors`` exceptions; ``mcp_server.errors`` translates
+  them in one place. Never catch them to return an empty result.
 - Adapters only: validate, make one engine call, shape the output (``.public()`` dicts). A domain
   decision belongs in ``kenning/``.
 - Docs: every tool needs an entry ``### `name` `` in docs/mcp-tools.md (a test fails otherwise).
@@ -49,7 +50,8 @@ from mcp_server.registry import Registry, is_tool
 
 
 def register_all(tools: Registry) -> None:
-    """Import every tool module of this package and register its ``@tool`` functions in definition order."""
+    """Import every tool module of this package and register its ``@tool``
+    functions in definition order."""
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
         for value in vars(module).values():

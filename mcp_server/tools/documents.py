@@ -19,10 +19,11 @@ async def remember_document(text: str, title: str | None = None, namespace: Name
                             strategy: Literal["paragraphs", "sentences", "fixed"] = "paragraphs",
                             size: Annotated[int, Field(ge=200, le=8_000)] = 1500,
                             overlap: Annotated[int, Field(ge=0, le=4_000)] = 200) -> dict[str, Any]:
-    """Store a long text as chunks (paragraphs, sentences, or fixed size with overlap) sharing a doc_id.
-    size: max characters per chunk (200-8000); overlap: for strategy "fixed" only."""
+    """Store a long text as chunks (paragraphs, sentences, or fixed size with overlap) sharing a
+    doc_id. size: max characters per chunk (200-8000); overlap: for strategy "fixed" only."""
     call = current()
-    document = Document(text=text, title=title, namespace=namespace, project=project, tags=tuple(tags or ()),
+    document = Document(text=text, title=title, namespace=namespace, project=project,
+                        tags=tuple(tags or ()),
                         source=source, strategy=strategy, size=size, overlap=overlap)
     result = await call.run(call.engine.documents.remember, document, actor=call.actor)
     return result.public()

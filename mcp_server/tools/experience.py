@@ -1,4 +1,5 @@
-"""Experience tools: record how work went, log abandoned approaches, check the graveyard, summaries."""
+"""Experience tools: record how work went, log abandoned approaches, check
+the graveyard, summaries."""
 
 from __future__ import annotations
 
@@ -24,33 +25,45 @@ class AbandonedApproach(BaseModel):
 
 
 @tool(scope="write", idempotent=True, destructive=True)
-async def record_experience(key: str, effort: Effort, outcome: Outcome,
-                            iterations: Annotated[int, Field(ge=1, le=10_000)] = 1, breakthrough: str | None = None,
-                            gotchas: list[str] | None = None,
-                            abandoned_approaches: list[AbandonedApproach] | None = None) -> dict[str, Any]:
+async def record_experience(
+    key: str,
+    effort: Effort,
+    outcome: Outcome,
+    iterations: Annotated[int, Field(ge=1, le=10_000)] = 1,
+    breakthrough: str | None = None,
+    gotchas: list[str] | None = None,
+    abandoned_approaches: list[AbandonedApproach] | None = None,
+) -> dict[str, Any]:
     """Attach how a piece of work went to its memory: effort and outcome set its ranking weight;
     abandoned approaches go to the graveyard (at effort 4-5 their names are also suppressed)."""
     call = current()
-    report = Report(effort=effort, outcome=outcome, iterations=iterations, breakthrough=breakthrough,
+    report = Report(effort=effort, outcome=outcome, iterations=iterations,
+                    breakthrough=breakthrough,
                     gotchas=tuple(gotchas or ()),
                     abandoned_approaches=tuple(a.approach() for a in abandoned_approaches or ()))
-    return (await call.run(call.engine.experience.record_experience, key, report, actor=call.actor)).public()
+    return (await call.run(call.engine.experience.record_experience, key, report,
+                           actor=call.actor)).public()
 
 @tool(scope="write")
-async def log_abandoned(name: Annotated[str, Field(description="the approach, e.g. celery")], reason: str,
+async def log_abandoned(name: Annotated[str, Field(description="the approach, e.g. celery")],
+                        reason: str,
                         effort: Effort, type: ApproachType = "approach",
                         project: str | None = None, context: str | None = None) -> dict[str, Any]:
     """Record that an approach was tried and abandoned, and why; later recalls naming it warn first.
     At effort 4-5 the name is also suppressed: recalls stop offering memories that name it."""
     call = current()
-    return (await call.run(call.engine.experience.log_abandoned, Approach(name=name, type=type, reason=reason),
-                           effort=effort, project=project, context=context, actor=call.actor)).public()
+    return (await call.run(call.engine.experience.log_abandoned,
+                           Approach(name=name, type=type, reason=reason),
+                           effort=effort, project=project, context=context,
+                           actor=call.actor)).public()
 
 @tool(scope="read")
 async def warn_if_abandoned(query: str) -> dict[str, Any]:
-    """Abandoned approaches a plan or question names (whole words), with reason, effort and memory."""
+    """Abandoned approaches a plan or question names (whole words), with
+    reason, effort and memory."""
     call = current()
-    return {"warnings": [a.public() for a in await call.run(call.engine.experience.warn_if_abandoned, query)]}
+    return {"warnings": [a.public()
+                         for a in await call.run(call.engine.experience.warn_if_abandoned, query)]}
 
 @tool(scope="read")
 async def get_experience(key: str) -> dict[str, Any]:
@@ -60,6 +73,7 @@ async def get_experience(key: str) -> dict[str, Any]:
 
 @tool(scope="read")
 async def experience_summary(project: str | None = None) -> dict[str, Any]:
-    """Average effort, outcomes, most effortful work, the graveyard and top breakthroughs (one project or all)."""
+    """Average effort, outcomes, most effortful work, the graveyard and top
+    breakthroughs (one project or all)."""
     call = current()
     return (await call.run(call.engine.experience.experience_summary, project)).public()

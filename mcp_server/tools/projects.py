@@ -12,23 +12,32 @@ from mcp_server.runtime import current
 
 
 @tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
-async def set_project_context(name: Annotated[str, Field(description="project name (lower-case)")],
-                              description: str | None = None, stack: list[str] | None = None,
-                              conventions: str | None = None, state: str | None = None) -> dict[str, Any]:
+async def set_project_context(
+    name: Annotated[str, Field(description="project name (lower-case)")],
+    description: str | None = None,
+    stack: list[str] | None = None,
+    conventions: str | None = None,
+    state: str | None = None,
+) -> dict[str, Any]:
     """Create or change a project's context; omitted fields keep their value."""
     call = current()
-    context, status = await call.run(call.engine.projects.set, name, description=description, stack=stack,
+    context, status = await call.run(call.engine.projects.set, name, description=description,
+                                     stack=stack,
                                      conventions=conventions, state=state, actor=call.actor)
     return {"status": status, "project": context.public()}
 
 @tool(scope="read")
-async def get_project_context(name: Annotated[str, Field(description="project name")]) -> dict[str, Any]:
-    """A project's context (description, stack, conventions, current state) and its memory counts."""
+async def get_project_context(
+    name: Annotated[str, Field(description="project name")],
+) -> dict[str, Any]:
+    """A project's context (description, stack, conventions, current
+    state) and its memory counts."""
     call = current()
     return (await call.run(call.engine.projects.describe, name)).public()
 
 @tool(scope="read")
-async def list_projects(offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=200)] = 50) -> dict[str, Any]:
+async def list_projects(offset: Offset = 0,
+                        limit: Annotated[int, Field(ge=1, le=200)] = 50) -> dict[str, Any]:
     """Projects that have a context, most recently updated first."""
     call = current()
     contexts, total = await call.run(call.engine.projects.all, offset=offset, limit=limit)
@@ -41,5 +50,6 @@ async def update_project_state(name: Annotated[str, Field(description="project n
                                state: str) -> dict[str, Any]:
     """Record where an existing project stands now (replaces its current state)."""
     call = current()
-    context, status = await call.run(call.engine.projects.update_state, name, state, actor=call.actor)
+    context, status = await call.run(call.engine.projects.update_state, name, state,
+                                     actor=call.actor)
     return {"status": status, "project": context.public()}

@@ -1,5 +1,6 @@
-"""Skill tools: compile a domain's lessons into a SKILL.md proposal, approve (admin), write, find, read,
-bless (admin) and promote knowledge. Only an approved proposal is ever written (docs/skills.md)."""
+"""Skill tools: compile a domain's lessons into a SKILL.md proposal, approve (admin), write,
+find, read, bless (admin) and promote knowledge. Only an approved proposal is ever
+written (docs/skills.md)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from mcp_server.runtime import current
 async def compile_skill(
     domain: str, mode: Literal["propose", "preview"] = "propose"
 ) -> dict[str, Any]:
-    """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule changes by
-    risk, sha. Nothing is written until a person approves it; preview stores nothing."""
+    """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule
+    changes by risk, sha. Nothing is written until a person approves it; preview stores nothing."""
     call = current()
     proposal = await call.run(
         call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor
@@ -45,7 +46,8 @@ async def write_skill(proposal_id: str) -> dict[str, Any]:
 
 @tool(scope="read")
 async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
-    """Written skills relevant to a task (none below the relevance floor); read one with get_skill."""
+    """Written skills relevant to a task (none below the relevance
+    floor); read one with get_skill."""
     call = current()
     found = await call.run(call.engine.skills.find, query, limit=limit)
     return {"skills": [f.public() for f in found]}
@@ -67,4 +69,5 @@ async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
 async def promote_knowledge(key: str, domain: str, reason: str | None = None) -> dict[str, Any]:
     """Make a knowledge memory a Reference rule of the domain's next skill proposal."""
     call = current()
-    return (await call.run(call.engine.skills.promote, key, domain, actor=call.actor, reason=reason)).public()
+    return (await call.run(call.engine.skills.promote, key, domain, actor=call.actor,
+                           reason=reason)).public()

@@ -1,4 +1,5 @@
-"""The corpus generator and the query families: deterministic per seed, exact sizes, sound ground truth."""
+"""The corpus generator and the query families: deterministic per seed, exact
+sizes, sound ground truth."""
 
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def test_families_are_deterministic_and_point_at_real_items() -> None:
     one = families.paraphrase_queries(corpus, random.Random(1), 30)
     two = families.paraphrase_queries(corpus, random.Random(1), 30)
     assert one == two
-    for builder in (families.verbatim_queries, families.paraphrase_queries, families.identifier_queries,
+    for builder in (families.verbatim_queries, families.paraphrase_queries,
+                    families.identifier_queries,
                     families.distractor_queries):
         queries = builder(corpus, random.Random(2), 20)
         assert queries

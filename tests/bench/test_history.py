@@ -1,4 +1,5 @@
-"""The generated history of the timeline family (bench/history.py): deterministic, with known answers. Pure."""
+"""The generated history of the timeline family (bench/history.py): deterministic,
+with known answers. Pure."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def test_every_question_has_one_target_in_the_history() -> None:
     uids = {t.uid for t in history.turns}
     assert {q.kind for q in history.questions} == {"dated", "old_fact", "current", "answer"}
     assert all(q.target in uids for q in history.questions)
-    assert [t.at for t in history.turns] == sorted(t.at for t in history.turns)  # each turn at its own time
+    # each turn at its own time
+    assert [t.at for t in history.turns] == sorted(t.at for t in history.turns)
 
 
 def test_each_change_is_a_value_change_of_its_slot() -> None:

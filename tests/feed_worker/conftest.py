@@ -18,7 +18,8 @@ T = TypeVar("T")
 
 
 class Recorder:
-    """Collects every run a worker reports; ``wait_until`` blocks until a predicate over them holds."""
+    """Collects every run a worker reports; ``wait_until`` blocks until a
+    predicate over them holds."""
 
     def __init__(self) -> None:
         self.runs: list[JobRun] = []
@@ -29,7 +30,8 @@ class Recorder:
             self.runs.append(run)
             self._changed.notify_all()
 
-    def wait_until(self, predicate: Callable[[list[JobRun]], bool], timeout: float = WAIT) -> list[JobRun]:
+    def wait_until(self, predicate: Callable[[list[JobRun]], bool],
+                   timeout: float = WAIT) -> list[JobRun]:
         with self._changed:
             if not self._changed.wait_for(lambda: predicate(self.runs), timeout=timeout):
                 raise AssertionError(f"condition never held; runs: {self.runs}")
@@ -41,8 +43,9 @@ class Recorder:
 
 
 def eventually(attempt: Callable[[], T], done: Callable[[T], bool], timeout: float = WAIT) -> T:
-    """Repeat ``attempt`` until ``done(result)``; for conditions outside the process (a lease expiring in
-    Valkey, a child process writing), where there is nothing to wait on but the condition itself."""
+    """Repeat ``attempt`` until ``done(result)``; for conditions outside the process (a lease
+    expiring in Valkey, a child process writing), where there is nothing to wait on
+    but the condition itself."""
     deadline = time.monotonic() + timeout
     while True:
         result = attempt()

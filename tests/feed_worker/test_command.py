@@ -1,4 +1,5 @@
-"""`kenning worker`: its help, and a real child process that runs maintenance on schedule until Ctrl-C."""
+"""`kenning worker`: its help, and a real child process that runs maintenance
+on schedule until Ctrl-C."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from kenning.settings import Settings
 from kenning_cli.main import build_parser, load_commands, main
 from tests.feed_worker.conftest import eventually
 
-ENTRY = "from kenning_cli.main import main; raise SystemExit(main({}))"  # the `kenning` script's own call
+# the `kenning` script's own call
+ENTRY = "from kenning_cli.main import main; raise SystemExit(main({}))"
 
 load_commands()
 
@@ -44,20 +46,25 @@ def test_up_has_a_no_worker_flag() -> None:
     assert build_parser().parse_args(["up"]).no_worker is False
 
 
-def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(engine: Engine, settings: Settings,
+def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(engine: Engine,
+                                                                        settings: Settings,
                                                                          tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
-    env.update({"KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
-                "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_MAINTENANCE_INTERVAL_MINUTES": "0.005",
+    env.update({"KENNING_DATA_DIR": str(settings.data_dir),
+                "KENNING_VALKEY_PORT": str(settings.valkey_port),
+                "KENNING_KEY_PREFIX": settings.key_prefix,
+                "KENNING_MAINTENANCE_INTERVAL_MINUTES": "0.005",
                 "KENNING_LOG_LEVEL": "WARNING"})
     assert engine.jobs.last_runs() == {}  # positive control: nothing has run on this store yet
-    # not `python -m kenning_cli.main`: run as __main__, the CLI module would not see the commands registered
-    # on the imported kenning_cli.main (the `kenning` script, and this, call the real module's main)
+    # not `python -m kenning_cli.main`: run as __main__, the CLI module would not see the commands
+    # registered on the imported kenning_cli.main (the `kenning` script, and this,
+    # call the real module's main)
     proc = subprocess.Popen([sys.executable, "-c", ENTRY.format("['worker']")],
                             cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        runs = eventually(engine.jobs.last_runs, lambda runs: MAINTENANCE in runs or proc.poll() is not None)
+        runs = eventually(engine.jobs.last_runs,
+                          lambda runs: MAINTENANCE in runs or proc.poll() is not None)
         assert proc.poll() is None, proc.communicate()[0]
         run: JobRun = runs[MAINTENANCE]
         assert run.status == "ok"

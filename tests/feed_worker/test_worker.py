@@ -1,5 +1,5 @@
-"""The worker: the maintenance job (directly and through the scheduler), the leader lease, the per-job guard
-and a Valkey outage. Real Valkey and model; only the clock is manual."""
+"""The worker: the maintenance job (directly and through the scheduler), the leader lease, the
+per-job guard and a Valkey outage. Real Valkey and model; only the clock is manual."""
 
 from __future__ import annotations
 
@@ -33,13 +33,16 @@ QUESTION = RecallRequest("what is the conference discount code?", projects=["p"]
 
 def _engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
             **overrides: object) -> tuple[Engine, Settings]:
-    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix, **overrides)
+    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+                          **overrides)
     return Engine.open(tuned, client, embedder, clock=clock), tuned
 
 
 def _expiring(engine: Engine, clock: ManualClock) -> str:
-    """An expiring memory, shown active and recallable first (the positive control), then made due."""
-    key = engine.memories.remember(Draft(CODE, project="p", expires_at=clock.now() + DAY), actor="feed").key
+    """An expiring memory, shown active and recallable first (the
+    positive control), then made due."""
+    key = engine.memories.remember(Draft(CODE, project="p", expires_at=clock.now() + DAY),
+                                   actor="feed").key
     assert engine.memories.get(key).state == "active"
     assert key in [h.memory.key for h in engine.recaller.recall(QUESTION).hits]
     clock.advance(2 * DAY)
@@ -69,7 +72,8 @@ def test_the_maintenance_job_archives_an_expired_memory(engine: Engine, settings
 
 def test_the_scheduler_runs_maintenance_every_interval(settings: Settings, client: valkey.Valkey,
                                                        embedder: Embedder, clock: ManualClock,
-                                                       recorder: Recorder, stopper: list[Worker]) -> None:
+                                                       recorder: Recorder,
+                                                       stopper: list[Worker]) -> None:
     engine, fast = _engine(settings, client, embedder, clock, maintenance_interval_minutes=FAST)
     key = _expiring(engine, clock)
     worker = Worker(engine, fast, worker="w1", on_run=recorder)
@@ -77,14 +81,17 @@ def test_the_scheduler_runs_maintenance_every_interval(settings: Settings, clien
     worker.start()
     runs = recorder.wait_until(lambda runs: len([r for r in runs if r.status == "ok"]) >= 2)
     first, second = (r for r in runs if r.status == "ok")
-    assert (first.summary["expired"], second.summary["expired"]) == (1, 0)  # archived once, then nothing due
+    # archived once, then nothing due
+    assert (first.summary["expired"], second.summary["expired"]) == (1, 0)
     _archived_by_the_worker(engine, key)
     assert worker.alive()
 
 
-def test_the_leader_lease_keeps_a_second_worker_out_until_released(engine: Engine, settings: Settings) -> None:
+def test_the_leader_lease_keeps_a_second_worker_out_until_released(engine: Engine,
+                                                                   settings: Settings) -> None:
     first, second = Worker(engine, settings, worker="a"), Worker(engine, settings, worker="b")
-    assert first.run_now(MAINTENANCE).status == "ok"  # positive control: the job runs for the leader
+    # positive control: the job runs for the leader
+    assert first.run_now(MAINTENANCE).status == "ok"
     skipped = second.run_now(MAINTENANCE)
     assert (skipped.status, skipped.summary) == ("skipped", {"leader": "a"})
     assert engine.jobs.last_runs()[MAINTENANCE].worker == "a"  # a skipped run is not recorded
@@ -97,21 +104,27 @@ def test_the_leader_lease_keeps_a_second_worker_out_until_released(engine: Engin
     second.stop()
 
 
-def test_a_dead_leaders_lease_expires_and_another_worker_takes_over(settings: Settings, client: valkey.Valkey,
-                                                                    embedder: Embedder, clock: ManualClock) -> None:
+def test_a_dead_leaders_lease_expires_and_another_worker_takes_over(settings: Settings,
+                                                                    client: valkey.Valkey,
+                                                                    embedder: Embedder,
+                                                                    clock: ManualClock) -> None:
     engine, short = _engine(settings, client, embedder, clock, worker_lock_ttl_seconds=2.0)
-    # The dead worker's job is instant, so its fresh lease cannot lapse before the second worker tries.
+    # The dead worker's job is instant, so its fresh lease cannot lapse
+    # before the second worker tries.
     dead = Worker(engine, short, worker="dead", jobs=[Job(MAINTENANCE, dict, 3600.0)])
     second = Worker(engine, short, worker="b")
     assert dead.run_now(MAINTENANCE).status == "ok"
-    assert second.run_now(MAINTENANCE).status == "skipped"  # positive control: held while "dead" is fresh
-    # "dead" never renews nor releases (as if its process was killed): only the expiry frees the lease.
+    # positive control: held while "dead" is fresh
+    assert second.run_now(MAINTENANCE).status == "skipped"
+    # "dead" never renews nor releases (as if its process was killed): only
+    # the expiry frees the lease.
     run = eventually(lambda: second.run_now(MAINTENANCE), lambda r: r.status == "ok")
     assert (run.worker, engine.jobs.leader()) == ("b", "b")
     second.stop()
 
 
-def test_two_running_workers_never_both_run_the_job(settings: Settings, client: valkey.Valkey, embedder: Embedder,
+def test_two_running_workers_never_both_run_the_job(settings: Settings, client: valkey.Valkey,
+                                                    embedder: Embedder,
                                                     clock: ManualClock, recorder: Recorder,
                                                     stopper: list[Worker]) -> None:
     engine, fast = _engine(settings, client, embedder, clock, maintenance_interval_minutes=FAST)
@@ -149,14 +162,16 @@ def test_a_job_that_raises_is_recorded_and_the_scheduler_keeps_running(
 
     def kept_going(runs: list[JobRun]) -> bool:
         failed = [i for i, r in enumerate(runs) if r.job == "boom" and r.status == "failed"]
-        return len(failed) >= 2 and any(r.job == "tick" and r.status == "ok" for r in runs[failed[0]:])
+        return len(failed) >= 2 and any(r.job == "tick" and r.status == "ok"
+                                        for r in runs[failed[0]:])
 
     recorder.wait_until(kept_going)
     assert worker.alive()
     recorded = engine.jobs.last_runs()["boom"]
     assert (recorded.status, recorded.error) == ("failed", "RuntimeError: the feed host is on fire")
     assert recorded.run_id in {r.run_id for r in recorder.of("boom", "failed")}
-    logged = [r for r in caplog.records if r.getMessage() == f"job boom run {recorded.run_id} failed"]
+    logged = [r for r in caplog.records
+              if r.getMessage() == f"job boom run {recorded.run_id} failed"]
     assert logged
     assert logged[0].exc_info is not None  # the traceback is in the log, under the run id
     assert engine.jobs.last_runs()["tick"].status == "ok"
@@ -168,15 +183,18 @@ def test_valkey_down_is_recorded_as_an_outage_not_a_crash(tmp_path: Path, embedd
     with EmbeddedValkey(settings) as server:
         engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(NOW))
         worker = Worker(engine, settings, worker="w1", on_run=recorder)
-        assert worker.run_now(MAINTENANCE).status == "ok"  # positive control: the job works while Valkey is up
+        # positive control: the job works while Valkey is up
+        assert worker.run_now(MAINTENANCE).status == "ok"
         server.stop()
         run = worker.run_now(MAINTENANCE)
         assert run.status == "outage"
         assert run.error is not None
         assert "unreachable" in run.error
-        assert worker.status()[MAINTENANCE] == run  # kept by the worker: Valkey could not take the record
+        # kept by the worker: Valkey could not take the record
+        assert worker.status()[MAINTENANCE] == run
         worker.start()
-        recorder.wait_until(lambda runs: sum(r.status == "outage" for r in runs) >= 3)  # the scheduler too
+        # the scheduler too
+        recorder.wait_until(lambda runs: sum(r.status == "outage" for r in runs) >= 3)
         assert worker.alive()
         worker.stop()  # the lease cannot be released; stopping still succeeds
         assert not worker.alive()
@@ -192,13 +210,20 @@ def test_job_names_are_checked(engine: Engine, settings: Settings) -> None:
 
 def test_first_delay_continues_the_schedule_of_the_last_recorded_run() -> None:
     assert first_delay(None, 3600.0, NOW) == 0.0  # never ran: at once
-    assert first_delay(NOW - 600.0, 3600.0, NOW) == 3000.0  # ran 10 minutes ago: 50 minutes from now
+    # ran 10 minutes ago: 50 minutes from now
+    assert first_delay(NOW - 600.0, 3600.0, NOW) == 3000.0
     assert first_delay(NOW - 7200.0, 3600.0, NOW) == 0.0  # overdue: at once
-    assert first_delay(NOW + 7200.0, 3600.0, NOW) == 3600.0  # a future record (skewed clock): one interval
+    # a future record (skewed clock): one interval
+    assert first_delay(NOW + 7200.0, 3600.0, NOW) == 3600.0
 
 
 def test_a_restarted_worker_keeps_the_schedule_and_a_new_job_runs_at_start(
-        engine: Engine, settings: Settings, clock: ManualClock, recorder: Recorder, stopper: list[Worker]) -> None:
+    engine: Engine,
+    settings: Settings,
+    clock: ManualClock,
+    recorder: Recorder,
+    stopper: list[Worker],
+) -> None:
     assert settings.maintenance_interval_minutes == 60
     earlier = Worker(engine, settings, worker="w1")
     assert earlier.run_now(MAINTENANCE).status == "ok"
@@ -208,9 +233,11 @@ def test_a_restarted_worker_keeps_the_schedule_and_a_new_job_runs_at_start(
                     jobs=[*scheduled(engine, settings), Job("fresh", dict, 3600.0)])
     stopper.append(worker)
     worker.start()
-    recorder.wait_until(lambda runs: any(r.job == "fresh" and r.status == "ok" for r in runs))  # never ran: now
+    # never ran: now
+    recorder.wait_until(lambda runs: any(r.job == "fresh" and r.status == "ok" for r in runs))
     next_in = worker.scheduler.get_job(MAINTENANCE).next_run_time - datetime.now(UTC)
-    assert timedelta(minutes=45) < next_in <= timedelta(minutes=50)  # 60 minutes after the last run, not after start
+    # 60 minutes after the last run, not after start
+    assert timedelta(minutes=45) < next_in <= timedelta(minutes=50)
 
 
 def test_the_lease_renewal_logs_at_debug_and_the_jobs_still_at_info(
@@ -221,11 +248,13 @@ def test_the_lease_renewal_logs_at_debug_and_the_jobs_still_at_info(
     with caplog.at_level(logging.DEBUG):
         worker.start()
         try:
-            eventually(lambda: [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()], lambda r: len(r) >= 4)
+            eventually(lambda: [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()],
+                       lambda r: len(r) >= 4)
             eventually(lambda: worker.status().get(MAINTENANCE), lambda run: run is not None)
         finally:
             worker.stop()
     renewals = [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()]
     assert {(r.name, r.levelname) for r in renewals} == {("feed_worker.worker", "DEBUG")}
     jobs = [r for r in caplog.records if f'"{MAINTENANCE} (' in r.getMessage()]
-    assert "INFO" in {r.levelname for r in jobs}  # positive control: the jobs' own lines stay at INFO
+    # positive control: the jobs' own lines stay at INFO
+    assert "INFO" in {r.levelname for r in jobs}

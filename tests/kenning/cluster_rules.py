@@ -1,13 +1,15 @@
-"""Valkey Cluster's rule for atomic work, checked on what the code really sends (docs/architecture.md, scaling).
+"""Valkey Cluster's rule for atomic work, checked on what the code really sends
+(docs/architecture.md, scaling).
 
-In a cluster every key lives in one of 16384 hash slots, and a command, a MULTI/EXEC block or a script can only
-touch keys of one slot (else CROSSSLOT). ``Recorder`` wraps the packing of every command a client sends, so a
-scenario run through the engine leaves the exact command stream, per connection; ``atomic_groups`` cuts it into
-the units that must be single-slot -- each MULTI...EXEC block, each script call (EVAL, EVALSHA, FCALL), each
-other command naming two keys or more -- and ``cross_slot`` lists the groups whose keys span slots.
+In a cluster every key lives in one of 16384 hash slots, and a command, a MULTI/EXEC block or a
+script can only touch keys of one slot (else CROSSSLOT). ``Recorder`` wraps the packing of every
+command a client sends, so a scenario run through the engine leaves the exact command stream, per
+connection; ``atomic_groups`` cuts it into the units that must be single-slot -- each MULTI...EXEC
+block, each script call (EVAL, EVALSHA, FCALL), each other command naming two keys or more -- and
+``cross_slot`` lists the groups whose keys span slots.
 
-The keys of a command are the server's answer (COMMAND GETKEYS on the real Valkey), so no table of command
-shapes is kept here; slots are Valkey's CRC16 with hash tags (``valkey.crc.key_slot``).
+The keys of a command are the server's answer (COMMAND GETKEYS on the real Valkey), so no table of
+command shapes is kept here; slots are Valkey's CRC16 with hash tags (``valkey.crc.key_slot``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ def _arg(value: Any) -> bytes:
 
 
 class Recorder:
-    """Every command sent through the clients it wires, as (connection id, args), in sending order."""
+    """Every command sent through the clients it wires, as (connection
+    id, args), in sending order."""
 
     def __init__(self) -> None:
         self.sent: list[tuple[int, Command]] = []
@@ -73,7 +76,8 @@ class _Packer:
 
 @dataclass(frozen=True)
 class Group:
-    """One unit the server runs atomically: its kind (MULTI, a script command, or the command) and keys."""
+    """One unit the server runs atomically: its kind (MULTI, a script command,
+    or the command) and keys."""
 
     kind: str
     keys: tuple[bytes, ...]
@@ -93,7 +97,8 @@ class KeysOf:
     def __call__(self, command: Command) -> tuple[bytes, ...]:
         name = command[0].upper()
         if name in (b"MULTI", b"EXEC", b"DISCARD") or name.startswith(b"FT."):
-            return ()  # FT.* names an index, not a key; a cluster fans it out (docs/architecture.md)
+            # FT.* names an index, not a key; a cluster fans it out (docs/architecture.md)
+            return ()
         try:
             keys: Any = self.server.command_getkeys(*command)
         except valkey.ResponseError:
@@ -102,8 +107,8 @@ class KeysOf:
 
 
 def atomic_groups(sent: list[tuple[int, Command]], keys_of: KeysOf) -> list[Group]:
-    """The single-slot units of a command stream: MULTI..EXEC blocks (per connection), script calls, and any
-    other command naming two keys or more."""
+    """The single-slot units of a command stream: MULTI..EXEC blocks (per connection), script
+    calls, and any other command naming two keys or more."""
     groups: list[Group] = []
     open_blocks: dict[int, list[Command]] = {}
     for connection, command in sent:

@@ -1,9 +1,9 @@
 """A seeded history of Postgres work, the source of the skill tests and of docs/skills.md's example.
 
 Two projects built a Postgres index concurrently (near-identical memories: one Do rule, two sources,
-one shared gotcha), two abandoned pgbouncer's transaction mode (one Don't rule by name, two sources),
-one tuned autovacuum once (a single source: held back until a person blesses it), and a Redis memory
-carries another tag (never part of the postgres skill).
+one shared gotcha), two abandoned pgbouncer's transaction mode (one Don't rule by name, two
+sources), one tuned autovacuum once (a single source: held back until a person blesses it), and a
+Redis memory carries another tag (never part of the postgres skill).
 """
 
 from __future__ import annotations

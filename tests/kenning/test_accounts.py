@@ -1,4 +1,5 @@
-"""Accounts (argon2 passwords, roles, throttled logins, audit), login sessions, and the `kenning user` CLI."""
+"""Accounts (argon2 passwords, roles, throttled logins, audit), login sessions,
+and the `kenning user` CLI."""
 
 from __future__ import annotations
 
@@ -58,19 +59,22 @@ def test_an_account_authenticates_and_its_password_is_only_hashed(
     created = accounts.create("alice", PW, "editor", actor="cli:root")
     assert (created.username, created.role, created.disabled) == ("alice", "editor", False)
     assert accounts.authenticate("alice", PW, ip="10.0.0.1") == created
-    assert accounts.authenticate(" Alice ", PW, ip="10.0.0.1") == created  # typed with caps and spaces
+    # typed with caps and spaces
+    assert accounts.authenticate(" Alice ", PW, ip="10.0.0.1") == created
     dump = _dump(client, settings.key_prefix)
     assert b"account:alice" in dump
     assert b"$argon2id$" in dump
     assert PW.encode() not in dump
 
 
-def test_wrong_unknown_and_disabled_logins_fail_alike_and_are_audited(accounts: Accounts, store: Store) -> None:
+def test_wrong_unknown_and_disabled_logins_fail_alike_and_are_audited(accounts: Accounts,
+                                                                      store: Store) -> None:
     accounts.create("alice", PW, "viewer")
     accounts.create("bob", PW, "viewer")
     assert accounts.authenticate("bob", PW, ip="10.0.0.2").username == "bob"  # positive control
     accounts.disable("bob", actor="cli:root")
-    for username, password in (("alice", PW + "x"), ("nobody", PW), ("bob", PW), ("", ""), ("a" * 500, PW)):
+    for username, password in (("alice", PW + "x"), ("nobody", PW), ("bob", PW), ("", ""),
+                               ("a" * 500, PW)):
         with pytest.raises(PermissionDenied, match="wrong username or password"):
             accounts.authenticate(username, password, ip="10.0.0.3")
     failed = store.audit.recent(limit=20, action="login_failed")
@@ -79,8 +83,10 @@ def test_wrong_unknown_and_disabled_logins_fail_alike_and_are_audited(accounts: 
     assert [e.details["reason"] for e in failed][2] == "disabled"
 
 
-def test_logins_are_throttled_per_account(accounts: Accounts, clock: ManualClock, store: Store) -> None:
-    clock.value = LOGIN_WINDOW_SECONDS * 2_000_000  # the start of a window, so the advance below leaves it
+def test_logins_are_throttled_per_account(accounts: Accounts, clock: ManualClock,
+                                          store: Store) -> None:
+    # the start of a window, so the advance below leaves it
+    clock.value = LOGIN_WINDOW_SECONDS * 2_000_000
     accounts.create("alice", PW, "editor")
     accounts.create("carol", PW, "editor")
     for i in range(5):
@@ -88,11 +94,13 @@ def test_logins_are_throttled_per_account(accounts: Accounts, clock: ManualClock
             accounts.authenticate("alice", "guess-number-" + str(i), ip=f"10.1.0.{i}")
     with pytest.raises(RateLimited, match="too many failed logins"):
         accounts.authenticate("alice", PW, ip="10.9.9.9")  # the right password, too late
-    assert accounts.authenticate("carol", PW, ip="10.9.9.9").username == "carol"  # another account is fine
+    # another account is fine
+    assert accounts.authenticate("carol", PW, ip="10.9.9.9").username == "carol"
     with pytest.raises(RateLimited):
         accounts.authenticate("alice", PW, ip="10.9.9.9")
     throttled = store.audit.recent(limit=10, action="login_throttled")
-    assert [e.details["username"] for e in throttled] == ["alice"]  # one event per address and window
+    # one event per address and window
+    assert [e.details["username"] for e in throttled] == ["alice"]
     clock.advance(LOGIN_WINDOW_SECONDS)
     assert accounts.authenticate("alice", PW, ip="10.9.9.9").username == "alice"
 
@@ -113,7 +121,8 @@ def test_bad_input_is_refused_and_nothing_is_written(accounts: Accounts) -> None
     with pytest.raises(Conflict, match="exists"):
         accounts.create("taken", PW, "admin")
     cases = [("Has Space", PW, "viewer", "not allowed"), ("system", PW, "viewer", "reserved"),
-             ("short-pw", "2short", "viewer", "10 to 1024"), ("spaces", " " * 12, "viewer", "only spaces"),
+             ("short-pw", "2short", "viewer", "10 to 1024"),
+             ("spaces", " " * 12, "viewer", "only spaces"),
              ("badrole", PW, "root", "unknown role")]
     for username, password, role, message in cases:
         with pytest.raises(InvalidInput, match=message):
@@ -135,7 +144,8 @@ def test_password_role_and_disable_changes_are_audited(accounts: Accounts, store
     assert accounts.disable("alice", actor="cli:root").disabled
     assert accounts.list()[0].disabled
     assert not accounts.enable("alice", actor="cli:root").disabled
-    actions = [(e.action, e.actor) for e in store.audit.recent(limit=10) if e.action.startswith("account")]
+    actions = [(e.action, e.actor) for e in store.audit.recent(limit=10)
+               if e.action.startswith("account")]
     assert actions == [("account_enable", "cli:root"), ("account_disable", "cli:root"),
                        ("account_role", "cli:root"), ("account_password", "cli:root"),
                        ("account_create", "cli:root")]
@@ -146,7 +156,8 @@ def test_sessions_live_hashed_expire_and_follow_the_account(
         settings: Settings) -> None:
     accounts.create("alice", PW, "editor")
     session_id, session = sessions.create("alice", ttl_seconds=3600)
-    assert (session.username, session.role, session.expires_at) == ("alice", "editor", clock.now() + 3600)
+    assert (session.username, session.role, session.expires_at) == ("alice", "editor",
+                                                                    clock.now() + 3600)
     assert sessions.get(session_id) == session
     assert session.csrf_ok(session.csrf_token)
     assert not session.csrf_ok("forged")
@@ -220,26 +231,33 @@ def test_a_signed_in_admin_cannot_lock_themselves_out(accounts: Accounts) -> Non
     assert accounts.get("ana") is None
 
 
-def test_two_admins_demoting_each_other_at_once_leave_one_admin(accounts: Accounts, store: Store) -> None:
-    """The last-admin rule reads, then writes: the write is gated on the admin the read counted on, so two
-    writes decided from the same read (each sees the other as the remaining admin) cannot both land."""
+def test_two_admins_demoting_each_other_at_once_leave_one_admin(accounts: Accounts,
+                                                                store: Store) -> None:
+    """The last-admin rule reads, then writes: the write is gated on the admin the read counted
+    on, so two writes decided from the same read (each sees the other as the
+    remaining admin) cannot both land."""
     accounts.create("ana", PW, "admin", actor="pytest")
     accounts.create("bo", PW, "admin", actor="pytest")
     event = [AuditEvent(actor="pytest", action="account_role", key="")]
-    # both decided while both were admins: ana demotes bo counting on ana, bo demotes ana counting on bo
+    # both decided while both were admins: ana demotes bo counting on ana, bo
+    # demotes ana counting on bo
     assert store.accounts.update("bo", {"role": "editor"}, event, keep_admin="ana") is True
-    assert store.accounts.update("ana", {"role": "editor"}, event, keep_admin="bo") is False  # bo is no admin
+    # bo is no admin
+    assert store.accounts.update("ana", {"role": "editor"}, event, keep_admin="bo") is False
     assert [(a.username, a.role) for a in accounts.list()] == [("ana", "admin"), ("bo", "editor")]
     assert store.accounts.remove("ana", event, keep_admin="bo") is False  # nothing deleted either
     assert accounts.get("ana") is not None
-    # through the engine the second decision is taken again on a fresh read: now it is the last admin
+    # through the engine the second decision is taken again on a fresh
+    # read: now it is the last admin
     with pytest.raises(Conflict, match="last enabled admin"):
         accounts.set_role("ana", "editor", actor="web:bo")
-    assert store.accounts.update("gone", {"role": "admin"}, event) is False  # never re-creates an account
+    # never re-creates an account
+    assert store.accounts.update("gone", {"role": "admin"}, event) is False
     assert accounts.get("gone") is None
 
 
-def _demote(accounts: Accounts, name: str, by: str, start: threading.Barrier, outcomes: list[str]) -> None:
+def _demote(accounts: Accounts, name: str, by: str, start: threading.Barrier,
+            outcomes: list[str]) -> None:
     start.wait()
     try:
         accounts.set_role(name, "viewer", actor=f"web:{by}", by=by)

@@ -1,8 +1,10 @@
-"""Every mutating engine method, walked in one story: each records exactly the audit events it should.
+"""Every mutating engine method, walked in one story: each records exactly
+the audit events it should.
 
-Each step is run and the events it appended to the audit stream are compared (action and key, in order)
-with the ones the step must produce; a call that changes nothing must record nothing. Feed ingestion is
-walked in tests/kenning/feeds (it needs the local feed server), backups in test_backup.py.
+Each step is run and the events it appended to the audit stream are compared (action and key, in
+order) with the ones the step must produce; a call that changes nothing must record nothing. Feed
+ingestion is walked in tests/kenning/feeds (it needs the local feed server),
+backups in test_backup.py.
 """
 
 from __future__ import annotations
@@ -38,44 +40,57 @@ def recorded(engine: Engine, step: Callable[[], Any]) -> tuple[Any, Events]:
 
 
 def remember(engine: Engine, text: str, **draft: Any) -> tuple[str, Events]:
-    result, events = recorded(engine, lambda: engine.memories.remember(Draft(text, **draft), actor="agent"))
+    result, events = recorded(engine,
+                              lambda: engine.memories.remember(Draft(text, **draft), actor="agent"))
     return str(result.key), events
 
 
 def test_each_memory_write_records_its_event(engine: Engine) -> None:
-    a, events = remember(engine, "The staging database runs Postgres 16 on the db-2 host.", project="p")
+    a, events = remember(engine, "The staging database runs Postgres 16 on the db-2 host.",
+                         project="p")
     assert events == [("remember", a)]
     _, events = recorded(engine, lambda: engine.memories.remember(
-        Draft("The staging database runs Postgres 16 on the db-2 host.", project="p"), actor="agent"))
+        Draft("The staging database runs Postgres 16 on the db-2 host.", project="p"),
+                                                                  actor="agent"))
     assert events == []  # a refused duplicate writes nothing and records nothing
     steps: list[tuple[Callable[[], Any], Events]] = [
-        (lambda: engine.memories.update(a, "The staging database runs Postgres 17 on the db-2 host.",
+        (lambda: engine.memories.update(a,
+                                        "The staging database runs Postgres 17 on the db-2 host.",
                                         actor="agent", reason="upgraded"), [("update", a)]),
-        (lambda: engine.memories.retag(a, add=["db"], actor="agent", reason="file it"), [("retag", a)]),
-        (lambda: engine.lifecycle.deprioritise(a, reason="rarely needed", actor="agent"), [("deprioritise", a)]),
-        (lambda: engine.lifecycle.reinstate(a, reason="needed again", actor="agent"), [("reinstate", a)]),
+        (lambda: engine.memories.retag(a, add=["db"], actor="agent", reason="file it"),
+         [("retag", a)]),
+        (lambda: engine.lifecycle.deprioritise(a, reason="rarely needed", actor="agent"),
+         [("deprioritise", a)]),
+        (lambda: engine.lifecycle.reinstate(a, reason="needed again", actor="agent"),
+         [("reinstate", a)]),
         (lambda: engine.belief.verify(a, "checked on the host", actor="person"), [("verify", a)]),
-        (lambda: engine.experience.record_experience(a, Report(effort=2, outcome="succeeded"), actor="agent"),
+        (lambda: engine.experience.record_experience(a, Report(effort=2, outcome="succeeded"),
+                                                     actor="agent"),
          [("record_experience", a)]),
-        (lambda: engine.lifecycle.archive(a, reason="moved to the wiki", actor="agent"), [("archive", a)]),
-        (lambda: engine.memories.forget(a, confirm=True, actor="agent", reason="wrong"), [("forget", a)]),
+        (lambda: engine.lifecycle.archive(a, reason="moved to the wiki", actor="agent"),
+         [("archive", a)]),
+        (lambda: engine.memories.forget(a, confirm=True, actor="agent", reason="wrong"),
+         [("forget", a)]),
         (lambda: engine.history.restore_forgotten(a, actor="person", reason="it was right"),
          [("restore_forgotten", a)]),
     ]
     for step, expected in steps:
         assert recorded(engine, step)[1] == expected
-    _, events = recorded(engine, lambda: engine.memories.forget(a, actor="agent", reason="preview only"))
+    _, events = recorded(engine,
+                         lambda: engine.memories.forget(a, actor="agent", reason="preview only"))
     assert events == []  # a preview changes nothing
 
 
 def test_trust_and_contradiction_writes_record_their_events(engine: Engine) -> None:
     a, _ = remember(engine, "Always use pickle for the session cache.", project="p")
     b, events = remember(engine, "Never use pickle for the session cache.", project="p")
-    assert events == [("remember", b), ("dispute", a), ("dispute", b)]  # the check opened a contradiction
+    # the check opened a contradiction
+    assert events == [("remember", b), ("dispute", a), ("dispute", b)]
     [[record], _] = engine.contradictions.listing(key=b)
 
     def resolve(decision: str, **extra: str) -> Events:
-        return recorded(engine, lambda: engine.contradictions.resolve(record.id, decision, "settled",
+        return recorded(engine,
+                        lambda: engine.contradictions.resolve(record.id, decision, "settled",
                                                                       actor="person", **extra))[1]
 
     settled = [("resolve_contradiction", a), ("resolve_contradiction", b)]
@@ -83,22 +98,30 @@ def test_trust_and_contradiction_writes_record_their_events(engine: Engine) -> N
     assert resolve("keep_a") == [("unsupersede", a), ("supersede", b), *settled]
     merged = resolve("merge", content="Use pickle only for the internal session cache.")
     merged_key = engine.contradictions.get(record.id).merged_key
-    assert merged == [("unsupersede", b), ("merge", merged_key), ("supersede", a), ("supersede", b), *settled]
+    assert merged == [("unsupersede", b), ("merge", merged_key), ("supersede", a), ("supersede", b),
+                      *settled]
+    assert recorded(
+        engine,
+        lambda: engine.belief.set_trust(merged_key, "verified", actor="person", reason="checked"),
+    )[1] == [("trust", merged_key)]
+    # unchanged: not written
     assert recorded(engine, lambda: engine.belief.set_trust(merged_key, "verified", actor="person",
-                                                            reason="checked"))[1] == [("trust", merged_key)]
-    assert recorded(engine, lambda: engine.belief.set_trust(merged_key, "verified", actor="person",
-                                                            reason="again"))[1] == []  # unchanged: not written
+                                                            reason="again"))[1] == []
 
 
 def test_registry_duplicate_project_and_bulk_writes_record_their_events(engine: Engine) -> None:
     c, _ = remember(engine, "The CI runners use 4 cores.", project="q", tags=["ci"])
-    d = engine.memories.remember(Draft("The CI runners use 4 cores.", project="q", tags=["infra"]), actor="agent",
+    d = engine.memories.remember(Draft("The CI runners use 4 cores.", project="q", tags=["infra"]),
+                                 actor="agent",
                                  allow_duplicate=True).key
-    assert recorded(engine, lambda: engine.duplicates.merge(c, [d], "same fact", actor="person"))[1] == [
+    assert recorded(engine,
+                    lambda: engine.duplicates.merge(c, [d], "same fact", actor="person"))[1] == [
         ("archive", d), ("retag", c), ("merge_duplicates", c)]
     steps: list[tuple[Callable[[], Any], Events]] = [
-        (lambda: engine.suppressions.suppress("runners", "noise", actor="person"), [("suppress", "")]),
-        (lambda: engine.suppressions.suppress("runners", "noise", actor="person"), []),  # already: unchanged
+        (lambda: engine.suppressions.suppress("runners", "noise", actor="person"),
+         [("suppress", "")]),
+        (lambda: engine.suppressions.suppress("runners", "noise", actor="person"),
+         []),  # already: unchanged
         (lambda: engine.suppressions.unsuppress("runners", actor="person"), [("unsuppress", "")]),
         (lambda: engine.projects.set("q", actor="person", description="The Q service"),
          [("project_context", engine.projects.key("q"))]),
@@ -108,7 +131,8 @@ def test_registry_duplicate_project_and_bulk_writes_record_their_events(engine: 
     for step, expected in steps:
         assert recorded(engine, step)[1] == expected
     results, events = recorded(engine, lambda: Bulk(engine.ctx, engine.memories).remember_many(
-        [Draft("Grafana runs on port 3000.", project="q"), Draft("Loki keeps logs for 14 days.", project="q"),
+        [Draft("Grafana runs on port 3000.", project="q"),
+         Draft("Loki keeps logs for 14 days.", project="q"),
          Draft("The CI runners use 4 cores.", project="q")], actor="importer"))
     assert [r.status for r in results] == ["stored", "stored", "duplicate"]
     assert events == [("remember", results[0].key), ("remember", results[1].key)]
@@ -138,9 +162,11 @@ def test_skill_gate_writes_record_their_events(engine: Engine) -> None:
 def test_account_writes_record_their_events(engine: Engine) -> None:
     accounts = Accounts(engine.store, engine.ctx.clock)
     steps: list[tuple[Callable[[], Any], Events]] = [
-        (lambda: accounts.create("ana", "a long enough password", "viewer", actor="admin"), [("account_create", "")]),
+        (lambda: accounts.create("ana", "a long enough password", "viewer", actor="admin"),
+         [("account_create", "")]),
         (lambda: accounts.set_role("ana", "editor", actor="admin"), [("account_role", "")]),
-        (lambda: accounts.set_password("ana", "another long password", actor="admin"), [("account_password", "")]),
+        (lambda: accounts.set_password("ana", "another long password", actor="admin"),
+         [("account_password", "")]),
         (lambda: accounts.disable("ana", actor="admin"), [("account_disable", "")]),
         (lambda: accounts.enable("ana", actor="admin"), [("account_enable", "")]),
     ]
@@ -152,17 +178,22 @@ def test_oauth_writes_record_their_events(engine: Engine) -> None:
     accounts = Accounts(engine.store, engine.ctx.clock)
     accounts.create("ana", "a long enough password", "editor", actor="admin")
     oauth = OAuth(engine.store, engine.ctx.clock, accounts)
-    client = ClientInfo(client_id="c1", name="Editor", redirect_uris=("http://localhost/cb",), scope="read write",
-                        auth_method="none", grant_types=("authorization_code", "refresh_token"), created_at=1.0,
+    client = ClientInfo(client_id="c1", name="Editor", redirect_uris=("http://localhost/cb",),
+                        scope="read write",
+                        auth_method="none", grant_types=("authorization_code", "refresh_token"),
+                        created_at=1.0,
                         secret_digest="", metadata={})
-    assert recorded(engine, lambda: oauth.register(client, ip="10.0.0.1"))[1] == [("oauth_register", "")]
+    assert recorded(engine,
+                    lambda: oauth.register(client, ip="10.0.0.1"))[1] == [("oauth_register", "")]
 
     def begin() -> str:
-        request = oauth.begin("c1", "http://localhost/cb", True, ["read", "offline_access"], None, "x" * 43, "r")
+        request = oauth.begin("c1", "http://localhost/cb", True, ["read", "offline_access"], None,
+                              "x" * 43, "r")
         return request.id
 
     pending = begin()
-    (code, _), events = recorded(engine, lambda: oauth.approve(pending, "ana", ["read", "offline_access"]))
+    (code, _), events = recorded(engine,
+                                 lambda: oauth.approve(pending, "ana", ["read", "offline_access"]))
     assert events == [("oauth_grant", "")]
     assert oauth.pending(pending) is None  # answered in the same unit
     assert [(g.client_id, g.username) for g in oauth.grants()] == [("c1", "ana")]
@@ -182,7 +213,9 @@ def test_oauth_writes_record_their_events(engine: Engine) -> None:
     assert recorded(engine, lambda: oauth.deny(denied, "ana"))[1] == [("oauth_deny", "")]
     with pytest.raises(NotFound):  # answered once: a second answer writes and records nothing
         oauth.deny(denied, "ana")
-    assert recorded(engine, lambda: oauth.revoke_client("c1", actor="admin"))[1] == [("oauth_client_revoke", "")]
+    assert recorded(engine,
+                    lambda: oauth.revoke_client("c1", actor="admin"))[1] == [("oauth_client_revoke",
+                                                                              "")]
     assert oauth.client("c1") is None
     assert oauth.grants() == []
 
@@ -196,10 +229,12 @@ def test_derived_index_entries_ride_with_their_write(engine: Engine) -> None:
     assert list(engine.store.hints.lookup(["release notes"])["release notes"]) == [a]
     engine.lifecycle.reinstate(a, reason="needed", actor="agent")
     assert engine.store.hints.lookup(["release notes"]) == {}
-    assert "release notes" not in engine.store.hints.phrases()  # the phrase left with its last entry
+    # the phrase left with its last entry
+    assert "release notes" not in engine.store.hints.phrases()
     report = Report(effort=4, outcome="succeeded",
                     abandoned_approaches=[Approach("cron trains", "approach", "drifted")])
-    _, events = recorded(engine, lambda: engine.experience.record_experience(a, report, actor="agent"))
+    _, events = recorded(engine,
+                         lambda: engine.experience.record_experience(a, report, actor="agent"))
     assert events[0] == ("record_experience", a)
     assert list(engine.store.graveyard.lookup(["cron trains"])["cron trains"]) == [a]
     assert a in engine.store.experience.keys("p", 10)

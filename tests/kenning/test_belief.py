@@ -16,7 +16,8 @@ DAY = 86_400.0
 
 
 def test_verify_marks_verified_and_records_the_note(engine: Engine) -> None:
-    key = engine.memories.remember(Draft("The staging database is Postgres 16", project="p"), actor="a").key
+    key = engine.memories.remember(Draft("The staging database is Postgres 16", project="p"),
+                                   actor="a").key
     verified = engine.belief.verify(key, "checked in the console", actor="alice")
     assert verified.trust == "verified"
     assert verified == engine.memories.get(key)  # what verify returns is what was stored
@@ -33,12 +34,14 @@ def test_verify_refuses_a_disputed_memory_and_unknown_keys(engine: Engine) -> No
     with pytest.raises(Conflict, match="disputed"):
         engine.belief.verify(key, None, actor="alice")
     with pytest.raises(NotFound):
-        engine.belief.verify(engine.store.memories.new_key("knowledge", "01AAAAAAAAAAAAAAAAAAAAAAAA"), None,
+        engine.belief.verify(engine.store.memories.new_key("knowledge",
+                                                           "01AAAAAAAAAAAAAAAAAAAAAAAA"), None,
                              actor="alice")
 
 
 def test_as_of_answers_with_what_was_believed_then(engine: Engine, clock: ManualClock) -> None:
-    old = engine.memories.remember(Draft("The API rate limit is 100 requests per minute", project="p"),
+    old = engine.memories.remember(Draft("The API rate limit is 100 requests per minute",
+                                         project="p"),
                                    actor="a").key
     first_day = clock.now() + 3600
     clock.advance(10 * DAY)

@@ -1,4 +1,5 @@
-"""The session-start briefing: every section, exclusions with positive controls, and the size bound."""
+"""The session-start briefing: every section, exclusions with positive
+controls, and the size bound."""
 
 from __future__ import annotations
 
@@ -20,10 +21,13 @@ def _remember(engine: Engine, text: str, **kwargs: object) -> str:
 def test_briefing_has_every_section(engine: Engine, clock: ManualClock) -> None:
     stale = _remember(engine, "The invoice PDFs are rendered with WeasyPrint")
     clock.advance(200 * DAY)
-    engine.projects.set("shop", actor="alice", description="The web shop", state="migrating payments to Stripe")
+    engine.projects.set("shop", actor="alice", description="The web shop",
+                        state="migrating payments to Stripe")
     hinted = _remember(engine, "Payment webhooks must be idempotent", namespace="episodic")
-    engine.lifecycle.deprioritise(hinted, reason="payments paused", actor="alice", reinstate_hints=["stripe"])
-    engine.experience.log_abandoned(Approach("celery", "library", "too heavy for two workers"), effort=3,
+    engine.lifecycle.deprioritise(hinted, reason="payments paused", actor="alice",
+                                  reinstate_hints=["stripe"])
+    engine.experience.log_abandoned(Approach("celery", "library", "too heavy for two workers"),
+                                    effort=3,
                                     project="shop", actor="agent")
     older = _remember(engine, "Do not use pickle")
     newer = _remember(engine, "Use pickle for caching")
@@ -38,7 +42,8 @@ def test_briefing_has_every_section(engine: Engine, clock: ManualClock) -> None:
     recent = [m.key for m in brief.sections.recent_knowledge]
     assert recent[0] == newest
     assert {older, newer} <= set(recent)
-    assert [(c.key, c.matched_hints) for c in brief.sections.reinstate_candidates] == [(hinted, ["stripe"])]
+    assert [(c.key, c.matched_hints)
+            for c in brief.sections.reinstate_candidates] == [(hinted, ["stripe"])]
     assert [m.key for m in brief.sections.stale] == [stale]
     assert brief.maintenance is not None
     assert brief.maintenance.contradictions_closed == 0
@@ -64,15 +69,18 @@ def test_superseded_and_suppressed_memories_leave_the_briefing(engine: Engine) -
 
 
 def _items(letter: str, count: int, content: str) -> list[Item]:
-    return [Item(key=f"{letter}{i}", content=content, project="shop", created_at=None, trust="stated", tags=[])
+    return [Item(key=f"{letter}{i}", content=content, project="shop", created_at=None,
+                 trust="stated", tags=[])
             for i in range(count)]
 
 
 def test_bounded_trims_the_least_important_sections_first() -> None:
     long = "x" * 200
-    blockers = [Blocker(id=f"c{i}", a=Side("a", long), b=Side("b", None), evidence={}, detected_at=None)
+    blockers = [Blocker(id=f"c{i}", a=Side("a", long), b=Side("b", None), evidence={},
+                        detected_at=None)
                 for i in range(10)]
-    sections = Sections(contradictions=blockers, graveyard=[], recent_knowledge=_items("k", 50, long),
+    sections = Sections(contradictions=blockers, graveyard=[],
+                        recent_knowledge=_items("k", 50, long),
                         reinstate_candidates=[], stale=_items("s", 50, long), suppressed=[])
     trimmed, truncated = bounded(sections, budget=BUDGET // 2)
     assert truncated is True
@@ -87,7 +95,8 @@ def test_bounded_trims_the_least_important_sections_first() -> None:
 
 def test_open_contradictions_of_global_memories_are_blockers_everywhere(engine: Engine) -> None:
     engine.memories.remember(Draft("Never commit secrets to the repository"), actor="a")
-    engine.memories.remember(Draft("Commit secrets to the repository only when encrypted"), actor="a")
+    engine.memories.remember(Draft("Commit secrets to the repository only when encrypted"),
+                             actor="a")
     engine.memories.remember(Draft("Do not use pickle", project="elsewhere"), actor="a")
     engine.memories.remember(Draft("Use pickle for caching", project="elsewhere"), actor="a")
     assert engine.contradictions.listing()[1] == 2  # positive control: both pairs are open
@@ -96,13 +105,16 @@ def test_open_contradictions_of_global_memories_are_blockers_everywhere(engine: 
     assert len(engine.briefing.briefing("elsewhere").sections.contradictions) == 2
 
 
-def test_suppressed_stale_and_reinstate_candidates_leave_the_briefing(engine: Engine, clock: ManualClock) -> None:
+def test_suppressed_stale_and_reinstate_candidates_leave_the_briefing(engine: Engine,
+                                                                      clock: ManualClock) -> None:
     old = _remember(engine, "The legacy admin panel renders invoices")
     kept = _remember(engine, "The invoice PDFs are rendered with WeasyPrint")
     clock.advance(200 * DAY)
-    engine.projects.set("shop", actor="alice", description="The web shop", state="moving invoices to stripe")
+    engine.projects.set("shop", actor="alice", description="The web shop",
+                        state="moving invoices to stripe")
     hinted = _remember(engine, "The legacy admin panel sends Stripe payouts", namespace="episodic")
-    engine.lifecycle.deprioritise(hinted, reason="payouts paused", actor="alice", reinstate_hints=["stripe"])
+    engine.lifecycle.deprioritise(hinted, reason="payouts paused", actor="alice",
+                                  reinstate_hints=["stripe"])
     before = engine.briefing.briefing("shop")
     assert {old, kept} <= {m.key for m in before.sections.stale}  # positive controls
     assert [c.key for c in before.sections.reinstate_candidates] == [hinted]

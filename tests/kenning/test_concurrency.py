@@ -52,14 +52,16 @@ def test_parallel_retags_keep_every_acknowledged_tag(engine: Engine) -> None:
     retags = [e for e in engine.store.audit.history(key) if e.action == "retag"]
     assert len(retags) == 3 * (THREADS + 1)
     # every event's "before" is a state the store held: adds in a round chain from () to all eight
-    first_round = [e for e in retags if all(t.startswith("r0-") for t in e.details["after"])][:THREADS]
+    first_round = [e for e in retags
+                   if all(t.startswith("r0-") for t in e.details["after"])][:THREADS]
     assert sorted(len(e.details["before"]) for e in first_round) == list(range(THREADS))
 
 
 def test_parallel_updates_each_replace_the_content_the_audit_says(engine: Engine) -> None:
     original = "the staging database is postgres 14"
     key = engine.memories.remember(Draft(original), actor="t").key
-    texts = [f"the staging database is postgres 14, checked by reviewer number {i}" for i in range(6)]
+    texts = [f"the staging database is postgres 14, checked by reviewer number {i}"
+             for i in range(6)]
     results = _together([partial(engine.memories.update, key, text, actor="t") for text in texts])
     assert not [r for r in results if isinstance(r, Exception)]
     events = [e for e in engine.store.audit.history(key) if e.action == "update"]
@@ -79,7 +81,8 @@ def test_parallel_transitions_move_a_memory_once(engine: Engine) -> None:
                          for _ in range(THREADS)])
     moved = [r for r in results if not isinstance(r, Exception)]
     assert len(moved) == 1
-    assert all("cannot move from deprioritised" in str(r) for r in results if isinstance(r, Exception))
+    assert all("cannot move from deprioritised" in str(r) for r in results
+               if isinstance(r, Exception))
     events = [e for e in engine.store.audit.history(key) if e.action == "deprioritise"]
     assert len(events) == 1
     assert engine.memories.get(key).state == "deprioritised"
@@ -91,10 +94,12 @@ def _retag_in_child(engine: Engine, key: str, tags: list[str]) -> None:
 
 
 def test_parallel_retags_from_several_processes_keep_every_tag(engine: Engine) -> None:
-    key = engine.memories.remember(Draft("the release train leaves every second Tuesday"), actor="t").key
+    key = engine.memories.remember(Draft("the release train leaves every second Tuesday"),
+                                   actor="t").key
     per_process = {p: [f"p{p}-t{i}" for i in range(4)] for p in range(4)}
     fork = multiprocessing.get_context("fork")
-    children = [fork.Process(target=_retag_in_child, args=(engine, key, tags)) for tags in per_process.values()]
+    children = [fork.Process(target=_retag_in_child, args=(engine, key, tags))
+                for tags in per_process.values()]
     for child in children:
         child.start()
     for child in children:
@@ -116,8 +121,11 @@ def test_parallel_identical_remembers_store_one(engine: Engine) -> None:
     assert engine.memories.list(Listing(projects=["mail"], limit=20)).total == 1
 
 
-def test_a_remember_gives_its_claim_up_whether_it_stored_or_found_a_duplicate(engine: Engine) -> None:
-    """The claim's release rides in the write's round trip (or goes alone on a duplicate): none is left held."""
+def test_a_remember_gives_its_claim_up_whether_it_stored_or_found_a_duplicate(
+    engine: Engine,
+) -> None:
+    """The claim's release rides in the write's round trip (or goes alone on a
+    duplicate): none is left held."""
     pattern = engine.store.key("claim", "remember", "*")
     held = engine.store.lease(engine.store.key("claim", "remember", "control"), "someone", 30)
     assert held.hold()  # positive control: a held claim is seen by the scan below
@@ -133,9 +141,11 @@ def test_a_remember_gives_its_claim_up_whether_it_stored_or_found_a_duplicate(en
 def test_an_idempotent_remember_replayed_returns_the_first_result(engine: Engine) -> None:
     draft = Draft("the staging cluster is drained every Sunday at 03:00", project="ops")
     first = engine.memories.remember(draft, actor="t", idempotency_key="call-0001")
-    again = engine.memories.remember(draft, actor="t", idempotency_key="call-0001", allow_duplicate=True)
+    again = engine.memories.remember(draft, actor="t", idempotency_key="call-0001",
+                                     allow_duplicate=True)
     assert (again.status, again.key) == ("stored", first.key)
-    other = engine.memories.remember(draft, actor="t", idempotency_key="call-0002", allow_duplicate=True)
+    other = engine.memories.remember(draft, actor="t", idempotency_key="call-0002",
+                                     allow_duplicate=True)
     assert other.key != first.key  # the positive control: a new key does store a second copy
     assert engine.memories.list(Listing(projects=["ops"], limit=20)).total == 2
     with pytest.raises(Conflict, match="different request"):
@@ -154,10 +164,14 @@ def test_an_idempotent_reply_keeps_its_notes_as_fields_and_an_older_worded_reply
     digest = Once(engine.ctx, "t", "noted-call-1", "").digest
     kept = engine.store.replies.reply(digest, wait_seconds=0)
     assert kept is not None
-    assert kept["result"]["notes"] == [{"kind": "suppressed", "term": "legacy billing", "reason": "retired"}]
-    assert engine.memories.remember(draft, actor="t", idempotency_key="noted-call-1").notes == first.notes
-    worded = "stored, but hidden from recall and briefings by the suppression of 'legacy billing' (retired)"
-    engine.store.replies.keep(digest, {**kept, "result": {**kept["result"], "notes": [worded]}}, ttl_seconds=60)
+    assert kept["result"]["notes"] == [{"kind": "suppressed", "term": "legacy billing",
+                                        "reason": "retired"}]
+    assert engine.memories.remember(draft, actor="t",
+                                    idempotency_key="noted-call-1").notes == first.notes
+    worded = ("stored, but hidden from recall and briefings by the suppression of "
+              "'legacy billing' (retired)")
+    engine.store.replies.keep(digest, {**kept, "result": {**kept["result"], "notes": [worded]}},
+                              ttl_seconds=60)
     replayed = engine.memories.remember(draft, actor="t", idempotency_key="noted-call-1")
     assert (replayed.key, replayed.notes) == (first.key, (Note("said", text=worded),))
 
@@ -165,16 +179,20 @@ def test_an_idempotent_reply_keeps_its_notes_as_fields_and_an_older_worded_reply
 def test_an_idempotent_remember_whose_reply_was_lost_is_not_stored_twice(engine: Engine) -> None:
     draft = Draft("the VPN certificate renews on the first of each month", project="ops")
     first = engine.memories.remember(draft, actor="t", idempotency_key="lost-reply-1")
-    engine.store.client.delete(f"{engine.store.prefix}idem:" + Once(engine.ctx, "t", "lost-reply-1", "").digest)
-    again = engine.memories.remember(draft, actor="t", idempotency_key="lost-reply-1", allow_duplicate=True)
+    engine.store.client.delete(f"{engine.store.prefix}idem:" + Once(engine.ctx, "t", "lost-reply-1",
+                                                                    "").digest)
+    again = engine.memories.remember(draft, actor="t", idempotency_key="lost-reply-1",
+                                     allow_duplicate=True)
     assert (again.status, again.key) == ("stored", first.key)
     assert engine.memories.list(Listing(projects=["ops"], limit=20)).total == 1
 
 
 def test_parallel_idempotent_remembers_write_once(engine: Engine) -> None:
     draft = Draft("the docs site deploys from the gh-pages branch", project="docs")
-    results = _together([partial(engine.memories.remember, draft, actor="t", idempotency_key="same-call-9",
+    results = _together([partial(engine.memories.remember, draft, actor="t",
+                                 idempotency_key="same-call-9",
                                  allow_duplicate=True) for _ in range(THREADS)])
     assert {(r.status, r.key) for r in results} == {("stored", results[0].key)}
     assert engine.memories.list(Listing(projects=["docs"], limit=20)).total == 1
-    assert len([e for e in engine.store.audit.history(results[0].key) if e.action == "remember"]) == 1
+    assert len([e for e in engine.store.audit.history(results[0].key)
+                if e.action == "remember"]) == 1

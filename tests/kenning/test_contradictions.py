@@ -19,7 +19,8 @@ from kenning.store import AuditEvent
 from tests.conftest import make_settings
 from tests.margins import assert_pair
 
-SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
+# a direct store write records itself too
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]
 
 DAY = 86_400.0
 FLY = "We deploy with Fly"
@@ -37,7 +38,8 @@ def _keys(engine: Engine, text: str, **kwargs: object) -> list[str]:
     return [h.memory.key for h in result.hits]
 
 
-def test_fly_then_kamal_is_flagged_resolved_and_answers_both_times(engine: Engine, clock: ManualClock) -> None:
+def test_fly_then_kamal_is_flagged_resolved_and_answers_both_times(engine: Engine,
+                                                                   clock: ManualClock) -> None:
     fly = _remember(engine, FLY)
     before = clock.now() + 60
     clock.advance(DAY)
@@ -49,11 +51,14 @@ def test_fly_then_kamal_is_flagged_resolved_and_answers_both_times(engine: Engin
     assert (records[0].a, records[0].b, records[0].status) == (fly, kamal, "open")
     assert records[0].evidence["shared"] == ["fly"]
     assert engine.memories.get(fly).trust == engine.memories.get(kamal).trust == "disputed"
-    assert fly in _keys(engine, "how do we deploy?")  # positive control: Fly is found before resolving
+    # positive control: Fly is found before resolving
+    assert fly in _keys(engine, "how do we deploy?")
 
-    engine.contradictions.resolve(records[0].id, "keep_b", "moved to Kamal in the autumn", actor="alice")
+    engine.contradictions.resolve(records[0].id, "keep_b", "moved to Kamal in the autumn",
+                                  actor="alice")
     loser, winner = engine.memories.get(fly), engine.memories.get(kamal)
-    assert (loser.trust, loser.superseded_by, loser.valid_to) == ("superseded", kamal, winner.valid_from)
+    assert (loser.trust, loser.superseded_by, loser.valid_to) == ("superseded", kamal,
+                                                                  winner.valid_from)
     assert winner.trust == "stated"
     now_keys = _keys(engine, "how do we deploy?")
     assert kamal in now_keys
@@ -69,9 +74,11 @@ def test_fly_then_kamal_is_flagged_resolved_and_answers_both_times(engine: Engin
 
 def test_agreeing_negatives_are_not_flagged(engine: Engine) -> None:
     _remember(engine, "Do not use pickle for caching")
-    flagged = engine.memories.remember(Draft("Use pickle for caching", project="shop"), actor="agent")
+    flagged = engine.memories.remember(Draft("Use pickle for caching", project="shop"),
+                                       actor="agent")
     assert flagged.notes  # positive control: opposite polarity on the same object is flagged
-    quiet = engine.memories.remember(Draft("Do not use pickle for session data", project="shop"), actor="agent")
+    quiet = engine.memories.remember(Draft("Do not use pickle for session data", project="shop"),
+                                     actor="agent")
     assert quiet.status == "stored"
     assert quiet.notes == ()
     assert engine.memories.get(quiet.key).trust == "stated"
@@ -84,7 +91,8 @@ def test_dismissed_pair_is_never_flagged_again(engine: Engine) -> None:
     a = _remember(engine, "Do not use pickle")
     b = _remember(engine, "Use pickle for caching")
     (record,), _ = engine.contradictions.listing()
-    engine.contradictions.resolve(record.id, "not_a_contradiction", "different concerns", actor="bob")
+    engine.contradictions.resolve(record.id, "not_a_contradiction", "different concerns",
+                                  actor="bob")
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
     for report in (engine.contradictions.check(key=a, actor="agent"),
                    engine.contradictions.check(project="shop", actor="agent")):
@@ -92,18 +100,25 @@ def test_dismissed_pair_is_never_flagged_again(engine: Engine) -> None:
         assert report.opened == ()
     assert engine.contradictions.listing(status="open") == ([], 0)
     (again,), _ = engine.contradictions.listing(status="all")
-    assert (again.id, again.status, again.decision) == (record.id, "resolved", "not_a_contradiction")
+    assert (again.id, again.status, again.decision) == (record.id, "resolved",
+                                                        "not_a_contradiction")
 
 
-def test_check_on_demand_finds_pairs_written_without_detection(engine: Engine, clock: ManualClock) -> None:
+def test_check_on_demand_finds_pairs_written_without_detection(engine: Engine,
+                                                               clock: ManualClock) -> None:
     a = _remember(engine, "Do not use pickle")
-    other = engine.memories.remember(Draft("Use pickle for caching", project="other"), actor="agent")
+    other = engine.memories.remember(Draft("Use pickle for caching", project="other"),
+                                     actor="agent")
     assert other.notes == ()  # different projects are never candidates of each other
     text = "Use pickle for caching results"
-    imported = Memory(key=engine.store.memories.new_key("knowledge", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), content=text,
-                      namespace="knowledge", project="shop", created_at=clock.now(), updated_at=clock.now())
-    engine.memories.write_new(imported, engine.ctx.embedder.embed(text), actor="import", action="remember")
-    assert engine.contradictions.listing()[1] == 0  # positive control: nothing detected on that path
+    imported = Memory(key=engine.store.memories.new_key("knowledge", "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"),
+                      content=text,
+                      namespace="knowledge", project="shop", created_at=clock.now(),
+                      updated_at=clock.now())
+    engine.memories.write_new(imported, engine.ctx.embedder.embed(text), actor="import",
+                              action="remember")
+    # positive control: nothing detected on that path
+    assert engine.contradictions.listing()[1] == 0
     report = engine.contradictions.check(query_text="should we use pickle?", actor="agent")
     assert report.examined >= 3
     assert {(r.a, r.b) for r in report.opened} == {(a, imported.key)}
@@ -116,19 +131,28 @@ def test_both_valid_needs_a_note_and_clears_both(engine: Engine) -> None:
     (record,), _ = engine.contradictions.listing()
     with pytest.raises(InvalidInput, match="needs a note"):
         engine.contradictions.resolve(record.id, "both_valid", None, actor="bob")
-    done = engine.contradictions.resolve(record.id, "both_valid", "caching is internal only", actor="bob")
-    assert (done.status, done.note, done.resolved_by) == ("resolved", "caching is internal only", "bob")
+    done = engine.contradictions.resolve(record.id, "both_valid", "caching is internal only",
+                                         actor="bob")
+    assert (done.status, done.note, done.resolved_by) == ("resolved", "caching is internal only",
+                                                          "bob")
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
 
 
 def test_merge_supersedes_both_with_the_merged_memory(engine: Engine) -> None:
-    a = engine.memories.remember(Draft("Do not use pickle", project="shop", tags=["python"]), actor="x").key
-    b = engine.memories.remember(Draft("Use pickle for caching", project="shop", tags=["cache"]), actor="x").key
+    a = engine.memories.remember(Draft("Do not use pickle", project="shop", tags=["python"]),
+                                 actor="x").key
+    b = engine.memories.remember(Draft("Use pickle for caching", project="shop", tags=["cache"]),
+                                 actor="x").key
     (record,), _ = engine.contradictions.listing()
     with pytest.raises(InvalidInput, match="merged content"):
         engine.contradictions.resolve(record.id, "merge", None, actor="bob")
-    done = engine.contradictions.resolve(record.id, "merge", None, actor="bob",
-                                         content="Use pickle only for the internal cache, never for input")
+    done = engine.contradictions.resolve(
+        record.id,
+        "merge",
+        None,
+        actor="bob",
+        content="Use pickle only for the internal cache, never for input",
+    )
     merged = engine.memories.get(done.merged_key)
     assert (merged.kind, merged.tags, merged.trust) == ("merged", ("python", "cache"), "stated")
     for key in (a, b):
@@ -171,10 +195,12 @@ def test_second_tier_failure_is_unknown_never_a_negative(engine: Engine) -> None
     detector = Contradictions(engine.ctx, engine.belief, second_tier=broken)
     a = _remember(engine, "Do not use eval")
     memory = engine.memories.get(a)
-    other = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"), actor="x",
+    other = engine.memories.remember(Draft("Use eval for the config DSL", project="shop"),
+                                     actor="x",
                                      allow_duplicate=True)
     (plain,), _ = engine.contradictions.listing()
-    assert (plain.second_tier, plain.second_tier_note) == ("unknown", "no second-tier checker configured")
+    assert (plain.second_tier, plain.second_tier_note) == ("unknown",
+                                                           "no second-tier checker configured")
     engine.contradictions.close(plain, "test reset", actor="test")
     vector = engine.store.memories.read_vector(other.key)
     (record,) = detector.on_remember(engine.memories.get(other.key), vector, actor="agent")
@@ -184,14 +210,17 @@ def test_second_tier_failure_is_unknown_never_a_negative(engine: Engine) -> None
     assert "did not answer" in record.second_tier_note
 
 
-def test_editing_a_side_closes_a_record_that_no_longer_conflicts_and_flags_new_ones(engine: Engine) -> None:
+def test_editing_a_side_closes_a_record_that_no_longer_conflicts_and_flags_new_ones(
+    engine: Engine,
+) -> None:
     a = _remember(engine, "Do not use pickle")
     b = _remember(engine, "Use pickle for caching")
     (record,), _ = engine.contradictions.listing()
     edited = engine.memories.update(b, "Use msgpack for caching", actor="bob", reason="we switched")
     assert edited.trust == "stated"
     closed = engine.contradictions.get(record.id)
-    assert (closed.status, closed.closed_reason) == ("closed", "the two memories no longer conflict (edited)")
+    assert (closed.status, closed.closed_reason) == ("closed",
+                                                     "the two memories no longer conflict (edited)")
     assert engine.memories.get(a).trust == "stated"
     again = engine.memories.update(b, "Use pickle for caching session data", actor="bob")
     assert again.trust == "disputed"  # the pair was released by the close, so it is flagged anew
@@ -205,7 +234,8 @@ def test_a_reinstated_side_is_checked_again(engine: Engine) -> None:
     b = _remember(engine, "Use pickle for caching")
     (record,), _ = engine.contradictions.listing()
     engine.lifecycle.archive(b, reason="out of date", actor="bob")
-    assert engine.contradictions.get(record.id).status == "closed"  # positive control: archiving closed it
+    # positive control: archiving closed it
+    assert engine.contradictions.get(record.id).status == "closed"
     assert engine.memories.get(a).trust == "stated"
     engine.lifecycle.reinstate(b, reason="still relevant", actor="bob")  # re-checks on its own
     reopened = next(r for r in engine.contradictions.listing()[0] if r.status == "open")
@@ -231,8 +261,9 @@ def test_undoing_a_merge_archives_the_merged_memory(engine: Engine) -> None:
     a = _remember(engine, "Do not use pickle")
     b = _remember(engine, "Use pickle for caching")
     (record,), _ = engine.contradictions.listing()
-    merged = engine.contradictions.resolve(record.id, "merge", None, actor="bob",
-                                           content="Use pickle only for the internal cache").merged_key
+    merged = engine.contradictions.resolve(
+        record.id, "merge", None, actor="bob", content="Use pickle only for the internal cache"
+    ).merged_key
     assert engine.memories.get(merged).state == "active"  # positive control
     done = engine.contradictions.resolve(record.id, "keep_a", "the merge was wrong", actor="carol")
     assert done.merged_key == ""
@@ -259,11 +290,21 @@ def test_a_bad_merge_changes_nothing(engine: Engine) -> None:
 
 @pytest.mark.both_backends
 def test_the_similarity_gate_is_a_setting_and_global_memories_meet_every_project(
-        settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock, engine: Engine) -> None:
-    strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    engine: Engine,
+) -> None:
+    strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port,
+                                       key_prefix=settings.key_prefix,
                                        contradiction_threshold=0.99), client, embedder, clock=clock)
-    gate, duplicate = engine.ctx.settings.contradiction_threshold, engine.ctx.settings.duplicate_threshold
-    assert_pair(embedder, "Do not use pickle", "Use pickle for caching", above=gate, below=0.99)  # about 0.75
+    gate, duplicate = (
+        engine.ctx.settings.contradiction_threshold,
+        engine.ctx.settings.duplicate_threshold,
+    )
+    # about 0.75
+    assert_pair(embedder, "Do not use pickle", "Use pickle for caching", above=gate, below=0.99)
     rule_text, use_text = "Never use eval for the config", "Use eval for the config DSL"
     assert_pair(embedder, rule_text, use_text, above=gate, below=duplicate)  # about 0.76
     strict.memories.remember(Draft("Do not use pickle", project="shop"), actor="a")
@@ -306,7 +347,8 @@ def test_archived_superseded_and_context_memories_are_not_checked(engine: Engine
     engine.projects.set("shop", actor="alice", description="Use pickle for caching in the shop")
     context = engine.memories.get(engine.projects.key("shop"))
     vector = engine.store.memories.read_vector(context.key)
-    assert [other.key for other, _ in engine.contradictions.candidates(context, vector)] != []  # near enough
+    # near enough
+    assert [other.key for other, _ in engine.contradictions.candidates(context, vector)] != []
     assert engine.contradictions.check(project="shop", actor="bob").opened == ()
     assert engine.memories.get(context.key).trust == "stated"
     assert {engine.memories.get(k).trust for k in (a, b)} == {"stated"}
@@ -316,10 +358,12 @@ def test_a_merged_memory_is_checked_like_any_new_statement(engine: Engine) -> No
     _remember(engine, "Do not use pickle")
     _remember(engine, "Use pickle for caching")
     third = _remember(engine, "Never use pickle for the internal cache")
-    assert engine.memories.get(third).trust == "stated"  # positive control: it conflicts with neither side
+    # positive control: it conflicts with neither side
+    assert engine.memories.get(third).trust == "stated"
     (record,), _ = engine.contradictions.listing()
-    merged = engine.contradictions.resolve(record.id, "merge", None, actor="bob",
-                                           content="Use pickle only for the internal cache").merged_key
+    merged = engine.contradictions.resolve(
+        record.id, "merge", None, actor="bob", content="Use pickle only for the internal cache"
+    ).merged_key
     (opened,), total = engine.contradictions.listing()
     assert (total, opened.a, opened.b) == (1, third, merged)
     assert engine.memories.get(merged).trust == engine.memories.get(third).trust == "disputed"
@@ -339,15 +383,18 @@ def test_closing_a_record_is_audited_on_the_side_that_still_exists(engine: Engin
     assert [(e.actor, e.details["contradiction"]) for e in closes] == [("alice", record.id)]
     assert engine.memories.get(b).trust == "stated"
     assert "close_contradiction" not in [e.action for e in engine.store.audit.history(a)]
-    assert [e.action for e in engine.store.audit.history(a)][-1] == "forget"  # positive control: a has a trail
+    # positive control: a has a trail
+    assert [e.action for e in engine.store.audit.history(a)][-1] == "forget"
 
 
-def test_check_names_a_memory_it_could_not_check_for_want_of_a_vector(engine: Engine, clock: ManualClock) -> None:
+def test_check_names_a_memory_it_could_not_check_for_want_of_a_vector(engine: Engine,
+                                                                      clock: ManualClock) -> None:
     a = _remember(engine, "Do not use pickle")
     checked = engine.contradictions.check(key=a, actor="agent")
     assert (checked.examined, checked.without_vector) == (1, ())  # positive control: a has a vector
     bare = Memory(key=engine.store.memories.new_key("knowledge", "7YYYYYYYYYYYYYYYYYYYYYYYYY"),
-                  content="Use pickle for caching", namespace="knowledge", project="shop", created_at=clock.now(),
+                  content="Use pickle for caching", namespace="knowledge", project="shop",
+                  created_at=clock.now(),
                   updated_at=clock.now())
     engine.store.memories.write(bare, None, SETUP)  # e.g. a row written without its vector
     report = engine.contradictions.check(key=bare.key, actor="agent")

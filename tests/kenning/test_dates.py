@@ -1,4 +1,5 @@
-"""Dates are bounded where they enter and always read back (docs/reliability.md, issue 13 item 1)."""
+"""Dates are bounded where they enter and always read back
+(docs/reliability.md, issue 13 item 1)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from kenning.models import INVALID_DATE, iso
 from kenning.store import AuditEvent
 from kenning.validation import EARLIEST, LATEST
 
-SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
+# a direct store write records itself too
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]
 
 POISON = ("0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59", "0001-01-01", "9999-12-31",
           "-99999999999", "1e400", "nan")
@@ -25,7 +27,8 @@ POISON = ("0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59", "0001-01-01"
 
 @pytest.mark.parametrize("field", ["expires_at", "event_date", "valid_from"])
 @pytest.mark.parametrize("value", POISON)
-def test_a_date_outside_the_range_is_refused_with_a_hint(engine: Engine, field: str, value: str) -> None:
+def test_a_date_outside_the_range_is_refused_with_a_hint(engine: Engine, field: str,
+                                                         value: str) -> None:
     given: dict[str, Any] = {field: value}
     with pytest.raises(InvalidInput) as refused:
         engine.memories.remember(replace(Draft("release checklist is due"), **given), actor="t")
@@ -41,9 +44,11 @@ def test_a_date_outside_the_range_is_refused_with_a_hint(engine: Engine, field: 
     (1767225600, "2026-01-01T00:00:00Z"),
     ("1767225600.5", "2026-01-01T00:00:00Z"),
 ])
-def test_a_date_at_the_edge_of_the_range_is_accepted_and_reads_back(engine: Engine, value: str | int,
+def test_a_date_at_the_edge_of_the_range_is_accepted_and_reads_back(engine: Engine,
+                                                                    value: str | int,
                                                                    expected: str) -> None:
-    stored = engine.memories.remember(Draft("release checklist is due", event_date=value), actor="t")
+    stored = engine.memories.remember(Draft("release checklist is due", event_date=value),
+                                      actor="t")
     memory = engine.memories.get(stored.key)
     assert memory.public()["event_date"] == expected
     assert memory.event_date is not None
@@ -69,8 +74,11 @@ def _poisoned(engine: Engine, content: str) -> str:
     return key
 
 
-def test_a_poisoned_row_never_stops_a_listing_a_maintenance_pass_or_a_forget(engine: Engine) -> None:
-    healthy = engine.memories.remember(Draft("the deploy runs on Fridays", project="p"), actor="t").key
+def test_a_poisoned_row_never_stops_a_listing_a_maintenance_pass_or_a_forget(
+    engine: Engine,
+) -> None:
+    healthy = engine.memories.remember(Draft("the deploy runs on Fridays", project="p"),
+                                       actor="t").key
     bad = _poisoned(engine, "release checklist is due")
     page = engine.memories.list(Listing(projects=["p"], limit=10))
     shown = {m.key: m.public() for m in page.items}
@@ -88,12 +96,15 @@ def test_a_poisoned_row_can_still_be_updated_retagged_and_explained(engine: Engi
     engine.memories.retag(bad, add=["release"], actor="t")
     updated = engine.memories.update(bad, "release checklist is due on Tuesday", actor="t")
     assert updated.tags == ("release",)
-    assert str(engine.inspection.explain(bad).public()["memory"]["expires_at"]).startswith(INVALID_DATE)
+    assert str(engine.inspection.explain(bad).public()["memory"]["expires_at"]).startswith(
+        INVALID_DATE
+    )
 
 
 def test_a_backup_holding_a_poisoned_date_is_refused_before_writing(engine: Engine) -> None:
     engine.memories.remember(Draft("the deploy runs on Fridays"), actor="t")
-    made = engine.backups.backup(label=f"dates-{uuid.uuid4().hex[:8]}", actor="admin")  # the clock stands still
+    # the clock stands still
+    made = engine.backups.backup(label=f"dates-{uuid.uuid4().hex[:8]}", actor="admin")
     data = json.loads(engine.backups.path_of(made.file).read_text(encoding="utf-8"))
     check(data)  # the positive control: the file as written is accepted
     data["memories"][0]["fields"]["expires_at"] = "-62135596860.0"

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.documents import MAX_CHUNKS, Document, chunk, fixed, paragraphs, sentences, split_sentences
+from kenning.documents import (
+    MAX_CHUNKS,
+    Document,
+    chunk,
+    fixed,
+    paragraphs,
+    sentences,
+    split_sentences,
+)
 from kenning.engine import Engine
 from kenning.errors import InvalidInput
 from kenning.memory import Listing
@@ -32,10 +40,13 @@ def test_sentences_are_kept_whole_and_packed() -> None:
 
 def test_closing_quotes_and_brackets_stay_with_their_sentence() -> None:
     text = 'He said "stop." Then he left. (It rained.) [Done!] End?'
-    assert split_sentences(text) == ['He said "stop."', "Then he left.", "(It rained.)", "[Done!]", "End?"]
+    assert split_sentences(text) == ['He said "stop."', "Then he left.", "(It rained.)", "[Done!]",
+                                     "End?"]
     assert sentences(text, 1000) == [text]  # nothing dropped when packed back together
-    assert sentences(text, 20) == ['He said "stop."', "Then he left.", "(It rained.) [Done!]", "End?"]
-    assert split_sentences("Version 2.5 ships. Wait... what?\nYes.") == ["Version 2.5 ships.", "Wait...", "what?",
+    assert sentences(text, 20) == ['He said "stop."', "Then he left.", "(It rained.) [Done!]",
+                                   "End?"]
+    assert split_sentences("Version 2.5 ships. Wait... what?\nYes.") == ["Version 2.5 ships.",
+                                                                         "Wait...", "what?",
                                                                         "Yes."]
 
 
@@ -48,7 +59,8 @@ def test_paragraphs_are_packed_and_long_ones_split_by_sentence() -> None:
     assert paragraphs(text, 1000) == ["Alpha para.\n\nBeta para.\n\nGamma para."]
     assert paragraphs(text, 12) == ["Alpha para.", "Beta para.", "Gamma para."]
     long = "One sentence here. Another sentence there."
-    assert paragraphs(f"Intro.\n\n{long}", 25) == ["Intro.", "One sentence here.", "Another sentence there."]
+    assert paragraphs(f"Intro.\n\n{long}", 25) == ["Intro.", "One sentence here.",
+                                                   "Another sentence there."]
 
 
 def test_chunk_validates_strategy_size_and_overlap() -> None:
@@ -65,7 +77,8 @@ def test_chunk_validates_strategy_size_and_overlap() -> None:
 def test_remember_document_stores_chunks_with_one_doc_id(engine: Engine) -> None:
     sections = [f"Part {n}: the {name} module handles {name} requests and keeps its own cache." * 4
                 for n, name in enumerate(["billing", "search", "login", "export"])]
-    result = engine.documents.remember(Document(text="\n\n".join(sections), title="Modules", project="shop",
+    result = engine.documents.remember(Document(text="\n\n".join(sections), title="Modules",
+                                                project="shop",
                                                 tags=("design",), size=400), actor="alice")
     assert result.public()["chunks"] == 4
     assert result.public()["stored"] == 4
@@ -74,14 +87,17 @@ def test_remember_document_stores_chunks_with_one_doc_id(engine: Engine) -> None
     by_index = sorted(page.items, key=lambda m: m.chunk_index or 0)
     assert [m.content for m in by_index] == sections
     assert {m.doc_id for m in by_index} == {result.doc_id}
-    assert {(m.title, m.project, m.tags, m.actor) for m in by_index} == {("Modules", "shop", ("design",), "alice")}
+    assert {(m.title, m.project, m.tags, m.actor)
+            for m in by_index} == {("Modules", "shop", ("design",), "alice")}
     assert by_index[0].metadata == {"chunks": 4, "strategy": "paragraphs"}
     for memory in by_index:  # every chunk is audited on its own, with the caller as actor
-        assert [(e.action, e.actor) for e in engine.store.audit.history(memory.key)] == [("remember", "alice")]
+        assert [(e.action, e.actor)
+                for e in engine.store.audit.history(memory.key)] == [("remember", "alice")]
 
 
 def test_the_same_document_again_is_reported_as_duplicates(engine: Engine) -> None:
-    document = Document(text="Valkey keeps the memories.\n\nThe model embeds them locally.", size=200,
+    document = Document(text="Valkey keeps the memories.\n\nThe model embeds them locally.",
+                        size=200,
                         strategy="sentences")
     first = engine.documents.remember(document, actor="alice")
     second = engine.documents.remember(document, actor="alice")
@@ -93,11 +109,13 @@ def test_the_same_document_again_is_reported_as_duplicates(engine: Engine) -> No
 def test_bad_documents_are_refused_before_anything_is_written(engine: Engine) -> None:
     for document, message in ((Document(text="  "), "empty"),
                               (Document(text="x" * 500_001), "limit is 500,000"),
-                              (Document(text="y. " * 100_000, strategy="fixed", size=200, overlap=0),
+                              (Document(text="y. " * 100_000, strategy="fixed", size=200,
+                                        overlap=0),
                                f"the limit is {MAX_CHUNKS}"),
                               (Document(text="fine text", project="Bad Project"), "not allowed")):
         with pytest.raises(InvalidInput, match=message):
             engine.documents.remember(document, actor="alice")
     assert engine.memories.list(Listing(limit=10)).total == 0
     engine.documents.remember(Document(text="fine text", project="good-project"), actor="alice")
-    assert engine.memories.list(Listing(limit=10)).total == 1  # positive control: a valid document is listed
+    # positive control: a valid document is listed
+    assert engine.memories.list(Listing(limit=10)).total == 1

@@ -86,7 +86,8 @@ def test_killed_server_loses_no_acknowledged_memory(tmp_path: Path, embedder: Em
     with EmbeddedValkey(settings):
         reopened = Engine.open(settings, connect(settings), embedder, clock=ManualClock())
         assert [reopened.memories.get(k).content for k in keys] == TOPICS
-        result = reopened.recaller.recall(RecallRequest("which tool formats our Python code?", top_k=3))
+        result = reopened.recaller.recall(RecallRequest("which tool formats our Python code?",
+                                                        top_k=3))
         assert result.hits[0].memory.key == keys[2]
 
 
@@ -99,11 +100,14 @@ def test_valkey_command_starts_nothing_when_an_external_url_is_set(
     assert "KENNING_VALKEY_URL is set" in capsys.readouterr().err
 
 
-def test_memory_hashes_with_their_vector_stay_compact_listpacks(valkey_server: EmbeddedValkey) -> None:
+def test_memory_hashes_with_their_vector_stay_compact_listpacks(
+    valkey_server: EmbeddedValkey,
+) -> None:
     client = connect(valkey_server.settings)
     assert client.config_get("hash-max-listpack-value") == {"hash-max-listpack-value": "4096"}
     client.hset("listpack-probe", mapping={"content": "short", "vector": b"\0" * 1536})
     assert client.object("encoding", "listpack-probe") == b"listpack"
-    client.hset("listpack-probe", "content", "x" * 5000)  # positive control: past the limit it converts
+    # positive control: past the limit it converts
+    client.hset("listpack-probe", "content", "x" * 5000)
     assert client.object("encoding", "listpack-probe") == b"hashtable"
     client.delete("listpack-probe")

@@ -1,4 +1,5 @@
-"""The embedder the session uses (the configured default backend): shape, norm, batching, meaning."""
+"""The embedder the session uses (the configured default backend):
+shape, norm, batching, meaning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The ONNX backend reproduces the sentence-transformers reference vectors (the gate for making it default)."""
+"""The ONNX backend reproduces the sentence-transformers reference vectors (the
+gate for making it default)."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def reference() -> SentenceTransformerEmbedder:
     return SentenceTransformerEmbedder(default_model_path())
 
 
-def test_onnx_vectors_match_the_reference(onnx_file: Path, reference: SentenceTransformerEmbedder) -> None:
+def test_onnx_vectors_match_the_reference(onnx_file: Path,
+                                          reference: SentenceTransformerEmbedder) -> None:
     onnx = OnnxEmbedder(default_model_path(), onnx_file)
     expected = reference.embed_many(TEXTS)
     batched = onnx.embed_many(TEXTS)
@@ -69,7 +71,8 @@ def test_export_happens_once_and_is_reused(onnx_file: Path) -> None:
 def test_setting_selects_the_onnx_backend(onnx_file: Path, tmp_path: Path) -> None:
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / onnx_file.name).symlink_to(onnx_file)  # reuse the export, do not redo it
-    settings = Settings(_env_file=None, data_dir=tmp_path, model_dir=tmp_path / "models", embedding_backend="onnx")
+    settings = Settings(_env_file=None, data_dir=tmp_path, model_dir=tmp_path / "models",
+                        embedding_backend="onnx")
     embedder = load_embedder(settings)
     assert isinstance(embedder, OnnxEmbedder)
     assert embedder.model_name == "all-MiniLM-L6-v2"
@@ -93,7 +96,8 @@ def test_int8_backend_is_close_but_pinned_as_another_model(onnx_file: Path) -> N
     for want, got in zip(fp32.embed_many(TEXTS), batched, strict=True):
         assert float(np.dot(want, got)) >= 0.97
     # a text's int8 vector never depends on the texts embedded beside it (bulk import == remember)
-    assert all(np.array_equal(alone, int8.embed(text)) for alone, text in zip(batched, TEXTS, strict=True))
+    assert all(np.array_equal(alone, int8.embed(text))
+               for alone, text in zip(batched, TEXTS, strict=True))
 
 
 def test_auto_means_int8_for_the_bundled_model_unless_the_store_was_written_in_fp32() -> None:
@@ -101,9 +105,12 @@ def test_auto_means_int8_for_the_bundled_model_unless_the_store_was_written_in_f
     assert auto.embedding_backend == "auto"
     assert resolve_backend(auto) == "onnx-int8"  # a new store
     assert resolve_backend(auto, "all-MiniLM-L6-v2+int8") == "onnx-int8"
-    assert resolve_backend(auto, "all-MiniLM-L6-v2") == "onnx"  # fp32 vectors: keep them, never refuse
-    assert resolve_backend(Settings(_env_file=None, embedding_model="/models/other")) == "onnx"  # not measured
-    assert resolve_backend(Settings(_env_file=None, embedding_backend="onnx"), "all-MiniLM-L6-v2+int8") == "onnx"
+    # fp32 vectors: keep them, never refuse
+    assert resolve_backend(auto, "all-MiniLM-L6-v2") == "onnx"
+    # not measured
+    assert resolve_backend(Settings(_env_file=None, embedding_model="/models/other")) == "onnx"
+    assert resolve_backend(Settings(_env_file=None, embedding_backend="onnx"),
+                           "all-MiniLM-L6-v2+int8") == "onnx"
 
 
 def test_a_store_written_in_fp32_opens_with_auto_and_a_new_store_gets_int8(
@@ -120,7 +127,8 @@ def test_a_store_written_in_fp32_opens_with_auto_and_a_new_store_gets_int8(
     fp32 = OnnxEmbedder(default_model_path(), onnx_file)
     first = open_engine(old.model_copy(update={"embedding_backend": "onnx"}), fp32)
     assert load_model(old).model_name == "all-MiniLM-L6-v2"
-    assert open_engine(old).ctx.embedder.model_name == "all-MiniLM-L6-v2"  # opens, no EmbeddingMismatch
+    # opens, no EmbeddingMismatch
+    assert open_engine(old).ctx.embedder.model_name == "all-MiniLM-L6-v2"
     with pytest.raises(EmbeddingMismatch):  # positive control: int8 forced on it is refused
         open_engine(old.model_copy(update={"embedding_backend": "onnx-int8"}))
     assert open_engine(fresh).ctx.embedder.model_name == "all-MiniLM-L6-v2+int8"

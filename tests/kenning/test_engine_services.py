@@ -11,8 +11,10 @@ from kenning.settings import Settings
 
 
 def test_each_service_is_built_once_and_shared(engine: Engine) -> None:
-    suppressions = [engine.memories.suppressions, engine.lifecycle.suppressions, engine.experience.suppressions,
-                    engine.inspection.suppressions, engine.recaller.suppressions, engine.recall_log.suppressions,
+    suppressions = [engine.memories.suppressions, engine.lifecycle.suppressions,
+                    engine.experience.suppressions,
+                    engine.inspection.suppressions, engine.recaller.suppressions,
+                    engine.recall_log.suppressions,
                     engine.briefing.suppressions]
     assert all(s is engine.suppressions for s in suppressions)
     assert engine.experience.graveyard is engine.recaller.graveyard is engine.briefing.graveyard
@@ -24,10 +26,12 @@ def test_each_service_is_built_once_and_shared(engine: Engine) -> None:
 
 
 def test_open_takes_the_roots_connection_or_a_ready_store(engine: Engine, settings: Settings,
-                                                            client: valkey.Valkey, embedder: Embedder) -> None:
+                                                            client: valkey.Valkey,
+                                                          embedder: Embedder) -> None:
     on_client = Engine.open(settings, client, embedder, clock=engine.ctx.clock)
     assert on_client.store.prefix == settings.key_prefix
     on_store = Engine.open(settings, engine.store, embedder, clock=engine.ctx.clock)
     assert on_store.store is engine.store  # a ready Store is used as it is
     with pytest.raises(ValueError, match="key prefix"):
-        Engine.open(settings.model_copy(update={"key_prefix": "elsewhere:"}), engine.store, embedder)
+        Engine.open(settings.model_copy(update={"key_prefix": "elsewhere:"}), engine.store,
+                    embedder)

@@ -1,5 +1,6 @@
-"""The enrichment queue: facts become memories linked to their source, nothing is stored twice, poison jobs
-are parked with their error, and a worker killed mid-job leaves the job to be completed once."""
+"""The enrichment queue: facts become memories linked to their source, nothing is stored twice,
+poison jobs are parked with their error, and a worker killed mid-job leaves the
+job to be completed once."""
 
 from __future__ import annotations
 
@@ -22,9 +23,12 @@ from kenning.settings import Settings
 from tests.anthropic_fake import FakeAnthropic, answer, message, serve
 from tests.kenning.test_llm import with_key
 
-SOURCE = ("Release 4.2 of the billing service moved to Postgres 16; the nightly export now runs at 02:30 "
-          "UTC and is owned by Priya.")
-FACTS = {"facts": ["The billing service runs on Postgres 16.", "The nightly billing export runs at 02:30 UTC."]}
+SOURCE = (
+    "Release 4.2 of the billing service moved to Postgres 16; the nightly export now runs at 02:30 "
+    "UTC and is owned by Priya."
+)
+FACTS = {"facts": ["The billing service runs on Postgres 16.",
+                   "The nightly billing export runs at 02:30 UTC."]}
 
 
 @pytest.fixture
@@ -34,7 +38,8 @@ def fake() -> Iterator[FakeAnthropic]:
 
 def open_engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
                 fake: FakeAnthropic, **overrides: Any) -> Engine:
-    return Engine.open(with_key(settings, fake, llm_contradiction_verdicts=False, **overrides), client, embedder,
+    return Engine.open(with_key(settings, fake, llm_contradiction_verdicts=False, **overrides),
+                       client, embedder,
                        clock=clock)
 
 
@@ -68,21 +73,26 @@ def test_facts_become_linked_memories_and_a_rerun_stores_nothing_twice(
     assert len(facts_of(engine, stored.key)) == 2
 
 
-def test_without_a_key_nothing_is_queued(settings: Settings, client: valkey.Valkey, embedder: Embedder,
-                                         clock: ManualClock, engine: Engine, fake: FakeAnthropic) -> None:
+def test_without_a_key_nothing_is_queued(settings: Settings, client: valkey.Valkey,
+                                         embedder: Embedder,
+                                         clock: ManualClock, engine: Engine,
+                                         fake: FakeAnthropic) -> None:
     engine.memories.remember(Draft(SOURCE, namespace="episodic", project="billing"), actor="agent")
     status = engine.enrichment.status()
     assert status.waiting == 0
     assert status.llm.startswith("off")
-    keyed = open_engine(settings, client, embedder, clock, fake)  # positive control: with a key it queues
+    # positive control: with a key it queues
+    keyed = open_engine(settings, client, embedder, clock, fake)
     keyed.memories.remember(Draft(SOURCE + " Second copy.", namespace="episodic", project="other"),
                             actor="agent")
     assert keyed.enrichment.status().waiting == 1
 
 
-def test_a_poison_job_is_parked_with_its_error(settings: Settings, client: valkey.Valkey, embedder: Embedder,
+def test_a_poison_job_is_parked_with_its_error(settings: Settings, client: valkey.Valkey,
+                                               embedder: Embedder,
                                                clock: ManualClock, fake: FakeAnthropic) -> None:
-    engine = open_engine(settings, client, embedder, clock, fake, enrichment_visibility_seconds=0.001,
+    engine = open_engine(settings, client, embedder, clock, fake,
+                         enrichment_visibility_seconds=0.001,
                          enrichment_max_attempts=2)
     engine.memories.remember(Draft(SOURCE, namespace="episodic", project="billing"), actor="agent")
     fake.then(message("no json here"), message("still none"))
@@ -101,13 +111,16 @@ def test_a_worker_killed_mid_job_leaves_it_to_complete_once(
         settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
         fake: FakeAnthropic) -> None:
     engine = open_engine(settings, client, embedder, clock, fake, enrichment_visibility_seconds=1.0)
-    stored = engine.memories.remember(Draft(SOURCE, namespace="episodic", project="billing"), actor="agent")
+    stored = engine.memories.remember(Draft(SOURCE, namespace="episodic", project="billing"),
+                                      actor="agent")
     held = answer(FACTS)
     held.hold = threading_event()
     fake.then(held, answer(FACTS))
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
-    env.update({"KENNING_DATA_DIR": str(settings.data_dir), "KENNING_VALKEY_PORT": str(settings.valkey_port),
-                "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_ANTHROPIC_API_KEY": "sk-test-not-real",
+    env.update({"KENNING_DATA_DIR": str(settings.data_dir),
+                "KENNING_VALKEY_PORT": str(settings.valkey_port),
+                "KENNING_KEY_PREFIX": settings.key_prefix,
+                "KENNING_ANTHROPIC_API_KEY": "sk-test-not-real",
                 "KENNING_ANTHROPIC_BASE_URL": fake.url, "KENNING_LOG_LEVEL": "WARNING"})
     worker = subprocess.Popen([sys.executable, "-m", "kenning_cli", "queue", "run"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

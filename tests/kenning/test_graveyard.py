@@ -8,7 +8,8 @@ from kenning.experience import Approach
 
 
 def test_warnings_from_a_lookup_equal_warn(engine: Engine) -> None:
-    key = engine.experience.log_abandoned(Approach("Celery", "library", "too heavy"), effort=3, project="p",
+    key = engine.experience.log_abandoned(Approach("Celery", "library", "too heavy"), effort=3,
+                                          project="p",
                                           actor="a").key
     graveyard = engine.recaller.graveyard
     found = graveyard.index.lookup(phrases.ngrams("should the worker use celery?"))

@@ -1,5 +1,5 @@
-"""Reading JSON Lines into drafts (kenning/imports.py ``parse``): pure, plain data. The import itself is
-tested through `kenning import` (tests/kenning_cli/test_import.py)."""
+"""Reading JSON Lines into drafts (kenning/imports.py ``parse``): pure, plain data. The import
+itself is tested through `kenning import` (tests/kenning_cli/test_import.py)."""
 
 from __future__ import annotations
 
@@ -12,31 +12,41 @@ from kenning.models import RememberResult
 
 
 def test_lines_become_drafts_with_the_defaults_where_a_line_does_not_say() -> None:
-    data = BOM + (b'{"content": "Deploy with fly.", "tags": ["deploy"]}\n'
-                  b"\n"  # blank lines are skipped, and counted
-                  b'{"content": "Prefer uv.", "namespace": "preference", "project": null, "event_date": 1790000000}\r\n'
-                  b'{"content": "Reset on Mondays.", "project": "global", "tags": ["ops", "legacy"]}\n')
+    data = BOM + (
+        b'{"content": "Deploy with fly.", "tags": ["deploy"]}\n'
+        b"\n"  # blank lines are skipped, and counted
+        b'{"content": "Prefer uv.", "namespace": "preference", "project": null, "event_date": '
+                  b'1790000000}\r\n{"content": "Reset on Mondays.", "project": "global", '
+                  b'"tags": ["ops", "legacy"]}\n'
+    )
     lines, errors = parse(data, Defaults("project", "atlas-api", ("legacy",)), max_lines=10)
     assert errors == []
     assert [line.number for line in lines] == [1, 3, 4]
     assert [line.draft for line in lines] == [
-        Draft("Deploy with fly.", namespace="project", project="atlas-api", tags=("deploy", "legacy")),
-        Draft("Prefer uv.", namespace="preference", project="atlas-api", tags=("legacy",), event_date=1790000000),
+        Draft("Deploy with fly.", namespace="project", project="atlas-api",
+              tags=("deploy", "legacy")),
+        Draft("Prefer uv.", namespace="preference", project="atlas-api", tags=("legacy",),
+              event_date=1790000000),
         Draft("Reset on Mondays.", namespace="project", project="global", tags=("ops", "legacy")),
     ]
-    # what a retry file holds: the line with the defaults applied, so it imports the same without options
-    assert lines[0].fields == {"content": "Deploy with fly.", "tags": ["deploy", "legacy"], "namespace": "project",
+    # what a retry file holds: the line with the defaults applied, so it
+    # imports the same without options
+    assert lines[0].fields == {"content": "Deploy with fly.", "tags": ["deploy", "legacy"],
+                               "namespace": "project",
                                "project": "atlas-api"}
 
 
 @pytest.mark.parametrize(("line", "error"), [
-    (b'{"content": "x",}', "not valid JSON: Expecting property name enclosed in double quotes (column 17)"),
+    (b'{"content": "x",}',
+     "not valid JSON: Expecting property name enclosed in double quotes (column 17)"),
     (b'"just a string"', "a string, not a JSON object"),
     (b'{"content": "x", "kind": "skill"}', "unknown field(s) kind"),
     (b'{"content": "x", "tags": "a,b"}', "tags must be a list of strings, not a string"),
-    (b'{"content": "x", "tags": ["a", 1]}', "tags must be a list of strings, not a list holding a number"),
+    (b'{"content": "x", "tags": ["a", 1]}',
+     "tags must be a list of strings, not a list holding a number"),
     (b'{"content": 42}', "content must be a string, not a number"),
-    (b'{"content": "x", "event_date": true}', "event_date must be a date string or epoch seconds, not true/false"),
+    (b'{"content": "x", "event_date": true}',
+     "event_date must be a date string or epoch seconds, not true/false"),
     (b'{"content": "x", "event_date": NaN}', "NaN is not a JSON value"),
     (b'{"content": "x", "content": "y"}', "field content is given twice"),
     (b'{"content": "\\ud800"}', "content holds a lone surrogate escape"),
@@ -70,7 +80,9 @@ def test_a_duplicate_of_an_earlier_line_names_that_line() -> None:
         {"line": 3, "status": "duplicate", "key": "k:1", "similarity": 1.0, "duplicate_of_line": 1},
         {"line": 4, "status": "failed", "key": ""},
     ]
-    planned = [RememberResult("new", "k:1"), RememberResult("new", "k:2"), RememberResult("duplicate", "k:1", 1.0),
+    planned = [RememberResult("new", "k:1"), RememberResult("new", "k:2"),
+               RememberResult("duplicate", "k:1", 1.0),
                RememberResult("new", "k:3")]
-    assert outcomes(lines, planned)[2].public() == {"line": 3, "status": "duplicate", "key": "", "similarity": 1.0,
+    assert outcomes(lines, planned)[2].public() == {"line": 3, "status": "duplicate", "key": "",
+                                                    "similarity": 1.0,
                                                     "duplicate_of_line": 1}

@@ -20,13 +20,16 @@ def test_explain_gives_every_field_and_the_history(engine: Engine) -> None:
     engine.memories.update(key, "Deploys happen on Tuesdays", actor="bob", reason="moved")
     explained = engine.inspection.explain(key).public()
     memory = explained["memory"]
-    assert set(memory) >= {"key", "content", "namespace", "project", "tags", "kind", "state", "trust", "actor",
+    assert set(memory) >= {"key", "content", "namespace", "project", "tags", "kind", "state",
+                           "trust", "actor",
                            "created_at", "updated_at", "valid_from", "metadata", "recall_count"}
-    assert (memory["content"], memory["project"], memory["tags"]) == ("Deploys happen on Tuesdays", "ops",
+    assert (memory["content"], memory["project"], memory["tags"]) == ("Deploys happen on Tuesdays",
+                                                                      "ops",
                                                                       ["deploy"])
     assert explained["has_vector"] is True
     history = explained["history"]
-    assert [(e["action"], e["actor"]) for e in history] == [("remember", "alice"), ("update", "bob")]
+    assert [(e["action"], e["actor"]) for e in history] == [("remember", "alice"),
+                                                            ("update", "bob")]
     assert history[1]["details"]["previous_content"] == "Deploys happen on Mondays"
     assert history[1]["at"].endswith("Z")
     with pytest.raises(NotFound):
@@ -36,16 +39,20 @@ def test_explain_gives_every_field_and_the_history(engine: Engine) -> None:
 def test_explain_shows_the_newest_history_when_there_is_more_than_the_limit(engine: Engine) -> None:
     key = _remember(engine, "A memory retagged many times")
     for i in range(HISTORY_LIMIT + 5):
-        engine.memories.retag(key, add=["even"] if i % 2 == 0 else [], remove=["even"] if i % 2 else [],
+        engine.memories.retag(key, add=["even"] if i % 2 == 0 else [],
+                              remove=["even"] if i % 2 else [],
                               actor="alice", reason=f"pass {i}")
     history = engine.inspection.explain(key).public()["history"]
     assert len(history) == HISTORY_LIMIT
-    assert history[-1]["reason"] == f"pass {HISTORY_LIMIT + 4}"  # the latest change is never cut off
-    assert history[0]["reason"] == "pass 5"  # the oldest events (remember, passes 0-4) are the ones left out
+    # the latest change is never cut off
+    assert history[-1]["reason"] == f"pass {HISTORY_LIMIT + 4}"
+    # the oldest events (remember, passes 0-4) are the ones left out
+    assert history[0]["reason"] == "pass 5"
 
 
 def test_records_come_back_in_the_order_asked_and_are_bounded(engine: Engine) -> None:
-    keys = [_remember(engine, text) for text in ("Valkey holds the memories", "The model runs locally")]
+    keys = [_remember(engine, text)
+            for text in ("Valkey holds the memories", "The model runs locally")]
     assert [m.key for m in engine.inspection.records(list(reversed(keys)))] == list(reversed(keys))
     with pytest.raises(NotFound):
         engine.inspection.records([keys[0], keys[1][:-4] + "ZZZZ"])
@@ -65,11 +72,13 @@ def test_audit_counts_by_namespace_and_state_and_pages(engine: Engine) -> None:
     assert everything.counts["knowledge"] == {"active": 2, "deprioritised": 1, "archived": 1}
     assert everything.counts["preference"] == {"active": 1, "deprioritised": 0, "archived": 0}
     assert everything.total == 5
-    shop = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"], limit=2))
+    shop = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"],
+                                                limit=2))
     assert shop.counts == {"knowledge": {"active": 1, "deprioritised": 1, "archived": 1}}
     assert shop.page.total == 3
     assert len(shop.page.items) == 2
-    second = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"], offset=2, limit=2))
+    second = engine.inspection.audit(AuditRequest(projects=["shop"], namespaces=["knowledge"],
+                                                  offset=2, limit=2))
     seen = {i["key"] for i in shop.page.items} | {i["key"] for i in second.page.items}
     assert seen == set(keys)
     only_active = engine.inspection.audit(AuditRequest(states=["active"], namespaces=["knowledge"]))
@@ -90,8 +99,10 @@ def test_health_checks_each_dependency(engine: Engine) -> None:
 
 
 def test_health_reports_index_drift(engine: Engine) -> None:
-    assert engine.inspection.health().public()["checks"]["indexes"]["ok"] is True  # positive control
-    engine.ctx.indexes[schema.INDEX] = engine.ctx.index + "-old"  # this process expects another index
+    # positive control
+    assert engine.inspection.health().public()["checks"]["indexes"]["ok"] is True
+    # this process expects another index
+    engine.ctx.indexes[schema.INDEX] = engine.ctx.index + "-old"
     health = engine.inspection.health()
     assert not health.ok
     assert health.public()["checks"]["indexes"]["ok"] is False
@@ -99,7 +110,9 @@ def test_health_reports_index_drift(engine: Engine) -> None:
     assert health.public()["checks"]["valkey"]["ok"] is True
 
 
-def test_audit_marks_suppressed_memories_for_a_person_and_withholds_them_from_an_agent(engine: Engine) -> None:
+def test_audit_marks_suppressed_memories_for_a_person_and_withholds_them_from_an_agent(
+    engine: Engine,
+) -> None:
     hidden = _remember(engine, "Traefik terminates TLS at the edge", project="edge")
     shown = _remember(engine, "Caddy serves the docs site", project="edge")
     request = AuditRequest(projects=["edge"])
@@ -107,9 +120,14 @@ def test_audit_marks_suppressed_memories_for_a_person_and_withholds_them_from_an
     assert {i["key"] for i in before.page.items} == {hidden, shown}  # positive control
     engine.suppressions.suppress("traefik", "migrated off it", actor="person")
     agent = engine.inspection.audit(request)
-    assert ([i["key"] for i in agent.page.items], agent.page.withheld, agent.total) == ([shown], 1, 2)
+    assert ([i["key"] for i in agent.page.items], agent.page.withheld, agent.total) == (
+        [shown],
+        1,
+        2,
+    )
     person = engine.inspection.audit(request, for_person=True)
-    assert {i["key"]: i["suppressed_by"] for i in person.page.items} == {hidden: ["traefik"], shown: []}
+    assert {i["key"]: i["suppressed_by"] for i in person.page.items} == {hidden: ["traefik"],
+                                                                         shown: []}
     assert person.page.withheld == 0
     assert engine.inspection.explain(hidden).suppressed_by == ["traefik"]
     assert engine.inspection.explain(shown).suppressed_by == []

@@ -1,4 +1,5 @@
-"""The engine side of scheduled jobs: the leader lease (store/locks.py) and the last run of each job."""
+"""The engine side of scheduled jobs: the leader lease (store/locks.py) and
+the last run of each job."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from kenning.store.locks import Lease
 from tests.conftest import NOW
 
 
-def test_a_lease_is_held_by_one_owner_and_only_the_owner_renews_or_releases(client: valkey.Valkey,
-                                                                             settings: Settings) -> None:
+def test_a_lease_is_held_by_one_owner_and_only_the_owner_renews_or_releases(
+    client: valkey.Valkey, settings: Settings
+) -> None:
     key = f"{settings.key_prefix}lock:test"
     first, second = Lease(client, key, "a", 30.0), Lease(client, key, "b", 30.0)
     assert first.holder() is None
@@ -35,7 +37,8 @@ def test_a_lease_is_held_by_one_owner_and_only_the_owner_renews_or_releases(clie
     assert second.holder() == "b"
 
 
-def test_a_renewal_never_extends_a_lease_another_owner_took(client: valkey.Valkey, settings: Settings) -> None:
+def test_a_renewal_never_extends_a_lease_another_owner_took(client: valkey.Valkey,
+                                                            settings: Settings) -> None:
     key = f"{settings.key_prefix}lock:test"
     first, second = Lease(client, key, "a", 30.0), Lease(client, key, "b", 30.0)
     assert first.hold()
@@ -48,19 +51,23 @@ def test_a_renewal_never_extends_a_lease_another_owner_took(client: valkey.Valke
 
 def test_the_engine_records_and_reads_back_the_last_run_of_each_job(engine: Engine) -> None:
     assert engine.jobs.last_runs() == {}
-    ok = JobRun(job="maintenance", run_id="r1", status="ok", worker="w", started_at=1.0, finished_at=2.0,
+    ok = JobRun(job="maintenance", run_id="r1", status="ok", worker="w", started_at=1.0,
+                finished_at=2.0,
                 summary={"expired": 3})
-    outage = JobRun(job="feeds", run_id="r2", status="outage", worker="w", started_at=3.0, finished_at=3.5,
+    outage = JobRun(job="feeds", run_id="r2", status="outage", worker="w", started_at=3.0,
+                    finished_at=3.5,
                     error="Valkey is unreachable")
     engine.jobs.record(ok)
     engine.jobs.record(outage)
     assert engine.jobs.last_runs() == {"feeds": outage, "maintenance": ok}
-    later = JobRun(job="maintenance", run_id="r3", status="failed", worker="w", started_at=5.0, finished_at=6.0,
+    later = JobRun(job="maintenance", run_id="r3", status="failed", worker="w", started_at=5.0,
+                   finished_at=6.0,
                    error="RuntimeError: boom")
     engine.jobs.record(later)
     assert engine.jobs.last_runs()["maintenance"] == later  # each run replaces its job's last run
     with pytest.raises(InvalidInput):
-        engine.jobs.record(JobRun(job="maintenance", run_id="r4", status="skipped", worker="x", started_at=7.0,
+        engine.jobs.record(JobRun(job="maintenance", run_id="r4", status="skipped", worker="x",
+                                  started_at=7.0,
                                   finished_at=7.0))
     assert engine.jobs.last_runs()["maintenance"] == later
 
@@ -77,10 +84,13 @@ def test_the_leader_is_whoever_holds_the_worker_lease(engine: Engine) -> None:
 
 def test_health_names_the_leader_and_fails_on_a_failed_or_outage_run() -> None:
     def run(job: str, status: Status, error: str | None = None) -> JobRun:
-        return JobRun(job=job, run_id="r", status=status, worker="w", started_at=0.0, finished_at=NOW, error=error)
+        return JobRun(job=job, run_id="r", status=status, worker="w", started_at=0.0,
+                      finished_at=NOW, error=error)
 
-    assert health(None, {}) == (True, "no worker holds the lock (`kenning worker` or `kenning up` runs one); "
-                                      "no job has run yet")
+    assert health(None, {}) == (
+        True,
+        "no worker holds the lock (`kenning worker` or `kenning up` runs one); no job has run yet",
+    )
     assert health("w", {"maintenance": run("maintenance", "ok")}) == (
         True, "leader w; maintenance ok at 2026-09-21T14:13:20Z")
     ok, detail = health("w", {"feeds": run("feeds", "outage", "Valkey is unreachable"),

@@ -1,4 +1,5 @@
-"""Lifecycle transitions, reinstate hints, acting by query and bulk project actions on the real store."""
+"""Lifecycle transitions, reinstate hints, acting by query and bulk project
+actions on the real store."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def keys(engine: Engine, text: str, **kwargs: object) -> list[str]:
 
 
 def test_allowed_moves_are_exactly_the_documented_ones() -> None:
-    assert ALLOWED == {"active": ("deprioritised", "archived"), "deprioritised": ("active", "archived"),
+    assert ALLOWED == {"active": ("deprioritised", "archived"),
+                       "deprioritised": ("active", "archived"),
                        "archived": ("active",)}
     check_move("archived", "active")
     with pytest.raises(Conflict, match="archived to deprioritised"):
@@ -52,7 +54,8 @@ def test_transition_stores_reason_and_actor_on_the_memory_and_in_the_audit(engin
         ("reinstate", "agent", "Redis is back", "archived", "active"),
     ]
     final = engine.memories.get(key)
-    assert (final.state, final.state_reason, final.reinstate_hints) == ("active", "Redis is back", ())
+    assert (final.state, final.state_reason, final.reinstate_hints) == ("active", "Redis is back",
+                                                                        ())
 
 
 def test_a_reason_is_required_and_bad_moves_are_refused(engine: Engine) -> None:
@@ -66,7 +69,8 @@ def test_a_reason_is_required_and_bad_moves_are_refused(engine: Engine) -> None:
 
 
 def test_transitions_keep_the_memorys_own_weight(engine: Engine) -> None:
-    key = remember(engine, "The fact: the API rate limit is 600 requests per minute.", kind="fact", weight=0.5)
+    key = remember(engine, "The fact: the API rate limit is 600 requests per minute.", kind="fact",
+                   weight=0.5)
     engine.lifecycle.deprioritise(key, reason="old", actor="agent")
     engine.lifecycle.reinstate(key, reason="still true", actor="agent")
     assert engine.memories.get(key).weight == 0.5
@@ -84,7 +88,8 @@ def test_deprioritised_is_found_only_through_its_hint_or_when_included(engine: E
     assert flagged
     assert flagged[0].reinstate_candidate
     assert flagged[0].factors["visibility"] == 1.0  # scored as if active, as documented
-    included = engine.recaller.recall(RecallRequest("where is session state stored?", include_deprioritised=True))
+    included = engine.recaller.recall(RecallRequest("where is session state stored?",
+                                                    include_deprioritised=True))
     assert included.hits[0].memory.key == key
     assert included.hits[0].factors["visibility"] == pytest.approx(0.2)
     assert not included.hits[0].reinstate_candidate
@@ -92,7 +97,8 @@ def test_deprioritised_is_found_only_through_its_hint_or_when_included(engine: E
 
 def test_archived_is_never_recalled_even_by_its_old_hint(engine: Engine) -> None:
     key = remember(engine, REDIS)
-    engine.lifecycle.deprioritise(key, reason="moved", actor="agent", reinstate_hints=["redis cluster"])
+    engine.lifecycle.deprioritise(key, reason="moved", actor="agent",
+                                  reinstate_hints=["redis cluster"])
     assert key in keys(engine, "redis cluster sessions")  # positive control: the hint works
     engine.lifecycle.archive(key, reason="gone for good", actor="agent")
     assert key not in keys(engine, "redis cluster sessions")
@@ -111,29 +117,37 @@ def test_acting_by_query_returns_candidates_and_never_acts(engine: Engine) -> No
 
 
 @pytest.mark.both_backends
-def test_acting_by_query_thresholds_raw_similarity_not_weighted_score(engine: Engine, embedder: Embedder) -> None:
+def test_acting_by_query_thresholds_raw_similarity_not_weighted_score(engine: Engine,
+                                                                      embedder: Embedder) -> None:
     gate, vague = engine.ctx.settings.act_threshold, "where are logins remembered"
     raw = assert_pair(embedder, REDIS, vague, below=gate)  # about 0.31: below the 0.45 threshold,
-    assert_clear(raw * 1.8, above=gate, what="weighted score")  # although x1.8 lifts it to about 0.56
+    # although x1.8 lifts it to about 0.56
+    assert_clear(raw * 1.8, above=gate, what="weighted score")
     key = remember(engine, REDIS)
     engine.experience.record_experience(key, Report(effort=5, outcome="succeeded"), actor="agent")
     assert engine.memories.get(key).experience_weight == pytest.approx(1.8)
     answer = engine.lifecycle.candidates("forget", vague)
     assert answer.found == ()
-    assert [c.key for c in engine.lifecycle.candidates("forget", "session state in redis").found] == [key]
+    assert [c.key
+            for c in engine.lifecycle.candidates("forget", "session state in redis").found] == [key]
     # and a x0.2 visibility weight never pushes a close memory under it
     engine.lifecycle.deprioritise(key, reason="moving to Postgres", actor="agent")
-    assert [c.key for c in engine.lifecycle.candidates("archive", "session state in redis").found] == [key]
+    assert [c.key
+            for c in engine.lifecycle.candidates("archive",
+                                                 "session state in redis").found] == [key]
 
 
 def test_project_actions_preview_then_act_in_bulk_with_audit(engine: Engine) -> None:
-    mine = [remember(engine, text, project="old-app") for text in (REDIS, JINJA, "Deploys go out on Fridays.")]
+    mine = [remember(engine, text, project="old-app")
+            for text in (REDIS, JINJA, "Deploys go out on Fridays.")]
     theirs = remember(engine, REDIS, project="new-app")
-    preview = engine.lifecycle.deprioritise_project("old-app", confirm=False, actor="p", reason=None)
+    preview = engine.lifecycle.deprioritise_project("old-app", confirm=False, actor="p",
+                                                    reason=None)
     assert isinstance(preview, ProjectPreview)
     assert (preview.would_affect, len(preview.sample)) == (3, 3)
     assert {engine.memories.get(k).state for k in mine} == {"active"}
-    done = engine.lifecycle.deprioritise_project("old-app", confirm=True, actor="person:ann", reason="project shelved")
+    done = engine.lifecycle.deprioritise_project("old-app", confirm=True, actor="person:ann",
+                                                 reason="project shelved")
     assert done == ProjectDone("deprioritise_project", "old-app", affected=3, remaining=0)
     assert {engine.memories.get(k).state for k in mine} == {"deprioritised"}
     assert engine.memories.get(theirs).state == "active"
@@ -154,13 +168,15 @@ def test_delete_project_keeps_snapshots_and_spares_other_projects(engine: Engine
     assert engine.memories.list(Listing(projects=["scratch"])).total == 0
     assert engine.memories.get(theirs).content == REDIS
     last = engine.store.audit.history(mine[0])[-1]
-    assert (last.action, last.reason, last.details["snapshot"]["kept"]) == ("forget", "cleanup", True)
+    assert (last.action, last.reason, last.details["snapshot"]["kept"]) == ("forget", "cleanup",
+                                                                            True)
     assert engine.store.snapshots.read(mine[0])["content"] == REDIS  # type: ignore[index]
 
 
 def test_forget_previews_then_deletes(engine: Engine) -> None:
     key = remember(engine, REDIS)
-    assert isinstance(engine.lifecycle.forget(key, confirm=False, actor="a", reason=None), ForgetPreview)
+    assert isinstance(engine.lifecycle.forget(key, confirm=False, actor="a", reason=None),
+                      ForgetPreview)
     assert engine.memories.get(key).content == REDIS
     assert engine.lifecycle.forget(key, confirm=True, actor="a", reason="wrong") == Forgotten(key)
     assert engine.store.memories.read(key) is None
@@ -168,7 +184,8 @@ def test_forget_previews_then_deletes(engine: Engine) -> None:
 
 def test_reindex_hints_restores_the_hint_index(engine: Engine) -> None:
     key = remember(engine, REDIS)
-    engine.lifecycle.deprioritise(key, reason="moved", actor="agent", reinstate_hints=["redis cluster"])
+    engine.lifecycle.deprioritise(key, reason="moved", actor="agent",
+                                  reinstate_hints=["redis cluster"])
     memory = engine.memories.get(key)
     engine.lifecycle.hints.remove("redis cluster", key)
     assert key not in keys(engine, "redis cluster sessions")  # control: the index lost it
@@ -178,7 +195,8 @@ def test_reindex_hints_restores_the_hint_index(engine: Engine) -> None:
 
 def test_hints_of_a_memory_deleted_elsewhere_are_dropped(engine: Engine) -> None:
     key = remember(engine, REDIS)
-    engine.lifecycle.deprioritise(key, reason="moved", actor="agent", reinstate_hints=["redis cluster"])
+    engine.lifecycle.deprioritise(key, reason="moved", actor="agent",
+                                  reinstate_hints=["redis cluster"])
     assert engine.lifecycle.hints.phrases() == ["redis cluster"]
     engine.memories.forget(key, confirm=True, actor="a", reason="bypassing the lifecycle")
     assert key not in keys(engine, "redis cluster sessions")
@@ -190,10 +208,13 @@ def test_transition_many_checks_every_key_and_move_before_changing_any(engine: E
     archived = remember(engine, JINJA)
     engine.lifecycle.archive(archived, reason="old", actor="person")
     with pytest.raises(Conflict, match="cannot move from archived to archived"):
-        engine.lifecycle.transition_many([movable, archived], "archived", reason="tidy up", actor="person")
-    assert engine.memories.get(movable).state == "active"  # nothing changed: the second key was refused first
+        engine.lifecycle.transition_many([movable, archived], "archived", reason="tidy up",
+                                         actor="person")
+    # nothing changed: the second key was refused first
+    assert engine.memories.get(movable).state == "active"
     with pytest.raises(InvalidInput, match="reason"):
         engine.lifecycle.transition_many([movable], "archived", reason="", actor="person")
-    done = engine.lifecycle.transition_many([movable, movable], "archived", reason="tidy up", actor="person")
+    done = engine.lifecycle.transition_many([movable, movable], "archived", reason="tidy up",
+                                            actor="person")
     assert [(t.key, t.before, t.after) for t in done] == [(movable, "active", "archived")]
     assert engine.memories.get(movable).state_reason == "tidy up"

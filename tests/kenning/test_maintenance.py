@@ -22,12 +22,14 @@ from kenning_cli.main import load_commands, main
 from tests.conftest import make_settings
 from tests.margins import assert_pair
 
-SETUP = [AuditEvent(actor="test", action="test_setup", key="")]  # a direct store write records itself too
+# a direct store write records itself too
+SETUP = [AuditEvent(actor="test", action="test_setup", key="")]
 
 load_commands()
 
 DAY = 86_400.0
-LINT = ["Run the linter with `make lint` before pushing", "Always run the linter with `make lint` before pushing"]
+LINT = ["Run the linter with `make lint` before pushing",
+        "Always run the linter with `make lint` before pushing"]
 
 
 def test_expired_knowledge_is_archived_with_the_reason(engine: Engine, clock: ManualClock) -> None:
@@ -35,7 +37,8 @@ def test_expired_knowledge_is_archived_with_the_reason(engine: Engine, clock: Ma
                                          expires_at=clock.now() + DAY), actor="feed").key
     lasting = engine.memories.remember(Draft("The office is in Lisbon", project="p",
                                              expires_at=clock.now() + 30 * DAY), actor="feed").key
-    assert engine.maintenance.expire(actor="maintenance").count == 0  # positive control: not yet due
+    # positive control: not yet due
+    assert engine.maintenance.expire(actor="maintenance").count == 0
     clock.advance(2 * DAY)
     report = engine.maintenance.run()
     assert report.expired.archived == [due]
@@ -45,8 +48,10 @@ def test_expired_knowledge_is_archived_with_the_reason(engine: Engine, clock: Ma
     assert engine.memories.get(lasting).state == "active"
 
 
-def test_expiry_reports_a_memory_another_writer_removed_meanwhile(engine: Engine, clock: ManualClock) -> None:
-    due = [engine.memories.remember(Draft(t, project="p", expires_at=clock.now() + DAY), actor="feed").key
+def test_expiry_reports_a_memory_another_writer_removed_meanwhile(engine: Engine,
+                                                                  clock: ManualClock) -> None:
+    due = [engine.memories.remember(Draft(t, project="p", expires_at=clock.now() + DAY),
+                                    actor="feed").key
            for t in ("The spring sale code is SPRING26", "The booth is in hall 4")]
     clock.advance(2 * DAY)
 
@@ -55,14 +60,17 @@ def test_expiry_reports_a_memory_another_writer_removed_meanwhile(engine: Engine
             engine.memories.forget(key, confirm=True, actor="alice")
         return engine.lifecycle.archive(key, reason=reason, actor=actor)
 
-    report = Maintenance(engine.ctx, engine.contradictions, engine.duplicates, racing_archive).expire(actor="m")
-    assert (report.archived, report.count) == ([due[1]], 1)  # positive control: the other one expired
+    report = Maintenance(engine.ctx, engine.contradictions, engine.duplicates,
+                         racing_archive).expire(actor="m")
+    # positive control: the other one expired
+    assert (report.archived, report.count) == ([due[1]], 1)
     assert [s["key"] for s in report.skipped] == [due[0]]
     assert "no memory" in report.skipped[0]["why"]
 
 
 def test_duplicates_are_reported_not_merged_by_default(engine: Engine) -> None:
-    keys = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
+    keys = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key
+            for t in LINT]
     report = engine.maintenance.run().duplicates
     assert report.auto_merge_threshold is None
     assert report.merged == []
@@ -72,14 +80,16 @@ def test_duplicates_are_reported_not_merged_by_default(engine: Engine) -> None:
 
 @pytest.mark.both_backends
 def test_auto_merge_only_above_the_configured_threshold(settings: Settings, client: valkey.Valkey,
-                                                        embedder: Embedder, clock: ManualClock) -> None:
+                                                        embedder: Embedder,
+                                                        clock: ManualClock) -> None:
     strict = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
                            auto_merge_threshold=0.92, duplicate_threshold=0.75)
     tuesdays = ("Deploys go out on Tuesdays", "We deploy on Tuesdays")
     assert_pair(embedder, *LINT, above=0.92)  # about 0.975
     assert_pair(embedder, *tuesdays, above=0.75, below=0.92)  # about 0.85
     engine = Engine.open(strict, client, embedder, clock=clock)
-    close = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key for t in LINT]
+    close = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key
+             for t in LINT]
     loose = [engine.memories.remember(Draft(t, project="q"), actor="a", allow_duplicate=True).key
              for t in tuesdays]
     report = engine.maintenance.run().duplicates
@@ -94,14 +104,16 @@ def test_open_contradictions_are_rechecked(engine: Engine) -> None:
     b = engine.memories.remember(Draft("Use pickle for caching", project="p"), actor="a").key
     first = engine.maintenance.run().contradictions
     assert (first.examined, first.closed) == (1, [])  # positive control: still conflicting
-    # An edit that bypasses Memories.update (e.g. a restore of an older copy) leaves the record stale.
+    # An edit that bypasses Memories.update (e.g. a restore of an older
+    # copy) leaves the record stale.
     engine.store.memories.update(b, {"content": "Use msgpack for caching"}, SETUP)
     second = engine.maintenance.run().contradictions
     assert [c["reason"] for c in second.closed] == ["the two memories no longer conflict (edited)"]
     assert engine.memories.get(a).trust == engine.memories.get(b).trust == "stated"
 
 
-def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine, client: valkey.Valkey) -> None:
+def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine,
+                                                                  client: valkey.Valkey) -> None:
     keys = [engine.memories.remember(Draft(t, project="p"), actor="a").key
             for t in ("Redis streams back the audit log", "The dashboard is server-rendered")]
     clean = engine.maintenance.index_report()
@@ -111,7 +123,8 @@ def test_index_report_counts_phantoms_and_reindex_keeps_documents(engine: Engine
     broken = engine.maintenance.index_report()
     assert broken.phantoms == 1
     assert broken.drift[0]["index"] == engine.ctx.index
-    assert (broken.namespaces["knowledge"]["phantoms"], broken.namespaces["episodic"]["phantoms"]) == (1, 0)
+    assert (broken.namespaces["knowledge"]["phantoms"],
+            broken.namespaces["episodic"]["phantoms"]) == (1, 0)
     client.hset(keys[0], "created_at", repr(1.0))
     result = engine.maintenance.reindex(actor="admin")
     assert (result.num_docs, result.index) == (2, engine.ctx.index)
@@ -125,7 +138,8 @@ def test_the_last_report_is_kept(engine: Engine) -> None:
     engine.maintenance.run()
     kept = engine.maintenance.last_report()
     assert kept is not None
-    assert set(kept) == {"started_at", "recall_counters", "expired", "duplicates", "contradictions", "indexes"}
+    assert set(kept) == {"started_at", "recall_counters", "expired", "duplicates", "contradictions",
+                         "indexes"}
 
 
 def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -140,13 +154,15 @@ def test_cli_maintain_and_reindex(engine: Engine, monkeypatch: pytest.MonkeyPatc
     assert main(["maintain", "--summary"]) == 0
     assert capsys.readouterr().out.startswith("expired: 1; duplicate clusters: 0")
     assert main(["maintain"]) == 0
-    assert json.loads(capsys.readouterr().out)["expired"]["count"] == 0  # already archived by the first run
+    # already archived by the first run
+    assert json.loads(capsys.readouterr().out)["expired"]["count"] == 0
     assert main(["reindex"]) == 0
     assert "(1 documents, 1 before)" in capsys.readouterr().out
 
 
-def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: Engine,
-                                                                      client: valkey.Valkey) -> None:
+def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(
+    engine: Engine, client: valkey.Valkey
+) -> None:
     lock = f"{engine.ctx.settings.key_prefix}lock:reindex:memories"
     assert engine.maintenance.reindex(actor="admin").index == engine.ctx.index  # positive control
     assert client.get(lock) is None  # released when done
@@ -154,12 +170,15 @@ def test_a_second_reindex_of_the_same_index_is_refused_while_one_runs(engine: En
     with pytest.raises(Conflict, match="being rebuilt already"):
         engine.maintenance.reindex(actor="admin")
     client.delete(lock)
-    assert engine.maintenance.reindex(actor="admin").index == engine.ctx.index  # free again once released
+    # free again once released
+    assert engine.maintenance.reindex(actor="admin").index == engine.ctx.index
 
 
 @pytest.mark.both_backends
-def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Settings, client: valkey.Valkey,
-                                                                embedder: Embedder, clock: ManualClock) -> None:
+def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Settings,
+                                                               client: valkey.Valkey,
+                                                                embedder: Embedder,
+                                                               clock: ManualClock) -> None:
     eager = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
                           auto_merge_threshold=0.88, duplicate_threshold=0.85)
     use, no = "Use pickle for caching", "Do not use pickle for caching"
@@ -168,7 +187,8 @@ def test_auto_merge_never_archives_one_side_of_a_contradiction(settings: Setting
     engine = Engine.open(eager, client, embedder, clock=clock)
     same = [engine.memories.remember(Draft(t, project="p"), actor="a", allow_duplicate=True).key
             for t in ("Use pickle for caching", "Use pickle for caching please")]
-    opposite = engine.memories.remember(Draft("Do not use pickle for caching", project="p"), actor="a").key
+    opposite = engine.memories.remember(Draft("Do not use pickle for caching", project="p"),
+                                        actor="a").key
     (merged,) = engine.maintenance.run().duplicates.merged
     assert sorted([merged.kept, *merged.archived]) == sorted(same)  # positive control: a real merge
     assert engine.memories.get(opposite).state == "active"

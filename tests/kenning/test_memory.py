@@ -23,7 +23,8 @@ def test_remember_writes_every_field_and_audits(engine: Engine, clock: ManualClo
         "Use uv for virtualenvs in this repo.", namespace="preference", project="Kenning-API",
         tags=["Tooling", "python"], event_date="2026-03-14"), actor="claude-code")
     memory = engine.memories.get(result.key)
-    assert (memory.namespace, memory.project, memory.tags) == ("preference", "kenning-api", ("tooling", "python"))
+    assert (memory.namespace, memory.project, memory.tags) == ("preference", "kenning-api",
+                                                               ("tooling", "python"))
     assert memory.created_at == clock.now()
     assert memory.actor == "claude-code"
     assert memory.event_date == 1773446400.0
@@ -36,7 +37,8 @@ def test_duplicate_only_within_namespace_and_project(engine: Engine) -> None:
     text = "The API rate limit is 600 requests per minute."
     first = engine.memories.remember(Draft(text, project="a"), actor="t")
     other_project = engine.memories.remember(Draft(text, project="b"), actor="t")
-    other_namespace = engine.memories.remember(Draft(text, project="a", namespace="episodic"), actor="t")
+    other_namespace = engine.memories.remember(Draft(text, project="a", namespace="episodic"),
+                                               actor="t")
     forced = engine.memories.remember(Draft(text, project="a"), actor="t", allow_duplicate=True)
     assert [r.status for r in (other_project, other_namespace, forced)] == ["stored"] * 3
     assert len({first.key, other_project.key, other_namespace.key, forced.key}) == 4
@@ -52,7 +54,8 @@ def test_duplicate_only_within_namespace_and_project(engine: Engine) -> None:
     (Draft("x", kind="weird"), "kind"),
     (Draft("x", event_date="last blue moon"), "not a date"),
 ])
-def test_bad_input_is_refused_with_a_hint_and_writes_nothing(engine: Engine, draft: Draft, message: str) -> None:
+def test_bad_input_is_refused_with_a_hint_and_writes_nothing(engine: Engine, draft: Draft,
+                                                             message: str) -> None:
     with pytest.raises(InvalidInput, match=message) as info:
         engine.memories.remember(draft, actor="t")
     assert info.value.hint or "at most" in info.value.message
@@ -67,7 +70,8 @@ def test_long_content_hint_says_how_to_rewrite(engine: Engine) -> None:
 
 def test_list_filters_sorts_and_pages_through_the_index(engine: Engine, clock: ManualClock) -> None:
     keys = []
-    for n, topic in enumerate(["docker layer caching", "pytest fixtures", "ruff rules", "mypy strict",
+    for n, topic in enumerate(["docker layer caching", "pytest fixtures", "ruff rules",
+                               "mypy strict",
                                "valkey persistence"]):
         clock.advance(60)
         keys.append(engine.memories.remember(Draft(f"Note about {topic}", project="p", tags=["t"]),
@@ -94,7 +98,8 @@ def test_bad_listing_is_refused(engine: Engine, listing: Listing) -> None:
 
 def test_update_reembeds_and_keeps_the_old_text_in_the_audit(engine: Engine) -> None:
     key = engine.memories.remember(Draft("We host on Heroku."), actor="t").key
-    engine.memories.update(key, "We host on a Hetzner VM with Kamal.", actor="person", reason="moved off Heroku")
+    engine.memories.update(key, "We host on a Hetzner VM with Kamal.", actor="person",
+                           reason="moved off Heroku")
     hits = engine.recaller.recall(RecallRequest("hetzner kamal hosting")).hits
     assert hits[0].memory.key == key
     event = engine.store.audit.history(key)[-1]
@@ -104,10 +109,12 @@ def test_update_reembeds_and_keeps_the_old_text_in_the_audit(engine: Engine) -> 
 
 
 def test_retag_adds_and_removes(engine: Engine) -> None:
-    key = engine.memories.remember(Draft("Prefer httpx over requests.", tags=["http", "old"]), actor="t").key
+    key = engine.memories.remember(Draft("Prefer httpx over requests.", tags=["http", "old"]),
+                                   actor="t").key
     memory = engine.memories.retag(key, add=["python"], remove=["old"], actor="t")
     assert memory.tags == ("http", "python")
-    assert engine.store.audit.history(key)[-1].details == {"before": ["http", "old"], "after": ["http", "python"]}
+    assert engine.store.audit.history(key)[-1].details == {"before": ["http", "old"],
+                                                           "after": ["http", "python"]}
 
 
 def test_forget_previews_then_deletes_by_key_with_a_snapshot(engine: Engine) -> None:
@@ -122,13 +129,15 @@ def test_forget_previews_then_deletes_by_key_with_a_snapshot(engine: Engine) -> 
     event = engine.store.audit.history(key)[-1]
     assert (event.action, event.actor, event.reason) == ("forget", "person", "obsolete")
     assert event.details["snapshot"]["kept"] is True
-    assert "content" not in event.details["snapshot"]  # the audit stream never keeps a forgotten text
+    # the audit stream never keeps a forgotten text
+    assert "content" not in event.details["snapshot"]
     snapshot = engine.store.snapshots.read(key)
     assert snapshot is not None
     assert snapshot["content"] == "Temporary note about the old CI runner."
 
 
-def test_forget_snapshot_expires_with_the_retention_window(engine: Engine, client: valkey.Valkey) -> None:
+def test_forget_snapshot_expires_with_the_retention_window(engine: Engine,
+                                                           client: valkey.Valkey) -> None:
     key = engine.memories.remember(Draft("A note that should really go away."), actor="t").key
     engine.memories.forget(key, actor="t", confirm=True)
     ttl = int(client.ttl(engine.store.snapshots.key(key)))  # type: ignore[arg-type]
@@ -137,9 +146,11 @@ def test_forget_snapshot_expires_with_the_retention_window(engine: Engine, clien
 
 
 def test_update_and_retag_with_a_refused_reason_change_nothing(engine: Engine) -> None:
-    key = engine.memories.remember(Draft("CI runs on the self-hosted runner.", tags=["ci"]), actor="t").key
+    key = engine.memories.remember(Draft("CI runs on the self-hosted runner.", tags=["ci"]),
+                                   actor="t").key
     with pytest.raises(InvalidInput, match="reason"):
-        engine.memories.update(key, "CI runs on GitHub-hosted runners.", actor="t", reason="x" * 10_000)
+        engine.memories.update(key, "CI runs on GitHub-hosted runners.", actor="t",
+                               reason="x" * 10_000)
     with pytest.raises(InvalidInput, match="reason"):
         engine.memories.retag(key, add=["infra"], actor="t", reason="x" * 10_000)
     memory = engine.memories.get(key)
@@ -150,7 +161,8 @@ def test_update_and_retag_with_a_refused_reason_change_nothing(engine: Engine) -
 
 
 def test_forget_with_a_refused_reason_deletes_nothing(engine: Engine) -> None:
-    key = engine.memories.remember(Draft("Note about the staging database password rotation."), actor="t").key
+    key = engine.memories.remember(Draft("Note about the staging database password rotation."),
+                                   actor="t").key
     with pytest.raises(InvalidInput, match="reason"):
         engine.memories.forget(key, actor="t", confirm=True, reason="x" * 10_000)
     assert engine.memories.get(key).content.startswith("Note about")
@@ -165,7 +177,8 @@ def test_forget_needs_a_real_key(engine: Engine, key: str) -> None:
         engine.memories.forget(key, actor="t", confirm=True)
 
 
-def test_valkey_outage_is_an_error_never_an_empty_result(tmp_path: Path, embedder: Embedder) -> None:
+def test_valkey_outage_is_an_error_never_an_empty_result(tmp_path: Path,
+                                                         embedder: Embedder) -> None:
     from kenning.embedded import EmbeddedValkey
 
     settings = make_settings(tmp_path, free_port())
@@ -178,7 +191,8 @@ def test_valkey_outage_is_an_error_never_an_empty_result(tmp_path: Path, embedde
         engine.memories.list(Listing())
 
 
-def test_model_pin_refuses_another_model(settings: Settings, client: valkey.Valkey, embedder: Embedder) -> None:
+def test_model_pin_refuses_another_model(settings: Settings, client: valkey.Valkey,
+                                         embedder: Embedder) -> None:
     Engine.open(settings, client, embedder)
 
     class Other:
@@ -203,7 +217,8 @@ def test_search_module_missing_is_reported(tmp_path: Path, embedder: Embedder) -
     from kenning.embedded import default_binary
 
     port = free_port()
-    proc = subprocess.Popen([str(default_binary()), "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+    proc = subprocess.Popen([str(default_binary()), "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "",
                              "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
     try:
         plain = valkey.Valkey(port=port)
@@ -229,10 +244,12 @@ def test_search_module_missing_is_reported(tmp_path: Path, embedder: Embedder) -
     ("Error E11000 means a duplicate key in the orders collection.",
      "Error E11001 means a duplicate key in the orders collection."),
 ])
-def test_a_changed_number_or_version_is_an_update_not_a_duplicate(engine: Engine, first: str, second: str) -> None:
+def test_a_changed_number_or_version_is_an_update_not_a_duplicate(engine: Engine, first: str,
+                                                                  second: str) -> None:
     kept = engine.memories.remember(Draft(first, project="svc"), actor="t")
     control = engine.memories.remember(Draft(first.rstrip(".") + "!", project="svc"), actor="t")
-    assert (control.status, control.key) == ("duplicate", kept.key)  # positive control: a true repeat
+    # positive control: a true repeat
+    assert (control.status, control.key) == ("duplicate", kept.key)
     update = engine.memories.remember(Draft(second, project="svc"), actor="t")
     assert update.status == "stored"
     assert update.key != kept.key

@@ -15,16 +15,19 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning.store import indexes as index_admin
 
-FACTS = [f"Service {n} listens on port {8000 + n} and logs to /var/log/svc{n}.log" for n in range(40)]
+FACTS = [f"Service {n} listens on port {8000 + n} and logs to /var/log/svc{n}.log"
+         for n in range(40)]
 
 
 def _old_index(client: valkey.Valkey, prefix: str, namespace: str) -> str:
     """An index as an older Kenning declared it: fewer fields, another name."""
     name = f"{prefix}idx:{namespace}:oldschema1"
     client.execute_command(  # type: ignore[no-untyped-call]
-        "FT.CREATE", name, "ON", "HASH", "PREFIX", "1", schema.key_prefix(prefix, namespace), "SCHEMA",
+        "FT.CREATE", name, "ON", "HASH", "PREFIX", "1", schema.key_prefix(prefix, namespace),
+                           "SCHEMA",
         "content", "TEXT", "project", "TAG", "SEPARATOR", ",", "created_at", "NUMERIC", "SORTABLE",
-        "vector", "VECTOR", "HNSW", "6", "TYPE", "FLOAT32", "DIM", "384", "DISTANCE_METRIC", "COSINE")
+        "vector", "VECTOR", "HNSW", "6", "TYPE", "FLOAT32", "DIM", "384", "DISTANCE_METRIC",
+                           "COSINE")
     client.hset(index_admin.registry_key(prefix), namespace, name)
     return name
 
@@ -35,8 +38,8 @@ def _hash(client: valkey.Valkey, key: str) -> dict[bytes, bytes]:
 
 
 def _per_namespace_layout(client: valkey.Valkey, prefix: str) -> dict[str, str]:
-    """The five indexes the per-namespace layout created (every declared field but ``namespace``, which it
-    kept unindexed, over one namespace's key prefix each) and their registry entries."""
+    """The five indexes the per-namespace layout created (every declared field but ``namespace``,
+    which it kept unindexed, over one namespace's key prefix each) and their registry entries."""
     names: dict[str, str] = {}
     for namespace in schema.NAMESPACES:
         name = f"{prefix}idx:{namespace}:perns00001"
@@ -75,16 +78,19 @@ def test_the_per_namespace_layout_upgrades_to_one_index(
         settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock) -> None:
     prefix = settings.key_prefix
     first = Engine.open(settings, client, embedder, clock=clock)
-    spread = {ns: [first.memories.remember(Draft(f"{text} ({ns})", namespace=ns, project="svc"), actor="t",
+    spread = {ns: [first.memories.remember(Draft(f"{text} ({ns})", namespace=ns, project="svc"),
+                                           actor="t",
                                            allow_duplicate=True).key for text in FACTS[:8]]
               for ns in ("episodic", "knowledge", "preference")}
     keys = [k for group in spread.values() for k in group]
     unlabelled = spread["episodic"][:3]
-    for key in unlabelled:  # hashes a writer left without the field: the migration derives it from the key
+    # hashes a writer left without the field: the migration derives it from the key
+    for key in unlabelled:
         client.hdel(key, "namespace")
     index_admin.drop(client, prefix)
     old = _per_namespace_layout(client, prefix)
-    assert index_admin.wait_for_backfill(client, old["episodic"], 60).num_docs == 8  # the old layout serves
+    # the old layout serves
+    assert index_admin.wait_for_backfill(client, old["episodic"], 60).num_docs == 8
     before = {key: _hash(client, key) for key in keys}
 
     upgraded = Engine.open(settings, client, embedder, clock=clock)

@@ -1,11 +1,18 @@
-"""The OAuth server's pure rules: scope parsing, implied scopes, redirect URIs (RFC 8252), resources."""
+"""The OAuth server's pure rules: scope parsing, implied scopes, redirect
+URIs (RFC 8252), resources."""
 
 from __future__ import annotations
 
 import pytest
 
 from kenning.errors import InvalidInput
-from kenning.oauth_rules import check_redirect_uri, expand, normalize_resource, parse_scopes, redirect_matches
+from kenning.oauth_rules import (
+    check_redirect_uri,
+    expand,
+    normalize_resource,
+    parse_scopes,
+    redirect_matches,
+)
 
 
 def test_scopes_parse_with_stray_whitespace_and_unknown_ones_are_refused() -> None:
@@ -24,7 +31,9 @@ def test_higher_scopes_imply_the_lower_ones() -> None:
     assert expand([]) == []
 
 
-@pytest.mark.parametrize("uri", ["https://claude.ai/api/mcp/auth_callback", "http://localhost:53682/callback",
+@pytest.mark.parametrize("uri",
+                         ["https://claude.ai/api/mcp/auth_callback",
+                          "http://localhost:53682/callback",
                                  "http://127.0.0.1/cb", "http://[::1]:8080/cb",
                                  "cursor://anysphere.cursor-mcp/oauth/callback"])
 def test_allowed_redirect_uris(uri: str) -> None:
@@ -48,13 +57,21 @@ def test_loopback_redirects_match_on_any_port_and_nothing_else_does() -> None:
     assert not redirect_matches(registered, "http://127.0.0.1:61111/other")
     assert not redirect_matches(registered, "http://localhost:61111/callback")  # another host name
     assert not redirect_matches(registered, "https://127.0.0.1:61111/callback")
-    assert not redirect_matches("https://claude.ai/cb", "https://claude.ai:8443/cb")  # exact off loopback
+    # exact off loopback
+    assert not redirect_matches("https://claude.ai/cb", "https://claude.ai:8443/cb")
     assert redirect_matches("cursor://anysphere.cursor-mcp/oauth/callback",
                             "cursor://anysphere.cursor-mcp/oauth/callback")
-    assert not redirect_matches("cursor://anysphere.cursor-mcp/oauth/callback", "cursor://evil/oauth/callback")
+    assert not redirect_matches("cursor://anysphere.cursor-mcp/oauth/callback",
+                                "cursor://evil/oauth/callback")
 
 
 def test_a_resource_with_or_without_a_trailing_slash_is_the_same() -> None:
-    assert normalize_resource("https://Kenning.example.com/mcp/") == "https://kenning.example.com/mcp"
-    assert normalize_resource("https://kenning.example.com/mcp") == "https://kenning.example.com/mcp"
-    assert normalize_resource("https://kenning.example.com/mcp") != normalize_resource("https://other.example/mcp")
+    assert (
+        normalize_resource("https://Kenning.example.com/mcp/") == "https://kenning.example.com/mcp"
+    )
+    assert (
+        normalize_resource("https://kenning.example.com/mcp") == "https://kenning.example.com/mcp"
+    )
+    assert normalize_resource("https://kenning.example.com/mcp") != normalize_resource(
+        "https://other.example/mcp"
+    )

@@ -1,4 +1,5 @@
-"""The data dir and everything the embedded Valkey writes in it are private (docs/reliability.md)."""
+"""The data dir and everything the embedded Valkey writes in it are
+private (docs/reliability.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The phrase index: look-ups by a query's n-grams, alone or in several indexes in a shared pipeline."""
+"""The phrase index: look-ups by a query's n-grams, alone or in several
+indexes in a shared pipeline."""
 
 from __future__ import annotations
 
@@ -13,13 +14,17 @@ def test_lookup_finds_whole_phrases_only(client: valkey.Valkey, prefix: str) -> 
     index = PhraseIndex(client, prefix, "graveyard")
     index.add("redis cluster", "k1", '{"a": 1}')
     index.add("go", "k2")
-    assert index.lookup(phrases.ngrams("should we try a Redis cluster?")) == {"redis cluster": {"k1": '{"a": 1}'}}
+    assert index.lookup(phrases.ngrams("should we try a Redis cluster?")) == {
+        "redis cluster": {"k1": '{"a": 1}'}
+    }
     assert index.lookup(phrases.ngrams("search it on google")) == {}
     assert index.lookup([]) == {}
 
 
-def test_a_lookup_in_two_indexes_rides_in_a_shared_pipeline(client: valkey.Valkey, prefix: str) -> None:
-    graveyard, hints = PhraseIndex(client, prefix, "graveyard"), PhraseIndex(client, prefix, "hints")
+def test_a_lookup_in_two_indexes_rides_in_a_shared_pipeline(client: valkey.Valkey,
+                                                            prefix: str) -> None:
+    graveyard, hints = PhraseIndex(client, prefix, "graveyard"), PhraseIndex(client, prefix,
+                                                                             "hints")
     graveyard.add("celery", "k1", "{}")
     hints.add("stripe", "k2")
     hints.add("celery beat", "k3")

@@ -40,7 +40,11 @@ def test_ngrams_cover_every_run_up_to_the_limit() -> None:
 
 def test_found_in_returns_only_whole_word_matches_in_order() -> None:
     text = "Should we use Go or gorilla/mux for the google API?"
-    assert phrases.found_in(text, ["gorilla mux", "go", "goo", "google api"]) == ["gorilla mux", "go", "google api"]
+    assert phrases.found_in(text, ["gorilla mux", "go", "goo", "google api"]) == [
+        "gorilla mux",
+        "go",
+        "google api",
+    ]
     assert phrases.found_in(text, []) == []
 
 
@@ -67,14 +71,20 @@ def test_specifics_are_the_numbers_versions_and_codes() -> None:
 
 
 def test_names_not_starting_a_sentence_are_specifics() -> None:
-    assert phrases.specifics("We deploy with Kamal. Then Bob checks it.") == frozenset({"name:kamal", "name:bob"})
-    assert phrases.specifics("Use Kamal") == phrases.specifics("Use Kamal")  # control: same text, same specifics
-    assert phrases.specifics("Priya owns billing, with Marco") != phrases.specifics("Priya owns billing, with Aiko")
+    assert phrases.specifics("We deploy with Kamal. Then Bob checks it.") == frozenset(
+        {"name:kamal", "name:bob"}
+    )
+    # control: same text, same specifics
+    assert phrases.specifics("Use Kamal") == phrases.specifics("Use Kamal")
+    assert phrases.specifics("Priya owns billing, with Marco") != phrases.specifics(
+        "Priya owns billing, with Aiko"
+    )
 
 
 def test_swapped_speakers_are_not_a_repeat_but_an_added_label_is() -> None:
     assert phrases.swapped_roles("Nate: Bye Joanna!", "Joanna: Bye Nate!")
-    assert not phrases.swapped_roles("Nate: Bye Joanna!", "Nate: Bye Joanna!")  # control: the same turn
+    # control: the same turn
+    assert not phrases.swapped_roles("Nate: Bye Joanna!", "Nate: Bye Joanna!")
     assert not phrases.swapped_roles("Deploy: merge to main", "Note: Deploy: merge to main")
     assert phrases.speaker("Nate: hi") == "nate"
     assert phrases.speaker("no speaker here") is None

@@ -18,7 +18,8 @@ from kenning.polarity import clauses, conflict, stem
     ("We use Redux for state", "We replaced Redux with Zustand", ("redux",)),
     ("CI runs on Jenkins", "CI switched from Jenkins to GitHub Actions", ("ci", "jenkin")),
 ])
-def test_opposite_polarity_about_the_same_object_conflicts(a: str, b: str, shared: tuple[str, ...]) -> None:
+def test_opposite_polarity_about_the_same_object_conflicts(a: str, b: str,
+                                                           shared: tuple[str, ...]) -> None:
     found = conflict(a, b)
     assert found is not None
     assert found.shared == shared

@@ -1,5 +1,6 @@
-"""Exact KNN over a small filtered set (kenning/store/prefilter.py), against the engine's own KNN on the same
-store: the same memories in the same order at the same distances, on whichever engine the suite runs."""
+"""Exact KNN over a small filtered set (kenning/store/prefilter.py), against the engine's own KNN
+on the same store: the same memories in the same order at the same distances, on
+whichever engine the suite runs."""
 
 from __future__ import annotations
 
@@ -14,21 +15,29 @@ from kenning.memory import Draft
 from kenning.query import Search
 from kenning.store import MemoryStore, Near, SearchResult, prefilter
 
-TOPICS = ["the deploy pipeline", "database migrations", "the test suite", "log rotation", "TLS certificates",
-          "the cache layer", "feature flags", "the message queue", "backups", "rate limits", "the search index",
+TOPICS = ["the deploy pipeline", "database migrations", "the test suite", "log rotation",
+          "TLS certificates",
+          "the cache layer", "feature flags", "the message queue", "backups", "rate limits",
+          "the search index",
           "error budgets"]
 
 
 def _seed(engine: Engine) -> None:
     for project, count in (("alpha", 12), ("beta", 12), ("gamma", 3)):
         for n, topic in enumerate(TOPICS[:count]):
-            engine.memories.remember(Draft(f"In {project}, {topic} is owned by team {n} and reviewed weekly.",
-                                           project=project), actor="t")
+            engine.memories.remember(
+                Draft(
+                    f"In {project}, {topic} is owned by team {n} and reviewed weekly.",
+                    project=project,
+                ),
+                actor="t",
+            )
 
 
 def _search(engine: Engine, text: str, project: str, k: int) -> Search:
     vector = schema.vector_bytes(engine.ctx.embedder.embed(text))
-    return Search(index=engine.ctx.index, namespaces=("knowledge",), knn=k, vector=vector, ef_runtime=64, limit=k,
+    return Search(index=engine.ctx.index, namespaces=("knowledge",), knn=k, vector=vector,
+                  ef_runtime=64, limit=k,
                   clauses=(query.tag("state", ["active"]), query.tag("project", [project])),
                   return_fields=("content", "created_at", "distance"))
 
@@ -36,9 +45,13 @@ def _search(engine: Engine, text: str, project: str, k: int) -> Search:
 def test_exact_finds_what_the_engine_knn_finds_in_the_same_order(engine: Engine) -> None:
     _seed(engine)
     search = _search(engine, "who looks after database migrations?", "alpha", 5)
-    unfiltered = engine.store.memories.search(Search(index=search.index, knn=30, vector=search.vector, ef_runtime=64,
-                                                     limit=30, return_fields=("project", "created_at", "distance")))
-    assert {h.memory.project for h in unfiltered.hits} >= {"alpha", "beta"}  # the control: beta is there to leak
+    unfiltered = engine.store.memories.search(Search(index=search.index, knn=30,
+                                                     vector=search.vector, ef_runtime=64,
+                                                     limit=30,
+                                                     return_fields=("project", "created_at",
+                                                                    "distance")))
+    # the control: beta is there to leak
+    assert {h.memory.project for h in unfiltered.hits} >= {"alpha", "beta"}
     expected = engine.store.memories.search(search).hits
     found = prefilter.exact(engine.store.client, [search], [("content", "created_at")])[0]
     assert found is not None
@@ -52,20 +65,31 @@ def test_exact_finds_what_the_engine_knn_finds_in_the_same_order(engine: Engine)
 
 def test_the_small_set_keeps_to_the_namespaces_asked_for(engine: Engine) -> None:
     _seed(engine)  # knowledge memories; an episodic one of the same project and topic beside them
-    episodic = engine.memories.remember(Draft("In gamma, backups are owned by team 9 and reviewed weekly.",
-                                              namespace="episodic", project="gamma"), actor="t").key
-    every = replace(_search(engine, "who owns backups?", "gamma", 5), namespaces=("episodic", "knowledge"))
+    episodic = engine.memories.remember(
+        Draft(
+            "In gamma, backups are owned by team 9 and reviewed weekly.",
+            namespace="episodic",
+            project="gamma",
+        ),
+        actor="t",
+    ).key
+    every = replace(_search(engine, "who owns backups?", "gamma", 5),
+                    namespaces=("episodic", "knowledge"))
     both = prefilter.exact(engine.store.client, [every], [("content",)])[0]
     assert both is not None
-    assert episodic in [key for key, _, _ in both]  # the control: the episodic memory is in the small set
-    assert [key for key, _, _ in both] == [h.memory.key for h in engine.store.memories.search(every).hits]
-    only = prefilter.exact(engine.store.client, [replace(every, namespaces=("knowledge",))], [("content",)])[0]
+    # the control: the episodic memory is in the small set
+    assert episodic in [key for key, _, _ in both]
+    assert [key for key, _, _ in both] == [h.memory.key
+                                           for h in engine.store.memories.search(every).hits]
+    only = prefilter.exact(engine.store.client, [replace(every, namespaces=("knowledge",))],
+                           [("content",)])[0]
     assert only is not None
     assert episodic not in [key for key, _, _ in only]
     assert len(only) == 3  # gamma's 3 knowledge memories and no other namespace's
 
 
-def test_a_set_larger_than_the_cap_is_left_to_the_engine(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_set_larger_than_the_cap_is_left_to_the_engine(engine: Engine,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     _seed(engine)
     monkeypatch.setattr(prefilter, "MAX_SET", 5)
     large, small = _search(engine, "backups", "alpha", 3), _search(engine, "backups", "gamma", 3)
@@ -87,7 +111,8 @@ def test_only_filtered_knns_are_answered_here(engine: Engine) -> None:
 def test_the_store_returns_the_same_hits_with_and_without_exact_small_sets(engine: Engine) -> None:
     _seed(engine)
     client, prefix = engine.store.client, engine.store.prefix
-    wanted = [Near(_search(engine, "who reviews the deploy pipeline?", project, 10), max_distance=0.8)
+    wanted = [Near(_search(engine, "who reviews the deploy pipeline?", project, 10),
+                   max_distance=0.8)
               for project in ("alpha", "gamma")]
     by_engine = MemoryStore(client, prefix, exact_small_sets=False).nearest(wanted)
     by_store = MemoryStore(client, prefix, exact_small_sets=True).nearest(wanted)
@@ -95,7 +120,8 @@ def test_the_store_returns_the_same_hits_with_and_without_exact_small_sets(engin
     for ours, theirs in zip(by_store, by_engine, strict=True):
         assert [h.memory.key for h in ours.hits] == [h.memory.key for h in theirs.hits]
         assert [h.memory for h in ours.hits] == [h.memory for h in theirs.hits]
-        assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits], abs=1e-4)
+        assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits],
+                                                                abs=1e-4)
 
 
 def _text_search(engine: Engine, project: str, words: tuple[str, ...]) -> Search:
@@ -106,19 +132,25 @@ def _text_search(engine: Engine, project: str, words: tuple[str, ...]) -> Search
 
 
 @pytest.mark.parametrize("max_text", [prefilter.MAX_TEXT, 3])
-def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine, monkeypatch: pytest.MonkeyPatch,
+def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine,
+                                                               monkeypatch: pytest.MonkeyPatch,
                                                                max_text: int) -> None:
-    """The TEXT clauses and the others are asked apart and their keys intersected (with a TEXT side over its
-    limit, the term is checked on the content: ``Worded``): the rows of the whole filter."""
+    """The TEXT clauses and the others are asked apart and their keys intersected (with a TEXT
+    side over its limit, the term is checked on the content: ``Worded``): the
+    rows of the whole filter."""
     _seed(engine)
     monkeypatch.setattr(prefilter, "MAX_TEXT", max_text)
     search = _text_search(engine, "alpha", ("backups",))
     assert prefilter.split(search) == (search.clauses[2:], search.clauses[:2])
-    wide = _text_search(engine, "beta", ("weekly",))  # all 12 of beta, and alpha's and gamma's share the word
+    # all 12 of beta, and alpha's and gamma's share the word
+    wide = _text_search(engine, "beta", ("weekly",))
     client = engine.store.client
-    whole = [client.execute_command(*Search(index=s.index, clauses=s.clauses, limit=400).args())  # type: ignore[no-untyped-call]
-             for s in (search, wide)]
-    assert [int(reply[0]) for reply in whole] == [1, 12]  # the control: what the whole filters match
+    whole = [
+        client.execute_command(*Search(index=s.index, clauses=s.clauses, limit=400).args())  # type: ignore[no-untyped-call]
+        for s in (search, wide)
+    ]
+    # the control: what the whole filters match
+    assert [int(reply[0]) for reply in whole] == [1, 12]
     for one, reply in zip((search, wide), whole, strict=True):
         matching = {k.decode() for k in reply[1:]}
         found = prefilter.exact(client, [one], [("content",)])[0]
@@ -130,10 +162,12 @@ def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine, m
 
 def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
         engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the TEXT side over MAX_TEXT: the other side's keys are answered ``Worded`` (the term checked on each
-    member's content), never the whole filter in a second round trip; the rows the engine's KNN returns."""
+    """Only the TEXT side over MAX_TEXT: the other side's keys are answered ``Worded`` (the term
+    checked on each member's content), never the whole filter in a second round trip; the rows
+    the engine's KNN returns."""
     _seed(engine)
-    engine.memories.remember(Draft("In beta, the pager rotation is owned by team 7.", project="beta"), actor="t")
+    engine.memories.remember(Draft("In beta, the pager rotation is owned by team 7.",
+                                   project="beta"), actor="t")
     monkeypatch.setattr(prefilter, "MAX_TEXT", 3)
     asked_whole: list[int] = []
     whole = prefilter.queue_keys
@@ -150,9 +184,10 @@ def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
     worded = {k.decode() for k in client.execute_command(  # type: ignore[no-untyped-call]
         *Search(index=search.index, clauses=search.clauses, limit=400).args())[1:]}
     assert len(filtered) == 13  # the control: the pager memory is in beta's filter set ...
-    assert len(worded) == 12  # ... but lacks the word, and beta's 12 others hold it (over MAX_TEXT 3)
-    # the exact answer over the whole filter's matches (valkey-search's own hybrid KNN with a TEXT term is not
-    # exact: docs/valkey-search.md)
+    # ... but lacks the word, and beta's 12 others hold it (over MAX_TEXT 3)
+    assert len(worded) == 12
+    # the exact answer over the whole filter's matches (valkey-search's own hybrid KNN with a TEXT
+    # term is not exact: docs/valkey-search.md)
     query_vector = np.frombuffer(search.vector or b"", dtype=np.float32)
     keys = sorted(worded)
     cosine = [float(np.dot(v, query_vector) / np.linalg.norm(v) / np.linalg.norm(query_vector))
@@ -164,10 +199,13 @@ def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
     assert [key for key, _, _ in found] == expected
     assert len(found) == 10
     assert {key for key, _, _ in found} <= worded
-    assert all(set(fields) == {"created_at"} for _, _, fields in found)  # the content read for the check only
+    # the content read for the check only
+    assert all(set(fields) == {"created_at"} for _, _, fields in found)
     sides = ((search.clauses[:2], 400), (search.clauses[2:], 3))
-    replies = [client.execute_command(*Search(index=search.index, clauses=c, limit=n).args())  # type: ignore[no-untyped-call]
-               for c, n in sides]
+    replies = [
+        client.execute_command(*Search(index=search.index, clauses=c, limit=n).args())  # type: ignore[no-untyped-call]
+        for c, n in sides
+    ]
     sets = prefilter.small_sets([search], replies)
     assert isinstance(sets[0], prefilter.Worded)
     assert sets[0].clauses == (("weekly",),)
@@ -175,13 +213,15 @@ def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
 
 def test_text_terms_reads_back_what_text_any_wrote() -> None:
     for terms in (["weekly"], ["ERR_SSL"], ["node.js", "a|b c"], ["Größe"]):
-        assert query.text_terms(query.text_any("content", terms)) == tuple(t.casefold() for t in terms)
+        assert query.text_terms(query.text_any("content", terms)) == tuple(t.casefold()
+                                                                           for t in terms)
 
 
 def test_a_worded_set_holds_content_with_a_term_of_every_clause() -> None:
     worded = prefilter.Worded(["k"], (("weekly", "daily"), ("err_ssl",)))
     assert worded.holds("Reviewed DAILY; the error was ERR_SSL.")
-    assert not worded.holds("Reviewed daily; the error was ERR_SSLV3.")  # a longer word is not the term
+    # a longer word is not the term
+    assert not worded.holds("Reviewed daily; the error was ERR_SSLV3.")
     assert not worded.holds("the error was ERR_SSL, reviewed monthly")
 
 
@@ -192,32 +232,41 @@ def _batched(store: MemoryStore, wanted: list[Near]) -> list[SearchResult]:
     return batch.finish(pipe.execute())  # type: ignore[no-untyped-call]
 
 
-def test_a_batch_returns_what_search_and_nearest_return_with_and_without_exact_small_sets(engine: Engine) -> None:
+def test_a_batch_returns_what_search_and_nearest_return_with_and_without_exact_small_sets(
+    engine: Engine,
+) -> None:
     _seed(engine)
     client, prefix = engine.store.client, engine.store.prefix
     plain = _search(engine, "who owns backups?", "beta", 1)
-    near = Near(replace(_search(engine, "who reviews the deploy pipeline?", "alpha", 10), return_fields=()),
+    near = Near(replace(_search(engine, "who reviews the deploy pipeline?", "alpha", 10),
+                        return_fields=()),
                 max_distance=0.8)
-    expected = [engine.store.memories.search(plain), *MemoryStore(client, prefix, exact_small_sets=False).nearest(
+    expected = [engine.store.memories.search(plain),
+                *MemoryStore(client, prefix, exact_small_sets=False).nearest(
         [near])]
     assert [len(r.hits) for r in expected] == [1, 10]  # the control: both searches find rows
     for exact in (False, True):
         found = _batched(MemoryStore(client, prefix, exact_small_sets=exact), [Near(plain), near])
         for ours, theirs in zip(found, expected, strict=True):
             assert [h.memory for h in ours.hits] == [h.memory for h in theirs.hits]
-            assert [h.distance for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits], abs=1e-4)
+            assert [h.distance
+                    for h in ours.hits] == pytest.approx([h.distance for h in theirs.hits],
+                                                         abs=1e-4)
 
 
 def test_a_batch_keeps_only_the_rows_within_the_distance(engine: Engine) -> None:
     _seed(engine)
     client, prefix = engine.store.client, engine.store.prefix
-    search = replace(_search(engine, "who reviews the deploy pipeline?", "alpha", 10), return_fields=())
+    search = replace(_search(engine, "who reviews the deploy pipeline?", "alpha", 10),
+                     return_fields=())
     every = _batched(MemoryStore(client, prefix, exact_small_sets=False), [Near(search)])[0].hits
     assert len(every) == 10  # the control: ten rows at different distances
     distances = [float(h.distance or 0.0) for h in every]
-    split = max(range(1, 9), key=lambda i: distances[i] - distances[i - 1])  # the cut sits in the widest gap
+    # the cut sits in the widest gap
+    split = max(range(1, 9), key=lambda i: distances[i] - distances[i - 1])
     assert distances[split] - distances[split - 1] > 1e-3
     cut = (distances[split - 1] + distances[split]) / 2
     for exact in (False, True):
-        (kept,) = _batched(MemoryStore(client, prefix, exact_small_sets=exact), [Near(search, max_distance=cut)])
+        (kept,) = _batched(MemoryStore(client, prefix, exact_small_sets=exact),
+                           [Near(search, max_distance=cut)])
         assert [h.memory.key for h in kept.hits] == [h.memory.key for h in every[:split]]

@@ -1,4 +1,5 @@
-"""Project context: one memory per project in the `project` namespace, re-embedded only when it changes."""
+"""Project context: one memory per project in the `project` namespace,
+re-embedded only when it changes."""
 
 from __future__ import annotations
 
@@ -28,14 +29,16 @@ def test_render_lists_only_the_fields_that_are_set() -> None:
 
 def test_set_get_and_recall_a_project_context(engine: Engine) -> None:
     context, status = engine.projects.set("Shop-API", description="Checkout and payments service",
-                                          stack=["python", "stripe"], conventions="ruff, mypy strict",
+                                          stack=["python", "stripe"],
+                                          conventions="ruff, mypy strict",
                                           actor="alice")
     assert status == "created"
     assert context.name == "shop-api"
     got = engine.projects.get("shop-api")
     assert got == context
     memory = engine.memories.get(context.key)
-    assert (memory.namespace, memory.kind, memory.project, memory.actor) == ("project", "context", "shop-api",
+    assert (memory.namespace, memory.kind, memory.project, memory.actor) == ("project", "context",
+                                                                             "shop-api",
                                                                              "alice")
     hits = engine.recaller.recall(RecallRequest(query="which service handles payments?",
                                                 namespaces=["project"])).hits
@@ -52,7 +55,8 @@ def test_setting_again_changes_given_fields_and_keeps_the_rest(engine: Engine) -
     assert status == "unchanged"
     assert same == second
     history = engine.store.audit.history(first.key)
-    assert [(e.action, e.actor) for e in history] == [("project_context", "alice"), ("project_context", "bob")]
+    assert [(e.action, e.actor) for e in history] == [("project_context", "alice"),
+                                                      ("project_context", "bob")]
     assert history[1].details["changed"] == ["state"]
 
 
@@ -71,15 +75,21 @@ def test_update_state_re_embeds_only_when_the_state_changes(engine: Engine) -> N
     assert [e.details["re_embedded"] for e in events] == [True, True]
 
 
-def test_a_change_that_renders_the_same_text_is_written_but_keeps_its_vector(engine: Engine) -> None:
+def test_a_change_that_renders_the_same_text_is_written_but_keeps_its_vector(
+    engine: Engine,
+) -> None:
     context, _ = engine.projects.set("shop", stack=["python", "valkey"], actor="alice")
     before = vector(engine, context.key)
-    changed, status = engine.projects.set("shop", stack=["python, valkey"], actor="alice")  # same "Stack:" line
+    # same "Stack:" line
+    changed, status = engine.projects.set("shop", stack=["python, valkey"], actor="alice")
     assert status == "updated"
     assert changed.stack == ("python, valkey",)
     assert engine.memories.get(context.key).content == context.render()
     assert np.array_equal(before, vector(engine, context.key))  # kept, not dropped, not recomputed
-    assert [e.details["re_embedded"] for e in engine.store.audit.history(context.key)] == [True, False]
+    assert [e.details["re_embedded"] for e in engine.store.audit.history(context.key)] == [
+        True,
+        False,
+    ]
 
 
 def test_changing_the_stack_re_embeds(engine: Engine) -> None:

@@ -12,7 +12,8 @@ from kenning.models import Memory
 from kenning.query import Search
 from kenning.schema import NAMESPACES
 
-HOSTILE = ["a}", "a|b", "@project:{b}", "*", "(a)", '"a"', "a b", "ünï", "a\\", "-a", "a=>[KNN 1 @vector $vec]",
+HOSTILE = ["a}", "a|b", "@project:{b}", "*", "(a)", '"a"', "a b", "ünï", "a\\", "-a",
+           "a=>[KNN 1 @vector $vec]",
            "'", "~a", "%a%", "a}|{b", "$vec"]
 
 
@@ -42,9 +43,12 @@ def test_tag_numeric_and_knn_shapes() -> None:
                     return_fields=("created_at",), limit=3, offset=1)
     args = search.args()
     assert args[2] == "(@state:{active})=>[KNN 5 @vector $vec EF_RUNTIME $ef AS distance]"
-    assert "SORTBY" not in args  # valkey-search rejects SORTBY on the alias: the store orders KNN rows
-    assert args[args.index("RETURN"):args.index("RETURN") + 4] == ["RETURN", "2", "created_at", "distance"]
-    assert args[-5:] == ["LIMIT", "0", "5", "DIALECT", "2"]  # all k rows; offset/limit applied after ordering
+    # valkey-search rejects SORTBY on the alias: the store orders KNN rows
+    assert "SORTBY" not in args
+    assert args[args.index("RETURN"):args.index("RETURN") + 4] == ["RETURN", "2", "created_at",
+                                                                   "distance"]
+    # all k rows; offset/limit applied after ordering
+    assert args[-5:] == ["LIMIT", "0", "5", "DIALECT", "2"]
 
 
 def test_match_all_text_alternatives_and_sorting_shapes() -> None:
@@ -63,7 +67,8 @@ def test_knn_rows_are_paged_after_ordering_by_distance() -> None:
     rows = [("c", 0.3), ("a", 0.1), ("d", None), ("b", 0.2)]
     knn = Search(index="i", knn=4, vector=b"\0" * 4, offset=1, limit=2)
     assert knn.page(rows, lambda row: row[1]) == [("b", 0.2), ("c", 0.3)]
-    assert Search(index="i").page(rows, lambda row: row[1]) == rows  # a filter keeps the engine's order
+    # a filter keeps the engine's order
+    assert Search(index="i").page(rows, lambda row: row[1]) == rows
 
 
 def test_knn_without_vector_is_refused() -> None:
@@ -72,22 +77,28 @@ def test_knn_without_vector_is_refused() -> None:
 
 
 def test_namespaces_add_one_tag_clause_unless_every_namespace_is_asked_for() -> None:
-    assert Search(index="i", namespaces=("skill", "episodic")).filter_text() == "@namespace:{episodic|skill}"
-    assert Search(index="i", namespaces=("knowledge",), clauses=("@state:{active}",)).filter_text() == (
+    assert Search(index="i",
+                  namespaces=("skill", "episodic")).filter_text() == "@namespace:{episodic|skill}"
+    assert Search(index="i", namespaces=("knowledge",),
+                  clauses=("@state:{active}",)).filter_text() == (
         "@namespace:{knowledge} @state:{active}")
     assert Search(index="i", namespaces=NAMESPACES).filter_text() == query.MATCH_ALL
-    assert Search(index="i", knn=3, vector=b"v", namespaces=()).query_text().startswith("(*)=>[KNN 3")
+    assert Search(index="i", knn=3, vector=b"v",
+                  namespaces=()).query_text().startswith("(*)=>[KNN 3")
     with pytest.raises(InvalidInput, match="unknown namespace 'everything'"):
         Search(index="i", namespaces=("everything",)).filter_text()
 
 
 def test_a_namespace_clause_finds_only_that_namespace(engine: Engine) -> None:
-    keys = {ns: engine.memories.remember(Draft(f"a note about caching in {ns}", namespace=ns), actor="t").key
+    keys = {ns: engine.memories.remember(Draft(f"a note about caching in {ns}", namespace=ns),
+                                         actor="t").key
             for ns in ("episodic", "knowledge")}
     every = Search(index=engine.ctx.index, return_fields=("created_at",), limit=10)
-    assert {h.memory.key for h in engine.store.memories.search(every).hits} == set(keys.values())  # control
+    # control
+    assert {h.memory.key for h in engine.store.memories.search(every).hits} == set(keys.values())
     for ns, key in keys.items():
-        only = Search(index=engine.ctx.index, namespaces=(ns,), return_fields=("created_at",), limit=10)
+        only = Search(index=engine.ctx.index, namespaces=(ns,), return_fields=("created_at",),
+                      limit=10)
         assert [h.memory.key for h in engine.store.memories.search(only).hits] == [key]
 
 
@@ -97,14 +108,16 @@ def test_bad_field_name_is_refused() -> None:
 
 
 def _project_hits(engine: Engine, values: list[str]) -> set[str]:
-    search = Search(index=engine.ctx.index, namespaces=("knowledge",), clauses=(query.tag("project", values),),
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",),
+                    clauses=(query.tag("project", values),),
                     return_fields=("project", "created_at"), limit=100)
     return {h.memory.project for h in engine.store.memories.search(search).hits}
 
 
 def _seed(engine: Engine) -> None:
     for project in ("alpha", "beta", "my-proj.v2"):
-        engine.memories.remember(Draft(f"memory of {project} about caching", project=project), actor="t")
+        engine.memories.remember(Draft(f"memory of {project} about caching", project=project),
+                                 actor="t")
 
 
 def test_hyphen_and_dot_values_filter_exactly(engine: Engine) -> None:
@@ -113,14 +126,16 @@ def test_hyphen_and_dot_values_filter_exactly(engine: Engine) -> None:
     assert _project_hits(engine, ["alpha", "beta"]) == {"alpha", "beta"}
 
 
-WIDENING = ["alpha}|@project:{beta", "alpha|beta", "*", "alpha} | {beta", "(alpha|beta)", "alpha\\}|{beta", "beta*",
+WIDENING = ["alpha}|@project:{beta", "alpha|beta", "*", "alpha} | {beta", "(alpha|beta)",
+            "alpha\\}|{beta", "beta*",
             "\"beta\"", "bet?", "ünï} -@project:{x", "%beta%", "be ta", "-beta", ".beta"]
 
 
 @pytest.mark.parametrize("hostile", WIDENING)
 def test_hostile_tag_values_are_refused_before_a_query_is_built(hostile: str) -> None:
     # escaping alone is not enough: an escaped \* is still a wildcard on valkey-search 1.2.1
-    assert query.tag("project", ["beta"]) == "@project:{beta}"  # positive control: a plain value passes
+    # positive control: a plain value passes
+    assert query.tag("project", ["beta"]) == "@project:{beta}"
     with pytest.raises(InvalidInput, match="tag filter value"):
         query.tag("project", [hostile])
 
@@ -144,8 +159,10 @@ def test_hostile_tags_are_refused(engine: Engine) -> None:
 
 
 def test_tag_filter_with_punctuation_round_trips(engine: Engine) -> None:
-    stored = engine.memories.remember(Draft("CI runs on push", tags=["ci/cd", "c++", "v1.2"]), actor="t")
-    search = Search(index=engine.ctx.index, namespaces=("knowledge",), clauses=(query.tag("tags", ["ci/cd"]),),
+    stored = engine.memories.remember(Draft("CI runs on push", tags=["ci/cd", "c++", "v1.2"]),
+                                      actor="t")
+    search = Search(index=engine.ctx.index, namespaces=("knowledge",),
+                    clauses=(query.tag("tags", ["ci/cd"]),),
                     return_fields=("created_at",), limit=10)
     keys = [h.memory.key for h in engine.store.memories.search(search).hits]
     assert keys == [stored.key]

@@ -19,11 +19,13 @@ def remember(engine: Engine, text: str) -> str:
     return engine.memories.remember(Draft(text, project="p"), actor="agent").key
 
 
-def test_each_recall_is_logged_with_results_actor_and_time(engine: Engine, clock: ManualClock) -> None:
+def test_each_recall_is_logged_with_results_actor_and_time(engine: Engine,
+                                                           clock: ManualClock) -> None:
     key = remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
     engine.recaller.recall(RecallRequest("where do feature flags come from?", actor="agent:cursor"))
     entry = engine.recall_log.recent(1)[0]
-    assert (entry.query, entry.actor, entry.at) == ("where do feature flags come from?", "agent:cursor",
+    assert (entry.query, entry.actor, entry.at) == ("where do feature flags come from?",
+                                                    "agent:cursor",
                                                             iso(clock.now()))
     assert entry.results[0]["key"] == key
     assert entry.results[0]["score"] > 0
@@ -50,7 +52,10 @@ def test_why_did_you_mention_by_meaning_and_by_key(engine: Engine) -> None:
     assert by_meaning.matched_by == "meaning"
     assert key in [m["key"] for m in by_meaning.memories]
     assert by_meaning.mentions[0]["key"] == key
-    assert engine.recall_log.why_did_you_mention(key).mentions[0]["query"] == "where do feature flags come from?"
+    assert (
+        engine.recall_log.why_did_you_mention(key).mentions[0]["query"]
+        == "where do feature flags come from?"
+    )
 
 
 def test_why_did_you_mention_says_when_nothing_surfaced_it(engine: Engine) -> None:
@@ -61,7 +66,8 @@ def test_why_did_you_mention_says_when_nothing_surfaced_it(engine: Engine) -> No
     assert "no logged recall" in (answer.note or "")
 
 
-def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedder, clock: ManualClock) -> None:
+def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedder,
+                            clock: ManualClock) -> None:
     small = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
                           recall_log_max_entries=100)
     bounded = Engine.open(small, engine.store.client, embedder, clock=clock)
@@ -74,7 +80,8 @@ def test_the_log_is_bounded(engine: Engine, settings: Settings, embedder: Embedd
 
 def test_a_recall_logs_the_same_entry_as_record(engine: Engine, clock: ManualClock) -> None:
     key = remember(engine, "Feature flags are read from LaunchDarkly at start-up.")
-    hits = engine.recaller.recall(RecallRequest("where do feature flags come from?", actor="a")).hits
+    hits = engine.recaller.recall(RecallRequest("where do feature flags come from?",
+                                                actor="a")).hits
     logged = engine.recall_log.recent(1)[0]  # written with the hits' counters (Store.log_recall)
     entry_id = engine.recall_log.record("where do feature flags come from?", hits, actor="a")
     queued = engine.recall_log.recent(1)[0]

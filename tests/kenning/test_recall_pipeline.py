@@ -1,4 +1,5 @@
-"""The recall pipeline end to end: floor, ranking factors, lexical identifiers, collapsing, counters."""
+"""The recall pipeline end to end: floor, ranking factors, lexical
+identifiers, collapsing, counters."""
 
 from __future__ import annotations
 
@@ -35,11 +36,16 @@ def twin(engine: Engine, text: str, **kwargs: object) -> str:
 
 
 def test_identifiers_are_found_in_queries() -> None:
-    found = identifiers("why does `pip install` fail with E11000 in src/app/main.py using psycopg2 and useEffect?")
+    found = identifiers(
+        "why does `pip install` fail with E11000 in src/app/main.py using psycopg2 and useEffect?"
+    )
     assert found == ("pip install", "E11000", "src/app/main.py", "psycopg2")
     assert identifiers("ENOENT when reading react-query docs") == ("ENOENT", "react-query")
     assert identifiers("how do I run the tests") == ()
-    assert identifiers("we got 10 errors and 500 retries in 2025 at 02:00 on 2026-03-14, e.g. twice") == ()
+    assert (
+        identifiers("we got 10 errors and 500 retries in 2025 at 02:00 on 2026-03-14, e.g. twice")
+        == ()
+    )
     assert identifiers("ORA-00942 after the v2.3 upgrade") == ("ORA-00942", "v2.3")
 
 
@@ -51,7 +57,8 @@ def test_exact_match_is_not_inside_a_longer_word() -> None:
 
 def test_nothing_relevant_returns_nothing_and_never_pads(engine: Engine) -> None:
     key = twin(engine, TEXT)
-    assert [h.memory.key for h in recall(engine, "when does the backup run?")] == [key]  # positive control
+    # positive control
+    assert [h.memory.key for h in recall(engine, "when does the backup run?")] == [key]
     assert recall(engine, "recipe for a lemon drizzle cake", top_k=10) == []
     assert len(recall(engine, "when does the backup run?", top_k=50)) == 1
 
@@ -59,12 +66,18 @@ def test_nothing_relevant_returns_nothing_and_never_pads(engine: Engine) -> None
 @pytest.mark.both_backends
 def test_weak_match_flag_near_the_floor(settings: Settings, embedder: Embedder, clock: ManualClock,
                                         engine: Engine) -> None:
-    # The default band (0.25-0.32) is narrower than two margins: the test sets a wide band of its own.
-    banded = Engine.open(make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
+    # The default band (0.25-0.32) is narrower than two margins: the test
+    # sets a wide band of its own.
+    banded = Engine.open(make_settings(settings.data_dir, settings.valkey_port,
+                                       key_prefix=settings.key_prefix,
                                        relevance_floor=0.2, weak_match_margin=0.2),
                          engine.store.client, embedder, clock=clock)
-    weak, strong = "object storage", "When does the nightly backup job copy the Valkey AOF to object storage?"
-    assert_pair(embedder, TEXT, weak, above=0.2, below=0.4)  # about 0.31: inside the band [0.2, 0.4)
+    weak, strong = (
+        "object storage",
+        "When does the nightly backup job copy the Valkey AOF to object storage?",
+    )
+    # about 0.31: inside the band [0.2, 0.4)
+    assert_pair(embedder, TEXT, weak, above=0.2, below=0.4)
     assert_pair(embedder, TEXT, strong, above=0.4)  # about 0.93
     twin(banded, TEXT)
     hits = recall(banded, weak)
@@ -72,7 +85,8 @@ def test_weak_match_flag_near_the_floor(settings: Settings, embedder: Embedder, 
     assert recall(banded, strong)[0].weak_match is False
 
 
-def test_a_two_year_old_memory_ranks_below_a_fresh_equal_one(engine: Engine, clock: ManualClock) -> None:
+def test_a_two_year_old_memory_ranks_below_a_fresh_equal_one(engine: Engine,
+                                                             clock: ManualClock) -> None:
     clock.advance(-730 * DAY)
     old = twin(engine, TEXT)
     clock.advance(730 * DAY)
@@ -87,12 +101,15 @@ def test_a_query_naming_a_date_prefers_the_event_then(engine: Engine) -> None:
     text = "The database failover happened and the replica was promoted."
     march = twin(engine, text, event_date="2026-03-14")
     june = twin(engine, text, event_date="2026-06-02")
-    assert {h.memory.key for h in recall(engine, "database failover")} == {march, june}  # control: both found
+    # control: both found
+    assert {h.memory.key for h in recall(engine, "database failover")} == {march, june}
     hits = recall(engine, "what happened with the database failover on 2026-03-14?")
     assert hits[0].memory.key == march
     assert hits[0].factors["temporal"] == 1.5
     assert recall(engine, "database failover in June")[0].memory.key == june
-    result = engine.recaller.recall(RecallRequest("what happened with the database failover in March?"))
+    result = engine.recaller.recall(
+        RecallRequest("what happened with the database failover in March?")
+    )
     assert result.hits[0].memory.key == march
     assert "in march" in result.notes[0]
 
@@ -106,43 +123,56 @@ def test_an_exact_identifier_outranks_closer_meanings(engine: Engine) -> None:
     notes, build = twin(engine, NOTES), twin(engine, BUILD)
     hits = recall(engine, "how to fix ERR_OSSL_EVP_UNSUPPORTED in the frontend build")
     by_key = {h.memory.key: h for h in hits}
-    assert by_key[build].similarity > by_key[notes].similarity  # by meaning alone the build memory wins
+    # by meaning alone the build memory wins
+    assert by_key[build].similarity > by_key[notes].similarity
     assert hits[0].memory.key == notes
     assert by_key[notes].factors["relevance"] > by_key[notes].similarity
     assert "relevance" not in by_key[build].factors
 
 
-def test_an_exact_identifier_passes_the_floor(engine: Engine, settings: Settings, embedder: Embedder,
+def test_an_exact_identifier_passes_the_floor(engine: Engine, settings: Settings,
+                                              embedder: Embedder,
                                               clock: ManualClock) -> None:
-    strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                                       relevance_floor=0.5), engine.store.client, embedder, clock=clock)
+    strict = Engine.open(make_settings(settings.data_dir, settings.valkey_port,
+                                       key_prefix=settings.key_prefix,
+                                       relevance_floor=0.5), engine.store.client, embedder,
+                         clock=clock)
     notes = twin(strict, NOTES)
     plain = recall(strict, "how to fix the openssl unsupported error in the frontend build")
     assert notes not in [h.memory.key for h in plain]  # control: below the floor by meaning
     hits = recall(strict, "how to fix ERR_OSSL_EVP_UNSUPPORTED in the frontend build")
     assert [h.memory.key for h in hits] == [notes]
     assert hits[0].similarity < 0.5
-    other = twin(strict, "Deploy note: the E11000 duplicate key error came from the unique index on email.")
-    both = recall(strict, "frontend build fails with ERR_OSSL_EVP_UNSUPPORTED and the import with E11000")
+    other = twin(strict,
+                 "Deploy note: the E11000 duplicate key error came from the unique index on email.")
+    both = recall(strict,
+                  "frontend build fails with ERR_OSSL_EVP_UNSUPPORTED and the import with E11000")
     lifted = {h.memory.key: h.factors.get("relevance") for h in both}
     assert set(lifted) == {notes, other}  # each identifier finds its own memory
     assert None not in lifted.values()  # both through the exact match
 
 
 def test_facts_collapse_into_their_source(engine: Engine) -> None:
-    source = twin(engine, "Architecture review notes: the API gateway is Envoy; rate limiting is done in Envoy "
-                          "with a Redis-backed token bucket; services talk gRPC internally.")
+    source = twin(
+        engine,
+        "Architecture review notes: the API gateway is Envoy; rate limiting is done in Envoy "
+        "with a Redis-backed token bucket; services talk gRPC internally.",
+    )
     fact = twin(engine, "The API gateway is Envoy.", kind="fact", source_key=source, weight=0.5)
-    other = twin(engine, "Envoy is our API gateway and rate limiter.", kind="fact", source_key=source, weight=0.5)
+    other = twin(engine, "Envoy is our API gateway and rate limiter.", kind="fact",
+                 source_key=source, weight=0.5)
     reads = _hgetall_calls(engine)
     hits = recall(engine, "which API gateway do we use?", top_k=10)
-    assert _hgetall_calls(engine) - reads == 2  # the suppression list and the source: once, for both facts
+    # the suppression list and the source: once, for both facts
+    assert _hgetall_calls(engine) - reads == 2
     found = [h.memory.key for h in hits]
     assert found == [source]
     assert fact not in found
     assert other not in found
     engine.lifecycle.archive(source, reason="control", actor="a")
-    assert {fact, other} <= {h.memory.key for h in recall(engine, "which API gateway do we use?", top_k=10)}
+    assert {fact,
+            other} <= {h.memory.key
+                       for h in recall(engine, "which API gateway do we use?", top_k=10)}
 
 
 def _hgetall_calls(engine: Engine) -> int:
@@ -166,7 +196,8 @@ def test_recall_bumps_counters_and_logs(engine: Engine, clock: ManualClock) -> N
     memory = engine.memories.get(key)
     assert memory.recall_count == 2
     assert memory.last_recalled == clock.now()
-    assert [e.query for e in engine.recall_log.recent(5)] == ["backup schedule", "when does the backup run?"]
+    assert [e.query for e in engine.recall_log.recent(5)] == ["backup schedule",
+                                                              "when does the backup run?"]
 
 
 def test_as_of_restricts_to_what_was_recorded_by_then(engine: Engine, clock: ManualClock) -> None:
@@ -188,7 +219,8 @@ def test_project_list_and_namespaces_filter(engine: Engine) -> None:
 
 def test_select_keeps_flagged_candidates_and_never_pads() -> None:
     def hit(key: str, score: float, flagged: bool = False) -> RecallHit:
-        return RecallHit(memory=Memory(key=key), similarity=score, score=score, reinstate_candidate=flagged)
+        return RecallHit(memory=Memory(key=key), similarity=score, score=score,
+                         reinstate_candidate=flagged)
 
     ranked = [hit("a", 0.9), hit("b", 0.8), hit("c", 0.7)]
     picked = select(ranked, [hit("z", 0.1, flagged=True)], 2)
@@ -197,8 +229,8 @@ def test_select_keeps_flagged_candidates_and_never_pads() -> None:
 
 
 class StopsValkeyOnEmbed:
-    """The real model; the first embedding stops Valkey -- an outage in the middle of a recall, after the
-    graveyard and suppression reads succeeded and before the KNN search."""
+    """The real model; the first embedding stops Valkey -- an outage in the middle of a recall,
+    after the graveyard and suppression reads succeeded and before the KNN search."""
 
     def __init__(self, real: Embedder, server: EmbeddedValkey) -> None:
         self.real, self.server, self.armed = real, server, False
@@ -213,19 +245,23 @@ class StopsValkeyOnEmbed:
         return self.real.embed_many(texts)
 
 
-def test_valkey_down_mid_recall_is_an_outage_never_warnings_alone(tmp_path: Path, embedder: Embedder) -> None:
+def test_valkey_down_mid_recall_is_an_outage_never_warnings_alone(tmp_path: Path,
+                                                                  embedder: Embedder) -> None:
     settings = make_settings(tmp_path, free_port())
     with EmbeddedValkey(settings) as server:
         flaky = StopsValkeyOnEmbed(embedder, server)
         engine = Engine.open(settings, connect(settings), flaky)
-        engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2, project="a",
+        engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2,
+                                        project="a",
                                         actor="t")
         before = engine.recaller.recall(RecallRequest("should the worker use celery?"))
-        assert (len(before.warnings), len(before.hits)) == (1, 1)  # positive control: warned and found
+        # positive control: warned and found
+        assert (len(before.warnings), len(before.hits)) == (1, 1)
         flaky.armed = True
         with pytest.raises(BackendUnavailable):
             engine.recaller.recall(RecallRequest("should the worker use celery?"))
-    for call in (lambda: engine.experience.warn_if_abandoned("celery"), engine.suppressions.list_suppressions,
+    for call in (lambda: engine.experience.warn_if_abandoned("celery"),
+                 engine.suppressions.list_suppressions,
                  lambda: engine.recall_log.why_did_you_mention("celery"),
                  lambda: engine.experience.experience_summary("a"),
                  lambda: engine.lifecycle.candidates("archive", "celery")):
@@ -237,14 +273,17 @@ def test_look_up_reads_graveyard_hints_and_a_suppression_another_process_just_ad
         engine: Engine, settings: Settings, embedder: Embedder, clock: ManualClock) -> None:
     hinted = twin(engine, "Payments go through Stripe checkout sessions.")
     engine.lifecycle.deprioritise(hinted, reason="not now", actor="a", reinstate_hints=["stripe"])
-    logged = engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2, project="p",
+    logged = engine.experience.log_abandoned(Approach("celery", "library", "too heavy"), effort=2,
+                                             project="p",
                                              actor="a").key
     abandoned, hints, suppressed = engine.recaller.look_up("celery or stripe?")
-    assert (list(abandoned), list(abandoned["celery"]), hints) == (["celery"], [logged], {"stripe": {hinted: ""}})
+    assert (list(abandoned), list(abandoned["celery"]), hints) == (["celery"], [logged],
+                                                                   {"stripe": {hinted: ""}})
     assert suppressed == []  # positive control for the suppression below
     other_client = connect(settings)
-    Engine.open(settings, other_client, embedder, clock=clock).suppressions.suppress("stripe", "vendor gone",
-                                                                                     actor="p")
+    Engine.open(settings, other_client, embedder, clock=clock).suppressions.suppress(
+        "stripe", "vendor gone", actor="p"
+    )
     assert [s.term for s in engine.recaller.look_up("celery or stripe?")[2]] == ["stripe"]
     other_client.close()  # type: ignore[no-untyped-call]
 
@@ -267,7 +306,8 @@ class FailsToEmbed:
 def test_an_embedding_failure_is_the_error_reported_while_the_look_ups_ran_beside_it(
         engine: Engine, settings: Settings, embedder: Embedder, clock: ManualClock) -> None:
     engine.memories.remember(Draft(TEXT, project="p"), actor="a")
-    assert len(recall(engine, "when does the backup job run?")) == 1  # positive control: the store answers
+    # positive control: the store answers
+    assert len(recall(engine, "when does the backup job run?")) == 1
     broken = Engine.open(settings, connect(settings), FailsToEmbed(embedder), clock=clock)
     with pytest.raises(BackendUnavailable, match="out of memory"):
         broken.recaller.recall(RecallRequest("when does the backup job run?"))

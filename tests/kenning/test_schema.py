@@ -8,15 +8,22 @@ from kenning.models import Memory
 
 def test_codec_round_trips_every_field() -> None:
     memory = Memory(
-        key="k:mem:knowledge:01", content="c", namespace="knowledge", project="p", tags=("a", "b/c"),
-        kind="fact", state="deprioritised", trust="verified", actor="me", source_key="k:mem:knowledge:00",
+        key="k:mem:knowledge:01", content="c", namespace="knowledge", project="p",
+                    tags=("a", "b/c"),
+        kind="fact", state="deprioritised", trust="verified", actor="me",
+                    source_key="k:mem:knowledge:00",
         doc_id="d1", created_at=1.5, updated_at=2.5, valid_from=1.0, valid_to=3.0, event_date=4.0,
-        expires_at=5.0, recall_count=7, last_recalled=6.0, weight=0.5, experience_weight=1.8, title="t",
-        source="s", chunk_index=2, superseded_by="k:mem:knowledge:02", state_reason="why", state_actor="who",
-        state_changed_at=8.0, content_sha="sha", reinstate_hints=("deploy",), metadata={"x": [1, 2]},
+        expires_at=5.0, recall_count=7, last_recalled=6.0, weight=0.5, experience_weight=1.8,
+                    title="t",
+        source="s", chunk_index=2, superseded_by="k:mem:knowledge:02", state_reason="why",
+                    state_actor="who",
+        state_changed_at=8.0, content_sha="sha", reinstate_hints=("deploy",),
+                    metadata={"x": [1, 2]},
     )
     fields = schema.encode(memory)
-    decoded = schema.decode(memory.key, {k: v.decode() if isinstance(v, bytes) else v for k, v in fields.items()})
+    decoded = schema.decode(memory.key,
+                            {k: v.decode() if isinstance(v, bytes) else v
+                             for k, v in fields.items()})
     assert decoded == memory
 
 
@@ -29,12 +36,14 @@ def test_empty_values_are_omitted_not_written_empty() -> None:
 
 
 def test_neutral_weights_and_a_validity_starting_at_creation_are_left_out_and_restored() -> None:
-    plain = Memory(key="k", content="c", created_at=1.0, valid_from=1.0, weight=1.0, experience_weight=1.0)
+    plain = Memory(key="k", content="c", created_at=1.0, valid_from=1.0, weight=1.0,
+                   experience_weight=1.0)
     fields = schema.encode(plain)
     assert {"weight", "experience_weight", "valid_from"} & set(fields) == set()
     assert schema.decode("k", {k: str(v) for k, v in fields.items()}) == plain
     # positive control: values that say something are written
-    moved = Memory(key="k", content="c", created_at=2.0, valid_from=1.0, weight=0.5, experience_weight=1.8)
+    moved = Memory(key="k", content="c", created_at=2.0, valid_from=1.0, weight=0.5,
+                   experience_weight=1.8)
     kept = schema.encode(moved)
     assert (kept["weight"], kept["experience_weight"], kept["valid_from"]) == ("0.5", "1.8", "1.0")
     assert schema.decode("k", {k: str(v) for k, v in kept.items()}) == moved

@@ -35,7 +35,8 @@ def test_settings_are_frozen() -> None:
 
 
 @pytest.mark.parametrize(("field", "value"), [("key_prefix", "bad prefix{}"), ("valkey_port", "0"),
-                                              ("duplicate_threshold", "1.5"), ("log_level", "LOUD")])
+                                              ("duplicate_threshold", "1.5"),
+                                              ("log_level", "LOUD")])
 def test_bad_values_are_refused(monkeypatch: pytest.MonkeyPatch, field: str, value: str) -> None:
     monkeypatch.setenv(f"KENNING_{field.upper()}", value)
     with pytest.raises(ValidationError, match=field):

@@ -1,4 +1,5 @@
-"""SKILL.md as plain data: clustering, the reinforcement gate, byte-stable rendering, parsing, diffs and risk."""
+"""SKILL.md as plain data: clustering, the reinforcement gate, byte-stable
+rendering, parsing, diffs and risk."""
 
 from __future__ import annotations
 

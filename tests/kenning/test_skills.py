@@ -1,4 +1,5 @@
-"""The skill compiler against the real store and model: rules, reinforcement, the approval gate, search."""
+"""The skill compiler against the real store and model: rules, reinforcement,
+the approval gate, search."""
 
 from __future__ import annotations
 

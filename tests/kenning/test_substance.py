@@ -1,4 +1,5 @@
-"""The substance prior (kenning/substance.py): small talk and bare questions do not crowd out statements."""
+"""The substance prior (kenning/substance.py): small talk and bare questions do
+not crowd out statements."""
 
 from __future__ import annotations
 

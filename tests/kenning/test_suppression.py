@@ -41,7 +41,8 @@ def test_preview_counts_and_samples_without_suppressing(engine: Engine) -> None:
     assert a in keys(engine, "how does billing talk to stripe?")
     engine.suppressions.suppress("vault", "moved to SOPS", actor="person")
     again = engine.suppressions.suppress("Stripe", "vendor dropped", actor="person", preview=True)
-    assert (again.would_hide, [s["key"] for s in again.sample]) == (2, [a])  # b is hidden by 'vault'
+    # b is hidden by 'vault'
+    assert (again.would_hide, [s["key"] for s in again.sample]) == (2, [a])
 
 
 def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
@@ -54,7 +55,8 @@ def test_suppressed_term_hides_rewordings_written_later(engine: Engine) -> None:
     assert engine.memories.get(later).content.startswith("Page caching")  # it exists
     assert later not in keys(engine, "what caches the rendered pages?")
     listed = engine.suppressions.list_suppressions()
-    assert [(s.suppression.term, s.suppression.reason, s.suppression.actor, s.hides) for s in listed] == [
+    assert [(s.suppression.term, s.suppression.reason, s.suppression.actor, s.hides)
+            for s in listed] == [
         ("varnish", "replaced by the CDN", "person", 2)]
     engine.suppressions.unsuppress("Varnish", actor="person")
     assert {first, later} <= set(keys(engine, "what caches the rendered pages?"))
@@ -70,14 +72,16 @@ def test_terms_are_validated_and_unknown_unsuppress_is_not_found(engine: Engine)
     engine.suppressions.suppress("kafka", "too heavy", actor="a")
     with pytest.raises(InvalidInput, match="reason"):
         engine.suppressions.unsuppress("kafka", actor="a", reason="x" * 10_000)
-    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["kafka"]  # still suppressed
+    # still suppressed
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["kafka"]
     assert [e.action for e in engine.store.audit.recent(action="unsuppress")] == []
 
 
 def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: Engine) -> None:
     old = remember(engine, "Plan: move the ORM layer to Tortoise for async support.")
     assert old in keys(engine, "should we use tortoise for the async ORM?")  # positive control
-    logged = engine.experience.log_abandoned(Approach("Tortoise", "library", "migrations broke twice"),
+    logged = engine.experience.log_abandoned(Approach("Tortoise", "library",
+                                                      "migrations broke twice"),
                                              effort=4, project="alpha", actor="agent")
     assert logged.suppressed == ["tortoise"]
     rule = engine.suppressions.list_suppressions()[0]
@@ -85,22 +89,26 @@ def test_high_effort_abandonment_suppresses_the_name_but_not_its_record(engine: 
     assert logged.key in rule.suppression.reason
     assert rule.suppression.exempt == (logged.key,)
     again = remember(engine, "Idea: Tortoise ORM could give us async models.")
-    result = engine.recaller.recall(RecallRequest("should we use tortoise for the async ORM?", top_k=10))
+    result = engine.recaller.recall(RecallRequest("should we use tortoise for the async ORM?",
+                                                  top_k=10))
     found = [h.memory.key for h in result.hits]
     assert old not in found
     assert again not in found
     assert logged.key in found  # the record of why it died stays findable
     assert result.warnings[0]["memory"] == logged.key
     engine.suppressions.unsuppress("tortoise", actor="person", reason="control")
-    assert {old, again} <= set(keys(engine, "should we use tortoise for the async ORM?"))  # control: hidden only by it
+    # control: hidden only by it
+    assert {old, again} <= set(keys(engine, "should we use tortoise for the async ORM?"))
 
 
 def test_low_effort_abandonment_does_not_suppress(engine: Engine) -> None:
-    logged = engine.experience.log_abandoned(Approach("Dramatiq", "library", "meh"), effort=3, project="alpha",
+    logged = engine.experience.log_abandoned(Approach("Dramatiq", "library", "meh"), effort=3,
+                                             project="alpha",
                                              actor="agent")
     assert logged.suppressed == []
     assert engine.suppressions.list_suppressions() == []
-    hard = engine.experience.log_abandoned(Approach("Huey", "library", "meh"), effort=4, project="alpha",
+    hard = engine.experience.log_abandoned(Approach("Huey", "library", "meh"), effort=4,
+                                           project="alpha",
                                            actor="agent")
     assert hard.suppressed == ["huey"]  # positive control: one effort point more suppresses
 
@@ -118,11 +126,14 @@ def test_suppressing_twice_keeps_the_first_reason_and_adds_exemptions(engine: En
     again = engine.suppressions.suppress("Kafka", "other reason", actor="agent", exempt=("k1",))
     assert (again.status, again.reason) == ("already_suppressed", "too heavy")
     listed = engine.suppressions.list_suppressions()
-    assert [(s.suppression.reason, s.suppression.exempt) for s in listed] == [("too heavy", ("k1",))]
+    assert [(s.suppression.reason, s.suppression.exempt)
+            for s in listed] == [("too heavy", ("k1",))]
     audited = engine.store.audit.recent(action="suppress")
-    assert [(e.actor, e.details.get("exempt_added")) for e in audited] == [("agent", ["k1"]), ("person", None)]
+    assert [(e.actor, e.details.get("exempt_added")) for e in audited] == [("agent", ["k1"]),
+                                                                           ("person", None)]
     engine.suppressions.suppress("kafka", "again", actor="agent", exempt=("k1",))
-    assert len(engine.store.audit.recent(action="suppress")) == 2  # nothing changed, nothing audited
+    # nothing changed, nothing audited
+    assert len(engine.store.audit.recent(action="suppress")) == 2
 
 
 def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) -> None:
@@ -133,8 +144,10 @@ def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) ->
     before = engine.recall_log.why_did_you_mention("Traefik")
     assert ([m["key"] for m in before.memories], before.mentions[0]["key"]) == ([hidden], hidden)
     assert [m["key"] for m in engine.recall_log.why_did_you_mention(hidden).memories] == [hidden]
-    assert hidden in [c.key for c in engine.lifecycle.candidates("archive", "Traefik TLS ingress").found]
-    before_preview = engine.lifecycle.deprioritise_project("edge", confirm=False, actor="a", reason=None)
+    assert hidden in [c.key
+                      for c in engine.lifecycle.candidates("archive", "Traefik TLS ingress").found]
+    before_preview = engine.lifecycle.deprioritise_project("edge", confirm=False, actor="a",
+                                                           reason=None)
     assert isinstance(before_preview, ProjectPreview)
     assert hidden in [s["key"] for s in before_preview.sample]
     engine.suppressions.suppress("traefik", "migrated off it", actor="person")
@@ -151,7 +164,8 @@ def test_agent_facing_answers_never_quote_a_suppressed_memory(engine: Engine) ->
 
 def test_active_read_with_a_recalls_look_up_is_the_same_list(engine: Engine) -> None:
     engine.suppressions.suppress("varnish", "replaced by the CDN", actor="person", exempt=("k:1",))
-    reply, _ = engine.store.look_up(["varnish"])  # a recall's one round trip reads them with its phrases
+    # a recall's one round trip reads them with its phrases
+    reply, _ = engine.store.look_up(["varnish"])
     assert Suppressions.parse_active(reply) == engine.suppressions.active()
     assert [(s.term, s.exempt) for s in Suppressions.parse_active(reply)] == [("varnish", ("k:1",))]
 

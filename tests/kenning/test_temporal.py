@@ -37,7 +37,9 @@ def test_named_periods(text: str, start: str, end: str) -> None:
     assert (iso(period.start), iso(period.end)) == (f"{start}T00:00:00Z", f"{end}T00:00:00Z")
 
 
-@pytest.mark.parametrize("text", ["may I ask about redis", "the dec decision", "port 6390 is busy", "marching orders"])
+@pytest.mark.parametrize("text",
+                         ["may I ask about redis", "the dec decision", "port 6390 is busy",
+                          "marching orders"])
 def test_queries_without_a_date(text: str) -> None:
     assert temporal.target(text, NOW) is None
 

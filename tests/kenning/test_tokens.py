@@ -1,4 +1,5 @@
-"""Scoped bearer tokens: hashed at rest, listed by name, revoked, audited; and the `kenning token` CLI."""
+"""Scoped bearer tokens: hashed at rest, listed by name, revoked, audited;
+and the `kenning token` CLI."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def test_a_token_verifies_and_only_its_digest_is_stored(tokens: Tokens, client: 
 def test_wrong_secrets_do_not_verify(tokens: Tokens) -> None:
     _, secret = tokens.create("ci", "read", actor="alice")
     assert tokens.verify(secret) is not None  # positive control
-    for wrong in (secret[:-1], secret + "x", "", "Bearer " + secret, secret.removeprefix(SECRET_PREFIX)):
+    for wrong in (secret[:-1], secret + "x", "", "Bearer " + secret,
+                  secret.removeprefix(SECRET_PREFIX)):
         assert tokens.verify(wrong) is None, wrong
 
 
@@ -75,14 +77,17 @@ def test_bad_names_scopes_and_clashes_are_refused(tokens: Tokens) -> None:
         tokens.create("has space", "read", actor="alice")
     with pytest.raises(NotFound, match="no token named"):
         tokens.revoke("never-created", actor="alice")
-    for actor in ("local", "Maintenance", "anonymous"):  # the name is the audit actor: no impersonating ours
+    # the name is the audit actor: no impersonating ours
+    for actor in ("local", "Maintenance", "anonymous"):
         with pytest.raises(InvalidInput, match="reserved"):
             tokens.create(actor, "admin", actor="alice")
     assert [t.name for t in tokens.all()] == ["taken"]
 
 
-def test_the_cli_creates_lists_and_revokes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: Settings,
-                                           tokens: Tokens, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_creates_lists_and_revokes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                           settings: Settings,
+                                           tokens: Tokens,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KENNING_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))

@@ -28,11 +28,14 @@ def test_a_unit_without_an_event_cannot_be_expressed() -> None:
         Unit([])
 
 
-def test_a_committed_unit_stores_the_write_the_event_and_its_history_link(client: valkey.Valkey,
-                                                                          settings: Settings) -> None:
+def test_a_committed_unit_stores_the_write_the_event_and_its_history_link(
+    client: valkey.Valkey, settings: Settings
+) -> None:
     store = Store(client, settings.key_prefix)
     key = _key(settings, "A")
-    done = store.units.commit(Unit([_event(key)]).hset(key, {"content": "x"}).sadd(store.key("set"), "m"))
+    done = store.units.commit(
+        Unit([_event(key)]).hset(key, {"content": "x"}).sadd(store.key("set"), "m")
+    )
     assert done.applied
     assert len(done.event_ids) == 1
     assert client.hmget(key, ["content"]) == [b"x"]
@@ -42,13 +45,19 @@ def test_a_committed_unit_stores_the_write_the_event_and_its_history_link(client
     assert [e.id for e in store.audit.recent(limit=5)] == [event.id]
 
 
-def test_a_failed_gate_writes_nothing_and_records_nothing(client: valkey.Valkey, settings: Settings) -> None:
+def test_a_failed_gate_writes_nothing_and_records_nothing(client: valkey.Valkey,
+                                                          settings: Settings) -> None:
     store = Store(client, settings.key_prefix)
     key = _key(settings, "B")
-    assert store.units.commit(Unit([_event(key)]).hset(key, {"state": "active"})).applied  # positive control
-    changed = store.units.commit(Unit([_event(key, "archive")]).patch(key, {"state": "archived"},
-                                                                       expect={"state": "deprioritised"}))
-    gone = store.units.commit(Unit([_event(key + "x", "archive")]).patch(key + "x", {"state": "archived"}))
+    # positive control
+    assert store.units.commit(Unit([_event(key)]).hset(key, {"state": "active"})).applied
+    changed = store.units.commit(
+        Unit([_event(key, "archive")]).patch(
+            key, {"state": "archived"}, expect={"state": "deprioritised"}
+        )
+    )
+    gone = store.units.commit(Unit([_event(key + "x", "archive")]).patch(key + "x",
+                                                                         {"state": "archived"}))
     assert (changed.outcome, gone.outcome, changed.event_ids, gone.event_ids) == (-1, 0, (), ())
     assert client.hmget(key, ["state"]) == [b"active"]
     assert not client.exists(key + "x")
@@ -56,33 +65,46 @@ def test_a_failed_gate_writes_nothing_and_records_nothing(client: valkey.Valkey,
     assert store.audit.history(key + "x") == []
 
 
-def test_a_guard_creates_a_field_only_where_absent_and_deletes_only_what_was_read(client: valkey.Valkey,
-                                                                                  settings: Settings) -> None:
+def test_a_guard_creates_a_field_only_where_absent_and_deletes_only_what_was_read(
+    client: valkey.Valkey, settings: Settings
+) -> None:
     store = Store(client, settings.key_prefix)
     registry = store.key("registry")
-    first = store.units.commit(Unit([_event("", "suppress")]).guard(registry, {"t": ""}).hset(registry, {"t": "1"}))
-    second = store.units.commit(Unit([_event("", "suppress")]).guard(registry, {"t": ""}).hset(registry, {"t": "2"}))
-    stale = store.units.commit(Unit([_event("", "unsuppress")]).guard(registry, {"t": "2"}).hdel(registry, "t"))
-    assert (first.outcome, second.outcome, stale.outcome) == (1, -1, -1)  # the hash was absent for the first
+    first = store.units.commit(
+        Unit([_event("", "suppress")]).guard(registry, {"t": ""}).hset(registry, {"t": "1"})
+    )
+    second = store.units.commit(
+        Unit([_event("", "suppress")]).guard(registry, {"t": ""}).hset(registry, {"t": "2"})
+    )
+    stale = store.units.commit(
+        Unit([_event("", "unsuppress")]).guard(registry, {"t": "2"}).hdel(registry, "t")
+    )
+    # the hash was absent for the first
+    assert (first.outcome, second.outcome, stale.outcome) == (1, -1, -1)
     assert client.hgetall(registry) == {b"t": b"1"}
     assert [e.action for e in store.audit.recent(limit=5)] == ["suppress"]
-    gone = store.units.commit(Unit([_event("", "unsuppress")]).guard(registry, {"t": "1"}).hdel(registry, "t"))
+    gone = store.units.commit(
+        Unit([_event("", "unsuppress")]).guard(registry, {"t": "1"}).hdel(registry, "t")
+    )
     assert gone.applied
     assert client.hgetall(registry) == {}
 
 
-def test_a_batch_of_units_is_one_pipeline_each_unit_on_its_own(client: valkey.Valkey, settings: Settings) -> None:
+def test_a_batch_of_units_is_one_pipeline_each_unit_on_its_own(client: valkey.Valkey,
+                                                               settings: Settings) -> None:
     store = Store(client, settings.key_prefix)
     keys = [_key(settings, f"C{i}") for i in range(3)]
     client.hset(keys[0], "state", "active")
     done = store.units.commit_many([Unit([_event(k, "forget")]).gate(k).delete(k) for k in keys])
-    assert [d.applied for d in done] == [True, False, False]  # only the one that existed was deleted and recorded
+    # only the one that existed was deleted and recorded
+    assert [d.applied for d in done] == [True, False, False]
     assert not client.exists(keys[0])
     assert [e.key for e in store.audit.recent(limit=5)] == [keys[0]]
 
 
-# A child process that commits one unit and is SIGKILLed at a hook point of the Valkey client: before the
-# unit is sent, half-way through sending it, or after it was sent and before the reply was read.
+# A child process that commits one unit and is SIGKILLed at a hook point of the Valkey client:
+# before the unit is sent, half-way through sending it, or after it was sent and
+# before the reply was read.
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import valkey
@@ -117,12 +139,15 @@ CHILD = textwrap.dedent("""
 
 
 def _run_child(settings: Settings, key: str, where: str) -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "UNIT_TEST_URL": connection_url(settings)}
-    return subprocess.run([sys.executable, "-c", CHILD, settings.key_prefix, key, where], cwd=REPO, env=env,
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin",
+           "UNIT_TEST_URL": connection_url(settings)}
+    return subprocess.run([sys.executable, "-c", CHILD, settings.key_prefix, key, where], cwd=REPO,
+                          env=env,
                           capture_output=True, text=True, timeout=60, check=False)
 
 
-@pytest.mark.parametrize(("where", "stored"), [("none", True), ("before_send", False), ("mid_send", False),
+@pytest.mark.parametrize(("where", "stored"),
+                         [("none", True), ("before_send", False), ("mid_send", False),
                                                ("after_send", True)])
 def test_a_process_killed_around_a_unit_leaves_the_write_and_its_record_together(
         client: valkey.Valkey, settings: Settings, where: str, stored: bool) -> None:
@@ -134,7 +159,8 @@ def test_a_process_killed_around_a_unit_leaves_the_write_and_its_record_together
     if where == "none":  # the control: the child lives and reports the commit
         assert (child.returncode, child.stdout.strip()) == (0, "committed"), child.stderr
     else:
-        assert (child.returncode, child.stdout) == (-9, ""), child.stderr  # it really died at the hook
+        # it really died at the hook
+        assert (child.returncode, child.stdout) == (-9, ""), child.stderr
     client.ping()  # the server took whatever it had received
     recorded = [e.action for e in store.audit.history(key)]
     assert (not client.exists(key), recorded) == ((True, ["forget"]) if stored else (False, []))

@@ -67,7 +67,8 @@ def test_a_tag_is_allowlisted_and_stable_or_refused(value: str) -> None:
     normal = validation.tag(value)
     assert validation.TAG_RE.match(normal)
     assert validation.tag(normal) == normal
-    assert "*" not in normal  # an escaped * is still a wildcard on valkey-search: never let one through
+    # an escaped * is still a wildcard on valkey-search: never let one through
+    assert "*" not in normal
     assert query.tag("tags", [normal]).startswith("@tags:{")
 
 

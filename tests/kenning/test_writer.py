@@ -1,6 +1,6 @@
-"""The background writer (kenning.store.writer) on its own: FIFO, flush, a full queue writes in the caller,
-a failed job is retried once then counted, close drains. Jobs are plain functions that block on events
-(no clock, no timing)."""
+"""The background writer (kenning.store.writer) on its own: FIFO, flush, a full queue writes in
+the caller, a failed job is retried once then counted, close drains. Jobs are plain functions
+that block on events (no clock, no timing)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,8 @@ def test_a_full_queue_writes_in_the_caller_never_drops(writer: Writer) -> None:
     assert writer.submit(gate)
     assert gate.entered.wait(WAIT)  # the thread is busy with the gate ...
     assert writer.submit(lambda: ran.append("queued"))  # ... one job fills the queue of one ...
-    assert not writer.submit(lambda: ran.append("in the caller"))  # ... so this one ran here, at once
+    # ... so this one ran here, at once
+    assert not writer.submit(lambda: ran.append("in the caller"))
     assert ran == ["in the caller"]
     gate.open.set()
     writer.flush()

@@ -1,4 +1,5 @@
-"""The `kenning` command: help for every command, version, doctor against a running and a stopped Valkey."""
+"""The `kenning` command: help for every command, version, doctor against a
+running and a stopped Valkey."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from tests.conftest import free_port
 load_commands()
 
 
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data_dir: Path, port: int, prefix: str) -> None:
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data_dir: Path, port: int,
+         prefix: str) -> None:
     monkeypatch.chdir(tmp_path)  # no developer .env leaks in
     monkeypatch.setenv("KENNING_DATA_DIR", str(data_dir))
     monkeypatch.setenv("KENNING_VALKEY_PORT", str(port))
@@ -48,16 +50,21 @@ def test_doctor_passes_against_a_running_valkey(
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
     assert main(["doctor", "--no-mcp"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(f"settings: data dir {settings.data_dir}; valkey embedded 127.0.0.1:{settings.valkey_port};")
+    assert out.startswith(
+        f"settings: data dir {settings.data_dir}; valkey embedded 127.0.0.1:{settings.valkey_port};"
+    )
     assert "mcp" not in out.split("\n", 1)[1]  # --no-mcp: no MCP check
     assert "ok   valkey" in out
-    assert re.search(r"ok   search module: loaded \((valkey-search|redisearch) \d+\.\d+\.\d+\)", out)
-    assert "ok   embedding model: all-MiniLM-L6-v2+int8, 384 dims" in out  # the default for a new store
+    assert re.search(r"ok   search module: loaded \((valkey-search|redisearch) \d+\.\d+\.\d+\)",
+                     out)
+    # the default for a new store
+    assert "ok   embedding model: all-MiniLM-L6-v2+int8, 384 dims" in out
     assert re.search(r"ok   indexes: \S+idx:memories:\w+ current, \d+ memories indexed", out)
 
 
 def test_doctor_fails_with_a_reason_per_check_when_valkey_is_stopped(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.conftest import make_settings
 
     data = tmp_path / "data"
@@ -83,7 +90,8 @@ def test_doctor_reports_missing_indexes(
 
 
 def test_invalid_configuration_is_a_clear_error(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KENNING_VALKEY_PORT", "not-a-port")
     assert main(["doctor"]) == 2

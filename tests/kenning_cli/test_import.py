@@ -1,6 +1,7 @@
-"""`kenning import` through the real entry point (``main``), against the real store and model: stored and
-findable, duplicates of the store and of earlier lines, bad input refused whole, the dry run, stdin, and an
-outage part-way (a TCP proxy in front of the test Valkey cuts the connection: the only fake)."""
+"""`kenning import` through the real entry point (``main``), against the real store and model:
+stored and findable, duplicates of the store and of earlier lines, bad input refused whole, the
+dry run, stdin, and an outage part-way (a TCP proxy in front of the test Valkey cuts the
+connection: the only fake)."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def store(settings: Settings, client: valkey.Valkey, embedder: Embedder) -> Iter
 
 
 def jsonl(path: Path, *rows: dict[str, Any] | str) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows),
+                    encoding="utf-8")
     return path
 
 
@@ -65,13 +67,16 @@ def total(store: Engine) -> int:
     return store.memories.list(Listing(limit=1)).total
 
 
-def test_every_line_is_stored_audited_and_found_by_recall(cwd: Path, store: Engine,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_line_is_stored_audited_and_found_by_recall(
+    cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = jsonl(cwd / "notes.jsonl",
                    {"content": DEPLOY, "tags": ["deploy"]},
-                   {"content": "Prefer uv over pip for new Python projects.", "namespace": "preference",
+                   {"content": "Prefer uv over pip for new Python projects.",
+                    "namespace": "preference",
                     "project": "global"},
-                   {"content": "The staging database is reset every Monday at 06:00 UTC.", "title": "staging reset",
+                   {"content": "The staging database is reset every Monday at 06:00 UTC.",
+                    "title": "staging reset",
                     "event_date": "2026-03-14", "source": "wiki/ops"})
     assert main(["import", str(source), "--project", "atlas-api", "--tag", "migrated",
                  "--report", "report.jsonl"]) == 0
@@ -79,16 +84,20 @@ def test_every_line_is_stored_audited_and_found_by_recall(cwd: Path, store: Engi
     assert out.strip() == f"stored 3, {NO_DUPLICATES}, failed 0"
     assert err.endswith(f"\rimport  [{'#' * 30}]       3/3\n")  # the progress bar, complete
     report = read_jsonl(cwd / "report.jsonl")
-    assert [(r["line"], r["status"]) for r in report] == [(1, "stored"), (2, "stored"), (3, "stored")]
+    assert [(r["line"], r["status"]) for r in report] == [(1, "stored"), (2, "stored"),
+                                                          (3, "stored")]
     deploy, uv, staging = (store.memories.get(r["key"]) for r in report)
-    assert (deploy.namespace, deploy.project, deploy.tags) == ("knowledge", "atlas-api", ("deploy", "migrated"))
+    assert (deploy.namespace, deploy.project, deploy.tags) == ("knowledge", "atlas-api",
+                                                               ("deploy", "migrated"))
     assert (uv.namespace, uv.project, uv.tags) == ("preference", "global", ("migrated",))
     assert (staging.title, staging.source) == ("staging reset", "wiki/ops")
     assert staging.event_date == datetime(2026, 3, 14, tzinfo=UTC).timestamp()
-    found = store.recaller.recall(RecallRequest("how do we ship atlas-api to production?", projects=["atlas-api"]))
+    found = store.recaller.recall(RecallRequest("how do we ship atlas-api to production?",
+                                                projects=["atlas-api"]))
     assert found.hits[0].memory.key == deploy.key
     actor = f"cli:import:{getpass.getuser()}"
-    assert [(e.action, e.actor) for e in store.store.audit.history(deploy.key)] == [("remember", actor)]
+    assert [(e.action, e.actor)
+            for e in store.store.audit.history(deploy.key)] == [("remember", actor)]
     summary = store.store.audit.recent(limit=1)[0]
     assert (summary.action, summary.actor) == ("import", actor)
     assert summary.details["source"] == str(source)
@@ -102,15 +111,18 @@ def test_duplicates_of_the_store_and_of_earlier_lines_are_reported_not_stored(
                    {"content": NUMPY},
                    {"content": TESTS},  # the store holds it
                    {"content": NUMPY},  # line 1 again
-                   {"content": NUMPY, "project": "borealis-web"})  # another project: not a duplicate
+                   {"content": NUMPY,
+                    "project": "borealis-web"})  # another project: not a duplicate
     assert main(["import", str(source), "--project", "atlas-api", "--actor", "import:alice",
                  "--report", "report.jsonl"]) == 0
     assert capsys.readouterr().out.strip() == \
         "stored 2, 2 duplicates (1 of memories in the store, 1 of an earlier line), failed 0"
     first, again, repeat, other = read_jsonl(cwd / "report.jsonl")
     assert (first["status"], other["status"]) == ("stored", "stored")
-    assert (again["status"], again["key"], "duplicate_of_line" in again) == ("duplicate", existing.key, False)
-    assert (repeat["status"], repeat["key"], repeat["duplicate_of_line"]) == ("duplicate", first["key"], 1)
+    assert (again["status"], again["key"], "duplicate_of_line" in again) == ("duplicate",
+                                                                             existing.key, False)
+    assert (repeat["status"], repeat["key"], repeat["duplicate_of_line"]) == ("duplicate",
+                                                                              first["key"], 1)
     assert store.memories.list(Listing(projects=["atlas-api"])).total == 2
     assert store.memories.get(other["key"]).project == "borealis-web"
     assert store.store.audit.history(first["key"])[0].actor == "import:alice"
@@ -118,18 +130,23 @@ def test_duplicates_of_the_store_and_of_earlier_lines_are_reported_not_stored(
 
 BAD_LINES = (  # (line, what stderr says about it); the file's lines 1 and 10 are good
     ('{"content": "Deploy with fly."', "not valid JSON: Expecting ',' delimiter"),
-    ('{"content": "Deploy with fly.", "kind": "skill"}', "unknown field(s) kind (the fields are content, "),
-    ('{"content": "Deploy with fly.", "tags": "deploy,ci"}', "tags must be a list of strings, not a string"),
+    ('{"content": "Deploy with fly.", "kind": "skill"}',
+     "unknown field(s) kind (the fields are content, "),
+    ('{"content": "Deploy with fly.", "tags": "deploy,ci"}',
+     "tags must be a list of strings, not a string"),
     ('{"content": "   "}', "content is empty"),
     (json.dumps({"content": "x" * 50_001}), "content is 50,001 characters; the limit is 50,000"),
     ('{"content": "Deploy with fly.", "namespace": "notes"}', "unknown namespace 'notes'"),
-    ('{"content": "Deploy with fly.", "project": "Atlas API!"}', "project name 'Atlas API!' is not allowed"),
-    ('{"content": "Deploy with fly.", "event_date": "next tuesday"}', "event_date 'next tuesday' is not a date"),
+    ('{"content": "Deploy with fly.", "project": "Atlas API!"}',
+     "project name 'Atlas API!' is not allowed"),
+    ('{"content": "Deploy with fly.", "event_date": "next tuesday"}',
+     "event_date 'next tuesday' is not a date"),
 )
 
 
-def test_bad_lines_are_each_named_and_nothing_is_written(cwd: Path, store: Engine,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_lines_are_each_named_and_nothing_is_written(
+    cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = ({"content": DEPLOY}, {"content": NUMPY})
     source = jsonl(cwd / "notes.jsonl", good[0], *(line for line, _ in BAD_LINES), good[1])
     assert main(["import", str(source), "--report", "errors.jsonl"]) == 2
@@ -139,50 +156,61 @@ def test_bad_lines_are_each_named_and_nothing_is_written(cwd: Path, store: Engin
         assert f"\n  line {number}: {said}" in err
     assert [e["line"] for e in read_jsonl(cwd / "errors.jsonl")] == list(range(2, 10))
     assert total(store) == 0
-    assert main(["import", str(jsonl(cwd / "good.jsonl", *good))]) == 0  # the control: the good lines import
+    # the control: the good lines import
+    assert main(["import", str(jsonl(cwd / "good.jsonl", *good))]) == 0
     assert capsys.readouterr().out.strip() == f"stored 2, {NO_DUPLICATES}, failed 0"
     assert total(store) == 2
 
 
 def test_limits_and_unreadable_input_are_refused_and_write_nothing(
-        cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     three = jsonl(cwd / "three.jsonl", {"content": DEPLOY}, {"content": TESTS}, {"content": NUMPY})
     monkeypatch.setenv("KENNING_IMPORT_MAX_LINES", "2")
     monkeypatch.setenv("KENNING_IMPORT_MAX_MB", "1")
     big = jsonl(cwd / "big.jsonl", {"content": "x" * 40_000, "title": "y" * (1024 * 1024 - 40_000)})
     for argv, said in (
-            ([str(three)], "the input holds more than 2 memories (line 3) (split it into smaller files, "
+            ([str(three)],
+             "the input holds more than 2 memories (line 3) (split it into smaller files, "
                            "or raise KENNING_IMPORT_MAX_LINES)"),
             ([str(big)], "the input is larger than 1 MiB"),
             ([str(cwd / "absent.jsonl")], "absent.jsonl is not a file"),
-            ([str(jsonl(cwd / "array.json", json.dumps([{"content": DEPLOY}])))], "a JSON array, not JSON Lines"),
+            ([str(jsonl(cwd / "array.json", json.dumps([{"content": DEPLOY}])))],
+             "a JSON array, not JSON Lines"),
             ([str(jsonl(cwd / "blank.jsonl", "", "  "))], "the input holds no memories"),
             ([str(three), "--actor", " "], "actor ' ' is not allowed"),
             ([str(three), "--namespace", "notes"], "unknown namespace 'notes'"),
             ([str(three), "--tag", "Not A Tag"], "tag 'Not A Tag' is not allowed"),
-            ([str(three), "--report", str(cwd / "no" / "report.jsonl")], "no is not a writable directory")):
+            ([str(three), "--report", str(cwd / "no" / "report.jsonl")],
+             "no is not a writable directory")):
         assert main(["import", *argv]) == 2, argv
         assert said in capsys.readouterr().err
     assert total(store) == 0
-    monkeypatch.setenv("KENNING_IMPORT_MAX_LINES", "3")  # the control: the same file within the limit
+    # the control: the same file within the limit
+    monkeypatch.setenv("KENNING_IMPORT_MAX_LINES", "3")
     assert main(["import", str(three)]) == 0
     assert total(store) == 3
 
 
-def test_a_dry_run_writes_nothing_and_says_what_the_import_does(cwd: Path, store: Engine,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_dry_run_writes_nothing_and_says_what_the_import_does(
+    cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
     existing = store.memories.remember(Draft(TESTS, project="atlas-api"), actor="tester")
-    source = jsonl(cwd / "notes.jsonl", {"content": DEPLOY}, {"content": TESTS}, {"content": DEPLOY})
+    source = jsonl(cwd / "notes.jsonl", {"content": DEPLOY}, {"content": TESTS},
+                   {"content": DEPLOY})
     argv = ["import", str(source), "--project", "atlas-api"]
     assert main([*argv, "--dry-run", "--report", "plan.jsonl"]) == 0
-    assert capsys.readouterr().out.strip() == ("dry run: would store 1, 2 duplicates (1 of memories in the store, "
-                                               "1 of an earlier line); nothing was written")
+    assert capsys.readouterr().out.strip() == (
+        "dry run: would store 1, 2 duplicates (1 of memories in the store, "
+        "1 of an earlier line); nothing was written"
+    )
     plan = read_jsonl(cwd / "plan.jsonl")
     assert [(r["status"], r["key"], r.get("duplicate_of_line")) for r in plan] == \
         [("new", "", None), ("duplicate", existing.key, None), ("duplicate", "", 1)]
     assert total(store) == 1  # only the memory stored before
     assert [e.action for e in store.store.audit.recent(limit=5)] == ["remember"]
-    assert main([*argv, "--report", "done.jsonl"]) == 0  # the control: the same file without --dry-run
+    # the control: the same file without --dry-run
+    assert main([*argv, "--report", "done.jsonl"]) == 0
     assert capsys.readouterr().out.strip() == \
         "stored 1, 2 duplicates (1 of memories in the store, 1 of an earlier line), failed 0"
     done = read_jsonl(cwd / "done.jsonl")
@@ -191,8 +219,10 @@ def test_a_dry_run_writes_nothing_and_says_what_the_import_does(cwd: Path, store
     assert total(store) == 2
 
 
-def test_stdin(cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    data = f'{json.dumps({"content": "Prefer uv over pip."})}\n{json.dumps({"content": "Tabs, never spaces."})}\n'
+def test_stdin(cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> None:
+    data = (f"{json.dumps({'content': 'Prefer uv over pip.'})}"
+            f"\n{json.dumps({'content': 'Tabs, never spaces.'})}\n")
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode("utf-8"))))
     assert main(["import", "-", "--namespace", "preference"]) == 0
     assert capsys.readouterr().out.strip() == f"stored 2, {NO_DUPLICATES}, failed 0"
@@ -202,8 +232,9 @@ def test_stdin(cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch, capsys
 
 
 class Cutter:
-    """A TCP proxy to the test Valkey that cuts every connection, and refuses new ones, when the client sends
-    more than ``searches`` FT.SEARCH commands: an outage at a known point of an import."""
+    """A TCP proxy to the test Valkey that cuts every connection, and refuses new ones, when the
+    client sends more than ``searches`` FT.SEARCH commands: an outage at a
+    known point of an import."""
 
     MARK = b"FT.SEARCH"
 
@@ -257,15 +288,16 @@ class Cutter:
                 self._cut()
 
 
-FLEET = [f"Service {i} of the fleet listens on port {8000 + i} and is owned by team {i % 7}." for i in range(600)]
+FLEET = [f"Service {i} of the fleet listens on port {8000 + i} and is owned by team {i % 7}."
+         for i in range(600)]
 
 
 def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
         cwd: Path, store: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
-    # Batches of 256: the first batch's 256 duplicate searches and its write pass, the second batch's
-    # searches are cut (the start-up sends none).
+    # Batches of 256: the first batch's 256 duplicate searches and its write pass, the second
+    # batch's searches are cut (the start-up sends none).
     cutter = Cutter(settings.valkey_port, searches=256 + 10)
     monkeypatch.setenv("KENNING_VALKEY_PORT", str(cutter.port))
     try:
@@ -284,9 +316,11 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     retry = next(cwd.glob("fleet.failed-*.jsonl"))
     assert "kenning import: stopped: Valkey is unreachable" in err
     assert f"344 lines were not stored (some may have landed); they are in {retry}" in err
-    # the retry file holds the failed lines as given, the --project applied: it imports without the option
+    # the retry file holds the failed lines as given, the --project applied: it
+    # imports without the option
     assert read_jsonl(retry) == [{"content": text, "project": "fleet"} for text in FLEET[256:]]
-    assert store.memories.list(Listing(projects=["fleet"], limit=1)).total == stored  # the first batch
+    # the first batch
+    assert store.memories.list(Listing(projects=["fleet"], limit=1)).total == stored
     monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))  # the store is back
     assert main(["import", str(retry), "--report", "retried.jsonl"]) == 0
     retried = read_jsonl(cwd / "retried.jsonl")

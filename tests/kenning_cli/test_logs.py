@@ -1,5 +1,5 @@
-"""One log format per process: Kenning's, uvicorn's and FastMCP's records all go through one handler, as
-text or as one JSON object per line."""
+"""One log format per process: Kenning's, uvicorn's and FastMCP's records all go through one
+handler, as text or as one JSON object per line."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     saved = (root.handlers[:], root.level)
     foreign = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).propagate,
                       logging.getLogger(name).level) for name in logs.FOREIGN}
-    for name in logs.FOREIGN:  # as in a fresh process: an earlier test's uvicorn.Config may have set a level
+    # as in a fresh process: an earlier test's uvicorn.Config may have set a level
+    for name in logs.FOREIGN:
         logging.getLogger(name).setLevel(logging.NOTSET)
     yield
     root.handlers[:], root.level = saved[0], saved[1]
@@ -33,9 +34,12 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("restored")
-def test_json_format_puts_every_library_on_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_format_puts_every_library_on_one_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logging.getLogger("fastmcp").addHandler(logging.NullHandler())  # as if it had installed its own
-    logging.getLogger().handlers[:] = []  # a fresh process (pytest's own handlers come back afterwards)
+    # a fresh process (pytest's own handlers come back afterwards)
+    logging.getLogger().handlers[:] = []
     logs.configure(make_settings(tmp_path, 6379, log_format="json"))
     logging.getLogger("uvicorn.error").info("Started server process")
     logging.getLogger("fastmcp.server.server").warning("from fastmcp")
@@ -51,7 +55,8 @@ def test_json_format_puts_every_library_on_one_line_each(tmp_path: Path, capsys:
 
 
 @pytest.mark.usefixtures("restored")
-def test_text_format_is_one_shape_for_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_text_format_is_one_shape_for_all(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     logging.getLogger().handlers[:] = []
     logs.configure(make_settings(tmp_path, 6379))
     logging.getLogger("uvicorn.error").info("Started server process")

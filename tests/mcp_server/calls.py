@@ -1,4 +1,5 @@
-"""Checking written tool calls (docs and instructions examples) against the live tool schemas. Pure."""
+"""Checking written tool calls (docs and instructions examples) against
+the live tool schemas. Pure."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import ast
 from typing import Any
 
 JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,), "array": (list,),
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+                                           "array": (list,),
     "object": (dict,), "null": (type(None),),
 }
 
@@ -25,7 +27,8 @@ def _accepts(schema: dict[str, Any], value: Any) -> bool:
         return False
     if isinstance(value, list) and "items" in schema:
         return all(_accepts(schema["items"], item) for item in value)
-    if isinstance(value, dict) and "properties" in schema:  # a nested model, e.g. an abandoned approach
+    # a nested model, e.g. an abandoned approach
+    if isinstance(value, dict) and "properties" in schema:
         fields: dict[str, Any] = schema["properties"]
         return set(value) <= set(fields) and set(schema.get("required", [])) <= set(value) and \
             all(_accepts(fields[name], item) for name, item in value.items())
@@ -33,7 +36,8 @@ def _accepts(schema: dict[str, Any], value: Any) -> bool:
 
 
 def problems(source: str, schemas: dict[str, dict[str, Any]]) -> list[str]:
-    """What is wrong with one written call ``tool(name=value, ...)``; empty when it would validate."""
+    """What is wrong with one written call ``tool(name=value, ...)``;
+    empty when it would validate."""
     try:
         node = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as exc:
@@ -49,7 +53,9 @@ def problems(source: str, schemas: dict[str, dict[str, Any]]) -> list[str]:
     properties: dict[str, Any] = schema.get("properties", {})
     given = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
     out = [f"{name}: no parameter {arg!r}" for arg in given if arg not in properties]
-    out += [f"{name}: missing required {arg!r}" for arg in schema.get("required", []) if arg not in given]
-    out += [f"{name}: {arg}={value!r} does not fit {properties[arg]}" for arg, value in given.items()
+    out += [f"{name}: missing required {arg!r}" for arg in schema.get("required", [])
+            if arg not in given]
+    out += [f"{name}: {arg}={value!r} does not fit {properties[arg]}"
+            for arg, value in given.items()
             if arg in properties and not _accepts(properties[arg], value)]
     return out

@@ -6,9 +6,9 @@
 
 ``mcp_client`` is a connected client holding a ``write`` token. Tokens are named ``test-<scope>``;
 that name is the audit actor. ``mcp.metrics`` is the server's own Prometheus registry.
-``doomed_valkey`` is a Valkey of the test's own, to stop mid-session; ``start_harness(..., auth_clock=
-SteppedClock())`` lets a test step the token cache's clock instead of sleeping.
-"""
+``doomed_valkey`` is a Valkey of the test's own, to stop mid-session; ``start_harness(...,
+auth_clock= SteppedClock())`` lets a test step the token cache's clock instead of sleeping.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -100,7 +100,8 @@ def mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
 @pytest.fixture
 def own_mcp(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
             tmp_path: Path) -> Iterator[McpHarness]:
-    """A server whose engine writes backups into this test's own directory (list_backups shows only its own)."""
+    """A server whose engine writes backups into this test's own directory
+    (list_backups shows only its own)."""
     own = mcp_settings(settings, backup_dir=tmp_path / "backups")
     harness = start_harness(Engine.open(own, client, embedder, clock=clock), own)
     yield harness
@@ -121,14 +122,17 @@ async def mcp_client(mcp: McpHarness) -> AsyncIterator[Client[Any]]:
 
 
 def probe() -> tuple[FastMCP[Any], Registry]:
-    """Every tool module registered on a bare server (no engine): the registry, for parametrizing."""
+    """Every tool module registered on a bare server (no engine): the
+    registry, for parametrizing."""
     server: FastMCP[Any] = FastMCP("probe")
     registry = Registry(server)
     register_all(registry)
     return server, registry
 
 
-async def ok(client: Client[Any], tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+async def ok(
+    client: Client[Any], tool: str, arguments: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Call a tool that must succeed; its structured result."""
     result = await client.call_tool(tool, arguments or {}, raise_on_error=False)
     assert not result.is_error, f"{tool} failed: {text_of(result)}"

@@ -1,11 +1,11 @@
-"""Helpers for the OAuth tests: a server with OAuth on a free port, a browser made of httpx that logs in
-and consents, and the raw protocol steps (register, authorize, token, refresh, revoke).
+"""Helpers for the OAuth tests: a server with OAuth on a free port, a browser made of httpx that
+logs in and consents, and the raw protocol steps (register, authorize, token, refresh, revoke).
 
     kit = start_oauth(engine, settings)          # ManualClock at the real time; kit.clock.advance(...)
     client = await kit.register(redirect_uris=["http://127.0.0.1:9999/cb"], token_endpoint_auth_method="none")
     code = await kit.code(client, scope="read write")   # the browser steps, approving
     tokens = await kit.token(client, code)
-"""
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -30,12 +30,15 @@ from mcp_server.service import McpService
 from tests.conftest import free_port, make_settings
 
 PASSWORD = "correct horse battery"
-FAST_HASH = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1)  # hashing cost is not under test
+# hashing cost is not under test
+FAST_HASH = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1)
 
 
 def pkce() -> tuple[str, str]:
     verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    challenge = (
+        base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    )
     return verifier, challenge
 
 
@@ -57,7 +60,8 @@ class Client:
     info: dict[str, Any] = field(default_factory=dict)
 
     def auth(self) -> dict[str, str]:
-        return {"client_id": self.client_id, **({"client_secret": self.secret} if self.secret else {})}
+        return {"client_id": self.client_id,
+                **({"client_secret": self.secret} if self.secret else {})}
 
 
 @dataclass
@@ -83,16 +87,20 @@ class OAuthKit:
             reply = await http.post("/register", json=metadata)
         assert reply.status_code == 201, reply.text
         body = reply.json()
-        return Client(body["client_id"], str(metadata["redirect_uris"][0]), body.get("client_secret"), body)
+        return Client(body["client_id"], str(metadata["redirect_uris"][0]),
+                      body.get("client_secret"), body)
 
     def authorize_url(self, client: Client, challenge: str, *, redirect_uri: str | None = None,
                       **extra: str) -> str:
         params = {"response_type": "code", "client_id": client.client_id, "state": "st-1",
                   "redirect_uri": redirect_uri or client.redirect_uri, "code_challenge": challenge,
                   "code_challenge_method": "S256", **extra}
-        return f"{self.base}/authorize?{urlencode({k: v for k, v in params.items() if v is not None})}"
+        return (
+            f"{self.base}/authorize?{urlencode({k: v for k, v in params.items() if v is not None})}"
+        )
 
-    async def consent_page(self, http: httpx.AsyncClient, url: str, username: str = "alice") -> httpx.Response:
+    async def consent_page(self, http: httpx.AsyncClient, url: str,
+                           username: str = "alice") -> httpx.Response:
         """/authorize -> login form -> logged in -> the consent page."""
         reply = await http.get(url)
         assert reply.status_code == 302, reply.text
@@ -110,12 +118,17 @@ class OAuthKit:
 
     async def browse(self, url: str, *, scopes: list[str] | None = None, username: str = "alice",
                      action: str = "approve") -> httpx.Response:
-        """What a person does in the browser: log in, then allow (ticking ``scopes``, default: as shown)."""
+        """What a person does in the browser: log in, then allow (ticking
+        ``scopes``, default: as shown)."""
         async with self.http() as http:
             page = await self.consent_page(http, url, username)
-            chosen = scopes if scopes is not None else re.findall(r'name="scope" value="([^"]+)"\s+checked',
-                                                                  page.text)
-            form = {"request": hidden(page.text, "request"), "csrf": hidden(page.text, "csrf"), "action": action,
+            chosen = (
+                scopes
+                if scopes is not None
+                else re.findall(r'name="scope" value="([^"]+)"\s+checked', page.text)
+            )
+            form = {"request": hidden(page.text, "request"), "csrf": hidden(page.text, "csrf"),
+                    "action": action,
                     "scope": chosen}
             return await http.post("/oauth/consent", data=form)
 
@@ -145,7 +158,9 @@ class OAuthKit:
 
     async def refresh(self, client: Client, refresh_token: str) -> httpx.Response:
         async with self.http() as http:
-            return await http.post("/token", data={"grant_type": "refresh_token", "refresh_token": refresh_token,
+            return await http.post("/token",
+                                   data={"grant_type": "refresh_token",
+                                         "refresh_token": refresh_token,
                                                    **client.auth()})
 
     async def revoke(self, client: Client, token: str) -> httpx.Response:
@@ -158,8 +173,14 @@ class OAuthKit:
                 "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                            "clientInfo": {"name": "probe", "version": "0"}}}
         async with self.http() as http:
-            reply = await http.post("/mcp", json=body, headers={
-                "Authorization": f"Bearer {access_token}", "Accept": "application/json, text/event-stream"})
+            reply = await http.post(
+                "/mcp",
+                json=body,
+                headers={
+                    "Authorization": f"Bearer {access_token}",
+                    "Accept": "application/json, text/event-stream",
+                },
+            )
         return reply.status_code
 
 
@@ -173,7 +194,8 @@ def oauth_settings(settings: Settings, **overrides: Any) -> Settings:
 
 def start_oauth(engine: Engine, settings: Settings, *, clock: ManualClock | None = None,
                 users: dict[str, str] | None = None, **overrides: Any) -> OAuthKit:
-    """A started MCP server with OAuth; ``users`` (username -> role, default alice: editor) exist."""
+    """A started MCP server with OAuth; ``users`` (username -> role,
+    default alice: editor) exist."""
     config = oauth_settings(settings, **overrides)
     clock = clock or ManualClock(time.time())
     service = McpService(engine, config, oauth_clock=clock)

@@ -1,5 +1,6 @@
-"""uvloop and httptools (what uvicorn takes when they are importable) are installed, and a missing one is named:
-without them an MCP call costs up to about 1 ms more (bench/FINDINGS.md, issue 21)."""
+"""uvloop and httptools (what uvicorn takes when they are importable) are installed, and a
+missing one is named: without them an MCP call costs up to about 1 ms more
+(bench/FINDINGS.md, issue 21)."""
 
 from __future__ import annotations
 
@@ -13,4 +14,5 @@ def test_this_environment_has_every_accelerator() -> None:
 
 def test_a_missing_accelerator_is_named() -> None:
     assert missing_accelerators(lambda _: object()) == []  # the control: all found, none named
-    assert missing_accelerators(lambda name: None if name == "httptools" else object()) == ["httptools"]
+    assert missing_accelerators(lambda name: None if name == "httptools"
+                                else object()) == ["httptools"]

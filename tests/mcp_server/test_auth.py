@@ -1,5 +1,6 @@
-"""The token cache and the outage grace: a revoked token stops within the documented window while Valkey
-answers, and a token let through during an outage runs nothing. The clock is stepped, never slept on."""
+"""The token cache and the outage grace: a revoked token stops within the documented window while
+Valkey answers, and a token let through during an outage runs nothing. The clock
+is stepped, never slept on."""
 
 from __future__ import annotations
 
@@ -36,7 +37,8 @@ async def test_a_revoked_token_stops_once_the_cache_window_passes(engine: Engine
     verifier = TokenAuth(engine.tokens, clock=clock)
     first = await verifier.verify_token(secret)
     assert first is not None
-    assert (first.client_id, first.scopes, first.claims[UNVERIFIED]) == ("soon-revoked", ["read", "write"], False)
+    assert (first.client_id, first.scopes, first.claims[UNVERIFIED]) == ("soon-revoked",
+                                                                         ["read", "write"], False)
     engine.tokens.revoke("soon-revoked", actor="pytest")
     clock.now += CACHE_SECONDS - 1
     assert await verifier.verify_token(secret) is not None  # the documented revocation delay
@@ -46,9 +48,12 @@ async def test_a_revoked_token_stops_once_the_cache_window_passes(engine: Engine
     assert await verifier.verify_token(secret) is None  # forgotten by the cache, not re-admitted
 
 
-async def test_during_an_outage_recent_tokens_pass_unverified_without_scopes(doomed_valkey: EmbeddedValkey) -> None:
+async def test_during_an_outage_recent_tokens_pass_unverified_without_scopes(
+    doomed_valkey: EmbeddedValkey,
+) -> None:
     tokens = _tokens(doomed_valkey.settings)
-    secrets = {name: tokens.create(name, "admin", actor="pytest")[1] for name in ("stale", "recent", "revoked")}
+    secrets = {name: tokens.create(name, "admin", actor="pytest")[1]
+               for name in ("stale", "recent", "revoked")}
     _, unseen = tokens.create("unseen", "admin", actor="pytest")
     clock = SteppedClock()
     verifier = TokenAuth(tokens, clock=clock)
@@ -59,9 +64,11 @@ async def test_during_an_outage_recent_tokens_pass_unverified_without_scopes(doo
     tokens.revoke("revoked", actor="pytest")
     doomed_valkey.stop()
     clock.now += CACHE_SECONDS
-    assert await verifier.verify_token(secrets["stale"]) is None  # verified longer ago than the grace
+    # verified longer ago than the grace
+    assert await verifier.verify_token(secrets["stale"]) is None
     assert await verifier.verify_token(unseen) is None  # never verified by this process
-    for name in ("recent", "revoked"):  # Valkey cannot say "revoked" now: admitted, but with nothing to run
+    # Valkey cannot say "revoked" now: admitted, but with nothing to run
+    for name in ("recent", "revoked"):
         token = await verifier.verify_token(secrets[name])
         assert token is not None, name
         assert (token.client_id, token.scopes, token.claims[UNVERIFIED]) == (name, [], True)
@@ -75,36 +82,46 @@ async def test_an_unverified_token_runs_no_tool_and_hears_about_the_outage(
     harness = start_harness(engine, mcp_settings(settings), auth_clock=clock)
     try:
         async with harness.client("read") as client:
-            assert (await ok(client, "version"))["name"] == "kenning"  # positive control: verified, runs
+            # positive control: verified, runs
+            assert (await ok(client, "version"))["name"] == "kenning"
             doomed_valkey.stop()
             clock.now += CACHE_SECONDS + 1
-            message = await refused(client, "version")  # needs no Valkey, yet must not run unverified
-        assert message.startswith("backend_unavailable: memory could NOT be checked -- token 'test-read' "
-                                  "could not be checked"), message
+            # needs no Valkey, yet must not run unverified
+            message = await refused(client, "version")
+        assert message.startswith(
+            "backend_unavailable: memory could NOT be checked -- token 'test-read' "
+            "could not be checked"
+        ), message
         clock.now += OUTAGE_GRACE_SECONDS
         async with httpx.AsyncClient(base_url=harness.base) as http:
             late = await http.post("/mcp", json=INITIALIZE,
-                                   headers={**HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"})
+                                   headers={**HEADERS,
+                                            "Authorization": f"Bearer {harness.secrets['read']}"})
         assert late.status_code == 401
     finally:
         harness.service.stop()
 
 
-async def test_over_http_a_revoked_token_is_refused_after_the_cache_window(engine: Engine, settings: Settings) -> None:
+async def test_over_http_a_revoked_token_is_refused_after_the_cache_window(
+    engine: Engine, settings: Settings
+) -> None:
     clock = SteppedClock()
     harness = start_harness(engine, mcp_settings(settings), auth_clock=clock)
     _, secret = engine.tokens.create("revoked-later", "write", actor="pytest")
     try:
         async with Client(harness.url, auth=secret) as client:
-            stored = await ok(client, "remember", {"content": "Written before the token was revoked"})
+            stored = await ok(client, "remember",
+                              {"content": "Written before the token was revoked"})
             engine.tokens.revoke("revoked-later", actor="pytest")
             clock.now += CACHE_SECONDS + 1
             with pytest.raises(MCPError, match="error response"):  # the 401 ends the session
-                await client.call_tool("remember", {"content": "Written after the token was revoked"})
+                await client.call_tool("remember",
+                                       {"content": "Written after the token was revoked"})
     finally:
         harness.service.stop()
     assert engine.memories.get(stored["key"]).actor == "revoked-later"
-    assert [e.action for e in engine.store.audit.recent(limit=20) if e.action == "remember"] == ["remember"]
+    assert [e.action for e in engine.store.audit.recent(limit=20)
+            if e.action == "remember"] == ["remember"]
 
 
 async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings: Settings,
@@ -119,7 +136,8 @@ async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings:
                 await refused(reader, "remember", {"content": "refused by scope"})
             async with httpx.AsyncClient(base_url=harness.base) as http:
                 wrong = harness.secrets["admin"][:-2] + "xx"
-                await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {wrong}"})
+                await http.post("/mcp", json=INITIALIZE,
+                                headers={**HEADERS, "Authorization": f"Bearer {wrong}"})
     finally:
         harness.service.stop()
     logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)
@@ -130,14 +148,16 @@ async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings:
         assert secret.removeprefix("kn_") not in logged
 
 
-async def test_a_401_says_how_to_get_a_token_and_never_to_re_register(engine: Engine, settings: Settings) -> None:
+async def test_a_401_says_how_to_get_a_token_and_never_to_re_register(engine: Engine,
+                                                                      settings: Settings) -> None:
     harness = start_harness(engine, mcp_settings(settings))
     try:
         async with httpx.AsyncClient(base_url=harness.base) as http:
             good = await http.post("/mcp", json=INITIALIZE, headers={
                 **HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"})
             missing = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
-            wrong = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer nope"})
+            wrong = await http.post("/mcp", json=INITIALIZE,
+                                    headers={**HEADERS, "Authorization": "Bearer nope"})
     finally:
         harness.service.stop()
     assert good.status_code == 200  # positive control: a known token gets in

@@ -1,5 +1,6 @@
-"""docs/mcp-tools.md cannot drift: every registered tool has an entry naming each parameter, with an example
-that validates against the tool's schema; and the schema checker itself catches bad examples."""
+"""docs/mcp-tools.md cannot drift: every registered tool has an entry naming each parameter, with
+an example that validates against the tool's schema; and the schema checker
+itself catches bad examples."""
 
 from __future__ import annotations
 
@@ -38,13 +39,17 @@ def examples(section: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY.specs))
-async def test_every_registered_tool_is_documented_with_its_parameters_and_an_example(name: str) -> None:
+async def test_every_registered_tool_is_documented_with_its_parameters_and_an_example(
+    name: str,
+) -> None:
     entry = sections(DOC.read_text(encoding="utf-8")).get(name)
     assert entry is not None, f"docs/mcp-tools.md has no '### `{name}`' entry"
     schema = (await schemas())[name]
     for parameter in schema.get("properties", {}):
         assert f"`{parameter}`" in entry, f"{name}: parameter {parameter!r} is not documented"
-    assert f"scope `{REGISTRY.specs[name].scope}`" in entry, f"{name}: the entry does not state its scope"
+    assert f"scope `{REGISTRY.specs[name].scope}`" in entry, (
+        f"{name}: the entry does not state its scope"
+    )
     calls = examples(entry)
     assert calls, f"{name}: no example"
     schemas_ = await schemas()
@@ -64,10 +69,13 @@ async def test_the_checker_catches_wrong_names_parameters_and_types() -> None:
     assert problems('recal(query="x")', known) == ["recal is not a registered tool"]
     assert problems('recall(question="x")', known) == ["recall: no parameter 'question'",
                                                        "recall: missing required 'query'"]
-    assert problems('recall(query="x", top_k="3")', known)[0].startswith("recall: top_k='3' does not fit")
+    assert problems('recall(query="x", top_k="3")',
+                    known)[0].startswith("recall: top_k='3' does not fit")
     assert problems('remember(content="x", tags="ci")', known)[0].startswith("remember: tags='ci'")
     assert problems('remember_document(text="x", strategy="chapters")', known) != []
     approach = 'record_experience(key="k", effort=3, outcome="pivoted", abandoned_approaches=[{}])'
-    assert problems(approach.format('{"name": "celery", "type": "library"}'), known) == []  # positive control
-    for wrong in ('{"type": "library"}', '{"name": "celery", "kind": "library"}', '{"name": "celery", "type": "lib"}'):
+    # positive control
+    assert problems(approach.format('{"name": "celery", "type": "library"}'), known) == []
+    for wrong in ('{"type": "library"}', '{"name": "celery", "kind": "library"}',
+                  '{"name": "celery", "type": "lib"}'):
         assert problems(approach.format(wrong), known) != [], wrong

@@ -1,5 +1,6 @@
-"""The fixed tool table (mcp_server/fixed.py): one FastMCP look-up per name, emptied by anything that could
-change the answer, never used for a tool with its own auth check; and the telemetry switch."""
+"""The fixed tool table (mcp_server/fixed.py): one FastMCP look-up per name, emptied by anything
+that could change the answer, never used for a tool with its own auth check;
+and the telemetry switch."""
 
 from __future__ import annotations
 
@@ -51,7 +52,9 @@ async def test_a_name_is_resolved_by_fastmcp_once(counted: tuple[FixedToolsMCP, 
     assert asked == ["_echo"]  # the second answer came from the table
 
 
-async def test_unknown_names_are_asked_every_time_and_stay_unknown(counted: tuple[FixedToolsMCP, list[str]]) -> None:
+async def test_unknown_names_are_asked_every_time_and_stay_unknown(
+    counted: tuple[FixedToolsMCP, list[str]],
+) -> None:
     server, asked = counted
     assert await server.get_tool("_echo") is not None  # control: a known name resolves
     assert await server.get_tool("nope") is None
@@ -77,7 +80,8 @@ async def test_disabling_a_tool_is_seen_at_once(counted: tuple[FixedToolsMCP, li
     assert await server.get_tool("_echo") is not None
 
 
-async def test_a_tool_with_its_own_auth_is_never_kept(counted: tuple[FixedToolsMCP, list[str]]) -> None:
+async def test_a_tool_with_its_own_auth_is_never_kept(counted: tuple[FixedToolsMCP,
+                                                                     list[str]]) -> None:
     server, asked = counted
     server.add_tool(Tool.from_function(_other, auth=require_scopes("anything")))
     assert await server.get_tool("_echo") is not None
@@ -88,7 +92,8 @@ async def test_a_tool_with_its_own_auth_is_never_kept(counted: tuple[FixedToolsM
 
 
 async def test_calls_through_the_real_server_use_the_table(mcp: McpHarness) -> None:
-    """The product's server is a FixedToolsMCP; a call works, and an unknown tool is still refused."""
+    """The product's server is a FixedToolsMCP; a call works, and an
+    unknown tool is still refused."""
     server, _, _ = build_server(mcp.engine, mcp.settings)
     assert isinstance(server, FixedToolsMCP)
     async with mcp.client("write") as client:

@@ -12,15 +12,18 @@ from fastmcp import Client
 from tests.mcp_server.conftest import McpHarness, remember, text_of
 
 CALLS_PER_TOOL = 3
-STRINGS = ["", " ", "x" * 60_000, "0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59", "1e400", "nan",
-           "*", "a\\-b*", "@content:(a|b)", "kenning:mem:knowledge:01ZZZ", "../../etc/passwd", "\x00\x01",
+STRINGS = ["", " ", "x" * 60_000, "0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59", "1e400",
+           "nan",
+           "*", "a\\-b*", "@content:(a|b)", "kenning:mem:knowledge:01ZZZ", "../../etc/passwd",
+           "\x00\x01",
            "' OR 1=1 --", "ünïcödé ☃", "-1", "kenning-backup-20260101T000000Z.json", "global"]
 INTEGERS = [-1, 0, 1, 10**12, 2**63]
 NUMBERS = [-1.0, 0.5, 1e308]
 ARRAYS: list[list[Any]] = [[], ["*"], ["x"] * 100, [""], [1, None], ["0001-01-01"]]
 OBJECTS: list[dict[str, Any]] = [{}, {"a": 1}, {"approach": "*", "reason": ""}]
 BY_TYPE: dict[str, list[Any]] = {"string": STRINGS, "integer": INTEGERS, "number": NUMBERS,
-                                 "boolean": [True, False], "array": ARRAYS, "object": OBJECTS, "null": [None]}
+                                 "boolean": [True, False], "array": ARRAYS, "object": OBJECTS,
+                                 "null": [None]}
 EVERYTHING = [v for values in BY_TYPE.values() for v in values]
 
 
@@ -60,5 +63,6 @@ async def test_fuzzed_tool_arguments_never_cause_an_internal_error(mcp: McpHarne
     async with mcp.client("admin") as client:
         key = await remember(client, "the fuzzing target memory", tags=["fuzz"])
         calls, internal = await _fuzz(client, rnd, key)
-    assert calls >= CALLS_PER_TOOL * 30  # every tool was called (the positive control: the tools are listed)
+    # every tool was called (the positive control: the tools are listed)
+    assert calls >= CALLS_PER_TOOL * 30
     assert internal == []

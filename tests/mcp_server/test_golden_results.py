@@ -1,13 +1,14 @@
 """Every MCP tool's JSON result on a fixed scripted scenario, compared with a golden file.
 
-The scenario drives the real server over Streamable HTTP with a real MCP client (an admin token, so every
-tool is listed and callable) against a seeded store and the manual clock. Volatile parts are normalised
-before the comparison (``normalise``): ULIDs (memory keys, ids) become ``<id-N>`` in order of first
-appearance, content hashes ``<sha-N>``, similarity-like floats ``<float>``. ``tools/list`` (names,
-descriptions, schemas, annotations) is compared byte for byte.
+The scenario drives the real server over Streamable HTTP with a real MCP client (an admin token, so
+every tool is listed and callable) against a seeded store and the manual clock. Volatile parts are
+normalised before the comparison (``normalise``): ULIDs (memory keys, ids) become ``<id-N>`` in
+order of first appearance, content hashes ``<sha-N>``, similarity-like floats ``<float>``.
+``tools/list`` (names, descriptions, schemas, annotations) is compared byte for byte.
 
-A refactor of the doors or of the engine's result types must leave both files unchanged. After a deliberate
-change of a tool's output, rewrite them with ``KENNING_WRITE_GOLDEN=1`` and review the diff.
+A refactor of the doors or of the engine's result types must leave both files unchanged. After a
+deliberate change of a tool's output, rewrite them with
+``KENNING_WRITE_GOLDEN=1`` and review the diff.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ from tests.mcp_server.conftest import McpHarness, text_of
 GOLDEN = Path(__file__).with_name("golden")
 WRITE = os.environ.get("KENNING_WRITE_GOLDEN") == "1"
 ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
-SHA = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{12}(?=\u2026)")  # a content hash, or its shown prefix
+# a content hash, or its shown prefix
+SHA = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{12}(?=\u2026)")
 STREAM_ID = re.compile(r"\b\d{13}-\d+\b")  # audit event ids: the Valkey server's own clock
 # Fields that name the machine or the search module rather than the tool's behaviour.
-VOLATILE = {"uptime_seconds", "uptime", "module", "search_module", "valkey_version", "module_version", "bytes",
-            "size", "size_bytes", "file", "path", "used_memory", "model", "backend", "embedding_backend",
+VOLATILE = {"uptime_seconds", "uptime", "module", "search_module", "valkey_version",
+            "module_version", "bytes",
+            "size", "size_bytes", "file", "path", "used_memory", "model", "backend",
+            "embedding_backend",
             "index"}  # index: a fresh random suffix per reindex
-# Lists whose order among equals is not part of a tool's contract (a restore reports items in key order, and the
-# skill history's memories are written within one millisecond, so their ULIDs may sort either way).
+# Lists whose order among equals is not part of a tool's contract (a restore reports items in key
+# order, and the skill history's memories are written within one millisecond, so their
+# ULIDs may sort either way).
 UNORDERED = {"items"}
 FLY = "We deploy with Fly"
 KAMAL = "We no longer use Fly; we deploy with Kamal"
@@ -56,15 +61,18 @@ class Recorder:
         self.clock.advance(1)  # every call at its own second: no ties in what is sorted by time
         result = await self.client.call_tool(tool, arguments or {}, raise_on_error=False)
         if result.is_error:
-            self.steps.append({"tool": tool, "arguments": arguments or {}, "error": text_of(result)})
+            self.steps.append({"tool": tool, "arguments": arguments or {},
+                               "error": text_of(result)})
             return {}
         assert isinstance(result.structured_content, dict), tool
-        self.steps.append({"tool": tool, "arguments": arguments or {}, "result": result.structured_content})
+        self.steps.append({"tool": tool, "arguments": arguments or {},
+                           "result": result.structured_content})
         return result.structured_content
 
 
 class Names:
-    """Volatile strings replaced by stable names in order of first appearance; the test's key prefix removed."""
+    """Volatile strings replaced by stable names in order of first appearance; the
+    test's key prefix removed."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -72,7 +80,9 @@ class Names:
 
     def name(self, kind: str, value: str) -> str:
         if value not in self.seen:
-            self.seen[value] = f"<{kind}-{sum(1 for v in self.seen.values() if v.startswith(f'<{kind}-')) + 1}>"
+            self.seen[value] = (
+                f"<{kind}-{sum(1 for v in self.seen.values() if v.startswith(f'<{kind}-')) + 1}>"
+            )
         return self.seen[value]
 
     def text(self, value: str) -> str:
@@ -92,19 +102,25 @@ def normalise(value: Any, names: Names, field: str = "") -> Any:
         return sorted(out, key=json.dumps) if field in UNORDERED else out
     if isinstance(value, str):
         return names.text(value)
-    if isinstance(value, float) and (round(value, 2) != value or (_measured(field) and value not in (0.0, 1.0))):
-        return "<float>"  # scores and similarities differ in their last digits across CPUs and modules
+    if isinstance(value,
+                  float) and (round(value, 2) != value
+                              or (_measured(field) and value not in (0.0, 1.0))):
+        # scores and similarities differ in their last digits across CPUs and modules
+        return "<float>"
     return value
 
 
 def _measured(field: str) -> bool:
-    """A score or similarity: a model's number, normalised even when it happens to be round (0.54 is 0.5400
-    after the engine's 4-digit rounding about once in a hundred runs); 0 and 1 (identical texts) are exact."""
+    """A score or similarity: a model's number, normalised even when it happens to be round (0.54
+    is 0.5400 after the engine's 4-digit rounding about once in a hundred runs); 0 and 1
+    (identical texts) are exact."""
     return "similarity" in field or "score" in field
 
 
 async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
-    node = (await call("remember", {"content": NODE, "project": "alpha", "tags": ["ci"], "title": "docs build"}))
+    node = (await call("remember",
+                       {"content": NODE, "project": "alpha", "tags": ["ci"],
+                        "title": "docs build"}))
     await call("remember", {"content": NODE, "project": "alpha"})  # a duplicate
     staging = await call("remember", {"content": STAGING, "project": "alpha", "source": "runbook"})
     await call("remember", {"content": "x"})  # refused: too short or otherwise invalid
@@ -114,7 +130,8 @@ async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
     await call("recall_detail", {"keys": ["mem:knowledge:01ARZ3NDEKTSV4RRFFQ69G5FAV"]})
     await call("retag", {"key": node["key"], "add": ["docs"], "remove": ["ci"], "reason": "tidy"})
     clock.advance(60)
-    await call("update_memory", {"key": staging["key"], "content": STAGING + " (since March)", "reason": "date"})
+    await call("update_memory",
+               {"key": staging["key"], "content": STAGING + " (since March)", "reason": "date"})
     await call("explain_memory", {"key": node["key"]})
     await call("memory_audit", {"projects": ["alpha"]})
     await call("history", {"key": staging["key"]})
@@ -124,7 +141,8 @@ async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
 
 async def lifecycle(call: Recorder, keys: dict[str, str]) -> None:
     staging = keys["staging"]
-    await call("deprioritise", {"key": staging, "reason": "rarely needed", "reinstate_hints": ["blue-green"]})
+    await call("deprioritise",
+               {"key": staging, "reason": "rarely needed", "reinstate_hints": ["blue-green"]})
     await call("deprioritise", {"query": "scripts/gen.mjs uses fetch", "projects": ["alpha"]})
     await call("reinstate", {"key": staging, "reason": "needed again"})
     await call("archive", {"key": staging, "reason": "old"})
@@ -148,15 +166,20 @@ async def lifecycle(call: Recorder, keys: dict[str, str]) -> None:
 
 
 async def experience(call: Recorder, keys: dict[str, str]) -> None:
-    await call("log_abandoned", {"name": "celery", "reason": "too heavy for three jobs", "effort": 4,
+    await call("log_abandoned",
+               {"name": "celery", "reason": "too heavy for three jobs", "effort": 4,
                                  "project": "alpha"})
     await call("warn_if_abandoned", {"query": "shall we use celery for the nightly jobs?"})
-    await call("record_experience", {"key": keys["node"], "effort": 3, "outcome": "succeeded", "iterations": 2,
-                                     "breakthrough": "pin Node", "gotchas": ["fetch needs Node 18+"],
-                                     "abandoned_approaches": [{"name": "webpack", "reason": "slow"}]})
+    await call("record_experience",
+               {"key": keys["node"], "effort": 3, "outcome": "succeeded", "iterations": 2,
+                                     "breakthrough": "pin Node",
+                                     "gotchas": ["fetch needs Node 18+"],
+                                     "abandoned_approaches": [{"name": "webpack",
+                                                               "reason": "slow"}]})
     await call("get_experience", {"key": keys["node"]})
     await call("experience_summary", {"project": "alpha"})
-    await call("remember_document", {"text": "First part about caching.\n\nSecond part about queues.",
+    await call("remember_document",
+               {"text": "First part about caching.\n\nSecond part about queues.",
                                      "title": "notes", "project": "alpha", "size": 200})
 
 
@@ -167,18 +190,21 @@ async def truth(call: Recorder, clock: ManualClock, keys: dict[str, str]) -> Non
     listed = await call("list_contradictions", {"project": "shop"})
     await call("check_contradictions", {"project": "shop"})
     await call("briefing", {"project": "shop"})
-    await call("resolve_contradiction", {"id": listed["contradictions"][0]["id"], "decision": "keep_b"})
+    await call("resolve_contradiction",
+               {"id": listed["contradictions"][0]["id"], "decision": "keep_b"})
     await call("list_contradictions", {"status": "resolved"})
     await call("verify_memory", {"key": keys["node"], "note": "checked the workflow"})
     await call("verify_memory", {"key": fly["key"]})
     twin = await call("remember", {"content": NODE, "project": "alpha", "allow_duplicate": True})
     await call("find_duplicates", {"project": "alpha"})
-    await call("merge_duplicates", {"keep": keys["node"], "others": [twin["key"]], "reason": "same"})
+    await call("merge_duplicates",
+               {"keep": keys["node"], "others": [twin["key"]], "reason": "same"})
     await call("briefing", {"project": "alpha", "include_feeds": False})
 
 
 async def projects(call: Recorder) -> None:
-    await call("set_project_context", {"name": "alpha", "description": "The docs site", "stack": ["node"],
+    await call("set_project_context",
+               {"name": "alpha", "description": "The docs site", "stack": ["node"],
                                        "conventions": "small commits"})
     await call("set_project_context", {"name": "Alpha Beta"})
     await call("get_project_context", {"name": "alpha"})
@@ -231,7 +257,8 @@ def compare(name: str, got: Any) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} changed; diff against the golden file"
 
 
-async def test_every_tool_result_matches_the_golden_file(own_mcp: McpHarness, clock: ManualClock) -> None:
+async def test_every_tool_result_matches_the_golden_file(own_mcp: McpHarness,
+                                                         clock: ManualClock) -> None:
     mcp = own_mcp
     async with mcp.client("admin") as client:
         call = Recorder(client, clock)
@@ -239,7 +266,8 @@ async def test_every_tool_result_matches_the_golden_file(own_mcp: McpHarness, cl
     called = {step["tool"] for step in call.steps}
     listed = {t.name for t in await _list(mcp)}
     assert called == listed, f"tools the scenario never calls: {sorted(listed - called)}"
-    assert sum("result" in s for s in call.steps) > 60  # positive control: mostly successes, not errors
+    # positive control: mostly successes, not errors
+    assert sum("result" in s for s in call.steps) > 60
     compare("tool_results.json", normalise(call.steps, Names(mcp.settings.key_prefix)))
 
 

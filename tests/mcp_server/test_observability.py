@@ -42,16 +42,22 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
     assert response.headers["content-type"].startswith("text/plain")
     found = samples(response.text)
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "ok"), ("tool", "remember")))] == 1.0
-    assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "recall")))] == 1.0
-    assert found[("kenning_mcp_tool_errors_total", (("code", "invalid_arguments"), ("tool", "recall")))] == 1.0
-    assert found[("kenning_mcp_tool_errors_total", (("code", "permission_denied"), ("tool", "remember")))] == 1.0
+    assert found[("kenning_mcp_tool_calls_total",
+                  (("outcome", "error"), ("tool", "recall")))] == 1.0
+    assert found[("kenning_mcp_tool_errors_total",
+                  (("code", "invalid_arguments"), ("tool", "recall")))] == 1.0
+    assert found[("kenning_mcp_tool_errors_total",
+                  (("code", "permission_denied"), ("tool", "remember")))] == 1.0
     assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 2.0
-    assert found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "unknown")))] == 2.0
-    assert found[("kenning_mcp_tool_errors_total", (("code", "not_found"), ("tool", "unknown")))] == 2.0
+    assert found[("kenning_mcp_tool_calls_total",
+                  (("outcome", "error"), ("tool", "unknown")))] == 2.0
+    assert found[("kenning_mcp_tool_errors_total",
+                  (("code", "not_found"), ("tool", "unknown")))] == 2.0
     assert "no_such_tool" not in response.text
     assert ("kenning_valkey_errors_total", ()) in found
     assert ("kenning_embedding_latency_seconds_count", ()) in found
-    assert REGISTRY.get_sample_value("kenning_mcp_tool_calls_total", {"tool": "remember", "outcome": "ok"}) \
+    assert REGISTRY.get_sample_value("kenning_mcp_tool_calls_total",
+                                     {"tool": "remember", "outcome": "ok"}) \
         is None  # the process-wide default registry is untouched
 
 
@@ -61,9 +67,12 @@ async def test_a_recall_log_write_given_up_is_counted(mcp: McpHarness) -> None:
         assert (await ok(client, "recall", {"query": "where are the metrics?"}))["results"]
         mcp.engine.store.recall_writes.flush()
         failures = ("kenning_recall_log_failures_total", ())
-        assert samples((await http.get("/metrics")).text)[failures] == 0.0  # written: nothing failed
-        mcp.engine.store.client.set(mcp.engine.store.recall_log.key, "not a stream")  # every XADD fails
-        assert (await ok(client, "recall", {"query": "where are the metrics?"}))["results"]  # the reply is whole
+        # written: nothing failed
+        assert samples((await http.get("/metrics")).text)[failures] == 0.0
+        # every XADD fails
+        mcp.engine.store.client.set(mcp.engine.store.recall_log.key, "not a stream")
+        # the reply is whole
+        assert (await ok(client, "recall", {"query": "where are the metrics?"}))["results"]
         mcp.engine.store.recall_writes.flush()
         assert samples((await http.get("/metrics")).text)[failures] == 1.0
 
@@ -90,14 +99,20 @@ async def test_valkey_outage_mid_session_is_reported_as_an_outage(
             assert before["results"][0]["key"] == stored["key"]  # positive control
             doomed_valkey.stop()
             during: tuple[tuple[str, dict[str, Any]], ...] = (
-                ("recall", {"query": "are outages loud?"}), ("recall_index", {"query": "are outages loud?"}),
-                ("recall_detail", {"keys": [stored["key"]]}), ("explain_memory", {"key": stored["key"]}),
+                ("recall", {"query": "are outages loud?"}),
+                                                              ("recall_index",
+                                                               {"query": "are outages loud?"}),
+                ("recall_detail", {"keys": [stored["key"]]}),
+                                                              ("explain_memory",
+                                                               {"key": stored["key"]}),
                 ("remember", {"content": "written during the outage"}),
                 ("remember_document", {"text": "A document written during the outage."}),
                 ("memory_audit", {}), ("list_projects", {}))
             for tool, arguments in during:
                 message = await refused(client, tool, arguments)
-                assert message.startswith("backend_unavailable: memory could NOT be checked"), message
+                assert message.startswith("backend_unavailable: memory could NOT be checked"), (
+                    message
+                )
                 assert "request id" in message
                 assert str(settings.valkey_port) not in message  # internals stay in the server log
                 assert "no memory is relevant" not in message
@@ -142,4 +157,7 @@ async def test_healthz_answers_503_within_its_deadline_when_valkey_hangs(
         harness.service.stop()
     assert healthy.status_code == 200  # the positive control
     assert (hung.status_code, again.status_code) == (503, 503)
-    assert hung.json() == {"ok": False, "reason": "the health checks did not finish within 0.5s (is Valkey hung?)"}
+    assert hung.json() == {
+        "ok": False,
+        "reason": "the health checks did not finish within 0.5s (is Valkey hung?)",
+    }

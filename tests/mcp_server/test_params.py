@@ -1,5 +1,6 @@
-"""Tools an agent can use without guessing: every parameter described, closed sets as enums matching the
-engine's own sets, numbers with bounds; and the size of tools/list per scope as docs/mcp-tools.md states it."""
+"""Tools an agent can use without guessing: every parameter described, closed sets as enums
+matching the engine's own sets, numbers with bounds; and the size of tools/list per scope as
+docs/mcp-tools.md states it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from tests.mcp_server.conftest import probe
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mcp-tools.md"
 SERVER, REGISTRY = probe()
-CLOSED = {"namespace", "namespaces", "states", "status", "decision", "outcome", "type", "strategy", "sort"}
+CLOSED = {"namespace", "namespaces", "states", "status", "decision", "outcome", "type", "strategy",
+          "sort"}
 RANKS = {"read": 0, "write": 1, "admin": 2}
 
 
@@ -51,7 +53,9 @@ async def test_every_parameter_has_a_one_line_description() -> None:
     for name, tool in tools.items():
         for param, schema in properties(tool).items():
             description = schema.get("description", "")
-            assert description, f"{name}.{param} has no description (add it to mcp_server/params.py)"
+            assert description, (
+                f"{name}.{param} has no description (add it to mcp_server/params.py)"
+            )
             assert "\n" not in description, f"{name}.{param}"
             assert len(description) <= 160, f"{name}.{param}"
 
@@ -64,7 +68,8 @@ async def test_closed_sets_are_enums_and_numbers_carry_bounds() -> None:
             if param in CLOSED:
                 assert '"enum"' in text, f"{name}.{param} is a closed set without an enum"
                 checked += 1
-            if schema.get("type") in ("integer", "number") or '"integer"' in text or '"number"' in text:
+            if schema.get("type") in ("integer",
+                                      "number") or '"integer"' in text or '"number"' in text:
                 assert '"minimum"' in text, f"{name}.{param} has no lower bound"
                 assert '"maximum"' in text, f"{name}.{param} has no upper bound"
                 checked += 1
@@ -90,10 +95,13 @@ async def test_the_tools_list_sizes_in_the_docs_are_the_measured_ones() -> None:
         seen = [t for n, t in tools.items() if RANKS[REGISTRY.specs[n].scope] <= rank]
         text = json.dumps({"tools": seen})
         measured[scope] = len(tokenizer.encode(text, add_special_tokens=False).ids)
-    rows = dict(re.findall(r"^\| `(read|write|admin)` \| \d+ \| [\d,]+ \| ([\d,]+) \|", DOC.read_text("utf-8"),
+    rows = dict(re.findall(r"^\| `(read|write|admin)` \| \d+ \| [\d,]+ \| ([\d,]+) \|",
+                           DOC.read_text("utf-8"),
                            flags=re.MULTILINE))
     assert set(rows) == set(RANKS), "docs/mcp-tools.md lost its tools/list size table"
     for scope, tokens in measured.items():
         documented = int(rows[scope].replace(",", ""))
         assert abs(documented - tokens) <= 0.03 * tokens, (
-            f"tools/list for {scope} is {tokens} tokens; docs/mcp-tools.md says {documented}: update the table")
+            f"tools/list for {scope} is {tokens} tokens; docs/mcp-tools.md says "
+                                                           f"{documented}: update the table"
+        )

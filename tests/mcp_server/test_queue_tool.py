@@ -1,4 +1,5 @@
-"""queue_status through a real MCP client: a read token sees the enrichment queue and whether the extras are on."""
+"""queue_status through a real MCP client: a read token sees the enrichment queue and
+whether the extras are on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scopes are enforced at dispatch for EVERY mutating tool, derived from the registry (not a hand list)."""
+"""Scopes are enforced at dispatch for EVERY mutating tool, derived from the
+registry (not a hand list)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 
 
 def test_the_registry_has_mutating_tools_and_read_tools_cannot_mutate() -> None:
-    assert {"remember", "forget", "update_memory", "retag", "remember_document", "set_project_context",
+    assert {"remember", "forget", "update_memory", "retag", "remember_document",
+            "set_project_context",
             "update_project_state"} <= set(MUTATING)
     for spec in REGISTRY.specs.values():
         assert isinstance(spec, ToolSpec)
@@ -36,13 +38,17 @@ def test_declaring_a_mutating_tool_with_read_scope_is_refused_at_registration() 
         registry.tool(scope="read", read_only=False)(sneaky)
 
 
-async def test_a_read_token_is_refused_every_mutating_tool_before_anything_changes(mcp: McpHarness) -> None:
+async def test_a_read_token_is_refused_every_mutating_tool_before_anything_changes(
+    mcp: McpHarness,
+) -> None:
     async with mcp.client("write") as writer:
-        key = (await ok(writer, "remember", {"content": "Scope test target memory"}))["key"]  # positive control
+        # positive control
+        key = (await ok(writer, "remember", {"content": "Scope test target memory"}))["key"]
     async with mcp.client("read") as reader:
         assert (await ok(reader, "recall_detail", {"keys": [key]}))["memories"][0]["key"] == key
         for name in MUTATING:
-            message = await refused(reader, name, {"key": key, "content": "changed", "confirm": True})
+            message = await refused(reader, name,
+                                    {"key": key, "content": "changed", "confirm": True})
             assert message.startswith("permission_denied:"), f"{name}: {message}"
             assert f"needs the '{REGISTRY.specs[name].scope}' scope" in message, name
             assert "test-read" in message, name
@@ -55,7 +61,8 @@ async def test_tools_list_shows_a_token_only_the_tools_its_scope_may_call(mcp: M
     for scope in ("read", "write", "admin"):
         async with mcp.client(scope) as client:
             listed[scope] = {t.name for t in await client.list_tools()}
-    assert listed["admin"] == set(REGISTRY.specs)  # positive control: every tool exists and is listed
+    # positive control: every tool exists and is listed
+    assert listed["admin"] == set(REGISTRY.specs)
     assert set(MUTATING) <= listed["admin"]
     assert listed["read"] == {n for n, s in REGISTRY.specs.items() if s.scope == "read"}
     assert not set(MUTATING) & listed["read"]
@@ -63,7 +70,9 @@ async def test_tools_list_shows_a_token_only_the_tools_its_scope_may_call(mcp: M
     assert listed["write"] == set(REGISTRY.specs) - set(ADMIN_ONLY)
 
 
-async def test_a_write_token_is_refused_admin_tools_and_admin_holds_everything(mcp: McpHarness) -> None:
+async def test_a_write_token_is_refused_admin_tools_and_admin_holds_everything(
+    mcp: McpHarness,
+) -> None:
     assert {"delete_project", "restore"} <= set(ADMIN_ONLY)
     async with mcp.client("write") as writer:
         for name in ADMIN_ONLY:
@@ -77,9 +86,11 @@ async def test_a_write_token_is_refused_admin_tools_and_admin_holds_everything(m
 async def test_no_token_or_a_wrong_token_is_refused_over_http(mcp: McpHarness) -> None:
     async with httpx.AsyncClient(base_url=mcp.base) as http:
         anonymous = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
-        wrong = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer kn_nope"})
+        wrong = await http.post("/mcp", json=INITIALIZE,
+                                headers={**HEADERS, "Authorization": "Bearer kn_nope"})
         right = await http.post("/mcp", json=INITIALIZE,
-                                headers={**HEADERS, "Authorization": f"Bearer {mcp.secrets['read']}"})
+                                headers={**HEADERS,
+                                         "Authorization": f"Bearer {mcp.secrets['read']}"})
     assert anonymous.status_code == 401
     assert wrong.status_code == 401
     assert right.status_code == 200  # positive control: the same request with a valid token
@@ -93,8 +104,11 @@ async def test_a_revoked_token_is_refused(mcp: McpHarness) -> None:
     _, control = mcp.engine.tokens.create("still-valid", "write", actor="pytest")
     mcp.engine.tokens.revoke("short-lived", actor="pytest")
     async with httpx.AsyncClient(base_url=mcp.base) as http:
-        response = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {secret}"})
-        valid = await http.post("/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {control}"})
+        response = await http.post("/mcp", json=INITIALIZE,
+                                   headers={**HEADERS, "Authorization": f"Bearer {secret}"})
+        valid = await http.post("/mcp", json=INITIALIZE,
+                                headers={**HEADERS, "Authorization": f"Bearer {control}"})
     assert response.status_code == 401
     assert valid.status_code == 200  # positive control: a token created the same way, not revoked
-    assert [t.name for t in mcp.engine.tokens.all()] == ["still-valid", "test-admin", "test-read", "test-write"]
+    assert [t.name for t in mcp.engine.tokens.all()] == ["still-valid", "test-admin", "test-read",
+                                                         "test-write"]

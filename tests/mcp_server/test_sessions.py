@@ -1,5 +1,6 @@
-"""With sessions on (KENNING_MCP_STATELESS=false), abandoned MCP sessions end after the idle timeout and
-one token holds at most the cap (docs/reliability.md). Raw HTTP, as a client that never closes what it opens."""
+"""With sessions on (KENNING_MCP_STATELESS=false), abandoned MCP sessions end after the idle
+timeout and one token holds at most the cap (docs/reliability.md). Raw HTTP, as a client that
+never closes what it opens."""
 
 from __future__ import annotations
 
@@ -13,21 +14,31 @@ from kenning.engine import Engine
 from kenning.settings import Settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, start_harness
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "abandoner", "version": "1"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "abandoner", "version": "1"},
+    },
+}
 IDLE = 1.5
 
 
 @pytest.fixture
 def capped(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
-    harness = start_harness(engine, mcp_settings(settings, mcp_stateless=False, mcp_sessions_per_token=3,
+    harness = start_harness(engine,
+                            mcp_settings(settings, mcp_stateless=False, mcp_sessions_per_token=3,
                                                  mcp_session_idle_seconds=IDLE))
     yield harness
     harness.service.stop()
 
 
 def _headers(harness: McpHarness, scope: str, session: str | None = None) -> dict[str, str]:
-    out = {"authorization": f"Bearer {harness.secrets[scope]}", "accept": "application/json, text/event-stream"}
+    out = {"authorization": f"Bearer {harness.secrets[scope]}",
+           "accept": "application/json, text/event-stream"}
     if session is not None:
         out["mcp-session-id"] = session
     return out
@@ -37,7 +48,9 @@ def _open(http: httpx.Client, harness: McpHarness, scope: str = "write") -> http
     return http.post(harness.url, json=INITIALIZE, headers=_headers(harness, scope))
 
 
-def test_one_token_holds_at_most_the_cap_and_a_closed_session_frees_a_place(capped: McpHarness) -> None:
+def test_one_token_holds_at_most_the_cap_and_a_closed_session_frees_a_place(
+    capped: McpHarness,
+) -> None:
     with httpx.Client(timeout=30) as http:
         opened = [_open(http, capped) for _ in range(3)]
         assert [r.status_code for r in opened] == [200, 200, 200]

@@ -1,4 +1,5 @@
-"""The skill tools through a real MCP client: an agent proposes, only an admin (or a person) approves."""
+"""The skill tools through a real MCP client: an agent proposes, only an
+admin (or a person) approves."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """Every transport mode serves every kind of client (docs/mcp-server.md#transport).
 
-fastmcp's ``Client`` speaks the per-request protocol (2026-07-28, no handshake); the official ``mcp`` SDK's
-``ClientSession`` opens with the ``initialize`` handshake (2025-11-25) and keeps a session when the server
-gives one. Both must work against a stateless and a stateful server, with JSON or SSE answers.
+fastmcp's ``Client`` speaks the per-request protocol (2026-07-28, no handshake); the official
+``mcp`` SDK's ``ClientSession`` opens with the ``initialize`` handshake (2025-11-25) and keeps a
+session when the server gives one. Both must work against a stateless and a stateful server,
+with JSON or SSE answers.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from kenning.engine import Engine
 from kenning.settings import Settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, remember, start_harness
 
-MODES = {"stateless_json": (True, True), "stateless_sse": (True, False), "stateful_json": (False, True),
+MODES = {"stateless_json": (True, True), "stateless_sse": (True, False),
+         "stateful_json": (False, True),
          "stateful_sse": (False, False)}
 FACT = "The staging deploy needs the VPN profile called orbit-staging before kubectl works."
 QUESTION = "what does kubectl on staging need?"
 
 
 @pytest.fixture(params=list(MODES))
-def served(request: pytest.FixtureRequest, engine: Engine, settings: Settings) -> Iterator[McpHarness]:
+def served(request: pytest.FixtureRequest, engine: Engine,
+           settings: Settings) -> Iterator[McpHarness]:
     stateless, json_response = MODES[request.param]
     harness = start_harness(engine, mcp_settings(settings, mcp_stateless=stateless,
                                                  mcp_json_response=json_response))
@@ -48,7 +51,8 @@ async def test_official_sdk_client_remembers_and_recalls(served: McpHarness) -> 
             ClientSession(read, write) as session:
         await session.initialize()
         stored = await session.call_tool("remember", {"content": FACT, "project": "infra"})
-        found = await session.call_tool("recall", {"query": QUESTION, "project": "infra", "top_k": 3})
+        found = await session.call_tool("recall",
+                                        {"query": QUESTION, "project": "infra", "top_k": 3})
     assert not stored.is_error
     assert not found.is_error
     assert isinstance(stored.structured_content, dict)
@@ -57,9 +61,18 @@ async def test_official_sdk_client_remembers_and_recalls(served: McpHarness) -> 
 
 
 def _initialize(harness: McpHarness) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
-    headers = {"authorization": f"Bearer {harness.secrets['read']}", "accept": "application/json, text/event-stream"}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    headers = {"authorization": f"Bearer {harness.secrets['read']}",
+               "accept": "application/json, text/event-stream"}
     return httpx.post(harness.url, json=body, headers=headers, timeout=30)
 
 

@@ -29,7 +29,8 @@ KAMAL = "We no longer use Fly; we deploy with Kamal"
 DEPLOYS = "how do we deploy?"
 
 
-async def remember(client: Client[Any], content: str, project: str = "shop", **extra: Any) -> dict[str, Any]:
+async def remember(client: Client[Any], content: str, project: str = "shop",
+                   **extra: Any) -> dict[str, Any]:
     stored = await ok(client, "remember", {"content": content, "project": project, **extra})
     assert stored["status"] == "stored"
     return stored
@@ -40,8 +41,9 @@ async def recall_keys(client: Client[Any], query: str, **extra: Any) -> list[str
     return [r["key"] for r in found["results"]]
 
 
-async def test_fly_then_kamal_flagged_resolved_and_answered_for_both_times(mcp: McpHarness,
-                                                                            clock: ManualClock) -> None:
+async def test_fly_then_kamal_flagged_resolved_and_answered_for_both_times(
+    mcp: McpHarness, clock: ManualClock
+) -> None:
     async with mcp.client("write") as client:
         fly = (await remember(client, FLY))["key"]
         before = iso(clock.now() + 60)
@@ -55,16 +57,19 @@ async def test_fly_then_kamal_flagged_resolved_and_answered_for_both_times(mcp: 
         assert (record["a"]["key"], record["b"]["key"], record["status"]) == (fly, kamal, "open")
         assert (record["a"]["trust"], record["b"]["trust"]) == ("disputed", "disputed")
         assert record["second_tier"] == "unknown"
-        assert fly in await recall_keys(client, DEPLOYS)  # positive control: Fly is found before resolving
+        # positive control: Fly is found before resolving
+        assert fly in await recall_keys(client, DEPLOYS)
 
         done = await ok(client, "resolve_contradiction", {"id": record["id"], "decision": "keep_b",
                                                           "note": "moved to Kamal"})
-        assert (done["status"], done["decision"], done["resolved_by"]) == ("resolved", "keep_b", "test-write")
+        assert (done["status"], done["decision"], done["resolved_by"]) == ("resolved", "keep_b",
+                                                                           "test-write")
         now_keys = await recall_keys(client, DEPLOYS)
         assert kamal in now_keys
         assert fly not in now_keys
         assert await recall_keys(client, DEPLOYS, as_of=before) == [fly]
-        shown = await ok(client, "recall", {"query": DEPLOYS, "projects": ["shop"], "include_superseded": True})
+        shown = await ok(client, "recall",
+                         {"query": DEPLOYS, "projects": ["shop"], "include_superseded": True})
         (old,) = [r for r in shown["results"] if r["key"] == fly]
         assert (old["trust"], old["superseded_by"]) == ("superseded", kamal)
         explained = (await ok(client, "explain_memory", {"key": fly}))["memory"]
@@ -77,7 +82,9 @@ async def test_fly_then_kamal_flagged_resolved_and_answered_for_both_times(mcp: 
         assert (await ok(client, "list_contradictions", {}))["contradictions"] == []
 
 
-async def test_agreeing_negatives_are_not_flagged_and_a_dismissed_pair_never_again(mcp: McpHarness) -> None:
+async def test_agreeing_negatives_are_not_flagged_and_a_dismissed_pair_never_again(
+    mcp: McpHarness,
+) -> None:
     async with mcp.client("write") as client:
         await remember(client, "Do not use pickle for caching")
         flagged = await remember(client, "Use pickle for caching")
@@ -85,9 +92,11 @@ async def test_agreeing_negatives_are_not_flagged_and_a_dismissed_pair_never_aga
         quiet = await remember(client, "Do not use pickle for session data")
         assert "notes" not in quiet
         (record,) = (await ok(client, "list_contradictions", {}))["contradictions"]
-        await ok(client, "resolve_contradiction", {"id": record["id"], "decision": "not_a_contradiction",
+        await ok(client, "resolve_contradiction",
+                 {"id": record["id"], "decision": "not_a_contradiction",
                                                    "note": "different concerns"})
-        for target in ({"key": record["a"]["key"]}, {"project": "shop"}, {"query": "should we use pickle?"}):
+        for target in ({"key": record["a"]["key"]}, {"project": "shop"},
+                       {"query": "should we use pickle?"}):
             report = await ok(client, "check_contradictions", target)
             assert report["examined"] >= 1
             assert report["opened"] == []
@@ -98,7 +107,9 @@ async def test_agreeing_negatives_are_not_flagged_and_a_dismissed_pair_never_aga
                                                                           "decision": "both_valid"})
 
 
-async def test_forget_then_restore_forgotten_returns_the_memory_with_its_fields(mcp: McpHarness) -> None:
+async def test_forget_then_restore_forgotten_returns_the_memory_with_its_fields(
+    mcp: McpHarness,
+) -> None:
     async with mcp.client("write") as client:
         key = (await remember(client, "Staging needs the VPN profile ops-staging", tags=["vpn"],
                               namespace="episodic", event_date="2026-09-01"))["key"]
@@ -108,7 +119,8 @@ async def test_forget_then_restore_forgotten_returns_the_memory_with_its_fields(
         restored = await ok(client, "restore_forgotten", {"key": key, "reason": "still true"})
         assert restored["status"] == "restored"
         (after,) = (await ok(client, "recall_detail", {"keys": [key]}))["memories"]
-        for name in ("content", "namespace", "project", "tags", "event_date", "created_at", "valid_from", "trust",
+        for name in ("content", "namespace", "project", "tags", "event_date", "created_at",
+                     "valid_from", "trust",
                      "state", "kind", "actor"):
             assert after[name] == before[name], name
         assert key in await recall_keys(client, "which VPN profile does staging need?")
@@ -121,7 +133,8 @@ async def test_forget_then_restore_forgotten_returns_the_memory_with_its_fields(
 async def test_verify_duplicates_and_briefing(mcp: McpHarness) -> None:
     async with mcp.client("write") as client:
         verified = (await remember(client, "The staging database is Postgres 16"))["key"]
-        assert (await ok(client, "verify_memory", {"key": verified, "note": "checked"}))["trust"] == "verified"
+        assert (await ok(client, "verify_memory",
+                         {"key": verified, "note": "checked"}))["trust"] == "verified"
         texts = ["Run the linter with `make lint` before pushing",
                  "Always run the linter with `make lint` before pushing"]
         keys = [(await remember(client, t, allow_duplicate=True))["key"] for t in texts]
@@ -132,10 +145,12 @@ async def test_verify_duplicates_and_briefing(mcp: McpHarness) -> None:
         keep, other = cluster["keep"], next(k for k in keys if k != cluster["keep"])
         brief = await ok(client, "briefing", {"project": "shop"})
         assert other in [m["key"] for m in brief["recent_knowledge"]]  # positive control
-        merged = await ok(client, "merge_duplicates", {"keep": keep, "others": [other], "reason": "same rule"})
+        merged = await ok(client, "merge_duplicates",
+                          {"keep": keep, "others": [other], "reason": "same rule"})
         assert merged["archived"] == [other]
         (gone,) = (await ok(client, "recall_detail", {"keys": [other]}))["memories"]
-        assert (gone["state"], gone["state_reason"]) == ("archived", f"duplicate of {keep}: same rule")
+        assert (gone["state"], gone["state_reason"]) == ("archived",
+                                                         f"duplicate of {keep}: same rule")
         brief = await ok(client, "briefing", {"project": "shop"})
         recent = [m["key"] for m in brief["recent_knowledge"]]
         assert other not in recent
@@ -143,8 +158,8 @@ async def test_verify_duplicates_and_briefing(mcp: McpHarness) -> None:
 
 
 def _wipe(client: valkey.Valkey, prefix: str, dim: int) -> None:
-    """Test-only: delete every key and index of the prefix except the MCP tokens, then recreate empty
-    indexes (as a restart would)."""
+    """Test-only: delete every key and index of the prefix except the MCP tokens, then recreate
+    empty indexes (as a restart would)."""
     index_admin.drop(client, prefix)
     keys = [k for k in client.scan_iter(match=f"{prefix}*", count=1000)
             if not k.decode().startswith((f"{prefix}token:", f"{prefix}tokens"))]
@@ -158,7 +173,8 @@ async def test_backup_wipe_restore_round_trips_memories_suppressions_and_contrad
     async with own_mcp.client("admin") as admin:
         fly = (await remember(admin, FLY))["key"]
         kamal = (await remember(admin, KAMAL))["key"]
-        other = (await remember(admin, "Prefer small pull requests", project="tools", namespace="preference"))["key"]
+        other = (await remember(admin, "Prefer small pull requests", project="tools",
+                                namespace="preference"))["key"]
         (record,) = (await ok(admin, "list_contradictions", {}))["contradictions"]
         await ok(admin, "resolve_contradiction", {"id": record["id"], "decision": "keep_b"})
         await ok(admin, "suppress_topic", {"term": "heroku", "reason": "we left Heroku"})
@@ -173,12 +189,15 @@ async def test_backup_wipe_restore_round_trips_memories_suppressions_and_contrad
         assert "not_found" in await refused(admin, "recall_detail", {"keys": [fly]})
         plan = await ok(admin, "restore", {"file": made["file"]})
         assert (plan["dry_run"], plan["memories"]) == (True, {"add": 3, "update": 0, "skip": 0})
-        assert "not_found" in await refused(admin, "recall_detail", {"keys": [fly]})  # nothing written yet
+        # nothing written yet
+        assert "not_found" in await refused(admin, "recall_detail", {"keys": [fly]})
         applied = await ok(admin, "restore", {"file": made["file"], "dry_run": False})
-        assert applied["suppressions"] == applied["contradictions"] == {"add": 1, "update": 0, "skip": 0}
+        assert applied["suppressions"] == applied["contradictions"] == {"add": 1, "update": 0,
+                                                                        "skip": 0}
 
         assert (await ok(admin, "recall_detail", {"keys": keys}))["memories"] == before
-        assert (await ok(admin, "list_contradictions", {"status": "all"}))["contradictions"] == records
+        assert (await ok(admin, "list_contradictions",
+                         {"status": "all"}))["contradictions"] == records
         terms = [s["term"] for s in (await ok(admin, "list_suppressions"))["suppressions"]]
         assert terms == ["heroku"]
         assert await recall_keys(admin, DEPLOYS) == [kamal]
@@ -195,14 +214,19 @@ async def test_bad_input_is_refused_with_a_hint(mcp: McpHarness) -> None:
     async with mcp.client("admin") as client:
         a = (await remember(client, "Do not use pickle"))["key"]
         await remember(client, "Use pickle for caching")
-        (record,) = (await ok(client, "list_contradictions", {}))["contradictions"]  # positive control
+        # positive control
+        (record,) = (await ok(client, "list_contradictions", {}))["contradictions"]
         unknown = "mem:knowledge:01HNEVER0000000000000000000"
         cases: list[tuple[str, dict[str, Any], str]] = [
-            ("resolve_contradiction", {"id": record["id"], "decision": "keep_both"}, "'keep_a', 'keep_b'"),
+            ("resolve_contradiction", {"id": record["id"], "decision": "keep_both"},
+             "'keep_a', 'keep_b'"),
             ("resolve_contradiction", {"id": record["id"], "decision": "both_valid"}, "note="),
-            ("resolve_contradiction", {"id": "../x", "decision": "keep_a"}, "copy it from list_contradictions"),
-            ("resolve_contradiction", {"id": "01HNOSUCHRECORD", "decision": "keep_a"}, "list_contradictions shows"),
-            ("check_contradictions", {"key": a, "project": "shop"}, "check_contradictions(project="),
+            ("resolve_contradiction", {"id": "../x", "decision": "keep_a"},
+             "copy it from list_contradictions"),
+            ("resolve_contradiction", {"id": "01HNOSUCHRECORD", "decision": "keep_a"},
+             "list_contradictions shows"),
+            ("check_contradictions", {"key": a, "project": "shop"},
+             "check_contradictions(project="),
             ("list_contradictions", {"status": "pending"}, "'open', 'resolved', 'closed' or 'all'"),
             ("find_duplicates", {"threshold": 1.5}, "invalid_arguments: threshold: "),
             ("merge_duplicates", {"keep": a, "others": [a]}, "find_duplicates cluster"),
@@ -227,20 +251,27 @@ def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
 
 
 async def test_valkey_down_is_an_outage_never_an_empty_answer(doomed_valkey: EmbeddedValkey,
-                                                              embedder: Embedder, tmp_path: Path) -> None:
+                                                              embedder: Embedder,
+                                                              tmp_path: Path) -> None:
     settings = mcp_settings(doomed_valkey.settings, backup_dir=tmp_path / "backups")
-    harness = start_harness(Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0)),
+    harness = start_harness(Engine.open(settings, connect(settings), embedder,
+                                        clock=ManualClock(1_790_000_000.0)),
                             settings)
     try:
         async with harness.client("admin") as client:
             key = (await remember(client, "Do not use pickle"))["key"]
             await remember(client, "Use pickle for caching")
-            assert (await ok(client, "list_contradictions", {}))["open_total"] == 1  # positive control
+            # positive control
+            assert (await ok(client, "list_contradictions", {}))["open_total"] == 1
             doomed_valkey.stop()
-            for tool, arguments in (("list_contradictions", {}), ("check_contradictions", {"project": "shop"}),
-                                    ("find_duplicates", {}), ("history", {"key": key}), ("audit_log", {}),
-                                    ("briefing", {"project": "shop"}), ("verify_memory", {"key": key}),
-                                    ("backup", {}), ("recall", {"query": "pickle", "include_superseded": True})):
+            for tool, arguments in (("list_contradictions", {}),
+                                    ("check_contradictions", {"project": "shop"}),
+                                    ("find_duplicates", {}), ("history", {"key": key}),
+                                    ("audit_log", {}),
+                                    ("briefing", {"project": "shop"}),
+                                    ("verify_memory", {"key": key}),
+                                    ("backup", {}),
+                                    ("recall", {"query": "pickle", "include_superseded": True})):
                 message = await refused(client, tool, arguments)
                 assert message.startswith("backend_unavailable"), (tool, message)
     finally:

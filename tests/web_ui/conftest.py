@@ -5,9 +5,10 @@
         page = editor.get("/memories")
         done = editor.post("/suppressions", data=web.form(editor, "/suppressions", term=..., reason=...))
 
-One account per role (``viewer``, ``editor``, ``admin``; password ``PASSWORD``). ``web.form`` reads the
-CSRF token from a page the way a browser's form carries it. Backups go to the test's own directory.
-"""
+One account per role (``viewer``, ``editor``, ``admin``; password ``PASSWORD``). ``web.form`` reads
+the CSRF token from a page the way a browser's form carries it. Backups go to
+the test's own directory.
+"""  # noqa: E501
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ PASSWORD = "correct horse battery"
 ROLES = ("viewer", "editor", "admin")
 CSRF = re.compile(r'name="csrf" value="([^"]+)"')
 BASE = "http://testserver"
-# argon2 at its lowest cost: the tests exercise logins, not the hash's strength (the product keeps the defaults)
+# argon2 at its lowest cost: the tests exercise logins, not the hash's strength (the
+# product keeps the defaults)
 FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 
@@ -71,7 +73,8 @@ class Dashboard:
 
     def app_client(self) -> TestClient:
         client = TestClient(build_app(self.engine, self.settings, self.logins),
-                            base_url=self.base, follow_redirects=False, raise_server_exceptions=False)
+                            base_url=self.base, follow_redirects=False,
+                            raise_server_exceptions=False)
         self.clients.append(client)
         return client
 
@@ -100,7 +103,8 @@ def login(client: TestClient, username: str, password: str = PASSWORD) -> Any:
     token = client.cookies.get("kenning_login")
     assert page.status_code == 200
     assert token
-    return client.post("/login", data={"username": username, "password": password, "login_token": token,
+    return client.post("/login",
+                       data={"username": username, "password": password, "login_token": token,
                                        "next": "/"})
 
 
@@ -112,7 +116,8 @@ def make_accounts(engine: Engine) -> None:
 
 @pytest.fixture
 def settings(settings: Settings, tmp_path: Path) -> Settings:
-    """The test's settings with a backup directory of its own (the shared data directory is every test's)."""
+    """The test's settings with a backup directory of its own (the shared data
+    directory is every test's)."""
     return make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
                          backup_dir=tmp_path / "backups")
 
@@ -134,7 +139,8 @@ def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
 
 
 @pytest.fixture
-def doomed_web(doomed_valkey: EmbeddedValkey, embedder: Embedder, tmp_path: Path) -> Iterator[Dashboard]:
+def doomed_web(doomed_valkey: EmbeddedValkey, embedder: Embedder,
+               tmp_path: Path) -> Iterator[Dashboard]:
     """The dashboard over ``doomed_valkey`` (stop that to see the pages during an outage)."""
     settings = doomed_valkey.settings
     engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
@@ -146,7 +152,8 @@ def doomed_web(doomed_valkey: EmbeddedValkey, embedder: Embedder, tmp_path: Path
 
 
 def remember(engine: Engine, content: str, project: str = "alpha", **extra: Any) -> str:
-    result = engine.memories.remember(Draft(content=content, project=project, **extra), actor="pytest")
+    result = engine.memories.remember(Draft(content=content, project=project, **extra),
+                                      actor="pytest")
     assert result.status == "stored", result
     return result.key
 
@@ -164,9 +171,14 @@ def contradiction(engine: Engine) -> tuple[str, str, str]:
 def duplicates(engine: Engine) -> tuple[str, str]:
     """Two near-duplicate memories (remembered with allow_duplicate); (key 1, key 2)."""
     first = remember(engine, "The staging database is refreshed from production every Sunday night")
-    second = engine.memories.remember(Draft(content="The staging database is refreshed from production every "
-                                            "Sunday night.", project="alpha"), actor="pytest",
-                                      allow_duplicate=True).key
+    second = engine.memories.remember(
+        Draft(
+            content="The staging database is refreshed from production every Sunday night.",
+            project="alpha",
+        ),
+        actor="pytest",
+        allow_duplicate=True,
+    ).key
     clusters = engine.duplicates.find("knowledge").clusters
     assert len(clusters) == 1
     assert {m["key"] for m in clusters[0].members} == {first, second}
@@ -187,12 +199,14 @@ FEEDS = """feeds:
 @pytest.fixture
 def feeds_web(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
               feed_server: FeedServer, tmp_path: Path) -> Iterator[Dashboard]:  # noqa: F811
-    """The dashboard over an engine whose feeds.yml has a good feed, a failing one and an invalid entry,
-    all served by the local feed server."""
+    """The dashboard over an engine whose feeds.yml has a good feed, a failing one and an invalid
+    entry, all served by the local feed server."""
     feeds_file = tmp_path / "feeds.yml"
-    feeds_file.write_text(FEEDS.format(ok=feed_server.url("/rss2.xml"), failing=feed_server.url("/error.xml")))
+    feeds_file.write_text(FEEDS.format(ok=feed_server.url("/rss2.xml"),
+                                       failing=feed_server.url("/error.xml")))
     tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                          feed_allow=feed_server.allow, feed_timeout_seconds=2.0, feeds_file=feeds_file)
+                          feed_allow=feed_server.allow, feed_timeout_seconds=2.0,
+                          feeds_file=feeds_file)
     engine = Engine.open(tuned, client, embedder, clock=clock)
     make_accounts(engine)
     dashboard = Dashboard(engine, web_settings(tuned, tmp_path))

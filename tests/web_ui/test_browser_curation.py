@@ -1,7 +1,7 @@
-"""The curation pages in real headless Chromium: approve a skill proposal after reading its diff, create
-an account and log in as it, read the feeds page. Each checks the engine afterwards through the engine
-and saves a screenshot (docs/images/dashboard-skills.png, -accounts.png, -feeds.png when
-$KENNING_SCREENSHOTS=docs/images)."""
+"""The curation pages in real headless Chromium: approve a skill proposal after reading its diff,
+create an account and log in as it, read the feeds page. Each checks the engine afterwards
+through the engine and saves a screenshot (docs/images/dashboard-skills.png, -accounts.png,
+-feeds.png when $KENNING_SCREENSHOTS=docs/images)."""
 
 from __future__ import annotations
 
@@ -32,15 +32,21 @@ def live_feeds(feeds_web: Dashboard) -> Iterator[str]:
     yield from served(feeds_web)
 
 
-async def test_approve_a_skill_after_reading_its_diff(browser: Browser, live: str, engine: Engine,  # noqa: F811
-                                                      clock: ManualClock, shots: Path) -> None:  # noqa: F811
+async def test_approve_a_skill_after_reading_its_diff(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    engine: Engine,
+    clock: ManualClock,
+    shots: Path,  # noqa: F811
+) -> None:
     seed(engine)
     proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
     page = await signed_in(browser, live, "admin")
     await menu(page, "Skills")
     card = page.locator(f"#p-{proposal.id}")
     diff = await card.locator("pre.diff").inner_text()
-    assert diff.strip() == proposal.diff.strip()  # the person reads the very diff the sha belongs to
+    # the person reads the very diff the sha belongs to
+    assert diff.strip() == proposal.diff.strip()
     assert proposal.sha in await card.inner_text()
     await page.screenshot(path=str(shots / "dashboard-skills.png"), full_page=True)
     await card.get_by_role("button", name=f"Approve and write {DOMAIN}").click()
@@ -51,8 +57,12 @@ async def test_approve_a_skill_after_reading_its_diff(browser: Browser, live: st
     await page.context.close()
 
 
-async def test_create_an_account_and_log_in_as_it(browser: Browser, live: str, engine: Engine,  # noqa: F811
-                                                  shots: Path) -> None:  # noqa: F811
+async def test_create_an_account_and_log_in_as_it(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    engine: Engine,
+    shots: Path,  # noqa: F811
+) -> None:
     page = await signed_in(browser, live, "admin")
     await menu(page, "Accounts")
     await page.fill("#new-username", "carol")
@@ -89,7 +99,9 @@ async def test_the_feeds_page(browser: Browser, live_feeds: str, feeds_web: Dash
     await page.context.close()
 
 
-async def test_the_curation_pages_on_a_phone(browser: Browser, live_feeds: str, feeds_web: Dashboard) -> None:  # noqa: F811
+async def test_the_curation_pages_on_a_phone(
+    browser: Browser, live_feeds: str, feeds_web: Dashboard  # noqa: F811
+) -> None:
     engine = feeds_web.engine
     seed(engine)
     engine.skills.compile_skill(DOMAIN, actor="agent")
@@ -99,5 +111,6 @@ async def test_the_curation_pages_on_a_phone(browser: Browser, live_feeds: str, 
     for path in ("/skills", "/feeds", "/accounts", "/memories?trust=stated"):
         await page.goto(live_feeds + path)
         assert await page.locator("h1").count() == 1, path
-        assert await page.evaluate(WIDER_THAN_SCREEN) == [], path  # nothing forces sideways scrolling
+        # nothing forces sideways scrolling
+        assert await page.evaluate(WIDER_THAN_SCREEN) == [], path
     await page.context.close()

@@ -1,5 +1,5 @@
-"""The SVG chart geometry is plain data (no I/O): rows scale to the largest, empty parts draw nothing;
-the recall histogram is read from Prometheus text per bucket."""
+"""The SVG chart geometry is plain data (no I/O): rows scale to the largest, empty parts draw
+nothing; the recall histogram is read from Prometheus text per bucket."""
 
 from __future__ import annotations
 
@@ -36,18 +36,21 @@ def test_columns_draw_the_numbers_they_are_given() -> None:
     chart = charts.columns(labels, series, title="Made", x_label="day", y_label="memories", short=5)
     assert chart["table"]["rows"][4] == ["2026-09-05", 1, 4]
     drawn = {(b["name"], b["label"]): b["value"] for b in chart["bars"]}
-    assert drawn == {(n, labels[i]): v for n, values in series.items() for i, v in enumerate(values) if v}
+    assert drawn == {(n, labels[i]): v for n, values in series.items() for i, v in enumerate(values)
+                     if v}
     scale = charts.PLOT_HEIGHT / chart["y_ticks"][-1]["value"]
     day5 = [b for b in chart["bars"] if b["label"] == "2026-09-05"]
     assert [b["height"] for b in day5] == [round(1 * scale, 2), round(4 * scale, 2)]
-    assert abs(day5[1]["y"] + day5[1]["height"] - day5[0]["y"]) < 0.02  # stacked: knowledge sits on episodic
+    # stacked: knowledge sits on episodic
+    assert abs(day5[1]["y"] + day5[1]["height"] - day5[0]["y"]) < 0.02
     assert len(chart["x_ticks"]) <= charts.MAX_X_LABELS + 1
     assert chart["x_ticks"][-1]["text"] == "09-14"
     assert "episodic 13" in chart["desc"]
 
 
 def test_side_by_side_columns_share_their_slot() -> None:
-    chart = charts.columns(["a"], {"opened": [2], "resolved": [1]}, title="C", x_label="day", y_label="n",
+    chart = charts.columns(["a"], {"opened": [2], "resolved": [1]}, title="C", x_label="day",
+                           y_label="n",
                            stacked=False)
     opened, resolved = chart["bars"]
     assert opened["x"] + opened["width"] == resolved["x"]
@@ -62,6 +65,7 @@ def test_the_recall_histogram_is_read_per_bucket() -> None:
         histogram.labels("recall").observe(seconds)
     histogram.labels("remember").observe(0.001)
     read = latency.recall_histogram(generate_latest(registry).decode())
-    assert [(b["label"], b["count"]) for b in read["buckets"]] == [("≤5 ms", 2), ("≤10 ms", 1), ("≤25 ms", 1),
+    assert [(b["label"], b["count"]) for b in read["buckets"]] == [("≤5 ms", 2), ("≤10 ms", 1),
+                                                                   ("≤25 ms", 1),
                                                                   ("slower", 1)]
     assert read["count"] == 5

@@ -1,8 +1,9 @@
-"""The curation pages over HTTP: skills (approve exactly the reviewed sha, reject with a reason), feeds
-(validation, last fetch, errors, what was ingested), accounts (admin only: create, role, disable, reset,
-delete; never yourself out of admin, never the last admin), duplicates "keep both", and the memories
-list's trust and source filters. Each action is checked through the engine and links to its audit
-event; bad input shows the form again and writes nothing; an outage is an error page."""
+"""The curation pages over HTTP: skills (approve exactly the reviewed sha, reject with a reason),
+feeds (validation, last fetch, errors, what was ingested), accounts (admin only: create, role,
+disable, reset, delete; never yourself out of admin, never the last admin), duplicates "keep
+both", and the memories list's trust and source filters. Each action is checked through the
+engine and links to its audit event; bad input shows the form again and writes nothing;
+an outage is an error page."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ NEW_PASSWORD = "a brand new passphrase"
 
 
 def two_proposals(engine: Engine, clock: ManualClock) -> tuple[Proposal, Proposal]:
-    """Two pending proposals of one domain with different shas (a person blessed a source in between)."""
+    """Two pending proposals of one domain with different shas (a person
+    blessed a source in between)."""
     history = seed(engine)
     first = engine.skills.compile_skill(DOMAIN, actor="agent")
     clock.advance(DAY)
@@ -60,7 +62,8 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
 
     admin = web.client("admin")
     assert "Approve and write" in admin.get("/skills").text
-    newer = admin.post("/skills/approve", data=web.form(admin, "/skills", id=first.id, sha=second.sha))
+    newer = admin.post("/skills/approve",
+                       data=web.form(admin, "/skills", id=first.id, sha=second.sha))
     assert newer.status_code == 409, newer.text
     assert "approve the sha shown with the proposal you reviewed" in newer.text
     assert engine.skills.proposal(first.id).status == "pending"  # nothing was approved or written
@@ -69,7 +72,8 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
     assert unnamed.status_code == 400
     assert engine.skills.proposal(first.id).status == "pending"
 
-    done = admin.post("/skills/approve", data=web.form(admin, "/skills", id=first.id, sha=first.sha))
+    done = admin.post("/skills/approve",
+                      data=web.form(admin, "/skills", id=first.id, sha=first.sha))
     assert done.status_code == 200, done.text
     assert engine.skills.proposal(first.id).status == "written"
     assert engine.skills.proposal(first.id).approved_by == "web:admin"
@@ -80,14 +84,16 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
     assert DOMAIN in written.text.split("Written skills", 1)[1]
 
 
-def test_rejecting_a_proposal_needs_a_reason(web: Dashboard, engine: Engine, clock: ManualClock) -> None:
+def test_rejecting_a_proposal_needs_a_reason(web: Dashboard, engine: Engine,
+                                             clock: ManualClock) -> None:
     first, _second = two_proposals(engine, clock)
     admin = web.client("admin")
     silent = admin.post("/skills/reject", data=web.form(admin, "/skills", id=first.id, reason=""))
     assert silent.status_code == 400
     assert "say why the proposal is rejected" in silent.text
     assert engine.skills.proposal(first.id).status == "pending"
-    done = admin.post("/skills/reject", data=web.form(admin, "/skills", id=first.id, reason="the gotcha is stale"))
+    done = admin.post("/skills/reject",
+                      data=web.form(admin, "/skills", id=first.id, reason="the gotcha is stale"))
     assert done.status_code == 200, done.text
     assert engine.skills.proposal(first.id).status == "rejected"
     event = audit_event(done.text, engine)
@@ -124,23 +130,28 @@ def test_an_admin_creates_an_account_that_can_log_in(web: Dashboard, engine: Eng
     admin = web.client("admin")
     assert "editor" in admin.get("/accounts").text
     new = {"do": "create", "username": "carol", "role": "editor"}
-    differ = admin.post("/accounts", data=web.form(admin, "/accounts", **new, password=PASSWORD, again="other"))
+    differ = admin.post("/accounts",
+                        data=web.form(admin, "/accounts", **new, password=PASSWORD, again="other"))
     assert differ.status_code == 400
     assert "the two passwords differ" in differ.text
     assert 'value="carol"' in differ.text  # the form again, filled in
-    short = admin.post("/accounts", data=web.form(admin, "/accounts", **new, password="short", again="short"))
+    short = admin.post("/accounts",
+                       data=web.form(admin, "/accounts", **new, password="short", again="short"))
     assert short.status_code == 400
     assert "10 to 1024 characters" in short.text
-    bad_name = admin.post("/accounts", data=web.form(admin, "/accounts", **{**new, "username": "Carol!"},
+    bad_name = admin.post("/accounts",
+                          data=web.form(admin, "/accounts", **{**new, "username": "Carol!"},
                                                      password=PASSWORD, again=PASSWORD))
     assert bad_name.status_code == 400
     assert accounts_of(engine).get("carol") is None  # nothing written by any refused form
-    taken = admin.post("/accounts", data=web.form(admin, "/accounts", **{**new, "username": "viewer"},
+    taken = admin.post("/accounts",
+                       data=web.form(admin, "/accounts", **{**new, "username": "viewer"},
                                                   password=PASSWORD, again=PASSWORD))
     assert taken.status_code == 409
     assert accounts_of(engine).get("viewer").role == "viewer"  # type: ignore[union-attr]
 
-    done = admin.post("/accounts", data=web.form(admin, "/accounts", **new, password=PASSWORD, again=PASSWORD))
+    done = admin.post("/accounts",
+                      data=web.form(admin, "/accounts", **new, password=PASSWORD, again=PASSWORD))
     assert done.status_code == 200, done.text
     assert PASSWORD not in done.text
     assert accounts_of(engine).get("carol").role == "editor"  # type: ignore[union-attr]
@@ -154,44 +165,54 @@ def test_an_admin_creates_an_account_that_can_log_in(web: Dashboard, engine: Eng
 def test_role_disable_reset_and_delete_end_the_right_sessions(web: Dashboard, engine: Engine,
                                                               clock: ManualClock) -> None:
     admin, editor, viewer = web.client("admin"), web.client("editor"), web.client("viewer")
-    done = admin.post("/accounts", data=web.form(admin, "/accounts", do="role", username="viewer", role="editor"))
+    done = admin.post("/accounts",
+                      data=web.form(admin, "/accounts", do="role", username="viewer",
+                                    role="editor"))
     assert done.status_code == 200, done.text
     assert accounts_of(engine).get("viewer").role == "editor"  # type: ignore[union-attr]
-    assert "needs the" not in viewer.get("/duplicates").text  # the session takes the new role at once
+    # the session takes the new role at once
+    assert "needs the" not in viewer.get("/duplicates").text
     clock.advance(60)  # sessions created before a disable or a reset die; the clock is manual here
     assert editor.get("/").status_code == 200  # positive control
-    disabled = admin.post("/accounts", data=web.form(admin, "/accounts", do="disable", username="editor"))
+    disabled = admin.post("/accounts",
+                          data=web.form(admin, "/accounts", do="disable", username="editor"))
     assert disabled.status_code == 200, disabled.text
     assert editor.get("/").status_code == 303
     admin.post("/accounts", data=web.form(admin, "/accounts", do="enable", username="editor"))
     assert accounts_of(engine).get("editor").disabled is False  # type: ignore[union-attr]
     assert editor.get("/").status_code == 303  # enabling again does not revive the old session
     assert viewer.get("/").status_code == 200
-    reset = admin.post("/accounts", data=web.form(admin, "/accounts", do="password", username="viewer",
+    reset = admin.post("/accounts",
+                       data=web.form(admin, "/accounts", do="password", username="viewer",
                                                   password=NEW_PASSWORD, again=NEW_PASSWORD))
     assert reset.status_code == 200, reset.text
     assert viewer.get("/").status_code == 303
     assert login(web.app_client(), "viewer").status_code == 401
     assert login(web.app_client(), "viewer", NEW_PASSWORD).status_code == 303
-    unconfirmed = admin.post("/accounts", data=web.form(admin, "/accounts", do="delete", username="viewer"))
+    unconfirmed = admin.post("/accounts",
+                             data=web.form(admin, "/accounts", do="delete", username="viewer"))
     assert unconfirmed.status_code == 400
     assert accounts_of(engine).get("viewer") is not None
     again = web.app_client()
     assert login(again, "viewer", NEW_PASSWORD).status_code == 303
-    deleted = admin.post("/accounts", data=web.form(admin, "/accounts", do="delete", username="viewer",
+    deleted = admin.post("/accounts",
+                         data=web.form(admin, "/accounts", do="delete", username="viewer",
                                                     confirm="viewer"))
     assert deleted.status_code == 200, deleted.text
     assert accounts_of(engine).get("viewer") is None
     assert audit_event(deleted.text, engine)["action"] == "account_delete"
     clock.advance(60)
     accounts_of(engine).create("viewer", PASSWORD, "admin", actor="pytest")
-    assert again.get("/").status_code == 303  # a new account of the same name does not inherit the session
+    # a new account of the same name does not inherit the session
+    assert again.get("/").status_code == 303
 
 
 def test_an_admin_never_locks_themselves_out(web: Dashboard, engine: Engine) -> None:
     admin = web.client("admin")
-    for change in ({"do": "role", "role": "editor"}, {"do": "disable"}, {"do": "delete", "confirm": "admin"}):
-        refused = admin.post("/accounts", data=web.form(admin, "/accounts", username="admin", **change))
+    for change in ({"do": "role", "role": "editor"}, {"do": "disable"},
+                   {"do": "delete", "confirm": "admin"}):
+        refused = admin.post("/accounts",
+                             data=web.form(admin, "/accounts", username="admin", **change))
         assert refused.status_code == 400, change
         assert "your own account" in refused.text
     found = accounts_of(engine).get("admin")
@@ -207,7 +228,8 @@ def test_an_admin_never_locks_themselves_out(web: Dashboard, engine: Engine) -> 
 
 def test_the_accounts_form_needs_the_csrf_token(web: Dashboard, engine: Engine) -> None:
     admin = web.client("admin")
-    fields = {"do": "create", "username": "dave", "role": "viewer", "password": PASSWORD, "again": PASSWORD}
+    fields = {"do": "create", "username": "dave", "role": "viewer", "password": PASSWORD,
+              "again": PASSWORD}
     for sent in ({}, {"csrf": "forged-token"}):
         refused = admin.post("/accounts", data={**fields, **sent})
         assert refused.status_code == 403
@@ -218,21 +240,31 @@ def test_the_accounts_form_needs_the_csrf_token(web: Dashboard, engine: Engine) 
 
 
 # --- duplicates: keep both ------------------------------------------------------------------
-def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: Dashboard, engine: Engine) -> None:
+def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: Dashboard,
+                                                                           engine: Engine) -> None:
     first, second = duplicates(engine)
     editor = web.client("editor")
     assert "Keep all of cluster 1" in editor.get("/duplicates").text
-    silent = editor.post("/duplicates/keep", data=web.form(editor, "/duplicates", members=[first, second], reason=""))
+    silent = editor.post("/duplicates/keep",
+                         data=web.form(editor, "/duplicates", members=[first, second], reason=""))
     assert silent.status_code == 400
     assert "say why these are not duplicates" in silent.text
     assert engine.duplicates.find("knowledge").cluster_count == 1
-    done = editor.post("/duplicates/keep", data=web.form(editor, "/duplicates", members=[first, second],
-                                                         reason="one is staging, one is the old staging"))
+    done = editor.post(
+        "/duplicates/keep",
+        data=web.form(
+            editor,
+            "/duplicates",
+            members=[first, second],
+            reason="one is staging, one is the old staging",
+        ),
+    )
     assert done.status_code == 200, done.text
     assert engine.duplicates.find("knowledge").cluster_count == 0
     assert {engine.memories.get(k).state for k in (first, second)} == {"active"}
     event = audit_event(done.text, engine)
-    assert (event["action"], event["reason"]) == ("keep_duplicates", "one is staging, one is the old staging")
+    assert (event["action"], event["reason"]) == ("keep_duplicates",
+                                                  "one is staging, one is the old staging")
     assert "No near-duplicates" in editor.get("/duplicates").text
 
 
@@ -240,7 +272,8 @@ def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: 
 def test_memories_filter_by_trust_and_source(web: Dashboard, engine: Engine) -> None:
     verified = remember(engine, "The payments service retries webhooks three times")
     stated = remember(engine, "The search service caches facets for five minutes")
-    fact = engine.memories.remember(Draft(content="Grafana dashboards live in the ops repository", project="alpha",
+    fact = engine.memories.remember(Draft(content="Grafana dashboards live in the ops repository",
+                                          project="alpha",
                                           kind="fact"), actor="pytest").key
     engine.belief.verify(verified, "checked the code", actor="pytest")
     viewer = web.client("viewer")
@@ -264,7 +297,8 @@ def test_feeds_page_shows_validation_last_fetch_errors_and_ingested(feeds_web: D
     viewer = feeds_web.client("viewer")
     before = viewer.get("/feeds?format=json").json()
     assert {f["name"]: f["health"] for f in before["feeds"]} == {"python-news": "never fetched",
-                                                                "broken": "never fetched", "Bad Name": "invalid"}
+                                                                "broken": "never fetched",
+                                                                 "Bad Name": "invalid"}
     for name in ("python-news", "broken"):
         engine.feeds.run(engine.feeds.feed(name))
     page = viewer.get("/feeds")

@@ -1,6 +1,6 @@
-"""Every page over HTTP: it shows what the engine holds (HTML and the same data as JSON), every action
-changes the engine state and links to its audit event, bad form input shows the form again with the
-error and writes nothing, and an outage is an error page, never an empty list."""
+"""Every page over HTTP: it shows what the engine holds (HTML and the same data as JSON), every
+action changes the engine state and links to its audit event, bad form input shows the form again
+with the error and writes nothing, and an outage is an error page, never an empty list."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from kenning.experience import Approach
 from kenning.settings import Settings
 from tests.web_ui.conftest import Dashboard, contradiction, duplicates, remember, web_settings
 
-AUDIT_LINK = re.compile(r'id="audit-link" href="/audit\?actor=web%3A(\w+)&amp;action=(\w+)&amp;event=([\d-]+)')
+AUDIT_LINK = re.compile(
+    r'id="audit-link" href="/audit\?actor=web%3A(\w+)&amp;action=(\w+)&amp;event=([\d-]+)'
+)
 
 
 def audit_event(page: str, engine: Engine) -> dict[str, Any]:
@@ -24,7 +26,8 @@ def audit_event(page: str, engine: Engine) -> dict[str, Any]:
     found = AUDIT_LINK.search(page)
     assert found is not None, page
     actor, action, event_id = found.groups()
-    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}", action=action).public()["events"]
+    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}",
+                                                            action=action).public()["events"]
     matching = [e for e in events if e["id"] == event_id]
     assert len(matching) == 1
     return matching[0]
@@ -44,7 +47,8 @@ def test_overview_counts_and_its_json_match(web: Dashboard, engine: Engine) -> N
 
 def test_memories_filter_and_paginate(web: Dashboard, engine: Engine) -> None:
     for i in range(26):
-        remember(engine, f"Deployment note number {i}: the {i}th canary host is canary-{i}.internal",
+        remember(engine,
+                 f"Deployment note number {i}: the {i}th canary host is canary-{i}.internal",
                  project="beta", tags=["deploy"] if i < 3 else [])
     remember(engine, "The alpha service reads its configuration from Consul", project="alpha")
     viewer = web.client("viewer")
@@ -64,9 +68,11 @@ def test_memories_filter_and_paginate(web: Dashboard, engine: Engine) -> None:
 
 
 def test_bulk_archive_with_reason_and_refused_without(web: Dashboard, engine: Engine) -> None:
-    keys = [remember(engine, f"Old runbook step {i}: restart the ingest queue by hand") for i in range(2)]
+    keys = [remember(engine, f"Old runbook step {i}: restart the ingest queue by hand")
+            for i in range(2)]
     editor = web.client("editor")
-    refused = editor.post("/memories/bulk", data=web.form(editor, keys=keys, action="archive", reason=""))
+    refused = editor.post("/memories/bulk",
+                          data=web.form(editor, keys=keys, action="archive", reason=""))
     assert refused.status_code == 400
     assert "reason" in refused.text
     assert 'action="/memories/bulk"' in refused.text  # the list and its form again
@@ -86,22 +92,29 @@ def test_memory_page_actions_change_the_engine(web: Dashboard, engine: Engine) -
     page = editor.get(f"/memory?key={key}")
     assert "The nightly export runs at 02:00 UTC" in page.text
     assert "remember" in page.text  # the history timeline
-    edited = editor.post("/memory", data=web.form(editor, key=key, do="edit", content="The nightly export "
-                                                  "runs at 03:00 UTC", reason="moved after the DST change"))
+    edited = editor.post("/memory",
+                         data=web.form(editor, key=key, do="edit", content=("The nightly export "
+                                                  "runs at 03:00 UTC"),
+                                                  reason="moved after the DST change"))
     assert edited.status_code == 200, edited.text
     assert engine.memories.get(key).content == "The nightly export runs at 03:00 UTC"
     assert audit_event(edited.text, engine)["key"] == key
-    tags = editor.post("/memory", data=web.form(editor, key=key, do="tags", add="export, nightly", remove="ops"))
+    tags = editor.post("/memory",
+                       data=web.form(editor, key=key, do="tags", add="export, nightly",
+                                     remove="ops"))
     assert set(engine.memories.get(key).tags) == {"export", "nightly"}
     assert audit_event(tags.text, engine)["action"] == "retag"
-    editor.post("/memory", data=web.form(editor, key=key, do="verify", reason="checked the cron table"))
+    editor.post("/memory",
+                data=web.form(editor, key=key, do="verify", reason="checked the cron table"))
     assert engine.memories.get(key).trust == "verified"
-    moved = editor.post("/memory", data=web.form(editor, key=key, do="deprioritise", reason="rarely useful"))
+    moved = editor.post("/memory",
+                        data=web.form(editor, key=key, do="deprioritise", reason="rarely useful"))
     assert moved.status_code == 200
     assert engine.memories.get(key).state == "deprioritised"
 
 
-def test_a_bad_edit_shows_the_form_again_and_changes_nothing(web: Dashboard, engine: Engine) -> None:
+def test_a_bad_edit_shows_the_form_again_and_changes_nothing(web: Dashboard,
+                                                             engine: Engine) -> None:
     key = remember(engine, "The nightly export runs at 02:00 UTC")
     editor = web.client("editor")
     refused = editor.post("/memory", data=web.form(editor, key=key, do="edit", content="   "))
@@ -113,13 +126,16 @@ def test_a_bad_edit_shows_the_form_again_and_changes_nothing(web: Dashboard, eng
     assert engine.memories.get(key).state == "active"
 
 
-def test_search_shows_scores_warnings_and_what_suppression_hid(web: Dashboard, engine: Engine) -> None:
+def test_search_shows_scores_warnings_and_what_suppression_hid(web: Dashboard,
+                                                               engine: Engine) -> None:
     key = remember(engine, "We cache build artefacts in the shared S3 bucket")
-    engine.experience.log_abandoned(Approach(name="celery", type="library", reason="workers leaked memory"),
+    engine.experience.log_abandoned(Approach(name="celery", type="library",
+                                             reason="workers leaked memory"),
                                     effort=3, project="alpha", actor="pytest")
     viewer = web.client("viewer")
     before = viewer.get("/search?q=where+do+we+cache+build+artefacts&format=json").json()
-    assert before["result"]["results"][0]["key"] == key  # positive control: found while not suppressed
+    # positive control: found while not suppressed
+    assert before["result"]["results"][0]["key"] == key
     page = viewer.get("/search?q=where+do+we+cache+build+artefacts").text
     assert "score" in page
     assert "similarity" in page
@@ -137,7 +153,8 @@ def test_resolve_a_contradiction_and_a_refused_resolution(web: Dashboard, engine
     page = editor.get("/contradictions").text
     assert "Always use pickle" in page
     assert "Never use pickle" in page
-    refused = editor.post("/contradictions", data=web.form(editor, id=record_id, decision="both_valid", note=""))
+    refused = editor.post("/contradictions",
+                          data=web.form(editor, id=record_id, decision="both_valid", note=""))
     assert refused.status_code == 400
     assert "both_valid needs a note" in refused.text
     assert engine.contradictions.get(record_id).status == "open"
@@ -153,10 +170,12 @@ def test_merge_duplicates_and_a_refused_merge(web: Dashboard, engine: Engine) ->
     first, second = duplicates(engine)
     editor = web.client("editor")
     assert first in editor.get("/duplicates").text
-    refused = editor.post("/duplicates", data=web.form(editor, keep=first, others=[], reason="same"))
+    refused = editor.post("/duplicates",
+                          data=web.form(editor, keep=first, others=[], reason="same"))
     assert refused.status_code == 400
     assert engine.memories.get(second).state == "active"
-    done = editor.post("/duplicates", data=web.form(editor, keep=first, others=[second], reason="same fact"))
+    done = editor.post("/duplicates",
+                       data=web.form(editor, keep=first, others=[second], reason="same fact"))
     assert done.status_code == 200, done.text
     assert engine.memories.get(second).state == "archived"
     assert engine.memories.get(first).state == "active"
@@ -169,18 +188,22 @@ def test_suppress_after_the_preview_then_lift(web: Dashboard, engine: Engine) ->
     preview = editor.get("/suppressions?term=billing+cron&reason=retired+in+march")
     assert "It would hide <strong>1</strong> memories" in preview.text
     assert engine.suppressions.list_suppressions() == []  # a preview writes nothing
-    unread = editor.post("/suppressions", data=web.form(editor, term="billing cron", reason="retired"))
+    unread = editor.post("/suppressions",
+                         data=web.form(editor, term="billing cron", reason="retired"))
     assert unread.status_code == 400
     assert "read the impact preview first" in unread.text
-    no_reason = editor.post("/suppressions", data=web.form(editor, term="billing cron", reason="", reviewed="yes"))
+    no_reason = editor.post("/suppressions",
+                            data=web.form(editor, term="billing cron", reason="", reviewed="yes"))
     assert no_reason.status_code == 400
     assert engine.suppressions.list_suppressions() == []
-    done = editor.post("/suppressions", data=web.form(editor, term="billing cron", reason="retired in march",
+    done = editor.post("/suppressions",
+                       data=web.form(editor, term="billing cron", reason="retired in march",
                                                       reviewed="yes"))
     assert done.status_code == 200, done.text
     assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["billing cron"]
     assert audit_event(done.text, engine)["action"] == "suppress"
-    lifted = editor.post("/suppressions/lift", data=web.form(editor, term="billing cron", reason="back"))
+    lifted = editor.post("/suppressions/lift",
+                         data=web.form(editor, term="billing cron", reason="back"))
     assert lifted.status_code == 200
     assert engine.suppressions.list_suppressions() == []
 
@@ -210,7 +233,8 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     assert done.status_code == 200, done.text
     assert engine.memories.get(key).content == "Production runs on three availability zones"
     copy = name.replace("-before.json", "-copy.json")
-    uploaded = admin.post("/backups/upload", data=web.form(admin), files={"file": (copy, body.content)})
+    uploaded = admin.post("/backups/upload", data=web.form(admin),
+                          files={"file": (copy, body.content)})
     assert uploaded.status_code == 200, uploaded.text
     assert "Dry run of " + copy in uploaded.text
     damaged = admin.post("/backups/upload", data=web.form(admin),
@@ -219,8 +243,10 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     assert sorted(b.file for b in engine.backups.list_backups()) == sorted([name, copy])
 
 
-def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dashboard, engine: Engine) -> None:
-    engine.experience.log_abandoned(Approach(name="celery", type="library", reason="workers leaked memory"),
+def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dashboard,
+                                                                       engine: Engine) -> None:
+    engine.experience.log_abandoned(Approach(name="celery", type="library",
+                                             reason="workers leaked memory"),
                                     effort=4, project="alpha", actor="pytest")
     key = remember(engine, "The build queue runs on arq with Redis")
     viewer = web.client("viewer")
@@ -259,9 +285,12 @@ def test_audit_log_filters(web: Dashboard, engine: Engine) -> None:
     assert "VPN retired" in viewer.get("/audit?actor=someone").text
 
 
-def test_settings_are_read_only_with_secrets_masked(web: Dashboard, engine: Engine, settings: Settings,
+def test_settings_are_read_only_with_secrets_masked(web: Dashboard, engine: Engine,
+                                                    settings: Settings,
                                                     tmp_path: Path) -> None:
-    secret = Dashboard(engine, web_settings(settings, tmp_path, valkey_url="redis://:hunter2secret@10.0.0.9:6379"))
+    secret = Dashboard(engine,
+                       web_settings(settings, tmp_path,
+                                    valkey_url="redis://:hunter2secret@10.0.0.9:6379"))
     page = secret.client("admin").get("/settings").text
     assert "KENNING_VALKEY_URL" in page
     assert "hunter2secret" not in page
@@ -269,8 +298,11 @@ def test_settings_are_read_only_with_secrets_masked(web: Dashboard, engine: Engi
     assert "KENNING_WEB_PORT" in page
 
 
-def test_unknown_memory_is_a_not_found_page(web: Dashboard, engine: Engine, settings: Settings) -> None:
-    missing = web.client("viewer").get(f"/memory?key={settings.key_prefix}mem:knowledge:01JZZZZZZZZZZZZZZZZZZZZZZZ")
+def test_unknown_memory_is_a_not_found_page(web: Dashboard, engine: Engine,
+                                            settings: Settings) -> None:
+    missing = web.client("viewer").get(
+        f"/memory?key={settings.key_prefix}mem:knowledge:01JZZZZZZZZZZZZZZZZZZZZZZZ"
+    )
     assert missing.status_code == 404
     assert "no memory" in missing.text
 
@@ -284,13 +316,15 @@ def test_healthz_and_metrics(web: Dashboard) -> None:
     assert 'kenning_web_requests_total{route="memories",status="200"} 1.0' in metrics
 
 
-def test_an_outage_is_an_error_page_never_an_empty_list(doomed_web: Dashboard, doomed_valkey: EmbeddedValkey) -> None:
+def test_an_outage_is_an_error_page_never_an_empty_list(doomed_web: Dashboard,
+                                                        doomed_valkey: EmbeddedValkey) -> None:
     web, settings = doomed_web, doomed_valkey.settings
     remember(web.engine, "Outages must be loud on the dashboard too")
     viewer: TestClient = web.client("viewer")
     assert "Outages must be loud" in viewer.get("/memories").text  # positive control
     doomed_valkey.stop()
-    for path in ("/", "/memories", "/search?q=outages", "/contradictions", "/duplicates", "/suppressions", "/audit",
+    for path in ("/", "/memories", "/search?q=outages", "/contradictions", "/duplicates",
+                 "/suppressions", "/audit",
                  "/telemetry"):
         page = viewer.get(path)
         assert page.status_code == 503, path

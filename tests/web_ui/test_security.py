@@ -1,4 +1,5 @@
-"""Login, sessions, roles, CSRF, origin checks and security headers, through HTTP against the real app."""
+"""Login, sessions, roles, CSRF, origin checks and security headers, through
+HTTP against the real app."""
 
 from __future__ import annotations
 
@@ -17,17 +18,22 @@ from web_ui.guard import COOKIE
 # The lowest role each guarded route needs. A route missing here fails test_every_route_is_listed.
 NEEDS: dict[tuple[str, str], str] = {
     ("GET", "/"): "viewer", ("GET", "/memories"): "viewer", ("GET", "/memory"): "viewer",
-    ("GET", "/search"): "viewer", ("GET", "/contradictions"): "viewer", ("GET", "/duplicates"): "viewer",
+    ("GET", "/search"): "viewer", ("GET", "/contradictions"): "viewer",
+                                     ("GET", "/duplicates"): "viewer",
     ("GET", "/suppressions"): "viewer", ("GET", "/experience"): "viewer",
     ("GET", "/projects"): "viewer", ("GET", "/audit"): "viewer", ("GET", "/telemetry"): "viewer",
-    ("GET", "/backups"): "admin", ("GET", "/backups/file"): "admin", ("GET", "/backups/dry-run"): "admin",
+    ("GET", "/backups"): "admin", ("GET", "/backups/file"): "admin",
+                                     ("GET", "/backups/dry-run"): "admin",
     ("GET", "/settings"): "admin",
     ("GET", "/skills"): "viewer", ("GET", "/feeds"): "viewer", ("GET", "/accounts"): "admin",
-    ("POST", "/skills/approve"): "admin", ("POST", "/skills/reject"): "admin", ("POST", "/accounts"): "admin",
+    ("POST", "/skills/approve"): "admin", ("POST", "/skills/reject"): "admin",
+                                     ("POST", "/accounts"): "admin",
     ("POST", "/duplicates/keep"): "editor", ("POST", "/skills/write"): "editor",
-    ("POST", "/memories/bulk"): "editor", ("POST", "/memory"): "editor", ("POST", "/contradictions"): "editor",
+    ("POST", "/memories/bulk"): "editor", ("POST", "/memory"): "editor",
+                                     ("POST", "/contradictions"): "editor",
     ("POST", "/duplicates"): "editor", ("POST", "/suppressions"): "editor",
-    ("POST", "/suppressions/lift"): "editor", ("POST", "/backups"): "admin", ("POST", "/backups/upload"): "admin",
+    ("POST", "/suppressions/lift"): "editor", ("POST", "/backups"): "admin",
+                                     ("POST", "/backups/upload"): "admin",
     ("POST", "/backups/restore"): "admin", ("POST", "/logout"): "viewer",
 }
 OPEN = {("GET", "/login"), ("POST", "/login"), ("GET", "/healthz"), ("GET", "/metrics")}
@@ -52,7 +58,8 @@ def test_every_page_needs_a_login(web: Dashboard, method: str, path: str) -> Non
     assert api.json()["error"]["code"] == "login_required"
 
 
-@pytest.mark.parametrize(("method", "path"), sorted(k for k, role in NEEDS.items() if role != "viewer"))
+@pytest.mark.parametrize(("method", "path"),
+                         sorted(k for k, role in NEEDS.items() if role != "viewer"))
 def test_roles_are_enforced(web: Dashboard, method: str, path: str) -> None:
     role = NEEDS[(method, path)]
     for who, refused in ((BELOW[role], True), (role, False)):
@@ -87,8 +94,10 @@ def test_the_session_cookie_is_httponly_lax_and_not_secure_over_plain_http(web: 
     assert "Secure" not in cookie
 
 
-def test_behind_tls_the_session_cookie_is_secure(web: Dashboard, settings: Settings, tmp_path: Path) -> None:
-    tls = Dashboard(web.engine, web_settings(settings, tmp_path, web_public_url="https://kenning.example.org"),
+def test_behind_tls_the_session_cookie_is_secure(web: Dashboard, settings: Settings,
+                                                 tmp_path: Path) -> None:
+    tls = Dashboard(web.engine,
+                    web_settings(settings, tmp_path, web_public_url="https://kenning.example.org"),
                     base="https://kenning.example.org")
     cookie = login(tls.client(None), "viewer").headers["set-cookie"]
     assert "Secure" in cookie
@@ -100,7 +109,8 @@ def test_logout_ends_the_session_on_the_server(web: Dashboard) -> None:
     sid = client.cookies[COOKIE]
     thief = web.app_client()
     thief.cookies.set(COOKIE, sid)
-    assert thief.get("/").status_code == 200  # positive control: the copied cookie works before logout
+    # positive control: the copied cookie works before logout
+    assert thief.get("/").status_code == 200
     assert client.post("/logout", data=web.form(client)).status_code == 303
     assert web.logins.current(sid) is None
     after = thief.get("/")
@@ -116,11 +126,14 @@ def test_a_disabled_account_loses_its_session(web: Dashboard) -> None:
 
 
 def test_login_only_redirects_within_the_site(web: Dashboard) -> None:
-    for target, expected in (("//evil.example/x", "/"), ("https://evil.example", "/"), ("/audit", "/audit")):
+    for target, expected in (("//evil.example/x", "/"), ("https://evil.example", "/"),
+                             ("/audit", "/audit")):
         client = web.client(None)
         client.get("/login")
         token = client.cookies["kenning_login"]
-        response = client.post("/login", data={"username": "viewer", "password": PASSWORD, "login_token": token,
+        response = client.post("/login",
+                               data={"username": "viewer", "password": PASSWORD,
+                                     "login_token": token,
                                                "next": target})
         assert response.headers["location"] == expected
 
@@ -128,7 +141,9 @@ def test_login_only_redirects_within_the_site(web: Dashboard) -> None:
 def test_the_login_form_needs_its_own_token(web: Dashboard) -> None:
     client = web.client(None)
     client.get("/login")
-    refused = client.post("/login", data={"username": "viewer", "password": PASSWORD, "login_token": "forged"})
+    refused = client.post("/login",
+                          data={"username": "viewer", "password": PASSWORD,
+                                "login_token": "forged"})
     assert refused.status_code == 403
     assert COOKIE not in client.cookies
 
@@ -149,7 +164,8 @@ def test_csrf_token_is_required_for_every_change(web: Dashboard, engine: Engine)
 def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> None:
     client = web.client("editor")
     fields = web.form(client, term="celery", reason="we moved to arq", reviewed="yes")
-    for headers in ({"origin": "http://evil.example"}, {"sec-fetch-site": "cross-site"}, {"origin": "null"}):
+    for headers in ({"origin": "http://evil.example"}, {"sec-fetch-site": "cross-site"},
+                    {"origin": "null"}):
         refused = client.post("/suppressions", data=fields, headers=headers)
         assert refused.status_code == 403, headers
         assert engine.suppressions.list_suppressions() == []

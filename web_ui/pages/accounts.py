@@ -1,7 +1,8 @@
-"""Accounts (admin only): who may log in and with which role; create, change a role, disable or enable,
-reset a password, delete. The engine keeps an enabled admin (``Accounts`` refuses to remove the last
-one) and refuses the signed-in admin's demoting, disabling or deleting their own account (``by``).
-A disabled, deleted or reset account's sessions stop working at their next request (kenning.sessions)."""
+"""Accounts (admin only): who may log in and with which role; create, change a role, disable or
+enable, reset a password, delete. The engine keeps an enabled admin (``Accounts`` refuses to
+remove the last one) and refuses the signed-in admin's demoting, disabling or deleting their own
+account (``by``). A disabled, deleted or reset account's sessions stop working at their next
+request (kenning.sessions)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ AUDITED = {"create": "account_create", "role": "account_role", "disable": "accou
 async def _accounts(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.logins.accounts.list)
-    return render(request, "accounts.html", {"accounts": [asdict(a) for a in listed], "roles": ROLES,
+    return render(request, "accounts.html",
+                  {"accounts": [asdict(a) for a in listed], "roles": ROLES,
                                              "username_rule": USERNAME_RULE, **extra})
 
 
@@ -51,10 +53,15 @@ def _apply(book: Accounts, form: Submitted, actor: str, me: str) -> Account:
     if do == "password":
         return book.set_password(name, _password(form), actor=actor)
     if do in ("disable", "enable"):
-        return book.disable(name, actor=actor, by=me) if do == "disable" else book.enable(name, actor=actor)
+        return (
+            book.disable(name, actor=actor, by=me)
+            if do == "disable"
+            else book.enable(name, actor=actor)
+        )
     if do == "delete":
         if form.get("confirm") != name:
-            raise InvalidInput(f"type {name!r} to confirm deleting the account", hint="or disable it instead")
+            raise InvalidInput(f"type {name!r} to confirm deleting the account",
+                               hint="or disable it instead")
         return book.delete(name, actor=actor, by=me)
     raise InvalidInput(f"unknown action {do!r}", hint=f"use one of {', '.join(AUDITED)}")
 
@@ -63,7 +70,8 @@ def change(book: Accounts, me: str, form: Submitted, actor: str) -> Done:
     """One account action (``do`` names it), validated by the engine before anything is written."""
     account = _apply(book, form, actor, me)
     shown = {k: v for k, v in asdict(account).items() if k != "sessions_since"}
-    return Done(AUDITED[form.get("do")], f"account {account.username}: {form.get('do')}", shown, "/accounts")
+    return Done(AUDITED[form.get("do")], f"account {account.username}: {form.get('do')}", shown,
+                "/accounts")
 
 
 @guard("admin")
@@ -72,4 +80,5 @@ async def account_action(request: Request) -> Response:
                                                      login(request).username))
 
 
-routes = [Route("/accounts", accounts, methods=["GET"]), Route("/accounts", account_action, methods=["POST"])]
+routes = [Route("/accounts", accounts, methods=["GET"]),
+          Route("/accounts", account_action, methods=["POST"])]

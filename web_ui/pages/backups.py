@@ -1,5 +1,5 @@
-"""Backups (admin): create, download, upload, the dry-run report, and restore -- only of a file whose
-dry run was just shown (the restore form exists only on the report)."""
+"""Backups (admin): create, download, upload, the dry-run report, and restore -- only of a file
+whose dry run was just shown (the restore form exists only on the report)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from web_ui.views import render
 async def _backups(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.backups.list_backups)
-    return render(request, "backups.html", {"backups": [b.public() for b in listed], "report": None, **extra})
+    return render(request, "backups.html",
+                  {"backups": [b.public() for b in listed], "report": None, **extra})
 
 
 @guard("admin")
@@ -36,8 +37,10 @@ async def create(request: Request) -> Response:
     async def act() -> Response:
         done = await rt.run(rt.engine.backups.backup, vectors=fields.get("vectors") == "on",
                             label=fields.get("label") or None, actor=login(request).actor)
-        shown = {k: v for k, v in done.public().items() if k != "path"}  # the server's layout is not the page's
-        return await confirmed(request, action="backup", title=f"backup written: {done.file}", changed=shown,
+        # the server's layout is not the page's
+        shown = {k: v for k, v in done.public().items() if k != "path"}
+        return await confirmed(request, action="backup", title=f"backup written: {done.file}",
+                               changed=shown,
                                back="/backups")
     return await attempt(request, act, _backups)
 
@@ -60,14 +63,16 @@ async def upload(request: Request) -> Response:
         if not isinstance(sent, UploadFile) or not sent.filename:
             raise InvalidInput("choose a backup file to upload")
         data = await sent.read()
-        done = await rt.run(rt.engine.backups.receive, sent.filename, data, actor=login(request).actor)
+        done = await rt.run(rt.engine.backups.receive, sent.filename, data,
+                            actor=login(request).actor)
         return await _report(request, done.file, {"uploaded": done.public()})
     return await attempt(request, act, _backups)
 
 
 async def _report(request: Request, name: str, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
-    report = await rt.run(rt.engine.backups.restore_file, name, dry_run=True, actor=login(request).actor)
+    report = await rt.run(rt.engine.backups.restore_file, name, dry_run=True,
+                          actor=login(request).actor)
     return await _backups(request, {"report": report.public(), "report_file": name, **extra})
 
 
@@ -93,5 +98,7 @@ async def restore(request: Request) -> Response:
 
 
 routes = [Route("/backups", backups, methods=["GET"]), Route("/backups", create, methods=["POST"]),
-          Route("/backups/file", download, methods=["GET"]), Route("/backups/upload", upload, methods=["POST"]),
-          Route("/backups/dry-run", dry_run, methods=["GET"]), Route("/backups/restore", restore, methods=["POST"])]
+          Route("/backups/file", download, methods=["GET"]),
+          Route("/backups/upload", upload, methods=["POST"]),
+          Route("/backups/dry-run", dry_run, methods=["GET"]),
+          Route("/backups/restore", restore, methods=["POST"])]

@@ -1,5 +1,6 @@
-"""Graveyard and experience (what was tried, how hard, how it ended, what was abandoned and why) and the
-recall log's "why did you mention X" -- the same engine calls as the MCP tools of those names."""
+"""Graveyard and experience (what was tried, how hard, how it ended, what was abandoned and why)
+and the recall log's "why did you mention X" -- the same engine calls as the
+MCP tools of those names."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ async def experience(request: Request) -> Response:
     data: dict[str, Any] = {"project": project or "", "topic": topic, "why": None}
     data["summary"] = (await rt.run(rt.engine.experience.experience_summary, project)).public()
     if topic:
-        data["why"] = (await rt.run(rt.engine.recall_log.why_did_you_mention, topic, limit=MENTIONS)).public()
+        data["why"] = (await rt.run(rt.engine.recall_log.why_did_you_mention, topic,
+                                    limit=MENTIONS)).public()
     return render(request, "experience.html", data)
 
 

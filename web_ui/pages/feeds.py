@@ -1,7 +1,8 @@
-"""Feeds: every entry of feeds.yml as the engine validates it (a bad entry shows its line and error and
-is disabled), each feed's last fetch, its error and backoff, the articles the last run ingested, and the
-worker's last run of its job. Read-only: feeds.yml is edited with `kenning feeds add/disable`, and a
-fetch is the worker's (or `kenning feeds fetch NAME`), never a web request's."""
+"""Feeds: every entry of feeds.yml as the engine validates it (a bad entry shows its line and
+error and is disabled), each feed's last fetch, its error and backoff, the articles the last run
+ingested, and the worker's last run of its job. Read-only: feeds.yml is edited with `kenning
+feeds add/disable`, and a fetch is the worker's (or `kenning feeds fetch
+NAME`), never a web request's."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from web_ui.views import render
 
 def _row(status: FeedStatus, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     feed = status.feed.model_dump(mode="json") if status.feed is not None else None
-    return {"name": status.name, "feed": feed, "problem": str(status.problem) if status.problem else None,
+    return {"name": status.name, "feed": feed,
+            "problem": str(status.problem) if status.problem else None,
             "state": asdict(status.state), "health": status.health, "job": runs.get(status.job)}
 
 

@@ -1,5 +1,6 @@
-"""Login and logout. The login form carries a token of its own (a cookie it must match), so another
-site cannot sign a browser in to an account of its choosing; logout ends the session on the server."""
+"""Login and logout. The login form carries a token of its own (a cookie it must match), so
+another site cannot sign a browser in to an account of its choosing; logout ends
+the session on the server."""
 
 from __future__ import annotations
 
@@ -51,19 +52,24 @@ async def login_submit(request: Request) -> Response:
     check_origin(request, rt.settings)
     form = await form_of(request)
     expected = request.cookies.get(LOGIN_COOKIE, "")
-    if not expected or not hmac.compare_digest(form.get("login_token", "").encode(), expected.encode()):
-        raise Forbidden("the login form's token is missing or stale", hint="reload the login page and try again")
+    if not expected or not hmac.compare_digest(form.get("login_token", "").encode(),
+                                               expected.encode()):
+        raise Forbidden("the login form's token is missing or stale",
+                        hint="reload the login page and try again")
     username, password = form.get("username", ""), form.get("password", "")
     target = _next(form.get("next"))
     if not username or not password or len(username) > MAX_NAME or len(password) > MAX_PASSWORD:
-        return _form(request, {"error": "Enter your user name and password.", "username": username[:MAX_NAME],
+        return _form(request,
+                     {"error": "Enter your user name and password.",
+                      "username": username[:MAX_NAME],
                                "next": target}, status=400)
     ip = request.client.host if request.client else None
     try:
         login = await rt.run(rt.logins.login, username, password, ip=ip)
     except RateLimited as exc:
         rt.metrics.failed_logins.inc()
-        return _form(request, {"error": f"{exc.message}; {exc.hint}.", "username": username, "next": target},
+        return _form(request,
+                     {"error": f"{exc.message}; {exc.hint}.", "username": username, "next": target},
                      status=429)
     if login is None:
         rt.metrics.failed_logins.inc()
@@ -86,5 +92,6 @@ async def logout(request: Request) -> Response:
     return response
 
 
-routes = [Route("/login", login_page, methods=["GET"]), Route("/login", login_submit, methods=["POST"]),
+routes = [Route("/login", login_page, methods=["GET"]),
+          Route("/login", login_submit, methods=["POST"]),
           Route("/logout", logout, methods=["POST"])]

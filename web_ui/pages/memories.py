@@ -1,6 +1,6 @@
-"""Memories: the filtered, sorted, paginated list (FT queries through the engine's audit listing, never
-SCAN) with bulk lifecycle actions, and one memory's page (every field, experience, contradictions,
-history, lifecycle and trust actions, edit with re-embed, tags)."""
+"""Memories: the filtered, sorted, paginated list (FT queries through the engine's audit listing,
+never SCAN) with bulk lifecycle actions, and one memory's page (every field, experience,
+contradictions, history, lifecycle and trust actions, edit with re-embed, tags)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from web_ui.views import render
 
 PAGE_SIZE = 25
 SORTS = ("created_at", "updated_at", "recall_count", "last_recalled")
-SOURCES = KINDS  # where a memory came from: its kind (an agent's memory, a document chunk, a feed article...)
+# where a memory came from: its kind (an agent's memory, a document chunk, a feed article...)
+SOURCES = KINDS
 TARGETS = {"deprioritise": "deprioritised", "archive": "archived", "reinstate": "active"}
 
 
@@ -38,10 +39,12 @@ def number(value: str | None, name: str, default: int) -> int:
 def listing_request(params: dict[str, str]) -> AuditRequest:
     """The list's filters from the query string (the engine validates names, tags and the sort)."""
     page = max(1, number(params.get("page"), "page", 1))
-    picked = {name: params.get(name) or None for name in ("namespace", "project", "state", "tag", "trust", "source")}
+    picked = {name: params.get(name) or None
+              for name in ("namespace", "project", "state", "tag", "trust", "source")}
     for name, allowed in (("trust", TRUST_LEVELS), ("source", SOURCES)):
         if picked[name] is not None and picked[name] not in allowed:
-            raise InvalidInput(f"unknown {name} {picked[name]!r}", hint=f"use one of {', '.join(allowed)}")
+            raise InvalidInput(f"unknown {name} {picked[name]!r}",
+                               hint=f"use one of {', '.join(allowed)}")
     return AuditRequest(
         namespaces=[picked["namespace"]] if picked["namespace"] else None,
         projects=[picked["project"]] if picked["project"] else None,
@@ -56,9 +59,11 @@ def listing_request(params: dict[str, str]) -> AuditRequest:
 async def _list(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     params = dict(request.query_params)
-    listed = (await rt.run(rt.engine.inspection.audit, listing_request(params), for_person=True)).public()
+    listed = (await rt.run(rt.engine.inspection.audit, listing_request(params),
+                           for_person=True)).public()
     page = listed["page"]
-    data = {"listed": listed, "filters": params, "namespaces": namespaces(None), "states": STATES, "sorts": SORTS,
+    data = {"listed": listed, "filters": params, "namespaces": namespaces(None), "states": STATES,
+            "sorts": SORTS,
             "trusts": TRUST_LEVELS, "sources": SOURCES,
             "page_number": page["offset"] // PAGE_SIZE + 1,
             "pages": max(1, -(-page["total"] // PAGE_SIZE)), **extra}
@@ -80,7 +85,8 @@ async def bulk(request: Request) -> Response:
     async def act() -> Response:
         action = fields.get("action", "")
         if action not in TARGETS:
-            raise InvalidInput(f"unknown action {action!r}", hint=f"use one of {', '.join(TARGETS)}")
+            raise InvalidInput(f"unknown action {action!r}",
+                               hint=f"use one of {', '.join(TARGETS)}")
         done = await rt.run(rt.engine.lifecycle.transition_many, keys, TARGETS[action],
                             reason=fields.get("reason"), actor=login(request).actor)
         return await confirmed(request, action=action, title=f"{action}: {len(done)} memories",
@@ -91,7 +97,8 @@ async def bulk(request: Request) -> Response:
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:
     explained = engine.inspection.explain(key).public()
     return {**explained, "experience": engine.experience.get_experience(key).public(),
-            "contradictions": engine.contradictions.board(status="all", key=key).public()["contradictions"]}
+            "contradictions": engine.contradictions.board(status="all",
+                                                          key=key).public()["contradictions"]}
 
 
 async def _detail(request: Request, extra: dict[str, Any]) -> Response:
@@ -118,15 +125,19 @@ async def change(request: Request) -> Response:
 
     async def act() -> Response:
         if do in TARGETS:
-            done = await rt.run(rt.engine.lifecycle.transition, key, TARGETS[do], reason=fields.get("reason"),
+            done = await rt.run(rt.engine.lifecycle.transition, key, TARGETS[do],
+                                reason=fields.get("reason"),
                                 actor=actor)
-            return await confirmed(request, action=do, title=f"{do}: {key}", changed=done.public(), back=back)
+            return await confirmed(request, action=do, title=f"{do}: {key}", changed=done.public(),
+                                   back=back)
         if do == "verify":
-            verified = await rt.run(rt.engine.belief.verify, key, fields.get("reason") or None, actor=actor)
+            verified = await rt.run(rt.engine.belief.verify, key, fields.get("reason") or None,
+                                    actor=actor)
             return await confirmed(request, action="verify", title=f"verified: {key}",
                                    changed={"key": key, "trust": verified.trust}, back=back)
         if do == "edit":
-            edited = await rt.run(rt.engine.memories.update, key, fields.get("content", ""), actor=actor,
+            edited = await rt.run(rt.engine.memories.update, key, fields.get("content", ""),
+                                  actor=actor,
                                   reason=fields.get("reason") or None)
             return await confirmed(request, action="update", title=f"edited and re-embedded: {key}",
                                    changed={"key": key, "content": edited.content}, back=back)
@@ -144,5 +155,6 @@ def _words(value: str | None) -> list[str]:
     return [w for w in (value or "").replace(",", " ").split() if w]
 
 
-routes = [Route("/memories", memories, methods=["GET"]), Route("/memories/bulk", bulk, methods=["POST"]),
+routes = [Route("/memories", memories, methods=["GET"]),
+          Route("/memories/bulk", bulk, methods=["POST"]),
           Route("/memory", memory, methods=["GET"]), Route("/memory", change, methods=["POST"])]

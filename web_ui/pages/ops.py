@@ -1,5 +1,5 @@
-"""/healthz (200 only when Valkey, the search module and the model answer; one verdict per check and no
-details, since it needs no login) and /metrics (Prometheus text)."""
+"""/healthz (200 only when Valkey, the search module and the model answer; one verdict per check
+and no details, since it needs no login) and /metrics (Prometheus text)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The overview: counts by namespace and state (and a chart of them), memories created per day, the LLM
-extras' spend against their caps, open contradictions, the worker and its jobs, and the latest activity.
-One worker-thread call gathers it all."""
+"""The overview: counts by namespace and state (and a chart of them), memories created per day,
+the LLM extras' spend against their caps, open contradictions, the worker and its jobs, and the
+latest activity. One worker-thread call gathers it all."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def gather(engine: Engine) -> dict[str, Any]:
     worker_ok, worker_detail = engine.jobs.health()
     runs = {name: run.to_dict() for name, run in sorted(engine.jobs.last_runs().items())}
     return {"counts": audit.counts, "total": audit.total, "open_contradictions": open_total,
-            "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(), "runs": runs},
+            "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(),
+                       "runs": runs},
             "recent": engine.history.audit_log(limit=RECENT).public()["events"],
             "chart": charts.stacked(audit.counts),
             "created": created_chart(engine), "spend": spend_view(spend.report(engine.llm))}
@@ -36,7 +37,8 @@ def gather(engine: Engine) -> dict[str, Any]:
 
 STATE_WORDING = {
     "no_key": "off: no API key (KENNING_ANTHROPIC_API_KEY); every extra uses its heuristic path",
-    "daily_cap": "falling back: today's token cap is spent; the heuristic paths answer until the next UTC day",
+    "daily_cap": ("falling back: today's token cap is spent; the heuristic paths "
+                  "answer until the next UTC day"),
     "project_cap": "falling back for {over}: the project's daily cap is spent",
     "within_caps": "on: within today's caps",
 }

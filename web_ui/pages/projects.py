@@ -1,5 +1,6 @@
-"""Projects: every project that has a context (most recently updated first), and one project's context
-with its memory counts per namespace -- the engine calls behind list_projects and get_project_context."""
+"""Projects: every project that has a context (most recently updated first), and one project's
+context with its memory counts per namespace -- the engine calls behind
+list_projects and get_project_context."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ async def projects(request: Request) -> Response:
         data["detail"] = (await rt.run(rt.engine.projects.describe, name)).public()
     offset = number(request.query_params.get("offset"), "offset", 0)
     contexts, total = await rt.run(rt.engine.projects.all, offset=offset, limit=PAGE_SIZE)
-    data.update(projects=[c.public() for c in contexts], total=total, offset=offset, page_size=PAGE_SIZE)
+    data.update(projects=[c.public() for c in contexts], total=total, offset=offset,
+                page_size=PAGE_SIZE)
     return render(request, "projects.html", data)
 
 

@@ -25,16 +25,20 @@ async def search(request: Request) -> Response:
     rt = runtime(request)
     params = dict(request.query_params)
     text = params.get("q", "").strip()
-    data: dict[str, Any] = {"q": text, "filters": params, "namespaces": namespaces(None), "result": None}
+    data: dict[str, Any] = {"q": text, "filters": params, "namespaces": namespaces(None),
+                            "result": None}
     if text:
         wanted = RecallRequest(
-            query=text[:MAX_QUERY], namespaces=[params["namespace"]] if params.get("namespace") else None,
+            query=text[:MAX_QUERY],
+                               namespaces=[params["namespace"]] if params.get("namespace")
+                               else None,
             projects=[params["project"]] if params.get("project") else None,
             top_k=number(params.get("top_k"), "top_k", 10),
             include_deprioritised=params.get("deprioritised") == "on", actor=login(request).actor)
         result = await rt.run(rt.engine.recaller.recall, wanted)
         data["result"] = result.public(full=True)
-        data["hidden"] = [{"key": key, "similarity": sim, "terms": list(terms)} for key, sim, terms in result.hidden]
+        data["hidden"] = [{"key": key, "similarity": sim, "terms": list(terms)}
+                          for key, sim, terms in result.hidden]
         data["examined"] = result.examined
     return render(request, "search.html", data)
 

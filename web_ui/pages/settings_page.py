@@ -26,7 +26,8 @@ def shown(settings: Settings) -> list[dict[str, Any]]:
         if isinstance(value, SecretStr) or any(word in name for word in SECRET_WORDS):
             raw = value.get_secret_value() if isinstance(value, SecretStr) else value
             value = MASK if raw else ""
-        rows.append({"variable": f"KENNING_{name.upper()}", "value": "" if value is None else str(value),
+        rows.append({"variable": f"KENNING_{name.upper()}",
+                     "value": "" if value is None else str(value),
                      "description": info.description or ""})
     return rows
 

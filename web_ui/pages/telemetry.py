@@ -1,6 +1,7 @@
-"""Telemetry: the most recalled memories, those gone cold and those never recalled; the recall log
-searched ("why did you mention X": the recalls that returned a memory, or whose query held some words);
-and the charts of what happened per day, with recall latency from the MCP server's own histogram."""
+"""Telemetry: the most recalled memories, those gone cold and those never recalled; the recall
+log searched ("why did you mention X": the recalls that returned a memory, or whose query held
+some words); and the charts of what happened per day, with recall latency from the
+MCP server's own histogram."""
 
 from __future__ import annotations
 
@@ -42,9 +43,11 @@ class Ask:
         only = params.get("list") or None
         if only is not None and only not in LISTS:
             raise InvalidInput(f"unknown list {only!r}", hint=f"use one of {', '.join(LISTS)}")
-        return cls(only=only, page=_int(params, "page", 1, 1, 40), cold_days=_int(params, "cold_days", 30, 1, 3650),
+        return cls(only=only, page=_int(params, "page", 1, 1, 40),
+                   cold_days=_int(params, "cold_days", 30, 1, 3650),
                    days=_int(params, "days", 14, 7, 90), key=params.get("key", "").strip(),
-                   words=params.get("q", "").strip(), before=params.get("before") or None)  # the engine checks both
+                   words=params.get("q", "").strip(),
+                   before=params.get("before") or None)  # the engine checks both
 
     @property
     def limit(self) -> int:
@@ -70,20 +73,28 @@ def gather(engine: Engine, ask: Ask) -> dict[str, Any]:
     listings = {"most": lambda: t.most_recalled(offset=offset, limit=ask.limit),
                 "cold": lambda: t.gone_cold(days=ask.cold_days, offset=offset, limit=ask.limit),
                 "never": lambda: t.never_recalled(offset=offset, limit=ask.limit)}
-    log = t.search_log(key=ask.key or None, text=ask.words or None, before=ask.before, limit=LOG_PAGE) \
+    log = t.search_log(key=ask.key or None, text=ask.words or None, before=ask.before,
+                       limit=LOG_PAGE) \
         if ask.key or ask.words else None
-    return {"lists": {name: listings[name]().public() for name in ask.shown()}, "log": log and log.public(),
+    return {"lists": {name: listings[name]().public() for name in ask.shown()},
+            "log": log and log.public(),
             "charts": day_charts(engine, ask.days)}
 
 
 def day_charts(engine: Engine, days: int) -> dict[str, Any]:
     a = engine.activity
-    made, contra, feeds = a.memories_created(days), a.contradictions_per_day(days), a.feed_articles(days)
+    made, contra, feeds = (
+        a.memories_created(days),
+        a.contradictions_per_day(days),
+        a.feed_articles(days),
+    )
     return {
-        "memories": charts.columns(made.days, made.series, title="Memories created per day, by namespace",
+        "memories": charts.columns(made.days, made.series,
+                                   title="Memories created per day, by namespace",
                                    x_label="day (UTC)", y_label="memories", short=5),
         "contradictions": charts.columns(contra.days, contra.series, stacked=False, short=5,
-                                         title="Contradictions opened and resolved per day", x_label="day (UTC)",
+                                         title="Contradictions opened and resolved per day",
+                                         x_label="day (UTC)",
                                          y_label="contradictions"),
         "feeds": charts.columns(feeds.days, feeds.series, title="Feed articles ingested per day",
                                 x_label="day (UTC)", y_label="articles", short=5),
@@ -94,8 +105,10 @@ def latency_chart(scraped: dict[str, Any]) -> dict[str, Any]:
     if not scraped["ok"]:
         return {"ok": False, "error": scraped["error"]}
     buckets = scraped["buckets"]
-    chart = charts.columns([b["label"] for b in buckets], {"recalls": [b["count"] for b in buckets]},
-                           title="Recall latency on the MCP server since it started", x_label="took at most",
+    chart = charts.columns([b["label"] for b in buckets],
+                           {"recalls": [b["count"] for b in buckets]},
+                           title="Recall latency on the MCP server since it started",
+                           x_label="took at most",
                            y_label="recalls")
     return {"ok": True, "chart": chart, "count": scraped["count"], "url": scraped["url"]}
 
@@ -107,8 +120,10 @@ async def telemetry(request: Request) -> Response:
         ask = Ask.parse(request.query_params)
         data = await rt.run(gather, rt.engine, ask)
     except InvalidInput as exc:
-        return render(request, "telemetry.html", {"ask": _form(request.query_params), "error": described(exc),
-                                                  "lists": {}, "log": None, "charts": None, "latency": None},
+        return render(request, "telemetry.html",
+                      {"ask": _form(request.query_params), "error": described(exc),
+                                                  "lists": {}, "log": None, "charts": None,
+                                                  "latency": None},
                       status=400)
     data["latency"] = latency_chart(await rt.run(latency.scrape, latency.metrics_url(rt.settings)))
     return render(request, "telemetry.html", {"ask": _form(request.query_params), **data})
@@ -116,7 +131,8 @@ async def telemetry(request: Request) -> Response:
 
 def _form(params: QueryParams) -> dict[str, str]:
     """What the filters show again (as typed, bounded)."""
-    return {name: params.get(name, "")[:500] for name in ("list", "page", "cold_days", "days", "key", "q")}
+    return {name: params.get(name, "")[:500]
+            for name in ("list", "page", "cold_days", "days", "key", "q")}
 
 
 routes = [Route("/telemetry", telemetry, methods=["GET"])]

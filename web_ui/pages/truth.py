@@ -1,5 +1,6 @@
-"""Contradictions (the open queue side by side, resolve with a decision and a note; resolved history),
-duplicates (clusters, merge or keep both with a reason) and suppressions (add after the impact preview, lift)."""
+"""Contradictions (the open queue side by side, resolve with a decision and a note; resolved
+history), duplicates (clusters, merge or keep both with a reason) and suppressions (add after
+the impact preview, lift)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ async def _contradictions(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     status = request.query_params.get("status", "open")
     project = request.query_params.get("project") or None
-    board = await rt.run(rt.engine.contradictions.board, status=status, project=project, limit=LIST_LIMIT)
-    return render(request, "contradictions.html", {**board.public(), "status": status, "statuses": STATUSES,
-                                                   "project": project or "", "decisions": DECISIONS, **extra})
+    board = await rt.run(rt.engine.contradictions.board, status=status, project=project,
+                         limit=LIST_LIMIT)
+    return render(request, "contradictions.html",
+                  {**board.public(), "status": status, "statuses": STATUSES,
+                                                   "project": project or "", "decisions": DECISIONS,
+                                                   **extra})
 
 
 @guard("viewer")
@@ -44,11 +48,14 @@ async def resolve(request: Request) -> Response:
     fields = await form_of(request)
 
     async def act() -> Response:
-        record = await rt.run(rt.engine.contradictions.resolve, fields.get("id", ""), fields.get("decision", ""),
+        record = await rt.run(rt.engine.contradictions.resolve, fields.get("id", ""),
+                              fields.get("decision", ""),
                               fields.get("note") or None, actor=login(request).actor,
                               content=fields.get("content") or None)
-        return await confirmed(request, action="resolve_contradiction", title=f"contradiction {record.id} "
-                               f"resolved: {record.decision}", changed=record.public(), back="/contradictions")
+        return await confirmed(request, action="resolve_contradiction",
+                               title=(f"contradiction {record.id} "
+                               f"resolved: {record.decision}"), changed=record.public(),
+                               back="/contradictions")
     return await attempt(request, act, _contradictions)
 
 
@@ -77,19 +84,22 @@ async def merge(request: Request) -> Response:
     async def act() -> Response:
         merged = await rt.run(rt.engine.duplicates.merge, fields.get("keep", ""), others,
                               fields.get("reason") or None, actor=login(request).actor)
-        return await confirmed(request, action="merge_duplicates", title=f"merged into {merged.kept}",
+        return await confirmed(request, action="merge_duplicates",
+                               title=f"merged into {merged.kept}",
                                changed=merged.public(), back="/duplicates")
     return await attempt(request, act, _duplicates)
 
 
 def keep_all(engine: Engine, form: Submitted, actor: str) -> Done:
     kept = engine.duplicates.keep_both(form.all("members"), form.get("reason") or None, actor=actor)
-    return Done("keep_duplicates", f"kept all {len(kept.kept)} as distinct", kept.public(), "/duplicates")
+    return Done("keep_duplicates", f"kept all {len(kept.kept)} as distinct", kept.public(),
+                "/duplicates")
 
 
 @guard("editor")
 async def keep_both(request: Request) -> Response:
-    """A person's "these are not duplicates": recorded with the reason, the cluster is not proposed again."""
+    """A person's "these are not duplicates": recorded with the reason, the
+    cluster is not proposed again."""
     return await submit(request, _duplicates, partial(keep_all, runtime(request).engine))
 
 
@@ -98,7 +108,10 @@ async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.suppressions.list_suppressions)
     data: dict[str, Any] = {"suppressions": [s.public() for s in listed], "preview": None, **extra}
-    term, reason = request.query_params.get("term", "").strip(), request.query_params.get("reason", "").strip()
+    term, reason = (
+        request.query_params.get("term", "").strip(),
+        request.query_params.get("reason", "").strip(),
+    )
     if term and "error" not in extra:
         preview = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
                                actor=login(request).actor)
@@ -119,9 +132,11 @@ async def suppress(request: Request) -> Response:
     async def act() -> Response:
         if fields.get("reviewed") != "yes":  # the form only carries it once the preview was shown
             raise InvalidInput("read the impact preview first", hint="press Preview, then Suppress")
-        done = await rt.run(rt.engine.suppressions.suppress, fields.get("term", ""), fields.get("reason"),
+        done = await rt.run(rt.engine.suppressions.suppress, fields.get("term", ""),
+                            fields.get("reason"),
                             actor=login(request).actor)
-        return await confirmed(request, action="suppress", title=f"suppressed: {done.term}", changed=done.public(),
+        return await confirmed(request, action="suppress", title=f"suppressed: {done.term}",
+                               changed=done.public(),
                                back="/suppressions")
     return await attempt(request, act, _suppressions)
 
@@ -132,17 +147,22 @@ async def lift(request: Request) -> Response:
     fields = await form_of(request)
 
     async def act() -> Response:
-        done = await rt.run(rt.engine.suppressions.unsuppress, fields.get("term", ""), actor=login(request).actor,
+        done = await rt.run(rt.engine.suppressions.unsuppress, fields.get("term", ""),
+                            actor=login(request).actor,
                             reason=fields.get("reason") or None)
-        return await confirmed(request, action="unsuppress", title=f"lifted: {done.term}", changed=done.public(),
+        return await confirmed(request, action="unsuppress", title=f"lifted: {done.term}",
+                               changed=done.public(),
                                back="/suppressions")
     return await attempt(request, act, _suppressions)
 
 
 routes = [
-    Route("/contradictions", contradictions, methods=["GET"]), Route("/contradictions", resolve, methods=["POST"]),
-    Route("/duplicates", duplicates, methods=["GET"]), Route("/duplicates", merge, methods=["POST"]),
+    Route("/contradictions", contradictions, methods=["GET"]),
+          Route("/contradictions", resolve, methods=["POST"]),
+    Route("/duplicates", duplicates, methods=["GET"]),
+          Route("/duplicates", merge, methods=["POST"]),
     Route("/duplicates/keep", keep_both, methods=["POST"]),
-    Route("/suppressions", suppressions, methods=["GET"]), Route("/suppressions", suppress, methods=["POST"]),
+    Route("/suppressions", suppressions, methods=["GET"]),
+          Route("/suppressions", suppress, methods=["POST"]),
     Route("/suppressions/lift", lift, methods=["POST"]),
 ]

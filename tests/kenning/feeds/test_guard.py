@@ -43,7 +43,8 @@ def test_one_private_address_among_public_ones_refuses_the_host() -> None:
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.org/feed", "gopher://x/",
-                                 "http://user:pw@example.org/feed", "http:///feed", "http://x:99999/"])
+                                 "http://user:pw@example.org/feed", "http:///feed",
+                                 "http://x:99999/"])
 def test_only_plain_http_and_https_urls_pass(url: str) -> None:
     with pytest.raises(FeedError, match="refused"):
         guard.split(url)

@@ -90,7 +90,8 @@ def test_a_near_duplicate_article_is_linked_not_stored(feeds_engine: Engine,
                                                        feed_server: FeedServer) -> None:
     original = (Path(__file__).parent / "fixtures" / "rss2.xml").read_text(encoding="utf-8")
     reworded = original.replace("tag:pythoninsider,2026:post-3142", "https://mirror.example/3142") \
-        .replace("https://pythoninsider.example.org/2026/12/python-3142.html", "https://mirror.example/3142")
+        .replace("https://pythoninsider.example.org/2026/12/python-3142.html",
+                 "https://mirror.example/3142")
     feed_server.serve("/syndicated.xml", reworded.encode())
     stored = feeds_engine.feeds.run(_feed(feed_server, "/rss2.xml")).new
     run = feeds_engine.feeds.run(_feed(feed_server, "/syndicated.xml", name="syndicated"))
@@ -98,7 +99,8 @@ def test_a_near_duplicate_article_is_linked_not_stored(feeds_engine: Engine,
     assert run.linked == (stored[0],)
     assert run.duplicates == 2
     links = [e for e in feeds_engine.ctx.store.audit.history(stored[0]) if e.action == "feed_link"]
-    assert [(e.actor, e.details["source_url"]) for e in links] == [("feed:syndicated", "https://mirror.example/3142")]
+    assert [(e.actor, e.details["source_url"])
+            for e in links] == [("feed:syndicated", "https://mirror.example/3142")]
     assert len(_articles(feeds_engine)) == 3
 
 
@@ -175,8 +177,9 @@ def test_backoff_doubles_and_is_capped() -> None:
     assert backoff(HOUR, 30) == 7 * 86_400
 
 
-def test_summary_mode_without_a_key_falls_back_visibly_to_the_excerpt(feeds_engine: Engine,
-                                                                      feed_server: FeedServer) -> None:
+def test_summary_mode_without_a_key_falls_back_visibly_to_the_excerpt(
+    feeds_engine: Engine, feed_server: FeedServer
+) -> None:
     run = feeds_engine.feeds.run(_feed(feed_server, "/atom.xml", mode="summary"))
     assert any("stored as the excerpt (no_key)" in note for note in run.notes)
     assert run.summaries == {"no_key": len(run.new)}
