@@ -1,7 +1,8 @@
 """Which store round trips a recall and a remember make at a scale point, and
 what each costs (issue 21).
 
-    KENNING_SEARCH_MODULE=/path/to/libsearch.so PYTHONPATH=$PWD .venv/bin/python -m bench.store_calls --size 250k
+    KENNING_SEARCH_MODULE=/path/to/libsearch.so PYTHONPATH=$PWD \
+        .venv/bin/python -m bench.store_calls --size 250k
 
 Loads the scale corpus (``bench.scale``: its vectors derived from real embeddings and cached) into a
 private Valkey, then runs the scale point's recall queries and remembers of corpus texts reworded,
@@ -9,7 +10,7 @@ timing every call the store makes to Valkey (``kenning.store.client.call``: one 
 command each) and naming it by the commands it carries (an FT.SEARCH by its shape: KNN or not, with
 a TEXT clause or not, NOCONTENT or RETURN). Prints, per operation, its p50 and each kind of call's
 count, p50 and total, largest total first.
-"""  # noqa: E501
+"""
 
 from __future__ import annotations
 

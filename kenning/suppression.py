@@ -191,23 +191,27 @@ class Suppressions:
                 raise Conflict(f"{norm!r} was unsuppressed while it was being suppressed",
                                hint="call suppress again")
             old = Suppression.from_record(existing)
-            merged = tuple(dict.fromkeys(old.exempt + exempt))
-            wider = (
-                ()
-                if not old.projects or not projects
-                else tuple(dict.fromkeys(old.projects + projects))
-            )
-            # a changed record is a mutation: stored, audited
-            if merged != old.exempt or wider != old.projects:
-                self.store.put(norm,
-                               {**old.record(), "exempt": list(merged), "projects": list(wider)}, [
-                    self.ctx.event(actor, "suppress", source_key or "", reason=why,
-                                   details={"term": norm,
-                                            "exempt_added": [k for k in merged
-                                                             if k not in old.exempt],
-                                            "projects": list(wider)})])
+            self._widen(norm, old, exempt, projects, actor=actor, reason=why,
+                        source_key=source_key)
             return replace(impact, status="already_suppressed", reason=old.reason)
         return replace(impact, status="suppressed")
+
+    def _widen(self, norm: str, old: Suppression, exempt: tuple[str, ...],
+               projects: tuple[str, ...], *, actor: str, reason: str,
+               source_key: str | None) -> None:
+        """A term suppressed again: its record gains the new exemptions and the wider projects
+        (stored and audited only when that changes it)."""
+        merged = tuple(dict.fromkeys(old.exempt + exempt))
+        wider = (() if not old.projects or not projects
+                 else tuple(dict.fromkeys(old.projects + projects)))
+        if merged == old.exempt and wider == old.projects:
+            return
+        event = self.ctx.event(actor, "suppress", source_key or "", reason=reason,
+                               details={"term": norm,
+                                        "exempt_added": [k for k in merged if k not in old.exempt],
+                                        "projects": list(wider)})
+        self.store.put(norm, {**old.record(), "exempt": list(merged), "projects": list(wider)},
+                       [event])
 
     def unsuppress(self, value: str, *, actor: str, reason: str | None = None) -> Unsuppressed:
         norm = term(value)

@@ -139,13 +139,9 @@ def _stopped(report: ImportReport, lines: list[Line], args: argparse.Namespace) 
     failed = {o.line for o in report.outcomes if o.status == "failed"}
     path = args.retry_file or _retry_path(args.file)
     _write_jsonl(path, (line.fields for line in lines if line.number in failed))
-    print(
-        f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored (some "
-          f"may have landed); they are in {path}: run `kenning import {path}` once the "
-          "store is back (lines that "
-        "did land are reported as duplicates)",
-        file=sys.stderr,
-    )
+    print(f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored "
+          f"(some may have landed); they are in {path}: run `kenning import {path}` once the "
+          "store is back (lines that did land are reported as duplicates)", file=sys.stderr)
     return 1
 
 

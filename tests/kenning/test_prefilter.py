@@ -5,6 +5,7 @@ whichever engine the suite runs."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -124,6 +125,12 @@ def test_the_store_returns_the_same_hits_with_and_without_exact_small_sets(engin
                                                                 abs=1e-4)
 
 
+def _filter_reply(engine: Engine, clauses: tuple[str, ...], limit: int) -> Any:
+    """The raw NOCONTENT reply of a filter on the memory index: [count, key, ...]."""
+    search = Search(index=engine.ctx.index, clauses=clauses, limit=limit)
+    return engine.store.client.execute_command(*search.args())  # type: ignore[no-untyped-call]
+
+
 def _text_search(engine: Engine, project: str, words: tuple[str, ...]) -> Search:
     base = _search(engine, "who owns it?", project, 10)
     return Search(index=base.index, knn=10, vector=base.vector, ef_runtime=64, limit=10,
@@ -145,10 +152,7 @@ def test_a_text_clause_is_intersected_apart_with_the_same_rows(engine: Engine,
     # all 12 of beta, and alpha's and gamma's share the word
     wide = _text_search(engine, "beta", ("weekly",))
     client = engine.store.client
-    whole = [
-        client.execute_command(*Search(index=s.index, clauses=s.clauses, limit=400).args())  # type: ignore[no-untyped-call]
-        for s in (search, wide)
-    ]
+    whole = [_filter_reply(engine, s.clauses, 400) for s in (search, wide)]
     # the control: what the whole filters match
     assert [int(reply[0]) for reply in whole] == [1, 12]
     for one, reply in zip((search, wide), whole, strict=True):
@@ -179,10 +183,8 @@ def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
     monkeypatch.setattr(prefilter, "queue_keys", spy)
     search = _text_search(engine, "beta", ("weekly",))
     client = engine.store.client
-    plain = Search(index=search.index, clauses=search.clauses[:2], limit=400)
-    filtered = {k.decode() for k in client.execute_command(*plain.args())[1:]}  # type: ignore[no-untyped-call]
-    worded = {k.decode() for k in client.execute_command(  # type: ignore[no-untyped-call]
-        *Search(index=search.index, clauses=search.clauses, limit=400).args())[1:]}
+    filtered = {k.decode() for k in _filter_reply(engine, search.clauses[:2], 400)[1:]}
+    worded = {k.decode() for k in _filter_reply(engine, search.clauses, 400)[1:]}
     assert len(filtered) == 13  # the control: the pager memory is in beta's filter set ...
     # ... but lacks the word, and beta's 12 others hold it (over MAX_TEXT 3)
     assert len(worded) == 12
@@ -202,10 +204,7 @@ def test_a_text_side_over_its_limit_is_checked_on_the_content_not_asked_whole(
     # the content read for the check only
     assert all(set(fields) == {"created_at"} for _, _, fields in found)
     sides = ((search.clauses[:2], 400), (search.clauses[2:], 3))
-    replies = [
-        client.execute_command(*Search(index=search.index, clauses=c, limit=n).args())  # type: ignore[no-untyped-call]
-        for c, n in sides
-    ]
+    replies = [_filter_reply(engine, c, n) for c, n in sides]
     sets = prefilter.small_sets([search], replies)
     assert isinstance(sets[0], prefilter.Worded)
     assert sets[0].clauses == (("weekly",),)
