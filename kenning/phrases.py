@@ -92,13 +92,6 @@ def search_words(phrase: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in parts if p not in STOPWORDS))
 
 
-def word_set(text: str) -> frozenset[str]:
-    """Every word of ``text`` as ``search_words`` splits a phrase (``\\w+``, NFKC, casefolded): a
-    TEXT term is literally in ``text`` when it is in this set (the engines also match its
-    stems: a superset). Pure."""
-    return frozenset(re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold()))
-
-
 # The default stop-word list of the full-text engines: such words are not indexed, so a query on one
 # finds nothing. They are left out of candidate queries (and confirmed by ``contains`` afterwards).
 STOPWORDS = frozenset((

@@ -45,7 +45,7 @@ class Worded:
     are checked here, on each member's content, instead of asking the engine for the whole filter
     (on valkey-search a TEXT term ANDed with a selective filter took 17-110 ms at 250k memories).
     A member counts when, for every clause, one of its terms is a word of the content
-    (``phrases.word_set``). The engines also match a term's stems, so this keeps a subset of
+    (``phrases.search_words``). The engines also match a term's stems, so this keeps a subset of
     their matches; every caller confirms a row with a stricter check of its own (an identifier
     search keeps only rows holding the identifier verbatim, whose words are all literally there),
     so what it keeps is what the engine's filter would give, or more rows holding the identifier
@@ -55,7 +55,7 @@ class Worded:
     clauses: tuple[tuple[str, ...], ...]  # per TEXT clause, its terms (any one matches)
 
     def holds(self, content: str) -> bool:
-        words = phrases.word_set(content)
+        words = set(phrases.search_words(content))  # the terms were made by it: never stop words
         return all(any(term in words for term in terms) for terms in self.clauses)
 
 
