@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.corpus import Corpus
 from bench.instrument import Stopwatch
 from bench.runner import Run, RunConfig, free_port
 from bench.scale import _queries, load, wait_indexed
@@ -58,36 +59,74 @@ def _text(value: Any) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
+Call = Callable[..., Any]  # kenning.store.client.call: (fn, *args, **kwargs) -> the reply
+
+
+def sent(fn: Callable[..., Any], args: tuple[Any, ...]) -> list[tuple[Any, ...]] | None:
+    """The commands one ``call`` sends: a pipeline's, or ``execute_command``'s one; None for a
+    client method (get, hgetall, ...), which names its command itself."""
+    stack = getattr(getattr(fn, "__self__", None), "command_stack", None)
+    if stack is not None:
+        return [tuple(c[0]) for c in stack]
+    return [args] if getattr(fn, "__name__", "") == "execute_command" else None
+
+
 @contextmanager
-def timed_calls(calls: Calls) -> Iterator[None]:
-    """Every ``store.client.call`` timed under the commands it sends, while inside."""
+def wrapped_calls(wrap: Callable[[Call], Call]) -> Iterator[None]:
+    """Every ``store.client.call`` of the engine's modules replaced by ``wrap(call)``, while
+    inside."""
     original = store_client.call
     modules = [m for m in list(sys.modules.values())
                if getattr(m, "call", None) is original
                and getattr(m, "__name__", "").startswith("kenning")]
-
-    def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        stack = getattr(getattr(fn, "__self__", None), "command_stack", None)
-        if stack is not None:
-            names = [shape(c[0]) for c in stack]
-        # one command: execute_command(*args), or a client method (get, hgetall, ...) by its name
-        else:
-            method = getattr(fn, "__name__", "?")
-            names = [shape(args) if method == "execute_command" else method.upper()]
-        start = time.perf_counter()
-        try:
-            return original(fn, *args, **kwargs)
-        finally:
-            calls.setdefault(tuple(sorted(collections.Counter(names).items())), []).append(
-                time.perf_counter() - start)
-
+    wrapper = wrap(original)
     for module in modules:
-        setattr(module, "call", timed)  # noqa: B010 - modules are typed without ``call``
+        setattr(module, "call", wrapper)  # noqa: B010 - modules are typed without ``call``
     try:
         yield
     finally:
         for module in modules:
             setattr(module, "call", original)  # noqa: B010
+
+
+@contextmanager
+def timed_calls(calls: Calls) -> Iterator[None]:
+    """Every ``store.client.call`` timed under the commands it sends, while inside."""
+
+    def wrap(original: Call) -> Call:
+        def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            commands = sent(fn, args)
+            names = ([shape(c) for c in commands] if commands is not None
+                     else [getattr(fn, "__name__", "?").upper()])
+            start = time.perf_counter()
+            try:
+                return original(fn, *args, **kwargs)
+            finally:
+                calls.setdefault(tuple(sorted(collections.Counter(names).items())), []).append(
+                    time.perf_counter() - start)
+
+        return timed
+
+    with wrapped_calls(wrap):
+        yield
+
+
+def scale_arguments(prog: str, doc: str, queries: int) -> argparse.ArgumentParser:
+    """The options every scale-point probe takes: ``--size``, ``--seed``, ``--queries``."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n", maxsplit=1)[0])
+    parser.add_argument("--size", choices=sorted(SIZES), default="250k")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--queries", type=int, default=queries,
+                        help="queries per family (three families)")
+    return parser
+
+
+def recall_requests(corpus: Corpus, seed: int, queries: int) -> list[RecallRequest]:
+    """The scale point's recalls (``bench.scale._queries``), each in its project, as an agent
+    asks."""
+    return [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10,
+                          actor="bench")
+            for q in _queries(corpus, seed, queries)]
 
 
 def report(label: str, samples: list[float], calls: Calls, top: int) -> None:
@@ -98,21 +137,16 @@ def report(label: str, samples: list[float], calls: Calls, top: int) -> None:
               f"total {1000 * sum(seconds):9.1f} ms  {kinds}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.store_calls",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", choices=sorted(SIZES), default="250k")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--queries", type=int, default=60,
-                        help="queries per family (three families)")
-    parser.add_argument("--remembers", type=int, default=60)
-    parser.add_argument("--top", type=int, default=12)
-    args = parser.parse_args(argv)
+@contextmanager
+def scale_engine(size: str, seed: int, queries: int) -> Iterator[tuple[Engine, Corpus]]:
+    """An engine on a private Valkey (the search module KENNING_SEARCH_MODULE names, else
+    RediSearch) holding the scale corpus of ``size`` (``bench.scale``: vectors derived from real
+    embeddings, cached), every index built; closed and removed on exit."""
     base = Settings(_env_file=None)
     embedder = load_embedder(base)
-    corpus = scale_corpus(SIZES[args.size], args.seed, "10k")
+    corpus = scale_corpus(SIZES[size], seed, "10k")
     matrix, _ = scale_vectors(embedder.embed_many, corpus, model=embedder.model_name,
-                              backend=base.embedding_backend, seed=args.seed, base_size="10k",
+                              backend=base.embedding_backend, seed=seed, base_size="10k",
                               progress=print)
     with tempfile.TemporaryDirectory(prefix="kenning-calls-") as tmp:
         settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
@@ -121,35 +155,44 @@ def main(argv: list[str] | None = None) -> int:
             client = connect(settings)
             client.config_set("appendonly", "no")
             engine = Engine.open(settings, client, embedder)
-            run = Run(engine, Stopwatch(), corpus,
-                      RunConfig(size=args.size, seed=args.seed, queries=args.queries))
-            load(run, client, matrix, 20 * 2**30, print)
-            wait_indexed(client, engine.ctx.indexes)
-            requests = [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10,
-                                      actor="bench")
-                        for q in _queries(corpus, args.seed, args.queries)]
-            for request in requests[:20]:  # warm-up
+            try:
+                run = Run(engine, Stopwatch(), corpus, RunConfig(size=size, seed=seed,
+                                                                 queries=queries))
+                load(run, client, matrix, 20 * 2**30, print)
+                wait_indexed(client, engine.ctx.indexes)
+                yield engine, corpus
+            finally:
+                engine.close()
+                client.close()  # type: ignore[no-untyped-call]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = scale_arguments("python -m bench.store_calls", __doc__, queries=60)
+    parser.add_argument("--remembers", type=int, default=60)
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args(argv)
+    with scale_engine(args.size, args.seed, args.queries) as (engine, corpus):
+        requests = recall_requests(corpus, args.seed, args.queries)
+        for request in requests[:20]:  # warm-up
+            engine.recaller.recall(request)
+        calls: Calls = {}
+        samples: list[float] = []
+        with timed_calls(calls):
+            for request in requests:
+                start = time.perf_counter()
                 engine.recaller.recall(request)
-            calls: Calls = {}
-            samples: list[float] = []
-            with timed_calls(calls):
-                for request in requests:
-                    start = time.perf_counter()
-                    engine.recaller.recall(request)
-                    samples.append(time.perf_counter() - start)
-            report("recall", samples, calls, args.top)
-            calls, samples = {}, []
-            items = random.Random(f"store-calls:{args.seed}").sample(corpus.items, args.remembers)
-            with timed_calls(calls):
-                for item in items:
-                    start = time.perf_counter()
-                    engine.memories.remember(Draft(f"{item.content} (noted again today)",
-                                                   namespace=item.namespace,
-                                                   project=item.project), actor="bench")
-                    samples.append(time.perf_counter() - start)
-            report("remember", samples, calls, args.top)
-            engine.close()
-            client.close()  # type: ignore[no-untyped-call]
+                samples.append(time.perf_counter() - start)
+        report("recall", samples, calls, args.top)
+        calls, samples = {}, []
+        items = random.Random(f"store-calls:{args.seed}").sample(corpus.items, args.remembers)
+        with timed_calls(calls):
+            for item in items:
+                start = time.perf_counter()
+                engine.memories.remember(Draft(f"{item.content} (noted again today)",
+                                               namespace=item.namespace,
+                                               project=item.project), actor="bench")
+                samples.append(time.perf_counter() - start)
+        report("remember", samples, calls, args.top)
     return 0
 
 
