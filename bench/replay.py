@@ -213,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         if knn:
             report("the KNN searches", replay(client, knn, named, args.rounds, args.seed))
         if filters:
-            filter_variants = {n: v for n, v in named.items() if n not in ("ADHOC_BF", "BATCHES")}
+            filter_variants = {n: v for n, v in named.items()
+                               if n not in ("bare KNN", "ADHOC_BF", "BATCHES")}
             report("the filter searches (valkey-search's small-set path)",
                    replay(client, filters, filter_variants, args.rounds, args.seed))
         if worded:
