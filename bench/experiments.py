@@ -47,7 +47,8 @@ _STOP = frozenset((
 _SCAFFOLD = re.compile(
     r"^(how (do|does|did|should|can|are|is|many|fast|big|long|strict) (i|we|you|a|the)?\s*|what "
     r"(is|are|was|do|does|did|should|must)?\s*(the|a|our|i)?\s*|why "
-    r"(did|do|does|is|are|was|were|can't|didn't|don't|haven't|isn't|couldn't)?\s*(we|the|a|our|i|you)?\s*|which "  # noqa: E501
+    r"(did|do|does|is|are|was|were|can't|didn't|don't|haven't|isn't|couldn't)?\s*"
+    r"(we|the|a|our|i|you)?\s*|which "
     r"|where (is|are|does|do)?\s*(the|our)?\s*|walk me through |can (i|we) |is it |may i |did "
     r"(we|anyone|a) (ever )?|have we |was |are )",
     re.IGNORECASE,

@@ -11,61 +11,69 @@ FINDINGS = ROOT / "bench" / "FINDINGS.md"
 
 TITLE = "# Benchmarks"
 
-RATIOS = """Every headline as a ratio to its floor or peer, measured in the same run on the same inputs (issue 21),
-because absolute numbers drift with the machine: the query embedding alone and one bare KNN (`FT.SEARCH`
-KNN 10 on the one memory index, no filter, through the store's client) interleaved with the engine
-recall on the paraphrase queries (`bench/floors.py`); the MCP recall paired per query with the same engine call
-and with a bare Starlette JSON endpoint doing it in a process of its own (`bench/bare.py`), three ways: a bare
-JSON-RPC `tools/call` POST from the same httpx client that calls the bare endpoint (the MCP server's own cost,
-the number the goal is about), the official `mcp` SDK's `ClientSession` and fastmcp's `Client` (each adds its
-client library's parsing and validation; an agent pays its own client's); remember against the embedding inside
-it; the bulk import against the embedding alone of the same texts, the two alternating in rounds of 512
-(`bench/import_rate.py`). The machine is shared with other work: read the load and steal row before comparing
-columns.
+RATIOS = """\
+Every headline as a ratio to its floor or peer, measured in the same run on the same inputs (issue
+21), because absolute numbers drift with the machine: the query embedding alone and one bare KNN
+(`FT.SEARCH` KNN 10 on the one memory index, no filter, through the store's client) interleaved with
+the engine recall on the paraphrase queries (`bench/floors.py`); the MCP recall paired per query
+with the same engine call and with a bare Starlette JSON endpoint doing it in a process of its own
+(`bench/bare.py`), three ways: a bare JSON-RPC `tools/call` POST from the same httpx client that
+calls the bare endpoint (the MCP server's own cost, the number the goal is about), the official
+`mcp` SDK's `ClientSession` and fastmcp's `Client` (each adds its client library's parsing and
+validation; an agent pays its own client's); remember against the embedding inside it; the bulk
+import against the embedding alone of the same texts, the two alternating in rounds of 512
+(`bench/import_rate.py`). The machine is shared with other work: read the load and steal row before
+comparing columns.
 
-Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valkey-search, the same with
-`KENNING_SEARCH_MODULE=/path/to/libsearch.so`; the cost of each FT.SEARCH shape: `python -m bench.shapes
---size 10k`; what MCP over HTTP adds, per transport mode and client: `python -m bench.transport` (with
-`--baseline DIR`, another checkout's server beside this one's in the same run: an A/B of server code). `python
--m bench.report` redraws this page and its chart from `bench/results/`; the chart needs matplotlib, the
-`bench` extra (`pip install -e '.[bench]'`; `make bench` installs it; the test suite does not need it)."""  # noqa: E501
+Reproduce: `python -m kenning_cli bench --size 10k` (and `--size 100k`); on valkey-search, the same
+with `KENNING_SEARCH_MODULE=/path/to/libsearch.so`; the cost of each FT.SEARCH shape: `python -m
+bench.shapes --size 10k`; what MCP over HTTP adds, per transport mode and client: `python -m
+bench.transport` (with `--baseline DIR`, another checkout's server beside this one's in the same
+run: an A/B of server code). `python -m bench.report` redraws this page and its chart from
+`bench/results/`; the chart needs matplotlib, the `bench` extra (`pip install -e '.[bench]'`; `make
+bench` installs it; the test suite does not need it)."""
 
-INTRO = """Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`). Each run
-starts its own embedded Valkey with the search module in a temporary data dir on a free port (never the
-user's), imports a seeded synthetic corpus through the bulk path, runs every query family, and writes one
-JSON file to `bench/results/` (machine info, git revision, settings, every number). This page is generated
-from the newest result per corpus size and embedder backend; the findings section is hand-written.
+INTRO = """\
+Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`).
+Each run starts its own embedded Valkey with the search module in a temporary data dir on a free
+port (never the user's), imports a seeded synthetic corpus through the bulk path, runs every query
+family, and writes one JSON file to `bench/results/` (machine info, git revision, settings, every
+number). This page is generated from the newest result per corpus size and embedder backend; the
+findings section is hand-written.
 
 **The corpus** (`bench/corpus.py`, `bench/scenarios.py`, our own templates): 50 memories per project
-(1k: 19 projects, 10k: 199, 100k: 1,999) -- build, test and deploy notes, style rules, dependency pins,
-API quirks, decisions with reasons, bug fixes with symptom/cause/fix and an error code, experience records
-of abandoned approaches, and session notes as filler -- plus global preferences. The same scenario occurs
-in many projects with different values: those twins are the cross-project distractors.
+(1k: 19 projects, 10k: 199, 100k: 1,999) -- build, test and deploy notes, style rules, dependency
+pins, API quirks, decisions with reasons, bug fixes with symptom/cause/fix and an error code,
+experience records of abandoned approaches, and session notes as filler -- plus global preferences.
+The same scenario occurs in many projects with different values: those twins are the cross-project
+distractors.
 
-**The families** (`bench/families.py`, `bench/lifecycle.py`): (a) near-verbatim -- the first sentences
-without markup or label; (b) paraphrase -- hand-written questions in different vocabulary, never word swaps;
-(c) the same scenario in two projects, the project filter names one (a control query without the filter
-shows the twins compete); (d) a newer fact supersedes a pin, the old one must not come back; (e) a
-suppressed vendor name and forgotten memories must never come back (each with a positive control showing
-the memory was found before); (f) near-duplicate writes -- half rewordings that must be refused, half the
-same scenario with other values that must be stored; (g) questions nothing answers; (h) an error code,
-ticket id or version pin, alone or in a short question; (i) plans that name an abandoned approach must warn,
-plans that do not must not. Recall runs with `top_k=10` and, like an agent working in a project, with
-that project as filter (global memories are always included).
+**The families** (`bench/families.py`, `bench/lifecycle.py`): (a) near-verbatim -- the first
+sentences without markup or label; (b) paraphrase -- hand-written questions in different vocabulary,
+never word swaps; (c) the same scenario in two projects, the project filter names one (a control
+query without the filter shows the twins compete); (d) a newer fact supersedes a pin, the old one
+must not come back; (e) a suppressed vendor name and forgotten memories must never come back (each
+with a positive control showing the memory was found before); (f) near-duplicate writes -- half
+rewordings that must be refused, half the same scenario with other values that must be stored; (g)
+questions nothing answers; (h) an error code, ticket id or version pin, alone or in a short
+question; (i) plans that name an abandoned approach must warn, plans that do not must not. Recall
+runs with `top_k=10` and, like an agent working in a project, with that project as filter (global
+memories are always included).
 
-**Latency** is measured around the engine calls; the split comes from wrappers the harness puts around the
-embedder and the memory store's search (`bench/instrument.py`), so `kenning/` carries no timing code:
-embed = the embedding call(s), search = every FT.SEARCH, rest = everything else (graveyard and suppression
-look-ups, lexical pass, scoring, recall log, audit, HSET). Samples are every recall/remember the families
-make. Throughput runs the paraphrase queries from 1 and 8 threads sharing one engine. **MCP over HTTP** is
-a real fastmcp client calling `kenning mcp` running in a process of its own on the bench's Valkey (bearer
-auth on), as a remote agent would (beside it, per query and in rotating order, the official SDK's client and
-a bare JSON-RPC POST; every answer must be a recall result, and those whose hits are not the engine call's are
-counted: `bench/clients.py`); runs before 2026-11-30 15:00 had the server in the client's process
-(`same_process` in the JSON, also measured now). The **server RSS** is a fresh process that runs what
-`kenning up` runs beside Valkey -- embedder, engine, MCP server and worker -- and serves 30 recalls
-(runs before the same date loaded only the embedder and engine).
-"""  # noqa: E501
+**Latency** is measured around the engine calls; the split comes from wrappers the harness puts
+around the embedder and the memory store's search (`bench/instrument.py`), so `kenning/` carries no
+timing code: embed = the embedding call(s), search = every FT.SEARCH, rest = everything else
+(graveyard and suppression look-ups, lexical pass, scoring, recall log, audit, HSET). Samples are
+every recall/remember the families make. Throughput runs the paraphrase queries from 1 and 8 threads
+sharing one engine. **MCP over HTTP** is a real fastmcp client calling `kenning mcp` running in a
+process of its own on the bench's Valkey (bearer auth on), as a remote agent would (beside it, per
+query and in rotating order, the official SDK's client and a bare JSON-RPC POST; every answer must
+be a recall result, and those whose hits are not the engine call's are counted: `bench/clients.py`);
+runs before 2026-11-30 15:00 had the server in the client's process (`same_process` in the JSON,
+also measured now). The **server RSS** is a fresh process that runs what `kenning up` runs beside
+Valkey -- embedder, engine, MCP server and worker -- and serves 30 recalls (runs before the same
+date loaded only the embedder and engine).
+"""
 
 
 def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[str],

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bench.scale import wait_indexed
 from bench.store_calls import (
     Call,
     recall_requests,
@@ -42,6 +43,7 @@ from bench.store_calls import (
     wrapped_calls,
 )
 from kenning.engine import Engine
+from kenning.store.client import text
 from kenning.store.prefilter import MAX_SET
 from kenning.store.search_module import REDISEARCH
 
@@ -50,10 +52,6 @@ TAGS_ONLY = "tags-only index"
 _NEGATION = re.compile(r"-@\w+:\{[^}]*\}\s*")
 _PROJECT = re.compile(r"@project:\{[^}]*\}")
 _POLICY_FREE = re.compile(r"EF_RUNTIME \$\w+ ")  # RediSearch: EF_RUNTIME is for BATCHES only
-
-
-def text(value: Any) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
 def is_knn(command: Command) -> bool:
@@ -147,21 +145,16 @@ def captured(into: list[Command]) -> Iterator[None]:
         yield
 
 
-def tags_only_index(client: Any, engine: Engine, timeout: float = 600.0) -> str:
+def tags_only_index(client: Any, engine: Engine) -> str:
     """An index of the memory hashes' TAG fields alone, on the store's memory prefix, built."""
     from kenning import schema
-    from kenning.store.indexes import info
 
     name = engine.ctx.store.key("idx", "tags-only")
     fields = [f for spec in schema.FIELDS if spec.kind is schema.Kind.TAG
               for f in (spec.name, "TAG")]
     client.execute_command("FT.CREATE", name, "ON", "HASH", "PREFIX", "1",
                            schema.memory_prefix(engine.ctx.store.prefix), "SCHEMA", *fields)
-    deadline = time.monotonic() + timeout
-    while (built := info(client, name)) is None or built.indexing or built.percent_indexed < 1.0:
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{name} was still indexing after {timeout:.0f} s")
-        time.sleep(0.5)
+    wait_indexed(client, {"tags-only": name})
     return name
 
 
@@ -200,16 +193,18 @@ def main(argv: list[str] | None = None) -> int:
     with scale_engine(args.size, args.seed, args.queries) as (engine, corpus):
         client = engine.ctx.store.client
         module = engine.ctx.store.search_module()
+        if module is None:
+            raise RuntimeError("the scale point's Valkey has no search module loaded")
         searches: list[Command] = []
         with captured(searches):
             for request in recall_requests(corpus, args.seed, args.queries):
                 engine.recaller.recall(request)
-        named = variants(module.name if module else "", tags_only_index(client, engine))
+        named = variants(module.name, tags_only_index(client, engine))
         knn = [s for s in searches if is_knn(s) and "@content:" not in text(s[2])]
         filters = [s for s in searches if not is_knn(s) and "@content:" not in text(s[2])]
         worded = [s for s in searches if "@content:" in text(s[2])]
         print(f"{len(searches)} searches captured: {len(knn)} KNN, {len(filters)} filters, "
-              f"{len(worded)} with TEXT terms ({module.name if module else '?'})")
+              f"{len(worded)} with TEXT terms ({module.name})")
         if knn:
             report("the KNN searches", replay(client, knn, named, args.rounds, args.seed))
         if filters:

@@ -39,6 +39,7 @@ from kenning.recall import RecallRequest
 from kenning.settings import Settings
 from kenning.store import client as store_client
 from kenning.store import connect
+from kenning.store.client import text
 
 SIZES = {"10k": 10_000, "100k": 100_000, "250k": 250_000, "500k": 500_000, "1m": 1_000_000}
 Calls = dict[tuple[tuple[str, int], ...], list[float]]
@@ -46,17 +47,13 @@ Calls = dict[tuple[tuple[str, int], ...], list[float]]
 
 def shape(command: tuple[Any, ...]) -> str:
     """A short name for one command: FT.SEARCH by its shape, anything else by its name."""
-    name = _text(command[0]).upper() if command else "?"
+    name = text(command[0]).upper() if command else "?"
     if name != "FT.SEARCH":
         return name if len(name) < 24 else "EVAL"
-    query = _text(command[2])
+    query = text(command[2])
     return " ".join(["FT.SEARCH", *(["KNN"] if "KNN" in query else []),
                      *(["TEXT"] if "@content:" in query else []),
-                     "NOCONTENT" if any(_text(c) == "NOCONTENT" for c in command) else "RETURN"])
-
-
-def _text(value: Any) -> str:
-    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+                     "NOCONTENT" if any(text(c) == "NOCONTENT" for c in command) else "RETURN"])
 
 
 Call = Callable[..., Any]  # kenning.store.client.call: (fn, *args, **kwargs) -> the reply

@@ -34,7 +34,8 @@ _PHRASES: tuple[tuple[str, str], ...] = (
 _CHANGES: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(
-            r"\b(?:switch|switched|switching|move|moved|moving|migrate|migrated|migrating|change|changed|went)\s+from\s+([^;.!?\n]+?)\s+(?:to|for)\s+"
+            r"\b(?:switch|switched|switching|move|moved|moving|migrate|migrated|migrating"
+            r"|change|changed|went)\s+from\s+([^;.!?\n]+?)\s+(?:to|for)\s+"
         ),
         r" nolonger use \1; use ",
     ),

@@ -33,14 +33,17 @@ _RULES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     (
         "port",
         re.compile(
-            r"\bport\s*:?\s*(\d{2,5})\b|(?:localhost|\w[\w.-]*\.\w+):(\d{2,5})\b|\b(?:runs?|running|listens?|listening|serves?|served|bound|binds?)\s+on\s+:?(\d{3,5})\b"
+            r"\bport\s*:?\s*(\d{2,5})\b|(?:localhost|\w[\w.-]*\.\w+):(\d{2,5})\b"
+            r"|\b(?:runs?|running|listens?|listening|serves?|served|bound|binds?)"
+            r"\s+on\s+:?(\d{3,5})\b"
         ),
         frozenset({"port", "listen", "listening", "serve", "served", "bound", "bind", "localhost"}),
     ),
     (
         "version",
         re.compile(
-            r"(?:==|@|\bv|\bversion\s+|\bto\s+|\bat\s+|\bon\s+)?(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?)\b(?!\.\d)"
+            r"(?:==|@|\bv|\bversion\s+|\bto\s+|\bat\s+|\bon\s+)?"
+            r"(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d*)?)\b(?!\.\d)"
         ),
         frozenset(
             {
@@ -65,7 +68,8 @@ _RULES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     (
         "host",
         re.compile(
-            r"\b((?:\d{1,3}\.){3}\d{1,3}|[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|lan|com|net|org|io|dev|cloud))\b"
+            r"\b((?:\d{1,3}\.){3}\d{1,3}"
+            r"|[a-z][\w-]*(?:\.[\w-]+)*\.(?:internal|local|lan|com|net|org|io|dev|cloud))\b"
         ),
         frozenset(
             {"host", "hostname", "server", "address", "point", "points", "pointing", "resolve"}
@@ -79,7 +83,9 @@ _RULES: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...] = (
     (
         "owner",
         re.compile(
-            r"\b(?:owned|maintained|run|led)\s+by\s+([A-Z][\w-]+)|\b([A-Z][\w-]+)\s+(?:now\s+)?owns\b|\bowner\s+(?:is|:)\s+(?:now\s+)?([A-Z][\w-]+)"
+            r"\b(?:owned|maintained|run|led)\s+by\s+([A-Z][\w-]+)"
+            r"|\b([A-Z][\w-]+)\s+(?:now\s+)?owns\b"
+            r"|\bowner\s+(?:is|:)\s+(?:now\s+)?([A-Z][\w-]+)"
         ),
         frozenset({"owned", "owner", "owns", "maintained", "led", "maintainer"}),
     ),

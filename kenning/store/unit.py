@@ -11,14 +11,13 @@ RPUSHes its id to the history list of the memory it names ``{prefix}events:{key}
 (kenning.store.audit) in the same step, so no crash of the caller can leave a change without its
 record or an event outside its memory's history.
 
-Cluster story (DESIGN §2, docs/architecture.md "Rules"): a unit names the keys it writes, the stream
-and the history lists, so it needs them on one server: true of the single Valkey Kenning runs on
-(its client is a plain ``valkey.Valkey``). On Valkey Cluster those keys hash to different slots and
-one script cannot hold them; a cluster store must then split each unit in this order: the writes and
-their history links on the memory's slot first, the stream XADD second, with a sweep that re-appends
-a linked event missing from the stream. That split is not built: Kenning does not run
-on a cluster client today.
-"""
+Cluster story (DESIGN §2, docs/architecture.md "Rules"): a unit names the keys it writes, the
+stream and the history lists, so it needs them on one server: true of the single Valkey Kenning
+runs on (its client is a plain ``valkey.Valkey``). On Valkey Cluster those keys hash to different
+slots and one script cannot hold them; a cluster store must then split each unit in this order:
+the writes and their history links on the memory's slot first, the stream XADD second, with a
+sweep that re-appends a linked event missing from the stream. That split is not built: Kenning
+does not run on a cluster client today. """
 
 from __future__ import annotations
 

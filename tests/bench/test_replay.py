@@ -15,12 +15,12 @@ from bench.replay import (
     project_only,
     replay,
     tags_only_index,
-    text,
     variants,
 )
 from kenning.engine import Engine
 from kenning.memory import Draft
 from kenning.recall import RecallRequest
+from kenning.store.client import text
 from kenning.store.search_module import REDISEARCH, VALKEY_SEARCH
 
 KNN: Command = ("FT.SEARCH", "idx",

@@ -76,9 +76,9 @@ def test_weak_match_flag_near_the_floor(settings: Settings, embedder: Embedder, 
         "object storage",
         "When does the nightly backup job copy the Valkey AOF to object storage?",
     )
-    # about 0.31: inside the band [0.2, 0.4)
+    # 0.30 int8 / 0.31 fp32 (AVX2): 0.09 or more inside the band [0.2, 0.4)
     assert_pair(embedder, TEXT, weak, above=0.2, below=0.4)
-    assert_pair(embedder, TEXT, strong, above=0.4)  # about 0.93
+    assert_pair(embedder, TEXT, strong, above=0.4)  # 0.93 / 0.94
     twin(banded, TEXT)
     hits = recall(banded, weak)
     assert [h.weak_match for h in hits] == [True]

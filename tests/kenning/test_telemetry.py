@@ -59,8 +59,8 @@ def test_spend_says_when_the_extras_fall_back(engine: Engine, settings: Settings
 def test_the_log_search_reads_words_the_log_stores_escaped(engine: Engine) -> None:
     engine.memories.remember(Draft(content="Deploys run from the release branch through Kamal"),
                              actor="pytest")
-    # fullwidth
-    engine.recaller.recall(RecallRequest("ｄｅｐｌｏｙｓ from which branch?", actor="agent-wide"))
+    fullwidth = "ｄｅｐｌｏｙｓ from which branch?"
+    engine.recaller.recall(RecallRequest(fullwidth, actor="agent-wide"))
     engine.recaller.recall(RecallRequest("déploiement: which branch deploys?", actor="agent-fr"))
     engine.recaller.recall(RecallRequest("which branch is released?", actor="agent-other"))
     found = engine.telemetry.search_log(text="Deploys").entries
