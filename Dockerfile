@@ -18,6 +18,7 @@ COPY kenning_cli ./kenning_cli
 COPY mcp_server ./mcp_server
 COPY web_ui ./web_ui
 COPY feed_worker ./feed_worker
+COPY serving ./serving
 # One venv at the path the run stage uses (the exported file's name is derived from the model's path):
 # install with the [export] extra, export + quantise once, then remove the export-only packages.
 RUN python -m venv /opt/venv \

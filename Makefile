@@ -29,8 +29,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 	@echo "==> installed into $(VENV)"
 
+LINTED := kenning kenning_cli serving mcp_server web_ui feed_worker tests bench scripts
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check kenning kenning_cli mcp_server web_ui feed_worker tests bench
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 	$(VENV)/bin/mypy
 
 # valkey-search, the production engine (no registry ships it; ../shared holds a build, see its README).

@@ -37,7 +37,7 @@ def worker() -> None:
     answer each with timings."""
     from bench.corpus import generate
     from bench.roundtrips import private_engine
-    from kenning.memory import Draft
+    from kenning.memory.memories import Draft
 
     items = generate("1k").items
     with private_engine() as (engine, _):
@@ -49,10 +49,16 @@ def worker() -> None:
                 start = time.perf_counter()
                 engine.ctx.embedder.embed(item.content)
                 middle = time.perf_counter()
-                result = engine.memories.remember(Draft(item.content, namespace=item.namespace,
-                                                        project=item.project,
-                                                        tags=item.tags, kind=item.kind),
-                                                  actor="bench")
+                result = engine.memories.remember(
+                    Draft(
+                        item.content,
+                        namespace=item.namespace,
+                        project=item.project,
+                        tags=item.tags,
+                        kind=item.kind,
+                    ),
+                    actor="bench",
+                )
                 out["embed"].append((middle - start) * 1000)
                 out["remember"].append((time.perf_counter() - middle) * 1000)
                 out["status"].append(result.status)
@@ -61,8 +67,9 @@ def worker() -> None:
 
 def _tree(ref: str, into: Path) -> Path:
     """The files of ``ref`` (git archive) under ``into``, with this script added."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True,
-                             capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
     shutil.copy(Path(__file__), into / "bench" / "ab_remember.py")
@@ -71,9 +78,14 @@ def _tree(ref: str, into: Path) -> Path:
 
 def _start(tree: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    return subprocess.Popen([sys.executable, "-m", "bench.ab_remember", "--worker"], cwd=tree,
-                            env=env, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.ab_remember", "--worker"],
+        cwd=tree,
+        env=env,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
 
 
 def _ask(proc: subprocess.Popen[str], order: dict[str, Any]) -> dict[str, list[Any]]:
@@ -92,15 +104,20 @@ def _ask(proc: subprocess.Popen[str], order: dict[str, Any]) -> dict[str, list[A
 
 def _summary(runs: dict[str, list[Any]]) -> dict[str, Any]:
     embed, remember = statistics.median(runs["embed"]), statistics.median(runs["remember"])
-    return {"texts": len(runs["remember"]), "stored": runs["status"].count("stored"),
-            "embed_p50_ms": round(embed, 3), "remember_p50_ms": round(remember, 3),
-            "ratio": round(remember / embed, 3),
-            "remember_minus_embed_ms": round(remember - embed, 3)}
+    return {
+        "texts": len(runs["remember"]),
+        "stored": runs["status"].count("stored"),
+        "embed_p50_ms": round(embed, 3),
+        "remember_p50_ms": round(remember, 3),
+        "ratio": round(remember / embed, 3),
+        "remember_minus_embed_ms": round(remember - embed, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.ab_remember",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.ab_remember", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--before", default="HEAD~1", help="the git ref measured against this tree")
     parser.add_argument("--texts", type=int, default=400)
     parser.add_argument("--batch", type=int, default=20)
@@ -116,14 +133,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for proc in sides.values():
                 _ask(proc, {"preload": args.preload})
-            runs: dict[str,
-                       dict[str, list[Any]]] = {name: {"embed": [], "remember": [], "status": []}
-                                                    for name in sides}
+            runs: dict[str, dict[str, list[Any]]] = {
+                name: {"embed": [], "remember": [], "status": []} for name in sides
+            }
             todo = list(range(args.preload, args.preload + args.texts))
             for n, start in enumerate(range(0, len(todo), args.batch)):
                 names = list(sides) if n % 2 == 0 else list(reversed(sides))
                 for name in names:
-                    got = _ask(sides[name], {"items": todo[start:start + args.batch]})
+                    got = _ask(sides[name], {"items": todo[start : start + args.batch]})
                     for field, values in got.items():
                         runs[name][field] += values
         finally:
@@ -131,15 +148,28 @@ def main(argv: list[str] | None = None) -> int:
                 if proc.stdin is not None:
                     proc.stdin.close()
                 proc.wait(timeout=60)
-    paired = [(a - ae) - (b - be)
-              for a, ae, b, be in zip(runs["after"]["remember"], runs["after"]["embed"],
-                                                          runs["before"]["remember"],
-                                                          runs["before"]["embed"],
-                                                          strict=True)]
-    print(json.dumps({"before_ref": args.before, "load_before": [round(x, 2) for x in load],
-                      "load_after": [round(x, 2) for x in os.getloadavg()],
-                      **{name: _summary(r) for name, r in runs.items()},
-                      "paired_p50_ms": round(statistics.median(paired), 3)}, indent=1))
+    paired = [
+        (a - ae) - (b - be)
+        for a, ae, b, be in zip(
+            runs["after"]["remember"],
+            runs["after"]["embed"],
+            runs["before"]["remember"],
+            runs["before"]["embed"],
+            strict=True,
+        )
+    ]
+    print(
+        json.dumps(
+            {
+                "before_ref": args.before,
+                "load_before": [round(x, 2) for x in load],
+                "load_after": [round(x, 2) for x in os.getloadavg()],
+                **{name: _summary(r) for name, r in runs.items()},
+                "paired_p50_ms": round(statistics.median(paired), 3),
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

@@ -14,7 +14,7 @@ import sys
 import uvicorn
 
 from bench.floor_server import build as app
-from kenning.settings import load_settings
+from kenning.core.settings import load_settings
 from kenning_cli.services import open_engine
 
 PATH = "/recall"

@@ -31,8 +31,9 @@ HANDSHAKE = "2025-11-25"  # the initialize-handshake protocol of the official SD
 Target = Callable[[dict[str, Any], int], Awaitable[list[str]]]
 
 
-async def call_all(targets: dict[str, Target], args: dict[str, Any], index: int,
-                   expected: list[str] | None) -> tuple[dict[str, float], list[str]]:
+async def call_all(
+    targets: dict[str, Target], args: dict[str, Any], index: int, expected: list[str] | None
+) -> tuple[dict[str, float], list[str]]:
     """Each target once, the order rotated by ``index`` so none always runs right after the
     engine call: seconds per target, and the targets whose hits were not ``expected`` (the engine
     call's keys, compared as a set: recency moves by the milliseconds between the
@@ -40,7 +41,7 @@ async def call_all(targets: dict[str, Target], args: dict[str, Any], index: int,
     timings: dict[str, float] = {}
     wrong: list[str] = []
     order = list(targets.items())
-    for name, call in order[index % len(order):] + order[:index % len(order)]:
+    for name, call in order[index % len(order) :] + order[: index % len(order)]:
         start = time.perf_counter()
         keys = await call(args, index)
         timings[name] = time.perf_counter() - start
@@ -68,9 +69,9 @@ def hit_keys(result: Any, target: str) -> list[str]:
     """The keys of a recall's hits, from the tool's structured result or the floor's body; a
     RuntimeError when it is not a recall result (a fast error must never pass as a fast call)."""
     hits = result.get("results") if isinstance(result, dict) else None
-    if not isinstance(hits,
-                      list) or not all(isinstance(h, dict) and isinstance(h.get("key"), str)
-                                       for h in hits):
+    if not isinstance(hits, list) or not all(
+        isinstance(h, dict) and isinstance(h.get("key"), str) for h in hits
+    ):
         raise RuntimeError(
             f"{target} answered something that is not a recall result: {str(result)[:300]}"
         )
@@ -80,6 +81,7 @@ def hit_keys(result: Any, target: str) -> list[str]:
 def through(client: Any) -> Target:
     """A recall through an MCP client library (fastmcp's ``Client`` or the
     SDK's ``ClientSession``)."""
+
     async def call(args: dict[str, Any], index: int) -> list[str]:
         result = await client.call_tool("recall", args)
         if result.is_error:
@@ -87,6 +89,7 @@ def through(client: Any) -> Target:
                 f"a recall through {type(client).__name__} failed: {str(result.content)[:300]}"
             )
         return hit_keys(result.structured_content, type(client).__name__)
+
     return call
 
 
@@ -97,8 +100,9 @@ async def floor_call(http: httpx.AsyncClient, url: str, args: dict[str, Any]) ->
     return hit_keys(response.json(), "the bare endpoint")
 
 
-async def raw_call(http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int,
-                   version: str) -> list[str]:
+async def raw_call(
+    http: httpx.AsyncClient, url: str, args: dict[str, Any], index: int, version: str
+) -> list[str]:
     """tools/call as one bare JSON-RPC POST: no client library, no handshake, no
     session (a stateless server)."""
     params: dict[str, Any] = {"name": "recall", "arguments": args}

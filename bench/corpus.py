@@ -17,51 +17,189 @@ from bench.scenarios import SCENARIOS, Scenario
 
 SIZES: dict[str, int] = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
 PER_PROJECT = 50
-MIX: dict[str, int] = {"build": 1, "test": 1, "deploy": 1, "style": 3, "pin": 5, "quirk": 5,
-                       "decision": 5,
-                       "bug": 8, "experience": 3}
+MIX: dict[str, int] = {
+    "build": 1,
+    "test": 1,
+    "deploy": 1,
+    "style": 3,
+    "pin": 5,
+    "quirk": 5,
+    "decision": 5,
+    "bug": 8,
+    "experience": 3,
+}
 GLOBAL = "global"
 
-_FIRST = ("atlas", "borealis", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "indigo",
-          "juniper",
-          "kestrel", "lumen", "magnet", "nimbus", "onyx", "pylon", "quartz", "raven", "sierra",
-          "tundra",
-          "umber", "vertex", "willow", "xenon", "yarrow", "zephyr", "amber", "birch", "cedar",
-          "dune",
-          "echo", "falcon", "glacier", "heron", "iris", "jasper", "krypton", "lotus", "meridian",
-          "nova",
-          "orbit", "pepper", "quill", "rustic", "saffron")
-_SECOND = ("api", "web", "ingest", "billing", "auth", "search", "mobile", "etl", "gateway",
-           "ledger", "portal",
-           "scheduler", "notifier", "crawler", "reports", "admin", "sync", "payments", "catalog",
-           "checkout",
-           "inventory", "metrics", "docs", "cli", "agent", "router", "vault", "stream", "forms",
-           "media",
-           "maps", "chat", "orders", "quotes", "import", "export", "risk", "pricing", "support",
-           "tickets",
-           "jobs", "mail", "feeds", "graph", "proxy")
-_MODULES = ("billing", "ledger", "accounts", "invoices", "sessions", "uploads", "exports",
-            "webhooks", "reports",
-            "search", "catalog", "orders", "payouts", "audit", "notifications", "imports",
-            "pricing", "shipping")
-_VENDORS = ("Stripe", "Adyen", "Shopify", "Zendesk", "HubSpot", "Twilio", "SendGrid", "Mailjet",
-            "Xero",
-            "Salesforce", "Contentful", "Algolia", "Mollie", "Klarna", "DocuSign", "Intercom")
-_BUILD = ("make build", "npm run build", "cargo build --release", "go build ./cmd/{service}",
-          "mvn -q package -DskipTests", "python -m build", "bazel build //{service}:all",
-          "gradle assemble",
-          "pnpm -r build", "uv build")
-_TEST = ("pytest -x -q", "npm test -- --runInBand", "go test ./... -race", "cargo nextest run",
-         "mvn -q verify",
-         "tox -e py311", "make check", "pnpm vitest run", "bundle exec rspec", "dotnet test")
-_TEST_NOTES = ("The integration tests need Docker running.",
-               "Set {env}_SKIP_SLOW=1 to skip the network tests.",
-               "Snapshots live under tests/__snapshots__; update them with -u.",
-               "Run `make db` first: the suite expects a migrated Postgres on port {port}.")
-_DEPLOY = ("fly deploy --app {service}", "kubectl rollout restart deploy/{service}",
-           "ansible-playbook deploy.yml",
-           "helm upgrade {service} ./chart", "cap production deploy",
-           "./scripts/release.sh {service}")
+_FIRST = (
+    "atlas",
+    "borealis",
+    "cobalt",
+    "delta",
+    "ember",
+    "fjord",
+    "granite",
+    "harbor",
+    "indigo",
+    "juniper",
+    "kestrel",
+    "lumen",
+    "magnet",
+    "nimbus",
+    "onyx",
+    "pylon",
+    "quartz",
+    "raven",
+    "sierra",
+    "tundra",
+    "umber",
+    "vertex",
+    "willow",
+    "xenon",
+    "yarrow",
+    "zephyr",
+    "amber",
+    "birch",
+    "cedar",
+    "dune",
+    "echo",
+    "falcon",
+    "glacier",
+    "heron",
+    "iris",
+    "jasper",
+    "krypton",
+    "lotus",
+    "meridian",
+    "nova",
+    "orbit",
+    "pepper",
+    "quill",
+    "rustic",
+    "saffron",
+)
+_SECOND = (
+    "api",
+    "web",
+    "ingest",
+    "billing",
+    "auth",
+    "search",
+    "mobile",
+    "etl",
+    "gateway",
+    "ledger",
+    "portal",
+    "scheduler",
+    "notifier",
+    "crawler",
+    "reports",
+    "admin",
+    "sync",
+    "payments",
+    "catalog",
+    "checkout",
+    "inventory",
+    "metrics",
+    "docs",
+    "cli",
+    "agent",
+    "router",
+    "vault",
+    "stream",
+    "forms",
+    "media",
+    "maps",
+    "chat",
+    "orders",
+    "quotes",
+    "import",
+    "export",
+    "risk",
+    "pricing",
+    "support",
+    "tickets",
+    "jobs",
+    "mail",
+    "feeds",
+    "graph",
+    "proxy",
+)
+_MODULES = (
+    "billing",
+    "ledger",
+    "accounts",
+    "invoices",
+    "sessions",
+    "uploads",
+    "exports",
+    "webhooks",
+    "reports",
+    "search",
+    "catalog",
+    "orders",
+    "payouts",
+    "audit",
+    "notifications",
+    "imports",
+    "pricing",
+    "shipping",
+)
+_VENDORS = (
+    "Stripe",
+    "Adyen",
+    "Shopify",
+    "Zendesk",
+    "HubSpot",
+    "Twilio",
+    "SendGrid",
+    "Mailjet",
+    "Xero",
+    "Salesforce",
+    "Contentful",
+    "Algolia",
+    "Mollie",
+    "Klarna",
+    "DocuSign",
+    "Intercom",
+)
+_BUILD = (
+    "make build",
+    "npm run build",
+    "cargo build --release",
+    "go build ./cmd/{service}",
+    "mvn -q package -DskipTests",
+    "python -m build",
+    "bazel build //{service}:all",
+    "gradle assemble",
+    "pnpm -r build",
+    "uv build",
+)
+_TEST = (
+    "pytest -x -q",
+    "npm test -- --runInBand",
+    "go test ./... -race",
+    "cargo nextest run",
+    "mvn -q verify",
+    "tox -e py311",
+    "make check",
+    "pnpm vitest run",
+    "bundle exec rspec",
+    "dotnet test",
+)
+_TEST_NOTES = (
+    "The integration tests need Docker running.",
+    "Set {env}_SKIP_SLOW=1 to skip the network tests.",
+    "Snapshots live under tests/__snapshots__; update them with -u.",
+    "Run `make db` first: the suite expects a migrated Postgres on port {port}.",
+)
+_DEPLOY = (
+    "fly deploy --app {service}",
+    "kubectl rollout restart deploy/{service}",
+    "ansible-playbook deploy.yml",
+    "helm upgrade {service} ./chart",
+    "cap production deploy",
+    "./scripts/release.sh {service}",
+)
 _FILLER = (
     "Session {date}: refactored `{module}/{file}.py`; {n} tests added, nothing pending.",
     "Paired with {person} on the {module} importer; the next step is the retry path.",
@@ -74,10 +212,32 @@ _FILLER = (
     "Cleaned up {n} unused feature flags in {module} on {date}.",
     "Left a TODO in `{module}/{file}.py` about the pagination edge case (empty last page).",
 )
-_PEOPLE = ("Ana", "Bo", "Chidi", "Dana", "Emeka", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kai",
-           "Lena")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October")
+_PEOPLE = (
+    "Ana",
+    "Bo",
+    "Chidi",
+    "Dana",
+    "Emeka",
+    "Fatima",
+    "Goran",
+    "Hana",
+    "Ivo",
+    "Jun",
+    "Kai",
+    "Lena",
+)
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+)
 
 
 @dataclass(frozen=True)
@@ -122,38 +282,44 @@ def slots(rng: random.Random, project: str) -> dict[str, str]:
     """Per-project values for the scenario templates."""
     service = project.split("-", maxsplit=1)[0] + "-" + rng.choice(("svc", "worker", "api", "app"))
     values = {
-        "service": service, "module": rng.choice(_MODULES), "vendor": rng.choice(_VENDORS),
+        "service": service,
+        "module": rng.choice(_MODULES),
+        "vendor": rng.choice(_VENDORS),
         "branch": rng.choice(("main", "trunk", "release", "production")),
         "ci": rng.choice(("GitHub Actions", "GitLab", "Buildkite", "Jenkins", "Drone")),
-        "region": rng.choice(("eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-2", "fra1",
-                              "ams3")),
+        "region": rng.choice(
+            ("eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-2", "fra1", "ams3")
+        ),
         "out_dir": rng.choice(("dist/", "build/", "target/release/", "out/", "bin/")),
         "linelen": str(rng.choice((88, 100, 110, 120))),
-              "env": project.split("-", maxsplit=1)[0].upper(),
+        "env": project.split("-", maxsplit=1)[0].upper(),
         "port": str(rng.randint(5400, 5499)),
-              "numpy_ver": f"1.{rng.randint(21, 26)}.{rng.randint(0, 4)}",
-        "pyd_ver": f"1.10.{rng.randint(2, 18)}", "pyd_next": "2",
-              "node_ver": (f"{rng.choice((16, 18, 20))}."
-        f"{rng.randint(0, 19)}.{rng.randint(0, 9)}"),
-              "pkg": rng.choice(("sharp", "node-sass", "canvas", "bcrypt",
-                                                                        "@acme/design-system",
-                                                                        "sqlite3")),
+        "numpy_ver": f"1.{rng.randint(21, 26)}.{rng.randint(0, 4)}",
+        "pyd_ver": f"1.10.{rng.randint(2, 18)}",
+        "pyd_next": "2",
+        "node_ver": (f"{rng.choice((16, 18, 20))}.{rng.randint(0, 19)}.{rng.randint(0, 9)}"),
+        "pkg": rng.choice(
+            ("sharp", "node-sass", "canvas", "bcrypt", "@acme/design-system", "sqlite3")
+        ),
         "crypto_ver": f"{rng.randint(36, 41)}.0.{rng.randint(0, 8)}",
         "react_ver": f"18.{rng.randint(0, 3)}.{rng.randint(0, 1)}",
         "sqla_ver": f"1.4.{rng.randint(30, 52)}",
-              "go_ver": f"1.{rng.randint(19, 22)}.{rng.randint(0, 9)}",
+        "go_ver": f"1.{rng.randint(19, 22)}.{rng.randint(0, 9)}",
         "pkg_mgr": rng.choice(("npm", "poetry", "pip-compile", "cargo", "bundle")),
         "pkg_ver": f"{rng.randint(0, 9)}.{rng.randint(0, 30)}.{rng.randint(0, 20)}",
-        "pg_ver": f"{rng.randint(12, 16)}.{rng.randint(1, 9)}", "py_ver": f"3.{rng.randint(9, 12)}",
+        "pg_ver": f"{rng.randint(12, 16)}.{rng.randint(1, 9)}",
+        "py_ver": f"3.{rng.randint(9, 12)}",
         "rate": str(rng.choice((60, 100, 120, 300, 600))),
-              "bucket": f"{project}-{rng.choice(('assets', 'exports'))}",
-        "ttl": str(rng.choice((30, 60, 300, 900))), "batch": str(rng.choice((50, 100, 500, 1000))),
+        "bucket": f"{project}-{rng.choice(('assets', 'exports'))}",
+        "ttl": str(rng.choice((30, 60, 300, 900))),
+        "batch": str(rng.choice((50, 100, 500, 1000))),
         "queue": rng.choice(("RQ on Valkey", "SQS", "RabbitMQ", "Postgres SKIP LOCKED")),
         "table": rng.choice(("orders", "accounts", "invoices", "feature_flags", "payouts", "jobs")),
-        "retries": str(rng.randint(2, 6)), "secs": str(rng.randint(8, 90)),
-              "pool": f"max {rng.randint(5, 40)}",
+        "retries": str(rng.randint(2, 6)),
+        "secs": str(rng.randint(8, 90)),
+        "pool": f"max {rng.randint(5, 40)}",
         "days": str(rng.randint(2, 21)),
-              "deploy_target": rng.choice(("a single VM", "ECS", "Fly.io", "Heroku")),
+        "deploy_target": rng.choice(("a single VM", "ECS", "Fly.io", "Heroku")),
         "ticket": f"{project.split('-', maxsplit=1)[0][:3].upper()}-{rng.randint(100, 9999)}",
     }
     values["build_cmd"] = rng.choice(_BUILD).format(service=service)
@@ -183,8 +349,9 @@ class _Codes:
                 return code
 
 
-def _project_items(rng: random.Random, project: str, codes: _Codes,
-                   per_project: int) -> Iterator[Item]:
+def _project_items(
+    rng: random.Random, project: str, codes: _Codes, per_project: int
+) -> Iterator[Item]:
     groups: dict[str, list[Scenario]] = {}
     for s in SCENARIOS:
         groups.setdefault(s.group, []).append(s)
@@ -195,9 +362,16 @@ def _project_items(rng: random.Random, project: str, codes: _Codes,
             local = dict(values, code=codes.new(project))
             ident = local[scenario.ident] if scenario.ident else None
             kind = "experience" if scenario.group == "experience" else "memory"
-            yield Item(f"{project}/{scenario.id}", project, scenario.namespace,
-                       render(scenario, local),
-                       scenario.id, ident, scenario.tags, kind)
+            yield Item(
+                f"{project}/{scenario.id}",
+                project,
+                scenario.namespace,
+                render(scenario, local),
+                scenario.id,
+                ident,
+                scenario.tags,
+                kind,
+            )
             count += 1
     for n in range(per_project - count):
         yield Item(f"{project}/note-{n}", project, "episodic", filler(rng, values))
@@ -206,10 +380,14 @@ def _project_items(rng: random.Random, project: str, codes: _Codes,
 def filler(rng: random.Random, values: dict[str, str]) -> str:
     template = rng.choice(_FILLER)
     return template.format(
-        date=f"2026-{rng.randint(1, 9):02d}-{rng.randint(1, 28):02d}", module=rng.choice(_MODULES),
+        date=f"2026-{rng.randint(1, 9):02d}-{rng.randint(1, 28):02d}",
+        module=rng.choice(_MODULES),
         file=rng.choice(("client", "models", "views", "tasks", "schema", "parser", "service")),
-        n=rng.randint(2, 400), person=rng.choice(_PEOPLE), month=rng.choice(_MONTHS),
-                           vendor=values["vendor"])
+        n=rng.randint(2, 400),
+        person=rng.choice(_PEOPLE),
+        month=rng.choice(_MONTHS),
+        vendor=values["vendor"],
+    )
 
 
 def generate(size: str, seed: int = 7) -> Corpus:
@@ -228,6 +406,8 @@ def generate(size: str, seed: int = 7) -> Corpus:
         corpus.items += list(_project_items(rng, project, codes, PER_PROJECT))
     last = corpus.projects()[-1]
     extra = total - len(corpus.items)
-    corpus.items += [Item(f"{last}/extra-{n}", last, "episodic", filler(rng, slots(rng, last)))
-                     for n in range(extra)]
+    corpus.items += [
+        Item(f"{last}/extra-{n}", last, "episodic", filler(rng, slots(rng, last)))
+        for n in range(extra)
+    ]
     return corpus

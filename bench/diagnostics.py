@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from bench import metrics
 from bench.corpus import GLOBAL
 from bench.families import Query
-from kenning import query as q
-from kenning.schema import NAMESPACES, vector_bytes
+from kenning.core import query as q
+from kenning.core.schema import NAMESPACES, vector_bytes
 
 if TYPE_CHECKING:
-    from bench.runner import Run
+    from bench.run import Run
 
 FLOORS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 K = 10
@@ -30,12 +30,20 @@ def ranked(run: Run, query: Query) -> list[tuple[str, float]]:
     clauses = [q.tag("state", ["active"])]
     if query.project:
         clauses.append(q.tag("project", [query.project, GLOBAL]))
-    search = q.Search(index=run.engine.ctx.index, namespaces=NAMESPACES, clauses=tuple(clauses),
-                      knn=K,
-                      vector=vector, ef_runtime=max(run.engine.ctx.settings.ef_runtime, K),
-                      return_fields=("created_at", "distance"), limit=K)
-    out = [(run.uid_of.get(h.memory.key, h.memory.key), h.similarity)
-           for h in run.engine.store.memories.search(search).hits]
+    search = q.Search(
+        index=run.engine.ctx.index,
+        namespaces=NAMESPACES,
+        clauses=tuple(clauses),
+        knn=K,
+        vector=vector,
+        ef_runtime=max(run.engine.ctx.settings.ef_runtime, K),
+        return_fields=("created_at", "distance"),
+        limit=K,
+    )
+    out = [
+        (run.uid_of.get(h.memory.key, h.memory.key), h.similarity)
+        for h in run.engine.store.memories.search(search).hits
+    ]
     return sorted(out, key=lambda pair: pair[1], reverse=True)[:K]
 
 
@@ -43,15 +51,25 @@ def floor_sweep(run: Run, answerable: list[Query], unanswerable: list[Query]) ->
     """Vector-only recall@5 of answerable queries and abstention of unanswerable ones, per floor."""
     found = [ranked(run, x) for x in answerable]
     empty = [ranked(run, x) for x in unanswerable]
-    target_sims = [next((s for u, s in got if u in x.targets), None)
-                   for got, x in zip(found, answerable, strict=True)]
+    target_sims = [
+        next((s for u, s in got if u in x.targets), None)
+        for got, x in zip(found, answerable, strict=True)
+    ]
     rows = []
     for floor in FLOORS:
-        ranks = [metrics.first_rank([u for u, s in got if s >= floor], x.targets)
-                 for got, x in zip(found, answerable, strict=True)]
-        rows.append({"floor": floor, "recall@5": metrics.recall_at(ranks, 5),
-                     "abstention": metrics.abstention([sum(1 for _, s in got if s >= floor)
-                                                       for got in empty])})
+        ranks = [
+            metrics.first_rank([u for u, s in got if s >= floor], x.targets)
+            for got, x in zip(found, answerable, strict=True)
+        ]
+        rows.append(
+            {
+                "floor": floor,
+                "recall@5": metrics.recall_at(ranks, 5),
+                "abstention": metrics.abstention(
+                    [sum(1 for _, s in got if s >= floor) for got in empty]
+                ),
+            }
+        )
     known = [s for s in target_sims if s is not None]
     tops = [got[0][1] for got in empty if got]
     return {
@@ -67,6 +85,7 @@ def floor_sweep(run: Run, answerable: list[Query], unanswerable: list[Query]) ->
 def commands_per_call(run: Run, client: Any, calls: list[Query]) -> dict[str, float]:
     """Valkey commands per recall by command name (INFO commandstats before
     and after), busiest first."""
+
     def stats() -> dict[str, int]:
         raw: Any = client.info("commandstats")
         return {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in raw.items()}
@@ -75,7 +94,8 @@ def commands_per_call(run: Run, client: Any, calls: list[Query]) -> dict[str, fl
     for query in calls:
         run.recall(query, keep=False)
     after = stats()
-    per_call = {name: (count - before.get(name, 0)) / max(len(calls), 1)
-                for name, count in after.items()}
+    per_call = {
+        name: (count - before.get(name, 0)) / max(len(calls), 1) for name, count in after.items()
+    }
     per_call.pop("info", None)  # the harness's own INFO calls
     return dict(sorted(((k, v) for k, v in per_call.items() if v > 0), key=lambda kv: -kv[1]))

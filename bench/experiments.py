@@ -31,19 +31,70 @@ import numpy as np
 
 from bench import families
 from bench.corpus import GLOBAL, Corpus, generate
-from kenning.embedding import Embedder, load_embedder
-from kenning.settings import load_settings
+from kenning.core.settings import load_settings
+from kenning.runtime.embedding import Embedder, load_embedder
 
 Scores = np.ndarray[Any, Any]
 FLOORS = (0.0, 0.2, 0.25, 0.3)
-_STOP = frozenset((
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from", "is",
-                   "are", "was",
-    "were", "be", "been", "it", "this", "that", "these", "those", "do", "does", "did", "how",
-                   "what", "why", "which",
-    "who", "where", "when", "i", "we", "our", "you", "my", "me", "us", "can", "may", "should",
-                   "must", "not", "no",
-    "as", "into", "about", "ever", "any", "there", "here"))
+_STOP = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "by",
+        "at",
+        "from",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "it",
+        "this",
+        "that",
+        "these",
+        "those",
+        "do",
+        "does",
+        "did",
+        "how",
+        "what",
+        "why",
+        "which",
+        "who",
+        "where",
+        "when",
+        "i",
+        "we",
+        "our",
+        "you",
+        "my",
+        "me",
+        "us",
+        "can",
+        "may",
+        "should",
+        "must",
+        "not",
+        "no",
+        "as",
+        "into",
+        "about",
+        "ever",
+        "any",
+        "there",
+        "here",
+    )
+)
 _SCAFFOLD = re.compile(
     r"^(how (do|does|did|should|can|are|is|many|fast|big|long|strict) (i|we|you|a|the)?\s*|what "
     r"(is|are|was|do|does|did|should|must)?\s*(the|a|our|i)?\s*|why "
@@ -73,9 +124,15 @@ def words(text: str) -> list[str]:
     for raw in re.findall(r"[a-z0-9]+", text.lower()):
         if raw in _STOP or len(raw) < 2:
             continue
-        cut = next((len(x) for x in ("ing", "ed", "es", "s") if raw.endswith(x)
-                    and len(raw) - len(x) >= 3), 0)
-        out.append(raw[:len(raw) - cut])
+        cut = next(
+            (
+                len(x)
+                for x in ("ing", "ed", "es", "s")
+                if raw.endswith(x) and len(raw) - len(x) >= 3
+            ),
+            0,
+        )
+        out.append(raw[: len(raw) - cut])
     return out
 
 
@@ -106,8 +163,9 @@ class Bm25:
         return out
 
 
-def score_all(corpus: Corpus, embedder: Embedder,
-              queries: dict[str, list[families.Query]]) -> dict[str, list[Scored]]:
+def score_all(
+    corpus: Corpus, embedder: Embedder, queries: dict[str, list[families.Query]]
+) -> dict[str, list[Scored]]:
     items = corpus.items
     matrix = np.stack(embedder.embed_many([i.content for i in items]))
     bm25 = Bm25([i.content for i in items])
@@ -119,11 +177,15 @@ def score_all(corpus: Corpus, embedder: Embedder,
         out[family] = []
         for query in batch:
             rows = rows_of[query.project or GLOBAL] + rows_of[GLOBAL]
-            out[family].append(Scored(
-                targets=query.targets, uids=tuple(items[r].uid for r in rows),
-                similarity=matrix[rows] @ embedder.embed(query.text),
-                stripped=matrix[rows] @ embedder.embed(stripped(query.text)),
-                bm25=bm25.scores(query.text, rows)))
+            out[family].append(
+                Scored(
+                    targets=query.targets,
+                    uids=tuple(items[r].uid for r in rows),
+                    similarity=matrix[rows] @ embedder.embed(query.text),
+                    stripped=matrix[rows] @ embedder.embed(stripped(query.text)),
+                    bm25=bm25.scores(query.text, rows),
+                )
+            )
     return out
 
 
@@ -140,8 +202,9 @@ def evaluate(scored: dict[str, list[Scored]], rule: Rule) -> dict[str, float]:
             top = [s.uids[j] for j in np.argsort(-ranking)[:5] if np.isfinite(ranking[j])]
             found += any(uid in s.targets for uid in top)
         result[family] = found / max(len(scored[family]), 1)
-    result["g"] = sum(1 for s in scored["g"]
-                      if not np.isfinite(rule(s)).any()) / max(len(scored["g"]), 1)
+    result["g"] = sum(1 for s in scored["g"] if not np.isfinite(rule(s)).any()) / max(
+        len(scored["g"]), 1
+    )
     return result
 
 
@@ -158,6 +221,7 @@ def relative(z: float, at: float) -> Rule:
     def rule(s: Scored) -> Scores:
         spread = max(float(s.similarity.std()), 1e-9)
         return floor(s.similarity, at, (s.similarity - s.similarity.mean()) / spread >= z)
+
     return rule
 
 
@@ -172,30 +236,34 @@ def unscaffolded(at: float) -> Rule:
 def strategies() -> list[tuple[str, Rule]]:
     out = [(f"floor {f}", absolute(f)) for f in FLOORS]
     out += [(f"z >= {z} & floor {f}", relative(z, f)) for z in (1.5, 2.0, 2.5) for f in (0.15, 0.2)]
-    out += [(f"bm25 {w} & floor {f}", hybrid(w, f)) for w in (0.05, 0.1, 0.2)
-            for f in (0.25, 0.3, 0.35)]
+    out += [
+        (f"bm25 {w} & floor {f}", hybrid(w, f)) for w in (0.05, 0.1, 0.2) for f in (0.25, 0.3, 0.35)
+    ]
     out += [(f"stripped & floor {f}", unscaffolded(f)) for f in FLOORS]
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.experiments",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.experiments", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--size", choices=("1k", "10k", "100k"), default="10k")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args(argv)
     corpus = generate(args.size, args.seed)
     rng = random.Random(f"families:{args.seed}")  # the order of bench.runner.run_families
-    queries = {"a": families.verbatim_queries(corpus, rng, args.queries),
-               "b": families.paraphrase_queries(corpus, rng, args.queries)}
+    queries = {
+        "a": families.verbatim_queries(corpus, rng, args.queries),
+        "b": families.paraphrase_queries(corpus, rng, args.queries),
+    }
     families.identifier_queries(corpus, rng, args.queries)
     queries["c"] = families.distractor_queries(corpus, rng, args.queries)
     queries["g"] = families.no_answer_queries(corpus, rng)
     embedder = load_embedder(load_settings())
     print(
         f"{args.size} corpus, {embedder.model_name}: exact cosine per project "
-          "(+global); recall@5 and abstention",
+        "(+global); recall@5 and abstention",
         flush=True,
     )
     scored = score_all(corpus, embedder, queries)

@@ -17,10 +17,15 @@ from bench.scenarios import SCENARIOS
 
 SCENARIO = {s.id: s for s in SCENARIOS}
 FAMILIES = {
-    "a": "near-verbatim", "b": "paraphrase", "c": "cross-project distractor",
-            "d": "superseded facts",
-    "e": "suppressed & forgotten", "f": "near-duplicate writes", "g": "no-answer (abstention)",
-    "h": "exact identifiers", "i": "graveyard warnings",
+    "a": "near-verbatim",
+    "b": "paraphrase",
+    "c": "cross-project distractor",
+    "d": "superseded facts",
+    "e": "suppressed & forgotten",
+    "f": "near-duplicate writes",
+    "g": "no-answer (abstention)",
+    "h": "exact identifiers",
+    "i": "graveyard warnings",
 }
 
 # No memory of the corpus answers these. Off-domain ones and in-domain ones
@@ -103,8 +108,9 @@ def paraphrase_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query
 
 def distractor_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query]:
     """The same scenario in two projects: the filter names one, the other must not come back."""
-    twins = [group for group in corpus.by_scenario().values()
-             if len({i.project for i in group}) >= 2]
+    twins = [
+        group for group in corpus.by_scenario().values() if len({i.project for i in group}) >= 2
+    ]
     out: list[Query] = []
     for _ in range(n):
         group = rng.choice(twins)
@@ -112,8 +118,11 @@ def distractor_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query
         if GLOBAL in (target.project, other.project):
             continue
         scenario = SCENARIO[target.scenario or ""]
-        out.append(Query("c", rng.choice(scenario.paraphrases), target.project, (target.uid,),
-                         (other.uid,)))
+        out.append(
+            Query(
+                "c", rng.choice(scenario.paraphrases), target.project, (target.uid,), (other.uid,)
+            )
+        )
     return out
 
 
@@ -121,8 +130,9 @@ def identifier_queries(corpus: Corpus, rng: random.Random, n: int) -> list[Query
     """An error code, ticket or version pin, alone or in a short question."""
     # A bare version number ("3.12") names nothing on its own; identifiers carry
     # letters (E-codes, pkg==1.2).
-    carriers = [i for i in _facts(corpus) if i.ident
-                and re.search(r"[A-Za-z]", identifier_token(i))]
+    carriers = [
+        i for i in _facts(corpus) if i.ident and re.search(r"[A-Za-z]", identifier_token(i))
+    ]
     out: list[Query] = []
     for item in rng.sample(carriers, min(n, len(carriers))):
         token = identifier_token(item)
@@ -151,8 +161,9 @@ def duplicate_writes(corpus: Corpus, rng: random.Random, n: int) -> list[Write]:
     out: list[Write] = []
     for index, item in enumerate(rng.sample(facts, min(n, len(facts)))):
         if index % 2 == 0:
-            out.append(Write(reword(item.content, rng), item.project, item.namespace, item.uid,
-                             item.uid))
+            out.append(
+                Write(reword(item.content, rng), item.project, item.namespace, item.uid, item.uid)
+            )
             continue
         fresh = render(SCENARIO[item.scenario or ""], _fresh_values(rng, item))
         if fresh != item.content:

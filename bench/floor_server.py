@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.recall import RecallRequest
 
 ACTOR = "bench-floor"
 THREADS = 16  # mcp_server.runtime.ENGINE_THREADS: the same bound on engine threads
@@ -36,9 +36,12 @@ def build(engine: Engine) -> Starlette:
         if not limiter:
             limiter.append(anyio.CapacityLimiter(THREADS))
         body: dict[str, Any] = await request.json()
-        ask = RecallRequest(str(body["query"]), projects=body.get("projects"),
-                            top_k=int(body.get("top_k", 10)),
-                            actor=ACTOR)
+        ask = RecallRequest(
+            str(body["query"]),
+            projects=body.get("projects"),
+            top_k=int(body.get("top_k", 10)),
+            actor=ACTOR,
+        )
         result = await anyio.to_thread.run_sync(engine.recaller.recall, ask, limiter=limiter[0])
         return JSONResponse(result.public(full=True))  # the body the recall tool returns
 
@@ -50,8 +53,9 @@ def main() -> None:
 
     settings = Settings()
     app = build(open_engine(settings))
-    uvicorn.run(app, host=settings.mcp_host, port=settings.mcp_port, log_level="warning",
-                access_log=False)
+    uvicorn.run(
+        app, host=settings.mcp_host, port=settings.mcp_port, log_level="warning", access_log=False
+    )
 
 
 if __name__ == "__main__":

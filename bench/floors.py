@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from bench import metrics
 from bench.families import Query
-from kenning.query import Search
-from kenning.schema import vector_bytes
+from kenning.core.query import Search
+from kenning.core.schema import vector_bytes
 from kenning.store.client import call
 
 if TYPE_CHECKING:
-    from bench.runner import Run
+    from bench.run import Run
 
 KNN = 10
 
@@ -42,19 +42,30 @@ def recall(run: Run, queries: list[Query]) -> dict[str, Any]:
         start = time.perf_counter()
         vector = vector_bytes(ctx.embedder.embed(query.text))
         embedded = time.perf_counter()
-        search = Search(index=index, knn=KNN, vector=vector,
-                        ef_runtime=max(ctx.settings.ef_runtime, KNN),
-                        return_fields=("distance",))
+        search = Search(
+            index=index,
+            knn=KNN,
+            vector=vector,
+            ef_runtime=max(ctx.settings.ef_runtime, KNN),
+            return_fields=("distance",),
+        )
         call(ctx.store.client.execute_command, *search.args())
         searched = time.perf_counter()
         run.recall(query, keep=False)
         times["embed"].append(embedded - start)
         times["bare_knn"].append(searched - embedded)
         times["recall"].append(time.perf_counter() - searched)
-    out: dict[str,
-              Any] = {name: metrics.latency_summary(samples) for name, samples in times.items()}
-    out.update({"index": index, "index_documents": _documents(run, index), "queries": len(queries),
-                "recall_over_floor": _over(out["recall"], out["embed"], out["bare_knn"])})
+    out: dict[str, Any] = {
+        name: metrics.latency_summary(samples) for name, samples in times.items()
+    }
+    out.update(
+        {
+            "index": index,
+            "index_documents": _documents(run, index),
+            "queries": len(queries),
+            "recall_over_floor": _over(out["recall"], out["embed"], out["bare_knn"]),
+        }
+    )
     return out
 
 
@@ -70,6 +81,7 @@ def _over(value: dict[str, float], *floors: dict[str, float]) -> float | None:
 
 def ratios(result: dict[str, Any]) -> dict[str, float | None]:
     """The issue's ratios from one result (None where the run did not measure the inputs). Pure."""
+
     def get(*path: str) -> Any:
         data: Any = result
         for part in path:
@@ -86,8 +98,9 @@ def ratios(result: dict[str, Any]) -> dict[str, float | None]:
     return {
         "recall_over_floor": get("floors", "recall", "recall_over_floor"),
         **_mcp(get),
-        "bare_endpoint_minus_engine_ms": get("mcp", "recall_paired", "added_by_bare_endpoint",
-                                             "p50_ms"),
+        "bare_endpoint_minus_engine_ms": get(
+            "mcp", "recall_paired", "added_by_bare_endpoint", "p50_ms"
+        ),
         "remember_over_embed": remember / remember_embed if remember and remember_embed else None,
         "import_over_embedding_rate": imported / embedded if imported and embedded else None,
     }
@@ -99,12 +112,15 @@ def _mcp(get: Callable[..., Any]) -> dict[str, float | None]:
     JSON-RPC POST (the server alone)."""
     out: dict[str, float | None] = {}
     for client, prefix in (("", "mcp_"), ("_sdk", "mcp_sdk_"), ("_bare_post", "mcp_bare_post_")):
-        out[f"{prefix}minus_engine_ms"] = get("mcp", "recall_paired", f"added_by_mcp{client}",
-                                              "p50_ms")
-        out[f"{prefix}minus_bare_endpoint_ms"] = get("mcp", "recall_paired",
-                                                     f"mcp{client}_minus_bare_endpoint",
-                                                     "p50_ms")
+        out[f"{prefix}minus_engine_ms"] = get(
+            "mcp", "recall_paired", f"added_by_mcp{client}", "p50_ms"
+        )
+        out[f"{prefix}minus_bare_endpoint_ms"] = get(
+            "mcp", "recall_paired", f"mcp{client}_minus_bare_endpoint", "p50_ms"
+        )
     return out
+
+
 def import_rates(result: dict[str, Any]) -> tuple[float | None, float | None]:
     """(import, embedding-only) texts per second: the interleaved rounds'
     (``bench.import_rate``), else, for runs made before them, the whole import's and the separate

@@ -19,45 +19,74 @@ from typing import Any
 START = date(2023, 1, 9)  # a Monday
 PROJECT = "timeline"
 PEOPLE = ("Priya", "Nate", "Joanna", "Marco", "Aiko", "Tomas", "Leila", "Bruno")
-SERVICES = ("billing", "search", "checkout", "inventory", "notifications", "reporting", "auth",
-            "shipping")
-DECISIONS = (
-    "freeze the public API until the audit is done", "move the nightly export to object storage",
-    "drop the legacy XML endpoint", "add a canary stage before every release",
-             "cap retries at three",
-    "log request bodies only in staging", "rotate the signing keys every ninety days",
-    "split the read replica from the reporting queries",
-             "keep feature flags for at most two sprints",
-    "require two reviewers for schema migrations", "batch the webhooks every five minutes",
-    "serve thumbnails from the CDN", "stop paging on warnings at night",
-             "pin the base image by digest",
+SERVICES = (
+    "billing",
+    "search",
+    "checkout",
+    "inventory",
+    "notifications",
+    "reporting",
+    "auth",
+    "shipping",
 )
-TOOLS = (("Valkey", "its search module is fast and it is open source"),
-         ("Caddy", "it renews certificates on its own"), ("Temporal", "workflows survive restarts"),
-         ("DuckDB", "analysts can query parquet files directly"),
-         ("Loki", "it indexes labels, not log lines"),
-         ("Renovate", "it groups dependency updates per week"),
-         ("Tilt", "local clusters reload on save"),
-         ("Vector", "one binary ships logs and metrics"))
-FACTS = ("the vendor files arrive as semicolon-separated CSV in Latin-1",
-         "the tax tables come from the finance share every quarter",
-         "refunds above 500 euros need a second approver",
-         "the partner API rate limit is 20 requests per second",
-         "warehouse codes are three letters and a digit",
-         "the courier labels must be A6 PDF files",
-         "the staging database is reset every Sunday night",
-         "invoice numbers restart at 1 every January")
+DECISIONS = (
+    "freeze the public API until the audit is done",
+    "move the nightly export to object storage",
+    "drop the legacy XML endpoint",
+    "add a canary stage before every release",
+    "cap retries at three",
+    "log request bodies only in staging",
+    "rotate the signing keys every ninety days",
+    "split the read replica from the reporting queries",
+    "keep feature flags for at most two sprints",
+    "require two reviewers for schema migrations",
+    "batch the webhooks every five minutes",
+    "serve thumbnails from the CDN",
+    "stop paging on warnings at night",
+    "pin the base image by digest",
+)
+TOOLS = (
+    ("Valkey", "its search module is fast and it is open source"),
+    ("Caddy", "it renews certificates on its own"),
+    ("Temporal", "workflows survive restarts"),
+    ("DuckDB", "analysts can query parquet files directly"),
+    ("Loki", "it indexes labels, not log lines"),
+    ("Renovate", "it groups dependency updates per week"),
+    ("Tilt", "local clusters reload on save"),
+    ("Vector", "one binary ships logs and metrics"),
+)
+FACTS = (
+    "the vendor files arrive as semicolon-separated CSV in Latin-1",
+    "the tax tables come from the finance share every quarter",
+    "refunds above 500 euros need a second approver",
+    "the partner API rate limit is 20 requests per second",
+    "warehouse codes are three letters and a digit",
+    "the courier labels must be A6 PDF files",
+    "the staging database is reset every Sunday night",
+    "invoice numbers restart at 1 every January",
+)
 SLOTS = {  # slot -> (statement of a value, question, values to pick from)
-    "port": ("The {s} service runs on port {v}.", "What port does the {s} service run on?",
-             ("8080", "8081", "9090", "9443", "7000", "5001")),
-    "version": ("The {s} service is pinned to Python {v}.",
-                "Which Python version is the {s} service pinned to?",
-                ("3.9", "3.10", "3.11", "3.12")),
+    "port": (
+        "The {s} service runs on port {v}.",
+        "What port does the {s} service run on?",
+        ("8080", "8081", "9090", "9443", "7000", "5001"),
+    ),
+    "version": (
+        "The {s} service is pinned to Python {v}.",
+        "Which Python version is the {s} service pinned to?",
+        ("3.9", "3.10", "3.11", "3.12"),
+    ),
     "owner": ("The {s} service is owned by {v}.", "Who owns the {s} service?", PEOPLE),
-    "host": ("The {s} database host is {v}.", "What is the database host of the {s} service?",
-             ("db1.internal", "db2.internal", "pg-main.internal", "pg-replica.internal")),
-    "schedule": ("The {s} batch job runs every {v}.", "When does the {s} batch job run?",
-                 ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")),
+    "host": (
+        "The {s} database host is {v}.",
+        "What is the database host of the {s} service?",
+        ("db1.internal", "db2.internal", "pg-main.internal", "pg-replica.internal"),
+    ),
+    "schedule": (
+        "The {s} batch job runs every {v}.",
+        "When does the {s} batch job run?",
+        ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday"),
+    ),
 }
 CHANGED = "Update: the {s} {rest}"  # a value change restates the slot with the new value
 GREETINGS = ("{a}: Hi {b}!", "{a}: Morning {b}, how are you?", "{a}: Hey {b}, good to see you.")
@@ -112,8 +141,9 @@ def generate(seed: int = 7, weeks: int = 78) -> History:
         a, b = rng.sample(PEOPLE, 2)
         minute = iter(range(100))
 
-        def say(text: str, kind: str, day: date = day, week: int = week,
-                minute: Any = minute) -> str:
+        def say(
+            text: str, kind: str, day: date = day, week: int = week, minute: Any = minute
+        ) -> str:
             uid = f"w{week}-{kind}-{len(h.turns)}"
             h.turns.append(Turn(uid=uid, text=text, at=_ts(day, next(minute))))
             return uid
@@ -145,8 +175,13 @@ def generate(seed: int = 7, weeks: int = 78) -> History:
     return h
 
 
-def _values(h: History, rng: random.Random, say: Callable[[str, str], str],
-            current: dict[tuple[str, str], tuple[str, str]], week: int) -> None:
+def _values(
+    h: History,
+    rng: random.Random,
+    say: Callable[[str, str], str],
+    current: dict[tuple[str, str], tuple[str, str]],
+    week: int,
+) -> None:
     """One value statement per session: a first value, or (every third week) a
     change of an earlier one."""
     if week % 3 == 2 and current:

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from kenning.embedding import Embedder, Vector
-from kenning.query import Search
+from kenning.core.query import Search
+from kenning.runtime.embedding import Embedder, Vector
 from kenning.store import Batch, MemoryStore, Near, SearchResult
 
 

@@ -30,14 +30,14 @@ from bench import system
 from bench.corpus import generate
 from bench.main import QUIET
 from bench.model_server import scripted_model
-from bench.runner import free_port
-from kenning.bulk import Bulk
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder, load_embedder, resolve_backend
+from bench.run import free_port
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.bulk import Bulk
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import connect
 
 # a folder of its own: bench/report.py reads the runs above
@@ -54,12 +54,16 @@ def run(settings: Settings, *, queries: int, model_ms: float, out: Path | None) 
     embedder = load_embedder(settings)
     print(
         f"kenning bench --llm: {queries} queries, {QUEUE_JOBS} queue jobs, "
-          f"model server {model_ms:g} ms",
+        f"model server {model_ms:g} ms",
         flush=True,
     )
-    result: dict[str, Any] = {"started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                              "machine": system.machine(), "git": system.git_revision(),
-                              "embedding_backend": settings.embedding_backend, "model_ms": model_ms}
+    result: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": system.machine(),
+        "git": system.git_revision(),
+        "embedding_backend": settings.embedding_backend,
+        "model_ms": model_ms,
+    }
     result.update(measure(settings, embedder, queries=queries, model_ms=model_ms))
     folder = out or RESULTS
     folder.mkdir(parents=True, exist_ok=True)
@@ -80,24 +84,34 @@ def measure(base: Settings, embedder: Embedder, *, queries: int, model_ms: float
         tempfile.TemporaryDirectory(prefix="kenning-bench-llm-") as tmp,
         scripted_model(model_ms / 1000) as model,
     ):
-        settings = base.model_copy(update={
-            "data_dir": Path(tmp), "valkey_port": free_port(), "key_prefix": "bench:",
-                                           "valkey_url": None,
-            "anthropic_api_key": SecretStr("bench-not-a-key"), "anthropic_base_url": model.url,
-            "llm_contradiction_verdicts": False, "llm_extract_facts": False,
-                                           "query_expansion": False})
+        settings = base.model_copy(
+            update={
+                "data_dir": Path(tmp),
+                "valkey_port": free_port(),
+                "key_prefix": "bench:",
+                "valkey_url": None,
+                "anthropic_api_key": SecretStr("bench-not-a-key"),
+                "anthropic_base_url": model.url,
+                "llm_contradiction_verdicts": False,
+                "llm_extract_facts": False,
+                "query_expansion": False,
+            }
+        )
         with EmbeddedValkey(settings):
             client = connect(settings)
             plain = Engine.open(settings, client, embedder)
             drafts = [Draft(i.content, namespace=i.namespace, project=i.project) for i in kept]
             Bulk(plain.ctx, plain.memories).remember_many(drafts, actor=ACTOR)
-            expanding = Engine.open(settings.model_copy(update={"query_expansion": True}), client,
-                                    embedder)
-            texts = list(dict.fromkeys(" ".join(item.content.split()[:9])
-                                       for item in kept))[:queries]
+            expanding = Engine.open(
+                settings.model_copy(update={"query_expansion": True}), client, embedder
+            )
+            texts = list(dict.fromkeys(" ".join(item.content.split()[:9]) for item in kept))[
+                :queries
+            ]
             out: dict[str, Any] = {"expansion": expansion(plain, expanding, texts)}
-            extracting = Engine.open(settings.model_copy(update={"llm_extract_facts": True}),
-                                     client, embedder)
+            extracting = Engine.open(
+                settings.model_copy(update={"llm_extract_facts": True}), client, embedder
+            )
             out["queue"] = queue(extracting, [i.content for i in queued])
             out["model_requests"] = model.answered
             client.close()  # type: ignore[no-untyped-call]
@@ -119,8 +133,10 @@ def expansion(plain: Engine, expanding: Engine, texts: list[str]) -> dict[str, A
             samples[phase].append(seconds)
             reported[phase].append(result.expansion.seconds)
     off = samples["off"]
-    out: dict[str, Any] = {"queries": len(texts),
-                           **{f"{k}_ms": _percentiles(v) for k, v in samples.items()}}
+    out: dict[str, Any] = {
+        "queries": len(texts),
+        **{f"{k}_ms": _percentiles(v) for k, v in samples.items()},
+    }
     for phase in ("cold", "cached"):
         added = [s - o for s, o in zip(samples[phase], off, strict=True)]
         out[f"{phase}_added_ms_p50"] = round(statistics.median(added) * 1000, 2)
@@ -145,11 +161,15 @@ def queue(engine: Engine, texts: list[str]) -> dict[str, Any]:
             break
         done, facts = done + report.done, facts + report.facts_stored
     seconds = time.perf_counter() - start
-    return {"jobs_queued": waiting, "jobs_done": done, "facts_stored": facts,
-            "drain_seconds": round(seconds, 2),
-            "jobs_per_second": round(done / seconds, 1),
-            "remember_with_push_ms": round(pushed / len(texts) * 1000, 2),
-            "left": engine.enrichment.status().public()}
+    return {
+        "jobs_queued": waiting,
+        "jobs_done": done,
+        "facts_stored": facts,
+        "drain_seconds": round(seconds, 2),
+        "jobs_per_second": round(done / seconds, 1),
+        "remember_with_push_ms": round(pushed / len(texts) * 1000, 2),
+        "left": engine.enrichment.status().public(),
+    }
 
 
 def _timed(fn: Callable[[RecallRequest], Any], request: RecallRequest) -> tuple[float, Any]:
@@ -160,5 +180,7 @@ def _timed(fn: Callable[[RecallRequest], Any], request: RecallRequest) -> tuple[
 
 def _percentiles(seconds: list[float]) -> dict[str, float]:
     ordered = sorted(seconds)
-    return {"p50": round(statistics.median(ordered) * 1000, 2),
-            "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1000, 2)}
+    return {
+        "p50": round(statistics.median(ordered) * 1000, 2),
+        "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))] * 1000, 2),
+    }

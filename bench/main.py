@@ -10,26 +10,43 @@ from pathlib import Path
 from typing import Any
 
 from bench import floors, report, scale, system
-from bench.runner import RunConfig, execute
+from bench.run import RunConfig
+from bench.runner import execute
 from bench.scale_vectors import SCALE_SIZES
-from kenning.embedding import load_embedder, resolve_backend
-from kenning.settings import Settings
+from kenning.core.settings import Settings
+from kenning.runtime.embedding import load_embedder, resolve_backend
 from kenning.store.search_module import REDISEARCH
 
 RESULTS = system.ROOT / "bench" / "results"
-SETTINGS_RECORDED = ("embedding_backend", "embedding_threads", "embedding_batch_size", "ef_runtime",
-                     "duplicate_threshold", "relevance_floor", "weak_match_margin", "lexical_boost")
+SETTINGS_RECORDED = (
+    "embedding_backend",
+    "embedding_threads",
+    "embedding_batch_size",
+    "ef_runtime",
+    "duplicate_threshold",
+    "relevance_floor",
+    "weak_match_margin",
+    "lexical_boost",
+)
 
 
-QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenning.embedded")
+QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenning.ops.embedded")
 
 
 def _progress(line: str) -> None:
     print(f"  {datetime.now(UTC):%H:%M:%S} {line}", flush=True)
 
 
-def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: int, docs: bool,
-        valkey_config: tuple[tuple[str, str], ...] = ()) -> int:
+def run(
+    settings: Settings,
+    *,
+    size: str,
+    seed: int,
+    out: Path | None,
+    queries: int,
+    docs: bool,
+    valkey_config: tuple[tuple[str, str], ...] = (),
+) -> int:
     started = time.perf_counter()
     cpu_before = system.cpu_times()
     for name in QUIET:  # one line per HTTP request would drown the progress lines
@@ -46,18 +63,29 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     loaded = time.perf_counter() - load_start
     config = RunConfig(size=size, seed=seed, queries=queries, valkey_config=valkey_config)
     result: dict[str, Any] = {
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "machine": system.machine(),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": system.machine(),
         "git": system.git_revision(),
-                              "settings": {name: getattr(settings, name, None)
-                                           for name in SETTINGS_RECORDED},
-        "embedder": {"model": embedder.model_name, "dimension": embedder.dimension,
-                     "load_seconds": loaded},
+        "settings": {name: getattr(settings, name, None) for name in SETTINGS_RECORDED},
+        "embedder": {
+            "model": embedder.model_name,
+            "dimension": embedder.dimension,
+            "load_seconds": loaded,
+        },
     }
     # a scale point: precomputed vectors, no quality families (bench/scale.py)
     if size in SCALE_SIZES:
-        result.update(scale.execute(SCALE_SIZES[size], embedder, settings, seed=seed,
-                                    queries=queries,
-                                    progress=_progress, label=size))
+        result.update(
+            scale.execute(
+                SCALE_SIZES[size],
+                embedder,
+                settings,
+                seed=seed,
+                queries=queries,
+                progress=_progress,
+                label=size,
+            )
+        )
     else:
         result.update(execute(config, embedder, settings, progress=_progress))
     result["wall_seconds"] = time.perf_counter() - started
@@ -71,8 +99,9 @@ def run(settings: Settings, *, size: str, seed: int, out: Path | None, queries: 
     if result.get("search_module", {}).get("name") not in (None, REDISEARCH):
         variant = f"-{result['search_module']['name']}{variant}"
     path = folder / f"{stamp}-{size}-{settings.embedding_backend}{variant}.json"
-    path.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+    )
     print(f"wrote {path} ({result['wall_seconds']:.0f} s)", flush=True)
     if docs:
         written = report.write(folder)

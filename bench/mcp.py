@@ -35,11 +35,11 @@ import httpx
 from bench import clients, families, metrics, system
 from bench.corpus import filler, slots
 from bench.families import Query
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.core.settings import Settings
+from kenning.memory.recall import RecallRequest
 
 if TYPE_CHECKING:
-    from bench.runner import Run
+    from bench.run import Run
 
 WARMUP = 5
 START_TIMEOUT = 180.0  # the server process loads the model before it listens
@@ -62,31 +62,39 @@ def measure(run: Run, settings: Settings, n: int) -> dict[str, Any]:
 
     # new text per placement: a repeat would be a duplicate
     def writes(placement: str) -> list[Probe]:
-        return [(f"{text} (mcp probe {placement} {i})", project)
-                for i, (text, project) in enumerate(texts)]
+        return [
+            (f"{text} (mcp probe {placement} {i})", project)
+            for i, (text, project) in enumerate(texts)
+        ]
 
     result: dict[str, Any] = {"server": "separate process (kenning mcp)"}
 
     # the same recall through the engine, just before the MCP ones
     def direct(query: Query) -> list[str]:
-        request = RecallRequest(query.text, projects=[query.project] if query.project else None,
-                                top_k=10,
-                                actor="bench")
+        request = RecallRequest(
+            query.text, projects=[query.project] if query.project else None, top_k=10, actor="bench"
+        )
         return [hit.memory.key for hit in run.engine.recaller.recall(request).hits]
 
     try:
         with separate_server(settings) as url, bare_server(settings) as bare:
-            result.update(anyio.run(timed_calls, url, secret, queries, writes("separate"), direct,
-                                    bare))
+            result.update(
+                anyio.run(timed_calls, url, secret, queries, writes("separate"), direct, bare)
+            )
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         result["not_measured"] = f"the server process did not serve: {exc}"
     result["same_process"] = same_process(run, settings, secret, queries, writes("same"))
     return result
 
 
-async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[Probe],
-                      direct: Callable[[Query], list[str]] | None = None,
-                      bare: str | None = None) -> dict[str, Any]:
+async def timed_calls(
+    url: str,
+    secret: str,
+    queries: list[Query],
+    writes: list[Probe],
+    direct: Callable[[Query], list[str]] | None = None,
+    bare: str | None = None,
+) -> dict[str, Any]:
     """One recall then one remember per query through fastmcp's ``Client``, each timed from the
     client; the first WARMUP are not kept.
 
@@ -115,8 +123,9 @@ async def timed_calls(url: str, secret: str, queries: list[Query], writes: list[
                 differ[name] += 1
             # after every recall: a new memory must not change the next one's hits
             start = time.perf_counter()
-            await client.call_tool("remember",
-                                   {"content": text, "namespace": "episodic", "project": project})
+            await client.call_tool(
+                "remember", {"content": text, "namespace": "episodic", "project": project}
+            )
             took["remember"] = time.perf_counter() - start
             if index >= WARMUP:
                 for name, seconds in took.items():
@@ -137,16 +146,20 @@ async def _peers(
     )
     targets: dict[str, clients.Target] = {
         "sdk": clients.through(await clients.sdk_session(stack, url, secret)),
-        "bare_post": lambda args, i: clients.raw_call(http, url, args, i, clients.MODERN)}
+        "bare_post": lambda args, i: clients.raw_call(http, url, args, i, clients.MODERN),
+    }
     if bare is not None:
         targets["bare"] = lambda args, _: clients.floor_call(http, bare, args)
     return targets
 
 
-async def _recalls(targets: dict[str, clients.Target], arguments: dict[str, Any], index: int,
-                   query: Query,
-                   direct: Callable[[Query], list[str]] | None) -> tuple[dict[str, float],
-                                                                         list[str]]:
+async def _recalls(
+    targets: dict[str, clients.Target],
+    arguments: dict[str, Any],
+    index: int,
+    query: Query,
+    direct: Callable[[Query], list[str]] | None,
+) -> tuple[dict[str, float], list[str]]:
     """The engine's recall (with ``direct``), then every target's; seconds each,
     targets whose hits differ."""
     if direct is None:
@@ -161,8 +174,10 @@ async def _recalls(targets: dict[str, clients.Target], arguments: dict[str, Any]
 def _summaries(times: dict[str, list[float]]) -> dict[str, Any]:
     """The MCP latencies, and the per-query differences to the engine and the
     bare endpoint when measured."""
-    out: dict[str, Any] = {"recall": metrics.latency_summary(times["recall"]),
-                           "remember": metrics.latency_summary(times["remember"])}
+    out: dict[str, Any] = {
+        "recall": metrics.latency_summary(times["recall"]),
+        "remember": metrics.latency_summary(times["remember"]),
+    }
     if "engine" not in times:
         return out
     engine = times["engine"]
@@ -170,28 +185,36 @@ def _summaries(times: dict[str, list[float]]) -> dict[str, Any]:
     def minus(name: str, base: list[float]) -> dict[str, Any]:
         return metrics.latency_summary([v - b for v, b in zip(times[name], base, strict=True)])
 
-    paired_: dict[str, Any] = {"engine": metrics.latency_summary(engine),
-                               "added_by_mcp": minus("recall", engine),
-                               "added_by_mcp_sdk": minus("sdk", engine),
-                               "added_by_mcp_bare_post": minus("bare_post", engine)}
+    paired_: dict[str, Any] = {
+        "engine": metrics.latency_summary(engine),
+        "added_by_mcp": minus("recall", engine),
+        "added_by_mcp_sdk": minus("sdk", engine),
+        "added_by_mcp_bare_post": minus("bare_post", engine),
+    }
     if "bare" in times:
         bare = times["bare"]
-        paired_.update({"bare_endpoint": metrics.latency_summary(bare),
-                        "added_by_bare_endpoint": minus("bare", engine),
-                        "mcp_minus_bare_endpoint": minus("recall", bare),
-                        "mcp_sdk_minus_bare_endpoint": minus("sdk", bare),
-                        "mcp_bare_post_minus_bare_endpoint": minus("bare_post", bare)})
+        paired_.update(
+            {
+                "bare_endpoint": metrics.latency_summary(bare),
+                "added_by_bare_endpoint": minus("bare", engine),
+                "mcp_minus_bare_endpoint": minus("recall", bare),
+                "mcp_sdk_minus_bare_endpoint": minus("sdk", bare),
+                "mcp_bare_post_minus_bare_endpoint": minus("bare_post", bare),
+            }
+        )
     out["recall_paired"] = paired_
     return out
 
 
-def same_process(run: Run, settings: Settings, secret: str, queries: list[Query],
-                 writes: list[Probe]) -> dict[str, Any]:
-    from bench.runner import free_port
+def same_process(
+    run: Run, settings: Settings, secret: str, queries: list[Query], writes: list[Probe]
+) -> dict[str, Any]:
+    from bench.run import free_port
     from mcp_server.service import McpService
 
-    served = settings.model_copy(update={"mcp_port": free_port(), "mcp_host": "127.0.0.1",
-                                         "mcp_auth": True})
+    served = settings.model_copy(
+        update={"mcp_port": free_port(), "mcp_host": "127.0.0.1", "mcp_auth": True}
+    )
     service = McpService(run.engine, served)
     service.start()
     try:
@@ -220,21 +243,26 @@ def bare_server(settings: Settings) -> Iterator[str]:
 
 
 @contextmanager
-def child_server(settings: Settings, module: list[str], name: str, *,
-                 with_port: bool = False) -> Iterator[int]:
+def child_server(
+    settings: Settings, module: list[str], name: str, *, with_port: bool = False
+) -> Iterator[int]:
     """``python -m <module>`` in a child process on the bench's Valkey; yields
     its port once it listens."""
-    from bench.runner import free_port
+    from bench.run import free_port
 
     port = free_port()
     log_path = settings.data_dir / f"{name}.log"
     argv = [sys.executable, "-m", *module, *([str(port)] if with_port else [])]
     with log_path.open("w", encoding="utf-8") as log:
-        child = subprocess.Popen(argv, env=server_env(settings, port), stdout=log,
-                                 stderr=subprocess.STDOUT,
-                                 cwd=system.ROOT)
+        child = subprocess.Popen(
+            argv,
+            env=server_env(settings, port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=system.ROOT,
+        )
         try:
-            wait_listening(child, port, log_path, label=' '.join(module))
+            wait_listening(child, port, log_path, label=" ".join(module))
             yield port
         finally:
             child.terminate()
@@ -246,12 +274,18 @@ def child_server(settings: Settings, module: list[str], name: str, *,
 
 
 def server_env(settings: Settings, port: int) -> dict[str, str]:
-    return system.child_env(settings, KENNING_MCP_HOST="127.0.0.1", KENNING_MCP_PORT=str(port),
-                            KENNING_MCP_AUTH="true", KENNING_LOG_LEVEL="WARNING")
+    return system.child_env(
+        settings,
+        KENNING_MCP_HOST="127.0.0.1",
+        KENNING_MCP_PORT=str(port),
+        KENNING_MCP_AUTH="true",
+        KENNING_LOG_LEVEL="WARNING",
+    )
 
 
-def wait_listening(child: subprocess.Popen[bytes], port: int, log_path: Path,
-                   label: str = "kenning mcp") -> None:
+def wait_listening(
+    child: subprocess.Popen[bytes], port: int, log_path: Path, label: str = "kenning mcp"
+) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if child.poll() is not None:

@@ -37,8 +37,9 @@ def leak_rate(returned_lists: Sequence[Sequence[str]], forbidden: Sequence[Seque
     """Share of queries that returned at least one memory they must never return."""
     if not returned_lists:
         return math.nan
-    leaks = sum(1 for got, bad in zip(returned_lists, forbidden, strict=True)
-                if set(got) & set(bad))
+    leaks = sum(
+        1 for got, bad in zip(returned_lists, forbidden, strict=True) if set(got) & set(bad)
+    )
     return leaks / len(returned_lists)
 
 
@@ -77,12 +78,20 @@ def percentile(samples: Sequence[float], q: float) -> float:
 def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
     """p50/p95/p99/mean in milliseconds and the sample count."""
     ms = [s * 1000.0 for s in seconds]
-    return {"p50_ms": percentile(ms, 50), "p95_ms": percentile(ms, 95),
-            "p99_ms": percentile(ms, 99),
-            "mean_ms": sum(ms) / len(ms) if ms else math.nan, "n": float(len(ms))}
+    return {
+        "p50_ms": percentile(ms, 50),
+        "p95_ms": percentile(ms, 95),
+        "p99_ms": percentile(ms, 99),
+        "mean_ms": sum(ms) / len(ms) if ms else math.nan,
+        "n": float(len(ms)),
+    }
 
 
 def retrieval_summary(ranks: Sequence[int | None]) -> dict[str, float]:
-    return {"recall@1": recall_at(ranks, 1), "recall@5": recall_at(ranks, 5),
-            "recall@10": recall_at(ranks, 10),
-            "mrr": mrr(ranks), "n": float(len(ranks))}
+    return {
+        "recall@1": recall_at(ranks, 1),
+        "recall@5": recall_at(ranks, 5),
+        "recall@10": recall_at(ranks, 10),
+        "mrr": mrr(ranks),
+        "n": float(len(ranks)),
+    }

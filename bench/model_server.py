@@ -24,11 +24,17 @@ def reply_for(system: str, data: dict[str, Any]) -> dict[str, Any]:
     system prompt asks for. Pure."""
     if '"queries"' in system:
         query = str(data.get("query", ""))
-        return {"queries": [f"{query} (how it is done)", f"notes about: {query}",
-                            f"the reason for {query}"]}
+        return {
+            "queries": [
+                f"{query} (how it is done)",
+                f"notes about: {query}",
+                f"the reason for {query}",
+            ]
+        }
     if '"facts"' in system:
-        sentences = [s.strip() for s in _SENTENCE.split(str(data.get("memory", "")))
-                     if len(s.strip()) > 20]
+        sentences = [
+            s.strip() for s in _SENTENCE.split(str(data.get("memory", ""))) if len(s.strip()) > 20
+        ]
         return {"facts": [f"Fact: {s}" for s in sentences[:2]]}
     if '"summary"' in system:
         return {"summary": "A scripted summary of the entries."}
@@ -50,20 +56,28 @@ class ScriptedModel:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0")))
-                                  or b"{}")
+                body = json.loads(
+                    self.rfile.read(int(self.headers.get("content-length", "0"))) or b"{}"
+                )
                 data = json.loads(body["messages"][0]["content"])
                 text = json.dumps(reply_for(str(body.get("system", "")), data))
                 if model.delay:
                     time.sleep(model.delay)
-                payload = json.dumps({
-                    "id": "msg_bench", "type": "message", "role": "assistant",
-                                      "model": body.get("model", ""),
-                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                                      "stop_sequence": None,
-                    "usage": {"input_tokens": len(json.dumps(body)) // 4,
-                              "output_tokens": len(text) // 4},
-                }).encode()
+                payload = json.dumps(
+                    {
+                        "id": "msg_bench",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": body.get("model", ""),
+                        "content": [{"type": "text", "text": text}],
+                        "stop_reason": "end_turn",
+                        "stop_sequence": None,
+                        "usage": {
+                            "input_tokens": len(json.dumps(body)) // 4,
+                            "output_tokens": len(text) // 4,
+                        },
+                    }
+                ).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(payload)))

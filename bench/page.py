@@ -76,10 +76,17 @@ date loaded only the embedder and engine).
 """
 
 
-def render(main: dict[str, Any], results: list[dict[str, Any]], targets: list[str],
-           families: list[str],
-           latency: list[str], resources: list[str], chart_name: str, *,
-           ratios: list[str] | None = None) -> str:
+def render(
+    main: dict[str, Any],
+    results: list[dict[str, Any]],
+    targets: list[str],
+    families: list[str],
+    latency: list[str],
+    resources: list[str],
+    chart_name: str,
+    *,
+    ratios: list[str] | None = None,
+) -> str:
     machine = main.get("machine", {})
     git = main.get("git", {})
     lines = [

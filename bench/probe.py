@@ -10,8 +10,8 @@ import sys
 import time
 
 from bench.system import rss_mb
-from kenning.recall import RecallRequest
-from kenning.settings import load_settings
+from kenning.core.settings import load_settings
+from kenning.memory.recall import RecallRequest
 from kenning_cli.services import front_doors, instrumented_embedder, open_engine
 
 
@@ -26,12 +26,20 @@ def main(recalls: int) -> int:
     try:
         loaded = time.perf_counter() - start
         for n in range(recalls):
-            engine.recaller.recall(RecallRequest(f"how do we deploy the service, attempt {n}?",
-                                                 top_k=10))
-        print(json.dumps({"rss_mb": rss_mb(), "startup_seconds": loaded,
-                          "backend": embedder.model_name,
-                          "services": [s.name for s in services],
-                          "torch_imported": "torch" in sys.modules}))
+            engine.recaller.recall(
+                RecallRequest(f"how do we deploy the service, attempt {n}?", top_k=10)
+            )
+        print(
+            json.dumps(
+                {
+                    "rss_mb": rss_mb(),
+                    "startup_seconds": loaded,
+                    "backend": embedder.model_name,
+                    "services": [s.name for s in services],
+                    "torch_imported": "torch" in sys.modules,
+                }
+            )
+        )
     finally:
         for service in reversed(services):
             service.stop()

@@ -24,24 +24,27 @@ from typing import Any
 
 from bench import families
 from bench.shapes import imported
+from kenning.core.query import Search
+from kenning.core.schema import vector_bytes
 from kenning.engine import Engine
-from kenning.query import Search
-from kenning.recall import RecallRequest
-from kenning.schema import vector_bytes
+from kenning.memory.recall import RecallRequest
 from kenning.store.client import call
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.profile_recall",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.profile_recall", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--size", default="10k")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--top", type=int, default=45)
-    parser.add_argument("--sync-lookup", action="store_true",
-                        help="experiment: the look-ups before the embedding")
-    parser.add_argument("--switch-interval", type=float, default=None,
-                        help="experiment: sys.setswitchinterval")
+    parser.add_argument(
+        "--sync-lookup", action="store_true", help="experiment: the look-ups before the embedding"
+    )
+    parser.add_argument(
+        "--switch-interval", type=float, default=None, help="experiment: sys.setswitchinterval"
+    )
     parser.add_argument(
         "--ab-record",
         action="store_true",
@@ -49,26 +52,37 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     with imported(args.size, args.seed, "kenning-profile-") as (engine, client, corpus):
-        queries = families.paraphrase_queries(corpus, random.Random(f"profile:{args.seed}"),
-                                              args.queries)
+        queries = families.paraphrase_queries(
+            corpus, random.Random(f"profile:{args.seed}"), args.queries
+        )
         if args.ab_record:
-            return ab_record(engine,
-                             [RecallRequest(q.text, projects=[q.project] if q.project else None,
-                                            top_k=5,
-                                                    actor="bench") for q in queries])
+            return ab_record(
+                engine,
+                [
+                    RecallRequest(
+                        q.text, projects=[q.project] if q.project else None, top_k=5, actor="bench"
+                    )
+                    for q in queries
+                ],
+            )
         if args.sync_lookup:
             engine.recaller._lookups = Immediate()  # type: ignore[assignment]
         if args.switch_interval:
             sys.setswitchinterval(args.switch_interval)
-        requests = [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=5,
-                                  actor="bench")
-                    for q in queries]
+        requests = [
+            RecallRequest(
+                q.text, projects=[q.project] if q.project else None, top_k=5, actor="bench"
+            )
+            for q in queries
+        ]
         for request in requests:  # warm-up
             engine.recaller.recall(request)
         client.config_resetstat()
         stages = timed_stages(engine, requests)
-        server = {name: (int(v["calls"]), float(v["usec_per_call"]))
-                  for name, v in client.info("commandstats").items()}
+        server = {
+            name: (int(v["calls"]), float(v["usec_per_call"]))
+            for name, v in client.info("commandstats").items()
+        }
         profile = cProfile.Profile()
         start = time.perf_counter()
         profile.enable()
@@ -82,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     stats.sort_stats("tottime").print_stats(args.top)
     print(
         "stage p50 / mean ms without the profiler (recall = the whole "
-          "call; embed, floor KNN alone):"
+        "call; embed, floor KNN alone):"
     )
     for name, samples in stages.items():
         print(
             f"  {name:22s} {1000 * statistics.median(samples):7.3f} "
-              f"{1000 * statistics.fmean(samples):7.3f}"
+            f"{1000 * statistics.fmean(samples):7.3f}"
         )
     print("Valkey time per command during the timed pass (calls, us per call):")
     for name, (calls, usec) in sorted(server.items(), key=lambda item: -item[1][0] * item[1][1]):
@@ -107,9 +121,12 @@ def timed_stages(engine: Engine, requests: list[RecallRequest]) -> dict[str, lis
     samples: dict[str, list[float]] = {}
     recaller = engine.recaller
     memories = engine.ctx.store.memories
-    wrapped = ([(recaller, name) for name in STAGES] + [(memories, "_read_rows"),
-                                                        (engine.ctx.store, "log_recall"),
-               (recaller.expander, "widen"), (recaller.graveyard, "warnings")])
+    wrapped = [(recaller, name) for name in STAGES] + [
+        (memories, "_read_rows"),
+        (engine.ctx.store, "log_recall"),
+        (recaller.expander, "widen"),
+        (recaller.graveyard, "warnings"),
+    ]
     for owner, name in wrapped:
         setattr(owner, name, _timing(getattr(owner, name), samples.setdefault(name, [])))
     index = engine.ctx.index
@@ -128,13 +145,18 @@ def timed_stages(engine: Engine, requests: list[RecallRequest]) -> dict[str, lis
             call(engine.ctx.store.client.ping)
             embed = engine.ctx.embedder.embed
             engine.ctx.embedder.embed = _timing(  # type: ignore[method-assign]
-                embed, samples.setdefault("embed_in_recall", []))
+                embed, samples.setdefault("embed_in_recall", [])
+            )
             pinged = time.perf_counter()
             recaller.recall(request)
             done = time.perf_counter()
             engine.ctx.embedder.embed = embed  # type: ignore[method-assign]
-            for name, value in (("embed", embedded - start), ("bare_knn", searched - embedded),
-                                ("ping", pinged - searched), ("recall", done - pinged)):
+            for name, value in (
+                ("embed", embedded - start),
+                ("bare_knn", searched - embedded),
+                ("ping", pinged - searched),
+                ("recall", done - pinged),
+            ):
                 samples.setdefault(name, []).append(value)
     finally:
         for owner, name in wrapped:
@@ -154,12 +176,21 @@ def ab_record(engine: Engine, requests: list[RecallRequest]) -> int:
     stages: dict[str, list[float]] = {}
     recaller = engine.recaller
     for i, request in enumerate(requests):
-        for mode in (("in the recall", "behind the reply") if i % 2
-                     else ("behind the reply", "in the recall")):
+        for mode in (
+            ("in the recall", "behind the reply")
+            if i % 2
+            else ("behind the reply", "in the recall")
+        ):
             writer.capacity = 0 if mode == "in the recall" else room
             for name in ("record", "look_up"):
-                setattr(recaller, name, _timing(getattr(type(recaller), name).__get__(recaller),
-                                                stages.setdefault(f"{mode}: {name}", [])))
+                setattr(
+                    recaller,
+                    name,
+                    _timing(
+                        getattr(type(recaller), name).__get__(recaller),
+                        stages.setdefault(f"{mode}: {name}", []),
+                    ),
+                )
             start = time.perf_counter()
             recaller.recall(request)
             samples[mode].append(time.perf_counter() - start)
@@ -171,7 +202,7 @@ def ab_record(engine: Engine, requests: list[RecallRequest]) -> int:
     for mode, values in {**samples, **stages}.items():
         print(
             f"  {mode:28s} {1000 * statistics.median(values):7.3f} "
-              f"{1000 * statistics.fmean(values):7.3f}"
+            f"{1000 * statistics.fmean(values):7.3f}"
         )
     before, after = (statistics.median(samples[m]) for m in ("in the recall", "behind the reply"))
     print(f"  p50 difference {1000 * (before - after):.3f} ms ({after / before:.3f}x)")
@@ -185,6 +216,7 @@ def _timing(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         finally:
             into.append(time.perf_counter() - start)
+
     return timed
 
 

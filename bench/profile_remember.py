@@ -17,29 +17,42 @@ import pstats
 
 from bench.corpus import generate
 from bench.roundtrips import private_engine
-from kenning.memory import Draft
+from kenning.memory.memories import Draft
 
-STAGES = ("remember", "embed", "claim_and_search", "write_new", "on_remember", "_validated",
-          "hidden_notes",
-          "parse_active", "finish", "commit", "decode")
+STAGES = (
+    "remember",
+    "embed",
+    "claim_and_search",
+    "write_new",
+    "on_remember",
+    "_validated",
+    "hidden_notes",
+    "parse_active",
+    "finish",
+    "commit",
+    "decode",
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.profile_remember",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.profile_remember", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--preload", type=int, default=500)
     parser.add_argument("--texts", type=int, default=300)
     parser.add_argument("--top", type=int, default=35)
     args = parser.parse_args(argv)
     items = generate("1k").items
-    drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
-              for i in items]
+    drafts = [
+        Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
+        for i in items
+    ]
     with private_engine() as (engine, _):
-        for draft in drafts[:args.preload]:
+        for draft in drafts[: args.preload]:
             engine.memories.remember(draft, actor="bench")
         profile = cProfile.Profile()
         profile.enable()
-        for draft in drafts[args.preload:args.preload + args.texts]:
+        for draft in drafts[args.preload : args.preload + args.texts]:
             engine.memories.remember(draft, actor="bench")
         profile.disable()
     for order in ("cumulative", "tottime"):

@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from bench.shapes import imported
-from kenning.memory import Draft
-from kenning.models import Memory
+from kenning.core.models import Memory
+from kenning.memory.memories import Draft
 from kenning.store import MemoryStore, Near, SearchResult
 
 
@@ -40,38 +40,60 @@ def _keys(results: list[SearchResult]) -> list[list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.remember_searches",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.remember_searches", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--size", default="10k")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--texts", type=int, default=200)
     args = parser.parse_args(argv)
     with imported(args.size, args.seed, "kenning-remember-searches-") as (engine, client, corpus):
-        sides = {"engine_knn": MemoryStore(client, engine.store.prefix, exact_small_sets=False),
-                 "exact_small_sets": MemoryStore(client, engine.store.prefix,
-                                                 exact_small_sets=True)}
+        sides = {
+            "engine_knn": MemoryStore(client, engine.store.prefix, exact_small_sets=False),
+            "exact_small_sets": MemoryStore(client, engine.store.prefix, exact_small_sets=True),
+        }
         times: dict[str, list[float]] = {name: [] for name in sides}
         same = 0
         for n, item in enumerate(random.Random(args.seed).sample(corpus.items, args.texts)):
-            draft = Draft(f"As noted again: {item.content}", namespace=item.namespace,
-                          project=item.project)
-            memory = Memory(key=engine.store.memories.new_key(item.namespace, f"X{n:025d}"),
-                            content=draft.content,
-                            namespace=item.namespace, project=item.project, created_at=1.0,
-                            updated_at=1.0)
+            draft = Draft(
+                f"As noted again: {item.content}", namespace=item.namespace, project=item.project
+            )
+            memory = Memory(
+                key=engine.store.memories.new_key(item.namespace, f"X{n:025d}"),
+                content=draft.content,
+                namespace=item.namespace,
+                project=item.project,
+                created_at=1.0,
+                updated_at=1.0,
+            )
             vector = engine.ctx.embedder.embed(draft.content)
-            wanted = [Near(engine.memories.duplicate_search(item.namespace, item.project, vector)),
-                      *engine.contradictions.before_write(memory, vector)]
+            wanted = [
+                Near(engine.memories.duplicate_search(item.namespace, item.project, vector)),
+                *engine.contradictions.before_write(memory, vector),
+            ]
             found: dict[str, Any] = {}
-            for name in (list(sides) if n % 2 == 0 else list(reversed(sides))):
+            for name in list(sides) if n % 2 == 0 else list(reversed(sides)):
                 took, found[name] = _timed(sides[name], wanted)
                 times[name].append(took)
             same += _keys(found["engine_knn"]) == _keys(found["exact_small_sets"])
-    print(json.dumps({"size": args.size, "texts": args.texts, "same_rows": same,
-                      "load": os.getloadavg(),
-                      **{name: {"p50_ms": round(statistics.median(t), 3),
-                                "p95_ms": round(statistics.quantiles(t, n=20)[-1], 3)}
-                         for name, t in times.items()}}, indent=1))
+    print(
+        json.dumps(
+            {
+                "size": args.size,
+                "texts": args.texts,
+                "same_rows": same,
+                "load": os.getloadavg(),
+                **{
+                    name: {
+                        "p50_ms": round(statistics.median(t), 3),
+                        "p95_ms": round(statistics.quantiles(t, n=20)[-1], 3),
+                    }
+                    for name, t in times.items()
+                },
+            },
+            indent=1,
+        )
+    )
     return 0
 
 

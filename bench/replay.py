@@ -73,8 +73,17 @@ def _split(command: Command) -> tuple[str, str]:
 
 def filter_only(command: Command) -> Command:
     base, _ = _split(command)
-    return ("FT.SEARCH", command[1], base or "*", "NOCONTENT", "LIMIT", "0", str(MAX_SET),
-            "DIALECT", "2")
+    return (
+        "FT.SEARCH",
+        command[1],
+        base or "*",
+        "NOCONTENT",
+        "LIMIT",
+        "0",
+        str(MAX_SET),
+        "DIALECT",
+        "2",
+    )
 
 
 def rewrite_filter(command: Command, rewrite: Callable[[str], str]) -> Command:
@@ -120,8 +129,12 @@ def on_index(index: str) -> Callable[[Command], Command]:
 def variants(module: str, tags_index: str | None) -> dict[str, Callable[[Command], Command]]:
     """The variants this engine can answer (see the module's docstring)."""
     out: dict[str, Callable[[Command], Command]] = {
-        "as sent": lambda command: command, "filter only": filter_only,
-        "no negations": no_negations, "project only": project_only, "bare KNN": bare_knn}
+        "as sent": lambda command: command,
+        "filter only": filter_only,
+        "no negations": no_negations,
+        "project only": project_only,
+        "bare KNN": bare_knn,
+    }
     if tags_index is not None:
         out[TAGS_ONLY] = lambda command: filter_only(on_index(tags_index)(command))
     if module == REDISEARCH:
@@ -147,19 +160,34 @@ def captured(into: list[Command]) -> Iterator[None]:
 
 def tags_only_index(client: Any, engine: Engine) -> str:
     """An index of the memory hashes' TAG fields alone, on the store's memory prefix, built."""
-    from kenning import schema
+    from kenning.core import schema
 
     name = engine.ctx.store.key("idx", "tags-only")
-    fields = [f for spec in schema.FIELDS if spec.kind is schema.Kind.TAG
-              for f in (spec.name, "TAG")]
-    client.execute_command("FT.CREATE", name, "ON", "HASH", "PREFIX", "1",
-                           schema.memory_prefix(engine.ctx.store.prefix), "SCHEMA", *fields)
+    fields = [
+        f for spec in schema.FIELDS if spec.kind is schema.Kind.TAG for f in (spec.name, "TAG")
+    ]
+    client.execute_command(
+        "FT.CREATE",
+        name,
+        "ON",
+        "HASH",
+        "PREFIX",
+        "1",
+        schema.memory_prefix(engine.ctx.store.prefix),
+        "SCHEMA",
+        *fields,
+    )
     wait_indexed(client, {"tags-only": name})
     return name
 
 
-def replay(client: Any, searches: list[Command], named: dict[str, Callable[[Command], Command]],
-           rounds: int, seed: int) -> dict[str, dict[str, list[float]]]:
+def replay(
+    client: Any,
+    searches: list[Command],
+    named: dict[str, Callable[[Command], Command]],
+    rounds: int,
+    seed: int,
+) -> dict[str, dict[str, list[float]]]:
     """Each search in every variant, back to back in a shuffled order, ``rounds`` times: per
     variant its seconds and the row count of each reply."""
     rng = random.Random(f"replay:{seed}")
@@ -181,9 +209,11 @@ def report(label: str, timings: dict[str, dict[str, list[float]]]) -> None:
     print(label)
     for name, taken in timings.items():
         seconds = sorted(taken["seconds"])
-        print(f"  {name:16s} p50 {1000 * statistics.median(seconds):7.3f} ms  "
-              f"p90 {1000 * seconds[int(0.9 * (len(seconds) - 1))]:7.3f} ms  "
-              f"rows p50 {statistics.median(taken['rows']):7.0f}  ({len(seconds)} searches)")
+        print(
+            f"  {name:16s} p50 {1000 * statistics.median(seconds):7.3f} ms  "
+            f"p90 {1000 * seconds[int(0.9 * (len(seconds) - 1))]:7.3f} ms  "
+            f"rows p50 {statistics.median(taken['rows']):7.0f}  ({len(seconds)} searches)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -203,18 +233,25 @@ def main(argv: list[str] | None = None) -> int:
         knn = [s for s in searches if is_knn(s) and "@content:" not in text(s[2])]
         filters = [s for s in searches if not is_knn(s) and "@content:" not in text(s[2])]
         worded = [s for s in searches if "@content:" in text(s[2])]
-        print(f"{len(searches)} searches captured: {len(knn)} KNN, {len(filters)} filters, "
-              f"{len(worded)} with TEXT terms ({module.name})")
+        print(
+            f"{len(searches)} searches captured: {len(knn)} KNN, {len(filters)} filters, "
+            f"{len(worded)} with TEXT terms ({module.name})"
+        )
         if knn:
             report("the KNN searches", replay(client, knn, named, args.rounds, args.seed))
         if filters:
-            filter_variants = {n: v for n, v in named.items()
-                               if n not in ("bare KNN", "ADHOC_BF", "BATCHES")}
-            report("the filter searches (valkey-search's small-set path)",
-                   replay(client, filters, filter_variants, args.rounds, args.seed))
+            filter_variants = {
+                n: v for n, v in named.items() if n not in ("bare KNN", "ADHOC_BF", "BATCHES")
+            }
+            report(
+                "the filter searches (valkey-search's small-set path)",
+                replay(client, filters, filter_variants, args.rounds, args.seed),
+            )
         if worded:
-            report("the searches with TEXT terms",
-                   replay(client, worded, {"as sent": named["as sent"]}, args.rounds, args.seed))
+            report(
+                "the searches with TEXT terms",
+                replay(client, worded, {"as sent": named["as sent"]}, args.rounds, args.seed),
+            )
     return 0
 
 

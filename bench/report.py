@@ -20,9 +20,15 @@ from kenning.store.search_module import REDISEARCH
 DOCS = ROOT / "docs"
 PAGE = DOCS / "benchmarks.md"
 CHART = DOCS / "benchmarks-latency.png"
-SIZE_ORDER = {"1k": 1_000, "10k": 10_000, "100k": 100_000, "250k": 250_000, "500k": 500_000,
-              "1m": 1_000_000,
-              "1M": 1_000_000}
+SIZE_ORDER = {
+    "1k": 1_000,
+    "10k": 10_000,
+    "100k": 100_000,
+    "250k": 250_000,
+    "500k": 500_000,
+    "1m": 1_000_000,
+    "1M": 1_000_000,
+}
 # the ratio table's columns (1M: the scale point's result files, if present;
 # `kenning bench --size 1m`)
 RATIO_SIZES = ("10k", "100k", "250k", "500k", "1m", "1M")
@@ -86,46 +92,91 @@ def _up_rss(result: Result) -> float | None:
 
 Target = tuple[str, Callable[[Result], Any], str, Callable[[Any], bool]]
 TARGETS: tuple[Target, ...] = (
-    ("recall p50 through the engine", lambda r: dig(r, "latency", "recall", "total", "p50_ms"),
-     "<= 8 ms",
-     lambda v: v <= 8),
-    ("recall p95 through the engine", lambda r: dig(r, "latency", "recall", "total", "p95_ms"),
-     "<= 20 ms",
-     lambda v: v <= 20),
-    ("recall p50 through MCP over HTTP", lambda r: dig(r, "mcp", "recall", "p50_ms"), "<= 15 ms",
-     lambda v: v <= 15),
-    ("remember p50 through the engine", lambda r: dig(r, "latency", "remember", "total", "p50_ms"),
-     "<= 12 ms",
-     lambda v: v <= 12),
-    ("bulk import rate (memories/s)", lambda r: dig(r, "import", "memories_per_second"), ">= 300",
-     lambda v: v >= 300),
-    ("Valkey bytes per memory (all keys)", lambda r: dig(r, "import", "bytes_per_memory"),
-     "<= 5 KB",
-     lambda v: v <= 5120),
+    (
+        "recall p50 through the engine",
+        lambda r: dig(r, "latency", "recall", "total", "p50_ms"),
+        "<= 8 ms",
+        lambda v: v <= 8,
+    ),
+    (
+        "recall p95 through the engine",
+        lambda r: dig(r, "latency", "recall", "total", "p95_ms"),
+        "<= 20 ms",
+        lambda v: v <= 20,
+    ),
+    (
+        "recall p50 through MCP over HTTP",
+        lambda r: dig(r, "mcp", "recall", "p50_ms"),
+        "<= 15 ms",
+        lambda v: v <= 15,
+    ),
+    (
+        "remember p50 through the engine",
+        lambda r: dig(r, "latency", "remember", "total", "p50_ms"),
+        "<= 12 ms",
+        lambda v: v <= 12,
+    ),
+    (
+        "bulk import rate (memories/s)",
+        lambda r: dig(r, "import", "memories_per_second"),
+        ">= 300",
+        lambda v: v >= 300,
+    ),
+    (
+        "Valkey bytes per memory (all keys)",
+        lambda r: dig(r, "import", "bytes_per_memory"),
+        "<= 5 KB",
+        lambda v: v <= 5120,
+    ),
     ("`kenning up` RSS: server process + Valkey (MB)", _up_rss, "<= 700 MB", lambda v: v <= 700),
-    ("paraphrase recall@5 (b)", lambda r: dig(r, "families", "b", "recall@5"), ">= 0.90",
-     lambda v: v >= 0.90),
-    ("exact-identifier recall@5 (h)", lambda r: dig(r, "families", "h", "recall@5"), ">= 0.98",
-     lambda v: v >= 0.98),
-    ("suppressed leak rate (e)", lambda r: dig(r, "families", "e", "suppressed", "leak_rate"),
-     "exactly 0",
-     lambda v: v == 0),
-    ("forgotten leak rate (e)", lambda r: dig(r, "families", "e", "forgotten", "leak_rate"),
-     "exactly 0",
-     lambda v: v == 0),
-    ("superseded leak rate (d)", lambda r: dig(r, "families", "d", "leak_rate"), "exactly 0",
-     lambda v: v == 0),
-    ("no-answer abstention (g)", lambda r: dig(r, "families", "g", "abstention"), ">= 0.90",
-     lambda v: v >= 0.90),
+    (
+        "paraphrase recall@5 (b)",
+        lambda r: dig(r, "families", "b", "recall@5"),
+        ">= 0.90",
+        lambda v: v >= 0.90,
+    ),
+    (
+        "exact-identifier recall@5 (h)",
+        lambda r: dig(r, "families", "h", "recall@5"),
+        ">= 0.98",
+        lambda v: v >= 0.98,
+    ),
+    (
+        "suppressed leak rate (e)",
+        lambda r: dig(r, "families", "e", "suppressed", "leak_rate"),
+        "exactly 0",
+        lambda v: v == 0,
+    ),
+    (
+        "forgotten leak rate (e)",
+        lambda r: dig(r, "families", "e", "forgotten", "leak_rate"),
+        "exactly 0",
+        lambda v: v == 0,
+    ),
+    (
+        "superseded leak rate (d)",
+        lambda r: dig(r, "families", "d", "leak_rate"),
+        "exactly 0",
+        lambda v: v == 0,
+    ),
+    (
+        "no-answer abstention (g)",
+        lambda r: dig(r, "families", "g", "abstention"),
+        ">= 0.90",
+        lambda v: v >= 0.90,
+    ),
 )
 
 
 def targets_table(result: Result, others: list[Result]) -> list[str]:
     """The judged run's value and verdict per target, then the other runs' values for comparison."""
     rest = [r for r in others if r is not result]
-    rows = [f"| target | goal | {_label(result)} | met? | " + " | ".join(_label(r)
-                                                                         for r in rest) + " |",
-            "| --- | --- | --- | --- |" + " --- |" * len(rest)]
+    rows = [
+        f"| target | goal | {_label(result)} | met? | "
+        + " | ".join(_label(r) for r in rest)
+        + " |",
+        "| --- | --- | --- | --- |" + " --- |" * len(rest),
+    ]
     for name, getter, goal, ok in TARGETS:
         value = getter(result)
         verdict = "not measured" if value is None else ("yes" if ok(value) else "**no**")
@@ -140,8 +191,10 @@ def ratio_table(results: list[Result]) -> list[str]:
     runs = [r for r in results if r["corpus"]["size"] in RATIO_SIZES and not r.get("valkey_config")]
     if not runs:
         return ["No run at 10k, 100k or 1M on this page yet."]
-    rows = ["| ratio (same run) | goal | " + " | ".join(_label(r) for r in runs) + " |",
-            "| --- | --- |" + " --- |" * len(runs)]
+    rows = [
+        "| ratio (same run) | goal | " + " | ".join(_label(r) for r in runs) + " |",
+        "| --- | --- |" + " --- |" * len(runs),
+    ]
     for name, goal, cell in RATIO_ROWS:
         rows.append(f"| {name} | {goal} | " + " | ".join(cell(r) for r in runs) + " |")
     return rows
@@ -154,15 +207,14 @@ def _recall_cell(r: Result) -> str:
         s = dig(r, "scale_point", "floors")
         return (
             f"**{fmt(dig(r, 'scale_point', 'ratio_recall_p50_over_floor'))}** "
-                f"({fmt(dig(r, 'latency', 'recall', 'total', 'p50_ms'))} / "
-                f"{fmt(dig(s, 'embed', 'p50_ms'))} + {fmt(dig(s, 'bare_knn', 'p50_ms'))} ms)"
+            f"({fmt(dig(r, 'latency', 'recall', 'total', 'p50_ms'))} / "
+            f"{fmt(dig(s, 'embed', 'p50_ms'))} + {fmt(dig(s, 'bare_knn', 'p50_ms'))} ms)"
         )
-    return (
-        (f"**{fmt(floors.ratios(r)['recall_over_floor'])}** ({fmt(dig(f, 'recall', 'p50_ms'))} / "
-        f"{fmt(dig(f, 'embed', 'p50_ms'))} + {fmt(dig(f, 'bare_knn', 'p50_ms'))} ms)")
-        if f
-        else "not measured"
-    )
+    if not f:
+        return "not measured"
+    ratio = fmt(floors.ratios(r)["recall_over_floor"])
+    recall, embed, knn = (fmt(dig(f, part, "p50_ms")) for part in ("recall", "embed", "bare_knn"))
+    return f"**{ratio}** ({recall} / {embed} + {knn} ms)"
 
 
 def _mcp_cell(r: Result) -> str:
@@ -172,10 +224,16 @@ def _mcp_cell(r: Result) -> str:
     q = floors.ratios(r)
     if q["mcp_minus_engine_ms"] is None:
         return "not measured"
-    parts = [f"{label} **+{fmt(q[f'{prefix}minus_engine_ms'])} ms**"
-             + ("" if q[f"{prefix}minus_bare_endpoint_ms"] is None else
-                f" ({fmt(q[f'{prefix}minus_bare_endpoint_ms'])} over the bare endpoint)")
-             for label, prefix in MCP_CLIENTS if q[f"{prefix}minus_engine_ms"] is not None]
+    parts = [
+        f"{label} **+{fmt(q[f'{prefix}minus_engine_ms'])} ms**"
+        + (
+            ""
+            if q[f"{prefix}minus_bare_endpoint_ms"] is None
+            else f" ({fmt(q[f'{prefix}minus_bare_endpoint_ms'])} over the bare endpoint)"
+        )
+        for label, prefix in MCP_CLIENTS
+        if q[f"{prefix}minus_engine_ms"] is not None
+    ]
     if q["bare_endpoint_minus_engine_ms"] is not None:
         parts.append(f"bare endpoint +{fmt(q['bare_endpoint_minus_engine_ms'])} ms")
     differ = dig(r, "mcp", "recall_paired", "hits_differ") or {}
@@ -190,16 +248,23 @@ def _mcp_cell(r: Result) -> str:
 
 # label, floors.ratios key prefix: the server alone first (the issue's measure),
 # then each client library's
-MCP_CLIENTS = (("server alone (bare JSON-RPC POST)", "mcp_bare_post_"),
-               ("SDK `ClientSession`", "mcp_sdk_"),
-               ("fastmcp `Client`", "mcp_"))
+MCP_CLIENTS = (
+    ("server alone (bare JSON-RPC POST)", "mcp_bare_post_"),
+    ("SDK `ClientSession`", "mcp_sdk_"),
+    ("fastmcp `Client`", "mcp_"),
+)
 
 
 def _remember_cell(r: Result) -> str:
     ratio = floors.ratios(r)["remember_over_embed"]
-    return "not measured" if ratio is None else (
-        f"**{fmt(ratio)}** ({fmt(dig(r, 'latency', 'remember', 'total', 'p50_ms'))} / "
-        f"{fmt(dig(r, 'latency', 'remember', 'embed', 'p50_ms'))} ms)")
+    return (
+        "not measured"
+        if ratio is None
+        else (
+            f"**{fmt(ratio)}** ({fmt(dig(r, 'latency', 'remember', 'total', 'p50_ms'))} / "
+            f"{fmt(dig(r, 'latency', 'remember', 'embed', 'p50_ms'))} ms)"
+        )
+    )
 
 
 def _import_cell(r: Result) -> str:
@@ -217,13 +282,13 @@ def _load_cell(r: Result) -> str:
     if "scale_point" in r:
         return (
             "scale point: vectors derived from real embeddings (bench/scale.py); load "
-                f"{fmt(dig(r, 'machine', 'load_average'))}, steal "
-                f"{fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %"
+            f"{fmt(dig(r, 'machine', 'load_average'))}, steal "
+            f"{fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %"
         )
     return (
         f"load {fmt(dig(r, 'machine', 'load_average'))} -> "
-            f"{fmt(dig(r, 'machine', 'load_average_end'))}, steal "
-            f"{fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %"
+        f"{fmt(dig(r, 'machine', 'load_average_end'))}, steal "
+        f"{fmt(dig(r, 'machine', 'cpu_steal_percent'), 1)} %"
     )
 
 
@@ -235,7 +300,7 @@ RATIO_ROWS: tuple[tuple[str, str, Callable[[Result], str]], ...] = (
     ),
     (
         "MCP recall − engine recall, p50 of the per-query difference: the server alone, "
-     "then with a client library",
+        "then with a client library",
         "<= 3 ms, or within 1.5 ms of the bare endpoint",
         _mcp_cell,
     ),
@@ -278,20 +343,26 @@ def _label(result: Result) -> str:
 
 
 def latency_table(results: list[Result]) -> list[str]:
-    rows = ["| run | call | phase | p50 ms | p95 ms | p99 ms |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| run | call | phase | p50 ms | p95 ms | p99 ms |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for r in results:
         for call in ("recall", "remember"):
             for phase in ("total", "embed", "search", "rest"):
                 s = dig(r, "latency", call, phase) or {}
                 rows.append(
                     f"| {_label(r)} | {call} | {phase} | {fmt(s.get('p50_ms'))} | "
-                            f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |"
+                    f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |"
                 )
-            rows.append(f"| {_label(r)} | {call} | FT.SEARCH calls per call (mean) | "
-                        f"{fmt(dig(r, 'latency', call, 'search_calls_mean'), 1)} | | |")
-        for where, path in (("MCP/HTTP", ("mcp",)), ("MCP/HTTP, server in the client's process",
-                                                     ("mcp", "same_process"))):
+            rows.append(
+                f"| {_label(r)} | {call} | FT.SEARCH calls per call (mean) | "
+                f"{fmt(dig(r, 'latency', call, 'search_calls_mean'), 1)} | | |"
+            )
+        for where, path in (
+            ("MCP/HTTP", ("mcp",)),
+            ("MCP/HTTP, server in the client's process", ("mcp", "same_process")),
+        ):
             for call in ("recall", "remember"):
                 s = dig(r, *path, call)
                 if s:
@@ -299,24 +370,20 @@ def latency_table(results: list[Result]) -> list[str]:
                         f"| {_label(r)} | {call} via {where} | total | {fmt(s.get('p50_ms'))} | "
                         f"{fmt(s.get('p95_ms'))} | {fmt(s.get('p99_ms'))} |"
                     )
-        for phase, label in (("engine", "the same recall through the engine, just before"),
-                             ("added_by_mcp",
-                              "added by MCP/HTTP through fastmcp's Client (per query, paired)"),
-                             ("added_by_mcp_sdk",
-                              "added by MCP/HTTP through the SDK's ClientSession"),
-                             ("added_by_mcp_bare_post",
-                              "added by MCP/HTTP, bare JSON-RPC POST (no client library)"),
-                             ("bare_endpoint",
-                              "the same recall via a bare Starlette endpoint, same query"),
-                             ("added_by_bare_endpoint",
-                              "added by the bare endpoint (per query, paired)"),
-                             ("mcp_minus_bare_endpoint",
-                              "MCP/HTTP (fastmcp's Client) minus the bare endpoint"),
-                             ("mcp_sdk_minus_bare_endpoint",
-                              "MCP/HTTP (the SDK's ClientSession) minus the bare "
-                              "endpoint"),
-                             ("mcp_bare_post_minus_bare_endpoint",
-                              "MCP/HTTP (bare POST) minus the bare endpoint")):
+        for phase, label in (
+            ("engine", "the same recall through the engine, just before"),
+            ("added_by_mcp", "added by MCP/HTTP through fastmcp's Client (per query, paired)"),
+            ("added_by_mcp_sdk", "added by MCP/HTTP through the SDK's ClientSession"),
+            ("added_by_mcp_bare_post", "added by MCP/HTTP, bare JSON-RPC POST (no client library)"),
+            ("bare_endpoint", "the same recall via a bare Starlette endpoint, same query"),
+            ("added_by_bare_endpoint", "added by the bare endpoint (per query, paired)"),
+            ("mcp_minus_bare_endpoint", "MCP/HTTP (fastmcp's Client) minus the bare endpoint"),
+            (
+                "mcp_sdk_minus_bare_endpoint",
+                "MCP/HTTP (the SDK's ClientSession) minus the bare endpoint",
+            ),
+            ("mcp_bare_post_minus_bare_endpoint", "MCP/HTTP (bare POST) minus the bare endpoint"),
+        ):
             s = dig(r, "mcp", "recall_paired", phase)
             if s:
                 rows.append(
@@ -334,27 +401,38 @@ def resource_table(results: list[Result]) -> list[str]:
         "| --- |" + " --- |" * 11,
     ]
     for r in results:
-        rows.append(" | ".join([
-            f"| {_label(r)}", fmt(dig(r, "import", "memories_per_second"), 0),
-            fmt(dig(r, "import", "bytes_per_memory"), 0),
-            fmt(dig(r, "import", "breakdown", "hash_bytes"), 0),
-                                fmt(dig(r, "import", "breakdown", "audit_bytes"), 0),
-            fmt(dig(r, "memory", "valkey_rss_mb"), 0),
-                                fmt(dig(r, "memory", "server_probe", "rss_mb"), 0),
-            fmt(dig(r, "memory", "server_probe", "torch_imported")),
-            fmt(dig(r, "throughput", "1_clients", "recalls_per_second"), 0),
-            fmt(dig(r, "throughput", "8_clients", "recalls_per_second"), 0),
-            fmt(dig(r, "machine", "load_average")), fmt(dig(r, "machine", "cpu_steal_percent"), 1),
-        ]) + " |")
+        rows.append(
+            " | ".join(
+                [
+                    f"| {_label(r)}",
+                    fmt(dig(r, "import", "memories_per_second"), 0),
+                    fmt(dig(r, "import", "bytes_per_memory"), 0),
+                    fmt(dig(r, "import", "breakdown", "hash_bytes"), 0),
+                    fmt(dig(r, "import", "breakdown", "audit_bytes"), 0),
+                    fmt(dig(r, "memory", "valkey_rss_mb"), 0),
+                    fmt(dig(r, "memory", "server_probe", "rss_mb"), 0),
+                    fmt(dig(r, "memory", "server_probe", "torch_imported")),
+                    fmt(dig(r, "throughput", "1_clients", "recalls_per_second"), 0),
+                    fmt(dig(r, "throughput", "8_clients", "recalls_per_second"), 0),
+                    fmt(dig(r, "machine", "load_average")),
+                    fmt(dig(r, "machine", "cpu_steal_percent"), 1),
+                ]
+            )
+            + " |"
+        )
     return rows
 
 
 def sweep_table(results: list[Result]) -> list[str]:
     """Per relevance floor: vector-only paraphrase recall@5 / no-answer abstention."""
-    floors = [row["floor"]
-              for row in dig(results[-1], "diagnostics", "paraphrase_floor_sweep", "sweep") or []]
-    rows = ["| run | " + " | ".join(f"floor {f:.2f}" for f in floors) + " |",
-            "| --- |" + " --- |" * len(floors)]
+    floors = [
+        row["floor"]
+        for row in dig(results[-1], "diagnostics", "paraphrase_floor_sweep", "sweep") or []
+    ]
+    rows = [
+        "| run | " + " | ".join(f"floor {f:.2f}" for f in floors) + " |",
+        "| --- |" + " --- |" * len(floors),
+    ]
     for r in results:
         sweep = dig(r, "diagnostics", "paraphrase_floor_sweep", "sweep") or []
         rows.append(
@@ -368,14 +446,20 @@ def sweep_table(results: list[Result]) -> list[str]:
 def commands_table(results: list[Result]) -> list[str]:
     rows = ["| run | Valkey commands per recall |", "| --- | --- |"]
     for r in results:
-        per = {k: v for k, v in (dig(r, "diagnostics", "valkey_commands_per_recall") or {}).items()
-               if k != "info"}
+        per = {
+            k: v
+            for k, v in (dig(r, "diagnostics", "valkey_commands_per_recall") or {}).items()
+            if k != "info"
+        }
         if not per:
             rows.append(f"| {_label(r)} | not measured in this run |")
             continue
         busiest = sorted(per.items(), key=lambda kv: -kv[1])
-        rows.append(f"| {_label(r)} | {sum(per.values()):.1f} in all: "
-                    + ", ".join(f"{name} {count:.1f}" for name, count in busiest) + " |")
+        rows.append(
+            f"| {_label(r)} | {sum(per.values()):.1f} in all: "
+            + ", ".join(f"{name} {count:.1f}" for name, count in busiest)
+            + " |"
+        )
     return rows
 
 
@@ -396,12 +480,16 @@ def chart(results: list[Result], path: Path) -> Path | None:
     plain = [r for r in results if not r.get("valkey_config")]
     # one line per embedder backend and search engine
     for backend in sorted({_variant(r) for r in plain}):
-        runs = sorted((r for r in plain if _variant(r) == backend),
-                      key=lambda r: SIZE_ORDER[r["corpus"]["size"]])
+        runs = sorted(
+            (r for r in plain if _variant(r) == backend),
+            key=lambda r: SIZE_ORDER[r["corpus"]["size"]],
+        )
         sizes = [SIZE_ORDER[r["corpus"]["size"]] for r in runs]
-        for call, phase, pct, style in (("recall", "total", "p50_ms", "o-"),
-                                        ("recall", "total", "p95_ms", "o--"),
-                                         ("remember", "total", "p50_ms", "s:")):
+        for call, phase, pct, style in (
+            ("recall", "total", "p50_ms", "o-"),
+            ("recall", "total", "p95_ms", "o--"),
+            ("remember", "total", "p50_ms", "s:"),
+        ):
             values = [dig(r, "latency", call, phase, pct) for r in runs]
             ax.plot(sizes, values, style, label=f"{call} {pct[:3]} ({backend})")
     ax.axhline(8, color="grey", linewidth=0.8, linestyle="-.", label="recall p50 target (8 ms)")
@@ -422,8 +510,9 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
     results = load(folder)
     if not results:
         return []
-    ordered = sorted(results.values(),
-                     key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0), _variant(r)))
+    ordered = sorted(
+        results.values(), key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0), _variant(r))
+    )
     main = primary(results)
     assert main is not None
     drawn = chart(ordered, chart_path)
@@ -435,7 +524,7 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
         "### Relevance floor sweep (diagnostic)",
         "",
         "Each cell: paraphrase recall@5 on the raw vector ranking / no-answer abstention, if "
-                 "recall used that floor (the default is 0.25).",
+        "recall used that floor (the default is 0.25).",
         "",
         *sweep_table(ordered),
         "",
@@ -443,13 +532,23 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
         "",
         *commands_table(ordered),
     ]
-    scaled = sorted(load(folder, scale_points=True).values(),
-                    key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0),
-                                                                             _variant(r)))
-    page.write_text(render(main, ordered, targets_table(main, ordered), family_table(ordered),
-                           latency_table(ordered),
-                           resources, chart_path.name, ratios=ratio_table([*ordered, *scaled])),
-                    encoding="utf-8")
+    scaled = sorted(
+        load(folder, scale_points=True).values(),
+        key=lambda r: (SIZE_ORDER.get(r["corpus"]["size"], 0), _variant(r)),
+    )
+    page.write_text(
+        render(
+            main,
+            ordered,
+            targets_table(main, ordered),
+            family_table(ordered),
+            latency_table(ordered),
+            resources,
+            chart_path.name,
+            ratios=ratio_table([*ordered, *scaled]),
+        ),
+        encoding="utf-8",
+    )
     return [page, drawn] if drawn else [page]
 
 
@@ -459,8 +558,13 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
-    parser.add_argument("results", nargs="?", type=Path, default=ROOT / "bench" / "results",
-                        help="folder of result JSON files (default bench/results)")
+    parser.add_argument(
+        "results",
+        nargs="?",
+        type=Path,
+        default=ROOT / "bench" / "results",
+        help="folder of result JSON files (default bench/results)",
+    )
     args = parser.parse_args(argv)
     written = write(args.results)
     if not written:

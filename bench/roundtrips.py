@@ -21,12 +21,12 @@ from typing import Any
 import valkey
 from valkey.connection import Connection
 
-from bench.runner import free_port
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import load_embedder
+from bench.run import free_port
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.settings import Settings
+from kenning.memory.memories import Draft
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import load_embedder
 from kenning.store import connect
 
 SENDS = [0]
@@ -36,6 +36,7 @@ def _counting(send: Callable[..., Any]) -> Callable[..., Any]:
     def counted(self: Connection, *args: Any, **kwargs: Any) -> Any:
         SENDS[0] += 1
         return send(self, *args, **kwargs)
+
     return counted
 
 
@@ -69,20 +70,29 @@ def run(engine: Engine, client: valkey.Valkey) -> dict[str, dict[str, int]]:
     mem = engine.memories
     out: dict[str, dict[str, int]] = {}
     mem.remember(Draft("Warm-up: the staging cluster runs Postgres 16."), actor="bench")
-    out["remember"] = measure(client, lambda: mem.remember(
-        Draft("The build cache lives on the NFS share under /srv/cache."), actor="bench"))
+    out["remember"] = measure(
+        client,
+        lambda: mem.remember(
+            Draft("The build cache lives on the NFS share under /srv/cache."), actor="bench"
+        ),
+    )
     key = mem.remember(Draft("Deploys go out on Tuesdays after the standup."), actor="bench").key
-    out["deprioritise"] = measure(client, lambda: engine.lifecycle.deprioritise(
-        key, reason="stale schedule", actor="bench"))
+    out["deprioritise"] = measure(
+        client, lambda: engine.lifecycle.deprioritise(key, reason="stale schedule", actor="bench")
+    )
     gone = mem.remember(Draft("The old VPN endpoint is vpn1.example.org."), actor="bench").key
-    out["forget"] = measure(client,
-                            lambda: mem.forget(gone, confirm=True, actor="bench",
-                                               reason="replaced"))
+    out["forget"] = measure(
+        client, lambda: mem.forget(gone, confirm=True, actor="bench", reason="replaced")
+    )
     mem.remember(Draft("Always use pickle for the session cache."), actor="bench")
     said = mem.remember(Draft("Never use pickle for the session cache."), actor="bench")
     record = str(said.notes[0].contradiction)
-    out["resolve_contradiction"] = measure(client, lambda: engine.contradictions.resolve(
-        record, "keep_b", "pickle was banned after the audit", actor="bench"))
+    out["resolve_contradiction"] = measure(
+        client,
+        lambda: engine.contradictions.resolve(
+            record, "keep_b", "pickle was banned after the audit", actor="bench"
+        ),
+    )
     return out
 
 
@@ -91,8 +101,9 @@ def private_engine() -> Iterator[tuple[Engine, valkey.Valkey]]:
     """An engine with the real model on an embedded Valkey of its own (a
     temporary data dir, a free port)."""
     with tempfile.TemporaryDirectory() as data:
-        settings = Settings(_env_file=None, data_dir=Path(data), valkey_port=free_port(),
-                            key_prefix="rt:")
+        settings = Settings(
+            _env_file=None, data_dir=Path(data), valkey_port=free_port(), key_prefix="rt:"
+        )
         with EmbeddedValkey(settings):
             client = connect(settings)
             try:

@@ -8,92 +8,42 @@ stopped at the end. The embedder is the configured one (``KENNING_EMBEDDING_BACK
 from __future__ import annotations
 
 import random
-import socket
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench import diagnostics, families, floors, import_rate, lifecycle, mcp, metrics, system
-from bench.corpus import Corpus, generate
+from bench.corpus import generate
 from bench.families import Query, Write
-from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore, timed
-from kenning.bulk import Bulk
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore
+from bench.run import ACTOR, Run, RunConfig, free_port
+from kenning.core.models import RememberResult
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.models import RememberResult
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.bulk import Bulk
+from kenning.memory.memories import Draft
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder
 from kenning.store import connect, search_module
 
-ACTOR = "bench"
-TOP_K = 10
 
-
-@dataclass(frozen=True)
-class RunConfig:
-    size: str = "10k"
-    seed: int = 7
-    queries: int = 200  # per retrieval family
-    writes: int = 200  # near-duplicate family
-    throughput_requests: int = 300
-    mcp_calls: int = 150
-    clients: tuple[int, ...] = (1, 8)
-    # CONFIG SET on the private server (experiments)
-    valkey_config: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass
-class Run:
-    """The live state of a run: the engine, the stopwatch and the uid <-> key maps."""
-
-    engine: Engine
-    watch: Stopwatch
-    corpus: Corpus
-    config: RunConfig
-    key_of: dict[str, str] = field(default_factory=dict)
-    uid_of: dict[str, str] = field(default_factory=dict)
-    recall_phases: list[dict[str, float]] = field(default_factory=list)
-    remember_phases: list[dict[str, float]] = field(default_factory=list)
-    queries: dict[str, list[Query]] = field(default_factory=dict)
-
-    def recall(self, query: Query, *, filtered: bool = True, keep: bool = True) -> list[str]:
-        """Run one recall; the uids it returned (a key the corpus does not know maps to itself)."""
-        request = RecallRequest(query.text,
-                                projects=[query.project] if filtered and query.project else None,
-                                top_k=TOP_K, actor=ACTOR)
-        result, phases = timed(self.engine.recaller.recall, self.watch, request)
-        if keep:
-            self.recall_phases.append(phases)
-        return [self.uid_of.get(h.memory.key, h.memory.key) for h in result.hits]
-
-    def remember(self, write: Write) -> RememberResult:
-        draft = Draft(write.text, namespace=write.namespace, project=write.project)
-        result, phases = timed(self.engine.memories.remember, self.watch, draft, actor=ACTOR)
-        self.remember_phases.append(phases)
-        written: RememberResult = result
-        return written
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def execute(config: RunConfig, embedder: Embedder, base: Settings,
-            progress: Callable[[str], None] = print) -> dict[str, Any]:
+def execute(
+    config: RunConfig, embedder: Embedder, base: Settings, progress: Callable[[str], None] = print
+) -> dict[str, Any]:
     """The whole run; the returned dict is what bench/results/*.json holds."""
     corpus = generate(config.size, config.seed)
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
-        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
-                                           "key_prefix": "bench:", "valkey_url": None})
+        settings = base.model_copy(
+            update={
+                "data_dir": Path(tmp),
+                "valkey_port": free_port(),
+                "key_prefix": "bench:",
+                "valkey_url": None,
+            }
+        )
         with EmbeddedValkey(settings) as server:
             client = connect(settings)
             for name, value in config.valkey_config:
@@ -102,11 +52,15 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             engine = Engine.open(settings, client, TimedEmbedder(embedder, watch))
             engine.ctx.store.memories = TimedMemoryStore(engine.ctx.store.memories, watch)
             run = Run(engine, watch, corpus, config)
-            out: dict[str,
-                      Any] = {"corpus": {"size": config.size, "seed": config.seed,
-                                         "items": len(corpus.items),
-                                              "projects": len(corpus.projects())},
-                                   "valkey_config": dict(config.valkey_config)}
+            out: dict[str, Any] = {
+                "corpus": {
+                    "size": config.size,
+                    "seed": config.seed,
+                    "items": len(corpus.items),
+                    "projects": len(corpus.projects()),
+                },
+                "valkey_config": dict(config.valkey_config),
+            }
             out["search_module"] = _search_module(client)
             progress(
                 f"search module: {out['search_module']['name']} {out['search_module']['version']}"
@@ -132,9 +86,10 @@ def execute(config: RunConfig, embedder: Embedder, base: Settings,
             out["floors"] = {"recall": floors.recall(run, run.queries["b"])}
             progress("MCP over HTTP")
             out["mcp"] = mcp.measure(run, settings, config.mcp_calls)
-            out["memory"] = {"valkey_rss_mb": system.rss_mb(server.process.pid if server.process
-                                                            else None),
-                             "bench_process_rss_mb": system.rss_mb()}
+            out["memory"] = {
+                "valkey_rss_mb": system.rss_mb(server.process.pid if server.process else None),
+                "bench_process_rss_mb": system.rss_mb(),
+            }
             progress("server process RSS probe")
             out["memory"]["server_probe"] = lifecycle.server_probe(settings)
             out["families"].update(lifecycle.run_all(run, progress))
@@ -150,8 +105,10 @@ def _search_module(client: Any) -> dict[str, str]:
 
 
 def import_corpus(run: Run, client: Any) -> dict[str, Any]:
-    drafts = [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
-              for i in run.corpus.items]
+    drafts = [
+        Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags, kind=i.kind)
+        for i in run.corpus.items
+    ]
     before = system.used_memory(client)
     results: list[RememberResult] = []
     load = system.machine()["load_average"]
@@ -163,11 +120,15 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
             import_rate.IMPORT: import_rate.importing(run.engine, ACTOR, into=results),
         },
     )
-    rate["machine"] = {"load_average": load, "load_average_end": system.machine()["load_average"],
-                       "cpu_steal_percent": system.steal_percent(steal, system.cpu_times())}
+    rate["machine"] = {
+        "load_average": load,
+        "load_average_end": system.machine()["load_average"],
+        "cpu_steal_percent": system.steal_percent(steal, system.cpu_times()),
+    }
     start = time.perf_counter()
-    results += Bulk(run.engine.ctx, run.engine.memories).remember_many(drafts[len(results):],
-                                                                       actor=ACTOR)
+    results += Bulk(run.engine.ctx, run.engine.memories).remember_many(
+        drafts[len(results) :], actor=ACTOR
+    )
     seconds = time.perf_counter() - start + rate[import_rate.IMPORT]["seconds"]
     after = system.used_memory(client)
     stored = 0
@@ -176,12 +137,16 @@ def import_corpus(run: Run, client: Any) -> dict[str, Any]:
         if result.status == "stored":
             run.uid_of[result.key] = item.uid
             stored += 1
-    return {"seconds": seconds, "stored": stored, "duplicates_refused": len(results) - stored,
-            "memories_per_second": len(results) / seconds,
-            "valkey_used_memory_delta": after - before,
-            "bytes_per_memory": (after - before) / max(stored, 1),
-            "breakdown": breakdown(run, client, list(run.uid_of)[:200], stored, after - before),
-            "interleaved": rate}
+    return {
+        "seconds": seconds,
+        "stored": stored,
+        "duplicates_refused": len(results) - stored,
+        "memories_per_second": len(results) / seconds,
+        "valkey_used_memory_delta": after - before,
+        "bytes_per_memory": (after - before) / max(stored, 1),
+        "breakdown": breakdown(run, client, list(run.uid_of)[:200], stored, after - before),
+        "interleaved": rate,
+    }
 
 
 def breakdown(run: Run, client: Any, keys: list[str], stored: int, delta: int) -> dict[str, float]:
@@ -192,12 +157,16 @@ def breakdown(run: Run, client: Any, keys: list[str], stored: int, delta: int) -
         return int(client.memory_usage(key, samples=0) or 0)
 
     hash_bytes = sum(usage(k) for k in keys) / max(len(keys), 1)
-    history = sum(usage(audit.events_key(k)) + usage(audit.history_key(k))
-                  for k in keys) / max(len(keys), 1)
+    history = sum(usage(audit.events_key(k)) + usage(audit.history_key(k)) for k in keys) / max(
+        len(keys), 1
+    )
     audit_bytes = history + usage(audit.stream) / max(stored, 1)
-    return {"hash_bytes": hash_bytes, "audit_bytes": audit_bytes,
-            "index_and_other_bytes": delta / max(stored, 1) - hash_bytes - audit_bytes,
-            "sampled": float(len(keys))}
+    return {
+        "hash_bytes": hash_bytes,
+        "audit_bytes": audit_bytes,
+        "index_and_other_bytes": delta / max(stored, 1) - hash_bytes - audit_bytes,
+        "sampled": float(len(keys)),
+    }
 
 
 def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -214,16 +183,20 @@ def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
         queries = run.queries[name] = build()
         ranks = [metrics.first_rank(run.recall(q), q.targets) for q in queries]
         out[name] = metrics.retrieval_summary(ranks)
-        out[name]["misses_at_5"] = [{"query": q.text, "target": q.targets[0], "rank": r}
-                                    for q, r in zip(queries, ranks, strict=True) if r is None
-                                    or r > 5][:12]
+        out[name]["misses_at_5"] = [
+            {"query": q.text, "target": q.targets[0], "rank": r}
+            for q, r in zip(queries, ranks, strict=True)
+            if r is None or r > 5
+        ][:12]
     progress("family c: cross-project distractors")
     out["c"] = distractors(run, families.distractor_queries(run.corpus, rng, n))
     progress("family g: no-answer")
     run.queries["g"] = families.no_answer_queries(run.corpus, rng)
     answers = [run.recall(q) for q in run.queries["g"]]
-    out["g"] = {"abstention": metrics.abstention([len(a) for a in answers]),
-                "n": float(len(answers))}
+    out["g"] = {
+        "abstention": metrics.abstention([len(a) for a in answers]),
+        "n": float(len(answers)),
+    }
     progress("family f: near-duplicate writes")
     out["f"] = duplicates(run, families.duplicate_writes(run.corpus, rng, run.config.writes))
     return out
@@ -234,16 +207,20 @@ def distractors(run: Run, queries: list[Query]) -> dict[str, Any]:
     (the control) it competes."""
     filtered = [run.recall(q) for q in queries]
     control = [run.recall(q, filtered=False, keep=False) for q in queries]
-    other_projects = [[u for u in got if _project(u) not in (q.project, "global")] for got, q in
-                      zip(filtered, queries, strict=True)]
+    other_projects = [
+        [u for u in got if _project(u) not in (q.project, "global")]
+        for got, q in zip(filtered, queries, strict=True)
+    ]
     summary = metrics.retrieval_summary(
         [metrics.first_rank(g, q.targets) for g, q in zip(filtered, queries, strict=True)]
     )
     summary["twin_leak_rate"] = metrics.leak_rate(filtered, [q.avoid for q in queries])
     summary["other_project_leak_rate"] = sum(1 for o in other_projects if o) / max(len(queries), 1)
     summary["control_unfiltered_other_project_in_top10"] = sum(
-        1 for got, q in zip(control, queries, strict=True)
-        if any(_project(u) not in (q.project, "global") for u in got)) / max(len(queries), 1)
+        1
+        for got, q in zip(control, queries, strict=True)
+        if any(_project(u) not in (q.project, "global") for u in got)
+    ) / max(len(queries), 1)
     return summary
 
 
@@ -253,18 +230,26 @@ def _project(uid: str) -> str:
 
 def duplicates(run: Run, writes: list[Write]) -> dict[str, Any]:
     refused = [run.remember(w).status == "duplicate" for w in writes]
-    precision, recall = metrics.precision_recall(refused,
-                                                 [w.duplicate_of is not None for w in writes])
-    return {"precision": precision, "recall": recall, "n": float(len(writes)),
-            "threshold": run.engine.ctx.settings.duplicate_threshold}
+    precision, recall = metrics.precision_recall(
+        refused, [w.duplicate_of is not None for w in writes]
+    )
+    return {
+        "precision": precision,
+        "recall": recall,
+        "n": float(len(writes)),
+        "threshold": run.engine.ctx.settings.duplicate_threshold,
+    }
 
 
 def latency(run: Run) -> dict[str, Any]:
     def split(samples: list[dict[str, float]]) -> dict[str, Any]:
-        out: dict[str, Any] = {phase: metrics.latency_summary([s.get(phase, 0.0) for s in samples])
-                               for phase in ("total", "embed", "search", "rest")}
-        out["search_calls_mean"] = sum(s.get("search_calls", 0.0)
-                                       for s in samples) / max(len(samples), 1)
+        out: dict[str, Any] = {
+            phase: metrics.latency_summary([s.get(phase, 0.0) for s in samples])
+            for phase in ("total", "embed", "search", "rest")
+        }
+        out["search_calls_mean"] = sum(s.get("search_calls", 0.0) for s in samples) / max(
+            len(samples), 1
+        )
         return out
 
     return {"recall": split(run.recall_phases), "remember": split(run.remember_phases)}
@@ -279,6 +264,8 @@ def throughput(run: Run) -> dict[str, Any]:
         with ThreadPoolExecutor(clients) as pool:
             list(pool.map(lambda q: run.recall(q, keep=False), queries))
         seconds = time.perf_counter() - start
-        out[f"{clients}_clients"] = {"recalls_per_second": len(queries) / seconds,
-                                     "requests": len(queries)}
+        out[f"{clients}_clients"] = {
+            "recalls_per_second": len(queries) / seconds,
+            "requests": len(queries),
+        }
     return out

@@ -55,7 +55,7 @@ def scale_corpus(n: int, seed: int = 7, base_size: str = "10k") -> Corpus:
     per = SIZES[base_size]
     corpus = Corpus(seed=seed, size=str(n))
     for replica in range(math.ceil(n / per)):
-        items = generate(base_size, seed + replica).items[:n - len(corpus.items)]
+        items = generate(base_size, seed + replica).items[: n - len(corpus.items)]
         corpus.items += items if replica == 0 else [_renamed(item, replica) for item in items]
     return corpus
 
@@ -73,8 +73,12 @@ def group_key(item: Item) -> str:
     return item.scenario or f"filler:{item.namespace}"
 
 
-def base_vectors(embed_many: Callable[[list[str]], list[Any]], texts: Sequence[str], path: Path,
-                 progress: Callable[[str], None] = print) -> Matrix:
+def base_vectors(
+    embed_many: Callable[[list[str]], list[Any]],
+    texts: Sequence[str],
+    path: Path,
+    progress: Callable[[str], None] = print,
+) -> Matrix:
     """The real embeddings of ``texts`` (each distinct text embedded once), cached at ``path``."""
     if path.exists():
         cached: Matrix = np.load(path)
@@ -84,7 +88,7 @@ def base_vectors(embed_many: Callable[[list[str]], list[Any]], texts: Sequence[s
     progress(f"embedding {len(unique)} distinct base texts (cached at {path})")
     rows: list[Any] = []
     for start in range(0, len(unique), 2048):
-        rows += embed_many(unique[start:start + 2048])
+        rows += embed_many(unique[start : start + 2048])
         progress(f"  embedded {len(rows)}/{len(unique)}")
     position = {t: i for i, t in enumerate(unique)}
     distinct = np.asarray(rows, dtype=np.float32)
@@ -100,7 +104,7 @@ def nearest_cosines(matrix: Matrix, rows: np.ndarray[Any, Any]) -> np.ndarray[An
     best = np.full(len(rows), -1.0, dtype=np.float32)
     sample = matrix[rows]
     for start in range(0, matrix.shape[0], CHUNK):
-        sims = sample @ matrix[start:start + CHUNK].T
+        sims = sample @ matrix[start : start + CHUNK].T
         sims[sims > 0.9999] = -1.0  # itself, and identical texts
         best = np.maximum(best, sims.max(axis=1))
     return best
@@ -117,8 +121,9 @@ def _groups(base_items: Sequence[Item]) -> dict[str, list[int]]:
     return groups
 
 
-def _pick(groups: dict[str, list[int]], item: Item, pick: random.Random,
-          everything: list[int]) -> list[int]:
+def _pick(
+    groups: dict[str, list[int]], item: Item, pick: random.Random, everything: list[int]
+) -> list[int]:
     """A source row and PARTNERS more of the item's group (with repeats when the group is small)."""
     members = groups.get(group_key(item), everything)
     return [pick.choice(members) for _ in range(PARTNERS + 1)]
@@ -149,8 +154,14 @@ def calibrate(base: Matrix, base_items: Sequence[Item], seed: int) -> dict[str, 
     return {"base_nn_cosine_median": target, "offset_square_mean": spread, "sigma": sigma}
 
 
-def derive(base: Matrix, base_items: Sequence[Item], items: Sequence[Item], sigma: float, seed: int,
-           out: Matrix) -> list[int]:
+def derive(
+    base: Matrix,
+    base_items: Sequence[Item],
+    items: Sequence[Item],
+    sigma: float,
+    seed: int,
+    out: Matrix,
+) -> list[int]:
     """Fill ``out`` (len(items) x dim) with the vectors of ``items``; returns
     each row's source base row.
 
@@ -162,9 +173,12 @@ def derive(base: Matrix, base_items: Sequence[Item], items: Sequence[Item], sigm
     groups = _groups(base_items)
     everything = list(range(len(base_items)))
     pick = random.Random(f"derive:{seed}")
-    picks = np.asarray([[i] * (PARTNERS + 1) if i < len(base_items)
-                        else _pick(groups, item, pick, everything)
-                        for i, item in enumerate(items)])
+    picks = np.asarray(
+        [
+            [i] * (PARTNERS + 1) if i < len(base_items) else _pick(groups, item, pick, everything)
+            for i, item in enumerate(items)
+        ]
+    )
     rng = np.random.default_rng(seed)
     for start in range(0, len(items), CHUNK):
         stop = min(start + CHUNK, len(items))
@@ -182,19 +196,31 @@ def cache_name(kind: str, model: str, backend: str, size: int | str, seed: int) 
     return f"{kind}-{tag}-{backend}-{size}-seed{seed}.npy"
 
 
-def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, *, model: str,
-                  backend: str,
-                  seed: int, base_size: str = "10k", folder: Path | None = None,
-                  progress: Callable[[str], None] = print) -> tuple[Matrix, dict[str, Any]]:
+def scale_vectors(
+    embed_many: Callable[[list[str]], list[Any]],
+    corpus: Corpus,
+    *,
+    model: str,
+    backend: str,
+    seed: int,
+    base_size: str = "10k",
+    folder: Path | None = None,
+    progress: Callable[[str], None] = print,
+) -> tuple[Matrix, dict[str, Any]]:
     """The vectors of ``corpus`` (a ``scale_corpus``), derived from real ones and
     cached; with how they were made."""
     folder = folder or cache_dir()
     base_items = generate(base_size, seed).items
-    base = base_vectors(embed_many, [i.content for i in base_items],
-                        folder / cache_name("base", model, backend, base_size, seed), progress)
+    base = base_vectors(
+        embed_many,
+        [i.content for i in base_items],
+        folder / cache_name("base", model, backend, base_size, seed),
+        progress,
+    )
     noise = calibrate(base, base_items, seed)
-    path = folder / cache_name(f"derived-twins-from-{base_size}", model, backend, len(corpus.items),
-                               seed)
+    path = folder / cache_name(
+        f"derived-twins-from-{base_size}", model, backend, len(corpus.items), seed
+    )
     info: dict[str, Any] = {
         "method": "real base embeddings + same-scenario source moved along its twins' differences",
         "base_size": base_size,
@@ -207,8 +233,9 @@ def scale_vectors(embed_many: Callable[[list[str]], list[Any]], corpus: Corpus, 
         if cached.shape == (len(corpus.items), base.shape[1]):
             return np.asarray(cached), info
     progress(f"deriving {len(corpus.items)} vectors (offset scale {noise['sigma']:.3f})")
-    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32,
-                                            shape=(len(corpus.items), base.shape[1]))
+    out = np.lib.format.open_memmap(
+        path, mode="w+", dtype=np.float32, shape=(len(corpus.items), base.shape[1])
+    )
     derive(base, base_items, corpus.items, noise["sigma"], seed, out)
     out.flush()
     return np.asarray(np.load(path, mmap_mode="r")), info

@@ -1,4 +1,3 @@
-
 """The scenario bank of the synthetic corpus: what coding agents remember, in
 our own words. Pure data.
 
@@ -24,8 +23,15 @@ class Scenario:
     tags: tuple[str, ...] = ()
 
 
-def _s(id_: str, group: str, namespace: str, text: str, *paraphrases: str, ident: str | None = None,
-       tags: tuple[str, ...] = ()) -> Scenario:
+def _s(
+    id_: str,
+    group: str,
+    namespace: str,
+    text: str,
+    *paraphrases: str,
+    ident: str | None = None,
+    tags: tuple[str, ...] = (),
+) -> Scenario:
     return Scenario(id_, group, namespace, text, tuple(paraphrases), ident, tags)
 
 
@@ -54,7 +60,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "deploy",
         "project",
         "Deploy: merge to `{branch}`, wait for the {ci} pipeline, then `{deploy_cmd}`; "
-       "production lives in {region}.",
+        "production lives in {region}.",
         "How does a change get shipped to production?",
         "Walk me through a release of this service.",
         tags=("deploy",),
@@ -79,7 +85,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "style",
         "project",
         "Style: raise the typed errors from `{module}/errors.py`; never raise bare Exception "
-       "or return None on failure.",
+        "or return None on failure.",
         "How should a function signal that something went wrong?",
     ),
     _s(
@@ -94,7 +100,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "style",
         "project",
         "Style: every test asserts unconditionally and names the behaviour, e.g. "
-       "`test_refuses_expired_token`.",
+        "`test_refuses_expired_token`.",
         "What naming convention do the test functions follow?",
     ),
     _s(
@@ -102,7 +108,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "style",
         "project",
         "Style: log with `logger = logging.getLogger(__name__)` and %-style "
-       "arguments, never print().",
+        "arguments, never print().",
         "How should diagnostic output be emitted from library code?",
     ),
     _s(
@@ -110,7 +116,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "style",
         "project",
         "Style: commit messages in the imperative, under 72 characters, with the "
-       "ticket id like `{ticket}`.",
+        "ticket id like `{ticket}`.",
         "How should I word the summary line when I record my changes in git?",
         ident="ticket",
     ),
@@ -150,7 +156,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "pin",
         "knowledge",
         "Pin `pydantic=={pyd_ver}` until the settings classes are ported; "
-       "v{pyd_next} validators differ.",
+        "v{pyd_next} validators differ.",
         "Why is the data-validation library held back?",
         ident="pyd_ver",
         tags=("deps",),
@@ -169,7 +175,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "pin",
         "knowledge",
         "Keep `cryptography=={crypto_ver}`: the next release drops the OpenSSL 1.1 the "
-       "{region} hosts still run.",
+        "{region} hosts still run.",
         "Why can't the crypto package be upgraded on the servers?",
         ident="crypto_ver",
         tags=("deps",),
@@ -188,7 +194,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "pin",
         "knowledge",
         "Pin `sqlalchemy=={sqla_ver}`: 2.0-style sessions would need the `{module}` "
-       "repository layer rewritten.",
+        "repository layer rewritten.",
         "Why haven't we moved to the new ORM session API?",
         ident="sqla_ver",
         tags=("deps",),
@@ -207,7 +213,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "pin",
         "knowledge",
         "Never run `{pkg_mgr} update` blindly: the lockfile pins `{pkg}` "
-       "to {pkg_ver} for a reason.",
+        "to {pkg_ver} for a reason.",
         "Is it fine to refresh all third-party packages at once?",
         ident="pkg_ver",
         tags=("deps",),
@@ -236,7 +242,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "Payment webhooks: verify the signature against the raw request bytes; "
-       "re-serialised JSON never matches.",
+        "re-serialised JSON never matches.",
         "The billing provider's callbacks keep failing validation. What's the catch?",
         tags=("api",),
     ),
@@ -245,9 +251,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "The {vendor} API paginates with an opaque `next_cursor`; page numbers "
-       "silently repeat the first page.",
+        "silently repeat the first page.",
         "Fetching results page by page from the vendor returns the same "
-       "items; how do I walk the list?",
+        "items; how do I walk the list?",
         tags=("api",),
     ),
     _s(
@@ -255,7 +261,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "{vendor} rate limits at {rate} requests/min per token and answers 429 "
-       "with Retry-After in seconds.",
+        "with Retry-After in seconds.",
         "How fast may we call the partner service before it pushes back?",
         tags=("api",),
     ),
@@ -264,7 +270,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "The {vendor} reports endpoint returns timestamps in local time without an offset; "
-       "treat them as Europe/Berlin.",
+        "treat them as Europe/Berlin.",
         "Dates from the partner's reporting feed look shifted by an hour or two. Why?",
         tags=("api",),
     ),
@@ -273,9 +279,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "Object storage: list calls are eventually consistent after a delete in "
-       "`{bucket}`; re-check with HEAD.",
+        "`{bucket}`; re-check with HEAD.",
         "A file I removed from the bucket still shows up in listings for "
-       "a while. Is that expected?",
+        "a while. Is that expected?",
         tags=("api",),
     ),
     _s(
@@ -283,7 +289,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "The `{service}` gRPC client needs a deadline on every call; without one a dead peer "
-       "hangs the worker forever.",
+        "hangs the worker forever.",
         "Our worker froze forever waiting on an RPC to another service. What must every call set?",
         tags=("api",),
     ),
@@ -292,7 +298,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "The legacy CSV export from {vendor} is cp1252, not UTF-8; decode explicitly or "
-       "names with umlauts break.",
+        "names with umlauts break.",
         "Accented customer names come out garbled when we import the old spreadsheet dump. Why?",
         tags=("api",),
     ),
@@ -301,9 +307,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "POST /orders on the {vendor} API needs an Idempotency-Key header or "
-       "retries create duplicate orders.",
+        "retries create duplicate orders.",
         "Retrying a failed purchase request sometimes charges the customer "
-       "twice. How do we prevent that?",
+        "twice. How do we prevent that?",
         tags=("api",),
     ),
     _s(
@@ -311,9 +317,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "{vendor} refresh tokens rotate on every use; store the new one immediately or the "
-       "session dies after an hour.",
+        "session dies after an hour.",
         "Users of the integration get logged out after about sixty "
-       "minutes. What are we doing wrong?",
+        "minutes. What are we doing wrong?",
         tags=("api",),
     ),
     _s(
@@ -321,7 +327,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "Money from the {vendor} API arrives as a float in major units; convert with "
-       "Decimal(str(x)) before summing.",
+        "Decimal(str(x)) before summing.",
         "Invoice totals are off by a cent now and then. Where do the rounding errors come from?",
         tags=("api",),
     ),
@@ -330,7 +336,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "The {vendor} download URLs 302 to a signed link valid for {ttl} seconds; fetch "
-       "right away, never cache it.",
+        "right away, never cache it.",
         "Saved links to partner files stop working shortly after we store them. Why?",
         tags=("api",),
     ),
@@ -339,9 +345,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "quirk",
         "knowledge",
         "The {vendor} bulk endpoint accepts at most {batch} items and rejects the whole "
-       "batch if one item is invalid.",
+        "batch if one item is invalid.",
         "A large upload to the partner was refused entirely because of one bad "
-       "record. What are the limits?",
+        "record. What are the limits?",
         tags=("api",),
     ),
     # --- decisions with reasons -------------------------------------------------------------------
@@ -350,7 +356,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: use {queue} instead of Kafka for background jobs; the volume is small and "
-       "ops wanted one less cluster.",
+        "ops wanted one less cluster.",
         "Why didn't we adopt a distributed log for the async work?",
         tags=("decision",),
     ),
@@ -359,7 +365,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: keep `{service}` in the monorepo; a separate repo doubled "
-       "release coordination work.",
+        "release coordination work.",
         "Why isn't that component in its own repository?",
         tags=("decision",),
     ),
@@ -368,7 +374,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: raw SQL in `{module}/queries.sql` for reporting; the ORM produced N+1 "
-       "queries we could not tame.",
+        "queries we could not tame.",
         "Why do the analytics screens bypass the object mapper?",
         tags=("decision",),
     ),
@@ -377,7 +383,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: session cookies, not JWTs, for the web app; we need "
-       "server-side revocation on logout.",
+        "server-side revocation on logout.",
         "Why don't we hand signed tokens to the browser?",
         tags=("decision",),
     ),
@@ -386,7 +392,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: server-rendered templates with htmx instead of a SPA; no "
-       "JS build step to maintain.",
+        "JS build step to maintain.",
         "Why is there no single-page front-end framework?",
         tags=("decision",),
     ),
@@ -395,7 +401,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: no response cache in front of `{service}`; stale permissions were "
-       "served after role changes.",
+        "served after role changes.",
         "Why was the HTTP caching layer taken out?",
         tags=("decision",),
     ),
@@ -404,7 +410,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: ULIDs as primary keys so ids sort by creation time; UUIDv4 "
-       "scattered the index pages.",
+        "scattered the index pages.",
         "Why are record identifiers time-ordered strings?",
         tags=("decision",),
     ),
@@ -413,7 +419,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: at most {retries} retries with jittered backoff on outbound calls; "
-       "unbounded retries caused a storm.",
+        "unbounded retries caused a storm.",
         "How many times do we repeat a failed request to a dependency, and why not more?",
         tags=("decision",),
     ),
@@ -422,7 +428,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: feature flags live in the database table `{table}`, not env vars, so "
-       "support can flip them live.",
+        "support can flip them live.",
         "Where are toggles for unfinished features stored, and why there?",
         tags=("decision",),
     ),
@@ -431,7 +437,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: migrations are forward-only; a rollback ships as a new "
-       "migration, never as a down script.",
+        "migration, never as a down script.",
         "How do we undo a schema change that went wrong?",
         tags=("decision",),
     ),
@@ -440,7 +446,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "decision",
         "project",
         "Decision: structured JSON logs to stdout; the {ci} agent ships them, the "
-       "app never writes log files.",
+        "app never writes log files.",
         "Where does the service put its log output?",
         tags=("decision",),
     ),
@@ -458,7 +464,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: login hung for {secs} s under load. Cause: the DB pool ({pool}) was drained "
-       "by long reports. Fix: a separate pool for reporting.",
+        "by long reports. Fix: a separate pool for reporting.",
         "Why did signing in freeze when traffic spiked?",
         ident="code",
         tags=("bug",),
@@ -468,7 +474,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: the `{service}` worker's memory grew until OOM-killed. Cause: an lru_cache "
-       "on a method kept every instance alive. Fix: module-level cache keyed by id.",
+        "on a method kept every instance alive. Fix: module-level cache keyed by id.",
         "What made the background process balloon until the kernel killed it?",
         ident="code",
         tags=("bug",),
@@ -478,7 +484,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: nightly invoices were dated the previous day. Cause: naive datetime.now() "
-       "on a UTC host. Fix: timezone-aware datetimes everywhere.",
+        "on a UTC host. Fix: timezone-aware datetimes everywhere.",
         "Why did bills carry yesterday's date?",
         ident="code",
         tags=("bug",),
@@ -488,7 +494,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: `test_{module}_sync` failed one run in ten. Cause: it depended on dict "
-       "order from a set. Fix: sort before comparing.",
+        "order from a set. Fix: sort before comparing.",
         "Why was one of the unit checks passing and failing at random?",
         ident="code",
         tags=("bug",),
@@ -498,7 +504,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: uploads with emoji in the filename returned 500. Cause: latin-1 header "
-       "encoding in the upload handler. Fix: RFC 5987 filename*.",
+        "encoding in the upload handler. Fix: RFC 5987 filename*.",
         "Why did attaching some files crash the server?",
         ident="code",
         tags=("bug",),
@@ -518,7 +524,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: the dashboard could not call the API from staging. Cause: the CORS "
-       "allowlist missed the staging origin. Fix: origins come from config per environment.",
+        "allowlist missed the staging origin. Fix: origins come from config per environment.",
         "Why were browser requests from the test environment rejected?",
         ident="code",
         tags=("bug",),
@@ -538,7 +544,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: users saw someone else's avatar. Cause: the CDN cached a response that "
-       "carried a cookie. Fix: Cache-Control private on personalised pages.",
+        "carried a cookie. Fix: Cache-Control private on personalised pages.",
         "Why did people see another person's profile picture?",
         ident="code",
         tags=("bug",),
@@ -548,7 +554,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: `{service}` stopped writing at 3am. Cause: the disk filled with rotated "
-       "logs nobody deleted. Fix: logrotate keeps {retries} files.",
+        "logs nobody deleted. Fix: logrotate keeps {retries} files.",
         "Why did the service stop persisting data in the middle of the night?",
         ident="code",
         tags=("bug",),
@@ -568,7 +574,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: duplicate welcome emails. Cause: two workers picked the same job without a "
-       "lock. Fix: SET NX lock per job id.",
+        "lock. Fix: SET NX lock per job id.",
         "Why did new customers get the greeting mail twice?",
         ident="code",
         tags=("bug",),
@@ -578,7 +584,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: outbound calls failed for minutes after a failover. Cause: the JVM cached "
-       "DNS forever. Fix: networkaddress.cache.ttl={ttl}.",
+        "DNS forever. Fix: networkaddress.cache.ttl={ttl}.",
         "Why couldn't we reach the partner right after they switched servers?",
         ident="code",
         tags=("bug",),
@@ -588,7 +594,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: a migration locked `{table}` for {secs} s in production. Cause: adding a "
-       "column with a default rewrote the table. Fix: add nullable, backfill in batches.",
+        "column with a default rewrote the table. Fix: add nullable, backfill in batches.",
         "Why did the schema change freeze the live site?",
         ident="code",
         tags=("bug",),
@@ -598,7 +604,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: in-flight requests were dropped on every deploy. Cause: the server ignored "
-       "SIGTERM and was killed. Fix: graceful shutdown with a {secs} s drain.",
+        "SIGTERM and was killed. Fix: graceful shutdown with a {secs} s drain.",
         "Why did users get errors each time we rolled out a new version?",
         ident="code",
         tags=("bug",),
@@ -608,7 +614,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "bug",
         "episodic",
         "Bug {code}: a CPU spike from email validation. Cause: catastrophic backtracking in the "
-       "regex. Fix: a linear-time pattern plus a length cap.",
+        "regex. Fix: a linear-time pattern plus a length cap.",
         "What pegged the processor when people typed addresses?",
         ident="code",
         tags=("bug",),
@@ -662,7 +668,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "experience",
         "episodic",
         "Tried Celery beat for the {module} schedules; abandoned after {days} days: tasks "
-       "silently vanished on restarts. Went with a cron-driven worker.",
+        "silently vanished on restarts. Went with a cron-driven worker.",
         "Have we attempted the Python task-queue scheduler before?",
         tags=("experience", "abandoned"),
     ),
@@ -671,7 +677,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "experience",
         "episodic",
         "Tried a GraphQL layer over `{service}`; abandoned after {days} days: the N+1 resolvers "
-       "were slower than REST. Kept REST with sparse fieldsets.",
+        "were slower than REST. Kept REST with sparse fieldsets.",
         "Did a query-language API for the backend ever get built?",
         tags=("experience", "abandoned"),
     ),
@@ -680,7 +686,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "experience",
         "episodic",
         "Tried moving `{service}` to Kubernetes; abandoned after {days} days: the ops cost "
-       "outweighed the gain for three containers. Stayed on {deploy_target}.",
+        "outweighed the gain for three containers. Stayed on {deploy_target}.",
         "Was container orchestration for this service ever evaluated?",
         tags=("experience", "abandoned"),
     ),
@@ -689,7 +695,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "experience",
         "episodic",
         "Tried MongoDB for the {module} events; abandoned after {days} days: the reports needed "
-       "joins. Moved back to Postgres JSONB.",
+        "joins. Moved back to Postgres JSONB.",
         "Did we ever put the event data in a document database?",
         tags=("experience", "abandoned"),
     ),
@@ -698,7 +704,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "experience",
         "episodic",
         "Tried micro-frontends for the admin UI; abandoned after {days} days: shared state "
-       "across bundles was a mess. One app with lazy routes instead.",
+        "across bundles was a mess. One app with lazy routes instead.",
         "Was splitting the admin web UI into independently deployed pieces tried?",
         tags=("experience", "abandoned"),
     ),
@@ -707,7 +713,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "experience",
         "episodic",
         "Tried a second-level ORM cache for `{module}`; abandoned after {days} days: "
-       "invalidation bugs served stale prices. Indexes fixed the speed instead.",
+        "invalidation bugs served stale prices. Indexes fixed the speed instead.",
         "Did anyone try caching database entities inside the mapper?",
         tags=("experience", "abandoned"),
     ),

@@ -29,16 +29,16 @@ import numpy as np
 
 from bench import families
 from bench.corpus import Corpus, generate
-from bench.runner import free_port
-from kenning import query
-from kenning.bulk import Bulk
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder, Vector, load_embedder
+from bench.run import free_port
+from kenning.core import query
+from kenning.core.schema import vector_bytes
+from kenning.core.settings import load_settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest, plan
-from kenning.schema import vector_bytes
-from kenning.settings import load_settings
+from kenning.memory.bulk import Bulk
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest, plan
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder, Vector, load_embedder
 from kenning.store import MemoryStore, connect, search_module
 
 REPEATS = 40
@@ -76,9 +76,15 @@ def shapes(
     clauses = recaller.clauses(p)
 
     def knn(k: int, *chosen: str) -> list[str | bytes]:
-        return query.Search(index=index, namespaces=(namespace,), clauses=chosen, knn=k,
-                            vector=vector,
-                            ef_runtime=max(64, k), return_fields=("distance",)).args()
+        return query.Search(
+            index=index,
+            namespaces=(namespace,),
+            clauses=chosen,
+            knn=k,
+            vector=vector,
+            ef_runtime=max(64, k),
+            return_fields=("distance",),
+        ).args()
 
     out: dict[str, list[str | bytes]] = {
         "bare KNN 10 (no filter)": knn(10),
@@ -90,15 +96,19 @@ def shapes(
         "KNN 40 project (one value)": knn(40, query.tag("project", [project])),
         "KNN 10 state project -trust": knn(10, *clauses),
         "KNN 20 state project -trust": knn(20, *clauses),
-        "filter only state project -trust, count": query.Search(index=index, clauses=clauses,
-                                                                limit=0).args(),
-        "filter only state project -trust, 200 keys": query.Search(index=index, clauses=clauses,
-                                                                   limit=200).args(),
+        "filter only state project -trust, count": query.Search(
+            index=index, clauses=clauses, limit=0
+        ).args(),
+        "filter only state project -trust, 200 keys": query.Search(
+            index=index, clauses=clauses, limit=200
+        ).args(),
         "KNN 40 project state (project first)": knn(40, clauses[1], clauses[0]),
-        "KNN 40 project state -trust (project first)": knn(40, clauses[1], clauses[0],
-                                                           *clauses[2:]),
+        "KNN 40 project state -trust (project first)": knn(
+            40, clauses[1], clauses[0], *clauses[2:]
+        ),
         "KNN 15 state project -trust + TEXT term (identifier search)": knn(
-            15, *clauses, query.text_any("content", ["deploy"])),
+            15, *clauses, query.text_any("content", ["deploy"])
+        ),
         "match-all count": query.Search(index=index, limit=0).args(),
     }
     return out
@@ -109,8 +119,9 @@ def measure(
 ) -> dict[str, dict[str, float]]:
     embedder = engine.ctx.embedder
     vectors = [vector_bytes(embedder.embed(t)) for t, _ in queries]
-    namespace = max(("episodic", "knowledge", "project"),
-                    key=lambda ns: _count(client, engine.ctx.index, ns))
+    namespace = max(
+        ("episodic", "knowledge", "project"), key=lambda ns: _count(client, engine.ctx.index, ns)
+    )
     samples: dict[str, list[float]] = {}
     rows: dict[str, list[int]] = {}
     for _ in range(max(1, REPEATS // len(queries))):
@@ -121,9 +132,15 @@ def measure(
                 samples.setdefault(name, []).append(seconds)
                 rows.setdefault(name, []).append(int(reply[0]))
     size = float(_count(client, engine.ctx.index, namespace))
-    out = {name: {"p50_ms": round(1000 * statistics.median(s), 3),
-                  "rows_total_mean": statistics.fmean(rows[name]),
-                  "n": float(len(s)), "index_documents": size} for name, s in samples.items()}
+    out = {
+        name: {
+            "p50_ms": round(1000 * statistics.median(s), 3),
+            "rows_total_mean": statistics.fmean(rows[name]),
+            "n": float(len(s)),
+            "index_documents": size,
+        }
+        for name, s in samples.items()
+    }
     return {**out, **_pools(engine, queries, vectors)}
 
 
@@ -134,10 +151,12 @@ def _pools(
     with the store as configured (exact small sets on valkey-search) and with
     every KNN left to the engine."""
     configured = engine.ctx.store.memories
-    stores = {"recall's search phase, store as configured": configured,
-              "recall's search phase, every KNN by the engine": MemoryStore(configured.client,
-                                                                            configured.prefix,
-                                                                            exact_small_sets=False)}
+    stores = {
+        "recall's search phase, store as configured": configured,
+        "recall's search phase, every KNN by the engine": MemoryStore(
+            configured.client, configured.prefix, exact_small_sets=False
+        ),
+    }
     samples: dict[str, list[float]] = {name: [] for name in stores}
     try:
         for (text, project), vector in zip(queries, vectors, strict=True):
@@ -148,13 +167,16 @@ def _pools(
                 samples[name].append(seconds)
     finally:
         engine.ctx.store.memories = configured
-    return {name: {"p50_ms": round(1000 * statistics.median(s), 3), "n": float(len(s))}
-            for name, s in samples.items()}
+    return {
+        name: {"p50_ms": round(1000 * statistics.median(s), 3), "n": float(len(s))}
+        for name, s in samples.items()
+    }
 
 
 def _count(client: Any, index: str, namespace: str) -> int:
-    reply = client.execute_command(*query.Search(index=index, namespaces=(namespace,),
-                                                 limit=0).args())
+    reply = client.execute_command(
+        *query.Search(index=index, namespaces=(namespace,), limit=0).args()
+    )
     return int(reply[0])
 
 
@@ -174,15 +196,30 @@ def imported(size: str, seed: int, prefix: str) -> Iterator[tuple[Engine, Any, C
     cache = Path(tempfile.gettempdir()) / f"kenning-shapes-{size}-{seed}-{inner.model_name}.npy"
     embedder = CachedEmbedder(inner, cache, [i.content for i in corpus.items])
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
-                                           "key_prefix": "bench:", "valkey_url": None})
+        settings = base.model_copy(
+            update={
+                "data_dir": Path(tmp),
+                "valkey_port": free_port(),
+                "key_prefix": "bench:",
+                "valkey_url": None,
+            }
+        )
         with EmbeddedValkey(settings):
             client = connect(settings)
             engine = Engine.open(settings, client, embedder)
             Bulk(engine.ctx, engine.memories).remember_many(
-                [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags,
-                       kind=i.kind)
-                 for i in corpus.items], actor="bench")
+                [
+                    Draft(
+                        i.content,
+                        namespace=i.namespace,
+                        project=i.project,
+                        tags=i.tags,
+                        kind=i.kind,
+                    )
+                    for i in corpus.items
+                ],
+                actor="bench",
+            )
             try:
                 yield engine, client, corpus
             finally:
@@ -190,26 +227,36 @@ def imported(size: str, seed: int, prefix: str) -> Iterator[tuple[Engine, Any, C
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.shapes",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.shapes", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--size", default="10k")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--config", action="append", default=[], metavar="NAME=VALUE",
-                        help="CONFIG SET on the private server before measuring (repeatable)")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="CONFIG SET on the private server before measuring (repeatable)",
+    )
     args = parser.parse_args(argv)
     with imported(args.size, args.seed, "kenning-shapes-") as (engine, client, corpus):
-        queries = families.paraphrase_queries(corpus, random.Random(f"shapes:{args.seed}"),
-                                              args.queries)
+        queries = families.paraphrase_queries(
+            corpus, random.Random(f"shapes:{args.seed}"), args.queries
+        )
         for name, value in (c.split("=", 1) for c in args.config):
             client.config_set(name, value)
         found = search_module.detect(client)
-        out = {"engine": f"{found.name} {found.version}" if found else "?", "size": args.size,
-               "config": args.config,
-               "shapes": measure(engine, client,
-                                 [(q.text, q.project or "global") for q in queries])}
+        out = {
+            "engine": f"{found.name} {found.version}" if found else "?",
+            "size": args.size,
+            "config": args.config,
+            "shapes": measure(engine, client, [(q.text, q.project or "global") for q in queries]),
+        }
     print(json.dumps(out, indent=2))
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

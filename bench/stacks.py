@@ -16,8 +16,9 @@ RATE = 250  # samples per second (`py-spy record --rate`)
 STARTUP = ("_find_and_load", "open_engine (", "load_embedder (", "build_app (", "build_server (")
 SDK = "MCP SDK (session manager, transport, JSON-RPC)"
 LOOP = "anyio / asyncio (tasks, streams, threads)"
-LAYERS: tuple[tuple[str, str],
-              ...] = (  # (file path prefix as py-spy prints it, layer), innermost frame first
+LAYERS: tuple[
+    tuple[str, str], ...
+] = (  # (file path prefix as py-spy prints it, layer), innermost frame first
     ("pydantic", "pydantic (validation, serialisation)"),
     ("logging/", "logging"),
     ("json/", "json"),
@@ -39,8 +40,14 @@ LAYERS: tuple[tuple[str, str],
     ("threading.py", LOOP),
 )
 # a thread parked in one of these is waiting, not working (py-spy cannot always tell on a busy box)
-IDLE = ("EpollSelector.select", "Condition.wait", "Event.wait", "Queue.get", "_worker",
-        "Condition._acquire_restore")
+IDLE = (
+    "EpollSelector.select",
+    "Condition.wait",
+    "Event.wait",
+    "Queue.get",
+    "_worker",
+    "Condition._acquire_restore",
+)
 ENGINE = "engine (kenning/: embedding, KNN, scoring)"
 OTHER = "other"
 
@@ -79,8 +86,10 @@ def breakdown(path: Path, calls: int) -> dict[str, float]:
     if not path.exists():
         return {}
     samples = tally(path.read_text(encoding="utf-8", errors="replace").splitlines())
-    per_call = {name: 1000.0 * n / RATE / calls
-                for name, n in sorted(samples.items(), key=lambda kv: -kv[1])}
+    per_call = {
+        name: 1000.0 * n / RATE / calls
+        for name, n in sorted(samples.items(), key=lambda kv: -kv[1])
+    }
     per_call["total"] = sum(per_call.values())
     return per_call
 

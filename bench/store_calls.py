@@ -28,15 +28,15 @@ from typing import Any
 
 from bench.corpus import Corpus
 from bench.instrument import Stopwatch
-from bench.runner import Run, RunConfig, free_port
+from bench.run import Run, RunConfig, free_port
 from bench.scale import _queries, load, wait_indexed
 from bench.scale_vectors import scale_corpus, scale_vectors
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import load_embedder
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import load_embedder
 from kenning.store import client as store_client
 from kenning.store import connect
 from kenning.store.client import text
@@ -51,9 +51,14 @@ def shape(command: tuple[Any, ...]) -> str:
     if name != "FT.SEARCH":
         return name if len(name) < 24 else "EVAL"
     query = text(command[2])
-    return " ".join(["FT.SEARCH", *(["KNN"] if "KNN" in query else []),
-                     *(["TEXT"] if "@content:" in query else []),
-                     "NOCONTENT" if any(text(c) == "NOCONTENT" for c in command) else "RETURN"])
+    return " ".join(
+        [
+            "FT.SEARCH",
+            *(["KNN"] if "KNN" in query else []),
+            *(["TEXT"] if "@content:" in query else []),
+            "NOCONTENT" if any(text(c) == "NOCONTENT" for c in command) else "RETURN",
+        ]
+    )
 
 
 Call = Callable[..., Any]  # kenning.store.client.call: (fn, *args, **kwargs) -> the reply
@@ -73,9 +78,11 @@ def wrapped_calls(wrap: Callable[[Call], Call]) -> Iterator[None]:
     """Every ``store.client.call`` of the engine's modules replaced by ``wrap(call)``, while
     inside."""
     original = store_client.call
-    modules = [m for m in list(sys.modules.values())
-               if getattr(m, "call", None) is original
-               and getattr(m, "__name__", "").startswith("kenning")]
+    modules = [
+        m
+        for m in list(sys.modules.values())
+        if getattr(m, "call", None) is original and getattr(m, "__name__", "").startswith("kenning")
+    ]
     wrapper = wrap(original)
     for module in modules:
         setattr(module, "call", wrapper)  # noqa: B010 - modules are typed without ``call``
@@ -93,14 +100,18 @@ def timed_calls(calls: Calls) -> Iterator[None]:
     def wrap(original: Call) -> Call:
         def timed(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             commands = sent(fn, args)
-            names = ([shape(c) for c in commands] if commands is not None
-                     else [getattr(fn, "__name__", "?").upper()])
+            names = (
+                [shape(c) for c in commands]
+                if commands is not None
+                else [getattr(fn, "__name__", "?").upper()]
+            )
             start = time.perf_counter()
             try:
                 return original(fn, *args, **kwargs)
             finally:
                 calls.setdefault(tuple(sorted(collections.Counter(names).items())), []).append(
-                    time.perf_counter() - start)
+                    time.perf_counter() - start
+                )
 
         return timed
 
@@ -113,25 +124,29 @@ def scale_arguments(prog: str, doc: str, queries: int) -> argparse.ArgumentParse
     parser = argparse.ArgumentParser(prog=prog, description=doc.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--size", choices=sorted(SIZES), default="250k")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--queries", type=int, default=queries,
-                        help="queries per family (three families)")
+    parser.add_argument(
+        "--queries", type=int, default=queries, help="queries per family (three families)"
+    )
     return parser
 
 
 def recall_requests(corpus: Corpus, seed: int, queries: int) -> list[RecallRequest]:
     """The scale point's recalls (``bench.scale._queries``), each in its project, as an agent
     asks."""
-    return [RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10,
-                          actor="bench")
-            for q in _queries(corpus, seed, queries)]
+    return [
+        RecallRequest(q.text, projects=[q.project] if q.project else None, top_k=10, actor="bench")
+        for q in _queries(corpus, seed, queries)
+    ]
 
 
 def report(label: str, samples: list[float], calls: Calls, top: int) -> None:
     print(f"{label}: p50 {1000 * statistics.median(samples):.2f} ms over {len(samples)}")
     for names, seconds in sorted(calls.items(), key=lambda item: -sum(item[1]))[:top]:
         kinds = ", ".join(f"{n} x{c}" for n, c in names)
-        print(f"  {len(seconds):5d} calls  p50 {1000 * statistics.median(seconds):8.3f} ms  "
-              f"total {1000 * sum(seconds):9.1f} ms  {kinds}")
+        print(
+            f"  {len(seconds):5d} calls  p50 {1000 * statistics.median(seconds):8.3f} ms  "
+            f"total {1000 * sum(seconds):9.1f} ms  {kinds}"
+        )
 
 
 @contextmanager
@@ -142,19 +157,32 @@ def scale_engine(size: str, seed: int, queries: int) -> Iterator[tuple[Engine, C
     base = Settings(_env_file=None)
     embedder = load_embedder(base)
     corpus = scale_corpus(SIZES[size], seed, "10k")
-    matrix, _ = scale_vectors(embedder.embed_many, corpus, model=embedder.model_name,
-                              backend=base.embedding_backend, seed=seed, base_size="10k",
-                              progress=print)
+    matrix, _ = scale_vectors(
+        embedder.embed_many,
+        corpus,
+        model=embedder.model_name,
+        backend=base.embedding_backend,
+        seed=seed,
+        base_size="10k",
+        progress=print,
+    )
     with tempfile.TemporaryDirectory(prefix="kenning-calls-") as tmp:
-        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
-                                           "key_prefix": "bench:", "valkey_url": None})
+        settings = base.model_copy(
+            update={
+                "data_dir": Path(tmp),
+                "valkey_port": free_port(),
+                "key_prefix": "bench:",
+                "valkey_url": None,
+            }
+        )
         with EmbeddedValkey(settings):
             client = connect(settings)
             client.config_set("appendonly", "no")
             engine = Engine.open(settings, client, embedder)
             try:
-                run = Run(engine, Stopwatch(), corpus, RunConfig(size=size, seed=seed,
-                                                                 queries=queries))
+                run = Run(
+                    engine, Stopwatch(), corpus, RunConfig(size=size, seed=seed, queries=queries)
+                )
                 load(run, client, matrix, 20 * 2**30, print)
                 wait_indexed(client, engine.ctx.indexes)
                 yield engine, corpus
@@ -185,9 +213,14 @@ def main(argv: list[str] | None = None) -> int:
         with timed_calls(calls):
             for item in items:
                 start = time.perf_counter()
-                engine.memories.remember(Draft(f"{item.content} (noted again today)",
-                                               namespace=item.namespace,
-                                               project=item.project), actor="bench")
+                engine.memories.remember(
+                    Draft(
+                        f"{item.content} (noted again today)",
+                        namespace=item.namespace,
+                        project=item.project,
+                    ),
+                    actor="bench",
+                )
                 samples.append(time.perf_counter() - start)
         report("remember", samples, calls, args.top)
     return 0

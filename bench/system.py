@@ -23,9 +23,14 @@ def machine() -> dict[str, Any]:
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return {"platform": platform.platform(), "python": sys.version.split()[0], "cpu": cpu,
-            "cores": os.cpu_count(), "memory_gb": round(_mem_total_kb() / 1024 / 1024, 1),
-            "load_average": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(_mem_total_kb() / 1024 / 1024, 1),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def cpu_times() -> tuple[int, int]:
@@ -62,8 +67,10 @@ def git_revision() -> dict[str, Any]:
         done = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
         return done.stdout.strip()
 
-    return {"commit": git("rev-parse", "HEAD"),
-            "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+    }
 
 
 def rss_mb(pid: int | None = None) -> float:
@@ -85,10 +92,13 @@ def child_env(settings: Any, **overrides: str) -> dict[str, str]:
     """The environment of a child process (`kenning mcp`, the RSS probe) on the bench's private
     Valkey, data dir, key prefix and embedder backend, never the user's; ``overrides``
     are more KENNING_* values."""
-    env = {**os.environ, "KENNING_DATA_DIR": str(settings.data_dir),
-           "KENNING_VALKEY_PORT": str(settings.valkey_port),
-           "KENNING_KEY_PREFIX": settings.key_prefix,
-           "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
-           **overrides}
+    env = {
+        **os.environ,
+        "KENNING_DATA_DIR": str(settings.data_dir),
+        "KENNING_VALKEY_PORT": str(settings.valkey_port),
+        "KENNING_KEY_PREFIX": settings.key_prefix,
+        "KENNING_EMBEDDING_BACKEND": settings.embedding_backend,
+        **overrides,
+    }
     env.pop("KENNING_VALKEY_URL", None)
     return env

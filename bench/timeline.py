@@ -21,15 +21,15 @@ from typing import Any
 
 from bench import metrics
 from bench.history import PROJECT, History, generate
-from bench.runner import free_port
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import load_embedder
+from bench.run import free_port
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.experience import Approach
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.experience import Approach
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import load_embedder
 from kenning.store import connect
 
 DAY = 86_400.0
@@ -38,8 +38,9 @@ OLD_RECENCY = {"recency_floor": 0.3, "recency_step": 0.05}
 _DATE = re.compile(r",? (\d{4})\?$")
 
 
-def ask(engine: Engine, history: History, key_of: dict[str, str], *,
-        drop_year: bool = False) -> dict[str, Any]:
+def ask(
+    engine: Engine, history: History, key_of: dict[str, str], *, drop_year: bool = False
+) -> dict[str, Any]:
     """recall@1/5/10 and MRR per question kind."""
     uid_of = {v: k for k, v in key_of.items()}
     ranks: dict[str, list[int | None]] = {}
@@ -47,8 +48,9 @@ def ask(engine: Engine, history: History, key_of: dict[str, str], *,
         text = _DATE.sub("?", q.text) if drop_year and q.kind == "dated" else q.text
         if drop_year and q.kind != "dated":
             continue
-        hits = engine.recaller.recall(RecallRequest(text, projects=[PROJECT], top_k=TOP_K,
-                                                    actor="bench")).hits
+        hits = engine.recaller.recall(
+            RecallRequest(text, projects=[PROJECT], top_k=TOP_K, actor="bench")
+        ).hits
         returned = [uid_of.get(h.memory.key, h.memory.key) for h in hits]
         ranks.setdefault(q.kind, []).append(metrics.first_rank(returned, [q.target]))
     out = {kind: _summary(r) for kind, r in sorted(ranks.items())}
@@ -57,8 +59,13 @@ def ask(engine: Engine, history: History, key_of: dict[str, str], *,
 
 
 def _summary(ranks: list[int | None]) -> dict[str, float]:
-    return {"n": len(ranks), "r@1": metrics.recall_at(ranks, 1), "r@5": metrics.recall_at(ranks, 5),
-            "r@10": metrics.recall_at(ranks, 10), "mrr": metrics.mrr(ranks)}
+    return {
+        "n": len(ranks),
+        "r@1": metrics.recall_at(ranks, 1),
+        "r@5": metrics.recall_at(ranks, 5),
+        "r@10": metrics.recall_at(ranks, 10),
+        "mrr": metrics.mrr(ranks),
+    }
 
 
 def detection(engine: Engine, history: History, key_of: dict[str, str]) -> dict[str, Any]:
@@ -67,53 +74,75 @@ def detection(engine: Engine, history: History, key_of: dict[str, str]) -> dict[
     records, _ = engine.memories.contradictions.listing(status="all", limit=200)
     value = [r for r in records if r.detector == "value"]
     pairs = [(uid_of.get(r.a, r.a), uid_of.get(r.b, r.b)) for r in value]
-    right = [(a, b) for a, b in pairs if a in history.slot_of
-             and history.slot_of.get(a) == history.slot_of.get(b)]
+    right = [
+        (a, b)
+        for a, b in pairs
+        if a in history.slot_of and history.slot_of.get(a) == history.slot_of.get(b)
+    ]
     caught = {b for _, b in right} & set(history.changes)
-    return {"value_records": len(value), "correct": len(right), "changes": len(history.changes),
-            "changes_caught": len(caught), "precision": len(right) / len(value) if value else 0.0,
-            "recall": len(caught) / len(history.changes) if history.changes else 0.0,
-            "polarity_records": len([r for r in records if r.detector != "value"])}
+    return {
+        "value_records": len(value),
+        "correct": len(right),
+        "changes": len(history.changes),
+        "changes_caught": len(caught),
+        "precision": len(right) / len(value) if value else 0.0,
+        "recall": len(caught) / len(history.changes) if history.changes else 0.0,
+        "polarity_records": len([r for r in records if r.detector != "value"]),
+    }
 
 
 def suppression_notes(engine: Engine, clock: ManualClock) -> dict[str, Any]:
     """An abandonment that auto-suppresses a name, then a new memory and a recall naming it."""
-    engine.experience.log_abandoned(Approach(name="Renovate", type="tool",
-                                             reason="too many PRs at once"),
-                                    effort=4, project=PROJECT, actor="bench")
+    engine.experience.log_abandoned(
+        Approach(name="Renovate", type="tool", reason="too many PRs at once"),
+        effort=4,
+        project=PROJECT,
+        actor="bench",
+    )
     clock.advance(DAY)
     stored = engine.memories.remember(
         Draft("Renovate now only opens one grouped PR per week for billing.", project=PROJECT),
         actor="bench",
     )
-    found = engine.recaller.recall(RecallRequest("how does Renovate group dependency updates?",
-                                                 projects=[PROJECT],
-                                                 actor="bench"))
-    return {"remember_notes": [n.public() for n in stored.notes],
-            "recall_suppressed": dict(found.suppressed),
-            "recall_results": len(found.hits)}
+    found = engine.recaller.recall(
+        RecallRequest(
+            "how does Renovate group dependency updates?", projects=[PROJECT], actor="bench"
+        )
+    )
+    return {
+        "remember_notes": [n.public() for n in stored.notes],
+        "recall_suppressed": dict(found.suppressed),
+        "recall_results": len(found.hits),
+    }
 
 
 def run(seed: int, base: Settings) -> dict[str, Any]:
     history = generate(seed)
     embedder = load_embedder(base)  # the model cache of the configured data dir (exported once)
     with tempfile.TemporaryDirectory(prefix="kenning-timeline-") as tmp:
-        settings = base.model_copy(update={"data_dir": Path(tmp), "valkey_port": free_port(),
-                                           "key_prefix": "tl:",
-                                           "valkey_url": None})
+        settings = base.model_copy(
+            update={
+                "data_dir": Path(tmp),
+                "valkey_port": free_port(),
+                "key_prefix": "tl:",
+                "valkey_url": None,
+            }
+        )
         with EmbeddedValkey(settings) as _server:
             client = connect(settings)
             clock = ManualClock(history.turns[0].at)
             engine = Engine.open(settings, client, embedder, clock=clock)
-            old = Engine.open(settings.model_copy(update=OLD_RECENCY), client, embedder,
-                              clock=clock)
+            old = Engine.open(
+                settings.model_copy(update=OLD_RECENCY), client, embedder, clock=clock
+            )
             key_of: dict[str, str] = {}
             refused = 0
             for turn in history.turns:
                 clock.value = turn.at
-                result = engine.memories.remember(Draft(turn.text, project=PROJECT,
-                                                        namespace="episodic",
-                                                        event_date=turn.at), actor="bench")
+                result = engine.memories.remember(
+                    Draft(turn.text, project=PROJECT, namespace="episodic", event_date=turn.at),
+                    actor="bench",
+                )
                 refused += result.status == "duplicate"
                 key_of[turn.uid] = result.key
             out: dict[str, Any] = {
@@ -125,8 +154,10 @@ def run(seed: int, base: Settings) -> dict[str, Any]:
             }
             for label, offset in (("day_after", DAY), ("year_after", 366 * DAY)):
                 clock.value = history.last + offset
-                out[label] = {"new": ask(engine, history, key_of),
-                              "old_recency": ask(old, history, key_of)}
+                out[label] = {
+                    "new": ask(engine, history, key_of),
+                    "old_recency": ask(old, history, key_of),
+                }
             clock.value = history.last + DAY
             out["dated_without_year"] = ask(engine, history, key_of, drop_year=True)
             out["suppression"] = suppression_notes(engine, clock)
@@ -135,8 +166,10 @@ def run(seed: int, base: Settings) -> dict[str, Any]:
 
 
 def table(out: dict[str, Any]) -> str:
-    rows = ["| asked | recency | kind | n | r@1 | r@5 | r@10 | MRR |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| asked | recency | kind | n | r@1 | r@5 | r@10 | MRR |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for label in ("day_after", "year_after"):
         for policy in ("new", "old_recency"):
             for kind, s in out[label][policy].items():
@@ -151,14 +184,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="where the exported model is cached")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help="where the exported model is cached"
+    )
     args = parser.parse_args()
     base = Settings(_env_file=None, **({"data_dir": args.data_dir} if args.data_dir else {}))
     out = run(args.seed, base)
     print(table(out))
-    print(json.dumps({k: v for k, v in out.items() if k not in ("day_after", "year_after")},
-                     indent=2))
+    print(
+        json.dumps({k: v for k, v in out.items() if k not in ("day_after", "year_after")}, indent=2)
+    )
     if args.out:
         args.out.write_text(json.dumps(out, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return 0

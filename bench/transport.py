@@ -53,44 +53,58 @@ from bench.clients import (
 )
 from bench.corpus import generate
 from bench.families import Query
-from bench.runner import ACTOR, free_port
-from kenning.bulk import Bulk
-from kenning.embedded import EmbeddedValkey
+from bench.run import ACTOR, free_port
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.bulk import Bulk
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
+from kenning.ops.embedded import EmbeddedValkey
 
 TOP_K = 10
 # beside the bench runs, not on their page
 RESULTS = system.ROOT / "bench" / "results" / "transport"
 # transport modes: the environment of `kenning mcp` in each
 MODES: dict[str, dict[str, str]] = {
-    f"{state}_{framing}": {"KENNING_MCP_STATELESS": str(state == "stateless").lower(),
-                           "KENNING_MCP_JSON_RESPONSE": str(framing == "json").lower()}
-    for state in ("stateful", "stateless") for framing in ("sse", "json")}
+    f"{state}_{framing}": {
+        "KENNING_MCP_STATELESS": str(state == "stateless").lower(),
+        "KENNING_MCP_JSON_RESPONSE": str(framing == "json").lower(),
+    }
+    for state in ("stateful", "stateless")
+    for framing in ("sse", "json")
+}
 # the mode also called with bare JSON-RPC POSTs (the server's cost alone)
 RAW_MODE = "stateless_json"
 BASELINE = "baseline"  # with --baseline: another checkout's `kenning mcp`, in RAW_MODE
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.transport",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--memories", type=int, default=10_000,
-                        help="memories in the store (default 10000)")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.transport", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--memories", type=int, default=10_000, help="memories in the store (default 10000)"
+    )
     parser.add_argument("--calls", type=int, default=500, help="recalls per target (default 500)")
-    parser.add_argument("--profile", type=Path,
-                        help="run the servers under py-spy; raw stacks in this folder")
-    parser.add_argument("--modes", default=",".join(MODES),
-                        help=(f"transport modes, comma-separated (default "
-                        f"{','.join(MODES)}; {RAW_MODE} is always one)"))
+    parser.add_argument(
+        "--profile", type=Path, help="run the servers under py-spy; raw stacks in this folder"
+    )
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=(
+            f"transport modes, comma-separated (default "
+            f"{','.join(MODES)}; {RAW_MODE} is always one)"
+        ),
+    )
     parser.add_argument(
         "--baseline",
         type=Path,
-        help=(f"another checkout (a git worktree of main, say): its `kenning mcp` ({RAW_MODE}) is "
-              "served beside this tree's and called by bare POSTs in the same rotation: an A/B "
-              "of server code in one run"),
+        help=(
+            f"another checkout (a git worktree of main, say): its `kenning mcp` ({RAW_MODE}) is "
+            "served beside this tree's and called by bare POSTs in the same rotation: an A/B "
+            "of server code in one run"
+        ),
     )
     args = parser.parse_args(argv)
     if args.baseline is not None and not (args.baseline / "mcp_server" / "app.py").is_file():
@@ -113,40 +127,59 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run(memories: int, calls: int, profile: Path | None, modes: list[str],
-        baseline: Path | None = None) -> dict[str, Any]:
+def run(
+    memories: int, calls: int, profile: Path | None, modes: list[str], baseline: Path | None = None
+) -> dict[str, Any]:
     corpus = generate("10k" if memories <= 10_000 else "100k", 7)
     with tempfile.TemporaryDirectory(prefix="kenning-transport-") as tmp:
-        settings = Settings(data_dir=Path(tmp), valkey_port=free_port(), key_prefix="bench:",
-                            valkey_url=None)
+        settings = Settings(
+            data_dir=Path(tmp), valkey_port=free_port(), key_prefix="bench:", valkey_url=None
+        )
         with EmbeddedValkey(settings):
             from kenning_cli.services import open_engine
 
             engine = open_engine(settings)
             items = corpus.items[:memories]
             Bulk(engine.ctx, engine.memories).remember_many(
-                [Draft(i.content, namespace=i.namespace, project=i.project, tags=i.tags,
-                       kind=i.kind)
-                 for i in items], actor=ACTOR)
+                [
+                    Draft(
+                        i.content,
+                        namespace=i.namespace,
+                        project=i.project,
+                        tags=i.tags,
+                        kind=i.kind,
+                    )
+                    for i in items
+                ],
+                actor=ACTOR,
+            )
             _, secret = engine.tokens.create("bench-transport", "read", actor=ACTOR)
-            queries = families.paraphrase_queries(corpus, random.Random("transport"),
-                                                  calls + mcp.WARMUP)
+            queries = families.paraphrase_queries(
+                corpus, random.Random("transport"), calls + mcp.WARMUP
+            )
             with ExitStack() as stack:
-                urls = {name: stack.enter_context(server(settings, env, profile, name))
-                        for name, env in
-                        [("floor", {}), *((f"mcp_{m}", MODES[m]) for m in modes)]}
+                urls = {
+                    name: stack.enter_context(server(settings, env, profile, name))
+                    for name, env in [("floor", {}), *((f"mcp_{m}", MODES[m]) for m in modes)]
+                }
                 if baseline is not None:
-                    urls[BASELINE] = stack.enter_context(server(settings, MODES[RAW_MODE], profile,
-                                                                BASELINE,
-                                                                root=baseline.resolve()))
+                    urls[BASELINE] = stack.enter_context(
+                        server(
+                            settings, MODES[RAW_MODE], profile, BASELINE, root=baseline.resolve()
+                        )
+                    )
                 samples, differ = anyio.run(paired, engine, urls, secret, queries)
-            out: dict[str, Any] = {"memories": len(items), "calls": calls,
-                                   "targets": summarise(samples),
-                                   "hits_differ_from_engine": differ}
+            out: dict[str, Any] = {
+                "memories": len(items),
+                "calls": calls,
+                "targets": summarise(samples),
+                "hits_differ_from_engine": differ,
+            }
     if profile is not None:
-        out["profile"] = {name: stacks.breakdown(profile / f"{name}.txt",
-                                                 served(name) * (calls + mcp.WARMUP))
-                          for name in urls}
+        out["profile"] = {
+            name: stacks.breakdown(profile / f"{name}.txt", served(name) * (calls + mcp.WARMUP))
+            for name in urls
+        }
     return out
 
 
@@ -159,8 +192,13 @@ def served(name: str) -> int:
 
 
 @contextmanager
-def server(settings: Settings, env: dict[str, str], profile: Path | None, name: str,
-           root: Path = system.ROOT) -> Iterator[str]:
+def server(
+    settings: Settings,
+    env: dict[str, str],
+    profile: Path | None,
+    name: str,
+    root: Path = system.ROOT,
+) -> Iterator[str]:
     """The floor (``name == "floor"``) or ``kenning mcp`` in a child process, running the code of
     the checkout at ``root``; yields its URL once it listens."""
     port = free_port()
@@ -169,17 +207,34 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
         spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-        command = [spy, "record", "--format", "raw", "--rate", str(stacks.RATE), "--nonblocking",
-                   "-o", str(profile / f"{name}.txt"), "--", *command]
+        command = [
+            spy,
+            "record",
+            "--format",
+            "raw",
+            "--rate",
+            str(stacks.RATE),
+            "--nonblocking",
+            "-o",
+            str(profile / f"{name}.txt"),
+            "--",
+            *command,
+        ]
     log_path = settings.data_dir / f"{name}.log"
     with log_path.open("w", encoding="utf-8") as log:
-        child = subprocess.Popen(command, env={**mcp.server_env(settings, port), **env,
-                                               "PYTHONPATH": os.pathsep.join(
-                                                   [str(root),
-                                                    *filter(None,
-                                                            [os.environ.get("PYTHONPATH")])])},
-                                 stdout=log, stderr=subprocess.STDOUT,
-                                 cwd=root)  # `-m` puts cwd first
+        child = subprocess.Popen(
+            command,
+            env={
+                **mcp.server_env(settings, port),
+                **env,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]
+                ),
+            },
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=root,
+        )  # `-m` puts cwd first
         try:
             mcp.wait_listening(child, port, log_path)
             yield f"http://127.0.0.1:{port}" + ("/recall" if name == "floor" else "/mcp")
@@ -192,8 +247,9 @@ def server(settings: Settings, env: dict[str, str], profile: Path | None, name: 
                 child.wait()
 
 
-async def paired(engine: Engine, urls: dict[str, str], secret: str,
-                 queries: list[Query]) -> tuple[dict[str, list[float]], dict[str, int]]:
+async def paired(
+    engine: Engine, urls: dict[str, str], secret: str, queries: list[Query]
+) -> tuple[dict[str, list[float]], dict[str, int]]:
     """Per query, one call to each target in turn; seconds per target, the first WARMUP dropped,
     and per target the number of queries whose hits were not the engine call's."""
     samples: dict[str, list[float]] = {}
@@ -203,9 +259,12 @@ async def paired(engine: Engine, urls: dict[str, str], secret: str,
         differ = dict.fromkeys(targets, 0)
         for index, query in enumerate(queries):
             args = {"query": query.text, "projects": [query.project], "top_k": TOP_K}
-            ask = RecallRequest(query.text, projects=[query.project] if query.project else None,
-                                top_k=TOP_K,
-                                actor=ACTOR)
+            ask = RecallRequest(
+                query.text,
+                projects=[query.project] if query.project else None,
+                top_k=TOP_K,
+                actor=ACTOR,
+            )
             start = time.perf_counter()
             expected = [hit.memory.key for hit in engine.recaller.recall(ask).hits]
             took = time.perf_counter() - start
@@ -238,13 +297,15 @@ async def connect(stack: AsyncExitStack, urls: dict[str, str], secret: str) -> d
         targets[f"{label} mcp SDK ClientSession"] = through(await sdk_session(stack, url, secret))
         if label.endswith(RAW_MODE):
             for version in (MODERN, HANDSHAKE):
-                targets[f"{label} bare POST {version}"] = functools.partial(raw_post, http, url,
-                                                                            version)
+                targets[f"{label} bare POST {version}"] = functools.partial(
+                    raw_post, http, url, version
+                )
     return targets
 
 
-async def raw_post(http: httpx.AsyncClient, url: str, version: str, args: dict[str, Any],
-                   index: int) -> list[str]:
+async def raw_post(
+    http: httpx.AsyncClient, url: str, version: str, args: dict[str, Any], index: int
+) -> list[str]:
     return await raw_call(http, url, args, index, version)
 
 
@@ -255,11 +316,15 @@ def summarise(samples: dict[str, list[float]]) -> dict[str, Any]:
     for name, values in samples.items():
         entry: dict[str, Any] = {"latency": metrics.latency_summary(values)}
         counterpart = f"{BASELINE} {name}"  # the same client against the baseline server
-        for base, key in (("engine", "minus_engine"), ("floor", "minus_floor"),
-                          (counterpart, "minus_baseline")):
+        for base, key in (
+            ("engine", "minus_engine"),
+            ("floor", "minus_floor"),
+            (counterpart, "minus_baseline"),
+        ):
             if name not in ("engine", base) and base in samples:
                 entry[key] = metrics.latency_summary(
-                    [v - b for v, b in zip(values, samples[base], strict=True)])
+                    [v - b for v, b in zip(values, samples[base], strict=True)]
+                )
         out[name] = entry
     return out
 
@@ -270,18 +335,19 @@ def render(result: dict[str, Any]) -> str:
         f"{result['load_average']}, steal {result['cpu_steal_percent']}%",
         "",
         "| target | p50 ms | p95 ms | minus engine p50 | minus floor p50 | minus baseline p50 "
-             "| hits not the engine's |",
+        "| hits not the engine's |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     differ = result.get("hits_differ_from_engine", {})
     for name, entry in result["targets"].items():
+
         def p50(key: str, e: dict[str, Any] = entry) -> str:
             return f"{e[key]['p50_ms']:.2f}" if key in e else "-"
 
         lines.append(
             f"| {name} | {p50('latency')} | {entry['latency']['p95_ms']:.2f} | "
-                     f"{p50('minus_engine')} | {p50('minus_floor')} | {p50('minus_baseline')} | "
-                     f"{differ.get(name, '-')} |"
+            f"{p50('minus_engine')} | {p50('minus_floor')} | {p50('minus_baseline')} | "
+            f"{differ.get(name, '-')} |"
         )
     for name, table in result.get("profile", {}).items():
         lines += ["", f"{name}: CPU ms per call by layer", "", stacks.render(table)]

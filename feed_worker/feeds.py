@@ -12,12 +12,12 @@ from typing import Any
 
 from feed_worker.jobs import Job
 from feed_worker.metrics import FeedMetrics
+from kenning.core.errors import FeedError
 from kenning.engine import Engine
-from kenning.errors import FeedError
-from kenning.feeds.config import Feed
-from kenning.feeds.ingest import JOB_PREFIX, job_name
+from kenning.knowledge.feeds.config import Feed
+from kenning.knowledge.feeds.ingest import JOB_PREFIX, job_name
 
-PREFIX = JOB_PREFIX  # job names: feed:<name> (kenning.feeds.ingest.job_name)
+PREFIX = JOB_PREFIX  # job names: feed:<name> (kenning.knowledge.feeds.ingest.job_name)
 MAX_JITTER_SECONDS = 300.0
 
 
@@ -30,15 +30,21 @@ def _job(engine: Engine, feed: Feed, metrics: FeedMetrics) -> Job:
     """Every interval, jittered by a tenth of it (at most 5 min); a run later than half an interval
     is dropped (the next one comes on time)."""
     seconds = feed.interval_minutes * 60
-    return Job(job_name(feed.name), partial(ingest, engine, feed, metrics), seconds,
-               jitter_seconds=min(MAX_JITTER_SECONDS, seconds / 10),
-               misfire_grace_seconds=seconds / 2, signature=feed.model_dump_json())
+    return Job(
+        job_name(feed.name),
+        partial(ingest, engine, feed, metrics),
+        seconds,
+        jitter_seconds=min(MAX_JITTER_SECONDS, seconds / 10),
+        misfire_grace_seconds=seconds / 2,
+        signature=feed.model_dump_json(),
+    )
 
 
 def ingest(engine: Engine, feed: Feed, metrics: FeedMetrics) -> dict[str, Any]:
     run = engine.feeds.run(feed)
     metrics.observe(run)
     if run.outcome == "failed":
-        raise FeedError(run.error or "the fetch failed",
-                        hint="`kenning feeds list` shows the feed's state")
+        raise FeedError(
+            run.error or "the fetch failed", hint="`kenning feeds list` shows the feed's state"
+        )
     return run.summary()

@@ -12,9 +12,9 @@ import logging
 import uuid
 
 from feed_worker.jobs import Job
-from kenning.clock import Clock
-from kenning.errors import BackendUnavailable, KenningError
-from kenning.jobs import JobRun, Jobs, Status
+from kenning.core.clock import Clock
+from kenning.core.errors import BackendUnavailable, KenningError
+from kenning.ops.jobs import JobRun, Jobs, Status
 from kenning.store import Lease
 
 log = logging.getLogger(__name__)
@@ -25,10 +25,19 @@ def guarded(job: Job, *, lease: Lease, jobs: Jobs, clock: Clock, worker: str) ->
     run_id = uuid.uuid4().hex[:12]
     started = clock.now()
 
-    def ended(status: Status, error: str | None = None,
-              summary: dict[str, object] | None = None) -> JobRun:
-        return JobRun(job=job.name, run_id=run_id, status=status, worker=worker, started_at=started,
-                      finished_at=clock.now(), error=error, summary=dict(summary or {}))
+    def ended(
+        status: Status, error: str | None = None, summary: dict[str, object] | None = None
+    ) -> JobRun:
+        return JobRun(
+            job=job.name,
+            run_id=run_id,
+            status=status,
+            worker=worker,
+            started_at=started,
+            finished_at=clock.now(),
+            error=error,
+            summary=dict(summary or {}),
+        )
 
     try:
         if not lease.hold():
@@ -50,5 +59,6 @@ def _keep(jobs: Jobs, run: JobRun) -> None:
     try:
         jobs.record(run)
     except KenningError as exc:
-        log.warning("job %s run %s (%s) could not be recorded: %s", run.job, run.run_id, run.status,
-                    exc)
+        log.warning(
+            "job %s run %s (%s) could not be recorded: %s", run.job, run.run_id, run.status, exc
+        )

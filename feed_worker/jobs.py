@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 
 MAINTENANCE = "maintenance"
 ENRICHMENT = "enrichment"
@@ -40,11 +40,17 @@ class Job:
 def scheduled(engine: Engine, settings: Settings, consumer: str = "worker") -> list[Job]:
     """The worker's fixed jobs and how often each runs (the feed jobs follow feeds.yml:
     feed_worker.feeds); the enrichment queue only when the LLM extras are on."""
-    jobs = [Job(MAINTENANCE, partial(maintenance, engine),
-                settings.maintenance_interval_minutes * 60)]
+    jobs = [
+        Job(MAINTENANCE, partial(maintenance, engine), settings.maintenance_interval_minutes * 60)
+    ]
     if engine.llm.available:
-        jobs.append(Job(ENRICHMENT, partial(enrichment, engine, consumer),
-                        settings.enrichment_interval_seconds))
+        jobs.append(
+            Job(
+                ENRICHMENT,
+                partial(enrichment, engine, consumer),
+                settings.enrichment_interval_seconds,
+            )
+        )
     return jobs
 
 

@@ -1,6 +1,7 @@
 """The worker: APScheduler running every registered job, only while this worker leads.
 
-One leader lease (``kenning.jobs``) covers the whole worker: a renewal job keeps it (every third of
+One leader lease (``kenning.ops.jobs``) covers the whole worker: a renewal job keeps it (every
+third of
 KENNING_WORKER_LOCK_TTL_SECONDS, also while a long job runs), each job run checks it first, and
 ``stop`` releases it. Two workers on one store therefore never run the same job at once; when the
 leader dies, another takes over once the lease expires. Also a ``Service`` of `kenning up` (the
@@ -24,10 +25,10 @@ from feed_worker.feeds import PREFIX, feed_jobs
 from feed_worker.guard import guarded
 from feed_worker.jobs import Job, scheduled
 from feed_worker.metrics import FeedMetrics
+from kenning.core.errors import InvalidInput, KenningError, NotFound
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import InvalidInput, KenningError, NotFound
-from kenning.jobs import JobRun
-from kenning.settings import Settings
+from kenning.ops.jobs import JobRun
 
 log = logging.getLogger(__name__)
 RENEW = "leader-lease"  # the scheduler's own job: reserved, no registered job may take the name
@@ -57,13 +58,22 @@ class Worker:
 
     name = "worker"
 
-    def __init__(self, engine: Engine, settings: Settings, *, jobs: Sequence[Job] | None = None,
-                 worker: str | None = None, on_run: Callable[[JobRun], None] | None = None,
-                 metrics: FeedMetrics | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        settings: Settings,
+        *,
+        jobs: Sequence[Job] | None = None,
+        worker: str | None = None,
+        on_run: Callable[[JobRun], None] | None = None,
+        metrics: FeedMetrics | None = None,
+    ) -> None:
         self.engine = engine
         self.id = worker or worker_id()
-        self.jobs = {job.name: job
-                     for job in (scheduled(engine, settings, self.id) if jobs is None else jobs)}
+        self.jobs = {
+            job.name: job
+            for job in (scheduled(engine, settings, self.id) if jobs is None else jobs)
+        }
         for reserved in (RENEW, RELOAD):
             if reserved in self.jobs:
                 raise InvalidInput(f"the job name {reserved!r} is reserved for the worker itself")
@@ -76,25 +86,33 @@ class Worker:
         self._guard = threading.Lock()
         # coalesce: runs missed while one was still going collapse into one; no grace limit, so a
         # late run still happens instead of being dropped.
-        self.scheduler = BackgroundScheduler(timezone=UTC, job_defaults={
-            "coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        self.scheduler = BackgroundScheduler(
+            timezone=UTC,
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+        )
 
     def describe(self) -> str:
         jobs = list(self.jobs.values())  # a copy: a reload may change the jobs meanwhile
         return ", ".join(f"{job.name} every {_every(job.interval_seconds)}" for job in jobs)
 
     def start(self) -> None:
-        self.scheduler.add_job(self.renew, "interval", seconds=self.renew_seconds, id=RENEW,
-                               name=RENEW,
-                               next_run_time=datetime.now(UTC))
+        self.scheduler.add_job(
+            self.renew,
+            "interval",
+            seconds=self.renew_seconds,
+            id=RENEW,
+            name=RENEW,
+            next_run_time=datetime.now(UTC),
+        )
         executors = logging.getLogger("apscheduler.executors.default")
         if not any(isinstance(f, QuietRenewal) for f in executors.filters):
             executors.addFilter(QuietRenewal())
         self.scheduler.start()
         self._schedule(list(self.jobs.values()))
         self.reload_feeds()
-        self.scheduler.add_job(self.reload_feeds, "interval", seconds=self.reload_seconds,
-                               id=RELOAD, name=RELOAD)
+        self.scheduler.add_job(
+            self.reload_feeds, "interval", seconds=self.reload_seconds, id=RELOAD, name=RELOAD
+        )
         log.info("worker %s started: %s", self.id, self.describe())
 
     def stop(self) -> None:
@@ -105,8 +123,11 @@ class Worker:
         try:
             self.lease.release()
         except KenningError as exc:
-            log.warning("worker %s could not release the leader lease (it expires on its own): %s",
-                        self.id, exc)
+            log.warning(
+                "worker %s could not release the leader lease (it expires on its own): %s",
+                self.id,
+                exc,
+            )
 
     def alive(self) -> bool:
         return bool(self.scheduler.running)
@@ -118,10 +139,16 @@ class Worker:
             with self._guard:
                 job = self.jobs[name]
         except KeyError:
-            raise NotFound(f"the worker has no job {name!r}",
-                           hint=f"jobs: {', '.join(self.jobs)}") from None
-        run = guarded(job, lease=self.lease, jobs=self.engine.jobs, clock=self.engine.ctx.clock,
-                      worker=self.id)
+            raise NotFound(
+                f"the worker has no job {name!r}", hint=f"jobs: {', '.join(self.jobs)}"
+            ) from None
+        run = guarded(
+            job,
+            lease=self.lease,
+            jobs=self.engine.jobs,
+            clock=self.engine.ctx.clock,
+            worker=self.id,
+        )
         with self._guard:
             self._last[name] = run
         if self.on_run is not None:
@@ -131,13 +158,16 @@ class Worker:
     def reload_feeds(self) -> list[str]:
         """Bring the feed jobs in line with feeds.yml (added, changed, removed, disabled); the
         names of the jobs that changed. A bad entry only leaves its own feed
-        out (kenning.feeds.config)."""
+        out (kenning.knowledge.feeds.config)."""
         wanted = {job.name: job for job in feed_jobs(self.engine, self.feed_metrics)}
         with self._guard:
             current = {n: j for n, j in self.jobs.items() if n.startswith(PREFIX)}
             gone = [n for n in current if n not in wanted]
-            changed = [j for n, j in wanted.items() if current.get(n) is None
-                       or current[n].signature != j.signature]
+            changed = [
+                j
+                for n, j in wanted.items()
+                if current.get(n) is None or current[n].signature != j.signature
+            ]
             for name in gone:
                 del self.jobs[name]
             self.jobs.update({job.name: job for job in changed})
@@ -156,12 +186,18 @@ class Worker:
         last, now = self._last_recorded(), self.engine.ctx.clock.now()
         for job in jobs:
             delay = first_delay(last.get(job.name), job.interval_seconds, now)
-            self.scheduler.add_job(self.run_now, "interval", args=(job.name,),
-                                   seconds=job.interval_seconds, id=job.name, name=job.name,
-                                   replace_existing=True,
-                                   jitter=job.jitter_seconds or None,
-                                   misfire_grace_time=_whole(job.misfire_grace_seconds),
-                                   next_run_time=datetime.now(UTC) + timedelta(seconds=delay))
+            self.scheduler.add_job(
+                self.run_now,
+                "interval",
+                args=(job.name,),
+                seconds=job.interval_seconds,
+                id=job.name,
+                name=job.name,
+                replace_existing=True,
+                jitter=job.jitter_seconds or None,
+                misfire_grace_time=_whole(job.misfire_grace_seconds),
+                next_run_time=datetime.now(UTC) + timedelta(seconds=delay),
+            )
 
     def renew(self) -> None:
         """Keep the lease while leading (take it when free), between runs and during long ones."""

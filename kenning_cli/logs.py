@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Libraries that bring their own handlers or formats; their records go to the root handler instead.
@@ -23,9 +23,12 @@ class JsonFormatter(logging.Formatter):
     and the traceback if any."""
 
     def format(self, record: logging.LogRecord) -> str:
-        entry = {"time": self.formatTime(record,
-                                         "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
-                 "level": record.levelname, "logger": record.name, "message": record.getMessage()}
+        entry = {
+            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         if record.exc_info:
             entry["traceback"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False)

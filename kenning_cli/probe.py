@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import httpx
 
-from kenning.inspection import Check
-from kenning.settings import Settings
+from kenning.core.settings import Settings
+from kenning.memory.inspection import Check
 
 TIMEOUT = 60.0  # /healthz embeds once: a cold model on a busy box takes seconds
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "kenning-doctor", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "kenning-doctor", "version": "0"},
+    },
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -32,27 +39,38 @@ def mcp_checks(settings: Settings, token: str | None) -> list[Check]:
     except httpx.HTTPError as exc:
         reason = f"not reachable at {base}: {exc.__class__.__name__}"
         hint = "start it with `kenning up` or `kenning mcp`, or pass --no-mcp"
-        return [Check("mcp server", False, f"{reason} ({hint})"),
-                Check("mcp auth", False, "not checked")]
-    verdict = Check("mcp server", health.status_code == 200,
-                    f"{base}/healthz answered {health.status_code}")
+        return [
+            Check("mcp server", False, f"{reason} ({hint})"),
+            Check("mcp auth", False, "not checked"),
+        ]
+    verdict = Check(
+        "mcp server", health.status_code == 200, f"{base}/healthz answered {health.status_code}"
+    )
     return [verdict, _auth(settings, answer, token)]
 
 
 def _auth(settings: Settings, answer: httpx.Response, token: str | None) -> Check:
     if not settings.mcp_auth:
-        return Check("mcp auth", answer.status_code == 200,
-                     f"off (loopback only); /mcp answered {answer.status_code}")
+        return Check(
+            "mcp auth",
+            answer.status_code == 200,
+            f"off (loopback only); /mcp answered {answer.status_code}",
+        )
     if token:
         if answer.status_code == 200:
-            return Check("mcp auth", True,
-                         "the token was accepted (an authenticated initialize call)")
+            return Check(
+                "mcp auth", True, "the token was accepted (an authenticated initialize call)"
+            )
         return Check("mcp auth", False, f"/mcp answered {answer.status_code}: {_described(answer)}")
     if answer.status_code == 401:
-        return Check("mcp auth", True,
-                     "tokens required; pass --token SECRET to make an authenticated call too")
-    return Check("mcp auth", False,
-                 f"/mcp without a token answered {answer.status_code}, expected 401")
+        return Check(
+            "mcp auth",
+            True,
+            "tokens required; pass --token SECRET to make an authenticated call too",
+        )
+    return Check(
+        "mcp auth", False, f"/mcp without a token answered {answer.status_code}, expected 401"
+    )
 
 
 def _described(answer: httpx.Response) -> str:

@@ -6,10 +6,10 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kenning.embedding import Embedder, load_embedder
+from kenning.core.errors import BackendUnavailable
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import BackendUnavailable
-from kenning.settings import Settings
+from kenning.runtime.embedding import Embedder, load_embedder
 from kenning.store import connect
 
 if TYPE_CHECKING:
@@ -33,8 +33,9 @@ class Service(Protocol):
 def open_engine(settings: Settings, embedder: Embedder | None = None) -> Engine:
     """Connect, load the model (once) and open the engine: the start-up path of every process."""
     client = connect(settings)
-    return Engine.open(settings, client,
-                       embedder or load_embedder(settings, _pinned(settings, client)))
+    return Engine.open(
+        settings, client, embedder or load_embedder(settings, _pinned(settings, client))
+    )
 
 
 def load_model(settings: Settings, *, strict: bool = True) -> Embedder:
@@ -68,9 +69,15 @@ def _pinned(settings: Settings, client: Any = None) -> str | None:
         own.close()  # type: ignore[no-untyped-call]
 
 
-def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool = True,
-                web: bool = True,
-                metrics: Metrics | None = None) -> list[Service]:
+def front_doors(
+    engine: Engine,
+    settings: Settings,
+    *,
+    mcp: bool,
+    worker: bool = True,
+    web: bool = True,
+    metrics: Metrics | None = None,
+) -> list[Service]:
     """The services `kenning up` runs beside the engine, each imported lazily.
 
     All are part of this distribution: a missing dependency is an error,
@@ -100,8 +107,8 @@ def front_doors(engine: Engine, settings: Settings, *, mcp: bool, worker: bool =
 def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool = True) -> int:
     """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the
     foreground; Ctrl-C stops all."""
-    from kenning.embedded import EmbeddedValkey
-    from kenning_cli.main import wait_for_signal
+    from kenning.ops.embedded import EmbeddedValkey
+    from kenning_cli.signals import wait_for_signal
 
     if mcp:
         from mcp_server.auth import check_exposure
@@ -113,7 +120,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool =
             server = stack.enter_context(EmbeddedValkey(settings))
             print(
                 f"valkey ready on {settings.valkey_host}"
-                  f":{settings.valkey_port} (data {server.dir})",
+                f":{settings.valkey_port} (data {server.dir})",
                 flush=True,
             )
         metrics, embedder = instrumented_embedder(settings) if mcp else (None, load_model(settings))
@@ -135,7 +142,7 @@ def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
     """The model, loaded once, wrapped so /metrics sees the embedding latency of every caller."""
     from prometheus_client import CollectorRegistry
 
-    from kenning.embedding import ObservedEmbedder
+    from kenning.runtime.embedding import ObservedEmbedder
     from mcp_server.metrics import Metrics
 
     metrics = Metrics(CollectorRegistry())
@@ -145,7 +152,7 @@ def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
 def run_alone(service: Service, banner: str) -> int:
     """`kenning mcp` and `kenning worker`: start one service, print ``banner``, block until
     Ctrl-C (a service that stops by itself is an error, see ``wait_for_signal``), then stop it."""
-    from kenning_cli.main import wait_for_signal
+    from kenning_cli.signals import wait_for_signal
 
     service.start()
     print(f"{banner}; Ctrl-C stops it", flush=True)

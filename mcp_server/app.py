@@ -20,9 +20,9 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount
 
 from kenning import __version__
-from kenning.clock import Clock, SystemClock
+from kenning.core.clock import Clock, SystemClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 from mcp_server import auth, routes, tools
 from mcp_server.errors import ErrorTranslator, quiet_fastmcp_echoes
 from mcp_server.fixed import FixedToolsMCP, set_telemetry
@@ -41,9 +41,14 @@ def instructions() -> str:
     return INSTRUCTIONS.read_text(encoding="utf-8")
 
 
-def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
-                 auth_clock: Callable[[], float] = time.monotonic,
-                 oauth_clock: Clock | None = None) -> tuple[FastMCP[Any], Registry, Runtime]:
+def build_server(
+    engine: Engine,
+    settings: Settings,
+    *,
+    metrics: Metrics | None = None,
+    auth_clock: Callable[[], float] = time.monotonic,
+    oauth_clock: Clock | None = None,
+) -> tuple[FastMCP[Any], Registry, Runtime]:
     """The FastMCP server with every tool module registered; refuses an unsafe exposure.
 
     ``metrics`` defaults to a fresh registry of this server's own (never the process default);
@@ -60,16 +65,32 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {LIFESPAN_KEY: rt}
 
-    verifier: Any = auth.TokenAuth(engine.tokens, base_url=settings.mcp_public_url,
-                                   limiter=rt.limiter,
-                                   clock=auth_clock) if settings.mcp_auth else None
+    verifier: Any = (
+        auth.TokenAuth(
+            engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter, clock=auth_clock
+        )
+        if settings.mcp_auth
+        else None
+    )
     # OAuth tokens and `kenning token` bearer tokens side by side (docs/remote-access.md)
     if settings.oauth:
-        verifier = oauth_server.build(engine.ctx.store, settings, verifier, MCP_PATH,
-                                      clock=oauth_clock or SystemClock(), limiter=rt.limiter)
-    mcp: FastMCP[Any] = FixedToolsMCP("kenning", instructions=instructions(), version=__version__,
-                                      auth=verifier,
-                                lifespan=lifespan, mask_error_details=True, on_duplicate="error")
+        verifier = oauth_server.build(
+            engine.ctx.store,
+            settings,
+            verifier,
+            MCP_PATH,
+            clock=oauth_clock or SystemClock(),
+            limiter=rt.limiter,
+        )
+    mcp: FastMCP[Any] = FixedToolsMCP(
+        "kenning",
+        instructions=instructions(),
+        version=__version__,
+        auth=verifier,
+        lifespan=lifespan,
+        mask_error_details=True,
+        on_duplicate="error",
+    )
     registry_ = Registry(mcp)
     mcp.add_middleware(MetricsMiddleware(rt.metrics, registry_.specs))
     mcp.add_middleware(ErrorTranslator(rt.metrics, registry_.specs))
@@ -89,21 +110,38 @@ def build_server(engine: Engine, settings: Settings, *, metrics: Metrics | None 
     return mcp, registry_, rt
 
 
-def build_app(engine: Engine, settings: Settings, *, metrics: Metrics | None = None,
-              auth_clock: Callable[[], float] = time.monotonic,
-              oauth_clock: Clock | None = None) -> tuple[Starlette, Runtime]:
+def build_app(
+    engine: Engine,
+    settings: Settings,
+    *,
+    metrics: Metrics | None = None,
+    auth_clock: Callable[[], float] = time.monotonic,
+    oauth_clock: Clock | None = None,
+) -> tuple[Starlette, Runtime]:
     """The ASGI app: Streamable HTTP at /mcp with Host/Origin checks; SSE at /sse when enabled."""
-    mcp, _, rt = build_server(engine, settings, metrics=metrics, auth_clock=auth_clock,
-                              oauth_clock=oauth_clock)
-    guard: dict[str, Any] = {"host_origin_protection": True,
-                             "allowed_hosts": auth.allowed_hosts(settings),
-                             "allowed_origins": auth.allowed_origins(settings)}
-    cap = Middleware(SessionCap, path=MCP_PATH, per_token=settings.mcp_sessions_per_token,
-                     idle_seconds=settings.mcp_session_idle_seconds)
-    app = mcp.http_app(path=MCP_PATH, transport="http", stateless_http=settings.mcp_stateless,
-                       json_response=settings.mcp_json_response,
-                       session_idle_timeout=settings.mcp_session_idle_seconds,
-                       middleware=[] if settings.mcp_stateless else [cap], **guard)
+    mcp, _, rt = build_server(
+        engine, settings, metrics=metrics, auth_clock=auth_clock, oauth_clock=oauth_clock
+    )
+    guard: dict[str, Any] = {
+        "host_origin_protection": True,
+        "allowed_hosts": auth.allowed_hosts(settings),
+        "allowed_origins": auth.allowed_origins(settings),
+    }
+    cap = Middleware(
+        SessionCap,
+        path=MCP_PATH,
+        per_token=settings.mcp_sessions_per_token,
+        idle_seconds=settings.mcp_session_idle_seconds,
+    )
+    app = mcp.http_app(
+        path=MCP_PATH,
+        transport="http",
+        stateless_http=settings.mcp_stateless,
+        json_response=settings.mcp_json_response,
+        session_idle_timeout=settings.mcp_session_idle_seconds,
+        middleware=[] if settings.mcp_stateless else [cap],
+        **guard,
+    )
     if settings.mcp_sse:
         sse = mcp.http_app(path="/sse", transport="sse", **guard)
         app.router.routes.append(Mount("/", app=sse))

@@ -22,9 +22,9 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 from fastmcp.server.auth import AccessToken, TokenVerifier
 
-from kenning.errors import BackendUnavailable, InvalidInput
-from kenning.settings import Settings
-from kenning.tokens import Token, Tokens, digest, grants
+from kenning.access.tokens import Token, Tokens, digest, grants
+from kenning.core.errors import BackendUnavailable, InvalidInput
+from kenning.core.settings import Settings
 
 CACHE_SECONDS = 10.0
 OUTAGE_GRACE_SECONDS = 300.0
@@ -43,9 +43,14 @@ class TokenAuth(TokenVerifier):
     parameter so tests can step it).
     """
 
-    def __init__(self, tokens: Tokens, *, base_url: str | None = None,
-                 limiter: anyio.CapacityLimiter | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        tokens: Tokens,
+        *,
+        base_url: str | None = None,
+        limiter: anyio.CapacityLimiter | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__(base_url=base_url)
         self.tokens = tokens
         self.limiter = limiter
@@ -57,9 +62,13 @@ class TokenAuth(TokenVerifier):
         if found is None:
             return None
         scopes = sorted(grants(found.scope)) if verified else []
-        return AccessToken(token=token, client_id=found.name, scopes=scopes, expires_at=None,
-                           claims={"name": found.name, "scope": found.scope,
-                                   UNVERIFIED: not verified})
+        return AccessToken(
+            token=token,
+            client_id=found.name,
+            scopes=scopes,
+            expires_at=None,
+            claims={"name": found.name, "scope": found.scope, UNVERIFIED: not verified},
+        )
 
     async def _lookup(self, secret: str) -> tuple[Token | None, bool]:
         """The token and whether Valkey vouched for it within ``CACHE_SECONDS``."""
@@ -95,8 +104,9 @@ def check_exposure(settings: Settings) -> None:
     if not settings.mcp_auth and not is_loopback(settings.mcp_host):
         raise InvalidInput(
             f"refusing to listen on {settings.mcp_host} without authentication",
-            hint=("set KENNING_MCP_AUTH=true (and create tokens), or bind "
-                  "KENNING_MCP_HOST=127.0.0.1"),
+            hint=(
+                "set KENNING_MCP_AUTH=true (and create tokens), or bind KENNING_MCP_HOST=127.0.0.1"
+            ),
         )
 
 

@@ -25,7 +25,7 @@ from fastmcp.tools.base import ToolResult
 from mcp_types import CallToolRequestParams
 from pydantic import ValidationError as PydanticValidationError
 
-from kenning.errors import BackendUnavailable, EmbeddingMismatch, KenningError
+from kenning.core.errors import BackendUnavailable, EmbeddingMismatch, KenningError
 from mcp_server.metrics import Metrics, tool_label
 
 log = logging.getLogger(__name__)
@@ -66,9 +66,9 @@ def message(exc: KenningError, request: str | None = None) -> str:
         summary = exc.message.split(": ", 1)[0].rstrip(".")
         text = (
             f"{exc.code}: {OUTAGE} -- {summary}. Do not treat this as "
-                "'nothing stored'; retry later "
+            "'nothing stored'; retry later "
             "(a write may have been stored: retry a remember with the same "
-                "idempotency_key to make it safe)"
+            "idempotency_key to make it safe)"
         )
         if request:
             text += f" (request id {request})"
@@ -84,10 +84,17 @@ class EngineToolError(ToolError):
     logged it once in Kenning's words (INFO, or WARNING for an outage).
     """
 
-    def __init__(self, exc: KenningError | None, request: str | None = None, *, code: str = "",
-                 text: str = "") -> None:
-        super().__init__(message(exc, request) if exc is not None else text,
-                         log_level=logging.DEBUG)
+    def __init__(
+        self,
+        exc: KenningError | None,
+        request: str | None = None,
+        *,
+        code: str = "",
+        text: str = "",
+    ) -> None:
+        super().__init__(
+            message(exc, request) if exc is not None else text, log_level=logging.DEBUG
+        )
         self.code = exc.code if exc is not None else code
         self.outage = isinstance(exc, BackendUnavailable)
 
@@ -99,11 +106,19 @@ def invalid_arguments(tool: str, exc: PydanticValidationError) -> EngineToolErro
     problems = "; ".join(f"{field}: {e['msg']}" for field, e in zip(where, errors, strict=True))
     # The log names the fields and pydantic's error types only: a message may
     # quote the caller's input.
-    log.info("tool %s: invalid_arguments: %s", tool, ", ".join(f"{f} ({e['type']})" for f, e in zip(
-        where, errors, strict=True)))
-    return EngineToolError(None, code="invalid_arguments", text=(
-        f"invalid_arguments: {problems} (hint: tools/list gives each parameter's type, bounds and "
-        "allowed values; nothing was changed)"))
+    log.info(
+        "tool %s: invalid_arguments: %s",
+        tool,
+        ", ".join(f"{f} ({e['type']})" for f, e in zip(where, errors, strict=True)),
+    )
+    return EngineToolError(
+        None,
+        code="invalid_arguments",
+        text=(
+            f"invalid_arguments: {problems} (hint: tools/list gives each parameter's type, "
+            "bounds and allowed values; nothing was changed)"
+        ),
+    )
 
 
 def translate(exc: BaseException, tool: str) -> ToolError:
@@ -116,8 +131,10 @@ def translate(exc: BaseException, tool: str) -> ToolError:
         return EngineToolError(exc)
     request = request_id()
     log.error("tool %s failed unexpectedly (request id %s)", tool, request, exc_info=exc)
-    return ToolError(f"internal_error: the server failed unexpectedly (request id {request}); "
-                     "the details are in the server log")
+    return ToolError(
+        f"internal_error: the server failed unexpectedly (request id {request}); "
+        "the details are in the server log"
+    )
 
 
 def _origin(exc: FastMCPError) -> BaseException | None:
@@ -127,8 +144,9 @@ def _origin(exc: FastMCPError) -> BaseException | None:
     ...") and pass as they are.
     """
     cause = exc.__cause__
-    if isinstance(exc, ValidationError) or isinstance(cause,
-                                                      FastMCPError | PydanticValidationError):
+    if isinstance(exc, ValidationError) or isinstance(
+        cause, FastMCPError | PydanticValidationError
+    ):
         return None
     return cause
 
@@ -138,8 +156,11 @@ class ErrorTranslator(Middleware):
         self.metrics = metrics
         self.known = known  # the server's tool names, for the metrics label
 
-    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
-                           call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
         name = tool_label(context.message.name, self.known)
         try:
             return await call_next(context)

@@ -22,23 +22,42 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self.tool_calls = Counter("kenning_mcp_tool_calls", "MCP tool calls by tool and outcome.",
-                                  ("tool", "outcome"), registry=registry)
-        self.tool_errors = Counter("kenning_mcp_tool_errors",
-                                   "MCP tool errors by tool and error code.",
-                                   ("tool", "code"), registry=registry)
-        self.tool_latency = Histogram("kenning_mcp_tool_latency_seconds", "MCP tool call latency.",
-                                      ("tool",),
-                                      buckets=_LATENCY_BUCKETS, registry=registry)
-        self.embedding_latency = Histogram("kenning_embedding_latency_seconds",
-                                           "Time to embed a batch of texts.",
-                                           buckets=_LATENCY_BUCKETS, registry=registry)
-        self.valkey_errors = Counter("kenning_valkey_errors",
-                                     "Calls that failed because Valkey could not answer.",
-                                     registry=registry)
-        self.llm_calls = Counter("kenning_llm_calls",
-                                 "LLM extra calls by purpose and outcome (ok, failed, late, "
-                                 "invalid).", ("purpose", "outcome"), registry=registry)
+        self.tool_calls = Counter(
+            "kenning_mcp_tool_calls",
+            "MCP tool calls by tool and outcome.",
+            ("tool", "outcome"),
+            registry=registry,
+        )
+        self.tool_errors = Counter(
+            "kenning_mcp_tool_errors",
+            "MCP tool errors by tool and error code.",
+            ("tool", "code"),
+            registry=registry,
+        )
+        self.tool_latency = Histogram(
+            "kenning_mcp_tool_latency_seconds",
+            "MCP tool call latency.",
+            ("tool",),
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.embedding_latency = Histogram(
+            "kenning_embedding_latency_seconds",
+            "Time to embed a batch of texts.",
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.valkey_errors = Counter(
+            "kenning_valkey_errors",
+            "Calls that failed because Valkey could not answer.",
+            registry=registry,
+        )
+        self.llm_calls = Counter(
+            "kenning_llm_calls",
+            "LLM extra calls by purpose and outcome (ok, failed, late, invalid).",
+            ("purpose", "outcome"),
+            registry=registry,
+        )
         self.expansion_latency = Histogram(
             "kenning_recall_expansion_seconds",
             "Time query expansion added to a "
@@ -54,9 +73,12 @@ class Metrics:
             "up (the server's log has each).",
             registry=registry,
         )
-        self.llm_tokens = Counter("kenning_llm_tokens",
-                                  "Tokens (input + output) the LLM extras spent, by purpose.",
-                                  ("purpose",), registry=registry)
+        self.llm_tokens = Counter(
+            "kenning_llm_tokens",
+            "Tokens (input + output) the LLM extras spent, by purpose.",
+            ("purpose",),
+            registry=registry,
+        )
 
     def observe_write_failure(self) -> None:
         """The store's background writer observer (kenning.store.writer.Observer):
@@ -64,13 +86,13 @@ class Metrics:
         self.recall_log_failures.inc()
 
     def observe_llm(self, purpose: str, outcome: str, tokens: int) -> None:
-        """The engine's LLM observer (kenning.llm.Observer)."""
+        """The engine's LLM observer (kenning.llm.client.Observer)."""
         self.llm_calls.labels(purpose, outcome).inc()
         if tokens:
             self.llm_tokens.labels(purpose).inc(tokens)
 
     def observe_expansion(self, seconds: float, outcome: str) -> None:
-        """The engine's query expansion observer (kenning.expansion.Observer)."""
+        """The engine's query expansion observer (kenning.llm.expansion.Observer)."""
         self.expansion_latency.labels(outcome).observe(seconds)
 
     def render(self) -> bytes:
@@ -94,8 +116,11 @@ class MetricsMiddleware(Middleware):
         self.metrics = metrics
         self.known = known
 
-    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
-                           call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
         name = tool_label(context.message.name, self.known)
         started = time.perf_counter()
         outcome = "error"

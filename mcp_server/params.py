@@ -22,8 +22,10 @@ Decision = Literal["keep_a", "keep_b", "both_valid", "not_a_contradiction", "mer
 ContradictionStatus = Literal["open", "resolved", "closed", "all"]
 ApproachType = Literal["library", "approach", "tool", "pattern", "service"]
 
-EFFORT = ("how hard the work was: 1 trivial, 2 easy, 3 moderate, 4 hard, 5 very hard; "
-          "at 4 or more an abandoned approach's name is also suppressed in recall")
+EFFORT = (
+    "how hard the work was: 1 trivial, 2 easy, 3 moderate, 4 hard, 5 very hard; "
+    "at 4 or more an abandoned approach's name is also suppressed in recall"
+)
 Effort = Annotated[int, Field(ge=1, le=5, description=EFFORT)]
 TopK = Annotated[int, Field(ge=1, le=50)]
 Offset = Annotated[int, Field(ge=0, le=100_000)]
@@ -118,8 +120,11 @@ def describe(properties: dict[str, dict[str, Any]]) -> None:
         if "description" not in schema and name in DESCRIPTIONS:
             schema["description"] = DESCRIPTIONS[name]
         branches = schema.get("anyOf")
-        if schema.get("default", 0) is None and isinstance(branches,
-                                                           list) and {"type": "null"} in branches:
+        if (
+            schema.get("default", 0) is None
+            and isinstance(branches, list)
+            and {"type": "null"} in branches
+        ):
             kept = [b for b in branches if b != {"type": "null"}]
             del schema["anyOf"], schema["default"]
             if len(kept) == 1:

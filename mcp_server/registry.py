@@ -30,9 +30,9 @@ from fastmcp.tools.function_tool import tool as fastmcp_tool
 from fastmcp.utilities.json_schema import dereference_refs
 from mcp_types import CallToolRequestParams, ToolAnnotations
 
-from kenning.errors import BackendUnavailable, NotFound, PermissionDenied
-from kenning.settings import Settings
-from kenning.tokens import grants
+from kenning.access.tokens import grants
+from kenning.core.errors import BackendUnavailable, NotFound, PermissionDenied
+from kenning.core.settings import Settings
 from mcp_server import params
 from mcp_server.runtime import caller
 
@@ -50,9 +50,14 @@ class ToolSpec:
     idempotent: bool
 
 
-def tool(*, scope: Scope, destructive: bool = False, idempotent: bool = False,
-         read_only: bool | None = None,
-         title: str | None = None) -> Callable[[F], F]:
+def tool(
+    *,
+    scope: Scope,
+    destructive: bool = False,
+    idempotent: bool = False,
+    read_only: bool | None = None,
+    title: str | None = None,
+) -> Callable[[F], F]:
     """Mark a module-level function as a tool named after it (its docstring is the description); the
     server registers it with ``Registry.add`` (FastMCP's standalone ``@tool``
     convention, scope in its meta).
@@ -62,9 +67,13 @@ def tool(*, scope: Scope, destructive: bool = False, idempotent: bool = False,
     ro = scope == "read" if read_only is None else read_only
     if scope == "read" and not ro:
         raise ValueError("a tool that changes anything needs scope 'write' or 'admin'")
-    annotations = ToolAnnotations(title=title, read_only_hint=ro,
-                                  destructive_hint=destructive and not ro,
-                                  idempotent_hint=idempotent or ro, open_world_hint=False)
+    annotations = ToolAnnotations(
+        title=title,
+        read_only_hint=ro,
+        destructive_hint=destructive and not ro,
+        idempotent_hint=idempotent or ro,
+        open_world_hint=False,
+    )
     # No output schema: every tool returns a JSON object, and "an object of anything" tells an agent
     # nothing (the result still comes as structured content).
     return fastmcp_tool(annotations=annotations, meta={SCOPE_META: scope}, output_schema=None)
@@ -73,14 +82,22 @@ def tool(*, scope: Scope, destructive: bool = False, idempotent: bool = False,
 def spec_of(fn: Callable[..., Any]) -> ToolSpec:
     """The spec a ``@tool`` mark carries; a ValueError for an unmarked function."""
     meta = get_fastmcp_meta(fn)
-    if not isinstance(meta,
-                      ToolMeta) or meta.annotations is None or SCOPE_META not in (meta.meta or {}):
+    if (
+        not isinstance(meta, ToolMeta)
+        or meta.annotations is None
+        or SCOPE_META not in (meta.meta or {})
+    ):
         raise ValueError(
             f"{getattr(fn, '__name__', fn)!r} is not marked with mcp_server.registry.tool"
         )
     hints = meta.annotations
-    return ToolSpec(fn.__name__, (meta.meta or {})[SCOPE_META], bool(hints.read_only_hint),
-                    bool(hints.destructive_hint), bool(hints.idempotent_hint))
+    return ToolSpec(
+        fn.__name__,
+        (meta.meta or {})[SCOPE_META],
+        bool(hints.read_only_hint),
+        bool(hints.destructive_hint),
+        bool(hints.idempotent_hint),
+    )
 
 
 def is_tool(fn: Callable[..., Any]) -> bool:
@@ -111,12 +128,24 @@ class Registry:
         self.schemas[spec.name] = dereference_refs(added.parameters)  # as tools/list shows it
         return fn
 
-    def tool(self, *, scope: Scope, destructive: bool = False, idempotent: bool = False,
-             read_only: bool | None = None, title: str | None = None) -> Callable[[F], F]:
+    def tool(
+        self,
+        *,
+        scope: Scope,
+        destructive: bool = False,
+        idempotent: bool = False,
+        read_only: bool | None = None,
+        title: str | None = None,
+    ) -> Callable[[F], F]:
         """Mark and register in one step (a test's own tool); the
         product's tools are module-level."""
-        mark = tool(scope=scope, destructive=destructive, idempotent=idempotent,
-                    read_only=read_only, title=title)
+        mark = tool(
+            scope=scope,
+            destructive=destructive,
+            idempotent=idempotent,
+            read_only=read_only,
+            title=title,
+        )
         return lambda fn: self.add(mark(fn))
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
@@ -135,8 +164,11 @@ class ScopeGuard(Middleware):
         self.registry = registry
         self.settings = settings
 
-    async def on_call_tool(self, context: MiddlewareContext[CallToolRequestParams],
-                           call_next: CallNext[CallToolRequestParams, ToolResult]) -> ToolResult:
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
         name = context.message.name
         spec = self.registry.specs.get(name)
         if spec is None:
@@ -152,18 +184,25 @@ class ScopeGuard(Middleware):
             held = ", ".join(sorted(who.scopes)) or "none"
             raise PermissionDenied(
                 f"tool {name!r} needs the {spec.scope!r} scope; token {who.actor!r} holds "
-                                   f"{held}; nothing was changed",
-                hint=("use a token created with `kenning token create --scope "
-                      f"{spec.scope} --name NAME`"),
+                f"{held}; nothing was changed",
+                hint=(
+                    "use a token created with `kenning token create --scope "
+                    f"{spec.scope} --name NAME`"
+                ),
             )
         return await call_next(context)
 
-    async def on_list_tools(self, context: MiddlewareContext[mt.ListToolsRequest],
-                            call_next: CallNext[mt.ListToolsRequest,
-                                                Sequence[Tool]]) -> Sequence[Tool]:
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
         scopes = self._listed_scopes()
-        return [t for t in await call_next(context)
-                if (spec := self.registry.specs.get(t.name)) is not None and spec.scope in scopes]
+        return [
+            t
+            for t in await call_next(context)
+            if (spec := self.registry.specs.get(t.name)) is not None and spec.scope in scopes
+        ]
 
     def _listed_scopes(self) -> frozenset[str]:
         """The scopes whose tools a caller sees. A token let through unverified during an outage

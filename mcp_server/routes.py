@@ -38,13 +38,21 @@ def healthz(rt: Runtime) -> Endpoint:
             body = health.public()
             body["checks"] = {name: {"ok": check["ok"]} for name, check in body["checks"].items()}
             return JSONResponse(body, status_code=200 if health.ok else 503)
-        return JSONResponse({"ok": False,
-                             "reason": (f"the health checks did not finish within {deadline:g}s "
-                             "(is Valkey hung?)")}, status_code=503)
+        return JSONResponse(
+            {
+                "ok": False,
+                "reason": (
+                    f"the health checks did not finish within {deadline:g}s (is Valkey hung?)"
+                ),
+            },
+            status_code=503,
+        )
+
     return endpoint
 
 
 def metrics(rt: Runtime) -> Endpoint:
     async def endpoint(request: Request) -> Response:
         return Response(rt.metrics.render(), media_type=CONTENT_TYPE)
+
     return endpoint

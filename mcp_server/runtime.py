@@ -12,11 +12,11 @@ from typing import ParamSpec, TypeVar
 
 from fastmcp.server.dependencies import get_access_token, get_context
 
+from kenning.access.tokens import SCOPES
+from kenning.core.errors import KenningError
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import KenningError
-from kenning.hosting import Host
-from kenning.settings import Settings
-from kenning.tokens import SCOPES
+from kenning.engine.hosting import Host
 from mcp_server.auth import ACTOR_CLAIM, UNVERIFIED
 from mcp_server.errors import translate
 from mcp_server.metrics import Metrics
@@ -57,8 +57,11 @@ def caller(settings: Settings) -> Caller:
     if token is not None:
         verified = token.claims.get(UNVERIFIED) is not True
         actor = str(token.claims.get(ACTOR_CLAIM) or token.client_id)
-        return Caller(actor=actor, scopes=frozenset(token.scopes) if verified else frozenset(),
-                      verified=verified)
+        return Caller(
+            actor=actor,
+            scopes=frozenset(token.scopes) if verified else frozenset(),
+            verified=verified,
+        )
     if not settings.mcp_auth:
         return Caller(actor=LOCAL_ACTOR, scopes=frozenset(SCOPES))
     return Caller(actor="anonymous", scopes=frozenset())

@@ -23,8 +23,15 @@ SESSION_HEADER = "mcp-session-id"
 class SessionCap:
     """ASGI middleware in front of the MCP endpoint at ``path``."""
 
-    def __init__(self, app: ASGIApp, *, path: str, per_token: int, idle_seconds: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        path: str,
+        per_token: int,
+        idle_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.app = app
         self.path = path
         self.per_token = per_token
@@ -64,8 +71,9 @@ class SessionCap:
         """The owner's sessions that may still be open (idle ones are
         forgotten, as the SDK ends them)."""
         now = self.clock()
-        sessions = {s: at for s, at in self.seen.get(owner, {}).items()
-                    if now - at < self.idle_seconds}
+        sessions = {
+            s: at for s, at in self.seen.get(owner, {}).items() if now - at < self.idle_seconds
+        }
         self.seen[owner] = sessions
         return sessions
 
@@ -77,11 +85,18 @@ async def _refuse(send: Send, cap: int, idle: float) -> None:
             "id": None,
             "error": {
                 "code": -32000,
-                "message": (f"this token holds {cap} open MCP sessions, the most allowed; close "
-                f"unused ones (HTTP DELETE) or wait: a session ends after {idle:g}s idle"),
+                "message": (
+                    f"this token holds {cap} open MCP sessions, the most allowed; close "
+                    f"unused ones (HTTP DELETE) or wait: a session ends after {idle:g}s idle"
+                ),
             },
         }
     )
-    await send({"type": "http.response.start", "status": 429,
-                "headers": [(b"content-type", b"application/json")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
     await send({"type": "http.response.body", "body": body.encode()})

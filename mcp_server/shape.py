@@ -1,7 +1,8 @@
 """The MCP door's JSON for engine results, and the wording addressed to an
 agent ("call X again ...").
 
-The engine returns typed results (``kenning.lifecycle.Candidates``, ``ProjectPreview``, ...) that
+The engine returns typed results (``kenning.memory.lifecycle.Candidates``, ``ProjectPreview``, ...)
+that
 say what happened; what an agent should do next is this door's to say, in the tools' own terms.
 """
 
@@ -10,20 +11,21 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from kenning.errors import InvalidInput
-from kenning.lifecycle import Candidates, ProjectDone, ProjectPreview, Transition
-from kenning.memory import ForgetPreview, Forgotten
-from kenning.models import Note, RememberResult
-from kenning.recall import RecallResult
-from kenning.suppression import Suppressed
+from kenning.core.errors import InvalidInput
+from kenning.core.models import Note, RememberResult
+from kenning.memory.lifecycle import Candidates, ProjectDone, ProjectPreview, Transition
+from kenning.memory.memories import ForgetPreview, Forgotten
+from kenning.memory.recall import RecallResult
+from kenning.memory.suppression import Suppressed
 
 
 def key_or_query(key: str | None, query: str | None) -> str | None:
     """The key to act on, or None when the call names a query instead
     (candidates only, never an action)."""
     if (key is None) == (query is None):
-        raise InvalidInput("give either a key or a query",
-                           hint="a query returns candidates to confirm by key")
+        raise InvalidInput(
+            "give either a key or a query", hint="a query returns candidates to confirm by key"
+        )
     return key
 
 
@@ -40,14 +42,14 @@ def note(n: Note) -> str:
     if n.kind == "contradiction":
         return (
             f"possible contradiction with {n.other} (contradiction {n.contradiction}, "
-                "open; both now disputed): "
+            "open; both now disputed): "
             "settle it with resolve_contradiction"
         )
     if n.kind == "suppressed":
         return (
             f"stored, but hidden from recall and briefings by the suppression of '{n.term}' "
-                f"({n.reason}); lift it with unsuppress_topic(term='{n.term}') if "
-                "this memory should be found"
+            f"({n.reason}); lift it with unsuppress_topic(term='{n.term}') if "
+            "this memory should be found"
         )
     if n.kind == "duplicate" and n.key is not None:
         return f"an equivalent memory exists, {n.key} ({n.state}): {n.content!r}; not stored again"
@@ -67,45 +69,67 @@ def transition(done: Transition) -> dict[str, Any]:
 def candidates(found: Candidates) -> dict[str, Any]:
     """A query's candidates; a query never acts, even when exactly one memory matches."""
     return {
-        "status": "needs_confirmation", "action": found.action, "acted": False,
+        "status": "needs_confirmation",
+        "action": found.action,
+        "acted": False,
         "candidates": [asdict(c) for c in found.found],
-        "next": f"call {found.action} again with the key of the memory you mean" if found.found else
-                "no memory is similar enough; refine the query or give a key",
+        "next": f"call {found.action} again with the key of the memory you mean"
+        if found.found
+        else "no memory is similar enough; refine the query or give a key",
     }
 
 
 def project(result: ProjectPreview | ProjectDone) -> dict[str, Any]:
     """A project action's preview, or what it did (``partial`` when the per-call cap stopped it)."""
     if isinstance(result, ProjectPreview):
-        return {"status": "preview", "action": result.action, "project": result.project,
-                "would_affect": result.would_affect, "sample": list(result.sample),
-                "next": f"call {result.action} again with confirm=true and a reason"}
-    out: dict[str, Any] = {"status": "done", "action": result.action, "project": result.project,
-                           "affected": result.affected}
+        return {
+            "status": "preview",
+            "action": result.action,
+            "project": result.project,
+            "would_affect": result.would_affect,
+            "sample": list(result.sample),
+            "next": f"call {result.action} again with confirm=true and a reason",
+        }
+    out: dict[str, Any] = {
+        "status": "done",
+        "action": result.action,
+        "project": result.project,
+        "affected": result.affected,
+    }
     if result.remaining:  # say so, never imply done
-        out.update(status="partial", remaining=result.remaining,
-                   next=f"call {result.action} again with confirm=true")
+        out.update(
+            status="partial",
+            remaining=result.remaining,
+            next=f"call {result.action} again with confirm=true",
+        )
     return out
 
 
 def forget(result: ForgetPreview | Forgotten) -> dict[str, Any]:
     if isinstance(result, Forgotten):
         return {"status": "forgotten", "key": result.key}
-    return {"status": "preview", "would_forget": asdict(result),
-            "next": "call forget again with confirm=true to delete this memory"}
+    return {
+        "status": "preview",
+        "would_forget": asdict(result),
+        "next": "call forget again with confirm=true to delete this memory",
+    }
 
 
 def recall(result: RecallResult, *, full: bool) -> dict[str, Any]:
     """A recall's JSON; each suppression that hid a hit names the call that lifts it."""
     out = result.public(full=full)
     if "suppressed" in out:
-        out["suppressed"] = [{**s, "lift": f"unsuppress_topic(term='{s['term']}')"}
-                             for s in out["suppressed"]]
+        out["suppressed"] = [
+            {**s, "lift": f"unsuppress_topic(term='{s['term']}')"} for s in out["suppressed"]
+        ]
     return out
 
 
 def suppression(result: Suppressed) -> dict[str, Any]:
     """suppress_topic's answer; a preview says how to go ahead."""
     out = result.public()
-    return {**out,
-            "next": "call again without preview to suppress"} if result.status == "preview" else out
+    return (
+        {**out, "next": "call again without preview to suppress"}
+        if result.status == "preview"
+        else out
+    )

@@ -18,8 +18,10 @@ CREATE = "create one with `kenning token create --name NAME --scope read` (or wr
 MISSING = (
     f"this server needs a bearer token: {CREATE} and send it as `Authorization: Bearer <token>`"
 )
-INVALID = ("the bearer token is not known to this server (revoked, mistyped, or another "
-           f"installation's): {CREATE}")
+INVALID = (
+    "the bearer token is not known to this server (revoked, mistyped, or another "
+    f"installation's): {CREATE}"
+)
 _DESCRIPTION = re.compile(r'error_description="[^"]*"')
 
 
@@ -45,8 +47,10 @@ class Unauthorized:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith(MCP_PATHS):
             await self.app(scope, receive, send)
             return
-        has_token = any(name.lower() == b"authorization" and value[:7].lower() == b"bearer "
-                        for name, value in scope.get("headers", []))
+        has_token = any(
+            name.lower() == b"authorization" and value[:7].lower() == b"bearer "
+            for name, value in scope.get("headers", [])
+        )
         rewriting = False
 
         async def reply(message: Message) -> None:
@@ -75,11 +79,16 @@ def _headers(headers: Any, has_token: bool) -> list[tuple[bytes, bytes]]:
             continue
         if lower == b"www-authenticate":
             description = body(has_token)["error_description"].replace('"', "'")
-            out.append((name,
-                        _DESCRIPTION.sub(f'error_description="{description}"',
-                                         value.decode()).encode()))
+            out.append(
+                (
+                    name,
+                    _DESCRIPTION.sub(f'error_description="{description}"', value.decode()).encode(),
+                )
+            )
         else:
             out.append((name, value))
-    out += [(b"content-type", b"application/json"),
-            (b"content-length", str(len(_encoded(has_token))).encode())]
+    out += [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(_encoded(has_token))).encode()),
+    ]
     return out

@@ -1,6 +1,7 @@
 """Regenerate .env.example and docs/configuration.md from the Settings declaration.
 
-Run `python scripts/gen_config_docs.py` after adding a setting; tests/kenning/test_settings.py fails
+Run `python scripts/gen_config_docs.py` after adding a setting; tests/kenning/core/test_settings.py
+fails
 while either file misses a field.
 """
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from pydantic_core import PydanticUndefined
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,7 +19,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def default_text(name: str) -> str:
     field = Settings.model_fields[name]
     if field.default_factory is not None:
-        return "(the user's data dir, e.g. ~/.local/share/kenning)" if name == "data_dir" else "(computed)"
+        return (
+            "(the user's data dir, e.g. ~/.local/share/kenning)"
+            if name == "data_dir"
+            else "(computed)"
+        )
     if field.default is None or field.default is PydanticUndefined:
         return ""
     value = field.default
@@ -37,10 +42,17 @@ def env_example() -> str:
 
 
 def config_doc() -> str:
-    rows = ["# Configuration", "",
-            "Kenning reads one typed settings object once at start-up: environment variables with the prefix",
-            "`KENNING_`, then a `.env` file in the working directory. `.env.example` lists the same fields.", "",
-            "| variable | default | meaning |", "| --- | --- | --- |"]
+    rows = [
+        "# Configuration",
+        "",
+        "Kenning reads one typed settings object once at start-up: environment variables with the "
+        "prefix",
+        "`KENNING_`, then a `.env` file in the working directory. `.env.example` lists the same "
+        "fields.",
+        "",
+        "| variable | default | meaning |",
+        "| --- | --- | --- |",
+    ]
     for name, field in Settings.model_fields.items():
         rows.append(f"| `KENNING_{name.upper()}` | `{default_text(name)}` | {field.description} |")
     return "\n".join(rows) + "\n"

@@ -28,13 +28,21 @@ class Reply:
     trickle: float = 0.0  # seconds between the body's bytes (each read is quick; the whole is slow)
 
 
-def message(text: str, *, stop_reason: str = "end_turn", input_tokens: int = 40,
-            output_tokens: int = 10) -> Reply:
-    return Reply(body={"id": "msg_fake", "type": "message", "role": "assistant",
-                       "model": "claude-fake",
-                       "content": [{"type": "text", "text": text}], "stop_reason": stop_reason,
-                       "stop_sequence": None,
-                       "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens}})
+def message(
+    text: str, *, stop_reason: str = "end_turn", input_tokens: int = 40, output_tokens: int = 10
+) -> Reply:
+    return Reply(
+        body={
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-fake",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }
+    )
 
 
 def answer(payload: dict[str, Any], **kwargs: Any) -> Reply:
@@ -42,9 +50,11 @@ def answer(payload: dict[str, Any], **kwargs: Any) -> Reply:
 
 
 def error(status: int, kind: str = "api_error", headers: dict[str, str] | None = None) -> Reply:
-    return Reply(status=status,
-                 body={"type": "error", "error": {"type": kind, "message": f"scripted {status}"}},
-                 headers=headers or {})
+    return Reply(
+        status=status,
+        body={"type": "error", "error": {"type": kind, "message": f"scripted {status}"}},
+        headers=headers or {},
+    )
 
 
 class FakeAnthropic:
@@ -87,7 +97,7 @@ class FakeAnthropic:
                     self.end_headers()
                     if reply.trickle:
                         for i in range(len(data)):
-                            self.wfile.write(data[i:i + 1])
+                            self.wfile.write(data[i : i + 1])
                             self.wfile.flush()
                             time.sleep(reply.trickle)
                     else:

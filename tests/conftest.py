@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 import valkey
 
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey, default_module
-from kenning.embedding import Embedder, load_embedder, resolve_backend
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
+from kenning.ops.embedded import EmbeddedValkey, default_module
+from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import connect, search_module
 from kenning.store import indexes as index_admin
 
@@ -133,19 +133,23 @@ def embedder(embedders: Embedders, embedding_backend: str) -> Embedder:
 
 
 @pytest.fixture(scope="session")
-def engines(valkey_server: EmbeddedValkey,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, EmbeddedValkey]]:
+def engines(
+    valkey_server: EmbeddedValkey, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, EmbeddedValkey]]:
     """Both search engines by name (search_module.VALKEY_SEARCH, .REDISEARCH): the suite's server
     and a second one with the other module."""
     probe = valkey.Valkey.from_url(valkey_server.url)
     found = search_module.detect(probe)
     probe.close()  # type: ignore[no-untyped-call]
     assert found is not None
-    other_name, other_module = (search_module.REDISEARCH, default_module()) \
-        if found.name == search_module.VALKEY_SEARCH else (search_module.VALKEY_SEARCH,
-                                                           valkey_search_path())
-    settings = make_settings(tmp_path_factory.mktemp("valkey-other"), free_port(),
-                             search_module=other_module)
+    other_name, other_module = (
+        (search_module.REDISEARCH, default_module())
+        if found.name == search_module.VALKEY_SEARCH
+        else (search_module.VALKEY_SEARCH, valkey_search_path())
+    )
+    settings = make_settings(
+        tmp_path_factory.mktemp("valkey-other"), free_port(), search_module=other_module
+    )
     with EmbeddedValkey(settings) as other:
         yield {found.name: valkey_server, other_name: other}
 
@@ -157,8 +161,9 @@ def prefix() -> str:
 
 @pytest.fixture
 def settings(valkey_server: EmbeddedValkey, prefix: str) -> Settings:
-    return make_settings(valkey_server.settings.data_dir, valkey_server.settings.valkey_port,
-                         key_prefix=prefix)
+    return make_settings(
+        valkey_server.settings.data_dir, valkey_server.settings.valkey_port, key_prefix=prefix
+    )
 
 
 @pytest.fixture
@@ -175,8 +180,9 @@ def clock() -> ManualClock:
 
 
 @pytest.fixture
-def engine(settings: Settings, client: valkey.Valkey, embedder: Embedder,
-           clock: ManualClock) -> Iterator[Engine]:
+def engine(
+    settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock
+) -> Iterator[Engine]:
     opened = Engine.open(settings, client, embedder, clock=clock)
     yield opened
     opened.close()  # what a recall wrote behind its reply lands before the keys are wiped
@@ -187,4 +193,4 @@ def _wipe(conn: valkey.Valkey, prefix: str) -> None:
     index_admin.drop(conn, prefix)
     batch = list(conn.scan_iter(match=f"{prefix}*", count=1000))
     for i in range(0, len(batch), 500):
-        conn.delete(*batch[i:i + 500])
+        conn.delete(*batch[i : i + 500])

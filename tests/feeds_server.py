@@ -1,6 +1,7 @@
 """A local feed server on 127.0.0.1 for the feed tests: the remote side of the process edge.
 
-Serves the real-world-shaped fixtures in tests/kenning/feeds/fixtures and the awkward answers a feed
+Serves the real-world-shaped fixtures in tests/kenning/knowledge/feeds/fixtures and the awkward
+answers a feed
 fetcher meets (304 by ETag and by Last-Modified, 500, 429 with Retry-After, redirects, a 50 MB body,
 a slow drip). ``requests`` records every request (path and headers), so a test can show what was
 (not) fetched.
@@ -84,11 +85,19 @@ def _handler(server: FeedServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _send(h: BaseHTTPRequestHandler, status: int, body: bytes = b"", content_type: str = XML,
-          headers: dict[str, str] | None = None) -> None:
+def _send(
+    h: BaseHTTPRequestHandler,
+    status: int,
+    body: bytes = b"",
+    content_type: str = XML,
+    headers: dict[str, str] | None = None,
+) -> None:
     h.send_response(status)
-    for name, value in {"Content-Type": content_type, "Content-Length": str(len(body)),
-                        **(headers or {})}.items():
+    for name, value in {
+        "Content-Type": content_type,
+        "Content-Length": str(len(body)),
+        **(headers or {}),
+    }.items():
         h.send_header(name, value)
     h.end_headers()
     if body:
@@ -110,8 +119,13 @@ def _last_modified(h: BaseHTTPRequestHandler) -> None:
     if h.headers.get("If-Modified-Since") == LAST_MODIFIED:
         _send(h, 304)
     else:
-        _send(h, 200, (FIXTURES / "atom.xml").read_bytes(), "application/atom+xml",
-              headers={"Last-Modified": LAST_MODIFIED})
+        _send(
+            h,
+            200,
+            (FIXTURES / "atom.xml").read_bytes(),
+            "application/atom+xml",
+            headers={"Last-Modified": LAST_MODIFIED},
+        )
 
 
 def _big(h: BaseHTTPRequestHandler) -> None:
@@ -202,23 +216,38 @@ def make_tls(folder: Path, host: str) -> Tls:
 
     now = datetime.now(UTC)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-    ca = (x509.CertificateBuilder().subject_name(name("test CA")).issuer_name(name("test CA"))
-          .public_key(ca_key.public_key()).serial_number(1)
-          .not_valid_before(now - timedelta(days=1))
-          .not_valid_after(now + timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    leaf = (x509.CertificateBuilder().subject_name(name(host)).issuer_name(ca.subject)
-            .public_key(key.public_key()).serial_number(2).not_valid_before(now - timedelta(days=1))
-            .not_valid_after(now + timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("test CA"))
+        .issuer_name(name("test CA"))
+        .public_key(ca_key.public_key())
+        .serial_number(1)
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(name(host))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(2)
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
     tls = Tls(folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
     tls.ca.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     tls.cert.write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
-    tls.key.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                          serialization.PrivateFormat.PKCS8,
-                                          serialization.NoEncryption()))
+    tls.key.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     return tls
 
 

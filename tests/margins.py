@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kenning.embedding import Embedder
+from kenning.runtime.embedding import Embedder
 
 MARGIN = 0.05  # DESIGN §2.2: no case within 0.05 of a similarity threshold
 
@@ -20,8 +20,14 @@ def similarity(embedder: Embedder, a: str, b: str) -> float:
     return float(np.dot(embedder.embed(a), embedder.embed(b)))
 
 
-def assert_clear(value: float, *, above: float | None = None, below: float | None = None,
-                 what: str = "similarity", margin: float = MARGIN) -> None:
+def assert_clear(
+    value: float,
+    *,
+    above: float | None = None,
+    below: float | None = None,
+    what: str = "similarity",
+    margin: float = MARGIN,
+) -> None:
     """``value`` is at least ``margin`` above ``above`` and at least ``margin`` below ``below``."""
     assert above is not None or below is not None, "name the threshold(s) the value must clear"
     problems = []
@@ -32,10 +38,22 @@ def assert_clear(value: float, *, above: float | None = None, below: float | Non
     assert not problems, f"{what} is {value:.4f}: " + "; ".join(problems) + ": rebuild the case"
 
 
-def assert_pair(embedder: Embedder, a: str, b: str, *, above: float | None = None,
-                below: float | None = None, margin: float = MARGIN) -> float:
+def assert_pair(
+    embedder: Embedder,
+    a: str,
+    b: str,
+    *,
+    above: float | None = None,
+    below: float | None = None,
+    margin: float = MARGIN,
+) -> float:
     """The two texts' similarity clears the thresholds on this embedder; the similarity."""
     value = similarity(embedder, a, b)
-    assert_clear(value, above=above, below=below, margin=margin,
-                 what=f"similarity of {a!r} and {b!r} on {embedder.model_name}")
+    assert_clear(
+        value,
+        above=above,
+        below=below,
+        margin=margin,
+        what=f"similarity of {a!r} and {b!r} on {embedder.model_name}",
+    )
     return value

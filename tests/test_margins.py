@@ -12,8 +12,9 @@ def test_a_value_clear_of_both_edges_passes() -> None:
     assert_clear(0.76, above=0.55)
 
 
-@pytest.mark.parametrize(("value", "wanted"),
-                         [(0.3224, r"needs <= 0\.2700"), (0.27, r"needs >= 0\.3000")])
+@pytest.mark.parametrize(
+    ("value", "wanted"), [(0.3224, r"needs <= 0\.2700"), (0.27, r"needs >= 0\.3000")]
+)
 def test_a_value_near_an_edge_fails_with_its_numbers(value: float, wanted: str) -> None:
     with pytest.raises(AssertionError, match=wanted) as failure:
         assert_clear(value, above=0.25, below=0.32)

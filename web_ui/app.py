@@ -14,9 +14,9 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kenning.core.errors import KenningError
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import KenningError
-from kenning.settings import Settings
 from web_ui import errors
 from web_ui.metrics import Metrics
 from web_ui.pages import (
@@ -46,23 +46,47 @@ STATIC = Path(__file__).with_name("static")
 
 def routes() -> list[BaseRoute]:
     found: list[BaseRoute] = []
-    for module in (ops, login, overview, memories, search, truth, experience, projects, audit,
-                   backups,
-                   settings_page, skills, feeds, accounts, telemetry):
+    for module in (
+        ops,
+        login,
+        overview,
+        memories,
+        search,
+        truth,
+        experience,
+        projects,
+        audit,
+        backups,
+        settings_page,
+        skills,
+        feeds,
+        accounts,
+        telemetry,
+    ):
         found += module.routes
     found.append(Mount("/static", app=StaticFiles(directory=STATIC), name="static"))
     return found
 
 
-def build_app(engine: Engine, settings: Settings, logins: SessionBook, *,
-              metrics: Metrics | None = None) -> Starlette:
+def build_app(
+    engine: Engine, settings: Settings, logins: SessionBook, *, metrics: Metrics | None = None
+) -> Starlette:
     """The ASGI app. ``metrics`` defaults to a fresh registry of the dashboard's own."""
-    app = Starlette(routes=routes(), exception_handlers={
-        KenningError: errors.engine_error, errors.LoginRequired: errors.login_required,
-        HTTPException: errors.http_error, Exception: errors.crash,
-    })
-    rt = Runtime(engine=engine, settings=settings, metrics=metrics or Metrics(CollectorRegistry()),
-                 logins=logins)
+    app = Starlette(
+        routes=routes(),
+        exception_handlers={
+            KenningError: errors.engine_error,
+            errors.LoginRequired: errors.login_required,
+            HTTPException: errors.http_error,
+            Exception: errors.crash,
+        },
+    )
+    rt = Runtime(
+        engine=engine,
+        settings=settings,
+        metrics=metrics or Metrics(CollectorRegistry()),
+        logins=logins,
+    )
     app.state.runtime = rt
     app.state.templates = environment()
     app.add_middleware(SecurityHeaders)
@@ -95,7 +119,8 @@ class RequestMetrics:
             await self.app(scope, receive, record)
         finally:
             endpoint = scope.get("endpoint")
-            label = getattr(endpoint, "__name__",
-                            "unmatched") if endpoint is not None else "unmatched"
+            label = (
+                getattr(endpoint, "__name__", "unmatched") if endpoint is not None else "unmatched"
+            )
             self.metrics.requests.labels(label, str(status)).inc()
             self.metrics.latency.labels(label).observe(time.perf_counter() - started)

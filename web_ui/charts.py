@@ -46,14 +46,19 @@ def stacked(
         x, segments = float(LABEL), []
         for name, value in parts.items():
             if value > 0:
-                segments.append(Segment(x, round(value * scale, 2), name, value,
-                                        palette.get(name, "#4a6fa5")))
+                segments.append(
+                    Segment(x, round(value * scale, 2), name, value, palette.get(name, "#4a6fa5"))
+                )
                 x += round(value * scale, 2)
         rows.append(Row(label, i * (BAR_HEIGHT + GAP), sum(parts.values()), tuple(segments)))
-    return {"width": WIDTH, "height": max(1, len(rows)) * (BAR_HEIGHT + GAP),
-            "bar_height": BAR_HEIGHT,
-            "label_width": LABEL, "rows": [asdict(r) for r in rows],
-            "legend": [{"name": n, "colour": c} for n, c in palette.items()]}
+    return {
+        "width": WIDTH,
+        "height": max(1, len(rows)) * (BAR_HEIGHT + GAP),
+        "bar_height": BAR_HEIGHT,
+        "label_width": LABEL,
+        "rows": [asdict(r) for r in rows],
+        "legend": [{"name": n, "colour": c} for n, c in palette.items()],
+    }
 
 
 # --- columns: one column per day (or bucket), series stacked or side by side ----------------------
@@ -90,9 +95,16 @@ def nice_top(largest: int, ticks: int = 4) -> int:
         step *= 10
 
 
-def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_label: str,
-            y_label: str,
-            stacked: bool = True, short: int = 0) -> dict[str, Any]:
+def columns(
+    labels: list[str],
+    series: dict[str, list[int]],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    stacked: bool = True,
+    short: int = 0,
+) -> dict[str, Any]:
     """Vertical bars: one slot per label, each series a segment (``stacked``) or a bar of its own.
 
     ``short`` keeps the last ``short`` characters of an x label under the axis (a date's MM-DD); the
@@ -105,15 +117,23 @@ def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_la
     top = nice_top(largest)
     scale = PLOT_HEIGHT / top
     slot = (COLUMN_WIDTH - LEFT - 8) / max(1, len(labels))
-    bars = [bar for i, label in enumerate(labels)
-            for bar in _slot(LEFT + i * slot, slot, label, {n: series[n][i] for n in names},
-                             colours, scale, stacked)]
+    bars = [
+        bar
+        for i, label in enumerate(labels)
+        for bar in _slot(
+            LEFT + i * slot, slot, label, {n: series[n][i] for n in names}, colours, scale, stacked
+        )
+    ]
     every = max(1, -(-len(labels) // MAX_X_LABELS))
-    x_ticks = [{"x": round(LEFT + (i + 0.5) * slot, 2), "text": label[-short:] if short else label}
-               for i, label in enumerate(labels)
-               if (len(labels) - 1 - i) % every == 0]  # the latest always
-    y_ticks = [{"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v}
-               for v in range(0, top + 1, top // 4)]
+    x_ticks = [
+        {"x": round(LEFT + (i + 0.5) * slot, 2), "text": label[-short:] if short else label}
+        for i, label in enumerate(labels)
+        if (len(labels) - 1 - i) % every == 0
+    ]  # the latest always
+    y_ticks = [
+        {"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v}
+        for v in range(0, top + 1, top // 4)
+    ]
     return {
         "title": title,
         "x_label": x_label,
@@ -138,9 +158,15 @@ def columns(labels: list[str], series: dict[str, list[int]], *, title: str, x_la
     }
 
 
-def _slot(x: float, slot: float, label: str, values: dict[str, int], colours: dict[str, str],
-          scale: float,
-          stacked: bool) -> list[Bar]:
+def _slot(
+    x: float,
+    slot: float,
+    label: str,
+    values: dict[str, int],
+    colours: dict[str, str],
+    scale: float,
+    stacked: bool,
+) -> list[Bar]:
     inner = slot * 0.7
     start = x + (slot - inner) / 2
     base = float(TOP + PLOT_HEIGHT)
@@ -151,9 +177,18 @@ def _slot(x: float, slot: float, label: str, values: dict[str, int], colours: di
             continue
         height = round(value * scale, 2)
         left = start if stacked else start + i * width
-        bars.append(Bar(round(left, 2), round(base - height, 2), round(width, 2), height,
-                        colours[name], name,
-                        label, value))
+        bars.append(
+            Bar(
+                round(left, 2),
+                round(base - height, 2),
+                round(width, 2),
+                height,
+                colours[name],
+                name,
+                label,
+                value,
+            )
+        )
         if stacked:
             base -= height
     return bars

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from kenning.errors import (
+from kenning.core.errors import (
     BackendUnavailable,
     Conflict,
     EmbeddingMismatch,
@@ -23,11 +23,17 @@ from kenning.errors import (
     PermissionDenied,
     RateLimited,
 )
+from web_ui.views import render, wants_json
 
 log = logging.getLogger(__name__)
-STATUS: dict[type[KenningError], int] = {InvalidInput: 400, NotFound: 404, Conflict: 409,
-                                         PermissionDenied: 403,
-                                         BackendUnavailable: 503, EmbeddingMismatch: 503}
+STATUS: dict[type[KenningError], int] = {
+    InvalidInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    PermissionDenied: 403,
+    BackendUnavailable: 503,
+    EmbeddingMismatch: 503,
+}
 OUTAGE = "Memory could NOT be checked"
 
 
@@ -61,25 +67,23 @@ def described(exc: KenningError) -> dict[str, Any]:
         return {
             "code": exc.code,
             "title": OUTAGE,
-            "message": (f"{summary}. This is an outage, not an empty result: "
-                        "nothing was shown or changed."),
+            "message": (
+                f"{summary}. This is an outage, not an empty result: nothing was shown or changed."
+            ),
             "hint": exc.hint or "check `kenning doctor`, then reload",
             "request_id": request_id,
         }
-    return {"code": exc.code,
-            "title": "That did not work" if status_of(exc) < 500 else "Unavailable",
-            "message": exc.message, "hint": exc.hint, "request_id": None}
-
-
-def wants_json(request: Request) -> bool:
-    return request.query_params.get("format") == "json" or \
-        request.headers.get("accept", "").startswith("application/json")
+    return {
+        "code": exc.code,
+        "title": "That did not work" if status_of(exc) < 500 else "Unavailable",
+        "message": exc.message,
+        "hint": exc.hint,
+        "request_id": None,
+    }
 
 
 async def engine_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, KenningError)
-    from web_ui.views import render  # views import this module for Forbidden
-
     body = described(exc)
     if isinstance(exc, BackendUnavailable | EmbeddingMismatch):
         request.app.state.runtime.metrics.valkey_errors.inc()
@@ -88,26 +92,30 @@ async def engine_error(request: Request, exc: Exception) -> Response:
 
 async def login_required(request: Request, exc: Exception) -> Response:
     if wants_json(request):
-        return JSONResponse({"error": {"code": "login_required", "message": "log in first"}},
-                            status_code=401)
+        return JSONResponse(
+            {"error": {"code": "login_required", "message": "log in first"}}, status_code=401
+        )
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     return RedirectResponse(f"/login?next={_quoted(target)}", status_code=303)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    from web_ui.views import render
-
-    body = {"code": f"http_{exc.status_code}",
-            "title": "Not here" if exc.status_code == 404 else "Refused",
-            "message": str(exc.detail), "hint": None, "request_id": None}
+    body = {
+        "code": f"http_{exc.status_code}",
+        "title": "Not here" if exc.status_code == 404 else "Refused",
+        "message": str(exc.detail),
+        "hint": None,
+        "request_id": None,
+    }
     return render(request, "error.html", {"error": body}, status=exc.status_code)
 
 
 async def crash(request: Request, exc: Exception) -> Response:
     request_id = uuid.uuid4().hex[:12]
-    log.error("page %s failed unexpectedly (request id %s)", request.url.path, request_id,
-              exc_info=exc)
+    log.error(
+        "page %s failed unexpectedly (request id %s)", request.url.path, request_id, exc_info=exc
+    )
     return Response(
         f"The dashboard failed unexpectedly (request id {request_id}); the details are in the "
         "server log.",

@@ -12,7 +12,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kenning.errors import InvalidInput, KenningError
+from kenning.core.errors import InvalidInput, KenningError
 from web_ui.errors import described, status_of
 from web_ui.runtime import runtime
 from web_ui.sessions import Login
@@ -42,8 +42,9 @@ def login(request: Request) -> Login:
     return value
 
 
-async def attempt(request: Request, action: Callable[[], Awaitable[Response]],
-                  again: Page) -> Response:
+async def attempt(
+    request: Request, action: Callable[[], Awaitable[Response]], again: Page
+) -> Response:
     """Run a form's ``action``; on an input or state error show the form ``again`` with it.
 
     Outages are not form errors: they reach ``web_ui.errors`` and show the outage page.
@@ -58,17 +59,21 @@ async def attempt(request: Request, action: Callable[[], Awaitable[Response]],
         return response
 
 
-async def confirmed(request: Request, *, action: str, title: str, changed: dict[str, Any],
-                    back: str) -> Response:
+async def confirmed(
+    request: Request, *, action: str, title: str, changed: dict[str, Any], back: str
+) -> Response:
     """What an action changed, and the audit event it appended (the newest
     of this person and action)."""
     rt = runtime(request)
-    found = await rt.run(rt.engine.history.audit_log, actor=login(request).actor, action=action,
-                         limit=1)
+    found = await rt.run(
+        rt.engine.history.audit_log, actor=login(request).actor, action=action, limit=1
+    )
     event = found.public()["events"][0] if found.events else None
-    return render(request, "done.html",
-                  {"title": title, "changed": changed, "event": event, "back": back,
-                                         "action": action})
+    return render(
+        request,
+        "done.html",
+        {"title": title, "changed": changed, "event": event, "back": back, "action": action},
+    )
 
 
 @dataclass(frozen=True)
@@ -106,11 +111,15 @@ async def submit(request: Request, again: Page, work: Work) -> Response:
     rt = runtime(request)
     raw: FormData = await request.form()
     names = {name for name, _ in raw.multi_items()}
-    form = Submitted(await form_of(request),
-                     {name: [v for v in raw.getlist(name) if isinstance(v, str)] for name in names})
+    form = Submitted(
+        await form_of(request),
+        {name: [v for v in raw.getlist(name) if isinstance(v, str)] for name in names},
+    )
 
     async def act() -> Response:
         done = await rt.run(work, form, login(request).actor)
-        return await confirmed(request, action=done.action, title=done.title, changed=done.changed,
-                               back=done.back)
+        return await confirmed(
+            request, action=done.action, title=done.title, changed=done.changed, back=done.back
+        )
+
     return await attempt(request, act, again)

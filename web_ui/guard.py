@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 from starlette.responses import Response
 
-from kenning.accounts import ROLES
+from kenning.access.accounts import ROLES
 from web_ui.errors import Forbidden, LoginRequired
 from web_ui.runtime import runtime
 from web_ui.security import SAFE_METHODS, check_origin, check_token
@@ -37,7 +37,9 @@ def guard(role: str) -> Callable[[Endpoint], Endpoint]:
         async def guarded(request: Request) -> Response:
             await admit(request, role)
             return await endpoint(request)
+
         return guarded
+
     return wrap
 
 
@@ -51,8 +53,10 @@ async def admit(request: Request, role: str) -> Login:
         raise LoginRequired
     request.state.login = login
     if not login.may(role):
-        raise Forbidden(f"this needs the {role} role; you are signed in as {login.role}",
-                        hint="ask an admin to change your role")
+        raise Forbidden(
+            f"this needs the {role} role; you are signed in as {login.role}",
+            hint="ask an admin to change your role",
+        )
     if unsafe:
         form = await request.form()
         sent = form.get("csrf")

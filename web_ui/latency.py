@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 
 HISTOGRAM = "kenning_mcp_tool_latency_seconds"
 TOOL = "recall"
@@ -38,12 +38,17 @@ def scrape(url: str) -> dict[str, Any]:
     try:
         response = httpx.get(url, timeout=TIMEOUT, follow_redirects=False)
     except httpx.HTTPError as exc:
-        return {"ok": False, "url": url,
-                "error": (f"the MCP server's metrics at {url} did not answer "
-                                                  f"({type(exc).__name__})")}
+        return {
+            "ok": False,
+            "url": url,
+            "error": (f"the MCP server's metrics at {url} did not answer ({type(exc).__name__})"),
+        }
     if response.status_code != 200 or len(response.content) > LIMIT:
-        return {"ok": False, "url": url, "error": f"the MCP server's metrics at {url} answered "
-                                                  f"{response.status_code}"}
+        return {
+            "ok": False,
+            "url": url,
+            "error": f"the MCP server's metrics at {url} answered {response.status_code}",
+        }
     return {"ok": True, "url": url, **recall_histogram(response.text)}
 
 

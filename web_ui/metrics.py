@@ -15,16 +15,27 @@ class Metrics:
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
-        self.requests = Counter("kenning_web_requests", "Dashboard requests by route and status.",
-                                ("route", "status"), registry=registry)
-        self.latency = Histogram("kenning_web_request_latency_seconds",
-                                 "Dashboard request latency.", ("route",),
-                                 buckets=_LATENCY_BUCKETS, registry=registry)
-        self.failed_logins = Counter("kenning_web_failed_logins", "Refused dashboard logins.",
-                                     registry=registry)
-        self.valkey_errors = Counter("kenning_web_valkey_errors",
-                                     "Pages that failed because Valkey could not "
-                                     "answer.", registry=registry)
+        self.requests = Counter(
+            "kenning_web_requests",
+            "Dashboard requests by route and status.",
+            ("route", "status"),
+            registry=registry,
+        )
+        self.latency = Histogram(
+            "kenning_web_request_latency_seconds",
+            "Dashboard request latency.",
+            ("route",),
+            buckets=_LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.failed_logins = Counter(
+            "kenning_web_failed_logins", "Refused dashboard logins.", registry=registry
+        )
+        self.valkey_errors = Counter(
+            "kenning_web_valkey_errors",
+            "Pages that failed because Valkey could not answer.",
+            registry=registry,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -2,7 +2,7 @@
 books and a way off the loop.
 
 The engine is synchronous (Valkey, the model): every engine call goes through ``Runtime.run``, which
-runs it in a worker thread under a capacity limiter (``kenning.hosting.Host``,
+runs it in a worker thread under a capacity limiter (``kenning.engine.hosting.Host``,
 shared with the MCP server).
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from kenning.hosting import Host
+from kenning.engine.hosting import Host
 from web_ui.metrics import Metrics
 from web_ui.sessions import SessionBook
 

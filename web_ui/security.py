@@ -10,13 +10,13 @@ from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 from web_ui.errors import Forbidden
 
 # No inline script or style anywhere: everything comes from /static, so an injected tag cannot run.
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action "
-       "'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+    "'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
 )
 HEADERS = {
     "content-security-policy": CSP,
@@ -72,8 +72,10 @@ def check_origin(request: Request, settings: Settings) -> None:
     """
     site = request.headers.get("sec-fetch-site")
     if site is not None and site not in SAME_SITE:
-        raise Forbidden(f"a form from another site ({site}) was refused",
-                        hint="open the dashboard itself and submit the form there")
+        raise Forbidden(
+            f"a form from another site ({site}) was refused",
+            hint="open the dashboard itself and submit the form there",
+        )
     origin = request.headers.get("origin")
     if origin is not None and origin.lower() != own_origin(request, settings):
         raise Forbidden(
@@ -85,8 +87,10 @@ def check_origin(request: Request, settings: Settings) -> None:
 def check_token(sent: str | None, expected: str) -> None:
     """The form's CSRF token must equal the login's (compared in constant time)."""
     if not sent or not hmac.compare_digest(sent.encode(), expected.encode()):
-        raise Forbidden("the form's security token is missing or stale",
-                        hint="reload the page and submit the form again")
+        raise Forbidden(
+            "the form's security token is missing or stale",
+            hint="reload the page and submit the form again",
+        )
 
 
 def secure_cookies(request: Request, settings: Settings) -> bool:

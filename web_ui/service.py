@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
-from kenning_cli.threaded import Listing, ThreadedServer
+from serving.threaded import Listing, ThreadedServer
 from web_ui.app import build_app
 from web_ui.metrics import Metrics
 from web_ui.sessions import SessionBook
@@ -20,11 +20,24 @@ class WebService(ThreadedServer):
 
     name = "dashboard"
 
-    def __init__(self, engine: Engine, settings: Settings, logins: SessionBook, *,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        settings: Settings,
+        logins: SessionBook,
+        *,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.settings = settings
         self.app = build_app(engine, settings, logins, metrics=metrics)
         listing = Listing("the dashboard", "KENNING_WEB_PORT", "/", "kenning-web", log)
         # proxy_headers: behind a TLS proxy the scheme it reports decides the Secure cookie flag
-        super().__init__(self.app, listing, host=settings.web_host, port=settings.web_port,
-                         log_level=settings.log_level, lifespan="off", proxy_headers=True)
+        super().__init__(
+            self.app,
+            listing,
+            host=settings.web_host,
+            port=settings.web_port,
+            log_level=settings.log_level,
+            lifespan="off",
+            proxy_headers=True,
+        )

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from kenning.accounts import ROLES, Accounts
+from kenning.access.accounts import ROLES, Accounts
+from kenning.access.sessions import Session, Sessions
+from kenning.core.errors import PermissionDenied
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import PermissionDenied
-from kenning.sessions import Session, Sessions
-from kenning.settings import Settings
 
 _RANK: dict[str, int] = {role: rank for rank, role in enumerate(ROLES)}
 
@@ -81,12 +81,20 @@ class Logins:
 
 
 def _login(sid: str, session: Session) -> Login:
-    return Login(sid=sid, username=session.username, role=session.role, csrf=session.csrf_token,
-                 expires_at=session.expires_at)
+    return Login(
+        sid=sid,
+        username=session.username,
+        role=session.role,
+        csrf=session.csrf_token,
+        expires_at=session.expires_at,
+    )
 
 
 def logins_for(engine: Engine, settings: Settings) -> Logins:
     """The dashboard's logins on the engine's store and clock."""
     accounts = Accounts(engine.store, engine.ctx.clock)
-    return Logins(accounts, Sessions(engine.store, engine.ctx.clock, accounts),
-                  ttl_seconds=int(settings.web_session_hours * 3600))
+    return Logins(
+        accounts,
+        Sessions(engine.store, engine.ctx.clock, accounts),
+        ttl_seconds=int(settings.web_session_hours * 3600),
+    )

@@ -13,32 +13,46 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
-from web_ui.errors import wants_json
 from web_ui.sessions import Login
 
 TEMPLATES = Path(__file__).with_name("templates")
 NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it)
-    ("/", "Overview", "viewer"), ("/memories", "Memories", "viewer"),
-                                         ("/search", "Search", "viewer"),
-    ("/contradictions", "Contradictions", "viewer"), ("/duplicates", "Duplicates", "viewer"),
-    ("/suppressions", "Suppressions", "viewer"), ("/experience", "Experience", "viewer"),
+    ("/", "Overview", "viewer"),
+    ("/memories", "Memories", "viewer"),
+    ("/search", "Search", "viewer"),
+    ("/contradictions", "Contradictions", "viewer"),
+    ("/duplicates", "Duplicates", "viewer"),
+    ("/suppressions", "Suppressions", "viewer"),
+    ("/experience", "Experience", "viewer"),
     ("/projects", "Projects", "viewer"),
     ("/skills", "Skills", "viewer"),
     ("/feeds", "Feeds", "viewer"),
     ("/telemetry", "Telemetry", "viewer"),
     ("/audit", "Audit log", "viewer"),
-    ("/backups", "Backups", "admin"), ("/settings", "Settings", "admin"),
+    ("/backups", "Backups", "admin"),
+    ("/settings", "Settings", "admin"),
     ("/accounts", "Accounts", "admin"),
 )
 
 
+def wants_json(request: Request) -> bool:
+    return request.query_params.get("format") == "json" or request.headers.get(
+        "accept", ""
+    ).startswith("application/json")
+
+
 def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["when"] = when
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
-    env.globals["query"] = lambda **params: urlencode({k: v for k, v in params.items()
-                                                       if v not in (None, "")})
+    env.globals["query"] = lambda **params: urlencode(
+        {k: v for k, v in params.items() if v not in (None, "")}
+    )
     return env
 
 
@@ -65,7 +79,11 @@ def render(request: Request, template: str, data: dict[str, Any], *, status: int
     nav = [(path, label) for path, label, role in NAV if login is not None and login.may(role)]
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(
-        request=request, login=login, csrf=login.csrf if login else "", nav=nav,
-                                             path=request.url.path,
-        **data)
+        request=request,
+        login=login,
+        csrf=login.csrf if login else "",
+        nav=nav,
+        path=request.url.path,
+        **data,
+    )
     return HTMLResponse(html, status_code=status)

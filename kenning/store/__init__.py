@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import valkey
 
-from kenning.models import Memory
-from kenning.query import Search
+from kenning.core.models import Memory
+from kenning.core.query import Search
 from kenning.store import indexes, rebuild, search_module, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
@@ -126,15 +126,17 @@ class Store:
             )
         return client
 
-    def __init__(self, client: valkey.Valkey, prefix: str, *,
-                 recall_queue: int = RECALL_QUEUE) -> None:
+    def __init__(
+        self, client: valkey.Valkey, prefix: str, *, recall_queue: int = RECALL_QUEUE
+    ) -> None:
         """``recall_queue``: how many recalls' log entries and touches may wait to be written
         behind their replies (``log_recall``); 0 writes each in its recall."""
         self.client = client
         self.prefix = prefix
         self.recall_writes = Writer("kenning-recall-log", recall_queue)
-        self.memories = MemoryStore(client, prefix,
-                                    recalls=Recalls(client, prefix, self.recall_writes.flush))
+        self.memories = MemoryStore(
+            client, prefix, recalls=Recalls(client, prefix, self.recall_writes.flush)
+        )
         self.audit = AuditLog(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix, self.memories.units)
@@ -214,7 +216,7 @@ class Store:
     @property
     def remembered(self) -> str:
         """The remember write sequence: every remember checked before its write counts its write
-        here, in the write's unit (``kenning.memory``: a write that another check may not
+        here, in the write's unit (``kenning.memory.memories``: a write that another check may not
         have seen is checked again)."""
         return self.key("remember", "writes")
 
@@ -227,8 +229,9 @@ class Store:
         rides in the write's unit)."""
         return [("INCRBY", self.remembered, ("1",))]
 
-    def claim_and_search(self, claim: Lease, search: Search,
-                         nearby: Sequence[Near] = ()) -> Claimed:
+    def claim_and_search(
+        self, claim: Lease, search: Search, nearby: Sequence[Near] = ()
+    ) -> Claimed:
         """Take the free lease ``claim`` (SET NX PX), read the suppressions (the raw HGETALL
         reply), run ``search`` (a remember's duplicate KNN) and the KNNs ``nearby`` (its
         contradiction check's, rows returned with their fields: ``MemoryStore.batch``), in one
@@ -246,9 +249,13 @@ class Store:
         found, *near = batch.finish(replies)
         return Claimed(bool(taken), found, near, suppressed, int(sequence or 0))
 
-    def log_recall(self, entry: Callable[[], dict[str, Any]], max_entries: int,
-                   memories: Sequence[Memory],
-                   now: float) -> list[Memory]:
+    def log_recall(
+        self,
+        entry: Callable[[], dict[str, Any]],
+        max_entries: int,
+        memories: Sequence[Memory],
+        now: float,
+    ) -> list[Memory]:
         """The recalled memories with the counts this recall gives them (``Recalls.counted``: the
         live counts they were read with + 1), at once; the log entry (``entry()``, built by the
         writer) and the counter touches are written behind, in one round trip (``recall_writes``:
@@ -290,6 +297,7 @@ class Store:
     def index_info(self, name: str) -> IndexInfo | None:
         return indexes.info(self.client, name)
 
-    def rebuild_index(self, dim: int, *, timeout: float,
-                      switch: Callable[[str], None] | None = None) -> IndexInfo:
+    def rebuild_index(
+        self, dim: int, *, timeout: float, switch: Callable[[str], None] | None = None
+    ) -> IndexInfo:
         return rebuild.rebuild(self.client, self.prefix, dim, timeout=timeout, switch=switch)

@@ -62,8 +62,12 @@ class AccountStore:
         The name is claimed first (SADD), then the account and its events go as one unit of work."""
         if not call(self.client.sadd, self.names, record.username):
             return False
-        fields = {"role": record.role, "disabled": "1" if record.disabled else "0",
-                  "created_at": repr(record.created_at), "password": record.password_hash}
+        fields = {
+            "role": record.role,
+            "disabled": "1" if record.disabled else "0",
+            "created_at": repr(record.created_at),
+            "password": record.password_hash,
+        }
         self.units.commit(Unit(events).hset(self._key(record.username), fields))
         return True
 
@@ -71,32 +75,48 @@ class AccountStore:
         data = self._hash(self._key(username))
         if not data:
             return None
-        return AccountRecord(username=username, role=data.get("role", "viewer"),
-                             disabled=data.get("disabled") == "1",
-                             created_at=float(data.get("created_at", "0") or 0),
-                             password_hash=data.get("password", ""),
-                             sessions_since=float(data.get("sessions_since", "0") or 0))
+        return AccountRecord(
+            username=username,
+            role=data.get("role", "viewer"),
+            disabled=data.get("disabled") == "1",
+            created_at=float(data.get("created_at", "0") or 0),
+            password_hash=data.get("password", ""),
+            sessions_since=float(data.get("sessions_since", "0") or 0),
+        )
 
-    def update(self, username: str, fields: dict[str, str], events: Sequence[AuditEvent],
-               *, keep_admin: str | None = None) -> bool:
+    def update(
+        self,
+        username: str,
+        fields: dict[str, str],
+        events: Sequence[AuditEvent],
+        *,
+        keep_admin: str | None = None,
+    ) -> bool:
         """Change an existing account's fields with their audit events, one unit of work; with
         ``keep_admin``, only while that account is still an enabled admin (False: nothing
         written, or the account is gone)."""
-        unit = self._kept(Unit(events),
-                          keep_admin).gate(self._key(username)).hset(self._key(username), fields)
+        unit = (
+            self._kept(Unit(events), keep_admin)
+            .gate(self._key(username))
+            .hset(self._key(username), fields)
+        )
         return self.units.commit(unit).applied
 
     def _kept(self, unit: Unit, keep_admin: str | None) -> Unit:
-        return unit if keep_admin is None else unit.gate(self._key(keep_admin),
-                                                         {"role": "admin", "disabled": "0"})
+        return (
+            unit
+            if keep_admin is None
+            else unit.gate(self._key(keep_admin), {"role": "admin", "disabled": "0"})
+        )
 
     def rehash(self, username: str, password_hash: str) -> None:
         """The same password under current hashing parameters (at a login):
         not a change, not recorded."""
         call(self.client.hset, self._key(username), "password", password_hash)
 
-    def remove(self, username: str, events: Sequence[AuditEvent], *,
-               keep_admin: str | None = None) -> bool:
+    def remove(
+        self, username: str, events: Sequence[AuditEvent], *, keep_admin: str | None = None
+    ) -> bool:
         """Delete an account (its hash and its name in the set) with its audit events, one unit
         of work; ``keep_admin`` as in ``update``."""
         unit = self._kept(Unit(events), keep_admin).gate(self._key(username))
@@ -107,8 +127,12 @@ class AccountStore:
         return sorted(text(n) for n in call(self.client.smembers, self.names))
 
     def add_session(self, digest: str, record: SessionRecord, ttl_seconds: int) -> None:
-        fields = {"username": record.username, "csrf": record.csrf_token,
-                  "created_at": repr(record.created_at), "expires_at": repr(record.expires_at)}
+        fields = {
+            "username": record.username,
+            "csrf": record.csrf_token,
+            "created_at": repr(record.created_at),
+            "expires_at": repr(record.expires_at),
+        }
         pipe: Any = self.client.pipeline(transaction=True)
         pipe.hset(self._session_key(digest), mapping=fields)
         pipe.expire(self._session_key(digest), max(1, ttl_seconds))
@@ -118,9 +142,12 @@ class AccountStore:
         data = self._hash(self._session_key(digest))
         if not data:
             return None
-        return SessionRecord(username=data.get("username", ""), csrf_token=data.get("csrf", ""),
-                             created_at=float(data.get("created_at", "0") or 0),
-                             expires_at=float(data.get("expires_at", "0") or 0))
+        return SessionRecord(
+            username=data.get("username", ""),
+            csrf_token=data.get("csrf", ""),
+            created_at=float(data.get("created_at", "0") or 0),
+            expires_at=float(data.get("expires_at", "0") or 0),
+        )
 
     def remove_session(self, digest: str) -> bool:
         return bool(call(self.client.delete, self._session_key(digest)))

@@ -43,8 +43,13 @@ class AuditEvent:
 
     def fields(self) -> dict[str, str]:
         return {
-            "actor": self.actor, "action": self.action, "key": self.key, "reason": self.reason,
-            "at": repr(self.at), "before": self.before, "after": self.after,
+            "actor": self.actor,
+            "action": self.action,
+            "key": self.key,
+            "reason": self.reason,
+            "at": repr(self.at),
+            "before": self.before,
+            "after": self.after,
             "details": json.dumps(self.details, sort_keys=True),
         }
 
@@ -52,10 +57,14 @@ class AuditEvent:
     def from_entry(cls, entry_id: Any, raw: dict[Any, Any]) -> AuditEvent:
         data = {text(k): text(v) for k, v in raw.items()}
         return cls(
-            id=text(entry_id), actor=data.get("actor", ""), action=data.get("action", ""),
-            key=data.get("key", ""), reason=data.get("reason", ""),
-                   at=float(data.get("at", "0") or 0),
-            before=data.get("before", ""), after=data.get("after", ""),
+            id=text(entry_id),
+            actor=data.get("actor", ""),
+            action=data.get("action", ""),
+            key=data.get("key", ""),
+            reason=data.get("reason", ""),
+            at=float(data.get("at", "0") or 0),
+            before=data.get("before", ""),
+            after=data.get("after", ""),
             details=json.loads(data.get("details", "{}") or "{}"),
         )
 
@@ -107,8 +116,15 @@ class AuditLog:
         chosen = order[-limit:] if newest else order[:limit]
         return [AuditEvent.from_entry(i, rows[i]) for i in chosen]
 
-    def recent(self, *, limit: int = 50, before: str = "+", actor: str | None = None,
-               action: str | None = None, since: float | None = None) -> list[AuditEvent]:
+    def recent(
+        self,
+        *,
+        limit: int = 50,
+        before: str = "+",
+        actor: str | None = None,
+        action: str | None = None,
+        since: float | None = None,
+    ) -> list[AuditEvent]:
         """Newest first, filtered; pages through the stream backwards in bounded chunks."""
         out: list[AuditEvent] = []
         cursor = before
@@ -120,8 +136,9 @@ class AuditLog:
                 event = AuditEvent.from_entry(entry_id, raw)
                 if since is not None and event.at < since:
                     return out
-                if (actor is None or event.actor == actor) and (action is None
-                                                                or event.action == action):
+                if (actor is None or event.actor == actor) and (
+                    action is None or event.action == action
+                ):
                     out.append(event)
                     if len(out) >= limit:
                         break

@@ -11,8 +11,8 @@ from typing import Any
 import valkey
 from valkey import exceptions as vx
 
-from kenning.errors import BackendUnavailable, KenningError, StoreError
-from kenning.settings import Settings
+from kenning.core.errors import BackendUnavailable, KenningError, StoreError
+from kenning.core.settings import Settings
 
 log = logging.getLogger(__name__)
 _MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
@@ -58,21 +58,32 @@ def translate(exc: Exception) -> KenningError:
     """Valkey errors -> typed engine errors. A failure is never turned into an empty result."""
     text = str(exc)
     if isinstance(exc, vx.AuthenticationError | vx.AuthorizationError):
-        return BackendUnavailable(f"Valkey refused the credentials: {text}",
-                                  hint="check KENNING_VALKEY_URL or the embedded password file")
+        return BackendUnavailable(
+            f"Valkey refused the credentials: {text}",
+            hint="check KENNING_VALKEY_URL or the embedded password file",
+        )
     if isinstance(exc, vx.ConnectionError | vx.TimeoutError | OSError):
-        return BackendUnavailable(f"Valkey is unreachable: {text}",
-                                  hint="is Valkey running? `kenning doctor` checks it")
+        return BackendUnavailable(
+            f"Valkey is unreachable: {text}", hint="is Valkey running? `kenning doctor` checks it"
+        )
     lowered = text.lower()
-    if isinstance(exc, vx.ResponseError) and any(m in lowered for m in _MODULE_MISSING) \
-            and "unknown command" in lowered:
-        return BackendUnavailable("the search module is not loaded in Valkey",
-                                  hint="load valkey-search (or RediSearch) or use `kenning valkey`")
-    if isinstance(exc,
-                  vx.ReadOnlyError | vx.OutOfMemoryError | vx.ClusterDownError | vx.TryAgainError):
+    if (
+        isinstance(exc, vx.ResponseError)
+        and any(m in lowered for m in _MODULE_MISSING)
+        and "unknown command" in lowered
+    ):
+        return BackendUnavailable(
+            "the search module is not loaded in Valkey",
+            hint="load valkey-search (or RediSearch) or use `kenning valkey`",
+        )
+    if isinstance(
+        exc, vx.ReadOnlyError | vx.OutOfMemoryError | vx.ClusterDownError | vx.TryAgainError
+    ):
         return BackendUnavailable(f"Valkey cannot serve this now: {text}", hint="retry in a moment")
-    return StoreError(f"Valkey answered with an error: {text}",
-                      hint="the store is up; this command was refused (see the server's answer)")
+    return StoreError(
+        f"Valkey answered with an error: {text}",
+        hint="the store is up; this command was refused (see the server's answer)",
+    )
 
 
 def index_missing(exc: KenningError) -> bool:

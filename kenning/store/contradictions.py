@@ -21,7 +21,7 @@ from typing import Any
 
 import valkey
 
-from kenning.models import iso
+from kenning.core.models import iso
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.unit import Unit, Units
@@ -76,8 +76,9 @@ class Contradiction:
         for spec in fields(self):
             value = getattr(self, spec.name)
             if spec.name in _JSON:
-                out[spec.name] = json.dumps(list(value) if spec.name == "projects" else value,
-                                            sort_keys=True)
+                out[spec.name] = json.dumps(
+                    list(value) if spec.name == "projects" else value, sort_keys=True
+                )
             elif isinstance(value, float):
                 out[spec.name] = repr(value)
             else:
@@ -158,8 +159,11 @@ class ContradictionStore:
         pipe = self.client.pipeline(transaction=False)
         for record_id in ids:
             pipe.hgetall(self._k("rec", record_id))
-        return [Contradiction.decode({text(k): text(v) for k, v in raw.items()})
-                for raw in call(pipe.execute) if raw]
+        return [
+            Contradiction.decode({text(k): text(v) for k, v in raw.items()})
+            for raw in call(pipe.execute)
+            if raw
+        ]
 
     def ids(self, *, open_only: bool, offset: int = 0, limit: int = 100) -> list[str]:
         """Record ids, newest first."""

@@ -29,16 +29,18 @@ class DistinctPairs:
         self.key = f"{prefix}duplicates:distinct"
         self.units = units
 
-    def record(self, pairs: list[tuple[str, str]], decision: dict[str, Any],
-               events: Sequence[AuditEvent]) -> None:
+    def record(
+        self, pairs: list[tuple[str, str]], decision: dict[str, Any], events: Sequence[AuditEvent]
+    ) -> None:
         """The decided pairs with the decision's audit events, one unit of work."""
         value = json.dumps(decision, sort_keys=True)
         self.units.commit(Unit(events).hset(self.key, {pair_id(a, b): value for a, b in pairs}))
 
     def decisions(self) -> dict[str, dict[str, Any]]:
         """Every decided pair id -> its decision (who, when, why): what a backup carries."""
-        return {text(k): json.loads(text(v))
-                for k, v in call(self.client.hgetall, self.key).items()}
+        return {
+            text(k): json.loads(text(v)) for k, v in call(self.client.hgetall, self.key).items()
+        }
 
     def all(self) -> frozenset[str]:
         """Every decided pair id (a person's decisions: few, read once per duplicate search)."""

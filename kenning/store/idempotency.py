@@ -30,8 +30,15 @@ class Replies:
     def claim(self, digest: str, *, pending_seconds: float) -> bool:
         """Mark the key as in progress; False when a reply (or another
         call in progress) holds it."""
-        return bool(call(self.client.set, self.key(digest), PENDING, nx=True,
-                         px=max(1, round(pending_seconds * 1000))))
+        return bool(
+            call(
+                self.client.set,
+                self.key(digest),
+                PENDING,
+                nx=True,
+                px=max(1, round(pending_seconds * 1000)),
+            )
+        )
 
     def reply(self, digest: str, *, wait_seconds: float) -> dict[str, Any] | None:
         """The stored reply; waits while another call with the same key is in progress. None when

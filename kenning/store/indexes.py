@@ -16,8 +16,8 @@ from typing import Any
 
 import valkey
 
-from kenning import schema
-from kenning.errors import BackendUnavailable, EmbeddingMismatch, StoreError
+from kenning.core import schema
+from kenning.core.errors import BackendUnavailable, EmbeddingMismatch, StoreError
 from kenning.store.client import call, guarded, index_exists_already, index_missing, text
 
 log = logging.getLogger(__name__)
@@ -49,8 +49,13 @@ def parse_info(name: str, reply: Any) -> IndexInfo:
     percent = _float(data.get("percent_indexed", data.get("backfill_complete_percent", 1.0)))
     if percent > 1.0:
         percent /= 100.0
-    return IndexInfo(name=name, num_docs=int(_float(data.get("num_docs", 0))), indexing=indexing,
-                     percent_indexed=percent, attributes=tuple(attributes))
+    return IndexInfo(
+        name=name,
+        num_docs=int(_float(data.get("num_docs", 0))),
+        indexing=indexing,
+        percent_indexed=percent,
+        attributes=tuple(attributes),
+    )
 
 
 def _flag(value: Any) -> bool:
@@ -190,6 +195,6 @@ def pin_model(client: valkey.Valkey, prefix: str, model: str, dim: int) -> None:
     if stored.get("model") != model or stored.get("dim") != str(dim):
         raise EmbeddingMismatch(
             f"this store's vectors were written by {stored.get('model')} ({stored.get('dim')} "
-                                f"dims); the loaded model is {model} ({dim} dims)",
+            f"dims); the loaded model is {model} ({dim} dims)",
             hint="set KENNING_EMBEDDING_MODEL back, or back up, wipe and restore to re-embed",
         )

@@ -108,12 +108,18 @@ class JobQueue:
     def claim(self, consumer: str, *, count: int, visibility_ms: int) -> list[QueuedJob]:
         """Jobs left by a dead consumer (idle past the visibility timeout) first, then new ones."""
         self.ensure_group()
-        reply = call(self.client.xautoclaim, self.stream, GROUP, consumer, visibility_ms, "0-0",
-                     count=count)
+        reply = call(
+            self.client.xautoclaim, self.stream, GROUP, consumer, visibility_ms, "0-0", count=count
+        )
         entries = list(reply[1])
         if len(entries) < count:
-            fresh = call(self.client.xreadgroup, GROUP, consumer, {self.stream: ">"},
-                         count=count - len(entries))
+            fresh = call(
+                self.client.xreadgroup,
+                GROUP,
+                consumer,
+                {self.stream: ">"},
+                count=count - len(entries),
+            )
             for _stream, items in fresh or []:
                 entries.extend(items)
         return [self._job(entry_id, fields) for entry_id, fields in entries if fields]
@@ -134,9 +140,13 @@ class JobQueue:
     def park(self, job: QueuedJob, error: str) -> None:
         """A poison job leaves the queue with its error, for a person to read
         (`kenning queue status`)."""
-        record = {"id": job.id, "kind": job.kind,
-                  "payload": json.dumps(job.payload, sort_keys=True),
-                  "attempts": str(job.attempts), "error": error[:1000]}
+        record = {
+            "id": job.id,
+            "kind": job.kind,
+            "payload": json.dumps(job.payload, sort_keys=True),
+            "attempts": str(job.attempts),
+            "error": error[:1000],
+        }
         call(self.client.xadd, self.parked, record, maxlen=10_000, approximate=True)
         self.done(job)
 
@@ -145,11 +155,14 @@ class JobQueue:
         pending = call(self.client.xpending, self.stream, GROUP)
         parked = call(self.client.xrevrange, self.parked, count=5)
         in_flight = int(pending["pending"] if isinstance(pending, dict) else pending[0])
-        return {"waiting": int(call(self.client.xlen, self.stream)) - in_flight,
-                "in_flight": in_flight,
-                "parked": int(call(self.client.xlen, self.parked)),
-                "recent_parked": [{text(k): text(v) for k, v in fields.items()}
-                                  for _id, fields in parked]}
+        return {
+            "waiting": int(call(self.client.xlen, self.stream)) - in_flight,
+            "in_flight": in_flight,
+            "parked": int(call(self.client.xlen, self.parked)),
+            "recent_parked": [
+                {text(k): text(v) for k, v in fields.items()} for _id, fields in parked
+            ],
+        }
 
 
 class ExpansionCache:
@@ -169,7 +182,8 @@ class ExpansionCache:
             return None
         return [(str(p), base64.b64decode(v)) for p, v in json.loads(text(raw))]
 
-    def put(self, models: str, query: str, phrasings: list[tuple[str, bytes]],
-            ttl_seconds: int) -> None:
+    def put(
+        self, models: str, query: str, phrasings: list[tuple[str, bytes]], ttl_seconds: int
+    ) -> None:
         value = json.dumps([[p, base64.b64encode(v).decode()] for p, v in phrasings])
         call(self.client.set, self.key(models, query), value, ex=ttl_seconds)

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import valkey
 
-from kenning import schema
-from kenning.errors import StoreError
-from kenning.models import Memory
-from kenning.query import Search
+from kenning.core import schema
+from kenning.core.errors import StoreError
+from kenning.core.models import Memory
+from kenning.core.query import Search
 from kenning.store import prefilter, search_module
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
@@ -62,10 +62,16 @@ class SearchResult:
 
 
 class MemoryStore:
-    """Reads and writes memory hashes; runs searches built by ``kenning.query``."""
+    """Reads and writes memory hashes; runs searches built by ``kenning.core.query``."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str, *, exact_small_sets: bool | None = None,
-                 recalls: Recalls | None = None) -> None:
+    def __init__(
+        self,
+        client: valkey.Valkey,
+        prefix: str,
+        *,
+        exact_small_sets: bool | None = None,
+        recalls: Recalls | None = None,
+    ) -> None:
         """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets;
         None (the default) decides on first use: yes on valkey-search, no on RediSearch
         (docs/valkey-search.md). ``recalls``: the counters (the Store's, which settle its
@@ -79,10 +85,16 @@ class MemoryStore:
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
 
-    def write(self, memory: Memory, vector: np.ndarray[Any, Any] | None,
-              events: Sequence[AuditEvent],
-              also: Sequence[Op] = (), *, then_release: Lease | None = None,
-              then_read: str | None = None) -> str | None:
+    def write(
+        self,
+        memory: Memory,
+        vector: np.ndarray[Any, Any] | None,
+        events: Sequence[AuditEvent],
+        also: Sequence[Op] = (),
+        *,
+        then_release: Lease | None = None,
+        then_read: str | None = None,
+    ) -> str | None:
         """Write every field of the memory and record ``events``: one unit of
         work (kenning.store.unit).
 
@@ -93,9 +105,11 @@ class MemoryStore:
         """
         fields = self._fields(memory, vector)
         stale = [f for f in schema.FIELD_NAMES if f not in fields]
-        return self.units.commit(Unit(events).hset(memory.key, fields).hdel(memory.key,
-                                                                            *stale).extend(also),
-                                 then_release=then_release, then_read=then_read).read
+        return self.units.commit(
+            Unit(events).hset(memory.key, fields).hdel(memory.key, *stale).extend(also),
+            then_release=then_release,
+            then_read=then_read,
+        ).read
 
     def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
         """Set some fields on one existing key and record ``events``, in one atomic step
@@ -107,9 +121,14 @@ class MemoryStore:
         """
         return self.swap(key, {}, changes, None, events) == APPLIED
 
-    def swap(self, key: str, expect: dict[str, Any], changes: dict[str, Any],
-             vector: np.ndarray[Any, Any] | None,
-             events: Sequence[AuditEvent]) -> int:
+    def swap(
+        self,
+        key: str,
+        expect: dict[str, Any],
+        changes: dict[str, Any],
+        vector: np.ndarray[Any, Any] | None,
+        events: Sequence[AuditEvent],
+    ) -> int:
         """``update`` only while every ``expect`` field still holds the value given (None =
         absent): APPLIED, GONE, or CHANGED when another writer changed one of them
         (nothing is written or recorded)."""
@@ -118,23 +137,31 @@ class MemoryStore:
         fields: dict[str, str | bytes] = dict(sets)
         if vector is not None:
             fields[schema.VECTOR_FIELD] = schema.vector_bytes(vector)
-        unit = Unit(events).patch(key, fields, removes,
-                                  expect={name: guard.get(name, "") for name in expect})
+        unit = Unit(events).patch(
+            key, fields, removes, expect={name: guard.get(name, "") for name in expect}
+        )
         return self.units.commit(unit).outcome
 
     def patch(self, change: Patch, events: Sequence[AuditEvent]) -> int:
         """Apply an encoded ``Patch`` (kenning.store.patches) with its ``events``:
         APPLIED, GONE or CHANGED."""
-        unit = Unit(events).patch(change.key, change.set, change.remove,
-                                  expect=change.expect).extend(change.also)
+        unit = (
+            Unit(events)
+            .patch(change.key, change.set, change.remove, expect=change.expect)
+            .extend(change.also)
+        )
         return self.units.commit(unit).outcome
 
     def write_many(self, rows: Sequence[tuple[Memory, Any, Sequence[AuditEvent]]]) -> None:
         """``write`` for many memories (each with its vector and events): one pipelined round trip.
 
         Each memory is its own unit; a search after it returns sees every one."""
-        self.units.commit_many([Unit(events).hset(memory.key, self._fields(memory, vector))
-                                for memory, vector, events in rows])
+        self.units.commit_many(
+            [
+                Unit(events).hset(memory.key, self._fields(memory, vector))
+                for memory, vector, events in rows
+            ]
+        )
 
     def _fields(
         self, memory: Memory, vector: np.ndarray[Any, Any] | None
@@ -147,13 +174,17 @@ class MemoryStore:
 
     def patch_many(self, changes: Sequence[tuple[Patch, Sequence[AuditEvent]]]) -> list[int]:
         """``patch`` for many memories, one pipelined round trip; each one's outcome."""
-        done = self.units.commit_many([Unit(events).patch(p.key, p.set, p.remove,
-                                                          expect=p.expect).extend(p.also)
-                                       for p, events in changes])
+        done = self.units.commit_many(
+            [
+                Unit(events).patch(p.key, p.set, p.remove, expect=p.expect).extend(p.also)
+                for p, events in changes
+            ]
+        )
         return [c.outcome for c in done]
 
-    def delete_many(self,
-                    gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]]) -> list[bool]:
+    def delete_many(
+        self, gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]]
+    ) -> list[bool]:
         """``delete`` for many memories (each with its events and derived writes), one pipelined
         round trip; whether each one was there."""
         done = self.units.commit_many(
@@ -207,19 +238,23 @@ class MemoryStore:
         round trips, no graph walk)."""
         if not queries:
             return []
-        exact = self._exact(queries,
-                            [tuple(f for f in q.return_fields if f != schema.DISTANCE_ALIAS)
-                                      for q in queries])
+        exact = self._exact(
+            queries,
+            [tuple(f for f in q.return_fields if f != schema.DISTANCE_ALIAS) for q in queries],
+        )
         pipe = self.client.pipeline(transaction=False)
         for q, rows in zip(queries, exact, strict=True):
             if rows is None:
                 pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
-        return [_parse(next(replies), q) if rows is None else _exact_result(rows, q)
-                for q, rows in zip(queries, exact, strict=True)]
+        return [
+            _parse(next(replies), q) if rows is None else _exact_result(rows, q)
+            for q, rows in zip(queries, exact, strict=True)
+        ]
 
-    def _exact(self, searches: Sequence[Search],
-               fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
+    def _exact(
+        self, searches: Sequence[Search], fields: Sequence[Sequence[str]]
+    ) -> list[list[Row] | None]:
         """``prefilter.exact`` on the engine that needs it (valkey-search),
         else None for every search."""
         if not self.exact_mode() or not any(prefilter.candidates(s) for s in searches):
@@ -260,8 +295,10 @@ class MemoryStore:
                 pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
         replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
         found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
-        near = [w.search.page(_kept(rows, w), lambda row: row[1])
-                for w, rows in zip(wanted, found_rows, strict=True)]
+        near = [
+            w.search.page(_kept(rows, w), lambda row: row[1])
+            for w, rows in zip(wanted, found_rows, strict=True)
+        ]
         kept = [key for rows in near for key, _ in rows]
         values, counters = self._read_rows(kept, kept)
         out: list[SearchResult] = []
@@ -277,8 +314,9 @@ class MemoryStore:
             out.append(SearchResult(total=total, hits=tuple(hits), phantoms=phantoms))
         return out
 
-    def _read_rows(self, keys: list[str],
-                   counted: list[str]) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
+    def _read_rows(
+        self, keys: list[str], counted: list[str]
+    ) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
         """Every declared field (never the vector) of each of ``keys`` ({} for a hash gone) and
         the live recall counter of each of ``counted``, in one round trip."""
         if not keys and not counted:
@@ -289,17 +327,23 @@ class MemoryStore:
         for key in counted:
             self.recalls.queue_read(pipe, key)
         replies = call(pipe.execute, raise_on_error=True)
-        rows = ({name: text(v) for name, v in zip(schema.FIELD_NAMES, row, strict=True)
-                 if v is not None}
-                for row in replies[:len(keys)])
-        return rows, {key: Counter.parse(r)
-                      for key, r in zip(counted, replies[len(keys):], strict=True)}
+        rows = (
+            {
+                name: text(v)
+                for name, v in zip(schema.FIELD_NAMES, row, strict=True)
+                if v is not None
+            }
+            for row in replies[: len(keys)]
+        )
+        return rows, {
+            key: Counter.parse(r) for key, r in zip(counted, replies[len(keys) :], strict=True)
+        }
 
     def count(self, query: Search) -> int:
-        reply = call(self.client.execute_command,
-                     *replace(query, limit=0, offset=0, return_fields=()).args())
+        reply = call(
+            self.client.execute_command, *replace(query, limit=0, offset=0, return_fields=()).args()
+        )
         return int(reply[0]) if isinstance(reply, list) else int(reply)
-
 
 
 class Batch:
@@ -314,9 +358,12 @@ class Batch:
 
     def __init__(self, client: valkey.Valkey, wanted: Sequence[Near], *, exact: bool) -> None:
         self.client = client
-        self.wanted = [w if w.search.return_fields
-                       else replace(w, search=replace(w.search, return_fields=_every(w)))
-                       for w in wanted]
+        self.wanted = [
+            w
+            if w.search.return_fields
+            else replace(w, search=replace(w.search, return_fields=_every(w)))
+            for w in wanted
+        ]
         self.exact = [exact and prefilter.candidates(w.search) for w in self.wanted]
 
     def queue(self, pipe: Any) -> None:
@@ -331,11 +378,14 @@ class Batch:
     def finish(self, replies: Sequence[Any]) -> list[SearchResult]:
         """The results, in the order given, from the replies of what ``queue`` queued."""
         answers = iter(replies)
-        first = [[next(answers) for _ in range(prefilter.replies(w.search))] if exact
-                 else next(answers)
-                 for w, exact in zip(self.wanted, self.exact, strict=True)]
-        keys = [prefilter.small_sets([w.search], got)[0] if exact else None
-                for w, exact, got in zip(self.wanted, self.exact, first, strict=True)]
+        first = [
+            [next(answers) for _ in range(prefilter.replies(w.search))] if exact else next(answers)
+            for w, exact in zip(self.wanted, self.exact, strict=True)
+        ]
+        keys = [
+            prefilter.small_sets([w.search], got)[0] if exact else None
+            for w, exact, got in zip(self.wanted, self.exact, first, strict=True)
+        ]
         later = iter(self._second(keys))  # read in the order ``_second`` queued
         out: list[SearchResult] = []
         for w, exact, got, found in zip(self.wanted, self.exact, first, keys, strict=True):
@@ -343,9 +393,9 @@ class Batch:
             if not exact:
                 rows = _reply_rows(got)
             elif isinstance(found, list | prefilter.Worded):
-                rows = prefilter.nearest(w.search, found,
-                                         [next(later) for _ in prefilter.members(found)],
-                                         _fields(w))
+                rows = prefilter.nearest(
+                    w.search, found, [next(later) for _ in prefilter.members(found)], _fields(w)
+                )
             else:
                 rows = _reply_rows(next(later))
             out.append(_kept_result(rows, w))
@@ -408,9 +458,11 @@ def _kept_result(rows: Sequence[tuple[str, float, dict[Any, Any]]], near: Near) 
             continue
         kept.append((key, distance, fields))
     page = near.search.page(kept, lambda row: row[1])
-    return SearchResult(total=len(rows), hits=tuple(Hit(schema.decode(key, fields), distance)
-                                                    for key, distance, fields in page),
-                        phantoms=phantoms)
+    return SearchResult(
+        total=len(rows),
+        hits=tuple(Hit(schema.decode(key, fields), distance) for key, distance, fields in page),
+        phantoms=phantoms,
+    )
 
 
 def _parse(reply: Any, query: Search) -> SearchResult:
@@ -419,22 +471,30 @@ def _parse(reply: Any, query: Search) -> SearchResult:
         raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     total = int(reply[0])
     if not query.return_fields:
-        return SearchResult(total=total,
-                            hits=tuple(Hit(schema.decode(text(k), {}), None) for k in reply[1:]))
+        return SearchResult(
+            total=total, hits=tuple(Hit(schema.decode(text(k), {}), None) for k in reply[1:])
+        )
     hits: list[Hit] = []
     phantoms = 0
     for i in range(1, len(reply) - 1, 2):
         raw = reply[i + 1]
-        fields = {raw[j].decode(): raw[j + 1].decode("utf-8", "replace")
-                  for j in range(0, len(raw) - 1, 2)}
+        fields = {
+            raw[j].decode(): raw[j + 1].decode("utf-8", "replace")
+            for j in range(0, len(raw) - 1, 2)
+        }
         distance = fields.pop(schema.DISTANCE_ALIAS, None)
         if "created_at" not in fields:
             phantoms += 1  # the index still lists a hash that is gone
             continue
-        hits.append(Hit(schema.decode(text(reply[i]), fields),
-                        float(distance) if distance is not None else None))
-    return SearchResult(total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)),
-                        phantoms=phantoms)
+        hits.append(
+            Hit(
+                schema.decode(text(reply[i]), fields),
+                float(distance) if distance is not None else None,
+            )
+        )
+    return SearchResult(
+        total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)), phantoms=phantoms
+    )
 
 
 def _slim_rows(reply: Any) -> list[Row]:
@@ -452,15 +512,25 @@ def _slim_rows(reply: Any) -> list[Row]:
 def _kept(rows: list[Row], near: Near) -> list[tuple[str, float]]:
     """(key, distance) of the rows within ``near.max_distance`` that ``near.accept(fields)``
     keeps, but none of ``near.skip``."""
-    return [(key, distance) for key, distance, fields in rows
-            if key not in near.skip and (near.max_distance is None or distance <= near.max_distance)
-            and (near.accept is None or near.accept(fields))]
+    return [
+        (key, distance)
+        for key, distance, fields in rows
+        if key not in near.skip
+        and (near.max_distance is None or distance <= near.max_distance)
+        and (near.accept is None or near.accept(fields))
+    ]
 
 
 def _exact_result(rows: list[Row], query: Search) -> SearchResult:
     """A ``search_many`` result from ``prefilter`` rows (nearest first), as
     ``_parse`` reads a KNN reply."""
-    hits = [Hit(schema.decode(key, fields), distance) for key, distance, fields in rows
-            if "created_at" in fields]
-    return SearchResult(total=len(rows), hits=tuple(query.page(hits, lambda hit: hit.distance)),
-                        phantoms=len(rows) - len(hits))
+    hits = [
+        Hit(schema.decode(key, fields), distance)
+        for key, distance, fields in rows
+        if "created_at" in fields
+    ]
+    return SearchResult(
+        total=len(rows),
+        hits=tuple(query.page(hits, lambda hit: hit.distance)),
+        phantoms=len(rows) - len(hits),
+    )

@@ -43,8 +43,9 @@ class OAuthStore:
         self.units = units or Units(client, prefix)
 
     # --- audited changes: ops committed with their events -----------------------------------------
-    def commit(self, events: Sequence[AuditEvent], ops: Sequence[Op], *,
-               answering: str | None = None) -> bool:
+    def commit(
+        self, events: Sequence[AuditEvent], ops: Sequence[Op], *, answering: str | None = None
+    ) -> bool:
         """Write ``ops`` and record ``events``, one unit; with ``answering`` (a pending request's
         id) only while that request is still there, deleting it: False (nothing
         written) when it was answered."""
@@ -53,13 +54,21 @@ class OAuthStore:
             unit.gate(self.key("request", answering)).delete(self.key("request", answering))
         return self.units.commit(unit.extend(ops)).applied
 
-    def putting(self, kind: str, ident: str, record: dict[str, Any], *, ttl: int | None = None,
-                family: str | None = None) -> list[Op]:
+    def putting(
+        self,
+        kind: str,
+        ident: str,
+        record: dict[str, Any],
+        *,
+        ttl: int | None = None,
+        family: str | None = None,
+    ) -> list[Op]:
         """``put`` as ops (the refresh token, the longest-lived, goes last so
         its TTL is the family's)."""
         value = json.dumps(record, sort_keys=True)
-        ops: list[Op] = [("SET", self.key(kind, ident),
-                          (value,) if ttl is None else (value, "EX", ttl))]
+        ops: list[Op] = [
+            ("SET", self.key(kind, ident), (value,) if ttl is None else (value, "EX", ttl))
+        ]
         if family is not None:
             members = self.key("family-tokens", family)
             ops.append(("SADD", members, (self.key(kind, ident),)))
@@ -68,30 +77,42 @@ class OAuthStore:
         return ops
 
     def adding_client(self, client_id: str, record: dict[str, Any]) -> list[Op]:
-        return [*self.putting("client", client_id, record),
-                ("SADD", f"{self.base}clients", (client_id,))]
+        return [
+            *self.putting("client", client_id, record),
+            ("SADD", f"{self.base}clients", (client_id,)),
+        ]
 
     def dropping_client(self, client_id: str) -> list[Op]:
         """The client, its family list, its set membership and its consents."""
         fields = tuple(f"{c} {u}" for c, u in self.grants() if c == client_id)
-        return [("HDEL", f"{self.base}grants", fields), ("DEL", self.key("client", client_id), ()),
-                ("DEL", self.key("client-families", client_id), ()),
-                ("SREM", f"{self.base}clients", (client_id,))]
+        return [
+            ("HDEL", f"{self.base}grants", fields),
+            ("DEL", self.key("client", client_id), ()),
+            ("DEL", self.key("client-families", client_id), ()),
+            ("SREM", f"{self.base}clients", (client_id,)),
+        ]
 
     def linking(self, client_id: str, family: str) -> list[Op]:
         return [("SADD", self.key("client-families", client_id), (family,))]
 
     def granting(self, client_id: str, username: str, record: dict[str, Any]) -> list[Op]:
-        return [("HSET", f"{self.base}grants",
-                 (f"{client_id} {username}", json.dumps(record, sort_keys=True)))]
+        return [
+            (
+                "HSET",
+                f"{self.base}grants",
+                (f"{client_id} {username}", json.dumps(record, sort_keys=True)),
+            )
+        ]
 
     def revoking(self, family: str, record: dict[str, Any], *, ttl: int) -> list[Op]:
         """Mark the family revoked and delete its tokens (their keys read now: a token written
         after this read belongs to a revoked family, which no check accepts)."""
         members = self.key("family-tokens", family)
         tokens = [text(k) for k in call(self.client.smembers, members)]
-        return [*self.putting("family", family, {**record, "revoked": True}, ttl=ttl),
-                *(("DEL", key, ()) for key in [*tokens, members])]
+        return [
+            *self.putting("family", family, {**record, "revoked": True}, ttl=ttl),
+            *(("DEL", key, ()) for key in [*tokens, members]),
+        ]
 
     def key(self, kind: str, ident: str) -> str:
         return f"{self.base}{kind}:{ident}"
@@ -109,15 +130,23 @@ class OAuthStore:
 
     def claim(self, kind: str, ident: str, record: dict[str, Any], *, ttl: int) -> bool:
         """Write only if absent (SET NX): True for the one caller that wrote it."""
-        return bool(call(self.client.set, self.key(kind, ident), json.dumps(record, sort_keys=True),
-                         ex=ttl, nx=True))
+        return bool(
+            call(
+                self.client.set,
+                self.key(kind, ident),
+                json.dumps(record, sort_keys=True),
+                ex=ttl,
+                nx=True,
+            )
+        )
 
     def client_ids(self) -> list[str]:
         return sorted(text(c) for c in call(self.client.smembers, f"{self.base}clients"))
 
     def families_of(self, client_id: str) -> list[str]:
-        return sorted(text(f)
-                      for f in call(self.client.smembers, self.key("client-families", client_id)))
+        return sorted(
+            text(f) for f in call(self.client.smembers, self.key("client-families", client_id))
+        )
 
     def grants(self) -> dict[tuple[str, str], dict[str, Any]]:
         raw: Any = call(self.client.hgetall, f"{self.base}grants")

@@ -47,8 +47,10 @@ class PhraseIndex:
     def adding(self, phrase: str, member: str, payload: str = "") -> list[Op]:
         """``add`` as writes of a unit (kenning.store.unit): the audited write that
         derives the entry carries it."""
-        return [("HSET", self.entries_key(phrase), (member, payload)),
-                ("SADD", self.names_key, (phrase,))]
+        return [
+            ("HSET", self.entries_key(phrase), (member, payload)),
+            ("SADD", self.names_key, (phrase,)),
+        ]
 
     def removing(self, phrase: str, member: str) -> list[Op]:
         """``remove`` as writes of a unit: the phrase leaves the index with its last entry."""
@@ -57,14 +59,23 @@ class PhraseIndex:
 
     def add(self, phrase: str, member: str, payload: str = "") -> None:
         """Add (or replace) one member's entry under a normalised phrase; atomic on the server."""
-        call(self.client.eval, _ADD, 2, self.names_key, self.entries_key(phrase), phrase, member,
-             payload)
+        call(
+            self.client.eval,
+            _ADD,
+            2,
+            self.names_key,
+            self.entries_key(phrase),
+            phrase,
+            member,
+            payload,
+        )
 
     def remove(self, phrase: str, member: str) -> bool:
         """Remove one member's entry; the phrase disappears with its last
         entry. True when it was there."""
-        removed = call(self.client.eval, _REMOVE, 2, self.names_key, self.entries_key(phrase),
-                       phrase, member)
+        removed = call(
+            self.client.eval, _REMOVE, 2, self.names_key, self.entries_key(phrase), phrase, member
+        )
         return bool(removed)
 
     def lookup(self, phrases: Iterable[str]) -> dict[str, dict[str, str]]:
@@ -100,11 +111,13 @@ class Lookup:
             for index in self.indexes:
                 pipe.smismember(index.names_key, self.wanted)
 
-    def finish(self, client: valkey.Valkey,
-               replies: Sequence[Any]) -> list[dict[str, dict[str, str]]]:
+    def finish(
+        self, client: valkey.Valkey, replies: Sequence[Any]
+    ) -> list[dict[str, dict[str, str]]]:
         """Each index's {phrase: {member: payload}} from the replies ``queue`` asked for."""
-        present = [[p for p, flag in zip(self.wanted, flags, strict=True) if flag]
-                   for flags in replies]
+        present = [
+            [p for p, flag in zip(self.wanted, flags, strict=True) if flag] for flags in replies
+        ]
         if not any(present):
             return [{} for _ in self.indexes]
         pipe = client.pipeline(transaction=False)

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 import valkey
 
-from kenning import phrases, schema
-from kenning.query import Search, text_terms
+from kenning.core import schema
+from kenning.core.query import Search, text_terms
+from kenning.language import phrases
 from kenning.store.client import call, text
 
 # above this many filtered memories the engine's inline-filtered KNN is the cheaper path
@@ -91,16 +92,19 @@ def queue_keys(pipe: Any, searches: Sequence[Search], *, together: bool = False)
     TEXT clauses as two (the others, the TEXT ones: see ``split``) unless ``together``."""
     for search in searches:
         for clauses, limit in _asked(search, together):
-            pipe.execute_command(*Search(index=search.index, namespaces=search.namespaces,
-                                         clauses=clauses,
-                                         limit=limit).args())
+            pipe.execute_command(
+                *Search(
+                    index=search.index, namespaces=search.namespaces, clauses=clauses, limit=limit
+                ).args()
+            )
 
 
 Set = list[str] | Worded  # the keys a filtered KNN is answered over
 
 
-def small_sets(searches: Sequence[Search], replies: Sequence[Any],
-               *, together: bool = False) -> list[Set | bool | None]:
+def small_sets(
+    searches: Sequence[Search], replies: Sequence[Any], *, together: bool = False
+) -> list[Set | bool | None]:
     """Per search, from its ``queue_keys`` replies: the filtered keys when they are at most
     MAX_SET, else None. A split filter's two sides are intersected; when only its TEXT side is
     over MAX_TEXT, the other side's keys come ``Worded`` (the terms checked on their content);
@@ -146,8 +150,9 @@ def members(found: Set) -> list[str]:
 def _read(found: Set, fields: Sequence[str]) -> list[str]:
     """What ``queue_vectors`` reads after the vector: ``fields``, and the content a
     ``Worded`` set is checked on."""
-    return [*fields, CONTENT] if isinstance(found,
-                                            Worded) and CONTENT not in fields else list(fields)
+    return (
+        [*fields, CONTENT] if isinstance(found, Worded) and CONTENT not in fields else list(fields)
+    )
 
 
 def queue_vectors(pipe: Any, found: Set, fields: Sequence[str]) -> None:
@@ -158,36 +163,50 @@ def queue_vectors(pipe: Any, found: Set, fields: Sequence[str]) -> None:
         pipe.hmget(key, read)
 
 
-def nearest(search: Search, found: Set, rows: Sequence[Sequence[bytes | None]],
-            fields: Sequence[str]) -> list[Row]:
+def nearest(
+    search: Search, found: Set, rows: Sequence[Sequence[bytes | None]], fields: Sequence[str]
+) -> list[Row]:
     """The ``search.knn`` rows nearest to its vector (distance ascending, ties by key) among
     ``found``, whose ``queue_vectors`` replies are ``rows``; a key whose hash (or vector) is gone
     is skipped, and so is a member of a ``Worded`` set whose content lacks its terms."""
     assert search.vector is not None
     assert search.knn is not None
-    present = [(key, row) for key, row in zip(members(found), rows, strict=True)
-               if row[0] is not None]
+    present = [
+        (key, row) for key, row in zip(members(found), rows, strict=True) if row[0] is not None
+    ]
     if isinstance(found, Worded):
         at = 1 + _read(found, fields).index(CONTENT)
-        present = [(key, row) for key, row in present
-                   if found.holds(text(row[at]) if row[at] is not None else "")]
+        present = [
+            (key, row)
+            for key, row in present
+            if found.holds(text(row[at]) if row[at] is not None else "")
+        ]
     if not present:
         return []
     matrix = np.vstack([np.frombuffer(row[0], dtype=np.float32) for _, row in present])  # type: ignore[arg-type]
     query = np.frombuffer(search.vector, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(query))
     distances = 1.0 - (matrix @ query) / np.where(norms > 0, norms, 1.0)
-    order = sorted(range(len(present)),
-                   key=lambda i: (float(distances[i]), present[i][0]))[:search.knn]
-    return [(present[i][0], float(distances[i]),
-             {name: text(v)
-              for name, v in zip(fields, present[i][1][1:1 + len(fields)], strict=True)
-              if v is not None})
-            for i in order]
+    order = sorted(range(len(present)), key=lambda i: (float(distances[i]), present[i][0]))[
+        : search.knn
+    ]
+    return [
+        (
+            present[i][0],
+            float(distances[i]),
+            {
+                name: text(v)
+                for name, v in zip(fields, present[i][1][1 : 1 + len(fields)], strict=True)
+                if v is not None
+            },
+        )
+        for i in order
+    ]
 
 
-def exact(client: valkey.Valkey, searches: Sequence[Search],
-          fields: Sequence[Sequence[str]]) -> list[list[Row] | None]:
+def exact(
+    client: valkey.Valkey, searches: Sequence[Search], fields: Sequence[Sequence[str]]
+) -> list[list[Row] | None]:
     """Per search: its nearest rows computed here when it is a filtered KNN over a small set,
     else None (run it as a KNN). Two round trips, whatever the number of searches."""
     chosen = [i for i, s in enumerate(searches) if candidates(s)]
@@ -204,4 +223,3 @@ def exact(client: valkey.Valkey, searches: Sequence[Search],
         if keys is not None:
             out[i] = nearest(searches[i], keys, [next(replies) for _ in members(keys)], fields[i])
     return out
-

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import valkey
 
-from kenning import schema
+from kenning.core import schema
 from kenning.store.client import call
 from kenning.store.indexes import IndexInfo, info, registry_key, wait_for_backfill
 
@@ -24,8 +24,14 @@ def _create(client: valkey.Valkey, name: str, prefix: str, dim: int) -> None:
     call(client.execute_command, *schema.create_args(name, schema.memory_prefix(prefix), dim))
 
 
-def rebuild(client: valkey.Valkey, prefix: str, dim: int, *, timeout: float,
-            switch: Callable[[str], None] | None = None) -> IndexInfo:
+def rebuild(
+    client: valkey.Valkey,
+    prefix: str,
+    dim: int,
+    *,
+    timeout: float,
+    switch: Callable[[str], None] | None = None,
+) -> IndexInfo:
     """Rebuild the memory index; returns FT.INFO of the rebuilt canonical index.
 
     ``switch(name)`` is called whenever the live index changes, so the calling process searches the

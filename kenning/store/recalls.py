@@ -29,8 +29,8 @@ from typing import Any
 import valkey
 from valkey.client import Pipeline
 
-from kenning import schema
-from kenning.models import Memory
+from kenning.core import schema
+from kenning.core.models import Memory
 from kenning.store.client import call, text
 from kenning.store.patches import PATCH_SCRIPT, Patch
 
@@ -64,8 +64,9 @@ class Counter:
     @classmethod
     def parse(cls, reply: Sequence[Any]) -> Counter:
         count, last = reply
-        return cls(None if count is None else int(text(count)),
-                   None if last is None else float(text(last)))
+        return cls(
+            None if count is None else int(text(count)), None if last is None else float(text(last))
+        )
 
     def applied(self, memory: Memory) -> Memory:
         """The memory with these live values (unchanged when there is no counter key)."""
@@ -81,8 +82,9 @@ def _settled() -> None:
 class Recalls:
     """The counter keys of one key prefix: touch, live reads, fold, forget."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str,
-                 settle: Callable[[], None] = _settled) -> None:
+    def __init__(
+        self, client: valkey.Valkey, prefix: str, settle: Callable[[], None] = _settled
+    ) -> None:
         """``settle`` waits for the touches this process still has to write
         (see the module docstring)."""
         self.client = client
@@ -101,9 +103,13 @@ class Recalls:
         (see the module docstring)."""
         if not memories:
             return []
-        return [*(("EVAL", _TOUCH, 1, self.key(m.key), repr(now), str(m.recall_count))
-                  for m in memories),
-                ("SADD", self.dirty, *(m.key for m in memories))]
+        return [
+            *(
+                ("EVAL", _TOUCH, 1, self.key(m.key), repr(now), str(m.recall_count))
+                for m in memories
+            ),
+            ("SADD", self.dirty, *(m.key for m in memories)),
+        ]
 
     @staticmethod
     def counted(memories: Sequence[Memory], now: float) -> list[Memory]:
@@ -175,8 +181,9 @@ class Recalls:
         pipe = self.client.pipeline(transaction=False)
         # one HSET per memory: the re-index is paid here, off the hot path
         for memory_key, counter in counters:
-            sets, removes = schema.encode_changes({"recall_count": counter.count,
-                                                   "last_recalled": counter.last})
+            sets, removes = schema.encode_changes(
+                {"recall_count": counter.count, "last_recalled": counter.last}
+            )
             pipe.eval(PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args())
         written = call(pipe.execute)
         pipe = self.client.pipeline(transaction=False)

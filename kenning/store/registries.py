@@ -94,8 +94,9 @@ class RecallLogStore:
     """The recall log stream. Entries may be written behind the recall (``Store.log_recall``):
     every read first calls ``settle``, which waits for this process's pending ones."""
 
-    def __init__(self, client: valkey.Valkey, prefix: str,
-                 settle: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, client: valkey.Valkey, prefix: str, settle: Callable[[], None] | None = None
+    ) -> None:
         self.client = client
         self.key = f"{prefix}recall_log"
         self.settle = settle or _settled
@@ -112,8 +113,15 @@ class RecallLogStore:
 
     def appending(self, entry: dict[str, Any], max_entries: int) -> tuple[Any, ...]:
         """The XADD that appends ``entry``, trimming the stream to exactly ``max_entries``."""
-        return ("XADD", self.key, "MAXLEN", max_entries, "*", "entry",
-                json.dumps(entry, sort_keys=True))
+        return (
+            "XADD",
+            self.key,
+            "MAXLEN",
+            max_entries,
+            "*",
+            "entry",
+            json.dumps(entry, sort_keys=True),
+        )
 
     def newest(self, limit: int, before: str = "+") -> list[tuple[str, dict[str, Any]]]:
         """Up to ``limit`` entries, newest first, older than the id ``before``
@@ -122,9 +130,9 @@ class RecallLogStore:
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         return [(text(i), dict(json.loads(text(raw[b"entry"])))) for i, raw in rows]
 
-    def newest_containing(self, limit: int, before: str,
-                          needles: Sequence[bytes]) -> tuple[list[tuple[str, dict[str, Any]]],
-                                                             str | None, int]:
+    def newest_containing(
+        self, limit: int, before: str, needles: Sequence[bytes]
+    ) -> tuple[list[tuple[str, dict[str, Any]]], str | None, int]:
         """``newest``, decoding only the entries whose stored JSON holds every needle (both
         ASCII-lowercased) or has escaped characters (whose text may hold a needle once decoded):
         (those entries, the id of the last entry read, how many were read). Decoding
@@ -132,8 +140,11 @@ class RecallLogStore:
         self.settle()
         rows = call(self.client.xrevrange, self.key, max=before, count=limit)
         wanted = [n.lower() for n in needles]
-        kept = [(text(i), dict(json.loads(raw[b"entry"]))) for i, raw in rows
-                if b"\\u" in raw[b"entry"] or all(n in raw[b"entry"].lower() for n in wanted)]
+        kept = [
+            (text(i), dict(json.loads(raw[b"entry"])))
+            for i, raw in rows
+            if b"\\u" in raw[b"entry"] or all(n in raw[b"entry"].lower() for n in wanted)
+        ]
         return kept, (text(rows[-1][0]) if rows else None), len(rows)
 
     def length(self) -> int:

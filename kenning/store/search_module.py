@@ -1,7 +1,8 @@
 """Which search module the server runs: valkey-search (production) or
 RediSearch (the embedded default).
 
-The engine's queries are the same on both (kenning/query.py); this is for the record (the benchmark
+The engine's queries are the same on both (kenning/core/query.py); this is for the record (the
+benchmark
 says which engine it measured, `kenning doctor` shows it) and for tests that compare the two.
 """
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import valkey
 
-from kenning import schema
+from kenning.core import schema
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
@@ -68,8 +68,12 @@ class SkillStore:
         return [text(i) for i in call(self.client.zrevrange, self._key("proposals"), 0, limit - 1)]
 
     def advance(
-        self, proposal_id: str, expected: str, status: str, events: Sequence[AuditEvent],
-                **fields: str
+        self,
+        proposal_id: str,
+        expected: str,
+        status: str,
+        events: Sequence[AuditEvent],
+        **fields: str,
     ) -> bool:
         """Move a proposal from ``expected`` to ``status`` (with ``fields``) and record
         ``events``, one unit; False (nothing written or recorded) when it was not ``expected``."""

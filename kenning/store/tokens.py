@@ -39,19 +39,30 @@ class TokenStore:
     def add(self, record: TokenRecord, events: Sequence[AuditEvent]) -> bool:
         """Store a token with its audit events (one unit of work); False (nothing
         written) when the name is taken."""
-        fields = {"name": record.name, "scope": record.scope, "created_at": repr(record.created_at),
-                  "created_by": record.created_by}
-        unit = Unit(events).guard(self.names, {record.name: ""}).hset(self.names,
-                                                                      {record.name: record.digest})
+        fields = {
+            "name": record.name,
+            "scope": record.scope,
+            "created_at": repr(record.created_at),
+            "created_by": record.created_by,
+        }
+        unit = (
+            Unit(events)
+            .guard(self.names, {record.name: ""})
+            .hset(self.names, {record.name: record.digest})
+        )
         return self.units.commit(unit.hset(self._key(record.digest), fields)).applied
 
     def by_digest(self, digest: str) -> TokenRecord | None:
         data = self._hash(self._key(digest))
         if not data:
             return None
-        return TokenRecord(name=data.get("name", ""), scope=data.get("scope", ""),
-                           created_at=float(data.get("created_at", "0") or 0),
-                           created_by=data.get("created_by", ""), digest=digest)
+        return TokenRecord(
+            name=data.get("name", ""),
+            scope=data.get("scope", ""),
+            created_at=float(data.get("created_at", "0") or 0),
+            created_by=data.get("created_by", ""),
+            digest=digest,
+        )
 
     def all(self) -> list[TokenRecord]:
         names = self._hash(self.names)
@@ -62,14 +73,18 @@ class TokenStore:
         raw: Any = call(self.client.hgetall, key)
         return {text(k): text(v) for k, v in raw.items()}
 
-    def remove(self, name: str,
-               events: Callable[[TokenRecord], Sequence[AuditEvent]]) -> TokenRecord | None:
+    def remove(
+        self, name: str, events: Callable[[TokenRecord], Sequence[AuditEvent]]
+    ) -> TokenRecord | None:
         """Delete the token called ``name`` with the audit ``events(record)`` (one unit of work);
         None when there is none (or it was revoked meanwhile)."""
         digest = call(self.client.hget, self.names, name)
         record = None if digest is None else self.by_digest(text(digest))
         if record is None:
             return None
-        unit = Unit(events(record)).guard(self.names,
-                                          {name: record.digest}).delete(self._key(record.digest))
+        unit = (
+            Unit(events(record))
+            .guard(self.names, {name: record.digest})
+            .delete(self._key(record.digest))
+        )
         return record if self.units.commit(unit.hdel(self.names, name)).applied else None

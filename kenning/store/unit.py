@@ -17,7 +17,7 @@ runs on (its client is a plain ``valkey.Valkey``). On Valkey Cluster those keys 
 slots and one script cannot hold them; a cluster store must then split each unit in this order:
 the writes and their history links on the memory's slot first, the stream XADD second, with a
 sweep that re-appends a linked event missing from the stream. That split is not built: Kenning
-does not run on a cluster client today. """
+does not run on a cluster client today."""
 
 from __future__ import annotations
 
@@ -112,8 +112,13 @@ class Unit:
         self.gates.append(("GUARD", key, tuple(v for pair in expect.items() for v in pair)))
         return self
 
-    def patch(self, key: str, sets: Mapping[str, str | bytes], remove: Sequence[str] = (),
-              expect: Mapping[str, str] | None = None) -> Unit:
+    def patch(
+        self,
+        key: str,
+        sets: Mapping[str, str | bytes],
+        remove: Sequence[str] = (),
+        expect: Mapping[str, str] | None = None,
+    ) -> Unit:
         """Set and remove fields of an existing hash, gated as ``gate`` (never
         re-creates a deleted one)."""
         return self.gate(key, expect).hset(key, sets).hdel(key, *remove)
@@ -150,8 +155,9 @@ class Unit:
         return self
 
     def zadd(self, key: str, mapping: Mapping[str, float]) -> Unit:
-        return self._op("ZADD", key,
-                        [v for member, score in mapping.items() for v in (repr(score), member)])
+        return self._op(
+            "ZADD", key, [v for member, score in mapping.items() for v in (repr(score), member)]
+        )
 
     def zrem(self, key: str, *members: str) -> Unit:
         return self._op("ZREM", key, members)
@@ -178,8 +184,9 @@ class Units:
         self.stream = f"{prefix}audit"
         self.script = client.register_script(UNIT_SCRIPT)
 
-    def commit(self, unit: Unit, *, then_release: Lease | None = None,
-               then_read: str | None = None) -> Committed:
+    def commit(
+        self, unit: Unit, *, then_release: Lease | None = None, then_read: str | None = None
+    ) -> Committed:
         """Send ``unit``; with ``then_release`` the lease is released right after it, in the same
         round trip (Valkey runs a connection's commands in order: the release never precedes the
         writes); with ``then_read`` the string at that key is read after them, in the same round
@@ -198,8 +205,11 @@ class Units:
             pipe.get(then_read)
         replies = call(pipe.execute, raise_on_error=True)
         committed = _committed(replies[0])
-        return committed if then_read is None else replace(
-            committed, read=None if replies[-1] is None else text(replies[-1]))
+        return (
+            committed
+            if then_read is None
+            else replace(committed, read=None if replies[-1] is None else text(replies[-1]))
+        )
 
     def commit_many(self, units: Sequence[Unit]) -> list[Committed]:
         if not units:
@@ -236,4 +246,3 @@ class Units:
 
 def _committed(reply: Any) -> Committed:
     return Committed(int(reply[0]), tuple(text(i) for i in reply[1:]))
-

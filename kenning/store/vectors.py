@@ -8,19 +8,20 @@ from typing import Any
 import numpy as np
 import valkey
 
-from kenning import schema
+from kenning.core import schema
 from kenning.store.client import call
 
 BATCH = 500
 
 
-def read_many(client: valkey.Valkey,
-              keys: list[str]) -> list[np.ndarray[Any, np.dtype[np.float32]] | None]:
+def read_many(
+    client: valkey.Valkey, keys: list[str]
+) -> list[np.ndarray[Any, np.dtype[np.float32]] | None]:
     """The stored vector of each key, in order; None where the hash or its vector is gone."""
     out: list[np.ndarray[Any, np.dtype[np.float32]] | None] = []
     for start in range(0, len(keys), BATCH):
         pipe = client.pipeline(transaction=False)
-        for key in keys[start:start + BATCH]:
+        for key in keys[start : start + BATCH]:
             pipe.hget(key, schema.VECTOR_FIELD)
         out += [None if raw is None else schema.bytes_vector(raw) for raw in call(pipe.execute)]
     return out
@@ -32,7 +33,7 @@ def times_many(client: valkey.Valkey, keys: list[str], name: str) -> list[float 
     out: list[float | None] = []
     for start in range(0, len(keys), BATCH):
         pipe = client.pipeline(transaction=False)
-        for key in keys[start:start + BATCH]:
+        for key in keys[start : start + BATCH]:
             pipe.hget(key, name)
         out += [None if raw is None else float(raw) for raw in call(pipe.execute)]
     return out

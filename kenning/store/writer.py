@@ -28,7 +28,7 @@ from typing import Any
 
 import valkey
 
-from kenning.errors import StoreError
+from kenning.core.errors import StoreError
 from kenning.store.client import call
 
 log = logging.getLogger(__name__)
@@ -113,13 +113,15 @@ class Writer:
                 job()
             except Exception:  # logged and counted, see above
                 if attempt == 1:
-                    log.warning("%s: a background write failed; trying once more", self.name,
-                                exc_info=True)
+                    log.warning(
+                        "%s: a background write failed; trying once more", self.name, exc_info=True
+                    )
                     continue
                 with self._state:
                     self.failures += 1
-                log.error("%s: a background write failed twice and is given up", self.name,
-                          exc_info=True)
+                log.error(
+                    "%s: a background write failed twice and is given up", self.name, exc_info=True
+                )
                 for observe in self.observers:
                     observe()
             return
@@ -137,8 +139,9 @@ class Commands:
     idempotent: resending one that landed would count twice); when the round trip itself failed, it
     cannot know which landed and sends them all."""
 
-    def __init__(self, client: valkey.Valkey,
-                 build: Callable[[], Sequence[tuple[Any, ...]]]) -> None:
+    def __init__(
+        self, client: valkey.Valkey, build: Callable[[], Sequence[tuple[Any, ...]]]
+    ) -> None:
         self.client = client
         self.build: Callable[[], Sequence[tuple[Any, ...]]] | None = build
         self.left: list[tuple[Any, ...]] = []
@@ -150,8 +153,9 @@ class Commands:
         for command in self.left:
             pipe.execute_command(*command)  # type: ignore[no-untyped-call]
         replies = call(pipe.execute, raise_on_error=False)
-        failed = [(c, r) for c, r in zip(self.left, replies, strict=True)
-                  if isinstance(r, Exception)]
+        failed = [
+            (c, r) for c, r in zip(self.left, replies, strict=True) if isinstance(r, Exception)
+        ]
         self.left = [c for c, _ in failed]
         if failed:
             raise StoreError(

@@ -3,6 +3,9 @@ module registers its commands."""
 
 from __future__ import annotations
 
+from kenning_cli.commands import basics  # noqa: F401  (first: version, valkey, doctor, up lead --help)
+
+# isort: split
 from kenning_cli.commands import (
     backups,  # noqa: F401
     bench,  # noqa: F401

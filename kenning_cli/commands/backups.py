@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 BAR_WIDTH = 30
 
@@ -31,48 +31,65 @@ class Bar:
 
 
 def _backup_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--vectors", action="store_true",
-                        help="include the vectors (bigger file, no re-embedding)")
+    parser.add_argument(
+        "--vectors", action="store_true", help="include the vectors (bigger file, no re-embedding)"
+    )
     parser.add_argument("--label", help="appended to the file name, e.g. before-upgrade")
 
 
-@command("backup",
-         "Write a JSON backup (memories, suppressions, contradictions) to the backup directory.",
-         _backup_arguments)
+@command(
+    "backup",
+    "Write a JSON backup (memories, suppressions, contradictions) to the backup directory.",
+    _backup_arguments,
+)
 def _backup(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
-    result = open_engine(settings).backups.backup(vectors=args.vectors, label=args.label,
-                                                  actor="cli:backup",
-                                                  progress=Bar(sys.stderr))
-    print(f"wrote {result.path} ({result.memories} memories, {result.suppressions} suppressions, "
-          f"{result.contradictions} contradictions, {result.bytes:,} bytes)")
+    result = open_engine(settings).backups.backup(
+        vectors=args.vectors, label=args.label, actor="cli:backup", progress=Bar(sys.stderr)
+    )
+    print(
+        f"wrote {result.path} ({result.memories} memories, {result.suppressions} suppressions, "
+        f"{result.contradictions} contradictions, {result.bytes:,} bytes)"
+    )
     return 0
 
 
 def _restore_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path,
-                        help="a backup file (a path, or a name in the backup directory)")
-    parser.add_argument("--apply", action="store_true",
-                        help="write the changes (default: only report the plan)")
+    parser.add_argument(
+        "file", type=Path, help="a backup file (a path, or a name in the backup directory)"
+    )
+    parser.add_argument(
+        "--apply", action="store_true", help="write the changes (default: only report the plan)"
+    )
     parser.add_argument("--json", action="store_true", help="print the full plan as JSON")
 
 
-@command("restore", "Restore a backup: report the plan (add/update/skip and why), then --apply it.",
-         _restore_arguments)
+@command(
+    "restore",
+    "Restore a backup: report the plan (add/update/skip and why), then --apply it.",
+    _restore_arguments,
+)
 def _restore(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
     engine = open_engine(settings)
     path = args.file if args.file.exists() else engine.backups.path_of(str(args.file))
-    report = engine.backups.restore(path, dry_run=not args.apply, actor="cli:restore",
-                                    progress=Bar(sys.stderr))
+    report = engine.backups.restore(
+        path, dry_run=not args.apply, actor="cli:restore", progress=Bar(sys.stderr)
+    )
     if args.json:
         print(json.dumps(report.public(), indent=2, sort_keys=True))
-    for kind, counts in (("memories", report.memories), ("suppressions", report.suppressions),
-                         ("contradictions", report.contradictions)):
+    for kind, counts in (
+        ("memories", report.memories),
+        ("suppressions", report.suppressions),
+        ("contradictions", report.contradictions),
+    ):
         print(f"{kind}: add {counts['add']}, update {counts['update']}, skip {counts['skip']}")
     print(f"vectors: {report.vectors}")
-    print("applied" if args.apply
-          else "dry run: nothing was written; run again with --apply to restore")
+    print(
+        "applied"
+        if args.apply
+        else "dry run: nothing was written; run again with --apply to restore"
+    )
     return 0

@@ -7,9 +7,9 @@ import sys
 import urllib.error
 import urllib.request
 
-from kenning.errors import KenningError
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.errors import KenningError
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 SERVICES = ("mcp", "web", "worker", "valkey")
 
@@ -50,7 +50,7 @@ def _http(url: str, timeout: float) -> tuple[bool, str]:
 
 
 def _store(service: str, settings: Settings) -> tuple[bool, str]:
-    from kenning.jobs import Jobs
+    from kenning.ops.jobs import Jobs
     from kenning.store import Store, connect
 
     try:
@@ -64,8 +64,9 @@ def _store(service: str, settings: Settings) -> tuple[bool, str]:
 
 
 def _model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", choices=("prepare",),
-                        help="prepare: export + quantise the model once")
+    parser.add_argument(
+        "action", choices=("prepare",), help="prepare: export + quantise the model once"
+    )
 
 
 @command(
@@ -75,10 +76,12 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
     _model_arguments,
 )
 def _model(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.embedding import load_embedder
+    from kenning.runtime.embedding import load_embedder
 
     embedder = load_embedder(settings)
     vector = embedder.embed("kenning model prepare")
-    print(f"{embedder.model_name}: {len(vector)} dims, files in {settings.resolved_model_dir}",
-          file=sys.stdout)
+    print(
+        f"{embedder.model_name}: {len(vector)} dims, files in {settings.resolved_model_dir}",
+        file=sys.stdout,
+    )
     return 0

@@ -11,13 +11,13 @@ import argparse
 
 from pydantic import ValidationError
 
-from kenning.errors import FeedError, InvalidInput
-from kenning.feeds import config, guard
-from kenning.feeds.config import Feed
-from kenning.feeds.ingest import FeedRun, FeedStatus, statuses
-from kenning.models import iso
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.errors import FeedError, InvalidInput
+from kenning.core.models import iso
+from kenning.core.settings import Settings
+from kenning.knowledge.feeds import config, guard
+from kenning.knowledge.feeds.config import Feed
+from kenning.knowledge.feeds.ingest import FeedRun, FeedStatus, statuses
+from kenning_cli.registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,17 +31,22 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("url")
     add.add_argument("--topics", default="", help="comma-separated tags every article carries")
     add.add_argument("--project", default=None, help="the project the articles belong to")
-    add.add_argument("--interval-minutes", type=float, default=360.0,
-                     help="how often (default 360)")
+    add.add_argument(
+        "--interval-minutes", type=float, default=360.0, help="how often (default 360)"
+    )
     add.add_argument("--mode", choices=("excerpt", "summary", "digest"), default="excerpt")
-    add.add_argument("--retention-days", type=int, default=90,
-                     help="articles expire after (default 90)")
+    add.add_argument(
+        "--retention-days", type=int, default=90, help="articles expire after (default 90)"
+    )
     disable = sub.add_parser("disable", help="set enabled: false on a feed in feeds.yml")
     disable.add_argument("name")
 
 
-@command("feeds", "Feeds of feeds.yml: list (state and errors), check, fetch NAME, add, disable.",
-         _arguments)
+@command(
+    "feeds",
+    "Feeds of feeds.yml: list (state and errors), check, fetch NAME, add, disable.",
+    _arguments,
+)
 def _feeds(args: argparse.Namespace, settings: Settings) -> int:
     path = settings.resolved_feeds_file
     if args.action == "list":
@@ -52,8 +57,10 @@ def _feeds(args: argparse.Namespace, settings: Settings) -> int:
         return _fetch(settings, args.name)
     if args.action == "add":
         config.append(path, _new_feed(args))
-        print(f"added feed {args.name} to {path}; a running worker picks it up within "
-              f"{settings.feed_reload_seconds:g} s")
+        print(
+            f"added feed {args.name} to {path}; a running worker picks it up within "
+            f"{settings.feed_reload_seconds:g} s"
+        )
         return 0
     config.disable(path, args.name)
     print(f"disabled feed {args.name} in {path}")
@@ -63,9 +70,15 @@ def _feeds(args: argparse.Namespace, settings: Settings) -> int:
 def _new_feed(args: argparse.Namespace) -> Feed:
     topics = [t for t in (part.strip() for part in args.topics.split(",")) if t]
     try:
-        return Feed(name=args.name, url=args.url, topics=tuple(topics), project=args.project,
-                    interval_minutes=args.interval_minutes, mode=args.mode,
-                    retention_days=args.retention_days)
+        return Feed(
+            name=args.name,
+            url=args.url,
+            topics=tuple(topics),
+            project=args.project,
+            interval_minutes=args.interval_minutes,
+            mode=args.mode,
+            retention_days=args.retention_days,
+        )
     except ValidationError as exc:
         raise InvalidInput(f"the feed is not valid: {config.first_error(exc)}") from None
 
@@ -88,14 +101,18 @@ def line(status: FeedStatus) -> str:
         return f"{status.name}: ERROR in feeds.yml, disabled: {status.problem}"
     feed, state = status.feed, status.state
     assert feed is not None  # a status has a feed or a problem
-    parts = [f"{feed.name}: {'enabled' if feed.enabled else 'disabled'}", feed.url,
-             f"every {feed.interval_minutes:g} min",
-             f"last fetch {iso(state.last_fetch) or 'never'}"]
+    parts = [
+        f"{feed.name}: {'enabled' if feed.enabled else 'disabled'}",
+        feed.url,
+        f"every {feed.interval_minutes:g} min",
+        f"last fetch {iso(state.last_fetch) or 'never'}",
+    ]
     if state.last_counts:
         parts.append("last " + ", ".join(f"{k} {v}" for k, v in sorted(state.last_counts.items())))
     if state.failures:
-        parts.append(f"{state.failures} failure(s) in a row, "
-                     f"next attempt {iso(state.next_attempt)}")
+        parts.append(
+            f"{state.failures} failure(s) in a row, next attempt {iso(state.next_attempt)}"
+        )
     if state.last_error:
         parts.append(f"last error: {state.last_error}")
     if state.last_warning:
@@ -135,8 +152,9 @@ def summary(run: FeedRun) -> str:
         return f"{run.feed}: failed: {run.error}"
     if run.outcome == "not_modified":
         return f"{run.feed}: not modified since the last fetch (nothing stored)"
-    text = (f"{run.feed}: {len(run.new)} new, {run.duplicates} already stored, "
-            f"{len(run.linked)} linked to a near-duplicate, {run.rejected} rejected")
+    text = (
+        f"{run.feed}: {len(run.new)} new, {run.duplicates} already stored, "
+        f"{len(run.linked)} linked to a near-duplicate, {run.rejected} rejected"
+    )
     extra = [f"warning: {run.warning}"] if run.warning else []
     return "; ".join([text, *extra, *run.notes])
-

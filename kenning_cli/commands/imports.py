@@ -1,5 +1,5 @@
 """`kenning import FILE|-`: load memories from JSON Lines
-(kenning/imports.py, docs/memory-model.md).
+(kenning/memory/imports.py, docs/memory-model.md).
 
 Exit codes: 0 imported (duplicates included), 2 bad input (nothing written), 1 the import failed or
 stopped part-way (the lines not stored are written to a retry file, named on stderr).
@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from kenning.errors import InvalidInput
-from kenning.imports import BadLines, Defaults, ImportReport, Line
-from kenning.settings import Settings
+from kenning.core.errors import InvalidInput
+from kenning.core.settings import Settings
+from kenning.memory.imports import BadLines, Defaults, ImportReport, Line
 from kenning_cli.commands.backups import Bar
-from kenning_cli.main import command
+from kenning_cli.registry import command
 
 SHOWN_ERRORS = 20  # bad lines printed on stderr; --report holds them all
 
@@ -30,34 +30,46 @@ SHOWN_ERRORS = 20  # bad lines printed on stderr; --report holds them all
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "file",
-        help=('a JSON Lines file, one memory per line ({"content": ..., "project": '
-        '..., "tags": [...]}), or - for stdin'),
+        help=(
+            'a JSON Lines file, one memory per line ({"content": ..., "project": '
+            '..., "tags": [...]}), or - for stdin'
+        ),
     )
-    parser.add_argument("--namespace",
-                        help="the namespace of lines that do not say (default: knowledge)")
+    parser.add_argument(
+        "--namespace", help="the namespace of lines that do not say (default: knowledge)"
+    )
     parser.add_argument("--project", help="the project of lines that do not say (default: global)")
-    parser.add_argument("--tag", action="append", default=[],
-                        help="add this tag to every line (repeatable)")
-    parser.add_argument("--actor",
-                        help="who the audit names (default: cli:import:<your user name>)")
+    parser.add_argument(
+        "--tag", action="append", default=[], help="add this tag to every line (repeatable)"
+    )
+    parser.add_argument(
+        "--actor", help="who the audit names (default: cli:import:<your user name>)"
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
-        help=("check every line and report what would be stored or refused as a duplicate; "
-        "write nothing"),
+        help=(
+            "check every line and report what would be stored or refused as a duplicate; "
+            "write nothing"
+        ),
     )
     parser.add_argument("--report", type=Path, help="write each line's outcome here as JSON Lines")
     parser.add_argument(
         "--retry-file",
         type=Path,
-        help=("where the lines not stored go if the import stops part-way "
-        "(default: FILE.failed-<time>.jsonl beside FILE, or in the current directory)"),
+        help=(
+            "where the lines not stored go if the import stops part-way "
+            "(default: FILE.failed-<time>.jsonl beside FILE, or in the current directory)"
+        ),
     )
 
 
-@command("import",
-         "Import memories from a JSON Lines file (or - for stdin): every line checked first, "
-                   "duplicates refused, every write audited.", _arguments)
+@command(
+    "import",
+    "Import memories from a JSON Lines file (or - for stdin): every line checked first, "
+    "duplicates refused, every write audited.",
+    _arguments,
+)
 def _import(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
@@ -67,13 +79,17 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
             source = _source(args.file, stack)  # a missing file fails before the model loads
             engine = open_engine(settings)
             actor = args.actor if args.actor is not None else _default_actor()
-            lines = engine.imports.read(source,
-                                        Defaults(args.namespace, args.project, tuple(args.tag)),
-                                        actor=actor)
+            lines = engine.imports.read(
+                source, Defaults(args.namespace, args.project, tuple(args.tag)), actor=actor
+            )
         bar, label = Bar(sys.stderr), "checked" if args.dry_run else "import"
-        report = engine.imports.run(lines, actor=actor, dry_run=args.dry_run,
-                                    source="stdin" if args.file == "-" else args.file,
-                                    progress=lambda done, total: bar(label, done, total))
+        report = engine.imports.run(
+            lines,
+            actor=actor,
+            dry_run=args.dry_run,
+            source="stdin" if args.file == "-" else args.file,
+            progress=lambda done, total: bar(label, done, total),
+        )
     except BadLines as exc:
         return _refused(exc, args.report)
     except InvalidInput as exc:
@@ -97,8 +113,9 @@ def _source(name: str, stack: ExitStack) -> BinaryIO:
         return sys.stdin.buffer
     path = Path(name)
     if not path.is_file():
-        raise InvalidInput(f"{name} is not a file",
-                           hint="name a JSON Lines file, or - to read stdin")
+        raise InvalidInput(
+            f"{name} is not a file", hint="name a JSON Lines file, or - to read stdin"
+        )
     return stack.enter_context(path.open("rb"))
 
 
@@ -107,16 +124,19 @@ def _writable(*paths: Path | None) -> None:
     before anything is imported."""
     for path in paths:
         if path is not None and not (path.parent.is_dir() and os.access(path.parent, os.W_OK)):
-            raise InvalidInput(f"{path.parent} is not a writable directory",
-                               hint=f"create it, or write {path.name} elsewhere")
+            raise InvalidInput(
+                f"{path.parent} is not a writable directory",
+                hint=f"create it, or write {path.name} elsewhere",
+            )
 
 
 def _refused(exc: BadLines, report: Path | None) -> int:
     print(f"kenning import: {exc}", file=sys.stderr)
     for error in exc.errors[:SHOWN_ERRORS]:
-        print(f"  line {error.number}: {error.message}" + (f" ({error.hint})" if error.hint
-                                                           else ""),
-              file=sys.stderr)
+        print(
+            f"  line {error.number}: {error.message}" + (f" ({error.hint})" if error.hint else ""),
+            file=sys.stderr,
+        )
     if len(exc.errors) > SHOWN_ERRORS:
         more = "; --report FILE lists them all" if report is None else f"; all are in {report}"
         print(f"  ... and {len(exc.errors) - SHOWN_ERRORS} more{more}", file=sys.stderr)
@@ -128,8 +148,10 @@ def _refused(exc: BadLines, report: Path | None) -> int:
 def _summary(report: ImportReport) -> str:
     counts = report.counts
     duplicates = counts["duplicate_of_store"] + counts["duplicate_of_line"]
-    of = (f"{duplicates} duplicates ({counts['duplicate_of_store']} of memories in the store, "
-          f"{counts['duplicate_of_line']} of an earlier line)")
+    of = (
+        f"{duplicates} duplicates ({counts['duplicate_of_store']} of memories in the store, "
+        f"{counts['duplicate_of_line']} of an earlier line)"
+    )
     if report.dry_run:
         return f"dry run: would store {counts['new']}, {of}; nothing was written"
     return f"stored {counts['stored']}, {of}, failed {counts['failed']}"
@@ -139,9 +161,12 @@ def _stopped(report: ImportReport, lines: list[Line], args: argparse.Namespace) 
     failed = {o.line for o in report.outcomes if o.status == "failed"}
     path = args.retry_file or _retry_path(args.file)
     _write_jsonl(path, (line.fields for line in lines if line.number in failed))
-    print(f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored "
-          f"(some may have landed); they are in {path}: run `kenning import {path}` once the "
-          "store is back (lines that did land are reported as duplicates)", file=sys.stderr)
+    print(
+        f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored "
+        f"(some may have landed); they are in {path}: run `kenning import {path}` once the "
+        "store is back (lines that did land are reported as duplicates)",
+        file=sys.stderr,
+    )
     return 1
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
 @command("migrate", "Create or migrate the search indexes now (services also do this at start-up).")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
 @command("mcp", "Run the MCP server alone in the foreground (Valkey must be running).")

@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.accounts import Accounts
-from kenning.clock import SystemClock
-from kenning.models import iso
-from kenning.oauth import OAuth
-from kenning.settings import Settings
+from kenning.access.accounts import Accounts
+from kenning.access.oauth import OAuth
+from kenning.core.clock import SystemClock
+from kenning.core.models import iso
+from kenning.core.settings import Settings
 from kenning_cli.commands.tokens import _actor
-from kenning_cli.main import command
+from kenning_cli.registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     sub.add_parser("clients", help="list registered OAuth clients")
     sub.add_parser("grants", help="list who granted which client which scopes")
-    revoke = sub.add_parser("revoke",
-                            help="revoke a client: its tokens stop at once, it must register again")
+    revoke = sub.add_parser(
+        "revoke", help="revoke a client: its tokens stop at once, it must register again"
+    )
     revoke.add_argument("client_id")
 
 
@@ -31,8 +32,9 @@ def _oauth(settings: Settings) -> OAuth:
     return OAuth(store, clock, Accounts(store, clock))
 
 
-@command("oauth", "List OAuth clients and grants, or revoke a client (remote MCP access).",
-         _arguments)
+@command(
+    "oauth", "List OAuth clients and grants, or revoke a client (remote MCP access).", _arguments
+)
 def _oauth_command(args: argparse.Namespace, settings: Settings) -> int:
     oauth = _oauth(settings)
     if args.action == "clients":
@@ -40,13 +42,13 @@ def _oauth_command(args: argparse.Namespace, settings: Settings) -> int:
             hosts = " ".join(client.redirect_uris)
             print(
                 f"{client.client_id}\t{client.name}\t{client.auth_method}"
-                  f"\t{iso(client.created_at)}\t{hosts}"
+                f"\t{iso(client.created_at)}\t{hosts}"
             )
     elif args.action == "grants":
         for grant in oauth.grants():
             print(
                 f"{grant.client_id}\t{grant.client_name}\t{grant.username}"
-                  f"\t{' '.join(grant.scopes)}\t{iso(grant.granted_at)}"
+                f"\t{' '.join(grant.scopes)}\t{iso(grant.granted_at)}"
             )
     else:
         client = oauth.revoke_client(args.client_id, actor=_actor())

@@ -7,8 +7,8 @@ import json
 import os
 import socket
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +20,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=50, help="run: at most this many jobs")
 
 
-@command("queue",
-         "The LLM enrichment queue: status (queued, in flight, parked, spend) or run (drain once).",
-         _arguments)
+@command(
+    "queue",
+    "The LLM enrichment queue: status (queued, in flight, parked, spend) or run (drain once).",
+    _arguments,
+)
 def _queue(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 

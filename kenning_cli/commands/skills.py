@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +28,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 @command("skills", "Export, import or list skills (folders of SKILL.md files).", _arguments)
 def _skills(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning import skill_bundle
+    from kenning.knowledge import skill_bundle
     from kenning_cli.services import open_engine
 
     skills = open_engine(settings).skills

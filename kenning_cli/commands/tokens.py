@@ -10,21 +10,23 @@ import argparse
 import getpass
 import secrets
 
-from kenning.clock import SystemClock
-from kenning.models import iso
-from kenning.settings import Settings
-from kenning.tokens import SCOPES, Tokens
-from kenning_cli.main import command
+from kenning.access.tokens import SCOPES, Tokens
+from kenning.core.clock import SystemClock
+from kenning.core.models import iso
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = sub.add_parser("create", help="create a token and print its secret (once)")
-    create.add_argument("--scope", choices=SCOPES, required=True,
-                        help="read, write (includes read) or admin")
-    create.add_argument("--name",
-                        help=("who or what uses it; the audit actor (default: SCOPE-<random>), "
-                        "e.g. laptop-claude"))
+    create.add_argument(
+        "--scope", choices=SCOPES, required=True, help="read, write (includes read) or admin"
+    )
+    create.add_argument(
+        "--name",
+        help=("who or what uses it; the audit actor (default: SCOPE-<random>), e.g. laptop-claude"),
+    )
     sub.add_parser("list", help="list tokens (names and scopes, never secrets)")
     revoke = sub.add_parser("revoke", help="revoke a token by name")
     revoke.add_argument("name")
@@ -51,7 +53,7 @@ def _token(args: argparse.Namespace, settings: Settings) -> int:
         token, secret = tokens.create(name, args.scope, actor=_actor())
         print(
             f"created token {token.name!r} with scope {token.scope}; the "
-              "secret is shown once, below:"
+            "secret is shown once, below:"
         )
         print(secret)
     elif args.action == "list":

@@ -10,27 +10,32 @@ from __future__ import annotations
 import argparse
 import json
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
 def _maintain_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--summary", action="store_true",
-                        help="print counts only, not the full JSON report")
+    parser.add_argument(
+        "--summary", action="store_true", help="print counts only, not the full JSON report"
+    )
 
 
-@command("maintain",
-         "Run one maintenance pass: expiry, duplicate review, contradiction re-check, index drift.",
-         _maintain_arguments)
+@command(
+    "maintain",
+    "Run one maintenance pass: expiry, duplicate review, contradiction re-check, index drift.",
+    _maintain_arguments,
+)
 def _maintain(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
     report = open_engine(settings).maintenance.run(actor="cli:maintain")
     if args.summary:
-        print(f"expired: {report.expired.count}; duplicate clusters: {report.duplicates.clusters} "
-              f"(merged {len(report.duplicates.merged)}); contradictions closed: "
-              f"{len(report.contradictions.closed)} of {report.contradictions.examined} open; "
-              f"index drift: {len(report.indexes.drift)}; phantoms: {report.indexes.phantoms}")
+        print(
+            f"expired: {report.expired.count}; duplicate clusters: {report.duplicates.clusters} "
+            f"(merged {len(report.duplicates.merged)}); contradictions closed: "
+            f"{len(report.contradictions.closed)} of {report.contradictions.examined} open; "
+            f"index drift: {len(report.indexes.drift)}; phantoms: {report.indexes.phantoms}"
+        )
     else:
         print(json.dumps(report.public(), indent=2, sort_keys=True))
     return 0

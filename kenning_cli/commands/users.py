@@ -11,26 +11,33 @@ import argparse
 import getpass
 import sys
 
-from kenning.accounts import ROLES, Accounts
-from kenning.clock import SystemClock
-from kenning.errors import InvalidInput
-from kenning.models import iso
-from kenning.settings import Settings
+from kenning.access.accounts import ROLES, Accounts
+from kenning.core.clock import SystemClock
+from kenning.core.errors import InvalidInput
+from kenning.core.models import iso
+from kenning.core.settings import Settings
 from kenning_cli.commands.tokens import _actor
-from kenning_cli.main import command
+from kenning_cli.registry import command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     create = sub.add_parser("create", help="create an account (asks for the password)")
     create.add_argument("username")
-    create.add_argument("--role", choices=ROLES, required=True,
-                        help="viewer (read), editor (read and write) or admin")
+    create.add_argument(
+        "--role",
+        choices=ROLES,
+        required=True,
+        help="viewer (read), editor (read and write) or admin",
+    )
     passwd = sub.add_parser("passwd", help="set an account's password (asks for it)")
     passwd.add_argument("username")
     for p in (create, passwd):
-        p.add_argument("--password-stdin", action="store_true",
-                       help="read the password from the first line of stdin instead of a prompt")
+        p.add_argument(
+            "--password-stdin",
+            action="store_true",
+            help="read the password from the first line of stdin instead of a prompt",
+        )
     sub.add_parser("list", help="list accounts (never passwords)")
     for action in ("disable", "enable"):
         sub.add_parser(action, help=f"{action} an account").add_argument("username")
@@ -51,17 +58,22 @@ def _password(from_stdin: bool) -> str:
     return first
 
 
-@command("user", "Create, list, disable accounts or set their passwords (OAuth login, dashboard).",
-         _arguments)
+@command(
+    "user",
+    "Create, list, disable accounts or set their passwords (OAuth login, dashboard).",
+    _arguments,
+)
 def _user(args: argparse.Namespace, settings: Settings) -> int:
     accounts = _accounts(settings)
     if args.action == "create":
-        account = accounts.create(args.username, _password(args.password_stdin), args.role,
-                                  actor=_actor())
+        account = accounts.create(
+            args.username, _password(args.password_stdin), args.role, actor=_actor()
+        )
         print(f"created account {account.username!r} with role {account.role}")
     elif args.action == "passwd":
-        account = accounts.set_password(args.username, _password(args.password_stdin),
-                                        actor=_actor())
+        account = accounts.set_password(
+            args.username, _password(args.password_stdin), actor=_actor()
+        )
         print(f"password changed for {account.username!r}")
     elif args.action == "list":
         for item in accounts.list():

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from kenning.settings import Settings
-from kenning_cli.main import command
+from kenning.core.settings import Settings
+from kenning_cli.registry import command
 
 
-@command("worker",
-         "Run the worker alone in the foreground: scheduled maintenance and feed ingestion "
-                   "under a leader lock (Valkey must be running).")
+@command(
+    "worker",
+    "Run the worker alone in the foreground: scheduled maintenance and feed ingestion "
+    "under a leader lock (Valkey must be running).",
+)
 def _worker(args: argparse.Namespace, settings: Settings) -> int:
     from feed_worker.worker import Worker
     from kenning_cli.services import open_engine, run_alone

@@ -3,7 +3,7 @@
 GET /oauth/consent?request=ID shows the login form, or, with a live session, what the client asks
 for: its name, where the answer goes (the redirect host) and the scopes, each of which the person
 may untick. The login form carries the pending request's CSRF token; the consent form the session's.
-Sessions (kenning.sessions) are shared with the dashboard: one cookie, one login.
+Sessions (kenning.access.sessions) are shared with the dashboard: one cookie, one login.
 """
 
 from __future__ import annotations
@@ -19,19 +19,21 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from kenning.accounts import Accounts
-from kenning.errors import KenningError, PermissionDenied, RateLimited
-from kenning.oauth import AuthRequest
-from kenning.sessions import Sessions
+from kenning.access.accounts import Accounts
+from kenning.access.oauth import AuthRequest
+from kenning.access.sessions import Sessions
+from kenning.core.errors import KenningError, PermissionDenied, RateLimited
 from mcp_server.oauth.provider import CONSENT_PATH, KenningOAuthProvider
 
 SESSION_COOKIE = "kenning_session"
 SESSION_SECONDS = 12 * 3600
 LOGIN_PATH = "/oauth/login"
-SCOPE_TEXT = {"read": "read your memories (recall, briefings, history)",
-              "write": "add, change and forget memories",
-              "admin": "administer Kenning (maintenance, restores, every tool)",
-              "offline_access": "stay connected: refresh its access without asking you again"}
+SCOPE_TEXT = {
+    "read": "read your memories (recall, briefings, history)",
+    "write": "add, change and forget memories",
+    "admin": "administer Kenning (maintenance, restores, every tool)",
+    "offline_access": "stay connected: refresh its access without asking you again",
+}
 HEADERS = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
@@ -41,13 +43,16 @@ HEADERS = {
         "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
     ),
 }
-_templates = Environment(loader=FileSystemLoader(Path(__file__).with_name("templates")),
-                         autoescape=select_autoescape(["html"]))
+_templates = Environment(
+    loader=FileSystemLoader(Path(__file__).with_name("templates")),
+    autoescape=select_autoescape(["html"]),
+)
 
 
 class ConsentPages:
-    def __init__(self, provider: KenningOAuthProvider, accounts: Accounts,
-                 sessions: Sessions) -> None:
+    def __init__(
+        self, provider: KenningOAuthProvider, accounts: Accounts, sessions: Sessions
+    ) -> None:
         self.provider = provider
         self.oauth = provider.oauth
         self.accounts = accounts
@@ -55,52 +60,80 @@ class ConsentPages:
         self.secure = provider.base.startswith("https://")
 
     def routes(self) -> list[Route]:
-        return [Route(CONSENT_PATH, self.show, methods=["GET"]),
-                Route(CONSENT_PATH, self.answer, methods=["POST"]),
-                Route(LOGIN_PATH, self.login, methods=["POST"])]
+        return [
+            Route(CONSENT_PATH, self.show, methods=["GET"]),
+            Route(CONSENT_PATH, self.answer, methods=["POST"]),
+            Route(LOGIN_PATH, self.login, methods=["POST"]),
+        ]
 
     def _page(self, name: str, status: int = 200, **values: Any) -> HTMLResponse:
-        return HTMLResponse(_templates.get_template(name).render(**values), status_code=status,
-                            headers=HEADERS)
+        return HTMLResponse(
+            _templates.get_template(name).render(**values), status_code=status, headers=HEADERS
+        )
 
     def _error(self, status: int, message: str) -> HTMLResponse:
         return self._page("error.html", status, message=message)
 
     async def show(self, request: Request) -> Response:
-        pending = await self.provider.run(self.oauth.pending,
-                                          request.query_params.get("request", ""))
+        pending = await self.provider.run(
+            self.oauth.pending, request.query_params.get("request", "")
+        )
         if pending is None:
-            return self._error(400,
-                               "This authorization request has expired or was already answered. "
-                                    "Start the connection again from your MCP client.")
+            return self._error(
+                400,
+                "This authorization request has expired or was already answered. "
+                "Start the connection again from your MCP client.",
+            )
         session = await self.provider.run(self.sessions.get, request.cookies.get(SESSION_COOKIE))
         if session is None:
             return await self._login_page(pending)
         return await self._consent_page(pending, session.username, session.role, session.csrf_token)
 
-    async def _login_page(self, pending: AuthRequest, status: int = 200,
-                          error: str = "") -> HTMLResponse:
+    async def _login_page(
+        self, pending: AuthRequest, status: int = 200, error: str = ""
+    ) -> HTMLResponse:
         client = await self.provider.run(self.oauth.client, pending.client_id)
-        return self._page("login.html", status, request_id=pending.id, csrf=pending.csrf,
-                          error=error,
-                          client_name=client.name if client else "an MCP client",
-                          action=self.provider.base + LOGIN_PATH)
+        return self._page(
+            "login.html",
+            status,
+            request_id=pending.id,
+            csrf=pending.csrf,
+            error=error,
+            client_name=client.name if client else "an MCP client",
+            action=self.provider.base + LOGIN_PATH,
+        )
 
-    async def _consent_page(self, pending: AuthRequest, username: str, role: str, csrf: str,
-                            status: int = 200, error: str = "") -> HTMLResponse:
+    async def _consent_page(
+        self,
+        pending: AuthRequest,
+        username: str,
+        role: str,
+        csrf: str,
+        status: int = 200,
+        error: str = "",
+    ) -> HTMLResponse:
         client = await self.provider.run(self.oauth.client, pending.client_id)
         if client is None:
             return self._error(400, "The client that asked was revoked. Connect it again.")
         allowed = self.oauth.grantable(pending, role)
-        scopes = [{"name": s, "text": SCOPE_TEXT[s], "allowed": s in allowed}
-                  for s in pending.scopes]
+        scopes = [
+            {"name": s, "text": SCOPE_TEXT[s], "allowed": s in allowed} for s in pending.scopes
+        ]
         target = urlsplit(pending.redirect_uri)
-        return self._page("consent.html", status, request_id=pending.id, csrf=csrf,
-                          client_name=client.name,
-                          redirect_host=target.hostname or f"{target.scheme}:",
-                          redirect_scheme=target.scheme,
-                          scopes=scopes, username=username, role=role, error=error,
-                          action=self.provider.base + CONSENT_PATH)
+        return self._page(
+            "consent.html",
+            status,
+            request_id=pending.id,
+            csrf=csrf,
+            client_name=client.name,
+            redirect_host=target.hostname or f"{target.scheme}:",
+            redirect_scheme=target.scheme,
+            scopes=scopes,
+            username=username,
+            role=role,
+            error=error,
+            action=self.provider.base + CONSENT_PATH,
+        )
 
     async def login(self, request: Request) -> Response:
         form = await request.form()
@@ -115,23 +148,35 @@ class ConsentPages:
             )
         ip = request.client.host if request.client else "unknown"
         try:
-            account = await self.provider.run(self.accounts.authenticate,
-                                              str(form.get("username", "")),
-                                              str(form.get("password", "")), ip=ip)
+            account = await self.provider.run(
+                self.accounts.authenticate,
+                str(form.get("username", "")),
+                str(form.get("password", "")),
+                ip=ip,
+            )
         except RateLimited as exc:
             return await self._login_page(pending, 429, str(exc))
         except PermissionDenied as exc:
             return await self._login_page(pending, 401, exc.message)
-        session_id, _ = await self.provider.run(self.sessions.create, account.username,
-                                                ttl_seconds=SESSION_SECONDS)
+        session_id, _ = await self.provider.run(
+            self.sessions.create, account.username, ttl_seconds=SESSION_SECONDS
+        )
         # absolute, through the public URL, so it also works behind a proxy
         # that strips a path prefix
-        response = RedirectResponse(f"{self.provider.base}{CONSENT_PATH}?request={pending.id}",
-                                    status_code=303,
-                                    headers=HEADERS)
-        response.set_cookie(SESSION_COOKIE, session_id, max_age=SESSION_SECONDS, httponly=True,
-                            secure=self.secure,
-                            samesite="lax", path="/")
+        response = RedirectResponse(
+            f"{self.provider.base}{CONSENT_PATH}?request={pending.id}",
+            status_code=303,
+            headers=HEADERS,
+        )
+        response.set_cookie(
+            SESSION_COOKIE,
+            session_id,
+            max_age=SESSION_SECONDS,
+            httponly=True,
+            secure=self.secure,
+            samesite="lax",
+            path="/",
+        )
         return response
 
     async def answer(self, request: Request) -> Response:
@@ -150,15 +195,16 @@ class ConsentPages:
                 denied = await self.provider.run(self.oauth.deny, request_id, session.username)
                 return self._back(denied, error="access_denied")
             chosen = [str(s) for s in form.getlist("scope")]
-            code, pending = await self.provider.run(self.oauth.approve, request_id,
-                                                    session.username, chosen)
+            code, pending = await self.provider.run(
+                self.oauth.approve, request_id, session.username, chosen
+            )
         except KenningError as exc:
             pending_now = await self.provider.run(self.oauth.pending, request_id)
             if pending_now is None:
                 return self._error(400, exc.message)
-            return await self._consent_page(pending_now, session.username, session.role,
-                                            session.csrf_token,
-                                            400, exc.message)
+            return await self._consent_page(
+                pending_now, session.username, session.role, session.csrf_token, 400, exc.message
+            )
         return self._back(pending, code=code)
 
     def _back(self, pending: AuthRequest, **params: str) -> Response:

@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from kenning.errors import BackendUnavailable, RateLimited
-from kenning.oauth import digest
-from kenning.oauth_rules import SCOPES_SUPPORTED
+from kenning.access.oauth import digest
+from kenning.access.oauth_rules import SCOPES_SUPPORTED
+from kenning.core.errors import BackendUnavailable, RateLimited
 from mcp_server.oauth.provider import CLIENT_IP, KenningClient, KenningOAuthProvider
 
 AUTH_METHODS_SUPPORTED = ["none", "client_secret_post", "client_secret_basic"]
@@ -49,8 +49,11 @@ class HashedSecretAuthenticator(ClientAuthenticator):
         else:
             posted = form.get("client_secret")
             secret = posted if isinstance(posted, str) else None
-        if not secret or not client.secret_digest or not hmac.compare_digest(digest(secret),
-                                                                             client.secret_digest):
+        if (
+            not secret
+            or not client.secret_digest
+            or not hmac.compare_digest(digest(secret), client.secret_digest)
+        ):
             raise AuthenticationError("Invalid client_secret")
         return client
 
@@ -70,23 +73,34 @@ def _basic_secret(header: str, client_id: str) -> str | None:
 def metadata(base: str) -> OAuthMetadata:
     """RFC 8414 metadata; ``none`` is listed so public clients (Claude
     Code, Cursor) may register."""
-    return OAuthMetadata.model_validate({
-        "issuer": base, "authorization_endpoint": f"{base}/authorize",
-                                         "token_endpoint": f"{base}/token",
-        "registration_endpoint": f"{base}/register", "revocation_endpoint": f"{base}/revoke",
-        "scopes_supported": list(SCOPES_SUPPORTED), "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
-        "token_endpoint_auth_methods_supported": AUTH_METHODS_SUPPORTED,
-        "revocation_endpoint_auth_methods_supported": AUTH_METHODS_SUPPORTED,
-        "code_challenge_methods_supported": ["S256"]})
+    return OAuthMetadata.model_validate(
+        {
+            "issuer": base,
+            "authorization_endpoint": f"{base}/authorize",
+            "token_endpoint": f"{base}/token",
+            "registration_endpoint": f"{base}/register",
+            "revocation_endpoint": f"{base}/revoke",
+            "scopes_supported": list(SCOPES_SUPPORTED),
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": AUTH_METHODS_SUPPORTED,
+            "revocation_endpoint_auth_methods_supported": AUTH_METHODS_SUPPORTED,
+            "code_challenge_methods_supported": ["S256"],
+        }
+    )
 
 
 def resource_metadata(base: str, resource: str) -> ProtectedResourceMetadata:
     """RFC 9728; built from strings so the issuer is spelled exactly as in RFC 8414's document."""
-    return ProtectedResourceMetadata.model_validate({
-        "resource": resource, "authorization_servers": [base],
-                                                     "scopes_supported": list(SCOPES_SUPPORTED),
-        "bearer_methods_supported": ["header"], "resource_name": "Kenning"})
+    return ProtectedResourceMetadata.model_validate(
+        {
+            "resource": resource,
+            "authorization_servers": [base],
+            "scopes_supported": list(SCOPES_SUPPORTED),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "Kenning",
+        }
+    )
 
 
 def revocation(provider: KenningOAuthProvider, authenticator: ClientAuthenticator) -> Any:
@@ -99,14 +113,18 @@ def revocation(provider: KenningOAuthProvider, authenticator: ClientAuthenticato
         try:
             client = await authenticator.authenticate_request(request)
         except AuthenticationError as exc:
-            return JSONResponse({"error": "invalid_client", "error_description": exc.message},
-                                status_code=401,
-                                headers=headers)
+            return JSONResponse(
+                {"error": "invalid_client", "error_description": exc.message},
+                status_code=401,
+                headers=headers,
+            )
         token = (await request.form()).get("token")
         if not isinstance(token, str) or not token:
-            return JSONResponse({"error": "invalid_request",
-                                 "error_description": "token is required"},
-                                status_code=400, headers=headers)
+            return JSONResponse(
+                {"error": "invalid_request", "error_description": "token is required"},
+                status_code=400,
+                headers=headers,
+            )
         found = await provider.load_access_token(token) or await provider.load_refresh_token(
             client, token
         )
@@ -114,11 +132,17 @@ def revocation(provider: KenningOAuthProvider, authenticator: ClientAuthenticato
         if found is not None and found.client_id == client.client_id:
             await provider.revoke_token(found)
         return Response(status_code=200, headers=headers)  # unknown tokens too (RFC 7009 §2.2)
+
     return revoke
 
 
-def registration(provider: KenningOAuthProvider, options: ClientRegistrationOptions, *,
-                 key: SecretStr | None, per_hour: int) -> Any:
+def registration(
+    provider: KenningOAuthProvider,
+    options: ClientRegistrationOptions,
+    *,
+    key: SecretStr | None,
+    per_hour: int,
+) -> Any:
     """RFC 7591 registration behind a per-address rate limit and, when configured, a registration
     key (RFC 7591 §3: an initial access token sent as a bearer token)."""
     handler = RegistrationHandler(provider, options=options)
@@ -131,8 +155,10 @@ def registration(provider: KenningOAuthProvider, options: ClientRegistrationOpti
                 return JSONResponse(
                     {
                         "error": "invalid_token",
-                        "error_description": ("registration needs the key from "
-                                              "KENNING_OAUTH_REGISTRATION_KEY as a bearer token"),
+                        "error_description": (
+                            "registration needs the key from "
+                            "KENNING_OAUTH_REGISTRATION_KEY as a bearer token"
+                        ),
                     },
                     status_code=401,
                     headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
@@ -141,45 +167,63 @@ def registration(provider: KenningOAuthProvider, options: ClientRegistrationOpti
         try:
             await provider.run(provider.oauth.check_registration_rate, ip, per_hour)
         except RateLimited as exc:
-            return JSONResponse({"error": "rate_limited", "error_description": str(exc)},
-                                status_code=429,
-                                headers={"Retry-After": "3600"})
+            return JSONResponse(
+                {"error": "rate_limited", "error_description": str(exc)},
+                status_code=429,
+                headers={"Retry-After": "3600"},
+            )
         except BackendUnavailable:
             return JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
         CLIENT_IP.set(ip)
         return await handler.handle(request)
+
     return register
 
 
-def rebuild(provider: KenningOAuthProvider, routes: list[Route], *, key: SecretStr | None,
-            per_hour: int) -> list[Route]:
+def rebuild(
+    provider: KenningOAuthProvider, routes: list[Route], *, key: SecretStr | None, per_hour: int
+) -> list[Route]:
     """The SDK's routes with Kenning's metadata, authenticator and registration swapped in."""
     authenticator = HashedSecretAuthenticator(provider)
     options = provider.client_registration_options or ClientRegistrationOptions()
     replaced: dict[str, Any] = {
-        "/.well-known/oauth-authorization-server": (MetadataHandler(metadata(provider.base)).handle,
-                                                    ["GET", "OPTIONS"]),
-        "/token": (TokenHandler(provider=provider, client_authenticator=authenticator).handle,
-                   ["POST", "OPTIONS"]),
+        "/.well-known/oauth-authorization-server": (
+            MetadataHandler(metadata(provider.base)).handle,
+            ["GET", "OPTIONS"],
+        ),
+        "/token": (
+            TokenHandler(provider=provider, client_authenticator=authenticator).handle,
+            ["POST", "OPTIONS"],
+        ),
         "/revoke": (revocation(provider, authenticator), ["POST", "OPTIONS"]),
-        "/register": (registration(provider, options, key=key, per_hour=per_hour),
-                      ["POST", "OPTIONS"]),
+        "/register": (
+            registration(provider, options, key=key, per_hour=per_hour),
+            ["POST", "OPTIONS"],
+        ),
     }
     resource = f"{provider.base}{provider.resource_path}"
-    prm = (ProtectedResourceMetadataHandler(resource_metadata(provider.base, resource)).handle,
-           ["GET", "OPTIONS"])
+    prm = (
+        ProtectedResourceMetadataHandler(resource_metadata(provider.base, resource)).handle,
+        ["GET", "OPTIONS"],
+    )
     replaced[f"/.well-known/oauth-protected-resource{urlsplit(resource).path}"] = prm
     out: list[Route] = []
     for route in routes:
         if route.path in replaced:
             endpoint, methods = replaced[route.path]
-            out.append(Route(route.path, endpoint=cors_middleware(endpoint, methods),
-                             methods=methods))
+            out.append(
+                Route(route.path, endpoint=cors_middleware(endpoint, methods), methods=methods)
+            )
         else:
             out.append(route)
     issuer_path = urlsplit(provider.base).path.rstrip("/")
     if issuer_path:  # behind a path prefix: RFC 8414 §3.1 inserts the well-known segment before it
         endpoint, methods = replaced["/.well-known/oauth-authorization-server"]
-        out.append(Route(f"/.well-known/oauth-authorization-server{issuer_path}",
-                         endpoint=cors_middleware(endpoint, methods), methods=methods))
+        out.append(
+            Route(
+                f"/.well-known/oauth-authorization-server{issuer_path}",
+                endpoint=cors_middleware(endpoint, methods),
+                methods=methods,
+            )
+        )
     return out

@@ -33,7 +33,8 @@ Rules:
   mutating engine call (it is the audit actor).
 - Off the loop: the engine is synchronous. Always ``await call.run(fn, *args, **kwargs)`` (it uses
   ``anyio.to_thread.run_sync``); never call the engine directly from the async tool body.
-- Errors: raise (or let through) ``kenning.errors`` exceptions; ``mcp_server.errors`` translates
+- Errors: raise (or let through) ``kenning.core.errors`` exceptions; ``mcp_server.errors``
+translates
   them in one place. Never catch them to return an empty result.
 - Adapters only: validate, make one engine call, shape the output (``.public()`` dicts). A domain
   decision belongs in ``kenning/``.

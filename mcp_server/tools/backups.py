@@ -13,8 +13,10 @@ async def backup(vectors: bool = False, label: str | None = None) -> dict[str, A
     """Write a JSON backup (memories, suppressions, contradiction
     records) to the backup directory."""
     call = current()
-    return (await call.run(call.engine.backups.backup, vectors=vectors, label=label,
-                           actor=call.actor)).public()
+    return (
+        await call.run(call.engine.backups.backup, vectors=vectors, label=label, actor=call.actor)
+    ).public()
+
 
 @tool(scope="admin", read_only=True)
 async def list_backups() -> dict[str, Any]:
@@ -22,13 +24,16 @@ async def list_backups() -> dict[str, Any]:
     call = current()
     return {"backups": [b.public() for b in await call.run(call.engine.backups.list_backups)]}
 
+
 @tool(scope="admin", destructive=True)
 async def restore(file: str, dry_run: bool = True) -> dict[str, Any]:
     """Restore a backup by file name. dry_run (default) reports what would be added, updated (newer
     updated_at wins) or skipped, and why; dry_run=false applies it (audited)."""
     call = current()
-    return (await call.run(call.engine.backups.restore_file, file, dry_run=dry_run,
-                           actor=call.actor)).public()
+    return (
+        await call.run(call.engine.backups.restore_file, file, dry_run=dry_run, actor=call.actor)
+    ).public()
+
 
 @tool(scope="admin", idempotent=True, destructive=True)
 async def reindex() -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from kenning.experience import Approach, Report
+from kenning.memory.experience import Approach, Report
 from mcp_server.params import ApproachType, Effort, Outcome
 from mcp_server.registry import tool
 from mcp_server.runtime import current
@@ -37,39 +37,61 @@ async def record_experience(
     """Attach how a piece of work went to its memory: effort and outcome set its ranking weight;
     abandoned approaches go to the graveyard (at effort 4-5 their names are also suppressed)."""
     call = current()
-    report = Report(effort=effort, outcome=outcome, iterations=iterations,
-                    breakthrough=breakthrough,
-                    gotchas=tuple(gotchas or ()),
-                    abandoned_approaches=tuple(a.approach() for a in abandoned_approaches or ()))
-    return (await call.run(call.engine.experience.record_experience, key, report,
-                           actor=call.actor)).public()
+    report = Report(
+        effort=effort,
+        outcome=outcome,
+        iterations=iterations,
+        breakthrough=breakthrough,
+        gotchas=tuple(gotchas or ()),
+        abandoned_approaches=tuple(a.approach() for a in abandoned_approaches or ()),
+    )
+    return (
+        await call.run(call.engine.experience.record_experience, key, report, actor=call.actor)
+    ).public()
+
 
 @tool(scope="write")
-async def log_abandoned(name: Annotated[str, Field(description="the approach, e.g. celery")],
-                        reason: str,
-                        effort: Effort, type: ApproachType = "approach",
-                        project: str | None = None, context: str | None = None) -> dict[str, Any]:
+async def log_abandoned(
+    name: Annotated[str, Field(description="the approach, e.g. celery")],
+    reason: str,
+    effort: Effort,
+    type: ApproachType = "approach",
+    project: str | None = None,
+    context: str | None = None,
+) -> dict[str, Any]:
     """Record that an approach was tried and abandoned, and why; later recalls naming it warn first.
     At effort 4-5 the name is also suppressed: recalls stop offering memories that name it."""
     call = current()
-    return (await call.run(call.engine.experience.log_abandoned,
-                           Approach(name=name, type=type, reason=reason),
-                           effort=effort, project=project, context=context,
-                           actor=call.actor)).public()
+    return (
+        await call.run(
+            call.engine.experience.log_abandoned,
+            Approach(name=name, type=type, reason=reason),
+            effort=effort,
+            project=project,
+            context=context,
+            actor=call.actor,
+        )
+    ).public()
+
 
 @tool(scope="read")
 async def warn_if_abandoned(query: str) -> dict[str, Any]:
     """Abandoned approaches a plan or question names (whole words), with
     reason, effort and memory."""
     call = current()
-    return {"warnings": [a.public()
-                         for a in await call.run(call.engine.experience.warn_if_abandoned, query)]}
+    return {
+        "warnings": [
+            a.public() for a in await call.run(call.engine.experience.warn_if_abandoned, query)
+        ]
+    }
+
 
 @tool(scope="read")
 async def get_experience(key: str) -> dict[str, Any]:
     """A memory's experience record (effort, outcome, gotchas, abandoned approaches) and weight."""
     call = current()
     return (await call.run(call.engine.experience.get_experience, key)).public()
+
 
 @tool(scope="read")
 async def experience_summary(project: str | None = None) -> dict[str, Any]:

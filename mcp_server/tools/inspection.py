@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from kenning import __version__
-from kenning.inspection import AuditRequest
+from kenning.memory.inspection import AuditRequest
 from mcp_server.params import Namespace, State, plain
 from mcp_server.registry import tool
 from mcp_server.runtime import current
@@ -20,20 +20,31 @@ async def explain_memory(key: str) -> dict[str, Any]:
     call = current()
     return (await call.run(call.engine.inspection.explain, key)).public()
 
+
 @tool(scope="read")
-async def memory_audit(namespaces: list[Namespace] | None = None, projects: list[str] | None = None,
-                       states: list[State] | None = None,
-                       sort: Literal["created_at", "updated_at", "recall_count",
-                                     "last_recalled"] = "created_at",
-                       descending: bool = True, offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
-                       limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+async def memory_audit(
+    namespaces: list[Namespace] | None = None,
+    projects: list[str] | None = None,
+    states: list[State] | None = None,
+    sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
+    descending: bool = True,
+    offset: Annotated[int, Field(ge=0, le=10_000)] = 0,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+) -> dict[str, Any]:
     """Counts by namespace and state, plus one page of matching memories (snippets). Memories a
     suppression hides are counted, not listed (page.withheld)."""
     call = current()
-    request = AuditRequest(namespaces=plain(namespaces), projects=projects, states=plain(states),
-                           sort=sort,
-                           descending=descending, offset=offset, limit=limit)
+    request = AuditRequest(
+        namespaces=plain(namespaces),
+        projects=projects,
+        states=plain(states),
+        sort=sort,
+        descending=descending,
+        offset=offset,
+        limit=limit,
+    )
     return (await call.run(call.engine.inspection.audit, request)).public()
+
 
 @tool(scope="read")
 async def health() -> dict[str, Any]:
@@ -42,12 +53,14 @@ async def health() -> dict[str, Any]:
     report = await call.run(call.engine.inspection.health, uptime=call.runtime.uptime())
     return report.public()
 
+
 @tool(scope="read")
 async def queue_status() -> dict[str, Any]:
     """The LLM enrichment queue: jobs waiting, in flight and parked (with
     errors), today's token spend."""
     call = current()
     return (await call.run(call.engine.enrichment.status)).public()
+
 
 @tool(scope="read")
 async def version() -> dict[str, Any]:

@@ -21,10 +21,17 @@ async def set_project_context(
 ) -> dict[str, Any]:
     """Create or change a project's context; omitted fields keep their value."""
     call = current()
-    context, status = await call.run(call.engine.projects.set, name, description=description,
-                                     stack=stack,
-                                     conventions=conventions, state=state, actor=call.actor)
+    context, status = await call.run(
+        call.engine.projects.set,
+        name,
+        description=description,
+        stack=stack,
+        conventions=conventions,
+        state=state,
+        actor=call.actor,
+    )
     return {"status": status, "project": context.public()}
+
 
 @tool(scope="read")
 async def get_project_context(
@@ -35,21 +42,33 @@ async def get_project_context(
     call = current()
     return (await call.run(call.engine.projects.describe, name)).public()
 
+
 @tool(scope="read")
-async def list_projects(offset: Offset = 0,
-                        limit: Annotated[int, Field(ge=1, le=200)] = 50) -> dict[str, Any]:
+async def list_projects(
+    offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=200)] = 50
+) -> dict[str, Any]:
     """Projects that have a context, most recently updated first."""
     call = current()
     contexts, total = await call.run(call.engine.projects.all, offset=offset, limit=limit)
-    items = [{"name": c.name, "description": c.description[:200], "state": c.state[:200],
-              "updated_at": c.public()["updated_at"]} for c in contexts]
+    items = [
+        {
+            "name": c.name,
+            "description": c.description[:200],
+            "state": c.state[:200],
+            "updated_at": c.public()["updated_at"],
+        }
+        for c in contexts
+    ]
     return {"total": total, "offset": offset, "projects": items}
 
+
 @tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
-async def update_project_state(name: Annotated[str, Field(description="project name")],
-                               state: str) -> dict[str, Any]:
+async def update_project_state(
+    name: Annotated[str, Field(description="project name")], state: str
+) -> dict[str, Any]:
     """Record where an existing project stands now (replaces its current state)."""
     call = current()
-    context, status = await call.run(call.engine.projects.update_state, name, state,
-                                     actor=call.actor)
+    context, status = await call.run(
+        call.engine.projects.update_state, name, state, actor=call.actor
+    )
     return {"status": status, "project": context.public()}

@@ -18,10 +18,9 @@ async def compile_skill(
     """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule
     changes by risk, sha. Nothing is written until a person approves it; preview stores nothing."""
     call = current()
-    proposal = await call.run(
-        call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor
-    )
+    proposal = await call.run(call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor)
     return proposal.public()
+
 
 @tool(scope="admin", idempotent=True)
 async def approve_skill(proposal_id: str, sha: str) -> dict[str, Any]:
@@ -34,6 +33,7 @@ async def approve_skill(proposal_id: str, sha: str) -> dict[str, Any]:
         "status": proposal.status,
         "sha": proposal.sha,
     }
+
 
 @tool(scope="write", destructive=True)
 async def write_skill(proposal_id: str) -> dict[str, Any]:
@@ -52,11 +52,13 @@ async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
     found = await call.run(call.engine.skills.find, query, limit=limit)
     return {"skills": [f.public() for f in found]}
 
+
 @tool(scope="read")
 async def get_skill(domain: str) -> dict[str, Any]:
     """A domain's written SKILL.md (body, sha, who wrote it and when)."""
     call = current()
     return (await call.run(call.engine.skills.get, domain)).public()
+
 
 @tool(scope="admin", idempotent=True)
 async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
@@ -65,9 +67,11 @@ async def bless(key: str, reason: str | None = None) -> dict[str, Any]:
     call = current()
     return (await call.run(call.engine.skills.bless, key, actor=call.actor, reason=reason)).public()
 
+
 @tool(scope="write", idempotent=True)
 async def promote_knowledge(key: str, domain: str, reason: str | None = None) -> dict[str, Any]:
     """Make a knowledge memory a Reference rule of the domain's next skill proposal."""
     call = current()
-    return (await call.run(call.engine.skills.promote, key, domain, actor=call.actor,
-                           reason=reason)).public()
+    return (
+        await call.run(call.engine.skills.promote, key, domain, actor=call.actor, reason=reason)
+    ).public()

@@ -13,38 +13,49 @@ from mcp_server.runtime import current
 
 
 @tool(scope="write")
-async def check_contradictions(key: str | None = None, project: str | None = None,
-                               query: str | None = None) -> dict[str, Any]:
+async def check_contradictions(
+    key: str | None = None, project: str | None = None, query: str | None = None
+) -> dict[str, Any]:
     """Look for contradictions now, for one memory, one project, or what a query finds (give one).
     New ones are recorded (both sides become disputed)."""
     call = current()
-    report = await call.run(call.engine.contradictions.check, key=key, project=project,
-                            query_text=query,
-                            actor=call.actor)
+    report = await call.run(
+        call.engine.contradictions.check,
+        key=key,
+        project=project,
+        query_text=query,
+        actor=call.actor,
+    )
     return report.public()
 
 
 @tool(scope="read")
-async def list_contradictions(status: ContradictionStatus = "open", project: str | None = None,
-                              key: str | None = None,
-                              limit: Annotated[int, Field(ge=1, le=200)] = 20) -> dict[str, Any]:
+async def list_contradictions(
+    status: ContradictionStatus = "open",
+    project: str | None = None,
+    key: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=200)] = 20,
+) -> dict[str, Any]:
     """Contradiction records, newest first, both sides side by side."""
     call = current()
-    return (await call.run(call.engine.contradictions.board, status=status, project=project,
-                           key=key,
-                           limit=limit)).public()
+    return (
+        await call.run(
+            call.engine.contradictions.board, status=status, project=project, key=key, limit=limit
+        )
+    ).public()
 
 
 @tool(scope="write", destructive=True)
-async def resolve_contradiction(id: str, decision: Decision, note: str | None = None,
-                                content: str | None = None) -> dict[str, Any]:
+async def resolve_contradiction(
+    id: str, decision: Decision, note: str | None = None, content: str | None = None
+) -> dict[str, Any]:
     """Settle a contradiction. decision: keep_a | keep_b (the other is superseded) | both_valid
     (note required) | not_a_contradiction (never flagged again) | merge (content = the merged
     statement). Resolving it again changes the decision (the previous one is undone)."""
     call = current()
-    record = await call.run(call.engine.contradictions.resolve, id, decision, note,
-                            actor=call.actor,
-                            content=content)
+    record = await call.run(
+        call.engine.contradictions.resolve, id, decision, note, actor=call.actor, content=content
+    )
     return record.public()
 
 
@@ -57,8 +68,9 @@ async def find_duplicates(
     """Clusters of near-duplicate memories (stored vectors, whole namespace),
     with a suggested one to keep."""
     call = current()
-    return (await call.run(call.engine.duplicates.find, namespace, project=project,
-                           threshold=threshold)).public()
+    return (
+        await call.run(call.engine.duplicates.find, namespace, project=project, threshold=threshold)
+    ).public()
 
 
 @tool(scope="write", destructive=True)
@@ -68,8 +80,9 @@ async def merge_duplicates(
     """Archive `others` as "duplicate of <keep>" and add their tags to `keep`
     (reversible with reinstate)."""
     call = current()
-    return (await call.run(call.engine.duplicates.merge, keep, others, reason,
-                           actor=call.actor)).public()
+    return (
+        await call.run(call.engine.duplicates.merge, keep, others, reason, actor=call.actor)
+    ).public()
 
 
 @tool(scope="read")
@@ -81,22 +94,35 @@ async def history(key: str, limit: Annotated[int, Field(ge=1, le=500)] = 100) ->
 
 
 @tool(scope="read")
-async def audit_log(actor: str | None = None, action: str | None = None, since: str | None = None,
-                    before: str | None = None,
-                    limit: Annotated[int, Field(ge=1, le=500)] = 50) -> dict[str, Any]:
+async def audit_log(
+    actor: str | None = None,
+    action: str | None = None,
+    since: str | None = None,
+    before: str | None = None,
+    limit: Annotated[int, Field(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
     """Recent mutations, newest first, filtered by actor, action and time (ISO).
     before: `next` of a page."""
     call = current()
-    return (await call.run(call.engine.history.audit_log, actor=actor, action=action, since=since,
-                           before=before, limit=limit)).public()
+    return (
+        await call.run(
+            call.engine.history.audit_log,
+            actor=actor,
+            action=action,
+            since=since,
+            before=before,
+            limit=limit,
+        )
+    ).public()
 
 
 @tool(scope="write")
 async def restore_forgotten(key: str, reason: str | None = None) -> dict[str, Any]:
     """Bring back a forgotten memory (same key, re-embedded) within the retention window."""
     call = current()
-    memory = await call.run(call.engine.history.restore_forgotten, key, actor=call.actor,
-                            reason=reason)
+    memory = await call.run(
+        call.engine.history.restore_forgotten, key, actor=call.actor, reason=reason
+    )
     return {"status": "restored", "memory": memory.public()}
 
 
@@ -115,5 +141,6 @@ async def briefing(project: str, include_feeds: bool | None = None) -> dict[str,
     recent knowledge, reinstate candidates, stale memories, suppressed topics, maintenance findings.
     include_feeds: false leaves out feed articles."""
     call = current()
-    return (await call.run(call.engine.briefing.briefing, project,
-                           include_feeds=include_feeds)).public()
+    return (
+        await call.run(call.engine.briefing.briefing, project, include_feeds=include_feeds)
+    ).public()

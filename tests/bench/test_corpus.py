@@ -55,9 +55,12 @@ def test_families_are_deterministic_and_point_at_real_items() -> None:
     one = families.paraphrase_queries(corpus, random.Random(1), 30)
     two = families.paraphrase_queries(corpus, random.Random(1), 30)
     assert one == two
-    for builder in (families.verbatim_queries, families.paraphrase_queries,
-                    families.identifier_queries,
-                    families.distractor_queries):
+    for builder in (
+        families.verbatim_queries,
+        families.paraphrase_queries,
+        families.identifier_queries,
+        families.distractor_queries,
+    ):
         queries = builder(corpus, random.Random(2), 20)
         assert queries
         assert all(q.targets and set(q.targets) <= uids for q in queries)

@@ -4,7 +4,7 @@ with known answers. Pure."""
 from __future__ import annotations
 
 from bench.history import generate
-from kenning import values
+from kenning.language import values
 
 
 def test_the_same_seed_gives_the_same_history() -> None:

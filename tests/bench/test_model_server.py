@@ -8,7 +8,7 @@ import json
 from pydantic import BaseModel
 
 from bench.model_server import reply_for
-from kenning.llm import FRAME, Expansion, Facts, Summary, Verdict
+from kenning.llm.client import FRAME, Expansion, Facts, Summary, Verdict
 
 
 def system(schema: type[BaseModel]) -> str:
@@ -23,7 +23,9 @@ def test_each_extra_gets_an_answer_its_schema_accepts() -> None:
         "The billing export runs at 02:30 UTC every night. It is owned by the data team since May."
     )
     facts = Facts.model_validate(reply_for(system(Facts), {"memory": memory}))
-    assert facts.facts == ["Fact: The billing export runs at 02:30 UTC every night.",
-                           "Fact: It is owned by the data team since May."]
+    assert facts.facts == [
+        "Fact: The billing export runs at 02:30 UTC every night.",
+        "Fact: It is owned by the data team since May.",
+    ]
     assert Summary.model_validate(reply_for(system(Summary), {"entry": {}})).summary
     assert Verdict.model_validate(reply_for(system(Verdict), {})).verdict == "unknown"

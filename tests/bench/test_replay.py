@@ -18,35 +18,70 @@ from bench.replay import (
     variants,
 )
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
 from kenning.store.client import text
 from kenning.store.search_module import REDISEARCH, VALKEY_SEARCH
 
-KNN: Command = ("FT.SEARCH", "idx",
-                "(@state:{active} @project:{a\\-b|global} -@trust:{superseded})"
-                "=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]",
-                "PARAMS", "4", "vec", b"\x00" * 8, "ef", "64", "RETURN", "1", "distance",
-                "LIMIT", "0", "40", "DIALECT", "2")
-FILTER: Command = ("FT.SEARCH", b"idx", b"@state:{active} @project:{a} -@trust:{superseded}",
-                   b"NOCONTENT", b"LIMIT", b"0", b"400", b"DIALECT", b"2")
+KNN: Command = (
+    "FT.SEARCH",
+    "idx",
+    "(@state:{active} @project:{a\\-b|global} -@trust:{superseded})"
+    "=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]",
+    "PARAMS",
+    "4",
+    "vec",
+    b"\x00" * 8,
+    "ef",
+    "64",
+    "RETURN",
+    "1",
+    "distance",
+    "LIMIT",
+    "0",
+    "40",
+    "DIALECT",
+    "2",
+)
+FILTER: Command = (
+    "FT.SEARCH",
+    b"idx",
+    b"@state:{active} @project:{a} -@trust:{superseded}",
+    b"NOCONTENT",
+    b"LIMIT",
+    b"0",
+    b"400",
+    b"DIALECT",
+    b"2",
+)
 
 
 def test_a_knn_keeps_its_clause_when_its_filter_changes() -> None:
     assert is_knn(KNN)
     assert not is_knn(FILTER)
-    assert no_negations(KNN)[2] == ("(@state:{active} @project:{a\\-b|global})"
-                                    "=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]")
-    assert project_only(KNN)[2] == ("(@project:{a\\-b|global})"
-                                    "=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]")
+    assert no_negations(KNN)[2] == (
+        "(@state:{active} @project:{a\\-b|global})"
+        "=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]"
+    )
+    assert project_only(KNN)[2] == (
+        "(@project:{a\\-b|global})=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]"
+    )
     assert bare_knn(KNN)[2] == "(*)=>[KNN 40 @vector $vec EF_RUNTIME $ef AS distance]"
     assert no_negations(KNN)[3:] == KNN[3:]  # parameters, RETURN and LIMIT as sent
 
 
 def test_a_filter_variant_of_a_filter_and_of_a_knn() -> None:
-    assert filter_only(KNN) == ("FT.SEARCH", "idx",
-                                "@state:{active} @project:{a\\-b|global} -@trust:{superseded}",
-                                "NOCONTENT", "LIMIT", "0", "400", "DIALECT", "2")
+    assert filter_only(KNN) == (
+        "FT.SEARCH",
+        "idx",
+        "@state:{active} @project:{a\\-b|global} -@trust:{superseded}",
+        "NOCONTENT",
+        "LIMIT",
+        "0",
+        "400",
+        "DIALECT",
+        "2",
+    )
     assert text(filter_only(FILTER)[2]) == text(FILTER[2])
     assert no_negations(FILTER)[2] == "@state:{active} @project:{a}"
     assert bare_knn(FILTER) == FILTER  # no KNN to strip
@@ -55,10 +90,12 @@ def test_a_filter_variant_of_a_filter_and_of_a_knn() -> None:
 def test_a_forced_policy_is_a_redisearch_variant_only() -> None:
     assert policy("ADHOC_BF")(KNN)[2] == (
         "(@state:{active} @project:{a\\-b|global} -@trust:{superseded})"
-        "=>[KNN 40 @vector $vec HYBRID_POLICY ADHOC_BF AS distance]")
+        "=>[KNN 40 @vector $vec HYBRID_POLICY ADHOC_BF AS distance]"
+    )
     assert policy("BATCHES")(KNN)[2] == (
         "(@state:{active} @project:{a\\-b|global} -@trust:{superseded})"
-        "=>[KNN 40 @vector $vec EF_RUNTIME $ef HYBRID_POLICY BATCHES AS distance]")
+        "=>[KNN 40 @vector $vec EF_RUNTIME $ef HYBRID_POLICY BATCHES AS distance]"
+    )
     common = ["as sent", "filter only", "no negations", "project only", "bare KNN"]
     assert list(variants(REDISEARCH, None)) == [*common, "ADHOC_BF", "BATCHES"]
     assert list(variants(VALKEY_SEARCH, "tags")) == [*common, TAGS_ONLY]
@@ -66,12 +103,15 @@ def test_a_forced_policy_is_a_redisearch_variant_only() -> None:
 
 def test_a_recalls_searches_are_captured_and_replayed(engine: Engine) -> None:
     for n in range(6):
-        engine.memories.remember(Draft(f"the deploy of service s{n} copies files with rsync -{n}",
-                                       project="replay-a"), actor="pytest")
+        engine.memories.remember(
+            Draft(f"the deploy of service s{n} copies files with rsync -{n}", project="replay-a"),
+            actor="pytest",
+        )
     searches: list[Command] = []
     with captured(searches):
-        hits = engine.recaller.recall(RecallRequest("how are files copied on deploy",
-                                                    projects=["replay-a"], actor="pytest")).hits
+        hits = engine.recaller.recall(
+            RecallRequest("how are files copied on deploy", projects=["replay-a"], actor="pytest")
+        ).hits
     assert hits  # the recall found the memories the replay's searches must find again
     knn = [s for s in searches if is_knn(s)]
     module = engine.ctx.store.search_module()

@@ -10,9 +10,10 @@ import valkey
 from bench import families, metrics
 from bench.corpus import Corpus, generate
 from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore
-from bench.runner import Run, RunConfig, import_corpus
+from bench.run import Run, RunConfig
+from bench.runner import import_corpus
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 
 
 def _run(settings: Settings, client: valkey.Valkey, engine: Engine) -> Run:
@@ -20,14 +21,16 @@ def _run(settings: Settings, client: valkey.Valkey, engine: Engine) -> Run:
     projects = set(full.projects()[:2])
     corpus = Corpus(seed=11, size="1k", items=[i for i in full.items if i.project in projects])
     watch = Stopwatch()
-    timed_engine = Engine.open(settings, client, TimedEmbedder(engine.ctx.embedder, watch),
-                               clock=engine.ctx.clock)
+    timed_engine = Engine.open(
+        settings, client, TimedEmbedder(engine.ctx.embedder, watch), clock=engine.ctx.clock
+    )
     timed_engine.ctx.store.memories = TimedMemoryStore(timed_engine.ctx.store.memories, watch)
     return Run(timed_engine, watch, corpus, RunConfig(size="1k"))
 
 
-def test_import_then_verbatim_family_finds_every_memory(settings: Settings, client: valkey.Valkey,
-                                                         engine: Engine) -> None:
+def test_import_then_verbatim_family_finds_every_memory(
+    settings: Settings, client: valkey.Valkey, engine: Engine
+) -> None:
     run = _run(settings, client, engine)
     report = import_corpus(run, client)
     assert report["stored"] + report["duplicates_refused"] == len(run.corpus.items) == 100
@@ -48,9 +51,9 @@ def test_import_then_verbatim_family_finds_every_memory(settings: Settings, clie
         assert abs(phases["total"] - phases["embed"] - phases["search"] - phases["rest"]) < 1e-9
 
 
-def test_a_remember_s_searches_sent_with_its_claim_are_timed_as_search(settings: Settings,
-                                                                       client: valkey.Valkey,
-                                                                      engine: Engine) -> None:
+def test_a_remember_s_searches_sent_with_its_claim_are_timed_as_search(
+    settings: Settings, client: valkey.Valkey, engine: Engine
+) -> None:
     run = _run(settings, client, engine)
     item = run.corpus.items[0]
     result = run.remember(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import scale
-from kenning.embedding import Embedder
+from kenning.runtime.embedding import Embedder
 from tests.conftest import make_settings
 
 N = 1_500
@@ -20,8 +20,9 @@ def test_a_small_scale_point_loads_every_row_and_measures_each_stage(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # never the user's vector cache
     base = make_settings(tmp_path / "data", 6399, embedding_backend=embedding_backend)
     lines: list[str] = []
-    out = scale.execute(N, embedder, base, seed=7, queries=10, progress=lines.append,
-                        base_size="1k", label="1.5k")
+    out = scale.execute(
+        N, embedder, base, seed=7, queries=10, progress=lines.append, base_size="1k", label="1.5k"
+    )
     assert out["corpus"] == {"size": "1.5k", "seed": 7, "items": N, "projects": 29}
     assert out["import"]["stored"] == N
     assert out["import"]["bytes_per_memory"] > 1536  # at least the float32 vector
@@ -42,8 +43,9 @@ def test_a_small_scale_point_loads_every_row_and_measures_each_stage(
         widest = measured["curve"][-1]
         # EF_RUNTIME 256 over a few hundred rows: near exhaustive
         assert widest["recall@10_within_0.01"] >= 0.9
-        assert all(0.0 <= c["recall@10"] <= c["recall@10_within_0.01"] <= 1.0
-                   for c in measured["curve"])
+        assert all(
+            0.0 <= c["recall@10"] <= c["recall@10_within_0.01"] <= 1.0 for c in measured["curve"]
+        )
     assert not any("failed" in line for line in lines)
 
 
@@ -53,6 +55,13 @@ def test_loading_stops_before_the_server_outgrows_the_limit(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     base = make_settings(tmp_path / "data", 6399, embedding_backend=embedding_backend)
     with pytest.raises(scale.TooBig, match="a smaller --size fits"):
-        scale.execute(N, embedder, base, seed=7, queries=10, progress=lambda _: None,
-                      base_size="1k",
-                      memory_limit=1024)
+        scale.execute(
+            N,
+            embedder,
+            base,
+            seed=7,
+            queries=10,
+            progress=lambda _: None,
+            base_size="1k",
+            memory_limit=1024,
+        )

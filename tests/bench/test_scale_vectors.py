@@ -11,7 +11,7 @@ import numpy as np
 from bench.corpus import generate
 from bench.scale import exact_top
 from bench.scale_vectors import group_key, scale_corpus, scale_vectors
-from kenning.embedding import Embedder
+from kenning.runtime.embedding import Embedder
 
 N = 2_500  # the 1k corpus and one and a half replicas
 
@@ -32,7 +32,8 @@ def test_the_scale_corpus_is_the_base_corpus_then_renamed_replicas_of_other_seed
 
 
 def test_vectors_keep_the_base_embeddings_and_derive_the_rest_near_a_same_scenario_source(
-        embedder: Embedder, tmp_path: Path) -> None:
+    embedder: Embedder, tmp_path: Path
+) -> None:
     corpus = scale_corpus(N, seed=7, base_size="1k")
     calls: list[int] = []
 
@@ -40,9 +41,16 @@ def test_vectors_keep_the_base_embeddings_and_derive_the_rest_near_a_same_scenar
         calls.append(len(texts))
         return embedder.embed_many(texts)
 
-    matrix, made = scale_vectors(embed_many, corpus, model=embedder.model_name, backend="test",
-                                 seed=7,
-                                 base_size="1k", folder=tmp_path, progress=lambda _: None)
+    matrix, made = scale_vectors(
+        embed_many,
+        corpus,
+        model=embedder.model_name,
+        backend="test",
+        seed=7,
+        base_size="1k",
+        folder=tmp_path,
+        progress=lambda _: None,
+    )
     assert matrix.shape == (N, embedder.dimension)
     assert np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-4)
     first = corpus.items[0].content
@@ -60,8 +68,16 @@ def test_vectors_keep_the_base_embeddings_and_derive_the_rest_near_a_same_scenar
     closest = (derived @ base.T).argmax(axis=1)
     same = sum(1 for i, j in enumerate(closest) if groups[1000 + i] == groups[j])
     assert same / len(closest) > 0.8
-    again, _ = scale_vectors(embed_many, corpus, model=embedder.model_name, backend="test", seed=7,
-                             base_size="1k", folder=tmp_path, progress=lambda _: None)
+    again, _ = scale_vectors(
+        embed_many,
+        corpus,
+        model=embedder.model_name,
+        backend="test",
+        seed=7,
+        base_size="1k",
+        folder=tmp_path,
+        progress=lambda _: None,
+    )
     assert len(calls) == 1  # the base set was embedded once; the second call read both caches
     assert np.array_equal(again, matrix)
 

@@ -8,8 +8,15 @@ from kenning.engine import Engine
 
 def test_a_search_is_named_by_its_shape() -> None:
     knn = ("FT.SEARCH", "idx", "(@project:{a})=>[KNN 10 @vector $vec]", "RETURN", "1", "distance")
-    worded = ("FT.SEARCH", b"idx", b"@state:{active} @content:weekly", b"NOCONTENT", b"LIMIT", b"0",
-              b"400")
+    worded = (
+        "FT.SEARCH",
+        b"idx",
+        b"@state:{active} @content:weekly",
+        b"NOCONTENT",
+        b"LIMIT",
+        b"0",
+        b"400",
+    )
     assert shape(knn) == "FT.SEARCH KNN RETURN"
     assert shape(worded) == "FT.SEARCH TEXT NOCONTENT"
     assert shape(("HMGET", "k", "vector")) == "HMGET"

@@ -11,15 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 from kenning_cli.commands.deploy import SERVICES as HEALTH_TARGETS
-from kenning_cli.main import COMMANDS, load_commands
+from kenning_cli.main import load_commands
+from kenning_cli.registry import COMMANDS
 from tests.deploy.compose import COMPOSE, KENNING_SERVICES, ROOT, services
 
 # interpolation variables of the compose file itself (not settings of a Kenning process)
-COMPOSE_VARIABLES = {"KENNING_IMAGE", "KENNING_BIND", "KENNING_MCP_PUBLISH_PORT",
-                     "KENNING_WEB_PUBLISH_PORT",
-                     "KENNING_ENV_FILE"}
+COMPOSE_VARIABLES = {
+    "KENNING_IMAGE",
+    "KENNING_BIND",
+    "KENNING_MCP_PUBLISH_PORT",
+    "KENNING_WEB_PUBLISH_PORT",
+    "KENNING_ENV_FILE",
+}
 
 
 def test_docker_compose_validates_the_file(tmp_path: Path) -> None:
@@ -30,11 +35,23 @@ def test_docker_compose_validates_the_file(tmp_path: Path) -> None:
     env_file = tmp_path / "env"
     env_file.write_text("VALKEY_PASSWORD=not-a-real-secret\n", encoding="utf-8")
     env = {**os.environ, "KENNING_ENV_FILE": str(env_file)}
-    done = subprocess.run([binary, "--project-directory", str(ROOT), "-f", str(COMPOSE),
-                           "--env-file",
-                           str(env_file), "config"], capture_output=True, text=True, env=env,
-                          check=False,
-                          timeout=60)
+    done = subprocess.run(
+        [
+            binary,
+            "--project-directory",
+            str(ROOT),
+            "-f",
+            str(COMPOSE),
+            "--env-file",
+            str(env_file),
+            "config",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "redis://:not-a-real-secret@valkey:6379/0" in done.stdout  # the secret comes from .env
 
@@ -42,11 +59,23 @@ def test_docker_compose_validates_the_file(tmp_path: Path) -> None:
 def test_a_missing_password_is_refused(tmp_path: Path) -> None:
     env_file = tmp_path / "env"
     env_file.write_text("# no password\n", encoding="utf-8")
-    done = subprocess.run(["docker-compose", "--project-directory", str(ROOT), "-f", str(COMPOSE),
-                           "--env-file",
-                           str(env_file), "config"], capture_output=True, text=True, check=False,
-                          timeout=60,
-                          env={**os.environ, "KENNING_ENV_FILE": str(env_file)})
+    done = subprocess.run(
+        [
+            "docker-compose",
+            "--project-directory",
+            str(ROOT),
+            "-f",
+            str(COMPOSE),
+            "--env-file",
+            str(env_file),
+            "config",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**os.environ, "KENNING_ENV_FILE": str(env_file)},
+    )
     assert done.returncode != 0
     assert "set VALKEY_PASSWORD in .env" in done.stderr
 
@@ -109,8 +138,11 @@ def test_published_ports_bind_to_loopback_unless_exposed(name: str) -> None:
 
 def test_valkey_config_requires_what_production_needs() -> None:
     conf = (ROOT / "valkey" / "valkey.conf").read_text(encoding="utf-8")
-    lines = {line.split()[0]: line.split()[1:] for line in conf.splitlines() if line
-             and not line.startswith("#")}
+    lines = {
+        line.split()[0]: line.split()[1:]
+        for line in conf.splitlines()
+        if line and not line.startswith("#")
+    }
     assert lines["loadmodule"] == ["/usr/lib/valkey/libsearch.so"]
     assert lines["appendonly"] == ["yes"]
     assert lines["appendfsync"] == ["everysec"]

@@ -24,15 +24,16 @@ import httpx
 import pytest
 from fastmcp import Client
 
-from kenning.embedded import EmbeddedValkey
+from kenning.ops.embedded import EmbeddedValkey
 from tests.conftest import free_port
 from tests.deploy.compose import KENNING_SERVICES, Service, services
 
 PORT_SETTINGS = {8765: "KENNING_MCP_PORT", 8080: "KENNING_WEB_PORT"}
 
 
-def service_env(service: Service, valkey: EmbeddedValkey, base: dict[str, str],
-                ports: dict[int, int]) -> dict[str, str]:
+def service_env(
+    service: Service, valkey: EmbeddedValkey, base: dict[str, str], ports: dict[int, int]
+) -> dict[str, str]:
     env = dict(base)
     for key, declared in service.environment.items():
         value = declared
@@ -51,8 +52,9 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "kenning_cli", *args]
 
 
-def wait_healthy(service: Service, env: dict[str, str], proc: subprocess.Popen[str],
-                 timeout: float = 240) -> str:
+def wait_healthy(
+    service: Service, env: dict[str, str], proc: subprocess.Popen[str], timeout: float = 240
+) -> str:
     check = service.healthcheck
     assert check[:2] == ["CMD", "kenning"]
     deadline = time.monotonic() + timeout
@@ -61,8 +63,9 @@ def wait_healthy(service: Service, env: dict[str, str], proc: subprocess.Popen[s
         assert proc.poll() is None, (
             f"{service.name} exited: {proc.stdout.read() if proc.stdout else ''}"
         )
-        done = subprocess.run(cli(*check[2:]), env=env, capture_output=True, text=True, check=False,
-                              timeout=60)
+        done = subprocess.run(
+            cli(*check[2:]), env=env, capture_output=True, text=True, check=False, timeout=60
+        )
         if done.returncode == 0:
             return done.stdout
         last = done.stdout + done.stderr
@@ -73,8 +76,9 @@ def wait_healthy(service: Service, env: dict[str, str], proc: subprocess.Popen[s
 @pytest.fixture
 def stack(valkey_server: EmbeddedValkey, tmp_path: Path) -> Iterator[dict[str, Any]]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
-    base.update({"KENNING_KEY_PREFIX": f"smoke{uuid.uuid4().hex[:8]}:",
-                 "KENNING_LOG_LEVEL": "WARNING"})
+    base.update(
+        {"KENNING_KEY_PREFIX": f"smoke{uuid.uuid4().hex[:8]}:", "KENNING_LOG_LEVEL": "WARNING"}
+    )
     ports = {8765: free_port(), 8080: free_port()}
     found = services()
     envs, procs = {}, {}
@@ -84,9 +88,14 @@ def stack(valkey_server: EmbeddedValkey, tmp_path: Path) -> Iterator[dict[str, A
             env["KENNING_DATA_DIR"] = str(tmp_path / name)
             env["KENNING_BACKUP_DIR"] = str(tmp_path / "backups")
             envs[name] = env
-            procs[name] = subprocess.Popen(cli(*found[name].command), env=env, cwd=tmp_path,
-                                           text=True,
-                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            procs[name] = subprocess.Popen(
+                cli(*found[name].command),
+                env=env,
+                cwd=tmp_path,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
         for name in KENNING_SERVICES:
             wait_healthy(found[name], envs[name], procs[name])
         yield {"env": envs, "ports": ports}
@@ -102,12 +111,19 @@ def stack(valkey_server: EmbeddedValkey, tmp_path: Path) -> Iterator[dict[str, A
 
 async def test_every_service_comes_up_healthy_and_answers(stack: dict[str, Any]) -> None:
     env = stack["env"]["mcp_server"]
-    created = subprocess.run(cli("token", "create", "--scope", "write", "--name", "smoke"), env=env,
-                             capture_output=True, text=True, check=True, timeout=120)
+    created = subprocess.run(
+        cli("token", "create", "--scope", "write", "--name", "smoke"),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     token = created.stdout.strip().splitlines()[-1]
     async with Client(f"http://127.0.0.1:{stack['ports'][8765]}/mcp", auth=token) as client:
-        stored = await client.call_tool("remember", {"content": "compose smoke: the stack answers",
-                                                     "project": "smoke"})
+        stored = await client.call_tool(
+            "remember", {"content": "compose smoke: the stack answers", "project": "smoke"}
+        )
         assert stored.structured_content is not None
         assert stored.structured_content["status"] == "stored"
     web = httpx.get(f"http://127.0.0.1:{stack['ports'][8080]}/login", timeout=30)

@@ -22,13 +22,24 @@ SCRIPT = ROOT / "install.sh"
 VENV = Path(sys.executable).parent.parent  # the test run's own virtualenv stands in for a fresh one
 
 
-def installer(home: Path, *args: str, timeout: float = 400, extra: dict[str, str] | None = None,
-              script: Path = SCRIPT) -> subprocess.CompletedProcess[str]:
+def installer(
+    home: Path,
+    *args: str,
+    timeout: float = 400,
+    extra: dict[str, str] | None = None,
+    script: Path = SCRIPT,
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KENNING_", "VIRTUAL_ENV"))}
     env.update({"HOME": str(home), **(extra or {})})
-    return subprocess.run(["bash", str(script), *args], env=env, cwd=home, capture_output=True,
-                          text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        ["bash", str(script), *args],
+        env=env,
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def test_shellcheck_is_clean() -> None:
@@ -42,8 +53,19 @@ def test_shellcheck_is_clean() -> None:
 
 def test_dry_run_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     target = tmp_path / "kenning"
-    done = installer(tmp_path, "--dry-run", "--local", "--dir", str(target), "--source", str(ROOT),
-                     "--venv", str(VENV), "--admin", "ada")
+    done = installer(
+        tmp_path,
+        "--dry-run",
+        "--local",
+        "--dir",
+        str(target),
+        "--source",
+        str(ROOT),
+        "--venv",
+        str(VENV),
+        "--admin",
+        "ada",
+    )
     assert done.returncode == 0, done.stderr
     assert f"would write {target}/.env (mode 600)" in done.stdout
     assert "would start" in done.stdout or "would write" in done.stdout
@@ -61,20 +83,42 @@ def test_bad_flags_are_refused_with_a_hint(tmp_path: Path) -> None:
 
 def test_a_truncated_download_runs_nothing(tmp_path: Path) -> None:
     text = SCRIPT.read_text(encoding="utf-8")
-    body = text[:text.rindex('main "$@"')]  # everything but the last line: definitions only
+    body = text[: text.rindex('main "$@"')]  # everything but the last line: definitions only
     cuts = [len(body), *range(200, len(body), max(1, len(body) // 12))]
     for cut in cuts:
         partial = tmp_path / f"cut-{cut}.sh"
         partial.write_text(text[:cut], encoding="utf-8")
         target = tmp_path / f"target-{cut}"
-        done = installer(tmp_path, "--local", "--yes", "--dir", str(target), "--source", str(ROOT),
-                         "--venv", str(VENV), script=partial, timeout=60)
+        done = installer(
+            tmp_path,
+            "--local",
+            "--yes",
+            "--dir",
+            str(target),
+            "--source",
+            str(ROOT),
+            "--venv",
+            str(VENV),
+            script=partial,
+            timeout=60,
+        )
         assert "==>" not in done.stderr, (cut, done.stderr)  # no step ever started
         assert not target.exists(), cut
     # positive control: the whole script does act (here: a dry run prints its plan)
-    assert "would write" in installer(tmp_path, "--dry-run", "--local", "--dir",
-                                      str(tmp_path / "t"),
-                                      "--source", str(ROOT), "--venv", str(VENV)).stdout
+    assert (
+        "would write"
+        in installer(
+            tmp_path,
+            "--dry-run",
+            "--local",
+            "--dir",
+            str(tmp_path / "t"),
+            "--source",
+            str(ROOT),
+            "--venv",
+            str(VENV),
+        ).stdout
+    )
 
 
 @pytest.fixture
@@ -82,11 +126,23 @@ def local_install(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]
     home = tmp_path / "home"
     home.mkdir()
     target = home / "kenning"
-    ports = {"KENNING_MCP_PORT": str(free_port()), "KENNING_WEB_PORT": str(free_port()),
-             "KENNING_VALKEY_PORT": str(free_port())}
+    ports = {
+        "KENNING_MCP_PORT": str(free_port()),
+        "KENNING_WEB_PORT": str(free_port()),
+        "KENNING_VALKEY_PORT": str(free_port()),
+    }
     yield home, target, ports
-    installer(home, "--uninstall", "--local", "--yes", "--dir", str(target), "--venv", str(VENV),
-              extra=ports)
+    installer(
+        home,
+        "--uninstall",
+        "--local",
+        "--yes",
+        "--dir",
+        str(target),
+        "--venv",
+        str(VENV),
+        extra=ports,
+    )
 
 
 async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, str]]) -> None:
@@ -98,8 +154,11 @@ async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, 
     )
     env_file = target / ".env"
     assert env_file.stat().st_mode & 0o777 == 0o600
-    secret = next(line.split("=", 1)[1] for line in env_file.read_text().splitlines()
-                  if line.startswith("VALKEY_PASSWORD="))
+    secret = next(
+        line.split("=", 1)[1]
+        for line in env_file.read_text().splitlines()
+        if line.startswith("VALKEY_PASSWORD=")
+    )
     assert secret not in first.stdout + first.stderr  # generated, never echoed
     token = (target / "mcp-token").read_text(encoding="utf-8").strip()
     assert token not in first.stdout + first.stderr
@@ -108,8 +167,9 @@ async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, 
     assert mcp_url in line
     assert f"$(cat {target}/mcp-token)" in line
     async with Client(mcp_url, auth=token) as client:  # the connection line's token works
-        stored = await client.call_tool("remember",
-                                        {"content": "installed by install.sh", "project": "inst"})
+        stored = await client.call_tool(
+            "remember", {"content": "installed by install.sh", "project": "inst"}
+        )
         assert stored.structured_content is not None
         assert stored.structured_content["status"] == "stored"
     pid = (target / "kenning.pid").read_text().strip()
@@ -121,9 +181,17 @@ async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, 
     assert (target / "kenning.pid").read_text().strip() == pid
     assert (target / "mcp-token").read_text(encoding="utf-8").strip() == token
 
-    gone = installer(home, "--uninstall", "--local", "--yes", "--dir", str(target), "--venv",
-                     str(VENV),
-                     extra=ports)
+    gone = installer(
+        home,
+        "--uninstall",
+        "--local",
+        "--yes",
+        "--dir",
+        str(target),
+        "--venv",
+        str(VENV),
+        extra=ports,
+    )
     assert gone.returncode == 0, gone.stderr
     assert "the data stays" in gone.stderr
     assert (target / "data").is_dir()

@@ -10,7 +10,7 @@ from typing import TypeVar
 import pytest
 
 from feed_worker.worker import Worker
-from kenning.jobs import JobRun
+from kenning.ops.jobs import JobRun
 from tests.feeds_server import feed_server  # noqa: F401 (a fixture: the local feed server)
 
 WAIT = 60.0  # generous: the box is shared; waits end as soon as the condition holds
@@ -30,8 +30,9 @@ class Recorder:
             self.runs.append(run)
             self._changed.notify_all()
 
-    def wait_until(self, predicate: Callable[[list[JobRun]], bool],
-                   timeout: float = WAIT) -> list[JobRun]:
+    def wait_until(
+        self, predicate: Callable[[list[JobRun]], bool], timeout: float = WAIT
+    ) -> list[JobRun]:
         with self._changed:
             if not self._changed.wait_for(lambda: predicate(self.runs), timeout=timeout):
                 raise AssertionError(f"condition never held; runs: {self.runs}")

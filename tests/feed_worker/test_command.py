@@ -13,9 +13,9 @@ import pytest
 
 from feed_worker.jobs import MAINTENANCE, Job
 from feed_worker.worker import Worker
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.jobs import JobRun
-from kenning.settings import Settings
+from kenning.ops.jobs import JobRun
 from kenning_cli.main import build_parser, load_commands, main
 from tests.feed_worker.conftest import eventually
 
@@ -27,8 +27,11 @@ load_commands()
 
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: Settings) -> None:
     monkeypatch.chdir(tmp_path)  # no developer .env leaks in
-    for name, value in (("DATA_DIR", settings.data_dir), ("VALKEY_PORT", settings.valkey_port),
-                        ("KEY_PREFIX", settings.key_prefix)):
+    for name, value in (
+        ("DATA_DIR", settings.data_dir),
+        ("VALKEY_PORT", settings.valkey_port),
+        ("KEY_PREFIX", settings.key_prefix),
+    ):
         monkeypatch.setenv(f"KENNING_{name}", str(value))
 
 
@@ -46,25 +49,35 @@ def test_up_has_a_no_worker_flag() -> None:
     assert build_parser().parse_args(["up"]).no_worker is False
 
 
-def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(engine: Engine,
-                                                                        settings: Settings,
-                                                                         tmp_path: Path) -> None:
+def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(
+    engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
-    env.update({"KENNING_DATA_DIR": str(settings.data_dir),
-                "KENNING_VALKEY_PORT": str(settings.valkey_port),
-                "KENNING_KEY_PREFIX": settings.key_prefix,
-                "KENNING_MAINTENANCE_INTERVAL_MINUTES": "0.005",
-                "KENNING_LOG_LEVEL": "WARNING"})
+    env.update(
+        {
+            "KENNING_DATA_DIR": str(settings.data_dir),
+            "KENNING_VALKEY_PORT": str(settings.valkey_port),
+            "KENNING_KEY_PREFIX": settings.key_prefix,
+            "KENNING_MAINTENANCE_INTERVAL_MINUTES": "0.005",
+            "KENNING_LOG_LEVEL": "WARNING",
+        }
+    )
     assert engine.jobs.last_runs() == {}  # positive control: nothing has run on this store yet
     # not `python -m kenning_cli.main`: run as __main__, the CLI module would not see the commands
     # registered on the imported kenning_cli.main (the `kenning` script, and this,
     # call the real module's main)
-    proc = subprocess.Popen([sys.executable, "-c", ENTRY.format("['worker']")],
-                            cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY.format("['worker']")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
-        runs = eventually(engine.jobs.last_runs,
-                          lambda runs: MAINTENANCE in runs or proc.poll() is not None)
+        runs = eventually(
+            engine.jobs.last_runs, lambda runs: MAINTENANCE in runs or proc.poll() is not None
+        )
         assert proc.poll() is None, proc.communicate()[0]
         run: JobRun = runs[MAINTENANCE]
         assert run.status == "ok"
@@ -81,8 +94,12 @@ def test_kenning_worker_runs_maintenance_in_the_foreground_until_ctrl_c(engine: 
 
 
 def test_doctor_shows_the_leader_and_fails_when_the_last_run_failed(
-        engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    engine: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _env(monkeypatch, tmp_path, settings)
 
     def broken() -> dict[str, object]:

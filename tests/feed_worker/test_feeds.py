@@ -13,24 +13,36 @@ from prometheus_client import CollectorRegistry
 from feed_worker.feeds import PREFIX
 from feed_worker.metrics import FeedMetrics
 from feed_worker.worker import RELOAD, Worker
-from kenning.clock import ManualClock
-from kenning.embedding import Embedder
+from kenning.core.clock import ManualClock
+from kenning.core.errors import InvalidInput
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import InvalidInput
-from kenning.jobs import JobRun
-from kenning.memory import Listing
-from kenning.settings import Settings
+from kenning.memory.memories import Listing
+from kenning.ops.jobs import JobRun
+from kenning.runtime.embedding import Embedder
 from tests.conftest import make_settings
 from tests.feed_worker.conftest import Recorder
 from tests.feeds_server import FeedServer
 
 
 @pytest.fixture
-def feeds_engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-                 feed_server: FeedServer, tmp_path: Path) -> Engine:
-    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                          feed_allow=feed_server.allow, feed_timeout_seconds=5.0,
-                          feeds_file=tmp_path / "feeds.yml", feed_reload_seconds=0.2)
+def feeds_engine(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    feed_server: FeedServer,
+    tmp_path: Path,
+) -> Engine:
+    tuned = make_settings(
+        settings.data_dir,
+        settings.valkey_port,
+        key_prefix=settings.key_prefix,
+        feed_allow=feed_server.allow,
+        feed_timeout_seconds=5.0,
+        feeds_file=tmp_path / "feeds.yml",
+        feed_reload_seconds=0.2,
+    )
     return Engine.open(tuned, client, embedder, clock=clock)
 
 
@@ -46,12 +58,14 @@ def _articles(engine: Engine) -> int:
     return engine.memories.list(Listing(namespaces=["knowledge"], kinds=["article"])).total
 
 
-def test_a_feed_job_ingests_and_counts_in_the_metrics(feeds_engine: Engine,
-                                                      feed_server: FeedServer) -> None:
+def test_a_feed_job_ingests_and_counts_in_the_metrics(
+    feeds_engine: Engine, feed_server: FeedServer
+) -> None:
     _write(feeds_engine, _one_feed(feed_server))
     registry = CollectorRegistry()
-    worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1",
-                    metrics=FeedMetrics(registry))
+    worker = Worker(
+        feeds_engine, feeds_engine.ctx.settings, worker="w1", metrics=FeedMetrics(registry)
+    )
     assert worker.reload_feeds() == [PREFIX + "news"]
     run = worker.run_now(PREFIX + "news")
     assert (run.status, run.summary["new"], run.summary["outcome"]) == ("ok", 3, "fetched")
@@ -69,12 +83,14 @@ def test_a_feed_job_ingests_and_counts_in_the_metrics(feeds_engine: Engine,
     worker.stop()
 
 
-def test_a_failed_fetch_is_a_failed_run_and_the_error_is_kept(feeds_engine: Engine,
-                                                             feed_server: FeedServer) -> None:
+def test_a_failed_fetch_is_a_failed_run_and_the_error_is_kept(
+    feeds_engine: Engine, feed_server: FeedServer
+) -> None:
     _write(feeds_engine, _one_feed(feed_server, "/to-metadata.xml"))
     registry = CollectorRegistry()
-    worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1",
-                    metrics=FeedMetrics(registry))
+    worker = Worker(
+        feeds_engine, feeds_engine.ctx.settings, worker="w1", metrics=FeedMetrics(registry)
+    )
     worker.reload_feeds()
     run = worker.run_now(PREFIX + "news")
     assert run.status == "failed"
@@ -86,9 +102,9 @@ def test_a_failed_fetch_is_a_failed_run_and_the_error_is_kept(feeds_engine: Engi
     worker.stop()
 
 
-def test_feeds_yml_changes_reschedule_without_a_restart(feeds_engine: Engine,
-                                                        feed_server: FeedServer,
-                                                        stopper: list[Worker]) -> None:
+def test_feeds_yml_changes_reschedule_without_a_restart(
+    feeds_engine: Engine, feed_server: FeedServer, stopper: list[Worker]
+) -> None:
     worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1")
     stopper.append(worker)
     worker.start()
@@ -110,8 +126,9 @@ def test_feeds_yml_changes_reschedule_without_a_restart(feeds_engine: Engine,
     assert PREFIX + "news" not in worker.jobs
 
 
-def test_a_bad_entry_leaves_out_only_its_feed(feeds_engine: Engine,
-                                              feed_server: FeedServer) -> None:
+def test_a_bad_entry_leaves_out_only_its_feed(
+    feeds_engine: Engine, feed_server: FeedServer
+) -> None:
     _write(feeds_engine, _one_feed(feed_server) + "  - name: broken\n    url: file:///etc/passwd\n")
     worker = Worker(feeds_engine, feeds_engine.ctx.settings, worker="w1")
     assert worker.reload_feeds() == [PREFIX + "news"]
@@ -119,11 +136,14 @@ def test_a_bad_entry_leaves_out_only_its_feed(feeds_engine: Engine,
         feeds_engine.feeds.feed("broken")
 
 
-def test_two_workers_racing_ingest_once(feeds_engine: Engine, feed_server: FeedServer,
-                                        recorder: Recorder, stopper: list[Worker]) -> None:
+def test_two_workers_racing_ingest_once(
+    feeds_engine: Engine, feed_server: FeedServer, recorder: Recorder, stopper: list[Worker]
+) -> None:
     _write(feeds_engine, _one_feed(feed_server))
-    workers = [Worker(feeds_engine, feeds_engine.ctx.settings, worker=name, on_run=recorder)
-               for name in ("a", "b")]
+    workers = [
+        Worker(feeds_engine, feeds_engine.ctx.settings, worker=name, on_run=recorder)
+        for name in ("a", "b")
+    ]
     stopper.extend(workers)
     for worker in workers:
         worker.start()  # no recorded run yet: both schedule the feed job at once

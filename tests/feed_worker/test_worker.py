@@ -12,15 +12,15 @@ import valkey
 
 from feed_worker.jobs import MAINTENANCE, MAINTENANCE_ACTOR, Job, scheduled
 from feed_worker.worker import RENEW, Worker, first_delay
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.core.clock import ManualClock
+from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import InvalidInput, NotFound
-from kenning.jobs import JobRun
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.ops.jobs import JobRun
+from kenning.runtime.embedding import Embedder
 from kenning.store import connect
 from tests.conftest import NOW, free_port, make_settings
 from tests.feed_worker.conftest import Recorder, eventually
@@ -31,18 +31,25 @@ CODE = "The conference discount code is KENNING26"
 QUESTION = RecallRequest("what is the conference discount code?", projects=["p"])
 
 
-def _engine(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-            **overrides: object) -> tuple[Engine, Settings]:
-    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                          **overrides)
+def _engine(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    **overrides: object,
+) -> tuple[Engine, Settings]:
+    tuned = make_settings(
+        settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix, **overrides
+    )
     return Engine.open(tuned, client, embedder, clock=clock), tuned
 
 
 def _expiring(engine: Engine, clock: ManualClock) -> str:
     """An expiring memory, shown active and recallable first (the
     positive control), then made due."""
-    key = engine.memories.remember(Draft(CODE, project="p", expires_at=clock.now() + DAY),
-                                   actor="feed").key
+    key = engine.memories.remember(
+        Draft(CODE, project="p", expires_at=clock.now() + DAY), actor="feed"
+    ).key
     assert engine.memories.get(key).state == "active"
     assert key in [h.memory.key for h in engine.recaller.recall(QUESTION).hits]
     clock.advance(2 * DAY)
@@ -55,8 +62,9 @@ def _archived_by_the_worker(engine: Engine, key: str) -> None:
     assert key not in [h.memory.key for h in engine.recaller.recall(QUESTION).hits]
 
 
-def test_the_maintenance_job_archives_an_expired_memory(engine: Engine, settings: Settings,
-                                                        clock: ManualClock) -> None:
+def test_the_maintenance_job_archives_an_expired_memory(
+    engine: Engine, settings: Settings, clock: ManualClock
+) -> None:
     key = _expiring(engine, clock)
     worker = Worker(engine, settings, worker="w1")
     run = worker.run_now(MAINTENANCE)
@@ -70,10 +78,14 @@ def test_the_maintenance_job_archives_an_expired_memory(engine: Engine, settings
     assert engine.jobs.leader() is None  # stop released the lease
 
 
-def test_the_scheduler_runs_maintenance_every_interval(settings: Settings, client: valkey.Valkey,
-                                                       embedder: Embedder, clock: ManualClock,
-                                                       recorder: Recorder,
-                                                       stopper: list[Worker]) -> None:
+def test_the_scheduler_runs_maintenance_every_interval(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    recorder: Recorder,
+    stopper: list[Worker],
+) -> None:
     engine, fast = _engine(settings, client, embedder, clock, maintenance_interval_minutes=FAST)
     key = _expiring(engine, clock)
     worker = Worker(engine, fast, worker="w1", on_run=recorder)
@@ -87,8 +99,9 @@ def test_the_scheduler_runs_maintenance_every_interval(settings: Settings, clien
     assert worker.alive()
 
 
-def test_the_leader_lease_keeps_a_second_worker_out_until_released(engine: Engine,
-                                                                   settings: Settings) -> None:
+def test_the_leader_lease_keeps_a_second_worker_out_until_released(
+    engine: Engine, settings: Settings
+) -> None:
     first, second = Worker(engine, settings, worker="a"), Worker(engine, settings, worker="b")
     # positive control: the job runs for the leader
     assert first.run_now(MAINTENANCE).status == "ok"
@@ -104,10 +117,9 @@ def test_the_leader_lease_keeps_a_second_worker_out_until_released(engine: Engin
     second.stop()
 
 
-def test_a_dead_leaders_lease_expires_and_another_worker_takes_over(settings: Settings,
-                                                                    client: valkey.Valkey,
-                                                                    embedder: Embedder,
-                                                                    clock: ManualClock) -> None:
+def test_a_dead_leaders_lease_expires_and_another_worker_takes_over(
+    settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock
+) -> None:
     engine, short = _engine(settings, client, embedder, clock, worker_lock_ttl_seconds=2.0)
     # The dead worker's job is instant, so its fresh lease cannot lapse
     # before the second worker tries.
@@ -123,10 +135,14 @@ def test_a_dead_leaders_lease_expires_and_another_worker_takes_over(settings: Se
     second.stop()
 
 
-def test_two_running_workers_never_both_run_the_job(settings: Settings, client: valkey.Valkey,
-                                                    embedder: Embedder,
-                                                    clock: ManualClock, recorder: Recorder,
-                                                    stopper: list[Worker]) -> None:
+def test_two_running_workers_never_both_run_the_job(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    recorder: Recorder,
+    stopper: list[Worker],
+) -> None:
     engine, fast = _engine(settings, client, embedder, clock, maintenance_interval_minutes=FAST)
     workers = [Worker(engine, fast, worker=name, on_run=recorder) for name in ("a", "b")]
     stopper.extend(workers)
@@ -144,8 +160,12 @@ def test_two_running_workers_never_both_run_the_job(settings: Settings, client: 
 
 
 def test_a_job_that_raises_is_recorded_and_the_scheduler_keeps_running(
-        engine: Engine, settings: Settings, recorder: Recorder, stopper: list[Worker],
-        caplog: pytest.LogCaptureFixture) -> None:
+    engine: Engine,
+    settings: Settings,
+    recorder: Recorder,
+    stopper: list[Worker],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     def on_fire() -> dict[str, object]:
         raise RuntimeError("the feed host is on fire")
 
@@ -155,30 +175,38 @@ def test_a_job_that_raises_is_recorded_and_the_scheduler_keeps_running(
         ticks.append(1)
         return {"ticks": len(ticks)}
 
-    worker = Worker(engine, settings, worker="w1", on_run=recorder,
-                    jobs=[Job("boom", on_fire, 0.2), Job("tick", tick, 0.2)])
+    worker = Worker(
+        engine,
+        settings,
+        worker="w1",
+        on_run=recorder,
+        jobs=[Job("boom", on_fire, 0.2), Job("tick", tick, 0.2)],
+    )
     stopper.append(worker)
     worker.start()
 
     def kept_going(runs: list[JobRun]) -> bool:
         failed = [i for i, r in enumerate(runs) if r.job == "boom" and r.status == "failed"]
-        return len(failed) >= 2 and any(r.job == "tick" and r.status == "ok"
-                                        for r in runs[failed[0]:])
+        return len(failed) >= 2 and any(
+            r.job == "tick" and r.status == "ok" for r in runs[failed[0] :]
+        )
 
     recorder.wait_until(kept_going)
     assert worker.alive()
     recorded = engine.jobs.last_runs()["boom"]
     assert (recorded.status, recorded.error) == ("failed", "RuntimeError: the feed host is on fire")
     assert recorded.run_id in {r.run_id for r in recorder.of("boom", "failed")}
-    logged = [r for r in caplog.records
-              if r.getMessage() == f"job boom run {recorded.run_id} failed"]
+    logged = [
+        r for r in caplog.records if r.getMessage() == f"job boom run {recorded.run_id} failed"
+    ]
     assert logged
     assert logged[0].exc_info is not None  # the traceback is in the log, under the run id
     assert engine.jobs.last_runs()["tick"].status == "ok"
 
 
-def test_valkey_down_is_recorded_as_an_outage_not_a_crash(tmp_path: Path, embedder: Embedder,
-                                                          recorder: Recorder) -> None:
+def test_valkey_down_is_recorded_as_an_outage_not_a_crash(
+    tmp_path: Path, embedder: Embedder, recorder: Recorder
+) -> None:
     settings = make_settings(tmp_path, free_port(), maintenance_interval_minutes=FAST)
     with EmbeddedValkey(settings) as server:
         engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(NOW))
@@ -229,8 +257,13 @@ def test_a_restarted_worker_keeps_the_schedule_and_a_new_job_runs_at_start(
     assert earlier.run_now(MAINTENANCE).status == "ok"
     earlier.stop()
     clock.advance(600.0)  # ten minutes later, a new worker starts
-    worker = Worker(engine, settings, worker="w2", on_run=recorder,
-                    jobs=[*scheduled(engine, settings), Job("fresh", dict, 3600.0)])
+    worker = Worker(
+        engine,
+        settings,
+        worker="w2",
+        on_run=recorder,
+        jobs=[*scheduled(engine, settings), Job("fresh", dict, 3600.0)],
+    )
     stopper.append(worker)
     worker.start()
     # never ran: now
@@ -241,15 +274,21 @@ def test_a_restarted_worker_keeps_the_schedule_and_a_new_job_runs_at_start(
 
 
 def test_the_lease_renewal_logs_at_debug_and_the_jobs_still_at_info(
-        settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-        caplog: pytest.LogCaptureFixture) -> None:
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     engine, short = _engine(settings, client, embedder, clock, worker_lock_ttl_seconds=0.6)
     worker = Worker(engine, short, worker="quiet", jobs=[Job(MAINTENANCE, dict, 0.3)])
     with caplog.at_level(logging.DEBUG):
         worker.start()
         try:
-            eventually(lambda: [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()],
-                       lambda r: len(r) >= 4)
+            eventually(
+                lambda: [r for r in caplog.records if f'"{RENEW} (' in r.getMessage()],
+                lambda r: len(r) >= 4,
+            )
             eventually(lambda: worker.status().get(MAINTENANCE), lambda run: run is not None)
         finally:
             worker.stop()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.engine import Engine
-from kenning.experience import Approach, Report
-from kenning.memory import Draft
+from kenning.memory.experience import Approach, Report
+from kenning.memory.memories import Draft
 
 DOMAIN = "postgres"
 INDEX_TEXT = (

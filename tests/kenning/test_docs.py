@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kenning_cli.main import COMMANDS, load_commands
+from kenning_cli.main import load_commands
+from kenning_cli.registry import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 load_commands()

@@ -1,4 +1,4 @@
-"""Every query shape kenning/query.py builds, run against BOTH search engines (valkey-search
+"""Every query shape kenning/core/query.py builds, run against BOTH search engines (valkey-search
 1.2.1 and RediSearch 2.10), with the same expected answer on each; then the engine quirks that
 decided each form, pinned on the engine that has them (docs/valkey-search.md)."""
 
@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 import valkey
 
-from kenning import query, schema
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.core import query, schema
+from kenning.core.clock import ManualClock
+from kenning.core.errors import InvalidInput, StoreError
+from kenning.core.query import Search
 from kenning.engine import Engine
-from kenning.errors import InvalidInput, StoreError
-from kenning.memory import Draft
-from kenning.query import Search
+from kenning.memory.memories import Draft
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder
 from kenning.store import AuditEvent, Near, connect, search_module
 from kenning.store import indexes as index_admin
 from kenning.store.client import call, index_missing
@@ -39,12 +39,17 @@ SEED = [  # content, project, tags
 
 
 @pytest.fixture(params=ENGINES)
-def on(request: pytest.FixtureRequest, engines: dict[str, EmbeddedValkey], embedder: Embedder,
-       prefix: str) -> Iterator[Engine]:
+def on(
+    request: pytest.FixtureRequest,
+    engines: dict[str, EmbeddedValkey],
+    embedder: Embedder,
+    prefix: str,
+) -> Iterator[Engine]:
     """An engine over the named search module, its own prefix, seeded with SEED (oldest first)."""
     server = engines[request.param]
-    settings = make_settings(server.settings.data_dir, server.settings.valkey_port,
-                             key_prefix=prefix)
+    settings = make_settings(
+        server.settings.data_dir, server.settings.valkey_port, key_prefix=prefix
+    )
     client = connect(settings)
     clock = ManualClock(NOW)
     engine = Engine.open(settings, client, embedder, clock=clock)
@@ -58,8 +63,9 @@ def on(request: pytest.FixtureRequest, engines: dict[str, EmbeddedValkey], embed
 
 def _keys(engine: Engine) -> list[str]:
     """The seeded keys, oldest first; the last one archived."""
-    search = Search(index=_index(engine), sort_by="created_at", return_fields=("created_at",),
-                    limit=50)
+    search = Search(
+        index=_index(engine), sort_by="created_at", return_fields=("created_at",), limit=50
+    )
     keys = [h.memory.key for h in engine.store.memories.search(search).hits]
     assert len(keys) == len(SEED)
     assert engine.store.memories.update(keys[-1], {"state": "archived"}, SETUP)
@@ -71,9 +77,10 @@ def _index(engine: Engine) -> str:
 
 
 def _found(engine: Engine, *clauses: str, **options: Any) -> list[str]:
-    search = replace(Search(index=_index(engine), clauses=clauses, return_fields=("created_at",),
-                            limit=50),
-                     **options)
+    search = replace(
+        Search(index=_index(engine), clauses=clauses, return_fields=("created_at",), limit=50),
+        **options,
+    )
     return [h.memory.key for h in engine.store.memories.search(search).hits]
 
 
@@ -90,13 +97,18 @@ def test_listing_shapes_give_the_same_answer(on: Engine) -> None:
     assert _found(on, sort_by="created_at", descending=True, offset=1, limit=2) == [k[3], k[2]]
     assert on.store.memories.count(Search(index=_index(on))) == 5
     assert set(_found(on, query.not_tag("state", ["archived"]))) == set(k[:4])  # negation alone
-    assert on.store.memories.count(Search(index=_index(on),
-                                          clauses=(query.not_tag("state", ["archived"]),))) == 4
-    assert set(_found(on, query.tag("project", ["alpha"]),
-                      query.not_tag("state", ["archived"]))) == {k[0]}
-    assert set(_found(on,
-                      query.numeric("created_at", NOW + 60, None,
-                                    exclusive_low=True))) == set(k[2:])
+    assert (
+        on.store.memories.count(
+            Search(index=_index(on), clauses=(query.not_tag("state", ["archived"]),))
+        )
+        == 4
+    )
+    assert set(
+        _found(on, query.tag("project", ["alpha"]), query.not_tag("state", ["archived"]))
+    ) == {k[0]}
+    assert set(_found(on, query.numeric("created_at", NOW + 60, None, exclusive_low=True))) == set(
+        k[2:]
+    )
     assert set(_found(on, query.numeric("created_at", None, NOW + 60))) == set(k[:2])
 
 
@@ -138,13 +150,23 @@ def test_knn_shapes_come_back_nearest_first(on: Engine) -> None:
     exact = _exact_order(on, "python testing tools", k)
     assert [h.distance for h in hits] == pytest.approx([d for _, d in exact], abs=1e-4)
     assert [h.distance for h in hits] == sorted(h.distance for h in hits if h.distance is not None)
-    paged = on.store.memories.search(Search(index=_index(on), knn=5, vector=vector,
-                                            return_fields=("created_at",), offset=1, limit=2)).hits
+    paged = on.store.memories.search(
+        Search(
+            index=_index(on), knn=5, vector=vector, return_fields=("created_at",), offset=1, limit=2
+        )
+    ).hits
     assert [h.memory.key for h in paged] == [h.memory.key for h in hits[1:3]]
-    filtered = Search(index=_index(on), knn=5, vector=vector, return_fields=("created_at",),
-                      limit=5,
-                      clauses=(query.not_tag("state", ["archived"]),
-                               query.text_any("content", ["pytest", "ruff"])))
+    filtered = Search(
+        index=_index(on),
+        knn=5,
+        vector=vector,
+        return_fields=("created_at",),
+        limit=5,
+        clauses=(
+            query.not_tag("state", ["archived"]),
+            query.text_any("content", ["pytest", "ruff"]),
+        ),
+    )
     assert {h.memory.key for h in on.store.memories.search(filtered).hits} == {k[1], k[3]}
     assert on.store.memories.count(knn) == 5
     cut = (exact[1][1] + exact[2][1]) / 2
@@ -162,8 +184,10 @@ def test_index_info_and_errors_are_read_the_same_way(on: Engine) -> None:
     assert index_admin.info(client, _index(on) + "-gone") is None
     call(client.hdel, k[0], "created_at")  # the match-all still sees a row that lost its created_at
     assert on.store.memories.count(Search(index=_index(on))) == 5
-    assert on.store.memories.count(Search(index=_index(on),
-                                          clauses=(query.numeric("created_at"),))) == 4
+    assert (
+        on.store.memories.count(Search(index=_index(on), clauses=(query.numeric("created_at"),)))
+        == 4
+    )
     # exists: accepted
     index_admin.ensure(client, on.ctx.settings.key_prefix, on.ctx.embedder.dimension)
     with pytest.raises(StoreError) as gone:
@@ -176,9 +200,20 @@ def test_index_info_and_errors_are_read_the_same_way(on: Engine) -> None:
 
 # --- the quirks that decided the forms above, pinned on each engine -------------------------------
 
+
 def _raw(client: valkey.Valkey, index: str, *query_args: str | bytes) -> list[bytes]:
-    reply: list[bytes] = call(client.execute_command, "FT.SEARCH", index, *query_args, "NOCONTENT",
-                              "LIMIT", "0", "50", "DIALECT", "2")
+    reply: list[bytes] = call(
+        client.execute_command,
+        "FT.SEARCH",
+        index,
+        *query_args,
+        "NOCONTENT",
+        "LIMIT",
+        "0",
+        "50",
+        "DIALECT",
+        "2",
+    )
     return reply
 
 
@@ -195,9 +230,16 @@ def test_the_forms_kenning_avoids_are_refused_or_widened_on_valkey_search(on: En
     refused = {
         "bare *": ("*",),
         "parenthesised TEXT": ("@content:(pytest|ruff)",),
-        "SORTBY the distance": ("(*)=>[KNN 2 @vector $vec AS distance]", "PARAMS", "2", "vec",
-                                vector,
-                                "SORTBY", "distance", "ASC"),
+        "SORTBY the distance": (
+            "(*)=>[KNN 2 @vector $vec AS distance]",
+            "PARAMS",
+            "2",
+            "vec",
+            vector,
+            "SORTBY",
+            "distance",
+            "ASC",
+        ),
     }
     for name, args in refused.items():
         if valkey_search:

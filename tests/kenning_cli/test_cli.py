@@ -9,17 +9,19 @@ from pathlib import Path
 import pytest
 
 from kenning import __version__
-from kenning.embedded import EmbeddedValkey
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
-from kenning_cli.main import COMMANDS, build_parser, load_commands, main
+from kenning.ops.embedded import EmbeddedValkey
+from kenning_cli.main import build_parser, load_commands, main
+from kenning_cli.registry import COMMANDS
 from tests.conftest import free_port
 
 load_commands()
 
 
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data_dir: Path, port: int,
-         prefix: str) -> None:
+def _env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, data_dir: Path, port: int, prefix: str
+) -> None:
     monkeypatch.chdir(tmp_path)  # no developer .env leaks in
     monkeypatch.setenv("KENNING_DATA_DIR", str(data_dir))
     monkeypatch.setenv("KENNING_VALKEY_PORT", str(port))
@@ -45,8 +47,12 @@ def test_no_command_prints_help_and_fails(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_doctor_passes_against_a_running_valkey(
-        engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    engine: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
     assert main(["doctor", "--no-mcp"]) == 0
     out = capsys.readouterr().out
@@ -55,8 +61,9 @@ def test_doctor_passes_against_a_running_valkey(
     )
     assert "mcp" not in out.split("\n", 1)[1]  # --no-mcp: no MCP check
     assert "ok   valkey" in out
-    assert re.search(r"ok   search module: loaded \((valkey-search|redisearch) \d+\.\d+\.\d+\)",
-                     out)
+    assert re.search(
+        r"ok   search module: loaded \((valkey-search|redisearch) \d+\.\d+\.\d+\)", out
+    )
     # the default for a new store
     assert "ok   embedding model: all-MiniLM-L6-v2+int8, 384 dims" in out
     assert re.search(r"ok   indexes: \S+idx:memories:\w+ current, \d+ memories indexed", out)
@@ -82,16 +89,20 @@ def test_doctor_fails_with_a_reason_per_check_when_valkey_is_stopped(
 
 
 def test_doctor_reports_missing_indexes(
-        settings: Settings, client: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    settings: Settings,
+    client: object,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
     assert main(["doctor", "--no-mcp"]) == 1
     assert "FAIL indexes: no memory index: start a Kenning service" in capsys.readouterr().out
 
 
 def test_invalid_configuration_is_a_clear_error(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KENNING_VALKEY_PORT", "not-a-port")
     assert main(["doctor"]) == 2

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 import valkey
 
-from kenning.embedding import Embedder
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft, Listing
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.memories import Draft, Listing
+from kenning.memory.recall import RecallRequest
+from kenning.runtime.embedding import Embedder
 from kenning_cli.main import load_commands, main
 
 load_commands()
@@ -39,8 +39,12 @@ NO_DUPLICATES = "0 duplicates (0 of memories in the store, 0 of an earlier line)
 def cwd(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, settings: Settings) -> Path:
     """The environment `kenning` reads: this test's store and prefix; no developer .env leaks in."""
     monkeypatch.chdir(tmp_path)
-    for name, value in (("DATA_DIR", settings.data_dir), ("VALKEY_PORT", settings.valkey_port),
-                        ("KEY_PREFIX", settings.key_prefix), ("LOG_LEVEL", "WARNING")):
+    for name, value in (
+        ("DATA_DIR", settings.data_dir),
+        ("VALKEY_PORT", settings.valkey_port),
+        ("KEY_PREFIX", settings.key_prefix),
+        ("LOG_LEVEL", "WARNING"),
+    ):
         monkeypatch.setenv(f"KENNING_{name}", str(value))
     return tmp_path
 
@@ -54,8 +58,9 @@ def store(settings: Settings, client: valkey.Valkey, embedder: Embedder) -> Iter
 
 
 def jsonl(path: Path, *rows: dict[str, Any] | str) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 
@@ -70,34 +75,62 @@ def total(store: Engine) -> int:
 def test_every_line_is_stored_audited_and_found_by_recall(
     cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = jsonl(cwd / "notes.jsonl",
-                   {"content": DEPLOY, "tags": ["deploy"]},
-                   {"content": "Prefer uv over pip for new Python projects.",
-                    "namespace": "preference",
-                    "project": "global"},
-                   {"content": "The staging database is reset every Monday at 06:00 UTC.",
-                    "title": "staging reset",
-                    "event_date": "2026-03-14", "source": "wiki/ops"})
-    assert main(["import", str(source), "--project", "atlas-api", "--tag", "migrated",
-                 "--report", "report.jsonl"]) == 0
+    source = jsonl(
+        cwd / "notes.jsonl",
+        {"content": DEPLOY, "tags": ["deploy"]},
+        {
+            "content": "Prefer uv over pip for new Python projects.",
+            "namespace": "preference",
+            "project": "global",
+        },
+        {
+            "content": "The staging database is reset every Monday at 06:00 UTC.",
+            "title": "staging reset",
+            "event_date": "2026-03-14",
+            "source": "wiki/ops",
+        },
+    )
+    assert (
+        main(
+            [
+                "import",
+                str(source),
+                "--project",
+                "atlas-api",
+                "--tag",
+                "migrated",
+                "--report",
+                "report.jsonl",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     assert out.strip() == f"stored 3, {NO_DUPLICATES}, failed 0"
     assert err.endswith(f"\rimport  [{'#' * 30}]       3/3\n")  # the progress bar, complete
     report = read_jsonl(cwd / "report.jsonl")
-    assert [(r["line"], r["status"]) for r in report] == [(1, "stored"), (2, "stored"),
-                                                          (3, "stored")]
+    assert [(r["line"], r["status"]) for r in report] == [
+        (1, "stored"),
+        (2, "stored"),
+        (3, "stored"),
+    ]
     deploy, uv, staging = (store.memories.get(r["key"]) for r in report)
-    assert (deploy.namespace, deploy.project, deploy.tags) == ("knowledge", "atlas-api",
-                                                               ("deploy", "migrated"))
+    assert (deploy.namespace, deploy.project, deploy.tags) == (
+        "knowledge",
+        "atlas-api",
+        ("deploy", "migrated"),
+    )
     assert (uv.namespace, uv.project, uv.tags) == ("preference", "global", ("migrated",))
     assert (staging.title, staging.source) == ("staging reset", "wiki/ops")
     assert staging.event_date == datetime(2026, 3, 14, tzinfo=UTC).timestamp()
-    found = store.recaller.recall(RecallRequest("how do we ship atlas-api to production?",
-                                                projects=["atlas-api"]))
+    found = store.recaller.recall(
+        RecallRequest("how do we ship atlas-api to production?", projects=["atlas-api"])
+    )
     assert found.hits[0].memory.key == deploy.key
     actor = f"cli:import:{getpass.getuser()}"
-    assert [(e.action, e.actor)
-            for e in store.store.audit.history(deploy.key)] == [("remember", actor)]
+    assert [(e.action, e.actor) for e in store.store.audit.history(deploy.key)] == [
+        ("remember", actor)
+    ]
     summary = store.store.audit.recent(limit=1)[0]
     assert (summary.action, summary.actor) == ("import", actor)
     assert summary.details["source"] == str(source)
@@ -105,24 +138,47 @@ def test_every_line_is_stored_audited_and_found_by_recall(
 
 
 def test_duplicates_of_the_store_and_of_earlier_lines_are_reported_not_stored(
-        cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]) -> None:
+    cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
     existing = store.memories.remember(Draft(TESTS, project="atlas-api"), actor="tester")
-    source = jsonl(cwd / "notes.jsonl",
-                   {"content": NUMPY},
-                   {"content": TESTS},  # the store holds it
-                   {"content": NUMPY},  # line 1 again
-                   {"content": NUMPY,
-                    "project": "borealis-web"})  # another project: not a duplicate
-    assert main(["import", str(source), "--project", "atlas-api", "--actor", "import:alice",
-                 "--report", "report.jsonl"]) == 0
-    assert capsys.readouterr().out.strip() == \
-        "stored 2, 2 duplicates (1 of memories in the store, 1 of an earlier line), failed 0"
+    source = jsonl(
+        cwd / "notes.jsonl",
+        {"content": NUMPY},
+        {"content": TESTS},  # the store holds it
+        {"content": NUMPY},  # line 1 again
+        {"content": NUMPY, "project": "borealis-web"},
+    )  # another project: not a duplicate
+    assert (
+        main(
+            [
+                "import",
+                str(source),
+                "--project",
+                "atlas-api",
+                "--actor",
+                "import:alice",
+                "--report",
+                "report.jsonl",
+            ]
+        )
+        == 0
+    )
+    assert (
+        capsys.readouterr().out.strip()
+        == "stored 2, 2 duplicates (1 of memories in the store, 1 of an earlier line), failed 0"
+    )
     first, again, repeat, other = read_jsonl(cwd / "report.jsonl")
     assert (first["status"], other["status"]) == ("stored", "stored")
-    assert (again["status"], again["key"], "duplicate_of_line" in again) == ("duplicate",
-                                                                             existing.key, False)
-    assert (repeat["status"], repeat["key"], repeat["duplicate_of_line"]) == ("duplicate",
-                                                                              first["key"], 1)
+    assert (again["status"], again["key"], "duplicate_of_line" in again) == (
+        "duplicate",
+        existing.key,
+        False,
+    )
+    assert (repeat["status"], repeat["key"], repeat["duplicate_of_line"]) == (
+        "duplicate",
+        first["key"],
+        1,
+    )
     assert store.memories.list(Listing(projects=["atlas-api"])).total == 2
     assert store.memories.get(other["key"]).project == "borealis-web"
     assert store.store.audit.history(first["key"])[0].actor == "import:alice"
@@ -130,17 +186,25 @@ def test_duplicates_of_the_store_and_of_earlier_lines_are_reported_not_stored(
 
 BAD_LINES = (  # (line, what stderr says about it); the file's lines 1 and 10 are good
     ('{"content": "Deploy with fly."', "not valid JSON: Expecting ',' delimiter"),
-    ('{"content": "Deploy with fly.", "kind": "skill"}',
-     "unknown field(s) kind (the fields are content, "),
-    ('{"content": "Deploy with fly.", "tags": "deploy,ci"}',
-     "tags must be a list of strings, not a string"),
+    (
+        '{"content": "Deploy with fly.", "kind": "skill"}',
+        "unknown field(s) kind (the fields are content, ",
+    ),
+    (
+        '{"content": "Deploy with fly.", "tags": "deploy,ci"}',
+        "tags must be a list of strings, not a string",
+    ),
     ('{"content": "   "}', "content is empty"),
     (json.dumps({"content": "x" * 50_001}), "content is 50,001 characters; the limit is 50,000"),
     ('{"content": "Deploy with fly.", "namespace": "notes"}', "unknown namespace 'notes'"),
-    ('{"content": "Deploy with fly.", "project": "Atlas API!"}',
-     "project name 'Atlas API!' is not allowed"),
-    ('{"content": "Deploy with fly.", "event_date": "next tuesday"}',
-     "event_date 'next tuesday' is not a date"),
+    (
+        '{"content": "Deploy with fly.", "project": "Atlas API!"}',
+        "project name 'Atlas API!' is not allowed",
+    ),
+    (
+        '{"content": "Deploy with fly.", "event_date": "next tuesday"}',
+        "event_date 'next tuesday' is not a date",
+    ),
 )
 
 
@@ -170,19 +234,26 @@ def test_limits_and_unreadable_input_are_refused_and_write_nothing(
     monkeypatch.setenv("KENNING_IMPORT_MAX_MB", "1")
     big = jsonl(cwd / "big.jsonl", {"content": "x" * 40_000, "title": "y" * (1024 * 1024 - 40_000)})
     for argv, said in (
-            ([str(three)],
-             "the input holds more than 2 memories (line 3) (split it into smaller files, "
-                           "or raise KENNING_IMPORT_MAX_LINES)"),
-            ([str(big)], "the input is larger than 1 MiB"),
-            ([str(cwd / "absent.jsonl")], "absent.jsonl is not a file"),
-            ([str(jsonl(cwd / "array.json", json.dumps([{"content": DEPLOY}])))],
-             "a JSON array, not JSON Lines"),
-            ([str(jsonl(cwd / "blank.jsonl", "", "  "))], "the input holds no memories"),
-            ([str(three), "--actor", " "], "actor ' ' is not allowed"),
-            ([str(three), "--namespace", "notes"], "unknown namespace 'notes'"),
-            ([str(three), "--tag", "Not A Tag"], "tag 'Not A Tag' is not allowed"),
-            ([str(three), "--report", str(cwd / "no" / "report.jsonl")],
-             "no is not a writable directory")):
+        (
+            [str(three)],
+            "the input holds more than 2 memories (line 3) (split it into smaller files, "
+            "or raise KENNING_IMPORT_MAX_LINES)",
+        ),
+        ([str(big)], "the input is larger than 1 MiB"),
+        ([str(cwd / "absent.jsonl")], "absent.jsonl is not a file"),
+        (
+            [str(jsonl(cwd / "array.json", json.dumps([{"content": DEPLOY}])))],
+            "a JSON array, not JSON Lines",
+        ),
+        ([str(jsonl(cwd / "blank.jsonl", "", "  "))], "the input holds no memories"),
+        ([str(three), "--actor", " "], "actor ' ' is not allowed"),
+        ([str(three), "--namespace", "notes"], "unknown namespace 'notes'"),
+        ([str(three), "--tag", "Not A Tag"], "tag 'Not A Tag' is not allowed"),
+        (
+            [str(three), "--report", str(cwd / "no" / "report.jsonl")],
+            "no is not a writable directory",
+        ),
+    ):
         assert main(["import", *argv]) == 2, argv
         assert said in capsys.readouterr().err
     assert total(store) == 0
@@ -196,8 +267,9 @@ def test_a_dry_run_writes_nothing_and_says_what_the_import_does(
     cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
 ) -> None:
     existing = store.memories.remember(Draft(TESTS, project="atlas-api"), actor="tester")
-    source = jsonl(cwd / "notes.jsonl", {"content": DEPLOY}, {"content": TESTS},
-                   {"content": DEPLOY})
+    source = jsonl(
+        cwd / "notes.jsonl", {"content": DEPLOY}, {"content": TESTS}, {"content": DEPLOY}
+    )
     argv = ["import", str(source), "--project", "atlas-api"]
     assert main([*argv, "--dry-run", "--report", "plan.jsonl"]) == 0
     assert capsys.readouterr().out.strip() == (
@@ -205,24 +277,32 @@ def test_a_dry_run_writes_nothing_and_says_what_the_import_does(
         "1 of an earlier line); nothing was written"
     )
     plan = read_jsonl(cwd / "plan.jsonl")
-    assert [(r["status"], r["key"], r.get("duplicate_of_line")) for r in plan] == \
-        [("new", "", None), ("duplicate", existing.key, None), ("duplicate", "", 1)]
+    assert [(r["status"], r["key"], r.get("duplicate_of_line")) for r in plan] == [
+        ("new", "", None),
+        ("duplicate", existing.key, None),
+        ("duplicate", "", 1),
+    ]
     assert total(store) == 1  # only the memory stored before
     assert [e.action for e in store.store.audit.recent(limit=5)] == ["remember"]
     # the control: the same file without --dry-run
     assert main([*argv, "--report", "done.jsonl"]) == 0
-    assert capsys.readouterr().out.strip() == \
-        "stored 1, 2 duplicates (1 of memories in the store, 1 of an earlier line), failed 0"
+    assert (
+        capsys.readouterr().out.strip()
+        == "stored 1, 2 duplicates (1 of memories in the store, 1 of an earlier line), failed 0"
+    )
     done = read_jsonl(cwd / "done.jsonl")
     assert [r["status"] for r in done] == ["stored", "duplicate", "duplicate"]
     assert done[2]["key"] == done[0]["key"]
     assert total(store) == 2
 
 
-def test_stdin(cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch,
-               capsys: pytest.CaptureFixture[str]) -> None:
-    data = (f"{json.dumps({'content': 'Prefer uv over pip.'})}"
-            f"\n{json.dumps({'content': 'Tabs, never spaces.'})}\n")
+def test_stdin(
+    cwd: Path, store: Engine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = (
+        f"{json.dumps({'content': 'Prefer uv over pip.'})}"
+        f"\n{json.dumps({'content': 'Tabs, never spaces.'})}\n"
+    )
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data.encode("utf-8"))))
     assert main(["import", "-", "--namespace", "preference"]) == 0
     assert capsys.readouterr().out.strip() == f"stored 2, {NO_DUPLICATES}, failed 0"
@@ -269,7 +349,7 @@ class Cutter:
                         if self.left < 0:
                             self._cut()
                             return
-                    tail = chunk[-(len(self.MARK) - 1):]
+                    tail = chunk[-(len(self.MARK) - 1) :]
                 sink.sendall(chunk)
         except OSError:
             pass  # the other side closed, or the cut did
@@ -288,13 +368,19 @@ class Cutter:
                 self._cut()
 
 
-FLEET = [f"Service {i} of the fleet listens on port {8000 + i} and is owned by team {i % 7}."
-         for i in range(600)]
+FLEET = [
+    f"Service {i} of the fleet listens on port {8000 + i} and is owned by team {i % 7}."
+    for i in range(600)
+]
 
 
 def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
-        cwd: Path, store: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    cwd: Path,
+    store: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
     # Batches of 256: the first batch's 256 duplicate searches and its write pass, the second
     # batch's searches are cut (the start-up sends none).
@@ -311,8 +397,10 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     assert [r["status"] for r in report[256:]] == ["failed"] * (600 - 256)
     stored = sum(r["status"] == "stored" for r in report)
     repeats = 256 - stored  # the store held none of them: any duplicate repeats an earlier line
-    assert out.strip() == f"stored {stored}, {repeats} duplicates (0 of memories in the store, " \
-                          f"{repeats} of an earlier line), failed 344"
+    assert (
+        out.strip() == f"stored {stored}, {repeats} duplicates (0 of memories in the store, "
+        f"{repeats} of an earlier line), failed 344"
+    )
     retry = next(cwd.glob("fleet.failed-*.jsonl"))
     assert "kenning import: stopped: Valkey is unreachable" in err
     assert f"344 lines were not stored (some may have landed); they are in {retry}" in err
@@ -325,5 +413,6 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     assert main(["import", str(retry), "--report", "retried.jsonl"]) == 0
     retried = read_jsonl(cwd / "retried.jsonl")
     assert {r["status"] for r in retried} <= {"stored", "duplicate"}
-    assert store.memories.list(Listing(projects=["fleet"], limit=1)).total == \
-        stored + sum(r["status"] == "stored" for r in retried)
+    assert store.memories.list(Listing(projects=["fleet"], limit=1)).total == stored + sum(
+        r["status"] == "stored" for r in retried
+    )

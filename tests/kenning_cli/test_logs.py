@@ -20,8 +20,14 @@ def restored(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("FASTMCP_LOG_ENABLED", raising=False)
     root = logging.getLogger()
     saved = (root.handlers[:], root.level)
-    foreign = {name: (logging.getLogger(name).handlers[:], logging.getLogger(name).propagate,
-                      logging.getLogger(name).level) for name in logs.FOREIGN}
+    foreign = {
+        name: (
+            logging.getLogger(name).handlers[:],
+            logging.getLogger(name).propagate,
+            logging.getLogger(name).level,
+        )
+        for name in logs.FOREIGN
+    }
     # as in a fresh process: an earlier test's uvicorn.Config may have set a level
     for name in logs.FOREIGN:
         logging.getLogger(name).setLevel(logging.NOTSET)
@@ -49,22 +55,26 @@ def test_json_format_puts_every_library_on_one_line_each(
     assert [(e["logger"], e["level"], e["message"]) for e in entries] == [
         ("uvicorn.error", "INFO", "Started server process"),
         ("fastmcp.server.server", "WARNING", "from fastmcp"),
-        ("mcp_server.errors", "INFO", "tool recall: not_found: no memory")]
+        ("mcp_server.errors", "INFO", "tool recall: not_found: no memory"),
+    ]
     assert all(e["time"].endswith("Z") for e in entries)
     assert logging.getLogger("fastmcp").handlers == []
 
 
 @pytest.mark.usefixtures("restored")
-def test_text_format_is_one_shape_for_all(tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_text_format_is_one_shape_for_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logging.getLogger().handlers[:] = []
     logs.configure(make_settings(tmp_path, 6379))
     logging.getLogger("uvicorn.error").info("Started server process")
-    logging.getLogger("kenning.embedding").debug("hidden at INFO")
+    logging.getLogger("kenning.runtime.embedding").debug("hidden at INFO")
     logging.getLogger("feed_worker.worker").info("worker started")
     lines = capsys.readouterr().err.strip().splitlines()
     assert [line.split(" ", 2)[2] for line in lines] == [
-        "INFO uvicorn.error: Started server process", "INFO feed_worker.worker: worker started"]
+        "INFO uvicorn.error: Started server process",
+        "INFO feed_worker.worker: worker started",
+    ]
 
 
 @pytest.mark.usefixtures("restored")

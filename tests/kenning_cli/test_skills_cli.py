@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 from kenning_cli.main import main
 from tests.kenning.skill_history import DOMAIN, seed
 

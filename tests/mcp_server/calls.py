@@ -7,9 +7,13 @@ import ast
 from typing import Any
 
 JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-                                           "array": (list,),
-    "object": (dict,), "null": (type(None),),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
 }
 
 
@@ -30,8 +34,11 @@ def _accepts(schema: dict[str, Any], value: Any) -> bool:
     # a nested model, e.g. an abandoned approach
     if isinstance(value, dict) and "properties" in schema:
         fields: dict[str, Any] = schema["properties"]
-        return set(value) <= set(fields) and set(schema.get("required", [])) <= set(value) and \
-            all(_accepts(fields[name], item) for name, item in value.items())
+        return (
+            set(value) <= set(fields)
+            and set(schema.get("required", [])) <= set(value)
+            and all(_accepts(fields[name], item) for name, item in value.items())
+        )
     return True
 
 
@@ -53,9 +60,14 @@ def problems(source: str, schemas: dict[str, dict[str, Any]]) -> list[str]:
     properties: dict[str, Any] = schema.get("properties", {})
     given = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None}
     out = [f"{name}: no parameter {arg!r}" for arg in given if arg not in properties]
-    out += [f"{name}: missing required {arg!r}" for arg in schema.get("required", [])
-            if arg not in given]
-    out += [f"{name}: {arg}={value!r} does not fit {properties[arg]}"
-            for arg, value in given.items()
-            if arg in properties and not _accepts(properties[arg], value)]
+    out += [
+        f"{name}: missing required {arg!r}"
+        for arg in schema.get("required", [])
+        if arg not in given
+    ]
+    out += [
+        f"{name}: {arg}={value!r} does not fit {properties[arg]}"
+        for arg, value in given.items()
+        if arg in properties and not _accepts(properties[arg], value)
+    ]
     return out

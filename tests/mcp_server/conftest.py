@@ -24,12 +24,12 @@ from fastmcp import Client, FastMCP
 from fastmcp.client.client import CallToolResult
 from prometheus_client import CollectorRegistry
 
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.access.tokens import SCOPES
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
-from kenning.tokens import SCOPES
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder
 from mcp_server.registry import Registry
 from mcp_server.service import McpService
 from mcp_server.tools import register_all
@@ -78,8 +78,9 @@ class SteppedClock:
         return self.now
 
 
-def start_harness(engine: Engine, settings: Settings, *,
-                  auth_clock: Callable[[], float] = time.monotonic) -> McpHarness:
+def start_harness(
+    engine: Engine, settings: Settings, *, auth_clock: Callable[[], float] = time.monotonic
+) -> McpHarness:
     service = McpService(engine, settings, auth_clock=auth_clock)
     harness = McpHarness(service=service, engine=engine, settings=settings)
     if settings.mcp_auth:
@@ -98,8 +99,13 @@ def mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
 
 
 @pytest.fixture
-def own_mcp(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-            tmp_path: Path) -> Iterator[McpHarness]:
+def own_mcp(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    tmp_path: Path,
+) -> Iterator[McpHarness]:
     """A server whose engine writes backups into this test's own directory
     (list_backups shows only its own)."""
     own = mcp_settings(settings, backup_dir=tmp_path / "backups")

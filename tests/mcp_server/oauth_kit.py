@@ -21,10 +21,10 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import httpx
 from argon2 import PasswordHasher
 
-from kenning.accounts import Accounts
-from kenning.clock import ManualClock
+from kenning.access.accounts import Accounts
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 from kenning.store import Store
 from mcp_server.service import McpService
 from tests.conftest import free_port, make_settings
@@ -60,8 +60,10 @@ class Client:
     info: dict[str, Any] = field(default_factory=dict)
 
     def auth(self) -> dict[str, str]:
-        return {"client_id": self.client_id,
-                **({"client_secret": self.secret} if self.secret else {})}
+        return {
+            "client_id": self.client_id,
+            **({"client_secret": self.secret} if self.secret else {}),
+        }
 
 
 @dataclass
@@ -87,37 +89,58 @@ class OAuthKit:
             reply = await http.post("/register", json=metadata)
         assert reply.status_code == 201, reply.text
         body = reply.json()
-        return Client(body["client_id"], str(metadata["redirect_uris"][0]),
-                      body.get("client_secret"), body)
+        return Client(
+            body["client_id"], str(metadata["redirect_uris"][0]), body.get("client_secret"), body
+        )
 
-    def authorize_url(self, client: Client, challenge: str, *, redirect_uri: str | None = None,
-                      **extra: str) -> str:
-        params = {"response_type": "code", "client_id": client.client_id, "state": "st-1",
-                  "redirect_uri": redirect_uri or client.redirect_uri, "code_challenge": challenge,
-                  "code_challenge_method": "S256", **extra}
+    def authorize_url(
+        self, client: Client, challenge: str, *, redirect_uri: str | None = None, **extra: str
+    ) -> str:
+        params = {
+            "response_type": "code",
+            "client_id": client.client_id,
+            "state": "st-1",
+            "redirect_uri": redirect_uri or client.redirect_uri,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            **extra,
+        }
         return (
             f"{self.base}/authorize?{urlencode({k: v for k, v in params.items() if v is not None})}"
         )
 
-    async def consent_page(self, http: httpx.AsyncClient, url: str,
-                           username: str = "alice") -> httpx.Response:
+    async def consent_page(
+        self, http: httpx.AsyncClient, url: str, username: str = "alice"
+    ) -> httpx.Response:
         """/authorize -> login form -> logged in -> the consent page."""
         reply = await http.get(url)
         assert reply.status_code == 302, reply.text
         assert "/oauth/consent?request=" in reply.headers["location"]
         page = await http.get(reply.headers["location"])
         if 'name="password"' in page.text:
-            login = await http.post("/oauth/login", data={
-                "request": hidden(page.text, "request"), "csrf": hidden(page.text, "csrf"),
-                "username": username, "password": PASSWORD})
+            login = await http.post(
+                "/oauth/login",
+                data={
+                    "request": hidden(page.text, "request"),
+                    "csrf": hidden(page.text, "csrf"),
+                    "username": username,
+                    "password": PASSWORD,
+                },
+            )
             assert login.status_code == 303, login.text
             page = await http.get(login.headers["location"])
         assert page.status_code == 200, page.text
         assert "wants to use your Kenning memory" in page.text
         return page
 
-    async def browse(self, url: str, *, scopes: list[str] | None = None, username: str = "alice",
-                     action: str = "approve") -> httpx.Response:
+    async def browse(
+        self,
+        url: str,
+        *,
+        scopes: list[str] | None = None,
+        username: str = "alice",
+        action: str = "approve",
+    ) -> httpx.Response:
         """What a person does in the browser: log in, then allow (ticking
         ``scopes``, default: as shown)."""
         async with self.http() as http:
@@ -127,9 +150,12 @@ class OAuthKit:
                 if scopes is not None
                 else re.findall(r'name="scope" value="([^"]+)"\s+checked', page.text)
             )
-            form = {"request": hidden(page.text, "request"), "csrf": hidden(page.text, "csrf"),
-                    "action": action,
-                    "scope": chosen}
+            form = {
+                "request": hidden(page.text, "request"),
+                "csrf": hidden(page.text, "csrf"),
+                "action": action,
+                "scope": chosen,
+            }
             return await http.post("/oauth/consent", data=form)
 
     async def code(self, client: Client, challenge: str, **extra: Any) -> str:
@@ -140,12 +166,20 @@ class OAuthKit:
         assert params["state"] == "st-1"
         return params["code"]
 
-    async def token(self, client: Client, code: str, verifier: str, *,
-                    redirect_uri: str | None = None) -> httpx.Response:
+    async def token(
+        self, client: Client, code: str, verifier: str, *, redirect_uri: str | None = None
+    ) -> httpx.Response:
         async with self.http() as http:
-            return await http.post("/token", data={
-                "grant_type": "authorization_code", "code": code, "code_verifier": verifier,
-                "redirect_uri": redirect_uri or client.redirect_uri, **client.auth()})
+            return await http.post(
+                "/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": code,
+                    "code_verifier": verifier,
+                    "redirect_uri": redirect_uri or client.redirect_uri,
+                    **client.auth(),
+                },
+            )
 
     async def tokens(self, client: Client, **extra: Any) -> dict[str, Any]:
         """A whole authorization: code, then tokens (which must be issued)."""
@@ -158,10 +192,14 @@ class OAuthKit:
 
     async def refresh(self, client: Client, refresh_token: str) -> httpx.Response:
         async with self.http() as http:
-            return await http.post("/token",
-                                   data={"grant_type": "refresh_token",
-                                         "refresh_token": refresh_token,
-                                                   **client.auth()})
+            return await http.post(
+                "/token",
+                data={
+                    "grant_type": "refresh_token",
+                    "refresh_token": refresh_token,
+                    **client.auth(),
+                },
+            )
 
     async def revoke(self, client: Client, token: str) -> httpx.Response:
         async with self.http() as http:
@@ -169,9 +207,16 @@ class OAuthKit:
 
     async def mcp_status(self, access_token: str) -> int:
         """The HTTP status of an MCP initialize sent with ``access_token``."""
-        body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                           "clientInfo": {"name": "probe", "version": "0"}}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        }
         async with self.http() as http:
             reply = await http.post(
                 "/mcp",
@@ -186,14 +231,24 @@ class OAuthKit:
 
 def oauth_settings(settings: Settings, **overrides: Any) -> Settings:
     port = free_port()
-    values: dict[str, Any] = {"key_prefix": settings.key_prefix, "mcp_port": port, "oauth": True,
-                              "mcp_public_url": f"http://127.0.0.1:{port}"}
+    values: dict[str, Any] = {
+        "key_prefix": settings.key_prefix,
+        "mcp_port": port,
+        "oauth": True,
+        "mcp_public_url": f"http://127.0.0.1:{port}",
+    }
     values.update(overrides)
     return make_settings(settings.data_dir, settings.valkey_port, **values)
 
 
-def start_oauth(engine: Engine, settings: Settings, *, clock: ManualClock | None = None,
-                users: dict[str, str] | None = None, **overrides: Any) -> OAuthKit:
+def start_oauth(
+    engine: Engine,
+    settings: Settings,
+    *,
+    clock: ManualClock | None = None,
+    users: dict[str, str] | None = None,
+    **overrides: Any,
+) -> OAuthKit:
     """A started MCP server with OAuth; ``users`` (username -> role,
     default alice: editor) exist."""
     config = oauth_settings(settings, **overrides)

@@ -14,5 +14,6 @@ def test_this_environment_has_every_accelerator() -> None:
 
 def test_a_missing_accelerator_is_named() -> None:
     assert missing_accelerators(lambda _: object()) == []  # the control: all found, none named
-    assert missing_accelerators(lambda name: None if name == "httptools"
-                                else object()) == ["httptools"]
+    assert missing_accelerators(lambda name: None if name == "httptools" else object()) == [
+        "httptools"
+    ]

@@ -11,19 +11,26 @@ import pytest
 from fastmcp import Client
 from mcp import MCPError
 
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.access.tokens import Tokens
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder
 from kenning.store import Store, connect
-from kenning.tokens import Tokens
 from mcp_server.auth import CACHE_SECONDS, OUTAGE_GRACE_SECONDS, UNVERIFIED, TokenAuth
 from tests.mcp_server.conftest import SteppedClock, mcp_settings, ok, refused, start_harness
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "probe", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -37,8 +44,11 @@ async def test_a_revoked_token_stops_once_the_cache_window_passes(engine: Engine
     verifier = TokenAuth(engine.tokens, clock=clock)
     first = await verifier.verify_token(secret)
     assert first is not None
-    assert (first.client_id, first.scopes, first.claims[UNVERIFIED]) == ("soon-revoked",
-                                                                         ["read", "write"], False)
+    assert (first.client_id, first.scopes, first.claims[UNVERIFIED]) == (
+        "soon-revoked",
+        ["read", "write"],
+        False,
+    )
     engine.tokens.revoke("soon-revoked", actor="pytest")
     clock.now += CACHE_SECONDS - 1
     assert await verifier.verify_token(secret) is not None  # the documented revocation delay
@@ -52,8 +62,10 @@ async def test_during_an_outage_recent_tokens_pass_unverified_without_scopes(
     doomed_valkey: EmbeddedValkey,
 ) -> None:
     tokens = _tokens(doomed_valkey.settings)
-    secrets = {name: tokens.create(name, "admin", actor="pytest")[1]
-               for name in ("stale", "recent", "revoked")}
+    secrets = {
+        name: tokens.create(name, "admin", actor="pytest")[1]
+        for name in ("stale", "recent", "revoked")
+    }
     _, unseen = tokens.create("unseen", "admin", actor="pytest")
     clock = SteppedClock()
     verifier = TokenAuth(tokens, clock=clock)
@@ -75,7 +87,8 @@ async def test_during_an_outage_recent_tokens_pass_unverified_without_scopes(
 
 
 async def test_an_unverified_token_runs_no_tool_and_hears_about_the_outage(
-        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    doomed_valkey: EmbeddedValkey, embedder: Embedder
+) -> None:
     settings = doomed_valkey.settings
     engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
     clock = SteppedClock()
@@ -94,9 +107,11 @@ async def test_an_unverified_token_runs_no_tool_and_hears_about_the_outage(
         ), message
         clock.now += OUTAGE_GRACE_SECONDS
         async with httpx.AsyncClient(base_url=harness.base) as http:
-            late = await http.post("/mcp", json=INITIALIZE,
-                                   headers={**HEADERS,
-                                            "Authorization": f"Bearer {harness.secrets['read']}"})
+            late = await http.post(
+                "/mcp",
+                json=INITIALIZE,
+                headers={**HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"},
+            )
         assert late.status_code == 401
     finally:
         harness.service.stop()
@@ -110,22 +125,26 @@ async def test_over_http_a_revoked_token_is_refused_after_the_cache_window(
     _, secret = engine.tokens.create("revoked-later", "write", actor="pytest")
     try:
         async with Client(harness.url, auth=secret) as client:
-            stored = await ok(client, "remember",
-                              {"content": "Written before the token was revoked"})
+            stored = await ok(
+                client, "remember", {"content": "Written before the token was revoked"}
+            )
             engine.tokens.revoke("revoked-later", actor="pytest")
             clock.now += CACHE_SECONDS + 1
             with pytest.raises(MCPError, match="error response"):  # the 401 ends the session
-                await client.call_tool("remember",
-                                       {"content": "Written after the token was revoked"})
+                await client.call_tool(
+                    "remember", {"content": "Written after the token was revoked"}
+                )
     finally:
         harness.service.stop()
     assert engine.memories.get(stored["key"]).actor == "revoked-later"
-    assert [e.action for e in engine.store.audit.recent(limit=20)
-            if e.action == "remember"] == ["remember"]
+    assert [e.action for e in engine.store.audit.recent(limit=20) if e.action == "remember"] == [
+        "remember"
+    ]
 
 
-async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings: Settings,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+async def test_no_secret_reaches_any_log_even_at_debug(
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
     harness = start_harness(engine, mcp_settings(settings))
     try:
         with caplog.at_level(logging.DEBUG):
@@ -136,8 +155,9 @@ async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings:
                 await refused(reader, "remember", {"content": "refused by scope"})
             async with httpx.AsyncClient(base_url=harness.base) as http:
                 wrong = harness.secrets["admin"][:-2] + "xx"
-                await http.post("/mcp", json=INITIALIZE,
-                                headers={**HEADERS, "Authorization": f"Bearer {wrong}"})
+                await http.post(
+                    "/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {wrong}"}
+                )
     finally:
         harness.service.stop()
     logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in caplog.records)
@@ -148,16 +168,21 @@ async def test_no_secret_reaches_any_log_even_at_debug(engine: Engine, settings:
         assert secret.removeprefix("kn_") not in logged
 
 
-async def test_a_401_says_how_to_get_a_token_and_never_to_re_register(engine: Engine,
-                                                                      settings: Settings) -> None:
+async def test_a_401_says_how_to_get_a_token_and_never_to_re_register(
+    engine: Engine, settings: Settings
+) -> None:
     harness = start_harness(engine, mcp_settings(settings))
     try:
         async with httpx.AsyncClient(base_url=harness.base) as http:
-            good = await http.post("/mcp", json=INITIALIZE, headers={
-                **HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"})
+            good = await http.post(
+                "/mcp",
+                json=INITIALIZE,
+                headers={**HEADERS, "Authorization": f"Bearer {harness.secrets['read']}"},
+            )
             missing = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
-            wrong = await http.post("/mcp", json=INITIALIZE,
-                                    headers={**HEADERS, "Authorization": "Bearer nope"})
+            wrong = await http.post(
+                "/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer nope"}
+            )
     finally:
         harness.service.stop()
     assert good.status_code == 200  # positive control: a known token gets in

@@ -67,15 +67,21 @@ async def test_the_checker_catches_wrong_names_parameters_and_types() -> None:
     known = await schemas()
     assert problems('recall(query="x", top_k=3)', known) == []  # positive control
     assert problems('recal(query="x")', known) == ["recal is not a registered tool"]
-    assert problems('recall(question="x")', known) == ["recall: no parameter 'question'",
-                                                       "recall: missing required 'query'"]
-    assert problems('recall(query="x", top_k="3")',
-                    known)[0].startswith("recall: top_k='3' does not fit")
+    assert problems('recall(question="x")', known) == [
+        "recall: no parameter 'question'",
+        "recall: missing required 'query'",
+    ]
+    assert problems('recall(query="x", top_k="3")', known)[0].startswith(
+        "recall: top_k='3' does not fit"
+    )
     assert problems('remember(content="x", tags="ci")', known)[0].startswith("remember: tags='ci'")
     assert problems('remember_document(text="x", strategy="chapters")', known) != []
     approach = 'record_experience(key="k", effort=3, outcome="pivoted", abandoned_approaches=[{}])'
     # positive control
     assert problems(approach.format('{"name": "celery", "type": "library"}'), known) == []
-    for wrong in ('{"type": "library"}', '{"name": "celery", "kind": "library"}',
-                  '{"name": "celery", "type": "lib"}'):
+    for wrong in (
+        '{"type": "library"}',
+        '{"name": "celery", "kind": "library"}',
+        '{"name": "celery", "type": "lib"}',
+    ):
         assert problems(approach.format(wrong), known) != [], wrong

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
+from kenning.core.errors import BackendUnavailable, InvalidInput, NotFound, StoreError
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import BackendUnavailable, InvalidInput, NotFound, StoreError
-from kenning.settings import Settings
 from mcp_server.app import build_server
 from mcp_server.errors import EngineToolError, translate
 from tests.mcp_server.conftest import mcp_settings, ok, refused
@@ -39,15 +39,17 @@ def test_an_outage_is_never_phrased_as_an_empty_result() -> None:
 
 def test_a_refused_command_says_what_the_server_answered_and_is_not_an_outage() -> None:
     answer = "Valkey answered with an error: Index field `distance` does not exist"
-    error = translate(StoreError(answer, hint="the store is up; this command was refused"),
-                      "recall")
+    error = translate(
+        StoreError(answer, hint="the store is up; this command was refused"), "recall"
+    )
     assert isinstance(error, EngineToolError)
     assert (error.code, error.outage) == ("store_error", False)
     assert str(error) == f"store_error: {answer} (hint: the store is up; this command was refused)"
 
 
 def test_an_outage_shows_its_summary_and_logs_the_details_under_a_request_id(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     with caplog.at_level(logging.WARNING, logger="mcp_server.errors"):
         error = translate(
             BackendUnavailable(
@@ -78,8 +80,9 @@ def test_unexpected_errors_are_masked_and_logged_with_a_request_id(
     assert match is not None
     assert "secret internals" not in str(error)
     assert str(error).startswith("internal_error:")
-    assert any(match.group(1) in record.getMessage() and record.exc_info
-               for record in caplog.records)
+    assert any(
+        match.group(1) in record.getMessage() and record.exc_info for record in caplog.records
+    )
 
 
 async def test_a_tool_that_crashes_reaches_the_client_masked(
@@ -115,16 +118,19 @@ async def test_arguments_the_schema_refuses_read_like_engine_errors(
     assert "invalid_arguments" in (ERRORS_DOC.read_text(encoding="utf-8"))
     lines = [r for r in caplog.records if "recall" in r.getMessage() and r.levelno >= logging.INFO]
     assert [(r.levelname, r.getMessage()) for r in lines] == [
-        ("INFO", "tool recall: invalid_arguments: top_k (int_parsing)")]
+        ("INFO", "tool recall: invalid_arguments: top_k (int_parsing)")
+    ]
 
 
-async def test_an_expected_engine_error_is_one_info_line(mcp_client: Client[Any],
-                                                         caplog: pytest.LogCaptureFixture) -> None:
+async def test_an_expected_engine_error_is_one_info_line(
+    mcp_client: Client[Any], caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.DEBUG):
         text = await refused(mcp_client, "recall_detail", {"keys": ["kenning:mem:knowledge:NOPE"]})
     assert text.startswith(("not_found:", "invalid_input:"))
-    lines = [r for r in caplog.records if "recall_detail" in r.getMessage()
-             and r.levelno >= logging.INFO]
+    lines = [
+        r for r in caplog.records if "recall_detail" in r.getMessage() and r.levelno >= logging.INFO
+    ]
     assert len(lines) == 1
     assert (lines[0].levelname, lines[0].exc_info) == ("INFO", None)
     assert lines[0].getMessage() == f"tool recall_detail: {text}"

@@ -11,9 +11,9 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import SSETransport
 
+from kenning.core.errors import InvalidInput
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.errors import InvalidInput
-from kenning.settings import Settings
 from kenning_cli.main import main
 from mcp_server import auth
 from mcp_server.app import build_server
@@ -21,9 +21,16 @@ from mcp_server.service import McpService
 from tests.conftest import make_settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, start_harness
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "probe", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 PUBLIC = "https://kenning.example.com"
 
@@ -37,8 +44,11 @@ def public_mcp(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
 
 async def _initialize(harness: McpHarness, **headers: str) -> httpx.Response:
     async with httpx.AsyncClient(base_url=harness.base) as http:
-        return await http.post("/mcp", json=INITIALIZE, headers={
-            **HEADERS, "Authorization": f"Bearer {harness.secrets['read']}", **headers})
+        return await http.post(
+            "/mcp",
+            json=INITIALIZE,
+            headers={**HEADERS, "Authorization": f"Bearer {harness.secrets['read']}", **headers},
+        )
 
 
 async def test_foreign_host_and_origin_are_rejected_public_ones_accepted(
@@ -49,31 +59,50 @@ async def test_foreign_host_and_origin_are_rejected_public_ones_accepted(
     assert (await _initialize(public_mcp, origin=PUBLIC)).status_code == 200
     assert (await _initialize(public_mcp, host="evil.example")).status_code == 421
     assert (await _initialize(public_mcp, origin="https://evil.example")).status_code == 403
-    assert (await _initialize(public_mcp, host="kenning.example.com",
-                              origin="http://evil.example")).status_code \
-        == 403
+    assert (
+        await _initialize(public_mcp, host="kenning.example.com", origin="http://evil.example")
+    ).status_code == 403
 
 
 async def test_host_and_origin_spellings_cannot_slip_past_the_allowlist(
     public_mcp: McpHarness,
 ) -> None:
     port = public_mcp.settings.mcp_port
-    accepted_hosts = ["KENNING.EXAMPLE.COM", "kenning.example.com:443", f"LocalHost:{port}",
-                      f"[::1]:{port}",
-                      "[::1]", f"127.0.0.1:{port}"]
-    rejected_hosts = ["kenning.example.com.evil.example", "evil.example:443",
-                      "kenning.example.com@evil.example",
-                      "evil.example#kenning.example.com", "kenning.example.com:443:evil",
-                      "[::2]:443",
-                      "127.0.0.1.evil.example", "0.0.0.0", "", "*"]
-    accepted_origins = ["HTTPS://KENNING.EXAMPLE.COM", "https://kenning.example.com:443",
-                        "https://kenning.example.com/", f"http://localhost:{port}",
-                        f"http://[::1]:{port}"]
-    rejected_origins = ["https://kenning.example.com.evil.example",
-                        "https://kenning.example.com:8443",
-                        "http://kenning.example.com", "null",
-                        "https://evil.example/kenning.example.com",
-                        "https://kenning.example.com@evil.example"]
+    accepted_hosts = [
+        "KENNING.EXAMPLE.COM",
+        "kenning.example.com:443",
+        f"LocalHost:{port}",
+        f"[::1]:{port}",
+        "[::1]",
+        f"127.0.0.1:{port}",
+    ]
+    rejected_hosts = [
+        "kenning.example.com.evil.example",
+        "evil.example:443",
+        "kenning.example.com@evil.example",
+        "evil.example#kenning.example.com",
+        "kenning.example.com:443:evil",
+        "[::2]:443",
+        "127.0.0.1.evil.example",
+        "0.0.0.0",
+        "",
+        "*",
+    ]
+    accepted_origins = [
+        "HTTPS://KENNING.EXAMPLE.COM",
+        "https://kenning.example.com:443",
+        "https://kenning.example.com/",
+        f"http://localhost:{port}",
+        f"http://[::1]:{port}",
+    ]
+    rejected_origins = [
+        "https://kenning.example.com.evil.example",
+        "https://kenning.example.com:8443",
+        "http://kenning.example.com",
+        "null",
+        "https://evil.example/kenning.example.com",
+        "https://kenning.example.com@evil.example",
+    ]
     for host in accepted_hosts:
         assert (await _initialize(public_mcp, host=host)).status_code == 200, host
     for host in rejected_hosts:
@@ -101,8 +130,9 @@ def test_allowlists_derive_from_the_public_url(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.0.2.10", "::"])
-def test_a_public_bind_without_auth_is_refused(engine: Engine, settings: Settings,
-                                               host: str) -> None:
+def test_a_public_bind_without_auth_is_refused(
+    engine: Engine, settings: Settings, host: str
+) -> None:
     unsafe = mcp_settings(settings, mcp_host=host, mcp_auth=False)
     with pytest.raises(InvalidInput, match="without authentication"):
         build_server(engine, unsafe)
@@ -123,25 +153,29 @@ def test_kenning_mcp_refuses_a_public_bind_without_auth_before_loading_anything(
     assert "refusing to listen on 0.0.0.0 without authentication" in capsys.readouterr().err
 
 
-async def test_loopback_without_auth_serves_the_local_user(engine: Engine,
-                                                           settings: Settings) -> None:
+async def test_loopback_without_auth_serves_the_local_user(
+    engine: Engine, settings: Settings
+) -> None:
     harness = start_harness(engine, mcp_settings(settings, mcp_auth=False))
     try:
         async with harness.client(None) as client:
-            stored = await ok(client, "remember",
-                              {"content": "Local mode needs no token on loopback"})
+            stored = await ok(
+                client, "remember", {"content": "Local mode needs no token on loopback"}
+            )
     finally:
         harness.service.stop()
     assert engine.memories.get(stored["key"]).actor == "local"
 
 
-async def test_stateless_http_and_the_opt_in_sse_transport(engine: Engine,
-                                                           settings: Settings) -> None:
+async def test_stateless_http_and_the_opt_in_sse_transport(
+    engine: Engine, settings: Settings
+) -> None:
     harness = start_harness(engine, mcp_settings(settings, mcp_stateless=True, mcp_sse=True))
     try:
         async with harness.client("write") as client:
-            key = (await ok(client, "remember",
-                            {"content": "Stateless mode works behind a balancer"}))["key"]
+            key = (
+                await ok(client, "remember", {"content": "Stateless mode works behind a balancer"})
+            )["key"]
         sse = Client(SSETransport(f"{harness.base}/sse", auth=harness.secrets["read"]))
         async with sse:
             found = await ok(sse, "recall_detail", {"keys": [key]})

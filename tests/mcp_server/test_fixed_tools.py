@@ -80,8 +80,9 @@ async def test_disabling_a_tool_is_seen_at_once(counted: tuple[FixedToolsMCP, li
     assert await server.get_tool("_echo") is not None
 
 
-async def test_a_tool_with_its_own_auth_is_never_kept(counted: tuple[FixedToolsMCP,
-                                                                     list[str]]) -> None:
+async def test_a_tool_with_its_own_auth_is_never_kept(
+    counted: tuple[FixedToolsMCP, list[str]],
+) -> None:
     server, asked = counted
     server.add_tool(Tool.from_function(_other, auth=require_scopes("anything")))
     assert await server.get_tool("_echo") is not None

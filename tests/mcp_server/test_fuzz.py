@@ -12,18 +12,39 @@ from fastmcp import Client
 from tests.mcp_server.conftest import McpHarness, remember, text_of
 
 CALLS_PER_TOOL = 3
-STRINGS = ["", " ", "x" * 60_000, "0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-23:59", "1e400",
-           "nan",
-           "*", "a\\-b*", "@content:(a|b)", "kenning:mem:knowledge:01ZZZ", "../../etc/passwd",
-           "\x00\x01",
-           "' OR 1=1 --", "ünïcödé ☃", "-1", "kenning-backup-20260101T000000Z.json", "global"]
+STRINGS = [
+    "",
+    " ",
+    "x" * 60_000,
+    "0001-01-01T00:00:00+00:01",
+    "9999-12-31T23:59:59-23:59",
+    "1e400",
+    "nan",
+    "*",
+    "a\\-b*",
+    "@content:(a|b)",
+    "kenning:mem:knowledge:01ZZZ",
+    "../../etc/passwd",
+    "\x00\x01",
+    "' OR 1=1 --",
+    "ünïcödé ☃",
+    "-1",
+    "kenning-backup-20260101T000000Z.json",
+    "global",
+]
 INTEGERS = [-1, 0, 1, 10**12, 2**63]
 NUMBERS = [-1.0, 0.5, 1e308]
 ARRAYS: list[list[Any]] = [[], ["*"], ["x"] * 100, [""], [1, None], ["0001-01-01"]]
 OBJECTS: list[dict[str, Any]] = [{}, {"a": 1}, {"approach": "*", "reason": ""}]
-BY_TYPE: dict[str, list[Any]] = {"string": STRINGS, "integer": INTEGERS, "number": NUMBERS,
-                                 "boolean": [True, False], "array": ARRAYS, "object": OBJECTS,
-                                 "null": [None]}
+BY_TYPE: dict[str, list[Any]] = {
+    "string": STRINGS,
+    "integer": INTEGERS,
+    "number": NUMBERS,
+    "boolean": [True, False],
+    "array": ARRAYS,
+    "object": OBJECTS,
+    "null": [None],
+}
 EVERYTHING = [v for values in BY_TYPE.values() for v in values]
 
 
@@ -42,8 +63,11 @@ def _value(rnd: random.Random, schema: dict[str, Any], key: str) -> Any:
 
 def _arguments(rnd: random.Random, schema: dict[str, Any], key: str) -> dict[str, Any]:
     required = set(schema.get("required", []))
-    return {name: _value(rnd, spec, key) for name, spec in schema.get("properties", {}).items()
-            if name in required or rnd.random() < 0.6}
+    return {
+        name: _value(rnd, spec, key)
+        for name, spec in schema.get("properties", {}).items()
+        if name in required or rnd.random() < 0.6
+    }
 
 
 async def _fuzz(client: Client[Any], rnd: random.Random, key: str) -> tuple[int, list[str]]:

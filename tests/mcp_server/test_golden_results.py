@@ -21,7 +21,7 @@ from typing import Any
 
 from fastmcp import Client
 
-from kenning.clock import ManualClock
+from kenning.core.clock import ManualClock
 from kenning.engine import Engine
 from tests.kenning.skill_history import DOMAIN, seed
 from tests.mcp_server.conftest import McpHarness, text_of
@@ -33,11 +33,24 @@ ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")
 SHA = re.compile(r"\b[0-9a-f]{64}\b|\b[0-9a-f]{12}(?=\u2026)")
 STREAM_ID = re.compile(r"\b\d{13}-\d+\b")  # audit event ids: the Valkey server's own clock
 # Fields that name the machine or the search module rather than the tool's behaviour.
-VOLATILE = {"uptime_seconds", "uptime", "module", "search_module", "valkey_version",
-            "module_version", "bytes",
-            "size", "size_bytes", "file", "path", "used_memory", "model", "backend",
-            "embedding_backend",
-            "index"}  # index: a fresh random suffix per reindex
+VOLATILE = {
+    "uptime_seconds",
+    "uptime",
+    "module",
+    "search_module",
+    "valkey_version",
+    "module_version",
+    "bytes",
+    "size",
+    "size_bytes",
+    "file",
+    "path",
+    "used_memory",
+    "model",
+    "backend",
+    "embedding_backend",
+    "index",
+}  # index: a fresh random suffix per reindex
 # Lists whose order among equals is not part of a tool's contract (a restore reports items in key
 # order, and the skill history's memories are written within one millisecond, so their
 # ULIDs may sort either way).
@@ -61,12 +74,14 @@ class Recorder:
         self.clock.advance(1)  # every call at its own second: no ties in what is sorted by time
         result = await self.client.call_tool(tool, arguments or {}, raise_on_error=False)
         if result.is_error:
-            self.steps.append({"tool": tool, "arguments": arguments or {},
-                               "error": text_of(result)})
+            self.steps.append(
+                {"tool": tool, "arguments": arguments or {}, "error": text_of(result)}
+            )
             return {}
         assert isinstance(result.structured_content, dict), tool
-        self.steps.append({"tool": tool, "arguments": arguments or {},
-                           "result": result.structured_content})
+        self.steps.append(
+            {"tool": tool, "arguments": arguments or {}, "result": result.structured_content}
+        )
         return result.structured_content
 
 
@@ -102,9 +117,9 @@ def normalise(value: Any, names: Names, field: str = "") -> Any:
         return sorted(out, key=json.dumps) if field in UNORDERED else out
     if isinstance(value, str):
         return names.text(value)
-    if isinstance(value,
-                  float) and (round(value, 2) != value
-                              or (_measured(field) and value not in (0.0, 1.0))):
+    if isinstance(value, float) and (
+        round(value, 2) != value or (_measured(field) and value not in (0.0, 1.0))
+    ):
         # scores and similarities differ in their last digits across CPUs and modules
         return "<float>"
     return value
@@ -118,9 +133,9 @@ def _measured(field: str) -> bool:
 
 
 async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
-    node = (await call("remember",
-                       {"content": NODE, "project": "alpha", "tags": ["ci"],
-                        "title": "docs build"}))
+    node = await call(
+        "remember", {"content": NODE, "project": "alpha", "tags": ["ci"], "title": "docs build"}
+    )
     await call("remember", {"content": NODE, "project": "alpha"})  # a duplicate
     staging = await call("remember", {"content": STAGING, "project": "alpha", "source": "runbook"})
     await call("remember", {"content": "x"})  # refused: too short or otherwise invalid
@@ -130,8 +145,10 @@ async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
     await call("recall_detail", {"keys": ["mem:knowledge:01ARZ3NDEKTSV4RRFFQ69G5FAV"]})
     await call("retag", {"key": node["key"], "add": ["docs"], "remove": ["ci"], "reason": "tidy"})
     clock.advance(60)
-    await call("update_memory",
-               {"key": staging["key"], "content": STAGING + " (since March)", "reason": "date"})
+    await call(
+        "update_memory",
+        {"key": staging["key"], "content": STAGING + " (since March)", "reason": "date"},
+    )
     await call("explain_memory", {"key": node["key"]})
     await call("memory_audit", {"projects": ["alpha"]})
     await call("history", {"key": staging["key"]})
@@ -141,8 +158,10 @@ async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
 
 async def lifecycle(call: Recorder, keys: dict[str, str]) -> None:
     staging = keys["staging"]
-    await call("deprioritise",
-               {"key": staging, "reason": "rarely needed", "reinstate_hints": ["blue-green"]})
+    await call(
+        "deprioritise",
+        {"key": staging, "reason": "rarely needed", "reinstate_hints": ["blue-green"]},
+    )
     await call("deprioritise", {"query": "scripts/gen.mjs uses fetch", "projects": ["alpha"]})
     await call("reinstate", {"key": staging, "reason": "needed again"})
     await call("archive", {"key": staging, "reason": "old"})
@@ -166,21 +185,34 @@ async def lifecycle(call: Recorder, keys: dict[str, str]) -> None:
 
 
 async def experience(call: Recorder, keys: dict[str, str]) -> None:
-    await call("log_abandoned",
-               {"name": "celery", "reason": "too heavy for three jobs", "effort": 4,
-                                 "project": "alpha"})
+    await call(
+        "log_abandoned",
+        {"name": "celery", "reason": "too heavy for three jobs", "effort": 4, "project": "alpha"},
+    )
     await call("warn_if_abandoned", {"query": "shall we use celery for the nightly jobs?"})
-    await call("record_experience",
-               {"key": keys["node"], "effort": 3, "outcome": "succeeded", "iterations": 2,
-                                     "breakthrough": "pin Node",
-                                     "gotchas": ["fetch needs Node 18+"],
-                                     "abandoned_approaches": [{"name": "webpack",
-                                                               "reason": "slow"}]})
+    await call(
+        "record_experience",
+        {
+            "key": keys["node"],
+            "effort": 3,
+            "outcome": "succeeded",
+            "iterations": 2,
+            "breakthrough": "pin Node",
+            "gotchas": ["fetch needs Node 18+"],
+            "abandoned_approaches": [{"name": "webpack", "reason": "slow"}],
+        },
+    )
     await call("get_experience", {"key": keys["node"]})
     await call("experience_summary", {"project": "alpha"})
-    await call("remember_document",
-               {"text": "First part about caching.\n\nSecond part about queues.",
-                                     "title": "notes", "project": "alpha", "size": 200})
+    await call(
+        "remember_document",
+        {
+            "text": "First part about caching.\n\nSecond part about queues.",
+            "title": "notes",
+            "project": "alpha",
+            "size": 200,
+        },
+    )
 
 
 async def truth(call: Recorder, clock: ManualClock, keys: dict[str, str]) -> None:
@@ -190,22 +222,30 @@ async def truth(call: Recorder, clock: ManualClock, keys: dict[str, str]) -> Non
     listed = await call("list_contradictions", {"project": "shop"})
     await call("check_contradictions", {"project": "shop"})
     await call("briefing", {"project": "shop"})
-    await call("resolve_contradiction",
-               {"id": listed["contradictions"][0]["id"], "decision": "keep_b"})
+    await call(
+        "resolve_contradiction", {"id": listed["contradictions"][0]["id"], "decision": "keep_b"}
+    )
     await call("list_contradictions", {"status": "resolved"})
     await call("verify_memory", {"key": keys["node"], "note": "checked the workflow"})
     await call("verify_memory", {"key": fly["key"]})
     twin = await call("remember", {"content": NODE, "project": "alpha", "allow_duplicate": True})
     await call("find_duplicates", {"project": "alpha"})
-    await call("merge_duplicates",
-               {"keep": keys["node"], "others": [twin["key"]], "reason": "same"})
+    await call(
+        "merge_duplicates", {"keep": keys["node"], "others": [twin["key"]], "reason": "same"}
+    )
     await call("briefing", {"project": "alpha", "include_feeds": False})
 
 
 async def projects(call: Recorder) -> None:
-    await call("set_project_context",
-               {"name": "alpha", "description": "The docs site", "stack": ["node"],
-                                       "conventions": "small commits"})
+    await call(
+        "set_project_context",
+        {
+            "name": "alpha",
+            "description": "The docs site",
+            "stack": ["node"],
+            "conventions": "small commits",
+        },
+    )
     await call("set_project_context", {"name": "Alpha Beta"})
     await call("get_project_context", {"name": "alpha"})
     await call("update_project_state", {"name": "alpha", "state": "moving the build to Node 20"})
@@ -257,8 +297,9 @@ def compare(name: str, got: Any) -> None:
     assert text == path.read_text(encoding="utf-8"), f"{name} changed; diff against the golden file"
 
 
-async def test_every_tool_result_matches_the_golden_file(own_mcp: McpHarness,
-                                                         clock: ManualClock) -> None:
+async def test_every_tool_result_matches_the_golden_file(
+    own_mcp: McpHarness, clock: ManualClock
+) -> None:
     mcp = own_mcp
     async with mcp.client("admin") as client:
         call = Recorder(client, clock)

@@ -25,15 +25,27 @@ async def test_every_example_validates_against_the_tool_schemas() -> None:
     for call in calls:
         assert problems(call, schemas) == [], call
     named = {call.split("(", 1)[0] for call in calls}
-    assert {"briefing", "recall", "warn_if_abandoned", "remember", "record_experience",
-            "remember_document"} <= named
+    assert {
+        "briefing",
+        "recall",
+        "warn_if_abandoned",
+        "remember",
+        "record_experience",
+        "remember_document",
+    } <= named
 
 
 def test_the_instructions_cover_the_required_behaviours() -> None:
     text = Path(INSTRUCTIONS).read_text(encoding="utf-8").lower()
-    for phrase in ("briefing", "recall first", "abandoned", "remember proactively",
-                   "project and tags",
-                   "record what you did", "never store secrets"):
+    for phrase in (
+        "briefing",
+        "recall first",
+        "abandoned",
+        "remember proactively",
+        "project and tags",
+        "record what you did",
+        "never store secrets",
+    ):
         assert phrase in text, phrase
     assert len(text) < 2_500  # it costs the agent's context on every connect
 

@@ -13,12 +13,12 @@ import pytest
 import valkey
 from fastmcp import Client as McpClient
 
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.access.oauth import CODE_SECONDS, REFRESH_GRACE_SECONDS
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.oauth import CODE_SECONDS, REFRESH_GRACE_SECONDS
-from kenning.settings import Settings
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder
 from kenning.store import Store, connect
 from tests.mcp_server.conftest import ok, refused
 from tests.mcp_server.oauth_kit import PASSWORD, Client, OAuthKit, hidden, pkce, query, start_oauth
@@ -28,15 +28,20 @@ LOOPBACK = "http://127.0.0.1:53682/callback"
 
 @pytest.fixture
 def kit(engine: Engine, settings: Settings) -> Iterator[OAuthKit]:
-    started = start_oauth(engine, settings, users={"alice": "editor", "vera": "viewer"},
-                          oauth_registrations_per_hour=6)
+    started = start_oauth(
+        engine,
+        settings,
+        users={"alice": "editor", "vera": "viewer"},
+        oauth_registrations_per_hour=6,
+    )
     yield started
     started.service.stop()
 
 
 async def _public(kit: OAuthKit, redirect: str = LOOPBACK) -> Client:
-    return await kit.register(client_name="Test client", redirect_uris=[redirect],
-                              token_endpoint_auth_method="none")
+    return await kit.register(
+        client_name="Test client", redirect_uris=[redirect], token_endpoint_auth_method="none"
+    )
 
 
 def _audit(kit: OAuthKit) -> Any:
@@ -47,9 +52,9 @@ async def test_pkce_is_required_s256_only_and_the_verifier_must_match(kit: OAuth
     client = await _public(kit)
     verifier, challenge = pkce()
     async with kit.http() as http:
-        missing = await http.get(kit.authorize_url(client,
-                                                   challenge).replace(f"code_challenge={challenge}",
-                                                                      ""))
+        missing = await http.get(
+            kit.authorize_url(client, challenge).replace(f"code_challenge={challenge}", "")
+        )
         plain = await http.get(kit.authorize_url(client, challenge, code_challenge_method="plain"))
         short = await http.get(kit.authorize_url(client, "too-short"))
     for reply in (missing, plain, short):
@@ -69,10 +74,12 @@ async def test_redirect_uris_match_exactly_except_a_loopback_port(kit: OAuthKit)
     client = await _public(kit)
     _, challenge = pkce()
     async with kit.http() as http:
-        foreign = await http.get(kit.authorize_url(client, challenge,
-                                                   redirect_uri="https://evil.example/cb"))
-        other_path = await http.get(kit.authorize_url(client, challenge,
-                                                      redirect_uri="http://127.0.0.1:53682/other"))
+        foreign = await http.get(
+            kit.authorize_url(client, challenge, redirect_uri="https://evil.example/cb")
+        )
+        other_path = await http.get(
+            kit.authorize_url(client, challenge, redirect_uri="http://127.0.0.1:53682/other")
+        )
         other_port = await http.get(
             kit.authorize_url(client, challenge, redirect_uri="http://127.0.0.1:61999/callback")
         )
@@ -85,9 +92,9 @@ async def test_redirect_uris_match_exactly_except_a_loopback_port(kit: OAuthKit)
     assert tokens["access_token"].startswith("kna_")
     async with kit.http() as http:  # registration refuses what can never be a safe redirect
         for bad in ("http://evil.example/cb", "javascript:alert(1)", "https://x.example/cb#frag"):
-            reply = await http.post("/register",
-                                    json={"redirect_uris": [bad],
-                                          "token_endpoint_auth_method": "none"})
+            reply = await http.post(
+                "/register", json={"redirect_uris": [bad], "token_endpoint_auth_method": "none"}
+            )
             assert reply.status_code == 400, bad
             assert reply.json()["error"] == "invalid_redirect_uri"
 
@@ -104,8 +111,9 @@ async def test_a_code_is_single_use_and_its_reuse_revokes_what_it_produced(kit: 
     assert again.status_code == 401
     assert again.json()["error"] == "invalid_grant"
     assert await kit.mcp_status(access) == 401  # RFC 6749 §4.1.2: the replay revoked the tokens
-    assert _audit(kit).recent(limit=5,
-                              action="oauth_reuse_detected")[0].details["replayed"] == "code"
+    assert (
+        _audit(kit).recent(limit=5, action="oauth_reuse_detected")[0].details["replayed"] == "code"
+    )
 
 
 async def test_an_expired_code_is_refused(kit: OAuthKit) -> None:
@@ -140,12 +148,15 @@ async def test_a_replayed_refresh_token_revokes_the_family_after_the_grace_windo
     assert await kit.mcp_status(newest["access_token"]) == 401  # the whole family is gone
     assert (await kit.refresh(client, newest["refresh_token"])).status_code == 401
     event = _audit(kit).recent(limit=5, action="oauth_reuse_detected")[0]
-    assert (event.details["replayed"], event.details["client_id"]) == ("refresh_token",
-                                                                       client.client_id)
+    assert (event.details["replayed"], event.details["client_id"]) == (
+        "refresh_token",
+        client.client_id,
+    )
 
 
-async def test_a_token_for_another_resource_is_refused(kit: OAuthKit, engine: Engine,
-                                                       settings: Settings) -> None:
+async def test_a_token_for_another_resource_is_refused(
+    kit: OAuthKit, engine: Engine, settings: Settings
+) -> None:
     client = await _public(kit)
     tokens = await kit.tokens(client, resource=f"{kit.url}/")  # a trailing slash: the same resource
     assert await kit.mcp_status(tokens["access_token"]) == 200  # positive control
@@ -167,17 +178,20 @@ async def test_a_read_grant_cannot_run_a_write_tool(kit: OAuthKit) -> None:
     assert tokens["scope"] == "read"
     async with McpClient(kit.url, auth=tokens["access_token"]) as mcp:
         assert (await ok(mcp, "version"))["name"] == "kenning"
-        text = await refused(mcp, "remember",
-                             {"content": "deploys run from ops/deploy.sh", "project": "alpha"})
+        text = await refused(
+            mcp, "remember", {"content": "deploys run from ops/deploy.sh", "project": "alpha"}
+        )
     assert "needs the 'write' scope" in text
 
 
 async def test_a_viewer_cannot_grant_more_than_read(kit: OAuthKit) -> None:
     client = await _public(kit)
     verifier, challenge = pkce()
-    reply = await kit.browse(kit.authorize_url(client, challenge, scope="read write"),
-                             username="vera",
-                             scopes=["read", "write"])  # a forged form asks for write anyway
+    reply = await kit.browse(
+        kit.authorize_url(client, challenge, scope="read write"),
+        username="vera",
+        scopes=["read", "write"],
+    )  # a forged form asks for write anyway
     code = query(reply.headers["location"])["code"]
     tokens = await kit.token(client, code, verifier)
     assert tokens.json()["scope"] == "read"
@@ -189,31 +203,42 @@ async def test_consent_without_the_csrf_token_grants_nothing(kit: OAuthKit) -> N
     async with kit.http() as http:
         page = await kit.consent_page(http, kit.authorize_url(client, challenge))
         request_id = hidden(page.text, "request")
-        for form in ({"request": request_id, "action": "approve", "scope": "read"},
-                     {"request": request_id, "action": "approve", "scope": "read",
-                      "csrf": "forged"}):
+        for form in (
+            {"request": request_id, "action": "approve", "scope": "read"},
+            {"request": request_id, "action": "approve", "scope": "read", "csrf": "forged"},
+        ):
             forged = await http.post("/oauth/consent", data=form)
             assert forged.status_code == 403
             assert "location" not in forged.headers
-        real = await http.post("/oauth/consent",
-                               data={"request": request_id, "csrf": hidden(page.text, "csrf"),
-                                                       "action": "approve", "scope": "read"})
+        real = await http.post(
+            "/oauth/consent",
+            data={
+                "request": request_id,
+                "csrf": hidden(page.text, "csrf"),
+                "action": "approve",
+                "scope": "read",
+            },
+        )
     assert real.status_code == 302  # positive control: the request was still open
     assert "code" in query(real.headers["location"])
-    assert [e.action for e in _audit(kit).recent(limit=20)
-            if e.action == "oauth_grant"] == ["oauth_grant"]
+    assert [e.action for e in _audit(kit).recent(limit=20) if e.action == "oauth_grant"] == [
+        "oauth_grant"
+    ]
 
 
 async def test_the_consent_page_shows_the_client_the_redirect_host_and_the_scopes(
     kit: OAuthKit,
 ) -> None:
-    client = await kit.register(client_name="Cursor <b>",
-                                redirect_uris=["cursor://anysphere.cursor-mcp/oauth/callback"],
-                                token_endpoint_auth_method="none")
+    client = await kit.register(
+        client_name="Cursor <b>",
+        redirect_uris=["cursor://anysphere.cursor-mcp/oauth/callback"],
+        token_endpoint_auth_method="none",
+    )
     _, challenge = pkce()
     async with kit.http() as http:
-        page = await kit.consent_page(http,
-                                      kit.authorize_url(client, challenge, scope="read write"))
+        page = await kit.consent_page(
+            http, kit.authorize_url(client, challenge, scope="read write")
+        )
     assert "Cursor &lt;b&gt;" in page.text  # escaped
     assert "anysphere.cursor-mcp" in page.text
     assert 'value="read"' in page.text
@@ -228,8 +253,11 @@ async def test_a_wrong_password_is_refused_and_audited(kit: OAuthKit) -> None:
     async with kit.http() as http:
         start = await http.get(kit.authorize_url(client, challenge))
         page = await http.get(start.headers["location"])
-        form = {"request": hidden(page.text, "request"), "csrf": hidden(page.text, "csrf"),
-                "username": "alice"}
+        form = {
+            "request": hidden(page.text, "request"),
+            "csrf": hidden(page.text, "csrf"),
+            "username": "alice",
+        }
         wrong = await http.post("/oauth/login", data={**form, "password": PASSWORD + "!"})
         assert wrong.status_code == 401
         assert "wrong username or password" in wrong.text
@@ -242,18 +270,20 @@ async def test_a_wrong_password_is_refused_and_audited(kit: OAuthKit) -> None:
 
 async def test_registration_floods_are_throttled(kit: OAuthKit) -> None:
     for i in range(6):  # positive control: up to the limit, registrations succeed
-        await kit.register(client_name=f"c{i}", redirect_uris=[LOOPBACK],
-                           token_endpoint_auth_method="none")
+        await kit.register(
+            client_name=f"c{i}", redirect_uris=[LOOPBACK], token_endpoint_auth_method="none"
+        )
     async with kit.http() as http:
-        flooded = await http.post("/register",
-                                  json={"redirect_uris": [LOOPBACK],
-                                        "token_endpoint_auth_method": "none"})
+        flooded = await http.post(
+            "/register", json={"redirect_uris": [LOOPBACK], "token_endpoint_auth_method": "none"}
+        )
     assert flooded.status_code == 429
     assert flooded.json()["error"] == "rate_limited"
     assert len(_audit(kit).recent(limit=50, action="oauth_register")) == 6
     kit.clock.advance(3600)
-    await kit.register(client_name="next hour", redirect_uris=[LOOPBACK],
-                       token_endpoint_auth_method="none")
+    await kit.register(
+        client_name="next hour", redirect_uris=[LOOPBACK], token_endpoint_auth_method="none"
+    )
 
 
 async def test_a_registration_key_gates_registration(engine: Engine, settings: Settings) -> None:
@@ -262,10 +292,12 @@ async def test_a_registration_key_gates_registration(engine: Engine, settings: S
         body = {"redirect_uris": [LOOPBACK], "token_endpoint_auth_method": "none"}
         async with gated.http() as http:
             without = await http.post("/register", json=body)
-            wrong = await http.post("/register", json=body,
-                                    headers={"Authorization": "Bearer nope"})
-            right = await http.post("/register", json=body,
-                                    headers={"Authorization": "Bearer s3cret-registration-key"})
+            wrong = await http.post(
+                "/register", json=body, headers={"Authorization": "Bearer nope"}
+            )
+            right = await http.post(
+                "/register", json=body, headers={"Authorization": "Bearer s3cret-registration-key"}
+            )
         assert (without.status_code, wrong.status_code) == (401, 401)
         assert right.status_code == 201
     finally:
@@ -275,8 +307,9 @@ async def test_a_registration_key_gates_registration(engine: Engine, settings: S
 async def test_no_code_token_or_client_secret_is_readable_in_a_valkey_dump(
     kit: OAuthKit, client: valkey.Valkey
 ) -> None:
-    confidential = await kit.register(client_name="claude.ai",
-                                      redirect_uris=["https://claude.ai/api/mcp/auth_callback"])
+    confidential = await kit.register(
+        client_name="claude.ai", redirect_uris=["https://claude.ai/api/mcp/auth_callback"]
+    )
     assert confidential.secret
     verifier, challenge = pkce()
     code = await kit.code(confidential, challenge)
@@ -289,9 +322,15 @@ async def test_no_code_token_or_client_secret_is_readable_in_a_valkey_dump(
     assert b"oauth:access:" in dump
     assert b"oauth:refresh:" in dump
     assert b"oauth:code:" in dump
-    for secret in (code, unredeemed, tokens["access_token"], tokens["refresh_token"],
-                   rotated["access_token"],
-                   rotated["refresh_token"], confidential.secret):
+    for secret in (
+        code,
+        unredeemed,
+        tokens["access_token"],
+        tokens["refresh_token"],
+        rotated["access_token"],
+        rotated["refresh_token"],
+        confidential.secret,
+    ):
         assert secret.encode() not in dump
 
 
@@ -314,8 +353,9 @@ async def test_no_oauth_secret_reaches_any_log_even_at_debug(
     kit: OAuthKit, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.DEBUG):
-        client = await kit.register(client_name="claude.ai",
-                                    redirect_uris=["https://claude.ai/api/mcp/auth_callback"])
+        client = await kit.register(
+            client_name="claude.ai", redirect_uris=["https://claude.ai/api/mcp/auth_callback"]
+        )
         verifier, challenge = pkce()
         code = await kit.code(client, challenge)
         tokens = (await kit.token(client, code, verifier)).json()
@@ -330,8 +370,15 @@ async def test_no_oauth_secret_reaches_any_log_even_at_debug(
     logged = "\n".join(f"{r.getMessage()} {r.exc_text or ''}" for r in records)
     assert "httpx" in {r.name for r in records}  # positive control: the requests were logged
     assert "/token" in logged
-    for secret in (code, tokens["access_token"], tokens["refresh_token"], rotated["access_token"],
-                   rotated["refresh_token"], str(client.secret), PASSWORD):
+    for secret in (
+        code,
+        tokens["access_token"],
+        tokens["refresh_token"],
+        rotated["access_token"],
+        rotated["refresh_token"],
+        str(client.secret),
+        PASSWORD,
+    ):
         assert secret not in logged
 
 
@@ -347,7 +394,8 @@ async def test_a_disabled_accounts_tokens_stop_at_their_next_use(kit: OAuthKit) 
 
 
 async def test_during_an_outage_a_recent_oauth_token_hears_about_it_instead_of_a_401(
-        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    doomed_valkey: EmbeddedValkey, embedder: Embedder
+) -> None:
     settings = doomed_valkey.settings
     engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(time.time()))
     kit = start_oauth(engine, settings)

@@ -11,10 +11,10 @@ import httpx
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder, ObservedEmbedder
+from kenning.core.clock import ManualClock
 from kenning.engine import Engine
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder, ObservedEmbedder
 from kenning.store import connect
 from mcp_server.metrics import Metrics
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, refused, start_harness
@@ -42,23 +42,38 @@ async def test_metrics_count_calls_errors_and_latency_per_tool(mcp: McpHarness) 
     assert response.headers["content-type"].startswith("text/plain")
     found = samples(response.text)
     assert found[("kenning_mcp_tool_calls_total", (("outcome", "ok"), ("tool", "remember")))] == 1.0
-    assert found[("kenning_mcp_tool_calls_total",
-                  (("outcome", "error"), ("tool", "recall")))] == 1.0
-    assert found[("kenning_mcp_tool_errors_total",
-                  (("code", "invalid_arguments"), ("tool", "recall")))] == 1.0
-    assert found[("kenning_mcp_tool_errors_total",
-                  (("code", "permission_denied"), ("tool", "remember")))] == 1.0
+    assert (
+        found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "recall")))] == 1.0
+    )
+    assert (
+        found[
+            ("kenning_mcp_tool_errors_total", (("code", "invalid_arguments"), ("tool", "recall")))
+        ]
+        == 1.0
+    )
+    assert (
+        found[
+            ("kenning_mcp_tool_errors_total", (("code", "permission_denied"), ("tool", "remember")))
+        ]
+        == 1.0
+    )
     assert found[("kenning_mcp_tool_latency_seconds_count", (("tool", "remember"),))] == 2.0
-    assert found[("kenning_mcp_tool_calls_total",
-                  (("outcome", "error"), ("tool", "unknown")))] == 2.0
-    assert found[("kenning_mcp_tool_errors_total",
-                  (("code", "not_found"), ("tool", "unknown")))] == 2.0
+    assert (
+        found[("kenning_mcp_tool_calls_total", (("outcome", "error"), ("tool", "unknown")))] == 2.0
+    )
+    assert (
+        found[("kenning_mcp_tool_errors_total", (("code", "not_found"), ("tool", "unknown")))]
+        == 2.0
+    )
     assert "no_such_tool" not in response.text
     assert ("kenning_valkey_errors_total", ()) in found
     assert ("kenning_embedding_latency_seconds_count", ()) in found
-    assert REGISTRY.get_sample_value("kenning_mcp_tool_calls_total",
-                                     {"tool": "remember", "outcome": "ok"}) \
-        is None  # the process-wide default registry is untouched
+    assert (
+        REGISTRY.get_sample_value(
+            "kenning_mcp_tool_calls_total", {"tool": "remember", "outcome": "ok"}
+        )
+        is None
+    )  # the process-wide default registry is untouched
 
 
 async def test_a_recall_log_write_given_up_is_counted(mcp: McpHarness) -> None:
@@ -83,12 +98,17 @@ async def test_healthz_reports_every_check(mcp: McpHarness) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert {name for name, check in body["checks"].items() if check["ok"]} == \
-        {"valkey", "search_module", "indexes", "model"}
+    assert {name for name, check in body["checks"].items() if check["ok"]} == {
+        "valkey",
+        "search_module",
+        "indexes",
+        "model",
+    }
 
 
 async def test_valkey_outage_mid_session_is_reported_as_an_outage(
-        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    doomed_valkey: EmbeddedValkey, embedder: Embedder
+) -> None:
     settings = doomed_valkey.settings
     engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
     harness = start_harness(engine, mcp_settings(settings))
@@ -100,14 +120,14 @@ async def test_valkey_outage_mid_session_is_reported_as_an_outage(
             doomed_valkey.stop()
             during: tuple[tuple[str, dict[str, Any]], ...] = (
                 ("recall", {"query": "are outages loud?"}),
-                                                              ("recall_index",
-                                                               {"query": "are outages loud?"}),
+                ("recall_index", {"query": "are outages loud?"}),
                 ("recall_detail", {"keys": [stored["key"]]}),
-                                                              ("explain_memory",
-                                                               {"key": stored["key"]}),
+                ("explain_memory", {"key": stored["key"]}),
                 ("remember", {"content": "written during the outage"}),
                 ("remember_document", {"text": "A document written during the outage."}),
-                ("memory_audit", {}), ("list_projects", {}))
+                ("memory_audit", {}),
+                ("list_projects", {}),
+            )
             for tool, arguments in during:
                 message = await refused(client, tool, arguments)
                 assert message.startswith("backend_unavailable: memory could NOT be checked"), (
@@ -122,8 +142,12 @@ async def test_valkey_outage_mid_session_is_reported_as_an_outage(
     finally:
         harness.service.stop()
     assert health.status_code == 503
-    assert health.json()["checks"] == {"valkey": {"ok": False}, "search_module": {"ok": False},
-                                       "indexes": {"ok": False}, "model": {"ok": True}}
+    assert health.json()["checks"] == {
+        "valkey": {"ok": False},
+        "search_module": {"ok": False},
+        "indexes": {"ok": False},
+        "model": {"ok": True},
+    }
     assert str(settings.valkey_port) not in health.text
     assert metrics[("kenning_valkey_errors_total", ())] == len(during)
 
@@ -138,7 +162,8 @@ def test_observed_embedder_records_embedding_latency(embedder: Embedder) -> None
 
 
 async def test_healthz_answers_503_within_its_deadline_when_valkey_hangs(
-        doomed_valkey: EmbeddedValkey, embedder: Embedder) -> None:
+    doomed_valkey: EmbeddedValkey, embedder: Embedder
+) -> None:
     settings = doomed_valkey.settings
     engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
     harness = start_harness(engine, mcp_settings(settings, health_timeout_seconds=0.5))

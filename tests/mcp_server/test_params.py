@@ -12,26 +12,37 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from kenning.contradictions import DECISIONS
-from kenning.embedding import default_model_path
-from kenning.experience import OUTCOMES
-from kenning.models import STATES
-from kenning.schema import NAMESPACES
+from kenning.core.models import STATES
+from kenning.core.schema import NAMESPACES
+from kenning.memory.experience import OUTCOMES
+from kenning.runtime.embedding import default_model_path
 from kenning.store.contradictions import STATUSES
+from kenning.truth.contradictions import DECISIONS
 from mcp_server import params
 from tests.mcp_server.conftest import probe
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mcp-tools.md"
 SERVER, REGISTRY = probe()
-CLOSED = {"namespace", "namespaces", "states", "status", "decision", "outcome", "type", "strategy",
-          "sort"}
+CLOSED = {
+    "namespace",
+    "namespaces",
+    "states",
+    "status",
+    "decision",
+    "outcome",
+    "type",
+    "strategy",
+    "sort",
+}
 RANKS = {"read": 0, "write": 1, "admin": 2}
 
 
 async def listed() -> dict[str, dict[str, Any]]:
     """Each tool as tools/list sends it (the MCP wire form)."""
-    return {t.name: t.to_mcp_tool().model_dump(mode="json", by_alias=True, exclude_none=True)
-            for t in await SERVER.list_tools()}
+    return {
+        t.name: t.to_mcp_tool().model_dump(mode="json", by_alias=True, exclude_none=True)
+        for t in await SERVER.list_tools()
+    }
 
 
 def properties(tool: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -68,8 +79,11 @@ async def test_closed_sets_are_enums_and_numbers_carry_bounds() -> None:
             if param in CLOSED:
                 assert '"enum"' in text, f"{name}.{param} is a closed set without an enum"
                 checked += 1
-            if schema.get("type") in ("integer",
-                                      "number") or '"integer"' in text or '"number"' in text:
+            if (
+                schema.get("type") in ("integer", "number")
+                or '"integer"' in text
+                or '"number"' in text
+            ):
                 assert '"minimum"' in text, f"{name}.{param} has no lower bound"
                 assert '"maximum"' in text, f"{name}.{param} has no upper bound"
                 checked += 1
@@ -95,13 +109,17 @@ async def test_the_tools_list_sizes_in_the_docs_are_the_measured_ones() -> None:
         seen = [t for n, t in tools.items() if RANKS[REGISTRY.specs[n].scope] <= rank]
         text = json.dumps({"tools": seen})
         measured[scope] = len(tokenizer.encode(text, add_special_tokens=False).ids)
-    rows = dict(re.findall(r"^\| `(read|write|admin)` \| \d+ \| [\d,]+ \| ([\d,]+) \|",
-                           DOC.read_text("utf-8"),
-                           flags=re.MULTILINE))
+    rows = dict(
+        re.findall(
+            r"^\| `(read|write|admin)` \| \d+ \| [\d,]+ \| ([\d,]+) \|",
+            DOC.read_text("utf-8"),
+            flags=re.MULTILINE,
+        )
+    )
     assert set(rows) == set(RANKS), "docs/mcp-tools.md lost its tools/list size table"
     for scope, tokens in measured.items():
         documented = int(rows[scope].replace(",", ""))
         assert abs(documented - tokens) <= 0.03 * tokens, (
             f"tools/list for {scope} is {tokens} tokens; docs/mcp-tools.md says "
-                                                           f"{documented}: update the table"
+            f"{documented}: update the table"
         )

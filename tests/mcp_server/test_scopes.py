@@ -13,16 +13,29 @@ from tests.mcp_server.conftest import McpHarness, ok, probe, refused
 _, REGISTRY = probe()
 MUTATING = sorted(name for name, spec in REGISTRY.specs.items() if not spec.read_only)
 ADMIN_ONLY = sorted(name for name, spec in REGISTRY.specs.items() if spec.scope == "admin")
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "probe", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 def test_the_registry_has_mutating_tools_and_read_tools_cannot_mutate() -> None:
-    assert {"remember", "forget", "update_memory", "retag", "remember_document",
-            "set_project_context",
-            "update_project_state"} <= set(MUTATING)
+    assert {
+        "remember",
+        "forget",
+        "update_memory",
+        "retag",
+        "remember_document",
+        "set_project_context",
+        "update_project_state",
+    } <= set(MUTATING)
     for spec in REGISTRY.specs.values():
         assert isinstance(spec, ToolSpec)
         assert not (spec.scope == "read" and not spec.read_only), spec
@@ -47,8 +60,9 @@ async def test_a_read_token_is_refused_every_mutating_tool_before_anything_chang
     async with mcp.client("read") as reader:
         assert (await ok(reader, "recall_detail", {"keys": [key]}))["memories"][0]["key"] == key
         for name in MUTATING:
-            message = await refused(reader, name,
-                                    {"key": key, "content": "changed", "confirm": True})
+            message = await refused(
+                reader, name, {"key": key, "content": "changed", "confirm": True}
+            )
             assert message.startswith("permission_denied:"), f"{name}: {message}"
             assert f"needs the '{REGISTRY.specs[name].scope}' scope" in message, name
             assert "test-read" in message, name
@@ -86,11 +100,14 @@ async def test_a_write_token_is_refused_admin_tools_and_admin_holds_everything(
 async def test_no_token_or_a_wrong_token_is_refused_over_http(mcp: McpHarness) -> None:
     async with httpx.AsyncClient(base_url=mcp.base) as http:
         anonymous = await http.post("/mcp", json=INITIALIZE, headers=HEADERS)
-        wrong = await http.post("/mcp", json=INITIALIZE,
-                                headers={**HEADERS, "Authorization": "Bearer kn_nope"})
-        right = await http.post("/mcp", json=INITIALIZE,
-                                headers={**HEADERS,
-                                         "Authorization": f"Bearer {mcp.secrets['read']}"})
+        wrong = await http.post(
+            "/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": "Bearer kn_nope"}
+        )
+        right = await http.post(
+            "/mcp",
+            json=INITIALIZE,
+            headers={**HEADERS, "Authorization": f"Bearer {mcp.secrets['read']}"},
+        )
     assert anonymous.status_code == 401
     assert wrong.status_code == 401
     assert right.status_code == 200  # positive control: the same request with a valid token
@@ -104,11 +121,17 @@ async def test_a_revoked_token_is_refused(mcp: McpHarness) -> None:
     _, control = mcp.engine.tokens.create("still-valid", "write", actor="pytest")
     mcp.engine.tokens.revoke("short-lived", actor="pytest")
     async with httpx.AsyncClient(base_url=mcp.base) as http:
-        response = await http.post("/mcp", json=INITIALIZE,
-                                   headers={**HEADERS, "Authorization": f"Bearer {secret}"})
-        valid = await http.post("/mcp", json=INITIALIZE,
-                                headers={**HEADERS, "Authorization": f"Bearer {control}"})
+        response = await http.post(
+            "/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {secret}"}
+        )
+        valid = await http.post(
+            "/mcp", json=INITIALIZE, headers={**HEADERS, "Authorization": f"Bearer {control}"}
+        )
     assert response.status_code == 401
     assert valid.status_code == 200  # positive control: a token created the same way, not revoked
-    assert [t.name for t in mcp.engine.tokens.all()] == ["still-valid", "test-admin", "test-read",
-                                                         "test-write"]
+    assert [t.name for t in mcp.engine.tokens.all()] == [
+        "still-valid",
+        "test-admin",
+        "test-read",
+        "test-write",
+    ]

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, start_harness
 
 INITIALIZE = {
@@ -29,16 +29,21 @@ IDLE = 1.5
 
 @pytest.fixture
 def capped(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
-    harness = start_harness(engine,
-                            mcp_settings(settings, mcp_stateless=False, mcp_sessions_per_token=3,
-                                                 mcp_session_idle_seconds=IDLE))
+    harness = start_harness(
+        engine,
+        mcp_settings(
+            settings, mcp_stateless=False, mcp_sessions_per_token=3, mcp_session_idle_seconds=IDLE
+        ),
+    )
     yield harness
     harness.service.stop()
 
 
 def _headers(harness: McpHarness, scope: str, session: str | None = None) -> dict[str, str]:
-    out = {"authorization": f"Bearer {harness.secrets[scope]}",
-           "accept": "application/json, text/event-stream"}
+    out = {
+        "authorization": f"Bearer {harness.secrets[scope]}",
+        "accept": "application/json, text/event-stream",
+    }
     if session is not None:
         out["mcp-session-id"] = session
     return out

@@ -3,7 +3,7 @@ admin (or a person) approves."""
 
 from __future__ import annotations
 
-from kenning import skill_doc
+from kenning.knowledge import skill_doc
 from tests.kenning.skill_history import DO_RULE, DOMAIN, VACUUM_RULE, seed
 from tests.mcp_server.conftest import McpHarness, ok, refused
 

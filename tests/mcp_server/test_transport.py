@@ -16,23 +16,28 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 from tests.mcp_server.conftest import McpHarness, mcp_settings, ok, remember, start_harness
 
-MODES = {"stateless_json": (True, True), "stateless_sse": (True, False),
-         "stateful_json": (False, True),
-         "stateful_sse": (False, False)}
+MODES = {
+    "stateless_json": (True, True),
+    "stateless_sse": (True, False),
+    "stateful_json": (False, True),
+    "stateful_sse": (False, False),
+}
 FACT = "The staging deploy needs the VPN profile called orbit-staging before kubectl works."
 QUESTION = "what does kubectl on staging need?"
 
 
 @pytest.fixture(params=list(MODES))
-def served(request: pytest.FixtureRequest, engine: Engine,
-           settings: Settings) -> Iterator[McpHarness]:
+def served(
+    request: pytest.FixtureRequest, engine: Engine, settings: Settings
+) -> Iterator[McpHarness]:
     stateless, json_response = MODES[request.param]
-    harness = start_harness(engine, mcp_settings(settings, mcp_stateless=stateless,
-                                                 mcp_json_response=json_response))
+    harness = start_harness(
+        engine, mcp_settings(settings, mcp_stateless=stateless, mcp_json_response=json_response)
+    )
     yield harness
     harness.service.stop()
 
@@ -46,13 +51,16 @@ async def test_fastmcp_client_remembers_and_recalls(served: McpHarness) -> None:
 
 async def test_official_sdk_client_remembers_and_recalls(served: McpHarness) -> None:
     headers = {"Authorization": f"Bearer {served.secrets['write']}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
-            streamable_http_client(served.url, http_client=http) as (read, write), \
-            ClientSession(read, write) as session:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(served.url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         stored = await session.call_tool("remember", {"content": FACT, "project": "infra"})
-        found = await session.call_tool("recall",
-                                        {"query": QUESTION, "project": "infra", "top_k": 3})
+        found = await session.call_tool(
+            "recall", {"query": QUESTION, "project": "infra", "top_k": 3}
+        )
     assert not stored.is_error
     assert not found.is_error
     assert isinstance(stored.structured_content, dict)
@@ -71,8 +79,10 @@ def _initialize(harness: McpHarness) -> httpx.Response:
             "clientInfo": {"name": "probe", "version": "1"},
         },
     }
-    headers = {"authorization": f"Bearer {harness.secrets['read']}",
-               "accept": "application/json, text/event-stream"}
+    headers = {
+        "authorization": f"Bearer {harness.secrets['read']}",
+        "accept": "application/json, text/event-stream",
+    }
     return httpx.post(harness.url, json=body, headers=headers, timeout=30)
 
 

@@ -23,14 +23,14 @@ import valkey
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
 
-from kenning.accounts import Accounts
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
-from kenning.embedding import Embedder
+from kenning.access.accounts import Accounts
+from kenning.access.sessions import Sessions
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.sessions import Sessions
-from kenning.settings import Settings
+from kenning.memory.memories import Draft
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.runtime.embedding import Embedder
 from kenning.store import connect
 from tests.conftest import free_port, make_settings
 from tests.feeds_server import FeedServer, feed_server  # noqa: F401 (a fixture of the feeds page's tests)
@@ -47,8 +47,11 @@ FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 
 
 def web_settings(settings: Settings, tmp_path: Path, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"key_prefix": settings.key_prefix, "backup_dir": tmp_path / "backups",
-                              "web_port": free_port()}
+    values: dict[str, Any] = {
+        "key_prefix": settings.key_prefix,
+        "backup_dir": tmp_path / "backups",
+        "web_port": free_port(),
+    }
     values.update(overrides)
     return make_settings(settings.data_dir, settings.valkey_port, **values)
 
@@ -56,8 +59,11 @@ def web_settings(settings: Settings, tmp_path: Path, **overrides: Any) -> Settin
 def fast_logins(engine: Engine, settings: Settings) -> Logins:
     """The dashboard's real logins, with accounts that hash passwords cheaply."""
     accounts = Accounts(engine.store, engine.ctx.clock, hasher=FAST_HASHER)
-    return Logins(accounts, Sessions(engine.store, engine.ctx.clock, accounts),
-                  ttl_seconds=int(settings.web_session_hours * 3600))
+    return Logins(
+        accounts,
+        Sessions(engine.store, engine.ctx.clock, accounts),
+        ttl_seconds=int(settings.web_session_hours * 3600),
+    )
 
 
 @dataclass
@@ -72,9 +78,12 @@ class Dashboard:
         return fast_logins(self.engine, self.settings)
 
     def app_client(self) -> TestClient:
-        client = TestClient(build_app(self.engine, self.settings, self.logins),
-                            base_url=self.base, follow_redirects=False,
-                            raise_server_exceptions=False)
+        client = TestClient(
+            build_app(self.engine, self.settings, self.logins),
+            base_url=self.base,
+            follow_redirects=False,
+            raise_server_exceptions=False,
+        )
         self.clients.append(client)
         return client
 
@@ -103,9 +112,10 @@ def login(client: TestClient, username: str, password: str = PASSWORD) -> Any:
     token = client.cookies.get("kenning_login")
     assert page.status_code == 200
     assert token
-    return client.post("/login",
-                       data={"username": username, "password": password, "login_token": token,
-                                       "next": "/"})
+    return client.post(
+        "/login",
+        data={"username": username, "password": password, "login_token": token, "next": "/"},
+    )
 
 
 def make_accounts(engine: Engine) -> None:
@@ -118,8 +128,12 @@ def make_accounts(engine: Engine) -> None:
 def settings(settings: Settings, tmp_path: Path) -> Settings:
     """The test's settings with a backup directory of its own (the shared data
     directory is every test's)."""
-    return make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                         backup_dir=tmp_path / "backups")
+    return make_settings(
+        settings.data_dir,
+        settings.valkey_port,
+        key_prefix=settings.key_prefix,
+        backup_dir=tmp_path / "backups",
+    )
 
 
 @pytest.fixture
@@ -139,8 +153,9 @@ def doomed_valkey(tmp_path: Path) -> Iterator[EmbeddedValkey]:
 
 
 @pytest.fixture
-def doomed_web(doomed_valkey: EmbeddedValkey, embedder: Embedder,
-               tmp_path: Path) -> Iterator[Dashboard]:
+def doomed_web(
+    doomed_valkey: EmbeddedValkey, embedder: Embedder, tmp_path: Path
+) -> Iterator[Dashboard]:
     """The dashboard over ``doomed_valkey`` (stop that to see the pages during an outage)."""
     settings = doomed_valkey.settings
     engine = Engine.open(settings, connect(settings), embedder, clock=ManualClock(1_790_000_000.0))
@@ -152,8 +167,9 @@ def doomed_web(doomed_valkey: EmbeddedValkey, embedder: Embedder,
 
 
 def remember(engine: Engine, content: str, project: str = "alpha", **extra: Any) -> str:
-    result = engine.memories.remember(Draft(content=content, project=project, **extra),
-                                      actor="pytest")
+    result = engine.memories.remember(
+        Draft(content=content, project=project, **extra), actor="pytest"
+    )
     assert result.status == "stored", result
     return result.key
 
@@ -197,16 +213,28 @@ FEEDS = """feeds:
 
 
 @pytest.fixture
-def feeds_web(settings: Settings, client: valkey.Valkey, embedder: Embedder, clock: ManualClock,
-              feed_server: FeedServer, tmp_path: Path) -> Iterator[Dashboard]:  # noqa: F811
+def feeds_web(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    feed_server: FeedServer,  # noqa: F811
+    tmp_path: Path,
+) -> Iterator[Dashboard]:
     """The dashboard over an engine whose feeds.yml has a good feed, a failing one and an invalid
     entry, all served by the local feed server."""
     feeds_file = tmp_path / "feeds.yml"
-    feeds_file.write_text(FEEDS.format(ok=feed_server.url("/rss2.xml"),
-                                       failing=feed_server.url("/error.xml")))
-    tuned = make_settings(settings.data_dir, settings.valkey_port, key_prefix=settings.key_prefix,
-                          feed_allow=feed_server.allow, feed_timeout_seconds=2.0,
-                          feeds_file=feeds_file)
+    feeds_file.write_text(
+        FEEDS.format(ok=feed_server.url("/rss2.xml"), failing=feed_server.url("/error.xml"))
+    )
+    tuned = make_settings(
+        settings.data_dir,
+        settings.valkey_port,
+        key_prefix=settings.key_prefix,
+        feed_allow=feed_server.allow,
+        feed_timeout_seconds=2.0,
+        feeds_file=feeds_file,
+    )
     engine = Engine.open(tuned, client, embedder, clock=clock)
     make_accounts(engine)
     dashboard = Dashboard(engine, web_settings(tuned, tmp_path))

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
-from kenning import spend
-from kenning.clock import ManualClock
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.llm import spend
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
 from kenning.store.llm import UsageLedger
 from tests.mcp_server.conftest import mcp_settings, ok, start_harness
 from tests.web_ui.conftest import (
@@ -83,12 +83,16 @@ async def signed_in(browser: Browser, base: str, username: str) -> Page:
 
 
 async def menu(page: Page, name: str) -> None:
-    await page.get_by_role("navigation", name="Main").get_by_role("link", name=name,
-                                                                  exact=True).click()
+    await (
+        page.get_by_role("navigation", name="Main")
+        .get_by_role("link", name=name, exact=True)
+        .click()
+    )
 
 
-async def test_log_in(browser: Browser, live: str, web: Dashboard, engine: Engine,
-                      shots: Path) -> None:
+async def test_log_in(
+    browser: Browser, live: str, web: Dashboard, engine: Engine, shots: Path
+) -> None:
     contradiction(engine)
     remember(engine, "Releases are cut from main every second Tuesday", project="kenning")
     # spend recorded while a key was set
@@ -110,8 +114,9 @@ async def test_log_in(browser: Browser, live: str, web: Dashboard, engine: Engin
     await page.context.close()
 
 
-async def test_resolve_a_contradiction(browser: Browser, live: str, engine: Engine,
-                                       shots: Path) -> None:
+async def test_resolve_a_contradiction(
+    browser: Browser, live: str, engine: Engine, shots: Path
+) -> None:
     record_id, _a, b = contradiction(engine)
     page = await signed_in(browser, live, "editor")
     await menu(page, "Contradictions")
@@ -132,8 +137,11 @@ async def test_resolve_a_contradiction(browser: Browser, live: str, engine: Engi
 
 async def test_merge_a_duplicate(browser: Browser, live: str, engine: Engine, shots: Path) -> None:
     first, second = duplicates(engine)
-    keep, other = (first, second) if engine.duplicates.find("knowledge").clusters[0].keep == first \
+    keep, other = (
+        (first, second)
+        if engine.duplicates.find("knowledge").clusters[0].keep == first
         else (second, first)
+    )
     page = await signed_in(browser, live, "editor")
     await menu(page, "Duplicates")
     await page.get_by_label("Reason").fill("the same schedule, stated twice")
@@ -145,8 +153,9 @@ async def test_merge_a_duplicate(browser: Browser, live: str, engine: Engine, sh
     await page.context.close()
 
 
-async def test_suppress_after_reading_the_preview(browser: Browser, live: str, engine: Engine,
-                                                  shots: Path) -> None:
+async def test_suppress_after_reading_the_preview(
+    browser: Browser, live: str, engine: Engine, shots: Path
+) -> None:
     remember(engine, "The legacy billing cron posts invoices every hour")
     remember(engine, "Restart the billing cron after a deploy of the invoicing service")
     page = await signed_in(browser, live, "editor")
@@ -159,13 +168,15 @@ async def test_suppress_after_reading_the_preview(browser: Browser, live: str, e
     await page.screenshot(path=str(shots / "dashboard-suppression-preview.png"), full_page=True)
     await page.get_by_role("button", name="Suppress “billing cron”").click()
     await page.wait_for_selector("h1.ok")
-    assert [(s.suppression.term, s.hides)
-            for s in engine.suppressions.list_suppressions()] == [("billing cron", 2)]
+    assert [(s.suppression.term, s.hides) for s in engine.suppressions.list_suppressions()] == [
+        ("billing cron", 2)
+    ]
     await page.context.close()
 
 
-async def test_restore_a_backup_after_its_dry_run(browser: Browser, live: str, engine: Engine,
-                                                  shots: Path) -> None:
+async def test_restore_a_backup_after_its_dry_run(
+    browser: Browser, live: str, engine: Engine, shots: Path
+) -> None:
     key = remember(engine, "Production runs on three availability zones")
     engine.backups.backup(label="nightly", actor="pytest")
     engine.lifecycle.forget(key, confirm=True, actor="pytest", reason="removed by mistake")
@@ -182,8 +193,9 @@ async def test_restore_a_backup_after_its_dry_run(browser: Browser, live: str, e
     await page.context.close()
 
 
-async def test_the_overview_on_a_phone(browser: Browser, live: str, engine: Engine,
-                                       shots: Path) -> None:
+async def test_the_overview_on_a_phone(
+    browser: Browser, live: str, engine: Engine, shots: Path
+) -> None:
     remember(engine, "Releases are cut from main every second Tuesday", project="kenning")
     page = await signed_in(browser, live, "viewer")
     await page.set_viewport_size({"width": 390, "height": 844})
@@ -194,22 +206,30 @@ async def test_the_overview_on_a_phone(browser: Browser, live: str, engine: Engi
     await page.context.close()
 
 
-async def test_why_did_you_mention_on_the_telemetry_page(browser: Browser, web: Dashboard,
-                                                         engine: Engine,
-                                                         clock: ManualClock, settings: Settings,
-                                                         tmp_path: Path,
-                                                         shots: Path) -> None:
+async def test_why_did_you_mention_on_the_telemetry_page(
+    browser: Browser,
+    web: Dashboard,
+    engine: Engine,
+    clock: ManualClock,
+    settings: Settings,
+    tmp_path: Path,
+    shots: Path,
+) -> None:
     key = seed_telemetry(engine, clock)
     # the MCP server's own latency histogram, scraped
     mcp = start_harness(engine, mcp_settings(settings))
     async with mcp.client("write") as client:
-        for question in ("where do payment webhooks go?", "how are invoices rendered?",
-                         "who owns the ledger?"):
+        for question in (
+            "where do payment webhooks go?",
+            "how are invoices rendered?",
+            "who owns the ledger?",
+        ):
             await ok(client, "recall", {"query": question})
-    service = WebService(engine,
-                         web_settings(settings, tmp_path,
-                                      web_mcp_metrics_url=f"{mcp.base}/metrics"),
-                         web.logins)
+    service = WebService(
+        engine,
+        web_settings(settings, tmp_path, web_mcp_metrics_url=f"{mcp.base}/metrics"),
+        web.logins,
+    )
     service.start()
     try:
         page = await signed_in(browser, service.url.rstrip("/"), "viewer")
@@ -237,30 +257,39 @@ async def test_why_did_you_mention_on_the_telemetry_page(browser: Browser, web: 
 def seed_telemetry(engine: Engine, clock: ManualClock) -> str:
     """A fortnight of memories, recalls, a contradiction and feed articles; the
     key of the webhook memory."""
-    notes = ["The ledger service is owned by the payments team",
-             "Invoices are rendered with WeasyPrint",
-             "Refunds over 500 EUR need a second approver", "The billing cron runs at 02:00 UTC",
-             "Payment webhooks arrive at /hooks/stripe and are verified with the signing secret",
-             "Card data never touches our servers: Stripe Elements only"]
+    notes = [
+        "The ledger service is owned by the payments team",
+        "Invoices are rendered with WeasyPrint",
+        "Refunds over 500 EUR need a second approver",
+        "The billing cron runs at 02:00 UTC",
+        "Payment webhooks arrive at /hooks/stripe and are verified with the signing secret",
+        "Card data never touches our servers: Stripe Elements only",
+    ]
     key = ""
     for day in range(12):
         for i in range(day % 3 + 1):
             note = notes[(day + i) % len(notes)]
             content = f"{note} (checked on day {day}, note {i})"
             namespace = "episodic" if (day + i) % 4 == 0 else "knowledge"
-            stored = engine.memories.remember(Draft(content=content, project="shop",
-                                                    namespace=namespace),
-                                              actor="pytest", allow_duplicate=True)
+            stored = engine.memories.remember(
+                Draft(content=content, project="shop", namespace=namespace),
+                actor="pytest",
+                allow_duplicate=True,
+            )
             key = stored.key if "webhooks" in content and not key else key
         if day % 4 == 1:
-            engine.memories.remember(Draft(content=f"Valkey weekly: release notes {day}",
-                                           kind="article"),
-                                     actor="feed:valkey", allow_duplicate=True)
+            engine.memories.remember(
+                Draft(content=f"Valkey weekly: release notes {day}", kind="article"),
+                actor="feed:valkey",
+                allow_duplicate=True,
+            )
         clock.advance(86_400)
     contradiction(engine)
-    for actor, question in (("agent-billing", "where do payment webhooks arrive?"),
-                            ("agent-ops", "which cron runs at night?"),
-                            ("agent-billing", "how are stripe webhooks verified?")):
+    for actor, question in (
+        ("agent-billing", "where do payment webhooks arrive?"),
+        ("agent-ops", "which cron runs at night?"),
+        ("agent-billing", "how are stripe webhooks verified?"),
+    ):
         engine.recaller.recall(RecallRequest(question, projects=["shop"], actor=actor))
     engine.store.memories.recalls.fold()
     assert key

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser
 
-from kenning.accounts import Accounts
-from kenning.clock import ManualClock
+from kenning.access.accounts import Accounts
+from kenning.core.clock import ManualClock
 from kenning.engine import Engine
 from tests.kenning.skill_history import DOMAIN, seed
 from tests.web_ui.conftest import FAST_HASHER, PASSWORD, Dashboard
@@ -84,8 +84,12 @@ async def test_create_an_account_and_log_in_as_it(
     await page.context.close()
 
 
-async def test_the_feeds_page(browser: Browser, live_feeds: str, feeds_web: Dashboard,  # noqa: F811
-                              shots: Path) -> None:  # noqa: F811
+async def test_the_feeds_page(
+    browser: Browser,  # noqa: F811
+    live_feeds: str,
+    feeds_web: Dashboard,
+    shots: Path,  # noqa: F811
+) -> None:
     engine = feeds_web.engine
     for name in ("python-news", "broken"):
         engine.feeds.run(engine.feeds.feed(name))
@@ -100,7 +104,9 @@ async def test_the_feeds_page(browser: Browser, live_feeds: str, feeds_web: Dash
 
 
 async def test_the_curation_pages_on_a_phone(
-    browser: Browser, live_feeds: str, feeds_web: Dashboard  # noqa: F811
+    browser: Browser,  # noqa: F811
+    live_feeds: str,
+    feeds_web: Dashboard,
 ) -> None:
     engine = feeds_web.engine
     seed(engine)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 from tests.conftest import free_port, wait_for_line
 
 # the `kenning` script's own call
@@ -20,13 +20,23 @@ ENTRY = "from kenning_cli.main import main; raise SystemExit(main(['web']))"
 def test_kenning_web_runs_the_dashboard_alone(settings: Settings, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
     port = free_port()
-    env.update({"KENNING_DATA_DIR": str(settings.data_dir),
-                "KENNING_VALKEY_PORT": str(settings.valkey_port),
-                "KENNING_KEY_PREFIX": settings.key_prefix, "KENNING_WEB_PORT": str(port),
-                "KENNING_LOG_LEVEL": "WARNING"})
-    proc = subprocess.Popen([sys.executable, "-c", ENTRY], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    env.update(
+        {
+            "KENNING_DATA_DIR": str(settings.data_dir),
+            "KENNING_VALKEY_PORT": str(settings.valkey_port),
+            "KENNING_KEY_PREFIX": settings.key_prefix,
+            "KENNING_WEB_PORT": str(port),
+            "KENNING_LOG_LEVEL": "WARNING",
+        }
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines = wait_for_line(proc, "dashboard on")
         health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=60)

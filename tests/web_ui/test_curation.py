@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from kenning.accounts import Accounts
-from kenning.clock import ManualClock
-from kenning.embedded import EmbeddedValkey
+from kenning.access.accounts import Accounts
+from kenning.core.clock import ManualClock
+from kenning.core.errors import Conflict
 from kenning.engine import Engine
-from kenning.errors import Conflict
-from kenning.memory import Draft
-from kenning.skills import Proposal
+from kenning.knowledge.skills import Proposal
+from kenning.memory.memories import Draft
+from kenning.ops.embedded import EmbeddedValkey
 from tests.kenning.skill_history import DOMAIN, seed
 from tests.web_ui.conftest import (
     FAST_HASHER,
@@ -45,7 +45,8 @@ def two_proposals(engine: Engine, clock: ManualClock) -> tuple[Proposal, Proposa
 
 # --- skills --------------------------------------------------------------------------------
 def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sha(
-        web: Dashboard, engine: Engine, clock: ManualClock) -> None:
+    web: Dashboard, engine: Engine, clock: ManualClock
+) -> None:
     first, second = two_proposals(engine, clock)
     viewer = web.client("viewer")
     page = viewer.get("/skills")
@@ -54,7 +55,7 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
     assert first.sha in page.text
     assert first.diff.splitlines()[2] in page.text.replace("&#39;", "'").replace("&quot;", '"')
     assert {c["risk"] for c in first.changes} <= {"high", "medium", "low"}
-    assert f'risk-{first.changes[0]["risk"]}' in page.text
+    assert f"risk-{first.changes[0]['risk']}" in page.text
     assert "Approve and write" not in page.text  # a viewer reads, an admin decides
     listed = viewer.get("/skills?format=json").json()
     assert [p["id"] for p in listed["proposals"]] == [second.id, first.id]
@@ -62,8 +63,9 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
 
     admin = web.client("admin")
     assert "Approve and write" in admin.get("/skills").text
-    newer = admin.post("/skills/approve",
-                       data=web.form(admin, "/skills", id=first.id, sha=second.sha))
+    newer = admin.post(
+        "/skills/approve", data=web.form(admin, "/skills", id=first.id, sha=second.sha)
+    )
     assert newer.status_code == 409, newer.text
     assert "approve the sha shown with the proposal you reviewed" in newer.text
     assert engine.skills.proposal(first.id).status == "pending"  # nothing was approved or written
@@ -72,8 +74,9 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
     assert unnamed.status_code == 400
     assert engine.skills.proposal(first.id).status == "pending"
 
-    done = admin.post("/skills/approve",
-                      data=web.form(admin, "/skills", id=first.id, sha=first.sha))
+    done = admin.post(
+        "/skills/approve", data=web.form(admin, "/skills", id=first.id, sha=first.sha)
+    )
     assert done.status_code == 200, done.text
     assert engine.skills.proposal(first.id).status == "written"
     assert engine.skills.proposal(first.id).approved_by == "web:admin"
@@ -84,16 +87,18 @@ def test_skills_page_shows_the_diff_and_risks_and_writes_exactly_the_reviewed_sh
     assert DOMAIN in written.text.split("Written skills", 1)[1]
 
 
-def test_rejecting_a_proposal_needs_a_reason(web: Dashboard, engine: Engine,
-                                             clock: ManualClock) -> None:
+def test_rejecting_a_proposal_needs_a_reason(
+    web: Dashboard, engine: Engine, clock: ManualClock
+) -> None:
     first, _second = two_proposals(engine, clock)
     admin = web.client("admin")
     silent = admin.post("/skills/reject", data=web.form(admin, "/skills", id=first.id, reason=""))
     assert silent.status_code == 400
     assert "say why the proposal is rejected" in silent.text
     assert engine.skills.proposal(first.id).status == "pending"
-    done = admin.post("/skills/reject",
-                      data=web.form(admin, "/skills", id=first.id, reason="the gotcha is stale"))
+    done = admin.post(
+        "/skills/reject", data=web.form(admin, "/skills", id=first.id, reason="the gotcha is stale")
+    )
     assert done.status_code == 200, done.text
     assert engine.skills.proposal(first.id).status == "rejected"
     event = audit_event(done.text, engine)
@@ -105,8 +110,9 @@ def test_rejecting_a_proposal_needs_a_reason(web: Dashboard, engine: Engine,
     assert "use one of pending" in bad.text
 
 
-def test_a_proposal_approved_over_mcp_is_written_by_an_editor(web: Dashboard, engine: Engine,
-                                                               clock: ManualClock) -> None:
+def test_a_proposal_approved_over_mcp_is_written_by_an_editor(
+    web: Dashboard, engine: Engine, clock: ManualClock
+) -> None:
     first, second = two_proposals(engine, clock)
     editor = web.client("editor")
     pending = editor.post("/skills/write", data=web.form(editor, "/skills", id=second.id))
@@ -130,28 +136,37 @@ def test_an_admin_creates_an_account_that_can_log_in(web: Dashboard, engine: Eng
     admin = web.client("admin")
     assert "editor" in admin.get("/accounts").text
     new = {"do": "create", "username": "carol", "role": "editor"}
-    differ = admin.post("/accounts",
-                        data=web.form(admin, "/accounts", **new, password=PASSWORD, again="other"))
+    differ = admin.post(
+        "/accounts", data=web.form(admin, "/accounts", **new, password=PASSWORD, again="other")
+    )
     assert differ.status_code == 400
     assert "the two passwords differ" in differ.text
     assert 'value="carol"' in differ.text  # the form again, filled in
-    short = admin.post("/accounts",
-                       data=web.form(admin, "/accounts", **new, password="short", again="short"))
+    short = admin.post(
+        "/accounts", data=web.form(admin, "/accounts", **new, password="short", again="short")
+    )
     assert short.status_code == 400
     assert "10 to 1024 characters" in short.text
-    bad_name = admin.post("/accounts",
-                          data=web.form(admin, "/accounts", **{**new, "username": "Carol!"},
-                                                     password=PASSWORD, again=PASSWORD))
+    bad_name = admin.post(
+        "/accounts",
+        data=web.form(
+            admin, "/accounts", **{**new, "username": "Carol!"}, password=PASSWORD, again=PASSWORD
+        ),
+    )
     assert bad_name.status_code == 400
     assert accounts_of(engine).get("carol") is None  # nothing written by any refused form
-    taken = admin.post("/accounts",
-                       data=web.form(admin, "/accounts", **{**new, "username": "viewer"},
-                                                  password=PASSWORD, again=PASSWORD))
+    taken = admin.post(
+        "/accounts",
+        data=web.form(
+            admin, "/accounts", **{**new, "username": "viewer"}, password=PASSWORD, again=PASSWORD
+        ),
+    )
     assert taken.status_code == 409
     assert accounts_of(engine).get("viewer").role == "viewer"  # type: ignore[union-attr]
 
-    done = admin.post("/accounts",
-                      data=web.form(admin, "/accounts", **new, password=PASSWORD, again=PASSWORD))
+    done = admin.post(
+        "/accounts", data=web.form(admin, "/accounts", **new, password=PASSWORD, again=PASSWORD)
+    )
     assert done.status_code == 200, done.text
     assert PASSWORD not in done.text
     assert accounts_of(engine).get("carol").role == "editor"  # type: ignore[union-attr]
@@ -162,42 +177,54 @@ def test_an_admin_creates_an_account_that_can_log_in(web: Dashboard, engine: Eng
     assert carol.get("/accounts").status_code == 403  # an editor does not manage accounts
 
 
-def test_role_disable_reset_and_delete_end_the_right_sessions(web: Dashboard, engine: Engine,
-                                                              clock: ManualClock) -> None:
+def test_role_disable_reset_and_delete_end_the_right_sessions(
+    web: Dashboard, engine: Engine, clock: ManualClock
+) -> None:
     admin, editor, viewer = web.client("admin"), web.client("editor"), web.client("viewer")
-    done = admin.post("/accounts",
-                      data=web.form(admin, "/accounts", do="role", username="viewer",
-                                    role="editor"))
+    done = admin.post(
+        "/accounts", data=web.form(admin, "/accounts", do="role", username="viewer", role="editor")
+    )
     assert done.status_code == 200, done.text
     assert accounts_of(engine).get("viewer").role == "editor"  # type: ignore[union-attr]
     # the session takes the new role at once
     assert "needs the" not in viewer.get("/duplicates").text
     clock.advance(60)  # sessions created before a disable or a reset die; the clock is manual here
     assert editor.get("/").status_code == 200  # positive control
-    disabled = admin.post("/accounts",
-                          data=web.form(admin, "/accounts", do="disable", username="editor"))
+    disabled = admin.post(
+        "/accounts", data=web.form(admin, "/accounts", do="disable", username="editor")
+    )
     assert disabled.status_code == 200, disabled.text
     assert editor.get("/").status_code == 303
     admin.post("/accounts", data=web.form(admin, "/accounts", do="enable", username="editor"))
     assert accounts_of(engine).get("editor").disabled is False  # type: ignore[union-attr]
     assert editor.get("/").status_code == 303  # enabling again does not revive the old session
     assert viewer.get("/").status_code == 200
-    reset = admin.post("/accounts",
-                       data=web.form(admin, "/accounts", do="password", username="viewer",
-                                                  password=NEW_PASSWORD, again=NEW_PASSWORD))
+    reset = admin.post(
+        "/accounts",
+        data=web.form(
+            admin,
+            "/accounts",
+            do="password",
+            username="viewer",
+            password=NEW_PASSWORD,
+            again=NEW_PASSWORD,
+        ),
+    )
     assert reset.status_code == 200, reset.text
     assert viewer.get("/").status_code == 303
     assert login(web.app_client(), "viewer").status_code == 401
     assert login(web.app_client(), "viewer", NEW_PASSWORD).status_code == 303
-    unconfirmed = admin.post("/accounts",
-                             data=web.form(admin, "/accounts", do="delete", username="viewer"))
+    unconfirmed = admin.post(
+        "/accounts", data=web.form(admin, "/accounts", do="delete", username="viewer")
+    )
     assert unconfirmed.status_code == 400
     assert accounts_of(engine).get("viewer") is not None
     again = web.app_client()
     assert login(again, "viewer", NEW_PASSWORD).status_code == 303
-    deleted = admin.post("/accounts",
-                         data=web.form(admin, "/accounts", do="delete", username="viewer",
-                                                    confirm="viewer"))
+    deleted = admin.post(
+        "/accounts",
+        data=web.form(admin, "/accounts", do="delete", username="viewer", confirm="viewer"),
+    )
     assert deleted.status_code == 200, deleted.text
     assert accounts_of(engine).get("viewer") is None
     assert audit_event(deleted.text, engine)["action"] == "account_delete"
@@ -209,10 +236,14 @@ def test_role_disable_reset_and_delete_end_the_right_sessions(web: Dashboard, en
 
 def test_an_admin_never_locks_themselves_out(web: Dashboard, engine: Engine) -> None:
     admin = web.client("admin")
-    for change in ({"do": "role", "role": "editor"}, {"do": "disable"},
-                   {"do": "delete", "confirm": "admin"}):
-        refused = admin.post("/accounts",
-                             data=web.form(admin, "/accounts", username="admin", **change))
+    for change in (
+        {"do": "role", "role": "editor"},
+        {"do": "disable"},
+        {"do": "delete", "confirm": "admin"},
+    ):
+        refused = admin.post(
+            "/accounts", data=web.form(admin, "/accounts", username="admin", **change)
+        )
         assert refused.status_code == 400, change
         assert "your own account" in refused.text
     found = accounts_of(engine).get("admin")
@@ -228,8 +259,13 @@ def test_an_admin_never_locks_themselves_out(web: Dashboard, engine: Engine) -> 
 
 def test_the_accounts_form_needs_the_csrf_token(web: Dashboard, engine: Engine) -> None:
     admin = web.client("admin")
-    fields = {"do": "create", "username": "dave", "role": "viewer", "password": PASSWORD,
-              "again": PASSWORD}
+    fields = {
+        "do": "create",
+        "username": "dave",
+        "role": "viewer",
+        "password": PASSWORD,
+        "again": PASSWORD,
+    }
     for sent in ({}, {"csrf": "forged-token"}):
         refused = admin.post("/accounts", data={**fields, **sent})
         assert refused.status_code == 403
@@ -240,13 +276,15 @@ def test_the_accounts_form_needs_the_csrf_token(web: Dashboard, engine: Engine) 
 
 
 # --- duplicates: keep both ------------------------------------------------------------------
-def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: Dashboard,
-                                                                           engine: Engine) -> None:
+def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(
+    web: Dashboard, engine: Engine
+) -> None:
     first, second = duplicates(engine)
     editor = web.client("editor")
     assert "Keep all of cluster 1" in editor.get("/duplicates").text
-    silent = editor.post("/duplicates/keep",
-                         data=web.form(editor, "/duplicates", members=[first, second], reason=""))
+    silent = editor.post(
+        "/duplicates/keep", data=web.form(editor, "/duplicates", members=[first, second], reason="")
+    )
     assert silent.status_code == 400
     assert "say why these are not duplicates" in silent.text
     assert engine.duplicates.find("knowledge").cluster_count == 1
@@ -263,8 +301,10 @@ def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: 
     assert engine.duplicates.find("knowledge").cluster_count == 0
     assert {engine.memories.get(k).state for k in (first, second)} == {"active"}
     event = audit_event(done.text, engine)
-    assert (event["action"], event["reason"]) == ("keep_duplicates",
-                                                  "one is staging, one is the old staging")
+    assert (event["action"], event["reason"]) == (
+        "keep_duplicates",
+        "one is staging, one is the old staging",
+    )
     assert "No near-duplicates" in editor.get("/duplicates").text
 
 
@@ -272,9 +312,12 @@ def test_keep_both_records_the_decision_and_the_pair_is_not_proposed_again(web: 
 def test_memories_filter_by_trust_and_source(web: Dashboard, engine: Engine) -> None:
     verified = remember(engine, "The payments service retries webhooks three times")
     stated = remember(engine, "The search service caches facets for five minutes")
-    fact = engine.memories.remember(Draft(content="Grafana dashboards live in the ops repository",
-                                          project="alpha",
-                                          kind="fact"), actor="pytest").key
+    fact = engine.memories.remember(
+        Draft(
+            content="Grafana dashboards live in the ops repository", project="alpha", kind="fact"
+        ),
+        actor="pytest",
+    ).key
     engine.belief.verify(verified, "checked the code", actor="pytest")
     viewer = web.client("viewer")
     everything = viewer.get("/memories?format=json").json()["listed"]["page"]["items"]
@@ -284,7 +327,7 @@ def test_memories_filter_by_trust_and_source(web: Dashboard, engine: Engine) -> 
     facts = viewer.get("/memories?source=fact&format=json").json()["listed"]["page"]["items"]
     assert [m["key"] for m in facts] == [fact]
     page = viewer.get("/memories?trust=verified")
-    assert '<option selected>verified</option>' in page.text
+    assert "<option selected>verified</option>" in page.text
     for bad in ("trust=trusted", "source=rumour"):
         refused = viewer.get(f"/memories?{bad}")
         assert refused.status_code == 400, bad
@@ -296,9 +339,11 @@ def test_feeds_page_shows_validation_last_fetch_errors_and_ingested(feeds_web: D
     engine = feeds_web.engine
     viewer = feeds_web.client("viewer")
     before = viewer.get("/feeds?format=json").json()
-    assert {f["name"]: f["health"] for f in before["feeds"]} == {"python-news": "never fetched",
-                                                                "broken": "never fetched",
-                                                                 "Bad Name": "invalid"}
+    assert {f["name"]: f["health"] for f in before["feeds"]} == {
+        "python-news": "never fetched",
+        "broken": "never fetched",
+        "Bad Name": "invalid",
+    }
     for name in ("python-news", "broken"):
         engine.feeds.run(engine.feeds.feed(name))
     page = viewer.get("/feeds")
@@ -315,8 +360,9 @@ def test_feeds_page_shows_validation_last_fetch_errors_and_ingested(feeds_web: D
 
 
 # --- an outage ----------------------------------------------------------------------------
-def test_an_outage_on_the_curation_pages_is_an_error_page(doomed_web: Dashboard,
-                                                          doomed_valkey: EmbeddedValkey) -> None:
+def test_an_outage_on_the_curation_pages_is_an_error_page(
+    doomed_web: Dashboard, doomed_valkey: EmbeddedValkey
+) -> None:
     admin = doomed_web.client("admin")
     assert "viewer" in admin.get("/accounts").text  # positive control
     doomed_valkey.stop()

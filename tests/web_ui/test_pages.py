@@ -10,10 +10,10 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from kenning.embedded import EmbeddedValkey
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.experience import Approach
-from kenning.settings import Settings
+from kenning.memory.experience import Approach
+from kenning.ops.embedded import EmbeddedValkey
 from tests.web_ui.conftest import Dashboard, contradiction, duplicates, remember, web_settings
 
 AUDIT_LINK = re.compile(
@@ -26,8 +26,9 @@ def audit_event(page: str, engine: Engine) -> dict[str, Any]:
     found = AUDIT_LINK.search(page)
     assert found is not None, page
     actor, action, event_id = found.groups()
-    events: list[dict[str, Any]] = engine.history.audit_log(actor=f"web:{actor}",
-                                                            action=action).public()["events"]
+    events: list[dict[str, Any]] = engine.history.audit_log(
+        actor=f"web:{actor}", action=action
+    ).public()["events"]
     matching = [e for e in events if e["id"] == event_id]
     assert len(matching) == 1
     return matching[0]
@@ -47,9 +48,12 @@ def test_overview_counts_and_its_json_match(web: Dashboard, engine: Engine) -> N
 
 def test_memories_filter_and_paginate(web: Dashboard, engine: Engine) -> None:
     for i in range(26):
-        remember(engine,
-                 f"Deployment note number {i}: the {i}th canary host is canary-{i}.internal",
-                 project="beta", tags=["deploy"] if i < 3 else [])
+        remember(
+            engine,
+            f"Deployment note number {i}: the {i}th canary host is canary-{i}.internal",
+            project="beta",
+            tags=["deploy"] if i < 3 else [],
+        )
     remember(engine, "The alpha service reads its configuration from Consul", project="alpha")
     viewer = web.client("viewer")
     first = viewer.get("/memories?project=beta&format=json").json()
@@ -68,17 +72,22 @@ def test_memories_filter_and_paginate(web: Dashboard, engine: Engine) -> None:
 
 
 def test_bulk_archive_with_reason_and_refused_without(web: Dashboard, engine: Engine) -> None:
-    keys = [remember(engine, f"Old runbook step {i}: restart the ingest queue by hand")
-            for i in range(2)]
+    keys = [
+        remember(engine, f"Old runbook step {i}: restart the ingest queue by hand")
+        for i in range(2)
+    ]
     editor = web.client("editor")
-    refused = editor.post("/memories/bulk",
-                          data=web.form(editor, keys=keys, action="archive", reason=""))
+    refused = editor.post(
+        "/memories/bulk", data=web.form(editor, keys=keys, action="archive", reason="")
+    )
     assert refused.status_code == 400
     assert "reason" in refused.text
     assert 'action="/memories/bulk"' in refused.text  # the list and its form again
     assert {engine.memories.get(k).state for k in keys} == {"active"}
-    done = editor.post("/memories/bulk", data=web.form(editor, keys=keys, action="archive",
-                                                      reason="the queue restarts itself now"))
+    done = editor.post(
+        "/memories/bulk",
+        data=web.form(editor, keys=keys, action="archive", reason="the queue restarts itself now"),
+    )
     assert done.status_code == 200, done.text
     assert {engine.memories.get(k).state for k in keys} == {"archived"}
     event = audit_event(done.text, engine)
@@ -92,29 +101,38 @@ def test_memory_page_actions_change_the_engine(web: Dashboard, engine: Engine) -
     page = editor.get(f"/memory?key={key}")
     assert "The nightly export runs at 02:00 UTC" in page.text
     assert "remember" in page.text  # the history timeline
-    edited = editor.post("/memory",
-                         data=web.form(editor, key=key, do="edit", content=("The nightly export "
-                                                  "runs at 03:00 UTC"),
-                                                  reason="moved after the DST change"))
+    edited = editor.post(
+        "/memory",
+        data=web.form(
+            editor,
+            key=key,
+            do="edit",
+            content=("The nightly export runs at 03:00 UTC"),
+            reason="moved after the DST change",
+        ),
+    )
     assert edited.status_code == 200, edited.text
     assert engine.memories.get(key).content == "The nightly export runs at 03:00 UTC"
     assert audit_event(edited.text, engine)["key"] == key
-    tags = editor.post("/memory",
-                       data=web.form(editor, key=key, do="tags", add="export, nightly",
-                                     remove="ops"))
+    tags = editor.post(
+        "/memory", data=web.form(editor, key=key, do="tags", add="export, nightly", remove="ops")
+    )
     assert set(engine.memories.get(key).tags) == {"export", "nightly"}
     assert audit_event(tags.text, engine)["action"] == "retag"
-    editor.post("/memory",
-                data=web.form(editor, key=key, do="verify", reason="checked the cron table"))
+    editor.post(
+        "/memory", data=web.form(editor, key=key, do="verify", reason="checked the cron table")
+    )
     assert engine.memories.get(key).trust == "verified"
-    moved = editor.post("/memory",
-                        data=web.form(editor, key=key, do="deprioritise", reason="rarely useful"))
+    moved = editor.post(
+        "/memory", data=web.form(editor, key=key, do="deprioritise", reason="rarely useful")
+    )
     assert moved.status_code == 200
     assert engine.memories.get(key).state == "deprioritised"
 
 
-def test_a_bad_edit_shows_the_form_again_and_changes_nothing(web: Dashboard,
-                                                             engine: Engine) -> None:
+def test_a_bad_edit_shows_the_form_again_and_changes_nothing(
+    web: Dashboard, engine: Engine
+) -> None:
     key = remember(engine, "The nightly export runs at 02:00 UTC")
     editor = web.client("editor")
     refused = editor.post("/memory", data=web.form(editor, key=key, do="edit", content="   "))
@@ -126,12 +144,16 @@ def test_a_bad_edit_shows_the_form_again_and_changes_nothing(web: Dashboard,
     assert engine.memories.get(key).state == "active"
 
 
-def test_search_shows_scores_warnings_and_what_suppression_hid(web: Dashboard,
-                                                               engine: Engine) -> None:
+def test_search_shows_scores_warnings_and_what_suppression_hid(
+    web: Dashboard, engine: Engine
+) -> None:
     key = remember(engine, "We cache build artefacts in the shared S3 bucket")
-    engine.experience.log_abandoned(Approach(name="celery", type="library",
-                                             reason="workers leaked memory"),
-                                    effort=3, project="alpha", actor="pytest")
+    engine.experience.log_abandoned(
+        Approach(name="celery", type="library", reason="workers leaked memory"),
+        effort=3,
+        project="alpha",
+        actor="pytest",
+    )
     viewer = web.client("viewer")
     before = viewer.get("/search?q=where+do+we+cache+build+artefacts&format=json").json()
     # positive control: found while not suppressed
@@ -153,13 +175,18 @@ def test_resolve_a_contradiction_and_a_refused_resolution(web: Dashboard, engine
     page = editor.get("/contradictions").text
     assert "Always use pickle" in page
     assert "Never use pickle" in page
-    refused = editor.post("/contradictions",
-                          data=web.form(editor, id=record_id, decision="both_valid", note=""))
+    refused = editor.post(
+        "/contradictions", data=web.form(editor, id=record_id, decision="both_valid", note="")
+    )
     assert refused.status_code == 400
     assert "both_valid needs a note" in refused.text
     assert engine.contradictions.get(record_id).status == "open"
-    done = editor.post("/contradictions", data=web.form(editor, id=record_id, decision="keep_a",
-                                                        note="pickle is unsafe for shared caches"))
+    done = editor.post(
+        "/contradictions",
+        data=web.form(
+            editor, id=record_id, decision="keep_a", note="pickle is unsafe for shared caches"
+        ),
+    )
     assert done.status_code == 200, done.text
     assert engine.contradictions.get(record_id).status == "resolved"
     assert engine.memories.get(b).trust == "superseded"
@@ -170,12 +197,14 @@ def test_merge_duplicates_and_a_refused_merge(web: Dashboard, engine: Engine) ->
     first, second = duplicates(engine)
     editor = web.client("editor")
     assert first in editor.get("/duplicates").text
-    refused = editor.post("/duplicates",
-                          data=web.form(editor, keep=first, others=[], reason="same"))
+    refused = editor.post(
+        "/duplicates", data=web.form(editor, keep=first, others=[], reason="same")
+    )
     assert refused.status_code == 400
     assert engine.memories.get(second).state == "active"
-    done = editor.post("/duplicates",
-                       data=web.form(editor, keep=first, others=[second], reason="same fact"))
+    done = editor.post(
+        "/duplicates", data=web.form(editor, keep=first, others=[second], reason="same fact")
+    )
     assert done.status_code == 200, done.text
     assert engine.memories.get(second).state == "archived"
     assert engine.memories.get(first).state == "active"
@@ -188,22 +217,26 @@ def test_suppress_after_the_preview_then_lift(web: Dashboard, engine: Engine) ->
     preview = editor.get("/suppressions?term=billing+cron&reason=retired+in+march")
     assert "It would hide <strong>1</strong> memories" in preview.text
     assert engine.suppressions.list_suppressions() == []  # a preview writes nothing
-    unread = editor.post("/suppressions",
-                         data=web.form(editor, term="billing cron", reason="retired"))
+    unread = editor.post(
+        "/suppressions", data=web.form(editor, term="billing cron", reason="retired")
+    )
     assert unread.status_code == 400
     assert "read the impact preview first" in unread.text
-    no_reason = editor.post("/suppressions",
-                            data=web.form(editor, term="billing cron", reason="", reviewed="yes"))
+    no_reason = editor.post(
+        "/suppressions", data=web.form(editor, term="billing cron", reason="", reviewed="yes")
+    )
     assert no_reason.status_code == 400
     assert engine.suppressions.list_suppressions() == []
-    done = editor.post("/suppressions",
-                       data=web.form(editor, term="billing cron", reason="retired in march",
-                                                      reviewed="yes"))
+    done = editor.post(
+        "/suppressions",
+        data=web.form(editor, term="billing cron", reason="retired in march", reviewed="yes"),
+    )
     assert done.status_code == 200, done.text
     assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["billing cron"]
     assert audit_event(done.text, engine)["action"] == "suppress"
-    lifted = editor.post("/suppressions/lift",
-                         data=web.form(editor, term="billing cron", reason="back"))
+    lifted = editor.post(
+        "/suppressions/lift", data=web.form(editor, term="billing cron", reason="back")
+    )
     assert lifted.status_code == 200
     assert engine.suppressions.list_suppressions() == []
 
@@ -233,21 +266,29 @@ def test_backup_download_upload_dry_run_and_restore(web: Dashboard, engine: Engi
     assert done.status_code == 200, done.text
     assert engine.memories.get(key).content == "Production runs on three availability zones"
     copy = name.replace("-before.json", "-copy.json")
-    uploaded = admin.post("/backups/upload", data=web.form(admin),
-                          files={"file": (copy, body.content)})
+    uploaded = admin.post(
+        "/backups/upload", data=web.form(admin), files={"file": (copy, body.content)}
+    )
     assert uploaded.status_code == 200, uploaded.text
     assert "Dry run of " + copy in uploaded.text
-    damaged = admin.post("/backups/upload", data=web.form(admin),
-                         files={"file": (name.replace("-before", "-broken"), b"{not json")})
+    damaged = admin.post(
+        "/backups/upload",
+        data=web.form(admin),
+        files={"file": (name.replace("-before", "-broken"), b"{not json")},
+    )
     assert damaged.status_code == 400
     assert sorted(b.file for b in engine.backups.list_backups()) == sorted([name, copy])
 
 
-def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dashboard,
-                                                                       engine: Engine) -> None:
-    engine.experience.log_abandoned(Approach(name="celery", type="library",
-                                             reason="workers leaked memory"),
-                                    effort=4, project="alpha", actor="pytest")
+def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(
+    web: Dashboard, engine: Engine
+) -> None:
+    engine.experience.log_abandoned(
+        Approach(name="celery", type="library", reason="workers leaked memory"),
+        effort=4,
+        project="alpha",
+        actor="pytest",
+    )
     key = remember(engine, "The build queue runs on arq with Redis")
     viewer = web.client("viewer")
     page = viewer.get("/experience?project=alpha")
@@ -263,8 +304,14 @@ def test_experience_shows_the_graveyard_and_why_a_memory_was_mentioned(web: Dash
 def test_projects_list_and_one_project(web: Dashboard, engine: Engine) -> None:
     viewer = web.client("viewer")
     assert "No project has a context yet" in viewer.get("/projects").text
-    engine.projects.set("kenning-api", description="The public API", stack=["python", "valkey"],
-                        conventions=None, state="v2 in review", actor="pytest")
+    engine.projects.set(
+        "kenning-api",
+        description="The public API",
+        stack=["python", "valkey"],
+        conventions=None,
+        state="v2 in review",
+        actor="pytest",
+    )
     remember(engine, "The API rate limit is 100 requests a minute", project="kenning-api")
     listed = viewer.get("/projects?format=json").json()
     assert [p["name"] for p in listed["projects"]] == ["kenning-api"]
@@ -285,12 +332,12 @@ def test_audit_log_filters(web: Dashboard, engine: Engine) -> None:
     assert "VPN retired" in viewer.get("/audit?actor=someone").text
 
 
-def test_settings_are_read_only_with_secrets_masked(web: Dashboard, engine: Engine,
-                                                    settings: Settings,
-                                                    tmp_path: Path) -> None:
-    secret = Dashboard(engine,
-                       web_settings(settings, tmp_path,
-                                    valkey_url="redis://:hunter2secret@10.0.0.9:6379"))
+def test_settings_are_read_only_with_secrets_masked(
+    web: Dashboard, engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
+    secret = Dashboard(
+        engine, web_settings(settings, tmp_path, valkey_url="redis://:hunter2secret@10.0.0.9:6379")
+    )
     page = secret.client("admin").get("/settings").text
     assert "KENNING_VALKEY_URL" in page
     assert "hunter2secret" not in page
@@ -298,8 +345,9 @@ def test_settings_are_read_only_with_secrets_masked(web: Dashboard, engine: Engi
     assert "KENNING_WEB_PORT" in page
 
 
-def test_unknown_memory_is_a_not_found_page(web: Dashboard, engine: Engine,
-                                            settings: Settings) -> None:
+def test_unknown_memory_is_a_not_found_page(
+    web: Dashboard, engine: Engine, settings: Settings
+) -> None:
     missing = web.client("viewer").get(
         f"/memory?key={settings.key_prefix}mem:knowledge:01JZZZZZZZZZZZZZZZZZZZZZZZ"
     )
@@ -316,16 +364,24 @@ def test_healthz_and_metrics(web: Dashboard) -> None:
     assert 'kenning_web_requests_total{route="memories",status="200"} 1.0' in metrics
 
 
-def test_an_outage_is_an_error_page_never_an_empty_list(doomed_web: Dashboard,
-                                                        doomed_valkey: EmbeddedValkey) -> None:
+def test_an_outage_is_an_error_page_never_an_empty_list(
+    doomed_web: Dashboard, doomed_valkey: EmbeddedValkey
+) -> None:
     web, settings = doomed_web, doomed_valkey.settings
     remember(web.engine, "Outages must be loud on the dashboard too")
     viewer: TestClient = web.client("viewer")
     assert "Outages must be loud" in viewer.get("/memories").text  # positive control
     doomed_valkey.stop()
-    for path in ("/", "/memories", "/search?q=outages", "/contradictions", "/duplicates",
-                 "/suppressions", "/audit",
-                 "/telemetry"):
+    for path in (
+        "/",
+        "/memories",
+        "/search?q=outages",
+        "/contradictions",
+        "/duplicates",
+        "/suppressions",
+        "/audit",
+        "/telemetry",
+    ):
         page = viewer.get(path)
         assert page.status_code == 503, path
         assert "Memory could NOT be checked" in page.text

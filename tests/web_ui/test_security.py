@@ -9,32 +9,47 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.settings import Settings
 from tests.web_ui.conftest import PASSWORD, Dashboard, login, web_settings
 from web_ui.app import build_app
 from web_ui.guard import COOKIE
 
 # The lowest role each guarded route needs. A route missing here fails test_every_route_is_listed.
 NEEDS: dict[tuple[str, str], str] = {
-    ("GET", "/"): "viewer", ("GET", "/memories"): "viewer", ("GET", "/memory"): "viewer",
-    ("GET", "/search"): "viewer", ("GET", "/contradictions"): "viewer",
-                                     ("GET", "/duplicates"): "viewer",
-    ("GET", "/suppressions"): "viewer", ("GET", "/experience"): "viewer",
-    ("GET", "/projects"): "viewer", ("GET", "/audit"): "viewer", ("GET", "/telemetry"): "viewer",
-    ("GET", "/backups"): "admin", ("GET", "/backups/file"): "admin",
-                                     ("GET", "/backups/dry-run"): "admin",
+    ("GET", "/"): "viewer",
+    ("GET", "/memories"): "viewer",
+    ("GET", "/memory"): "viewer",
+    ("GET", "/search"): "viewer",
+    ("GET", "/contradictions"): "viewer",
+    ("GET", "/duplicates"): "viewer",
+    ("GET", "/suppressions"): "viewer",
+    ("GET", "/experience"): "viewer",
+    ("GET", "/projects"): "viewer",
+    ("GET", "/audit"): "viewer",
+    ("GET", "/telemetry"): "viewer",
+    ("GET", "/backups"): "admin",
+    ("GET", "/backups/file"): "admin",
+    ("GET", "/backups/dry-run"): "admin",
     ("GET", "/settings"): "admin",
-    ("GET", "/skills"): "viewer", ("GET", "/feeds"): "viewer", ("GET", "/accounts"): "admin",
-    ("POST", "/skills/approve"): "admin", ("POST", "/skills/reject"): "admin",
-                                     ("POST", "/accounts"): "admin",
-    ("POST", "/duplicates/keep"): "editor", ("POST", "/skills/write"): "editor",
-    ("POST", "/memories/bulk"): "editor", ("POST", "/memory"): "editor",
-                                     ("POST", "/contradictions"): "editor",
-    ("POST", "/duplicates"): "editor", ("POST", "/suppressions"): "editor",
-    ("POST", "/suppressions/lift"): "editor", ("POST", "/backups"): "admin",
-                                     ("POST", "/backups/upload"): "admin",
-    ("POST", "/backups/restore"): "admin", ("POST", "/logout"): "viewer",
+    ("GET", "/skills"): "viewer",
+    ("GET", "/feeds"): "viewer",
+    ("GET", "/accounts"): "admin",
+    ("POST", "/skills/approve"): "admin",
+    ("POST", "/skills/reject"): "admin",
+    ("POST", "/accounts"): "admin",
+    ("POST", "/duplicates/keep"): "editor",
+    ("POST", "/skills/write"): "editor",
+    ("POST", "/memories/bulk"): "editor",
+    ("POST", "/memory"): "editor",
+    ("POST", "/contradictions"): "editor",
+    ("POST", "/duplicates"): "editor",
+    ("POST", "/suppressions"): "editor",
+    ("POST", "/suppressions/lift"): "editor",
+    ("POST", "/backups"): "admin",
+    ("POST", "/backups/upload"): "admin",
+    ("POST", "/backups/restore"): "admin",
+    ("POST", "/logout"): "viewer",
 }
 OPEN = {("GET", "/login"), ("POST", "/login"), ("GET", "/healthz"), ("GET", "/metrics")}
 BELOW = {"editor": "viewer", "admin": "editor"}
@@ -42,8 +57,13 @@ BELOW = {"editor": "viewer", "admin": "editor"}
 
 def test_every_route_is_listed(web: Dashboard) -> None:
     app = build_app(web.engine, web.settings, web.logins)
-    served = {(method, route.path) for route in app.routes if isinstance(route, Route)
-              for method in route.methods or () if method != "HEAD"}
+    served = {
+        (method, route.path)
+        for route in app.routes
+        if isinstance(route, Route)
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
     assert served == set(NEEDS) | OPEN
 
 
@@ -58,8 +78,9 @@ def test_every_page_needs_a_login(web: Dashboard, method: str, path: str) -> Non
     assert api.json()["error"]["code"] == "login_required"
 
 
-@pytest.mark.parametrize(("method", "path"),
-                         sorted(k for k, role in NEEDS.items() if role != "viewer"))
+@pytest.mark.parametrize(
+    ("method", "path"), sorted(k for k, role in NEEDS.items() if role != "viewer")
+)
 def test_roles_are_enforced(web: Dashboard, method: str, path: str) -> None:
     role = NEEDS[(method, path)]
     for who, refused in ((BELOW[role], True), (role, False)):
@@ -94,11 +115,14 @@ def test_the_session_cookie_is_httponly_lax_and_not_secure_over_plain_http(web: 
     assert "Secure" not in cookie
 
 
-def test_behind_tls_the_session_cookie_is_secure(web: Dashboard, settings: Settings,
-                                                 tmp_path: Path) -> None:
-    tls = Dashboard(web.engine,
-                    web_settings(settings, tmp_path, web_public_url="https://kenning.example.org"),
-                    base="https://kenning.example.org")
+def test_behind_tls_the_session_cookie_is_secure(
+    web: Dashboard, settings: Settings, tmp_path: Path
+) -> None:
+    tls = Dashboard(
+        web.engine,
+        web_settings(settings, tmp_path, web_public_url="https://kenning.example.org"),
+        base="https://kenning.example.org",
+    )
     cookie = login(tls.client(None), "viewer").headers["set-cookie"]
     assert "Secure" in cookie
     assert "HttpOnly" in cookie
@@ -126,24 +150,27 @@ def test_a_disabled_account_loses_its_session(web: Dashboard) -> None:
 
 
 def test_login_only_redirects_within_the_site(web: Dashboard) -> None:
-    for target, expected in (("//evil.example/x", "/"), ("https://evil.example", "/"),
-                             ("/audit", "/audit")):
+    for target, expected in (
+        ("//evil.example/x", "/"),
+        ("https://evil.example", "/"),
+        ("/audit", "/audit"),
+    ):
         client = web.client(None)
         client.get("/login")
         token = client.cookies["kenning_login"]
-        response = client.post("/login",
-                               data={"username": "viewer", "password": PASSWORD,
-                                     "login_token": token,
-                                               "next": target})
+        response = client.post(
+            "/login",
+            data={"username": "viewer", "password": PASSWORD, "login_token": token, "next": target},
+        )
         assert response.headers["location"] == expected
 
 
 def test_the_login_form_needs_its_own_token(web: Dashboard) -> None:
     client = web.client(None)
     client.get("/login")
-    refused = client.post("/login",
-                          data={"username": "viewer", "password": PASSWORD,
-                                "login_token": "forged"})
+    refused = client.post(
+        "/login", data={"username": "viewer", "password": PASSWORD, "login_token": "forged"}
+    )
     assert refused.status_code == 403
     assert COOKIE not in client.cookies
 
@@ -164,13 +191,19 @@ def test_csrf_token_is_required_for_every_change(web: Dashboard, engine: Engine)
 def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> None:
     client = web.client("editor")
     fields = web.form(client, term="celery", reason="we moved to arq", reviewed="yes")
-    for headers in ({"origin": "http://evil.example"}, {"sec-fetch-site": "cross-site"},
-                    {"origin": "null"}):
+    for headers in (
+        {"origin": "http://evil.example"},
+        {"sec-fetch-site": "cross-site"},
+        {"origin": "null"},
+    ):
         refused = client.post("/suppressions", data=fields, headers=headers)
         assert refused.status_code == 403, headers
         assert engine.suppressions.list_suppressions() == []
-    same = client.post("/suppressions", data=fields, headers={"origin": "http://testserver",
-                                                                "sec-fetch-site": "same-origin"})
+    same = client.post(
+        "/suppressions",
+        data=fields,
+        headers={"origin": "http://testserver", "sec-fetch-site": "same-origin"},
+    )
     assert same.status_code == 200, same.text  # positive control: the dashboard's own origin
     assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["celery"]
 
@@ -189,7 +222,7 @@ def test_security_headers_on_every_response(web: Dashboard, path: str) -> None:
 
 def test_pages_carry_no_inline_script(web: Dashboard) -> None:
     page = web.client("admin").get("/").text
-    assert "<script src=\"/static/app.js\"" in page
+    assert '<script src="/static/app.js"' in page
     assert "<script>" not in page
     assert " style=" not in page
     assert " onclick=" not in page

@@ -13,11 +13,11 @@ from urllib.parse import quote
 
 from starlette.testclient import TestClient
 
-from kenning.clock import ManualClock
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory import Draft
-from kenning.recall import RecallRequest
-from kenning.settings import Settings
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
 from kenning.store.llm import UsageLedger
 from tests.conftest import free_port
 from tests.mcp_server.conftest import mcp_settings, ok, start_harness
@@ -55,8 +55,9 @@ def test_telemetry_needs_a_login_and_a_viewer_can_read_it(web: Dashboard) -> Non
         assert heading in page.text
 
 
-def test_a_recall_moves_a_memory_out_of_never_recalled(web: Dashboard, engine: Engine,
-                                                       clock: ManualClock) -> None:
+def test_a_recall_moves_a_memory_out_of_never_recalled(
+    web: Dashboard, engine: Engine, clock: ManualClock
+) -> None:
     pg = remember(engine, "The orders service stores its data in PostgreSQL 16")
     other = remember(engine, "Frontend builds use Vite with the legacy plugin for old browsers")
     clock.advance(3 * DAY)
@@ -80,8 +81,9 @@ def test_a_recall_moves_a_memory_out_of_never_recalled(web: Dashboard, engine: E
     assert other not in most
 
 
-def test_a_suppressed_memory_is_listed_for_a_person_and_marked(web: Dashboard,
-                                                               engine: Engine) -> None:
+def test_a_suppressed_memory_is_listed_for_a_person_and_marked(
+    web: Dashboard, engine: Engine
+) -> None:
     key = remember(engine, "The legacy billing host runs CentOS 7")
     viewer = web.client("viewer")
     listed = {item["key"]: item for item in telemetry(viewer)["lists"]["never"]["items"]}
@@ -108,8 +110,9 @@ def test_gone_cold_after_the_days_given(web: Dashboard, engine: Engine, clock: M
     assert "Never recalled" not in page.text  # one list alone
 
 
-def test_why_did_you_mention_finds_the_recalls_by_key_and_by_words(web: Dashboard,
-                                                                   engine: Engine) -> None:
+def test_why_did_you_mention_finds_the_recalls_by_key_and_by_words(
+    web: Dashboard, engine: Engine
+) -> None:
     key = remember(engine, "Staging deploys go through the blue-green switch on the load balancer")
     unrelated = remember(engine, "Unit tests run with pytest and xdist on four workers")
     viewer = web.client("viewer")
@@ -119,7 +122,8 @@ def test_why_did_you_mention_finds_the_recalls_by_key_and_by_words(web: Dashboar
     assert unrelated in recall(engine, "how are unit tests run?", actor="agent-tests")
     by_key = telemetry(viewer, f"key={key}")["log"]
     assert [(e["actor"], e["query"]) for e in by_key["entries"]] == [
-        ("agent-deploy", "how do staging deploys switch traffic?")]
+        ("agent-deploy", "how do staging deploys switch traffic?")
+    ]
     entry = by_key["entries"][0]
     matched = entry["results"][entry["matched_rank"] - 1]
     assert matched["key"] == key
@@ -135,13 +139,16 @@ def test_why_did_you_mention_finds_the_recalls_by_key_and_by_words(web: Dashboar
 
 def test_bad_parameters_show_the_page_with_the_error_and_400(web: Dashboard) -> None:
     viewer = web.client("viewer")
-    for query, words in (("days=abc", "days must be"), ("days=3", "days must be"),
-                         ("list=bogus", "unknown list"),
-                         ("page=0&list=most", "page must be"),
-                         ("key=not-a-key", "is not a memory key"),
-                         ("q=x&before=zzz", "not a recall log cursor"),
-                         ("key=kenning:mem:knowledge:01&q=x", "not both"),
-                         ("q=" + "w" * 501, "the limit is 500")):
+    for query, words in (
+        ("days=abc", "days must be"),
+        ("days=3", "days must be"),
+        ("list=bogus", "unknown list"),
+        ("page=0&list=most", "page must be"),
+        ("key=not-a-key", "is not a memory key"),
+        ("q=x&before=zzz", "not a recall log cursor"),
+        ("key=kenning:mem:knowledge:01&q=x", "not both"),
+        ("q=" + "w" * 501, "the limit is 500"),
+    ):
         page = viewer.get(f"/telemetry?{query}")
         assert page.status_code == 400, query
         assert words in page.text, query
@@ -149,33 +156,46 @@ def test_bad_parameters_show_the_page_with_the_error_and_400(web: Dashboard) -> 
     assert viewer.get("/telemetry?format=json&days=abc").status_code == 400
 
 
-def test_charts_show_the_engines_numbers(web: Dashboard, engine: Engine,
-                                         clock: ManualClock) -> None:
+def test_charts_show_the_engines_numbers(
+    web: Dashboard, engine: Engine, clock: ManualClock
+) -> None:
     remember(engine, "The payments team owns the ledger service")
     remember(engine, "Invoices are rendered with WeasyPrint")
     clock.advance(DAY)
-    remember(engine, "We shipped the search rewrite on a Friday and rolled it back",
-             namespace="episodic")
-    engine.memories.remember(Draft(content="Valkey 9.1 released with hash field expiry",
-                                   kind="article"),
-                             actor="feed:valkey")
+    remember(
+        engine, "We shipped the search rewrite on a Friday and rolled it back", namespace="episodic"
+    )
+    engine.memories.remember(
+        Draft(content="Valkey 9.1 released with hash field expiry", kind="article"),
+        actor="feed:valkey",
+    )
     contradiction(engine)
     viewer = web.client("viewer")
     data = telemetry(viewer, "days=7")
     made = engine.activity.memories_created(7)
     chart = data["charts"]["memories"]
-    assert chart["table"]["rows"] == [[day, *(made.series[ns][i] for ns in made.series)]
-                                      for i, day in enumerate(made.days)]
-    by_day = {row[0]: dict(zip(chart["table"]["headers"][1:], row[1:], strict=True))
-              for row in chart["table"]["rows"]}
+    assert chart["table"]["rows"] == [
+        [day, *(made.series[ns][i] for ns in made.series)] for i, day in enumerate(made.days)
+    ]
+    by_day = {
+        row[0]: dict(zip(chart["table"]["headers"][1:], row[1:], strict=True))
+        for row in chart["table"]["rows"]
+    }
     first, second = made.days[-2], made.days[-1]
     assert by_day[first]["knowledge"] == 2
-    assert by_day[second] == {"episodic": 1, "knowledge": 3, "preference": 0, "project": 0,
-                              "skill": 0}
+    assert by_day[second] == {
+        "episodic": 1,
+        "knowledge": 3,
+        "preference": 0,
+        "project": 0,
+        "skill": 0,
+    }
     assert data["charts"]["feeds"]["table"]["rows"][-1] == [second, 1]
     assert data["charts"]["contradictions"]["table"]["rows"][-1] == [second, 1, 0]
-    drawn = {(name, label): int(value)
-             for name, label, value in RECT.findall(viewer.get("/telemetry?days=7").text)}
+    drawn = {
+        (name, label): int(value)
+        for name, label, value in RECT.findall(viewer.get("/telemetry?days=7").text)
+    }
     assert drawn[("knowledge", first)] == 2
     assert drawn[("episodic", second)] == 1
     assert drawn[("opened", second)] == 1
@@ -192,22 +212,29 @@ def test_a_resolved_contradiction_is_counted_on_the_day_it_was_resolved(
     assert [r[1:] for r in rows[-3:]] == [[1, 0], [0, 0], [0, 1]]
 
 
-async def test_recall_latency_comes_from_the_mcp_servers_histogram(web: Dashboard, engine: Engine,
-                                                                   settings: Settings,
-                                                                   tmp_path: Path) -> None:
+async def test_recall_latency_comes_from_the_mcp_servers_histogram(
+    web: Dashboard, engine: Engine, settings: Settings, tmp_path: Path
+) -> None:
     # the real MCP server over HTTP, a process edge apart
     mcp = start_harness(engine, mcp_settings(settings))
     try:
         async with mcp.client("write") as client:
-            await ok(client, "remember",
-                     {"content": "Latency is read from the MCP server's own histogram"})
-            for question in ("where is latency read from?", "which histogram?",
-                             "what does the dashboard chart?"):
+            await ok(
+                client,
+                "remember",
+                {"content": "Latency is read from the MCP server's own histogram"},
+            )
+            for question in (
+                "where is latency read from?",
+                "which histogram?",
+                "what does the dashboard chart?",
+            ):
                 await ok(client, "recall", {"query": question})
         web.settings = web_settings(settings, tmp_path, web_mcp_metrics_url=f"{mcp.base}/metrics")
         data = telemetry(web.client("viewer"))["latency"]
-        histogram = mcp.metrics.get_sample_value("kenning_mcp_tool_latency_seconds_count",
-                                                 {"tool": "recall"})
+        histogram = mcp.metrics.get_sample_value(
+            "kenning_mcp_tool_latency_seconds_count", {"tool": "recall"}
+        )
         page = web.client("viewer").get("/telemetry")
     finally:
         mcp.service.stop()
@@ -218,10 +245,12 @@ async def test_recall_latency_comes_from_the_mcp_servers_histogram(web: Dashboar
     assert "Recall latency on the MCP server" in page.text
 
 
-def test_recall_latency_unavailable_is_said_not_drawn_as_zero(web: Dashboard, settings: Settings,
-                                                              tmp_path: Path) -> None:
-    web.settings = web_settings(settings, tmp_path,
-                                web_mcp_metrics_url=f"http://127.0.0.1:{free_port()}/metrics")
+def test_recall_latency_unavailable_is_said_not_drawn_as_zero(
+    web: Dashboard, settings: Settings, tmp_path: Path
+) -> None:
+    web.settings = web_settings(
+        settings, tmp_path, web_mcp_metrics_url=f"http://127.0.0.1:{free_port()}/metrics"
+    )
     viewer = web.client("viewer")
     page = viewer.get("/telemetry")
     assert page.status_code == 200
@@ -247,11 +276,18 @@ def test_the_overview_shows_llm_spend_against_the_caps(web: Dashboard, engine: E
     earlier = 500
     assert spend["today"] == {"tokens": 1500, "calls": 2, "failures": 1}
     assert spend["this_month"]["tokens"] == 1500 + earlier
-    assert spend["projects"]["alpha"] == {"today": 1200, "this_month": 1200 + earlier,
-                                          "calls_today": 1,
-                                          "calls_this_month": 2}
-    assert spend["projects"]["(no project)"] == {"today": 300, "this_month": 300, "calls_today": 1,
-                                                 "calls_this_month": 1}
+    assert spend["projects"]["alpha"] == {
+        "today": 1200,
+        "this_month": 1200 + earlier,
+        "calls_today": 1,
+        "calls_this_month": 2,
+    }
+    assert spend["projects"]["(no project)"] == {
+        "today": 300,
+        "this_month": 300,
+        "calls_today": 1,
+        "calls_this_month": 1,
+    }
     page = viewer.get("/")
     assert 'id="spend-today">1,500<' in page.text
     assert "no API key" in page.text

@@ -2,7 +2,7 @@
 enable, reset a password, delete. The engine keeps an enabled admin (``Accounts`` refuses to
 remove the last one) and refuses the signed-in admin's demoting, disabling or deleting their own
 account (``by``). A disabled, deleted or reset account's sessions stop working at their next
-request (kenning.sessions)."""
+request (kenning.access.sessions)."""
 
 from __future__ import annotations
 
@@ -14,23 +14,36 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kenning.accounts import ROLES, USERNAME_RULE, Account, Accounts
-from kenning.errors import InvalidInput
+from kenning.access.accounts import ROLES, USERNAME_RULE, Account, Accounts
+from kenning.core.errors import InvalidInput
 from web_ui.forms import Done, Submitted, login, submit
 from web_ui.guard import guard
 from web_ui.runtime import runtime
 from web_ui.views import render
 
-AUDITED = {"create": "account_create", "role": "account_role", "disable": "account_disable",
-           "enable": "account_enable", "password": "account_password", "delete": "account_delete"}
+AUDITED = {
+    "create": "account_create",
+    "role": "account_role",
+    "disable": "account_disable",
+    "enable": "account_enable",
+    "password": "account_password",
+    "delete": "account_delete",
+}
 
 
 async def _accounts(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.logins.accounts.list)
-    return render(request, "accounts.html",
-                  {"accounts": [asdict(a) for a in listed], "roles": ROLES,
-                                             "username_rule": USERNAME_RULE, **extra})
+    return render(
+        request,
+        "accounts.html",
+        {
+            "accounts": [asdict(a) for a in listed],
+            "roles": ROLES,
+            "username_rule": USERNAME_RULE,
+            **extra,
+        },
+    )
 
 
 @guard("admin")
@@ -60,8 +73,9 @@ def _apply(book: Accounts, form: Submitted, actor: str, me: str) -> Account:
         )
     if do == "delete":
         if form.get("confirm") != name:
-            raise InvalidInput(f"type {name!r} to confirm deleting the account",
-                               hint="or disable it instead")
+            raise InvalidInput(
+                f"type {name!r} to confirm deleting the account", hint="or disable it instead"
+            )
         return book.delete(name, actor=actor, by=me)
     raise InvalidInput(f"unknown action {do!r}", hint=f"use one of {', '.join(AUDITED)}")
 
@@ -70,15 +84,21 @@ def change(book: Accounts, me: str, form: Submitted, actor: str) -> Done:
     """One account action (``do`` names it), validated by the engine before anything is written."""
     account = _apply(book, form, actor, me)
     shown = {k: v for k, v in asdict(account).items() if k != "sessions_since"}
-    return Done(AUDITED[form.get("do")], f"account {account.username}: {form.get('do')}", shown,
-                "/accounts")
+    return Done(
+        AUDITED[form.get("do")], f"account {account.username}: {form.get('do')}", shown, "/accounts"
+    )
 
 
 @guard("admin")
 async def account_action(request: Request) -> Response:
-    return await submit(request, _accounts, partial(change, runtime(request).logins.accounts,
-                                                     login(request).username))
+    return await submit(
+        request,
+        _accounts,
+        partial(change, runtime(request).logins.accounts, login(request).username),
+    )
 
 
-routes = [Route("/accounts", accounts, methods=["GET"]),
-          Route("/accounts", account_action, methods=["POST"])]
+routes = [
+    Route("/accounts", accounts, methods=["GET"]),
+    Route("/accounts", account_action, methods=["POST"]),
+]

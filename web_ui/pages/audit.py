@@ -23,12 +23,20 @@ async def audit(request: Request) -> Response:
         found = await rt.run(rt.engine.history.history, key)
         events, cursor = list(reversed(found.public()["events"])), None
     else:
-        page = await rt.run(rt.engine.history.audit_log, actor=params.get("actor") or None,
-                            action=params.get("action") or None, since=params.get("since") or None,
-                            before=params.get("before") or None, limit=PAGE)
+        page = await rt.run(
+            rt.engine.history.audit_log,
+            actor=params.get("actor") or None,
+            action=params.get("action") or None,
+            since=params.get("since") or None,
+            before=params.get("before") or None,
+            limit=PAGE,
+        )
         events, cursor = page.public()["events"], page.next
-    return render(request, "audit.html", {"events": events, "next": cursor, "filters": params,
-                                          "event": params.get("event", "")})
+    return render(
+        request,
+        "audit.html",
+        {"events": events, "next": cursor, "filters": params, "event": params.get("event", "")},
+    )
 
 
 routes = [Route("/audit", audit, methods=["GET"])]

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route
 
-from kenning.errors import InvalidInput
+from kenning.core.errors import InvalidInput
 from web_ui.forms import attempt, confirmed, form_of, login
 from web_ui.guard import guard
 from web_ui.runtime import runtime
@@ -20,8 +20,9 @@ from web_ui.views import render
 async def _backups(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.backups.list_backups)
-    return render(request, "backups.html",
-                  {"backups": [b.public() for b in listed], "report": None, **extra})
+    return render(
+        request, "backups.html", {"backups": [b.public() for b in listed], "report": None, **extra}
+    )
 
 
 @guard("admin")
@@ -35,13 +36,22 @@ async def create(request: Request) -> Response:
     fields = await form_of(request)
 
     async def act() -> Response:
-        done = await rt.run(rt.engine.backups.backup, vectors=fields.get("vectors") == "on",
-                            label=fields.get("label") or None, actor=login(request).actor)
+        done = await rt.run(
+            rt.engine.backups.backup,
+            vectors=fields.get("vectors") == "on",
+            label=fields.get("label") or None,
+            actor=login(request).actor,
+        )
         # the server's layout is not the page's
         shown = {k: v for k, v in done.public().items() if k != "path"}
-        return await confirmed(request, action="backup", title=f"backup written: {done.file}",
-                               changed=shown,
-                               back="/backups")
+        return await confirmed(
+            request,
+            action="backup",
+            title=f"backup written: {done.file}",
+            changed=shown,
+            back="/backups",
+        )
+
     return await attempt(request, act, _backups)
 
 
@@ -63,16 +73,19 @@ async def upload(request: Request) -> Response:
         if not isinstance(sent, UploadFile) or not sent.filename:
             raise InvalidInput("choose a backup file to upload")
         data = await sent.read()
-        done = await rt.run(rt.engine.backups.receive, sent.filename, data,
-                            actor=login(request).actor)
+        done = await rt.run(
+            rt.engine.backups.receive, sent.filename, data, actor=login(request).actor
+        )
         return await _report(request, done.file, {"uploaded": done.public()})
+
     return await attempt(request, act, _backups)
 
 
 async def _report(request: Request, name: str, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
-    report = await rt.run(rt.engine.backups.restore_file, name, dry_run=True,
-                          actor=login(request).actor)
+    report = await rt.run(
+        rt.engine.backups.restore_file, name, dry_run=True, actor=login(request).actor
+    )
     return await _backups(request, {"report": report.public(), "report_file": name, **extra})
 
 
@@ -89,16 +102,29 @@ async def restore(request: Request) -> Response:
     async def act() -> Response:
         if fields.get("reviewed") != "yes":
             raise InvalidInput("read the dry-run report first", hint="press Dry run, then Restore")
-        report = await rt.run(rt.engine.backups.restore_file, fields.get("file", ""), dry_run=False,
-                              actor=login(request).actor)
+        report = await rt.run(
+            rt.engine.backups.restore_file,
+            fields.get("file", ""),
+            dry_run=False,
+            actor=login(request).actor,
+        )
         changed = {k: v for k, v in report.public().items() if k != "items"}
-        return await confirmed(request, action="restore", title=f"restored: {fields.get('file')}",
-                               changed=changed, back="/backups")
+        return await confirmed(
+            request,
+            action="restore",
+            title=f"restored: {fields.get('file')}",
+            changed=changed,
+            back="/backups",
+        )
+
     return await attempt(request, act, _backups)
 
 
-routes = [Route("/backups", backups, methods=["GET"]), Route("/backups", create, methods=["POST"]),
-          Route("/backups/file", download, methods=["GET"]),
-          Route("/backups/upload", upload, methods=["POST"]),
-          Route("/backups/dry-run", dry_run, methods=["GET"]),
-          Route("/backups/restore", restore, methods=["POST"])]
+routes = [
+    Route("/backups", backups, methods=["GET"]),
+    Route("/backups", create, methods=["POST"]),
+    Route("/backups/file", download, methods=["GET"]),
+    Route("/backups/upload", upload, methods=["POST"]),
+    Route("/backups/dry-run", dry_run, methods=["GET"]),
+    Route("/backups/restore", restore, methods=["POST"]),
+]

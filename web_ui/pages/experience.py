@@ -26,8 +26,9 @@ async def experience(request: Request) -> Response:
     data: dict[str, Any] = {"project": project or "", "topic": topic, "why": None}
     data["summary"] = (await rt.run(rt.engine.experience.experience_summary, project)).public()
     if topic:
-        data["why"] = (await rt.run(rt.engine.recall_log.why_did_you_mention, topic,
-                                    limit=MENTIONS)).public()
+        data["why"] = (
+            await rt.run(rt.engine.recall_log.why_did_you_mention, topic, limit=MENTIONS)
+        ).public()
     return render(request, "experience.html", data)
 
 

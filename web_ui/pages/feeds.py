@@ -14,7 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from kenning.engine import Engine
-from kenning.feeds.ingest import FeedStatus
+from kenning.knowledge.feeds.ingest import FeedStatus
 from web_ui.guard import guard
 from web_ui.runtime import runtime
 from web_ui.views import render
@@ -22,17 +22,25 @@ from web_ui.views import render
 
 def _row(status: FeedStatus, runs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     feed = status.feed.model_dump(mode="json") if status.feed is not None else None
-    return {"name": status.name, "feed": feed,
-            "problem": str(status.problem) if status.problem else None,
-            "state": asdict(status.state), "health": status.health, "job": runs.get(status.job)}
+    return {
+        "name": status.name,
+        "feed": feed,
+        "problem": str(status.problem) if status.problem else None,
+        "state": asdict(status.state),
+        "health": status.health,
+        "job": runs.get(status.job),
+    }
 
 
 def gather(engine: Engine) -> dict[str, Any]:
     runs = {name: run.to_dict() for name, run in engine.jobs.last_runs().items()}
     rows = [_row(status, runs) for status in engine.feeds.statuses()]
-    return {"feeds": rows, "file": str(engine.ctx.settings.resolved_feeds_file),
-            "invalid": sum(1 for r in rows if r["problem"]),
-            "failing": sum(1 for r in rows if r["health"] == "failing")}
+    return {
+        "feeds": rows,
+        "file": str(engine.ctx.settings.resolved_feeds_file),
+        "invalid": sum(1 for r in rows if r["problem"]),
+        "failing": sum(1 for r in rows if r["health"] == "failing"),
+    }
 
 
 @guard("viewer")

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from kenning.errors import RateLimited
+from kenning.core.errors import RateLimited
 from web_ui.errors import Forbidden
 from web_ui.forms import form_of
 from web_ui.guard import COOKIE, current_login, guard
@@ -36,8 +36,14 @@ def _form(request: Request, data: dict[str, Any], status: int = 200) -> Response
     token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(32)
     data.setdefault("next", _next(request.query_params.get("next")))
     response = render(request, "login.html", {**data, "login_token": token}, status=status)
-    response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", path="/login",
-                        secure=secure_cookies(request, runtime(request).settings))
+    response.set_cookie(
+        LOGIN_COOKIE,
+        token,
+        httponly=True,
+        samesite="strict",
+        path="/login",
+        secure=secure_cookies(request, runtime(request).settings),
+    )
     return response
 
 
@@ -52,33 +58,55 @@ async def login_submit(request: Request) -> Response:
     check_origin(request, rt.settings)
     form = await form_of(request)
     expected = request.cookies.get(LOGIN_COOKIE, "")
-    if not expected or not hmac.compare_digest(form.get("login_token", "").encode(),
-                                               expected.encode()):
-        raise Forbidden("the login form's token is missing or stale",
-                        hint="reload the login page and try again")
+    if not expected or not hmac.compare_digest(
+        form.get("login_token", "").encode(), expected.encode()
+    ):
+        raise Forbidden(
+            "the login form's token is missing or stale", hint="reload the login page and try again"
+        )
     username, password = form.get("username", ""), form.get("password", "")
     target = _next(form.get("next"))
     if not username or not password or len(username) > MAX_NAME or len(password) > MAX_PASSWORD:
-        return _form(request,
-                     {"error": "Enter your user name and password.",
-                      "username": username[:MAX_NAME],
-                               "next": target}, status=400)
+        return _form(
+            request,
+            {
+                "error": "Enter your user name and password.",
+                "username": username[:MAX_NAME],
+                "next": target,
+            },
+            status=400,
+        )
     ip = request.client.host if request.client else None
     try:
         login = await rt.run(rt.logins.login, username, password, ip=ip)
     except RateLimited as exc:
         rt.metrics.failed_logins.inc()
-        return _form(request,
-                     {"error": f"{exc.message}; {exc.hint}.", "username": username, "next": target},
-                     status=429)
+        return _form(
+            request,
+            {"error": f"{exc.message}; {exc.hint}.", "username": username, "next": target},
+            status=429,
+        )
     if login is None:
         rt.metrics.failed_logins.inc()
-        return _form(request, {"error": "Wrong user name or password, or the account is disabled.",
-                               "username": username, "next": target}, status=401)
+        return _form(
+            request,
+            {
+                "error": "Wrong user name or password, or the account is disabled.",
+                "username": username,
+                "next": target,
+            },
+            status=401,
+        )
     response = RedirectResponse(target, status_code=303)
-    response.set_cookie(COOKIE, login.sid, httponly=True, samesite="lax", path="/",
-                        max_age=int(rt.settings.web_session_hours * 3600),
-                        secure=secure_cookies(request, rt.settings))
+    response.set_cookie(
+        COOKIE,
+        login.sid,
+        httponly=True,
+        samesite="lax",
+        path="/",
+        max_age=int(rt.settings.web_session_hours * 3600),
+        secure=secure_cookies(request, rt.settings),
+    )
     response.delete_cookie(LOGIN_COOKIE, path="/login")
     return response
 
@@ -92,6 +120,8 @@ async def logout(request: Request) -> Response:
     return response
 
 
-routes = [Route("/login", login_page, methods=["GET"]),
-          Route("/login", login_submit, methods=["POST"]),
-          Route("/logout", logout, methods=["POST"])]
+routes = [
+    Route("/login", login_page, methods=["GET"]),
+    Route("/login", login_submit, methods=["POST"]),
+    Route("/logout", logout, methods=["POST"]),
+]

@@ -10,12 +10,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kenning.core.errors import InvalidInput
+from kenning.core.models import STATES, TRUST_LEVELS
+from kenning.core.validation import namespaces
 from kenning.engine import Engine
-from kenning.errors import InvalidInput
-from kenning.inspection import AuditRequest
-from kenning.memory import KINDS
-from kenning.models import STATES, TRUST_LEVELS
-from kenning.validation import namespaces
+from kenning.memory.inspection import AuditRequest
+from kenning.memory.memories import KINDS
 from web_ui.forms import attempt, confirmed, form_of, login
 from web_ui.guard import guard
 from web_ui.runtime import runtime
@@ -39,12 +39,15 @@ def number(value: str | None, name: str, default: int) -> int:
 def listing_request(params: dict[str, str]) -> AuditRequest:
     """The list's filters from the query string (the engine validates names, tags and the sort)."""
     page = max(1, number(params.get("page"), "page", 1))
-    picked = {name: params.get(name) or None
-              for name in ("namespace", "project", "state", "tag", "trust", "source")}
+    picked = {
+        name: params.get(name) or None
+        for name in ("namespace", "project", "state", "tag", "trust", "source")
+    }
     for name, allowed in (("trust", TRUST_LEVELS), ("source", SOURCES)):
         if picked[name] is not None and picked[name] not in allowed:
-            raise InvalidInput(f"unknown {name} {picked[name]!r}",
-                               hint=f"use one of {', '.join(allowed)}")
+            raise InvalidInput(
+                f"unknown {name} {picked[name]!r}", hint=f"use one of {', '.join(allowed)}"
+            )
     return AuditRequest(
         namespaces=[picked["namespace"]] if picked["namespace"] else None,
         projects=[picked["project"]] if picked["project"] else None,
@@ -52,21 +55,32 @@ def listing_request(params: dict[str, str]) -> AuditRequest:
         tags=[picked["tag"]] if picked["tag"] else None,
         trusts=[picked["trust"]] if picked["trust"] else None,
         kinds=[picked["source"]] if picked["source"] else None,
-        sort=params.get("sort") or "created_at", descending=params.get("order", "desc") != "asc",
-        offset=(page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+        sort=params.get("sort") or "created_at",
+        descending=params.get("order", "desc") != "asc",
+        offset=(page - 1) * PAGE_SIZE,
+        limit=PAGE_SIZE,
+    )
 
 
 async def _list(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     params = dict(request.query_params)
-    listed = (await rt.run(rt.engine.inspection.audit, listing_request(params),
-                           for_person=True)).public()
+    listed = (
+        await rt.run(rt.engine.inspection.audit, listing_request(params), for_person=True)
+    ).public()
     page = listed["page"]
-    data = {"listed": listed, "filters": params, "namespaces": namespaces(None), "states": STATES,
-            "sorts": SORTS,
-            "trusts": TRUST_LEVELS, "sources": SOURCES,
-            "page_number": page["offset"] // PAGE_SIZE + 1,
-            "pages": max(1, -(-page["total"] // PAGE_SIZE)), **extra}
+    data = {
+        "listed": listed,
+        "filters": params,
+        "namespaces": namespaces(None),
+        "states": STATES,
+        "sorts": SORTS,
+        "trusts": TRUST_LEVELS,
+        "sources": SOURCES,
+        "page_number": page["offset"] // PAGE_SIZE + 1,
+        "pages": max(1, -(-page["total"] // PAGE_SIZE)),
+        **extra,
+    }
     return render(request, "memories.html", data)
 
 
@@ -85,20 +99,36 @@ async def bulk(request: Request) -> Response:
     async def act() -> Response:
         action = fields.get("action", "")
         if action not in TARGETS:
-            raise InvalidInput(f"unknown action {action!r}",
-                               hint=f"use one of {', '.join(TARGETS)}")
-        done = await rt.run(rt.engine.lifecycle.transition_many, keys, TARGETS[action],
-                            reason=fields.get("reason"), actor=login(request).actor)
-        return await confirmed(request, action=action, title=f"{action}: {len(done)} memories",
-                               changed={"memories": [t.public() for t in done]}, back="/memories")
+            raise InvalidInput(
+                f"unknown action {action!r}", hint=f"use one of {', '.join(TARGETS)}"
+            )
+        done = await rt.run(
+            rt.engine.lifecycle.transition_many,
+            keys,
+            TARGETS[action],
+            reason=fields.get("reason"),
+            actor=login(request).actor,
+        )
+        return await confirmed(
+            request,
+            action=action,
+            title=f"{action}: {len(done)} memories",
+            changed={"memories": [t.public() for t in done]},
+            back="/memories",
+        )
+
     return await attempt(request, act, _list)
 
 
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:
     explained = engine.inspection.explain(key).public()
-    return {**explained, "experience": engine.experience.get_experience(key).public(),
-            "contradictions": engine.contradictions.board(status="all",
-                                                          key=key).public()["contradictions"]}
+    return {
+        **explained,
+        "experience": engine.experience.get_experience(key).public(),
+        "contradictions": engine.contradictions.board(status="all", key=key).public()[
+            "contradictions"
+        ],
+    }
 
 
 async def _detail(request: Request, extra: dict[str, Any]) -> Response:
@@ -125,29 +155,60 @@ async def change(request: Request) -> Response:
 
     async def act() -> Response:
         if do in TARGETS:
-            done = await rt.run(rt.engine.lifecycle.transition, key, TARGETS[do],
-                                reason=fields.get("reason"),
-                                actor=actor)
-            return await confirmed(request, action=do, title=f"{do}: {key}", changed=done.public(),
-                                   back=back)
+            done = await rt.run(
+                rt.engine.lifecycle.transition,
+                key,
+                TARGETS[do],
+                reason=fields.get("reason"),
+                actor=actor,
+            )
+            return await confirmed(
+                request, action=do, title=f"{do}: {key}", changed=done.public(), back=back
+            )
         if do == "verify":
-            verified = await rt.run(rt.engine.belief.verify, key, fields.get("reason") or None,
-                                    actor=actor)
-            return await confirmed(request, action="verify", title=f"verified: {key}",
-                                   changed={"key": key, "trust": verified.trust}, back=back)
+            verified = await rt.run(
+                rt.engine.belief.verify, key, fields.get("reason") or None, actor=actor
+            )
+            return await confirmed(
+                request,
+                action="verify",
+                title=f"verified: {key}",
+                changed={"key": key, "trust": verified.trust},
+                back=back,
+            )
         if do == "edit":
-            edited = await rt.run(rt.engine.memories.update, key, fields.get("content", ""),
-                                  actor=actor,
-                                  reason=fields.get("reason") or None)
-            return await confirmed(request, action="update", title=f"edited and re-embedded: {key}",
-                                   changed={"key": key, "content": edited.content}, back=back)
+            edited = await rt.run(
+                rt.engine.memories.update,
+                key,
+                fields.get("content", ""),
+                actor=actor,
+                reason=fields.get("reason") or None,
+            )
+            return await confirmed(
+                request,
+                action="update",
+                title=f"edited and re-embedded: {key}",
+                changed={"key": key, "content": edited.content},
+                back=back,
+            )
         if do == "tags":
-            tagged = await rt.run(rt.engine.memories.retag, key, add=_words(fields.get("add")),
-                                  remove=_words(fields.get("remove")), actor=actor,
-                                  reason=fields.get("reason") or None)
-            return await confirmed(request, action="retag", title=f"tags changed: {key}",
-                                   changed={"key": key, "tags": list(tagged.tags)}, back=back)
+            tagged = await rt.run(
+                rt.engine.memories.retag,
+                key,
+                add=_words(fields.get("add")),
+                remove=_words(fields.get("remove")),
+                actor=actor,
+                reason=fields.get("reason") or None,
+            )
+            return await confirmed(
+                request,
+                action="retag",
+                title=f"tags changed: {key}",
+                changed={"key": key, "tags": list(tagged.tags)},
+                back=back,
+            )
         raise InvalidInput(f"unknown action {do!r}", hint="use the buttons of the memory's page")
+
     return await attempt(request, act, _detail)
 
 
@@ -155,6 +216,9 @@ def _words(value: str | None) -> list[str]:
     return [w for w in (value or "").replace(",", " ").split() if w]
 
 
-routes = [Route("/memories", memories, methods=["GET"]),
-          Route("/memories/bulk", bulk, methods=["POST"]),
-          Route("/memory", memory, methods=["GET"]), Route("/memory", change, methods=["POST"])]
+routes = [
+    Route("/memories", memories, methods=["GET"]),
+    Route("/memories/bulk", bulk, methods=["POST"]),
+    Route("/memory", memory, methods=["GET"]),
+    Route("/memory", change, methods=["POST"]),
+]

@@ -10,9 +10,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kenning import spend
 from kenning.engine import Engine
-from kenning.inspection import AuditRequest
+from kenning.llm import spend
+from kenning.memory.inspection import AuditRequest
 from web_ui import charts
 from web_ui.guard import guard
 from web_ui.runtime import runtime
@@ -27,18 +27,29 @@ def gather(engine: Engine) -> dict[str, Any]:
     _, open_total = engine.contradictions.listing(status="open", limit=1)
     worker_ok, worker_detail = engine.jobs.health()
     runs = {name: run.to_dict() for name, run in sorted(engine.jobs.last_runs().items())}
-    return {"counts": audit.counts, "total": audit.total, "open_contradictions": open_total,
-            "worker": {"ok": worker_ok, "detail": worker_detail, "leader": engine.jobs.leader(),
-                       "runs": runs},
-            "recent": engine.history.audit_log(limit=RECENT).public()["events"],
-            "chart": charts.stacked(audit.counts),
-            "created": created_chart(engine), "spend": spend_view(spend.report(engine.llm))}
+    return {
+        "counts": audit.counts,
+        "total": audit.total,
+        "open_contradictions": open_total,
+        "worker": {
+            "ok": worker_ok,
+            "detail": worker_detail,
+            "leader": engine.jobs.leader(),
+            "runs": runs,
+        },
+        "recent": engine.history.audit_log(limit=RECENT).public()["events"],
+        "chart": charts.stacked(audit.counts),
+        "created": created_chart(engine),
+        "spend": spend_view(spend.report(engine.llm)),
+    }
 
 
 STATE_WORDING = {
     "no_key": "off: no API key (KENNING_ANTHROPIC_API_KEY); every extra uses its heuristic path",
-    "daily_cap": ("falling back: today's token cap is spent; the heuristic paths "
-                  "answer until the next UTC day"),
+    "daily_cap": (
+        "falling back: today's token cap is spent; the heuristic paths "
+        "answer until the next UTC day"
+    ),
     "project_cap": "falling back for {over}: the project's daily cap is spent",
     "within_caps": "on: within today's caps",
 }
@@ -54,8 +65,14 @@ def spend_view(report: spend.Spend) -> dict[str, Any]:
 
 def created_chart(engine: Engine) -> dict[str, Any]:
     made = engine.activity.memories_created(DAYS)
-    return charts.columns(made.days, made.series, title="Memories created per day, by namespace",
-                          x_label="day (UTC)", y_label="memories", short=5)
+    return charts.columns(
+        made.days,
+        made.series,
+        title="Memories created per day, by namespace",
+        x_label="day (UTC)",
+        y_label="memories",
+        short=5,
+    )
 
 
 @guard("viewer")

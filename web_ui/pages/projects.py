@@ -27,8 +27,9 @@ async def projects(request: Request) -> Response:
         data["detail"] = (await rt.run(rt.engine.projects.describe, name)).public()
     offset = number(request.query_params.get("offset"), "offset", 0)
     contexts, total = await rt.run(rt.engine.projects.all, offset=offset, limit=PAGE_SIZE)
-    data.update(projects=[c.public() for c in contexts], total=total, offset=offset,
-                page_size=PAGE_SIZE)
+    data.update(
+        projects=[c.public() for c in contexts], total=total, offset=offset, page_size=PAGE_SIZE
+    )
     return render(request, "projects.html", data)
 
 

@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kenning.recall import RecallRequest
-from kenning.validation import namespaces
+from kenning.core.validation import namespaces
+from kenning.memory.recall import RecallRequest
 from web_ui.forms import login
 from web_ui.guard import guard
 from web_ui.pages.memories import number
@@ -25,20 +25,27 @@ async def search(request: Request) -> Response:
     rt = runtime(request)
     params = dict(request.query_params)
     text = params.get("q", "").strip()
-    data: dict[str, Any] = {"q": text, "filters": params, "namespaces": namespaces(None),
-                            "result": None}
+    data: dict[str, Any] = {
+        "q": text,
+        "filters": params,
+        "namespaces": namespaces(None),
+        "result": None,
+    }
     if text:
         wanted = RecallRequest(
             query=text[:MAX_QUERY],
-                               namespaces=[params["namespace"]] if params.get("namespace")
-                               else None,
+            namespaces=[params["namespace"]] if params.get("namespace") else None,
             projects=[params["project"]] if params.get("project") else None,
             top_k=number(params.get("top_k"), "top_k", 10),
-            include_deprioritised=params.get("deprioritised") == "on", actor=login(request).actor)
+            include_deprioritised=params.get("deprioritised") == "on",
+            actor=login(request).actor,
+        )
         result = await rt.run(rt.engine.recaller.recall, wanted)
         data["result"] = result.public(full=True)
-        data["hidden"] = [{"key": key, "similarity": sim, "terms": list(terms)}
-                          for key, sim, terms in result.hidden]
+        data["hidden"] = [
+            {"key": key, "similarity": sim, "terms": list(terms)}
+            for key, sim, terms in result.hidden
+        ]
         data["examined"] = result.examined
     return render(request, "search.html", data)
 

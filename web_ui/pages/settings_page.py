@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kenning.settings import Settings
+from kenning.core.settings import Settings
 from web_ui.guard import guard
 from web_ui.runtime import runtime
 from web_ui.views import render
@@ -26,9 +26,13 @@ def shown(settings: Settings) -> list[dict[str, Any]]:
         if isinstance(value, SecretStr) or any(word in name for word in SECRET_WORDS):
             raw = value.get_secret_value() if isinstance(value, SecretStr) else value
             value = MASK if raw else ""
-        rows.append({"variable": f"KENNING_{name.upper()}",
-                     "value": "" if value is None else str(value),
-                     "description": info.description or ""})
+        rows.append(
+            {
+                "variable": f"KENNING_{name.upper()}",
+                "value": "" if value is None else str(value),
+                "description": info.description or "",
+            }
+        )
     return rows
 
 

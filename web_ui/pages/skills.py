@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from kenning.core.errors import InvalidInput
 from kenning.engine import Engine
-from kenning.errors import InvalidInput
 from web_ui.forms import Done, Submitted, submit
 from web_ui.guard import guard
 from web_ui.runtime import runtime
@@ -29,8 +29,13 @@ def gather(engine: Engine, status: str) -> dict[str, Any]:
     proposals = [p.public() for p in engine.skills.proposals(limit=LIST_LIMIT)]
     shown = [p for p in proposals if status == "all" or p["status"] == status]
     pending = sum(1 for p in proposals if p["status"] == "pending")
-    return {"proposals": shown, "pending": pending, "status": status, "statuses": STATUSES,
-            "skills": [s.public() for s in engine.skills.all()]}
+    return {
+        "proposals": shown,
+        "pending": pending,
+        "status": status,
+        "statuses": STATUSES,
+        "skills": [s.public() for s in engine.skills.all()],
+    }
 
 
 async def _skills(request: Request, extra: dict[str, Any]) -> Response:
@@ -50,33 +55,53 @@ def approve_and_write(engine: Engine, form: Submitted, actor: str) -> Done:
     """The person approved the sha they read (the form carries it); the skill is written at once
     (refused, and left approved, if the skill moved since the proposal was compiled)."""
     if not form.get("sha"):
-        raise InvalidInput("the approval must name the reviewed sha",
-                           hint="use the Approve button of the proposal you read")
+        raise InvalidInput(
+            "the approval must name the reviewed sha",
+            hint="use the Approve button of the proposal you read",
+        )
     approved = engine.skills.approve(form.get("id"), form.get("sha"), actor)
     written = engine.skills.write(approved.id, actor=actor)
-    changed = {"proposal": approved.id, "domain": written.domain, "sha": written.sha,
-               "key": written.key,
-               "status": "written", "approved_by": actor}
-    return Done("skill_write", f"skill {written.domain} approved and written", changed,
-                "/skills?status=written")
+    changed = {
+        "proposal": approved.id,
+        "domain": written.domain,
+        "sha": written.sha,
+        "key": written.key,
+        "status": "written",
+        "approved_by": actor,
+    }
+    return Done(
+        "skill_write",
+        f"skill {written.domain} approved and written",
+        changed,
+        "/skills?status=written",
+    )
 
 
 def reject_with_reason(engine: Engine, form: Submitted, actor: str) -> Done:
     if not form.get("reason"):
-        raise InvalidInput("say why the proposal is rejected",
-                           hint="the reason is kept in the audit log")
+        raise InvalidInput(
+            "say why the proposal is rejected", hint="the reason is kept in the audit log"
+        )
     rejected = engine.skills.reject(form.get("id"), actor, form.get("reason"))
-    changed = {"id": rejected.id, "domain": rejected.domain, "status": rejected.status,
-               "reason": form.get("reason")}
+    changed = {
+        "id": rejected.id,
+        "domain": rejected.domain,
+        "status": rejected.status,
+        "reason": form.get("reason"),
+    }
     return Done("skill_reject", f"proposal {rejected.id} rejected", changed, "/skills")
 
 
 def write_approved(engine: Engine, form: Submitted, actor: str) -> Done:
     """Write a proposal already approved elsewhere (an admin's ``approve_skill`` over MCP)."""
     written = engine.skills.write(form.get("id"), actor=actor)
-    changed = {"proposal": form.get("id"), "domain": written.domain, "sha": written.sha,
-               "key": written.key,
-               "status": "written"}
+    changed = {
+        "proposal": form.get("id"),
+        "domain": written.domain,
+        "sha": written.sha,
+        "key": written.key,
+        "status": "written",
+    }
     return Done("skill_write", f"skill {written.domain} written", changed, "/skills?status=written")
 
 
@@ -97,7 +122,9 @@ async def write(request: Request) -> Response:
     return await submit(request, _skills, partial(write_approved, runtime(request).engine))
 
 
-routes = [Route("/skills", skills, methods=["GET"]),
-          Route("/skills/approve", approve, methods=["POST"]),
-          Route("/skills/reject", reject, methods=["POST"]),
-          Route("/skills/write", write, methods=["POST"])]
+routes = [
+    Route("/skills", skills, methods=["GET"]),
+    Route("/skills/approve", approve, methods=["POST"]),
+    Route("/skills/reject", reject, methods=["POST"]),
+    Route("/skills/write", write, methods=["POST"]),
+]

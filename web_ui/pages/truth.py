@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from kenning.contradictions import DECISIONS
+from kenning.core.errors import InvalidInput
+from kenning.core.validation import namespaces
 from kenning.engine import Engine
-from kenning.errors import InvalidInput
-from kenning.validation import namespaces
+from kenning.truth.contradictions import DECISIONS
 from web_ui.forms import Done, Submitted, attempt, confirmed, form_of, login, submit
 from web_ui.guard import guard
 from web_ui.runtime import runtime
@@ -29,12 +29,21 @@ async def _contradictions(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     status = request.query_params.get("status", "open")
     project = request.query_params.get("project") or None
-    board = await rt.run(rt.engine.contradictions.board, status=status, project=project,
-                         limit=LIST_LIMIT)
-    return render(request, "contradictions.html",
-                  {**board.public(), "status": status, "statuses": STATUSES,
-                                                   "project": project or "", "decisions": DECISIONS,
-                                                   **extra})
+    board = await rt.run(
+        rt.engine.contradictions.board, status=status, project=project, limit=LIST_LIMIT
+    )
+    return render(
+        request,
+        "contradictions.html",
+        {
+            **board.public(),
+            "status": status,
+            "statuses": STATUSES,
+            "project": project or "",
+            "decisions": DECISIONS,
+            **extra,
+        },
+    )
 
 
 @guard("viewer")
@@ -48,14 +57,22 @@ async def resolve(request: Request) -> Response:
     fields = await form_of(request)
 
     async def act() -> Response:
-        record = await rt.run(rt.engine.contradictions.resolve, fields.get("id", ""),
-                              fields.get("decision", ""),
-                              fields.get("note") or None, actor=login(request).actor,
-                              content=fields.get("content") or None)
-        return await confirmed(request, action="resolve_contradiction",
-                               title=(f"contradiction {record.id} "
-                               f"resolved: {record.decision}"), changed=record.public(),
-                               back="/contradictions")
+        record = await rt.run(
+            rt.engine.contradictions.resolve,
+            fields.get("id", ""),
+            fields.get("decision", ""),
+            fields.get("note") or None,
+            actor=login(request).actor,
+            content=fields.get("content") or None,
+        )
+        return await confirmed(
+            request,
+            action="resolve_contradiction",
+            title=(f"contradiction {record.id} resolved: {record.decision}"),
+            changed=record.public(),
+            back="/contradictions",
+        )
+
     return await attempt(request, act, _contradictions)
 
 
@@ -65,8 +82,11 @@ async def _duplicates(request: Request, extra: dict[str, Any]) -> Response:
     namespace = request.query_params.get("namespace", "knowledge")
     project = request.query_params.get("project") or None
     found = await rt.run(rt.engine.duplicates.find, namespace, project=project)
-    return render(request, "duplicates.html", {**found.public(), "project": project or "",
-                                               "namespaces": namespaces(None), **extra})
+    return render(
+        request,
+        "duplicates.html",
+        {**found.public(), "project": project or "", "namespaces": namespaces(None), **extra},
+    )
 
 
 @guard("viewer")
@@ -82,18 +102,29 @@ async def merge(request: Request) -> Response:
     others = [k for k in form.getlist("others") if isinstance(k, str) and k != fields.get("keep")]
 
     async def act() -> Response:
-        merged = await rt.run(rt.engine.duplicates.merge, fields.get("keep", ""), others,
-                              fields.get("reason") or None, actor=login(request).actor)
-        return await confirmed(request, action="merge_duplicates",
-                               title=f"merged into {merged.kept}",
-                               changed=merged.public(), back="/duplicates")
+        merged = await rt.run(
+            rt.engine.duplicates.merge,
+            fields.get("keep", ""),
+            others,
+            fields.get("reason") or None,
+            actor=login(request).actor,
+        )
+        return await confirmed(
+            request,
+            action="merge_duplicates",
+            title=f"merged into {merged.kept}",
+            changed=merged.public(),
+            back="/duplicates",
+        )
+
     return await attempt(request, act, _duplicates)
 
 
 def keep_all(engine: Engine, form: Submitted, actor: str) -> Done:
     kept = engine.duplicates.keep_both(form.all("members"), form.get("reason") or None, actor=actor)
-    return Done("keep_duplicates", f"kept all {len(kept.kept)} as distinct", kept.public(),
-                "/duplicates")
+    return Done(
+        "keep_duplicates", f"kept all {len(kept.kept)} as distinct", kept.public(), "/duplicates"
+    )
 
 
 @guard("editor")
@@ -113,8 +144,9 @@ async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
         request.query_params.get("reason", "").strip(),
     )
     if term and "error" not in extra:
-        preview = await rt.run(rt.engine.suppressions.suppress, term, reason, preview=True,
-                               actor=login(request).actor)
+        preview = await rt.run(
+            rt.engine.suppressions.suppress, term, reason, preview=True, actor=login(request).actor
+        )
         data["preview"] = {**preview.public(), "reason": reason}
     return render(request, "suppressions.html", data)
 
@@ -132,12 +164,20 @@ async def suppress(request: Request) -> Response:
     async def act() -> Response:
         if fields.get("reviewed") != "yes":  # the form only carries it once the preview was shown
             raise InvalidInput("read the impact preview first", hint="press Preview, then Suppress")
-        done = await rt.run(rt.engine.suppressions.suppress, fields.get("term", ""),
-                            fields.get("reason"),
-                            actor=login(request).actor)
-        return await confirmed(request, action="suppress", title=f"suppressed: {done.term}",
-                               changed=done.public(),
-                               back="/suppressions")
+        done = await rt.run(
+            rt.engine.suppressions.suppress,
+            fields.get("term", ""),
+            fields.get("reason"),
+            actor=login(request).actor,
+        )
+        return await confirmed(
+            request,
+            action="suppress",
+            title=f"suppressed: {done.term}",
+            changed=done.public(),
+            back="/suppressions",
+        )
+
     return await attempt(request, act, _suppressions)
 
 
@@ -147,22 +187,30 @@ async def lift(request: Request) -> Response:
     fields = await form_of(request)
 
     async def act() -> Response:
-        done = await rt.run(rt.engine.suppressions.unsuppress, fields.get("term", ""),
-                            actor=login(request).actor,
-                            reason=fields.get("reason") or None)
-        return await confirmed(request, action="unsuppress", title=f"lifted: {done.term}",
-                               changed=done.public(),
-                               back="/suppressions")
+        done = await rt.run(
+            rt.engine.suppressions.unsuppress,
+            fields.get("term", ""),
+            actor=login(request).actor,
+            reason=fields.get("reason") or None,
+        )
+        return await confirmed(
+            request,
+            action="unsuppress",
+            title=f"lifted: {done.term}",
+            changed=done.public(),
+            back="/suppressions",
+        )
+
     return await attempt(request, act, _suppressions)
 
 
 routes = [
     Route("/contradictions", contradictions, methods=["GET"]),
-          Route("/contradictions", resolve, methods=["POST"]),
+    Route("/contradictions", resolve, methods=["POST"]),
     Route("/duplicates", duplicates, methods=["GET"]),
-          Route("/duplicates", merge, methods=["POST"]),
+    Route("/duplicates", merge, methods=["POST"]),
     Route("/duplicates/keep", keep_both, methods=["POST"]),
     Route("/suppressions", suppressions, methods=["GET"]),
-          Route("/suppressions", suppress, methods=["POST"]),
+    Route("/suppressions", suppress, methods=["POST"]),
     Route("/suppressions/lift", lift, methods=["POST"]),
 ]

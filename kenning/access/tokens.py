@@ -1,0 +1,123 @@
+"""Scoped bearer tokens (docs/mcp-server.md): create, list, revoke, verify.
+
+Scopes are ordered: ``read`` < ``write`` < ``admin``; a token grants its own scope and every lower
+one. Secrets are 256 random bits shown once at creation; the store keeps only their sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass
+
+from kenning.core.clock import Clock
+from kenning.core.errors import Conflict, InvalidInput, NotFound
+from kenning.store import AuditEvent, Store, TokenRecord
+
+SCOPES: tuple[str, ...] = ("read", "write", "admin")
+SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+NAME_RULE = "1-64 characters: letters, digits, '.', '_', '@', '-', starting with a letter or digit"
+# The name is the audit actor, so it may not pass for one of Kenning's own actors
+# (the others carry a ':').
+RESERVED_NAMES = frozenset(
+    {"local", "anonymous", "unknown", "maintenance", "system", "worker", "kenning"}
+)
+
+
+def grants(scope: str) -> frozenset[str]:
+    """Every scope a token of ``scope`` holds (admin holds write and read)."""
+    if scope not in SCOPES:
+        return frozenset()
+    return frozenset(SCOPES[: SCOPES.index(scope) + 1])
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def check_scope(scope: str) -> str:
+    if scope not in SCOPES:
+        raise InvalidInput(f"unknown scope {scope!r}", hint=f"use one of {', '.join(SCOPES)}")
+    return scope
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise InvalidInput(f"token name {name!r} is not allowed", hint=NAME_RULE)
+    if name.lower() in RESERVED_NAMES:
+        raise InvalidInput(
+            f"token name {name!r} is reserved: it would pass for Kenning's "
+            "own actor in the audit log",
+            hint="name the client or person, e.g. laptop-claude",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token as shown to people: never the secret or its digest."""
+
+    name: str
+    scope: str
+    created_at: float
+    created_by: str
+
+
+def _public(record: TokenRecord) -> Token:
+    return Token(record.name, record.scope, record.created_at, record.created_by)
+
+
+class Tokens:
+    """Needs only the store and a clock, so `kenning token` works without loading the model."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self.clock = clock
+        self.store = store.tokens
+
+    def _event(self, actor: str, action: str, details: dict[str, str]) -> AuditEvent:
+        return AuditEvent(
+            actor=actor or "unknown", action=action, key="", at=self.clock.now(), details=details
+        )
+
+    def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
+        """A new token and its secret (the only time the secret exists outside the caller)."""
+        name, scope = check_name(name), check_scope(scope)
+        secret = SECRET_PREFIX + secrets.token_urlsafe(32)
+        record = TokenRecord(
+            name=name,
+            scope=scope,
+            created_at=self.clock.now(),
+            created_by=actor or "unknown",
+            digest=digest(secret),
+        )
+        if not self.store.add(
+            record, [self._event(actor, "token_create", {"name": name, "scope": scope})]
+        ):
+            raise Conflict(
+                f"a token named {name!r} exists", hint="revoke it first or choose another name"
+            )
+        return _public(record), secret
+
+    def all(self) -> list[Token]:
+        return [_public(r) for r in self.store.all()]
+
+    def revoke(self, name: str, *, actor: str) -> Token:
+        record = self.store.remove(
+            check_name(name),
+            lambda found: [
+                self._event(actor, "token_revoke", {"name": name, "scope": found.scope})
+            ],
+        )
+        if record is None:
+            raise NotFound(f"no token named {name!r}", hint="`kenning token list` shows the names")
+        return _public(record)
+
+    def verify(self, secret: str) -> Token | None:
+        """The token a secret belongs to, or None. Raises BackendUnavailable
+        when Valkey cannot answer."""
+        if not secret or not secret.startswith(SECRET_PREFIX) or len(secret) > 200:
+            return None
+        record = self.store.by_digest(digest(secret))
+        return None if record is None else _public(record)

@@ -1,0 +1,558 @@
+"""The recall pipeline (docs/recall.md).
+
+graveyard warnings, hints and suppressions (looked up while the query embeds) -> embed once -> KNN
+per namespace with state/project/as-of prefilters, plus a lexical pass for exact identifiers (every
+KNN in one round trip, the rows kept read in a second) -> drop suppressed -> relevance floor on RAW
+similarity -> score = relevance x visibility x recency x experience x temporal -> facts collapse
+into their source, dedupe by key -> reinstate candidates (hint matched) -> top_k
+-> recall log + counters.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from kenning.core import query, validation
+from kenning.core.errors import InvalidInput
+from kenning.core.models import GLOBAL_PROJECT, Memory, RecallHit
+from kenning.core.schema import vector_bytes
+from kenning.language import phrases, substance, temporal
+from kenning.llm.expansion import Expander, ExpansionReport
+from kenning.memory import scoring, staleness
+from kenning.memory.graveyard import Graveyard
+from kenning.memory.recall_log import RecallLog
+from kenning.memory.suppression import Suppression, Suppressions, hidden_by
+from kenning.runtime.context import Context
+from kenning.store import Hit, Near, SearchResult
+
+MAX_TOP_K = 50
+MAX_IDENTIFIERS = 4
+MAX_REINSTATE = 3
+LOOKUP_THREADS = 4
+MAX_POOL = 200  # the most rows one KNN of a recall asks for
+OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_AS_OF with as_of)
+OVERFETCH_AS_OF = 4
+_STRIP = "\"'`,;:()[]{}<>?!"
+_NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
+# Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them
+# verbatim would lift noise.
+_PLAIN_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*%?|\d{4}-\d{2}(?:-\d{2})?")
+_BACKTICKED = re.compile(r"`([^`]{2,100})`")
+_BACKTICKS = re.compile(r"`[^`]*`")
+# a digit, an inner '_', '.', '/', '-' or '::', or a lower-then-upper case change
+_IDENTIFIER_MARK = re.compile(r"\d|\w[_./\-]\w|::|[a-z][A-Z]")
+_CAPITALS = re.compile(r"[A-Z]{3,}")
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    query: str
+    namespaces: tuple[str, ...] | list[str] | None = None
+    projects: tuple[str, ...] | list[str] | str | None = None
+    top_k: int = 5
+    include_deprioritised: bool = False
+    include_superseded: bool = False
+    as_of: str | float | None = None
+    actor: str = "unknown"
+    # feed articles (kind "article"); None = KENNING_RECALL_INCLUDE_FEEDS
+    include_feeds: bool | None = None
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    hits: tuple[RecallHit, ...]
+    warnings: tuple[dict[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()
+    examined: int = 0
+    suppressed: tuple[tuple[str, int], ...] = ()  # (term, how many relevant memories it hid)
+    # What a suppression took out of this recall: (key, similarity, terms), above the relevance
+    # floor. For a person (the dashboard); never in ``public``, which is what an agent reads.
+    hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
+    expansion: ExpansionReport | None = None  # None: query expansion is off
+
+    def public(self, *, full: bool = True) -> dict[str, Any]:
+        """Warnings first (their own section, never a result slot), then results, then notes."""
+        out: dict[str, Any] = {}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        out["results"] = [_shaped(h, full) for h in self.hits]
+        if self.suppressed:
+            out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
+        if not self.hits and self.suppressed:
+            hidden = sum(n for _, n in self.suppressed)
+            out["results_note"] = (
+                f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
+                f"(see suppressed), none other above the relevance floor"
+            )
+        elif not self.hits:
+            out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.expansion is not None:
+            out["diagnostics"] = {"expansion": self.expansion.public()}
+        return out
+
+
+def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
+    out = hit.public(full=full)
+    moved = {name: round(value, 3) for name, value in hit.factors.items() if value != 1.0}
+    if moved:
+        out["factors"] = moved
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated recall request."""
+
+    text: str
+    namespaces: tuple[str, ...]
+    projects: tuple[str, ...]
+    top_k: int
+    states: tuple[str, ...]
+    include_superseded: bool
+    as_of: float | None
+    period: temporal.Period | None = None
+    identifiers: tuple[str, ...] = ()
+    actor: str = "unknown"
+    notes: list[str] = field(default_factory=list)
+    include_feeds: bool = True
+
+
+def plan(request: RecallRequest, now: float | None = None, *, feeds_default: bool = True) -> Plan:
+    text = phrases.query_text(request.query)
+    states = ("active", "deprioritised") if request.include_deprioritised else ("active",)
+    projects = validation.projects(request.projects)
+    period = temporal.target(text, now) if now is not None else None
+    notes = [f"'{period.label}' read as a date: memories from then rank higher"] if period else []
+    return Plan(
+        text=text,
+        namespaces=validation.namespaces(request.namespaces),
+        projects=(*projects, GLOBAL_PROJECT) if projects else (),
+        top_k=_top_k(request.top_k),
+        states=states,
+        include_superseded=request.include_superseded,
+        as_of=validation.timestamp("as_of", request.as_of),
+        period=period,
+        identifiers=identifiers(text),
+        actor=request.actor or "unknown",
+        notes=notes,
+        include_feeds=feeds_default
+        if request.include_feeds is None
+        else bool(request.include_feeds),
+    )
+
+
+def _top_k(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOP_K:
+        raise InvalidInput(
+            f"top_k must be a whole number from 1 to {MAX_TOP_K}; got {value!r}",
+            hint="top_k is how many results to return; the default is 5",
+        )
+    return value
+
+
+def identifiers(text: str) -> tuple[str, ...]:
+    """Exact identifiers named in a query: `backticked` text, error codes,
+    package names, paths. Pure.
+
+    A word counts when it is backticked, or has a digit (E11000, psycopg2), an inner '_', '.',
+    '/', '-' or '::' (ERR_SSL, node.js, src/app.py, react-query), a lower-then-upper case change
+    (useEffect) or is an all-capitals word of 3+ letters (ENOENT). Plain numbers, times and ISO
+    dates are not identifiers (dates are read by kenning.language.temporal), nor are "e.g." and
+    "i.e.".
+    """
+    found = _BACKTICKED.findall(text)
+    for raw in _BACKTICKS.sub(" ", text).split():
+        word = raw.strip(_STRIP).rstrip(".")
+        if len(word) < 2 or word.lower() in _NOT_IDENTIFIERS or _PLAIN_NUMBER.fullmatch(word):
+            continue
+        if _IDENTIFIER_MARK.search(word) or _CAPITALS.fullmatch(word):
+            found.append(word)
+    return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
+def exact(content: str, identifier: str) -> bool:
+    """Whether ``content`` holds ``identifier`` verbatim (case-insensitive),
+    not inside a longer word."""
+    return _verbatim(identifier).search(content) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _verbatim(identifier: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(identifier)}(?!\w)", flags=re.IGNORECASE)
+
+
+class Recaller:
+    def __init__(
+        self,
+        ctx: Context,
+        graveyard: Graveyard,
+        suppressions: Suppressions,
+        log: RecallLog,
+        expander: Expander,
+    ) -> None:
+        self.ctx = ctx
+        # query expansion (kenning.llm.expansion): off unless KENNING_QUERY_EXPANSION
+        self.expander = expander
+        s = ctx.settings
+        self.policy = scoring.RecencyPolicy(
+            s.recency_grace_days, s.recency_step, s.recency_step_days, s.recency_floor
+        )
+        self.graveyard = graveyard
+        self.suppressions = suppressions
+        self.log = log
+        self.contradictions = ctx.store.contradictions
+        # The look-ups wait on Valkey while the embedding computes (ONNX Runtime releases the GIL):
+        # a few threads per engine, started on first use; a recall waits for both
+        # before it ranks anything.
+        self._lookups = ThreadPoolExecutor(
+            max_workers=LOOKUP_THREADS, thread_name_prefix="kenning-lookup"
+        )
+
+    def recall(self, request: RecallRequest) -> RecallResult:
+        now = self.ctx.clock.now()
+        p = plan(request, now, feeds_default=self.ctx.settings.recall_include_feeds)
+        # independent of the embedding, by contract
+        looking = self._lookups.submit(self.look_up, p.text)
+        try:
+            embedded = self.ctx.embedder.embed(p.text)
+        except BaseException:
+            # the embedding's error is the one reported; the look-up never outlives the call
+            wait([looking])
+            raise
+        abandoned, hinted, suppressed = looking.result()
+        warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
+        vector = vector_bytes(embedded)
+        pool, expansion = self.expander.widen(
+            p.text, _project(p), self.pool(p, vector), functools.partial(self.widened, p)
+        )
+        visible, suppressed_counts, hidden = self.unsuppressed(p, pool, suppressed)
+        query_vector = np.asarray(embedded, dtype=np.float32)
+        ranked = self.collapse(p, self.rank(p, visible, now), suppressed)
+        # "as of" a past moment the newer statement may not exist yet: no change is known then
+        changes = staleness.open_changes(self.contradictions, ranked) if p.as_of is None else []
+        if changes:
+            ranked = staleness.newer_first(
+                ranked, changes, functools.partial(self._newer, p, query_vector, suppressed, now)
+            )
+        flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
+        hits = self.record(p, select(ranked, flagged, p.top_k), now)
+        return RecallResult(
+            hits=tuple(hits),
+            warnings=warnings,
+            notes=tuple(p.notes),
+            examined=len(pool),
+            suppressed=suppressed_counts,
+            hidden=hidden,
+            expansion=expansion,
+        )
+
+    def unsuppressed(
+        self, p: Plan, pool: list[Hit], suppressed: list[Suppression]
+    ) -> tuple[
+        list[Hit], tuple[tuple[str, int], ...], tuple[tuple[str, float, tuple[str, ...]], ...]
+    ]:
+        """The hits no suppression hides; per term how many relevant memories it hid (those that
+        would have passed the relevance floor: what the floor dropped is not the suppression's
+        doing); and the hidden ones themselves (key, similarity, terms) for a person's view."""
+        visible: list[Hit] = []
+        counted: dict[str, set[str]] = {}
+        hidden: list[tuple[str, float, tuple[str, ...]]] = []
+        floor = self.ctx.settings.relevance_floor
+        for hit in pool:
+            terms = tuple(hidden_by(hit.memory, suppressed)) if suppressed else ()
+            if not terms:
+                visible.append(hit)
+            elif hit.similarity >= floor or any(
+                exact(hit.memory.content, i) for i in p.identifiers
+            ):
+                hidden.append((hit.memory.key, round(hit.similarity, 4), terms))
+                for name in terms:
+                    counted.setdefault(name, set()).add(hit.memory.key)
+        return (
+            visible,
+            tuple((name, len(keys)) for name, keys in sorted(counted.items())),
+            tuple(hidden),
+        )
+
+    def look_up(
+        self, text: str
+    ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], list[Suppression]]:
+        """(graveyard entries, reinstate-hint entries, suppressions) for ``text`` in one round trip
+        (a second one only when the query names an abandoned approach or a hint).
+
+        Read fresh on every recall, never cached: a suppression added by another process hides its
+        memories from the very next recall.
+        """
+        suppressed, (abandoned, hinted) = self.ctx.store.look_up(phrases.ngrams(text))
+        return abandoned, hinted, Suppressions.parse_active(suppressed)
+
+    def record(self, p: Plan, hits: list[RecallHit], now: float) -> list[RecallHit]:
+        """The hits with the counts this recall gives them (the live counts they were read with +
+        1); the recall log entry and the counter touches are written behind the reply, in one
+        round trip (``Store.log_recall``). The counters live beside the memory
+        hashes, which stay unwritten."""
+        # the entry is built (and encoded) by whoever writes it: behind the reply, as a rule
+        entry = functools.partial(
+            self.log.entry,
+            p.text,
+            hits,
+            actor=p.actor,
+            projects=p.projects,
+            at=self.ctx.clock.now(),
+        )
+        touched = self.ctx.store.log_recall(
+            entry, self.ctx.settings.recall_log_max_entries, [h.memory for h in hits], now
+        )
+        return [replace(h, memory=m) for h, m in zip(hits, touched, strict=True)]
+
+    def clauses(self, p: Plan, states: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        clauses = [query.tag("state", list(states or p.states))]
+        if p.projects:
+            clauses.append(query.tag("project", list(p.projects)))
+        if not p.include_superseded and p.as_of is None:
+            clauses.append(query.not_tag("trust", ["superseded"]))
+        if p.as_of is not None:
+            clauses.append(query.numeric("created_at", None, p.as_of))
+        if not p.include_feeds:
+            clauses.append(query.not_tag("kind", ["article"]))
+        return tuple(clauses)
+
+    def _search(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> query.Search:
+        """One KNN over the plan's namespaces (one index holds them all; ``MemoryStore.nearest``
+        sets what it returns). ``k`` is what each namespace's KNN read when each had its own
+        index: one KNN of that k keeps every quality number of the benchmark (bench/FINDINGS.md,
+        "One index over every namespace (h1)")."""
+        k = min(MAX_POOL, k)
+        return query.Search(
+            index=self.ctx.index,
+            namespaces=p.namespaces,
+            clauses=clauses,
+            knn=k,
+            vector=vector,
+            ef_runtime=max(self.ctx.settings.ef_runtime, k),
+            limit=k,
+        )
+
+    def pool(self, p: Plan, vector: bytes) -> list[Hit]:
+        """The candidates and the identifier hits: every KNN in one round trip,
+        the rows kept in a second."""
+        return _valid(
+            p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector))
+        )
+
+    def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
+        """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they
+        only add candidates), under the same filters and floor cut as the
+        query's, in one round trip."""
+        cut = 1.0 - self.ctx.settings.relevance_floor
+        nears = [
+            Near(self._search(p, v, self.clauses(p), p.top_k), max_distance=cut) for v in vectors
+        ]
+        return _valid(p, self.ctx.store.memories.nearest(nears))
+
+    def candidates(self, p: Plan, vector: bytes) -> list[Near]:
+        """One KNN; over-fetch because suppression, valid time and collapsing run afterwards."""
+        k = p.top_k * (OVERFETCH_AS_OF if p.as_of is not None else OVERFETCH) + 10
+        # rows under the floor on raw similarity never rank, so they are not even read (the
+        # identifier searches of ``lexical`` have no cut: a row under the floor may still
+        # rank through its identifier)
+        cut = 1.0 - self.ctx.settings.relevance_floor
+        return [Near(self._search(p, vector, self.clauses(p), k), max_distance=cut)]
+
+    def lexical(self, p: Plan, vector: bytes) -> list[Near]:
+        """For each identifier: the memories whose TEXT holds all its words,
+        ranked by vector distance.
+
+        Only hits that contain the identifier verbatim are read in full (the
+        TEXT index stems and splits).
+        """
+        out: list[Near] = []
+        for ident in p.identifiers:
+            if words := phrases.search_words(ident):
+                clauses = self.clauses(p) + tuple(query.text_any("content", [w]) for w in words)
+                holds = functools.partial(_holds, ident)
+                out.append(
+                    Near(
+                        self._search(p, vector, clauses, p.top_k + 5),
+                        fields=("content",),
+                        accept=holds,
+                    )
+                )
+        return out
+
+    def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
+        """Floor on RAW similarity (an exact identifier match passes it), score,
+        dedupe by key (best kept)."""
+        floor = self.ctx.settings.relevance_floor
+        best: dict[str, RecallHit] = {}
+        for hit in candidates:
+            matched = any(exact(hit.memory.content, i) for i in p.identifiers)
+            if hit.similarity < floor and not matched:
+                continue
+            scored = self.score(hit, now, period=p.period, lexical=matched)
+            if hit.memory.key not in best or scored.score > best[hit.memory.key].score:
+                best[hit.memory.key] = scored
+        return sorted(best.values(), key=lambda h: h.score, reverse=True)
+
+    def score(
+        self,
+        hit: Hit,
+        now: float,
+        *,
+        period: temporal.Period | None = None,
+        lexical: bool = False,
+        as_active: bool = False,
+    ) -> RecallHit:
+        """One hit's score; ``factors`` records each multiplier (and
+        ``relevance`` when lexical lifted it)."""
+        m = hit.memory
+        factors = {
+            "visibility": scoring.visibility("active" if as_active else m.state, m.weight),
+            "recency": scoring.recency(m.created_at, now, self.policy),
+            "experience": m.experience_weight,
+            "substance": substance.substance(m.content),
+            "temporal": 1.0
+            if period is None
+            else scoring.temporal_window(
+                m.event_date if m.event_date is not None else m.created_at, period.start, period.end
+            ),
+        }
+        relevance = scoring.lexical(hit.similarity, lexical, self.ctx.settings.lexical_boost)
+        score = scoring.combine(relevance, *factors.values())
+        if lexical:
+            factors["relevance"] = relevance
+        weak = (
+            hit.similarity < self.ctx.settings.relevance_floor + self.ctx.settings.weak_match_margin
+        )
+        return RecallHit(
+            memory=m,
+            similarity=hit.similarity,
+            score=score,
+            weak_match=weak and not lexical,
+            factors=factors,
+        )
+
+    def collapse(
+        self, p: Plan, ranked: list[RecallHit], suppressed: list[Suppression]
+    ) -> list[RecallHit]:
+        """A fact stands for its source: the source takes the fact's place
+        (best score kept per key).
+
+        Each source is read once per recall, however many of its facts matched.
+        """
+        best: dict[str, RecallHit] = {}
+        sources: dict[str, Memory | None] = {}
+        for hit in ranked:
+            source_key = hit.memory.source_key
+            if source_key and source_key not in sources:
+                sources[source_key] = self._source(p, source_key, suppressed)
+            source = sources[source_key] if source_key else None
+            chosen = replace(hit, memory=source) if source is not None else hit
+            key = chosen.memory.key
+            if key not in best or chosen.score > best[key].score:
+                best[key] = chosen
+        return sorted(best.values(), key=lambda h: h.score, reverse=True)
+
+    def _source(self, p: Plan, key: str, suppressed: list[Suppression]) -> Memory | None:
+        source = self.ctx.store.memories.read(key)
+        if source is None or source.state not in p.states or hidden_by(source, suppressed):
+            return None
+        if p.projects and source.project not in p.projects:
+            return None
+        if source.trust == "superseded" and not p.include_superseded:
+            return None
+        return source
+
+    def reinstate_candidates(
+        self,
+        p: Plan,
+        found: dict[str, dict[str, str]],
+        embedded: np.ndarray[Any, Any],
+        suppressed: list[Suppression],
+        now: float,
+    ) -> list[RecallHit]:
+        """Deprioritised memories whose reinstate hint the query names (whole
+        words), scored as if active.
+
+        ``found`` is the hint index's look-up of the query's n-grams (``look_up``). No relevance
+        floor: the named hint is the relevance signal. Flagged ``reinstate_candidate``.
+        """
+        out: list[RecallHit] = []
+        for key in sorted({m for entries in found.values() for m in entries}):
+            memory = self.ctx.store.memories.read(key)
+            if memory is None:  # forgotten elsewhere: clean its hint entries up lazily
+                for hint, entries in found.items():
+                    if key in entries:
+                        self.ctx.store.hints.remove(hint, key)
+                continue
+            if not self._may_reinstate(p, memory, suppressed):
+                continue
+            stored = self.ctx.store.memories.read_vector(key)
+            similarity = float(np.dot(embedded, stored)) if stored is not None else 0.0
+            scored = self.score(Hit(memory, 1.0 - similarity), now, period=p.period, as_active=True)
+            out.append(replace(scored, reinstate_candidate=True, weak_match=False))
+        return sorted(out, key=lambda h: h.score, reverse=True)[:MAX_REINSTATE]
+
+    def _newer(
+        self,
+        p: Plan,
+        embedded: np.ndarray[Any, Any],
+        suppressed: list[Suppression],
+        now: float,
+        key: str,
+    ) -> RecallHit | None:
+        """The newer side of an open value change that did not match on its own, scored from its
+        stored vector; None when the plan may not show it (see ``_source``)."""
+        memory = self._source(p, key, suppressed)
+        stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
+        if memory is None or stored is None or memory.namespace not in p.namespaces:
+            return None
+        return self.score(Hit(memory, 1.0 - float(np.dot(embedded, stored))), now, period=p.period)
+
+    def _may_reinstate(self, p: Plan, memory: Memory, suppressed: list[Suppression]) -> bool:
+        return (
+            memory.state == "deprioritised"
+            and memory.namespace in p.namespaces
+            and (not p.projects or memory.project in p.projects)
+            and (p.as_of is None or memory.created_at <= p.as_of)
+            and (p.include_superseded or memory.trust != "superseded")
+            and not hidden_by(memory, suppressed)
+        )
+
+
+def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> list[RecallHit]:
+    """top_k results: reinstate candidates are guaranteed a slot, the rest by
+    score; never padded. Pure."""
+    keep = flagged[:top_k]
+    taken = {h.memory.key for h in keep}
+    rest = [h for h in ranked if h.memory.key not in taken][: top_k - len(keep)]
+    return sorted(keep + rest, key=lambda h: h.score, reverse=True)
+
+
+def _holds(identifier: str, row: dict[str, str]) -> bool:
+    return exact(row.get("content", ""), identifier)
+
+
+def _project(p: Plan) -> str | None:
+    """The project an expansion's tokens are counted to: the first one asked for (None: all)."""
+    return p.projects[0] if p.projects else None
+
+
+def _valid(p: Plan, results: list[SearchResult]) -> list[Hit]:
+    """The hits of ``results``, less those not valid at the plan's ``as_of``."""
+    out = [hit for result in results for hit in result.hits]
+    return out if p.as_of is None else [h for h in out if _valid_at(h, p.as_of)]
+
+
+def _valid_at(hit: Hit, at: float) -> bool:
+    m = hit.memory
+    starts = m.valid_from if m.valid_from is not None else m.created_at
+    return starts <= at and (m.valid_to is None or m.valid_to > at)

@@ -1,0 +1,709 @@
+"""Backup and restore (docs/backup.md).
+
+A backup is one JSON file in the backup directory, named ``kenning-backup-<UTC time>[-label].json``:
+format name and version, the key prefix, the embedding model and dimension, and then every memory
+(all hash fields, optionally the vector as base64 float32), every suppression, every contradiction
+record, and the keys of the project contexts (which are memories themselves). A memory's
+``recall_count`` / ``last_recalled`` are exported live (the counter key beside the hash merged in,
+kenning/store/recalls.py), and a restored memory gets exactly the backup's counts (its counter key
+here, if any, is dropped).
+
+Restore reads and validates the WHOLE file before writing anything (a malformed or oversized file is
+refused with the reason), then plans each item: ``add`` (absent here), ``update`` (the backup's copy
+is newer by ``updated_at``), or ``skip`` (ours is newer or the same), each with its reason.
+``dry_run=True`` (the default) only reports the plan. Applying it writes and audits every change;
+vectors are reused when the backup's model and dimension match the loaded model, re-embedded
+otherwise. Keys are moved from the backup's prefix to this store's prefix.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kenning.core import validation
+from kenning.core.errors import Conflict, InvalidInput, NotFound
+from kenning.core.models import Memory, iso
+from kenning.core.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
+from kenning.memory.suppression import Suppression
+from kenning.memory.suppression import term as suppression_term
+from kenning.runtime.context import Context
+from kenning.runtime.sweep import Sweep
+from kenning.store import STATUSES, Contradiction, pair_id
+from kenning.truth.history import Reindex
+
+FORMAT = "kenning-backup"
+VERSION = 1
+MB = 1024 * 1024
+NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
+LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+REPORT_ITEMS = 200
+TIMES = (
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_to",
+    "event_date",
+    "expires_at",
+    "last_recalled",
+    "state_changed_at",
+)
+DAMAGED = (
+    "nothing was written; the file is damaged or not a Kenning backup "
+    "(list_backups shows the others)"
+)
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Plan:
+    """What a restore would do, item by item."""
+
+    # (action, memory, reason)
+    memories: list[tuple[str, Memory, str]] = field(default_factory=list)
+    vectors: dict[str, bytes] = field(default_factory=dict)
+    suppressions: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
+    contradictions: list[tuple[str, Contradiction, str]] = field(default_factory=list)
+    kept_apart: list[tuple[str, tuple[str, str], dict[str, Any], str]] = field(default_factory=list)
+
+    def counts(self, rows: list[Any]) -> dict[str, int]:
+        out = {"add": 0, "update": 0, "skip": 0}
+        for row in rows:
+            out[row[0]] += 1
+        return out
+
+
+def rekey(key: str, source: str, target: str) -> str:
+    """Move a key from the backup's prefix to this store's prefix ('' stays '')."""
+    return target + key[len(source) :] if key and key.startswith(source) else key
+
+
+def decide(ours: float | None, theirs: float) -> tuple[str, str]:
+    """add / update / skip for one item, by last change time. Pure."""
+    if ours is None:
+        return "add", "not in this store"
+    if theirs > ours:
+        return "update", f"the backup's copy is newer ({iso(theirs)} > {iso(ours)})"
+    return "skip", "this store's copy is as new or newer"
+
+
+@dataclass(frozen=True, slots=True)
+class BackupWritten:
+    """A backup file written (``Backups.backup``): its name, path, size and what it holds."""
+
+    file: str
+    path: str
+    bytes: int
+    vectors: bool
+    memories: int
+    suppressions: int
+    contradictions: int
+    project_contexts: int
+    kept_apart: int  # pairs a person decided are not duplicates ("keep both")
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class BackupFile:
+    """A file in the backup directory (``list_backups``); ``bytes`` is its size."""
+
+    file: str
+    bytes: int
+    modified_at: str | None
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Uploaded:
+    """An uploaded backup kept in the backup directory (``receive``)."""
+
+    file: str
+    bytes: int
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreReport:
+    """What a restore would do (``dry_run``) or did: per kind {add, update, skip}, how vectors
+    are treated, and the first ``REPORT_ITEMS`` items (changes first) with the reason of each."""
+
+    dry_run: bool
+    file: str
+    backup_created_at: str | None
+    memories: dict[str, int]
+    suppressions: dict[str, int]
+    contradictions: dict[str, int]
+    kept_apart: dict[str, int]
+    vectors: str
+    items: list[dict[str, str]]
+    items_total: int
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Backups:
+    def __init__(self, ctx: Context, derived: tuple[Reindex, ...] = ()) -> None:
+        self.ctx = ctx
+        self.derived = derived
+        self.records = ctx.store.contradictions
+        self.suppressions = ctx.store.suppressions
+
+    @property
+    def directory(self) -> Path:
+        return self.ctx.settings.resolved_backup_dir
+
+    # --- backup ---------------------------------------------------------------------------
+    def backup(
+        self,
+        *,
+        vectors: bool = False,
+        label: str | None = None,
+        actor: str,
+        progress: Progress | None = None,
+    ) -> BackupWritten:
+        """Write a backup file; returns its name, path and counts."""
+        if label is not None and not LABEL_RE.match(label):
+            raise InvalidInput(f"label {label!r} is not allowed", hint="1-40 of a-z, 0-9 and '-'")
+        now = self.ctx.clock.now()
+        stamp = (iso(now) or "").replace("-", "").replace(":", "")
+        name = f"kenning-backup-{stamp}{'-' + label if label else ''}.json"
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.directory / name
+        if path.exists():  # never overwrite a backup
+            raise Conflict(
+                f"{name} exists already", hint="wait a second, or pass a different label"
+            )
+        partial = path.with_suffix(".partial")
+        try:
+            counts = self._write(partial, vectors=vectors, at=now, progress=progress)
+        # e.g. Valkey went away mid-way: leave no half file behind, then report it
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(path)
+        result = BackupWritten(name, str(path), path.stat().st_size, vectors, **counts)
+        self.ctx.audit(actor, "backup", "", details=result.public())
+        return result
+
+    def _write(
+        self, path: Path, *, vectors: bool, at: float, progress: Progress | None
+    ) -> dict[str, int]:
+        sweep = Sweep(self.ctx)
+        memories = list(sweep.memories(NAMESPACES))
+        records = self.records.many(
+            self.records.ids(open_only=False, limit=max(1, self.records.count(open_only=False)))
+        )
+        suppressions = self.suppressions.all()
+        kept_apart = self.ctx.store.distinct.decisions()
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "created_at": iso(at),
+            "prefix": self.ctx.store.prefix,
+            "embedding": {
+                "model": self.ctx.embedder.model_name,
+                "dim": self.ctx.embedder.dimension,
+            },
+            "vectors": vectors,
+        }
+        # The file holds every memory: readable by the owner only, like the data directory.
+        with os.fdopen(
+            os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8"
+        ) as out:
+            out.write(json.dumps(header)[:-1] + ', "memories": [\n')
+            self._write_memories(out, memories, vectors=vectors, progress=progress)
+            out.write(
+                '],\n"suppressions": '
+                + json.dumps([{"term": t, "record": r} for t, r in suppressions.items()])
+            )
+            out.write(',\n"contradictions": ' + json.dumps([r.encode() for r in records]))
+            out.write(
+                ',\n"kept_apart": '
+                + json.dumps(
+                    [
+                        {"pair": pair.split("|"), "record": record}
+                        for pair, record in sorted(kept_apart.items())
+                    ]
+                )
+            )
+            contexts = [m.key for m in memories if m.kind == "context"]
+            out.write(',\n"project_contexts": ' + json.dumps(contexts) + "}\n")
+        return {
+            "memories": len(memories),
+            "suppressions": len(suppressions),
+            "contradictions": len(records),
+            "project_contexts": len(contexts),
+            "kept_apart": len(kept_apart),
+        }
+
+    def _write_memories(
+        self, out: Any, memories: list[Memory], *, vectors: bool, progress: Progress | None
+    ) -> None:
+        batch = 500
+        for start in range(0, len(memories), batch):
+            chunk = self.ctx.store.memories.recalls.live(memories[start : start + batch])
+            stored = (
+                self.ctx.store.vectors([m.key for m in chunk]) if vectors else [None] * len(chunk)
+            )
+            for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
+                entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
+                if vector is not None:
+                    entry["vector"] = base64.b64encode(
+                        np.asarray(vector, dtype="<f4").tobytes()
+                    ).decode()
+                out.write(("," if start + i else "") + json.dumps(entry, sort_keys=True) + "\n")
+            if progress is not None:
+                progress("backup", min(start + batch, len(memories)), len(memories))
+
+    def list_backups(self) -> list[BackupFile]:
+        """Backup files in the backup directory, newest first."""
+        if not self.directory.is_dir():
+            return []
+        files = [p for p in self.directory.iterdir() if p.is_file() and NAME_RE.match(p.name)]
+        files.sort(key=lambda p: p.name, reverse=True)
+        return [BackupFile(p.name, p.stat().st_size, iso(p.stat().st_mtime)) for p in files]
+
+    def path_of(self, name: str) -> Path:
+        """A backup file by name, only inside the backup directory (no paths from callers)."""
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise InvalidInput(
+                f"{name!r} is not a backup file name", hint="copy a name from list_backups"
+            )
+        path = self.directory / name
+        if not path.is_file():
+            raise NotFound(f"no backup {name}", hint="list_backups shows the files that exist")
+        return path
+
+    def receive(self, name: str, data: bytes, *, actor: str) -> Uploaded:
+        """Keep an uploaded backup in the backup directory under its own name, once it reads as a
+        valid backup (a damaged or foreign file is refused and nothing is kept)."""
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise InvalidInput(
+                f"{name!r} is not a backup file name",
+                hint="upload a file as Kenning named it: kenning-backup-<time>[-label].json",
+            )
+        limit = self.ctx.settings.restore_max_mb * MB
+        if len(data) > limit:
+            raise InvalidInput(
+                f"{name} is {len(data):,} bytes; the limit is {limit:,}",
+                hint="raise KENNING_RESTORE_MAX_MB if the file is trusted",
+            )
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = self.directory / name
+        if path.exists():  # never overwrite a backup
+            raise Conflict(
+                f"{name} exists already", hint="restore it from the list, or rename the upload"
+            )
+        partial = self.directory / f"upload-{os.getpid()}-{name}.partial"
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+            out.write(data)
+        try:
+            load(partial, max_bytes=limit)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(path)
+        result = Uploaded(name, len(data))
+        self.ctx.audit(actor, "upload_backup", "", details=result.public())
+        return result
+
+    # --- restore --------------------------------------------------------------------------
+    def restore_file(self, name: str, *, dry_run: bool = True, actor: str) -> RestoreReport:
+        """``restore`` of a file in the backup directory, by name only
+        (what the MCP tool offers)."""
+        return self.restore(self.path_of(name), dry_run=dry_run, actor=actor)
+
+    def restore(
+        self,
+        path: Path,
+        *,
+        dry_run: bool = True,
+        actor: str,
+        max_bytes: int | None = None,
+        progress: Progress | None = None,
+    ) -> RestoreReport:
+        """Validate the whole file, plan every item, and (unless ``dry_run``)
+        apply and audit the plan.
+
+        ``max_bytes`` defaults to ``KENNING_RESTORE_MAX_MB``."""
+        data = load(
+            path,
+            max_bytes=self.ctx.settings.restore_max_mb * MB if max_bytes is None else max_bytes,
+        )
+        plan = self.plan(data)
+        same_model = data["embedding"] == {
+            "model": self.ctx.embedder.model_name,
+            "dim": self.ctx.embedder.dimension,
+        }
+        report = self._report(path, plan, data, dry_run=dry_run, same_model=same_model)
+        if not dry_run:
+            self._apply(plan, same_model=same_model, actor=actor, progress=progress)
+            self.ctx.audit(
+                actor,
+                "restore",
+                "",
+                details={k: v for k, v in report.public().items() if k != "items"},
+            )
+        return report
+
+    def plan(self, data: dict[str, Any]) -> Plan:
+        source, target = data["prefix"], self.ctx.store.prefix
+        plan = Plan()
+        memories = [
+            _rekeyed(decode(rekey(e["key"], source, target), e["fields"]), source, target)
+            for e in data["memories"]
+        ]
+        changed = self.ctx.store.times([m.key for m in memories], "updated_at")
+        for entry, memory, current in zip(data["memories"], memories, changed, strict=True):
+            action, reason = decide(current, memory.updated_at)
+            plan.memories.append((action, memory, reason))
+            if "vector" in entry and action != "skip":
+                plan.vectors[memory.key] = base64.b64decode(entry["vector"])
+        current_terms = self.suppressions.all()
+        for entry in data["suppressions"]:
+            ours = current_terms.get(entry["term"])
+            action, reason = decide(
+                None if ours is None else float(ours.get("at", 0.0)),
+                float(entry["record"].get("at", 0.0)),
+            )
+            plan.suppressions.append(
+                (
+                    action,
+                    entry["term"],
+                    _rekeyed_suppression(entry["record"], source, target),
+                    reason,
+                )
+            )
+        records = [
+            _rekeyed_record(Contradiction.decode(raw), source, target)
+            for raw in data["contradictions"]
+        ]
+        # one round trip
+        ours_records = {c.id: c for c in self.records.many([r.id for r in records])}
+        for record in records:
+            ours_record = ours_records.get(record.id)
+            action, reason = decide(
+                None if ours_record is None else _changed(ours_record), _changed(record)
+            )
+            plan.contradictions.append((action, record, reason))
+        decided = self.ctx.store.distinct.decisions()
+        for entry in data.get("kept_apart", []):  # absent from backups written before it existed
+            a, b = (rekey(k, source, target) for k in entry["pair"])
+            ours_decision = decided.get(pair_id(a, b))
+            action, reason = decide(
+                None if ours_decision is None else float(ours_decision.get("at", 0.0)),
+                float(entry["record"].get("at", 0.0)),
+            )
+            plan.kept_apart.append((action, (a, b), entry["record"], reason))
+        return plan
+
+    def _report(
+        self, path: Path, plan: Plan, data: dict[str, Any], *, dry_run: bool, same_model: bool
+    ) -> RestoreReport:
+        items = [
+            {"kind": "memory", "key": m.key, "action": a, "reason": r} for a, m, r in plan.memories
+        ]
+        items += [
+            {"kind": "suppression", "key": t, "action": a, "reason": r}
+            for a, t, _, r in plan.suppressions
+        ]
+        items += [
+            {"kind": "contradiction", "key": c.id, "action": a, "reason": r}
+            for a, c, r in plan.contradictions
+        ]
+        items += [
+            {"kind": "kept_apart", "key": pair_id(*p), "action": a, "reason": r}
+            for a, p, _, r in plan.kept_apart
+        ]
+        changes = [i for i in items if i["action"] != "skip"]
+        vectors = (
+            ("reused" if same_model else "re-embedded (the backup used another model)")
+            if data["vectors"]
+            else "re-embedded (the backup has no vectors)"
+        )
+        return RestoreReport(
+            dry_run,
+            path.name,
+            data.get("created_at"),
+            plan.counts(plan.memories),
+            plan.counts(plan.suppressions),
+            plan.counts(plan.contradictions),
+            plan.counts(plan.kept_apart),
+            vectors,
+            (changes + [i for i in items if i["action"] == "skip"])[:REPORT_ITEMS],
+            len(items),
+        )
+
+    def _apply(
+        self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None
+    ) -> None:
+        self._apply_memories(plan, same_model=same_model, actor=actor, progress=progress)
+        self._apply_registries(plan, actor=actor)
+
+    def _apply_memories(
+        self, plan: Plan, *, same_model: bool, actor: str, progress: Progress | None
+    ) -> None:
+        """Write memories in chunks: stored vectors reused when the model matches,
+        the rest embedded in bulk."""
+        todo = [(a, m, r) for a, m, r in plan.memories if a != "skip"]
+        dim = self.ctx.embedder.dimension
+        for start in range(0, len(todo), 100):
+            chunk = todo[start : start + 100]
+            reuse = {
+                m.key: bytes_vector(plan.vectors[m.key])
+                for _, m, _ in chunk
+                if same_model and len(plan.vectors.get(m.key, b"")) == dim * 4
+            }
+            fresh = [m for _, m, _ in chunk if m.key not in reuse]
+            embedded = dict(
+                zip(
+                    [m.key for m in fresh],
+                    self.ctx.embedder.embed_many([m.content for m in fresh]),
+                    strict=True,
+                )
+            )
+            # the backup's counts apply
+            self.ctx.store.memories.recalls.drop([m.key for _, m, _ in chunk])
+            for action, memory, reason in chunk:
+                self.ctx.store.memories.write(
+                    memory,
+                    reuse.get(memory.key, embedded.get(memory.key)),
+                    [
+                        self.ctx.event(
+                            actor,
+                            "restore",
+                            memory.key,
+                            reason=reason,
+                            after=memory.content,
+                            details={"restore": action},
+                        )
+                    ],
+                )
+                for rebuild in self.derived:
+                    rebuild(memory)
+            if progress is not None:
+                progress("restore", min(start + 100, len(todo)), len(todo))
+
+    def _apply_registries(self, plan: Plan, *, actor: str) -> None:
+        for action, term, record, reason in plan.suppressions:
+            if action != "skip":
+                self.suppressions.put(
+                    term,
+                    record,
+                    [
+                        self.ctx.event(
+                            actor,
+                            "restore_suppression",
+                            "",
+                            reason=reason,
+                            details={"term": term, "restore": action},
+                        )
+                    ],
+                )
+        for action, contradiction, reason in plan.contradictions:
+            if action != "skip":
+                self.records.save(
+                    contradiction,
+                    [
+                        self.ctx.event(
+                            actor,
+                            "restore_contradiction",
+                            "",
+                            reason=reason,
+                            details={
+                                "contradiction": contradiction.id,
+                                "a": contradiction.a,
+                                "b": contradiction.b,
+                                "status": contradiction.status,
+                                "restore": action,
+                            },
+                        )
+                    ],
+                )
+        for action, pair, decision, reason in plan.kept_apart:
+            if action != "skip":
+                self.ctx.store.distinct.record(
+                    [pair],
+                    decision,
+                    [
+                        self.ctx.event(
+                            actor,
+                            "restore_kept_apart",
+                            pair[0],
+                            reason=reason,
+                            details={"pair": list(pair), "restore": action},
+                        )
+                    ],
+                )
+
+
+def _changed(record: Contradiction) -> float:
+    return max(record.detected_at, record.resolved_at)
+
+
+def _rekeyed(memory: Memory, source: str, target: str) -> Memory:
+    if source == target:
+        return memory
+    return replace(memory, superseded_by=rekey(memory.superseded_by or "", source, target) or None)
+
+
+def _rekeyed_suppression(record: dict[str, Any], source: str, target: str) -> dict[str, Any]:
+    """Exempt memories and the source memory of a suppression move to this store's prefix too."""
+    return {
+        **record,
+        "exempt": [rekey(k, source, target) for k in record.get("exempt") or []],
+        "source_key": rekey(record.get("source_key") or "", source, target) or None,
+    }
+
+
+def _rekeyed_record(record: Contradiction, source: str, target: str) -> Contradiction:
+    if source == target:
+        return record
+    return replace(
+        record,
+        a=rekey(record.a, source, target),
+        b=rekey(record.b, source, target),
+        merged_key=rekey(record.merged_key, source, target),
+        prior={rekey(k, source, target): v for k, v in record.prior.items()},
+    )
+
+
+def load(path: Path, *, max_bytes: int) -> dict[str, Any]:
+    """Read and validate a backup file completely; raise InvalidInput naming the first problem."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise NotFound(f"cannot read {path.name}: {exc.strerror}") from exc
+    if size > max_bytes:
+        raise InvalidInput(
+            f"{path.name} is {size:,} bytes; the limit is {max_bytes:,}",
+            hint="raise KENNING_RESTORE_MAX_MB if the file is trusted",
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(
+            f"{path.name} is not valid JSON: {exc}", hint=f"was it cut short? {DAMAGED}"
+        ) from exc
+    try:
+        check(data)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path.name}: {exc.message}", hint=exc.hint or DAMAGED) from exc
+    return dict(data)
+
+
+def check(data: Any) -> None:
+    """Validate the parsed structure of a backup. Pure; raises InvalidInput."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InvalidInput("this is not a Kenning backup (no format marker)")
+    if data.get("version") != VERSION:
+        raise InvalidInput(
+            f"backup format version {data.get('version')!r} is not supported; this is {VERSION}"
+        )
+    embedding = data.get("embedding")
+    if (
+        not isinstance(data.get("prefix"), str)
+        or not isinstance(embedding, dict)
+        or not isinstance(embedding.get("dim"), int)
+    ):
+        raise InvalidInput("the backup header lacks its key prefix or embedding model")
+    for name in ("memories", "suppressions", "contradictions"):
+        if not isinstance(data.get(name), list):
+            raise InvalidInput(f"the backup has no {name} list")
+    for i, entry in enumerate(data["memories"]):
+        _check_memory(i, entry, data["prefix"], embedding["dim"])
+    for i, entry in enumerate(data["suppressions"]):
+        _check_suppression(i, entry)
+    for i, raw in enumerate(data["contradictions"]):
+        _check_contradiction(i, raw, data["prefix"])
+    kept_apart = data.get("kept_apart", [])
+    if not isinstance(kept_apart, list):
+        raise InvalidInput("the backup's kept_apart is not a list")
+    for i, entry in enumerate(kept_apart):
+        _check_kept_apart(i, entry, data["prefix"])
+
+
+def _check_suppression(i: int, entry: Any) -> None:
+    try:
+        record = Suppression.from_record(entry["record"])
+        if entry["term"] != suppression_term(entry["term"]) or record.term != entry["term"]:
+            raise ValueError("the term is not in its normal form")
+    except (KeyError, TypeError, ValueError, AttributeError, InvalidInput) as exc:
+        raise InvalidInput(f"suppression #{i} is malformed: {exc}") from exc
+
+
+def _check_kept_apart(i: int, entry: Any, prefix: str) -> None:
+    pair = entry.get("pair") if isinstance(entry, dict) else None
+    record = entry.get("record") if isinstance(entry, dict) else None
+    keys = (
+        isinstance(pair, list)
+        and len(pair) == 2
+        and all(isinstance(k, str) and namespace_of(k, prefix) for k in pair)
+        and pair[0] != pair[1]
+    )
+    when = (
+        isinstance(record, dict)
+        and isinstance(record.get("at"), int | float)
+        and not isinstance(record.get("at"), bool)
+    )
+    if not (keys and when):
+        raise InvalidInput(
+            f"kept_apart #{i} is malformed: it needs two memory keys of the backup's prefix "
+            "and a record with its time"
+        )
+
+
+def _check_contradiction(i: int, raw: Any, prefix: str) -> None:
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise InvalidInput(f"contradiction #{i} is malformed")
+    try:
+        record = Contradiction.decode(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"contradiction #{i} is malformed: {exc}") from exc
+    shaped = isinstance(record.prior, dict) and isinstance(record.evidence, dict)
+    keys = bool(namespace_of(record.a, prefix) and namespace_of(record.b, prefix))
+    if not (record.id.isalnum() and record.status in STATUSES and shaped and keys):
+        raise InvalidInput(f"contradiction #{i} ({record.id!r}) has a bad id, status or memory key")
+
+
+def _check_memory(i: int, entry: Any, prefix: str, dim: int) -> None:
+    if not isinstance(entry, dict) or not isinstance(entry.get("fields"), dict):
+        raise InvalidInput(f"memory #{i} is malformed")
+    key = entry.get("key")
+    if not isinstance(key, str) or not namespace_of(key, prefix):
+        raise InvalidInput(f"memory #{i} has no valid key under the prefix {prefix!r}")
+    fields = entry["fields"]
+    if not all(
+        isinstance(k, str) and k in FIELD_NAMES and isinstance(v, str) for k, v in fields.items()
+    ):
+        raise InvalidInput(f"memory #{i} ({key}) has unknown or non-text fields")
+    try:
+        memory = decode(key, fields)
+        validation.content(memory.content)
+        # a time no datetime can show would poison every listing after the restore
+        for name in TIMES:
+            value = getattr(memory, name)
+            if value is not None:
+                validation.in_range(name, value)
+        vector = base64.b64decode(entry["vector"], validate=True) if "vector" in entry else b""
+    except (ValueError, TypeError, InvalidInput) as exc:
+        raise InvalidInput(f"memory #{i} ({key}) is malformed: {exc}") from exc
+    if vector and len(vector) != dim * 4:
+        raise InvalidInput(
+            f"memory #{i} ({key}) has a vector of {len(vector) // 4} dims; the header says {dim}"
+        )

@@ -1,0 +1,120 @@
+"""`kenning doctor`: check Valkey, the search module, the indexes and the
+model; one line per check."""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable
+
+from kenning.core import permissions, schema
+from kenning.core.errors import KenningError
+from kenning.core.settings import Settings
+from kenning.memory.inspection import (
+    Check,  # the same verdict the health tool reports, one shape for both
+)
+from kenning.ops.jobs import Jobs
+from kenning.runtime.embedding import Embedder
+from kenning.store import Store, connect
+
+
+def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
+    """Every check runs; a failed dependency makes the ones after it
+    report why they could not run."""
+    checks: list[Check] = []
+    store: Store | None = None
+    try:
+        candidate = Store(connect(settings), settings.key_prefix)
+        candidate.ping()
+        store = candidate
+        checks.append(Check("valkey", True, _where(settings)))
+    except KenningError as exc:
+        checks.append(Check("valkey", False, str(exc)))
+    checks.append(_module(store))
+    model = _model(settings, load_model, checks)
+    checks.append(_indexes(store, settings, model))
+    checks.append(files(settings))
+    checks.append(_worker(store, settings))
+    return checks
+
+
+def files(settings: Settings) -> Check:
+    """The embedded Valkey's data (every memory is in its AOF) must be private to the user."""
+    if settings.valkey_url is not None:
+        return Check("data files", True, "not checked: an external Valkey keeps its own files")
+    found = permissions.loose(settings.data_dir / "valkey")
+    if found:
+        shown = ", ".join(f"{p} ({stat.S_IMODE(p.stat().st_mode):o})" for p in found[:5])
+        return Check(
+            "data files",
+            False,
+            f"readable by others: {shown}; restart the embedded Valkey (it "
+            f"makes them private) or chmod -R go= {settings.data_dir}",
+        )
+    return Check("data files", True, f"private (700/600) under {settings.data_dir / 'valkey'}")
+
+
+def _where(settings: Settings) -> str:
+    return (
+        "external server (KENNING_VALKEY_URL)"
+        if settings.valkey_url
+        else f"embedded at {settings.valkey_host}:{settings.valkey_port}"
+    )
+
+
+def _module(store: Store | None) -> Check:
+    if store is None:
+        return Check("search module", False, "not checked: Valkey is unreachable")
+    try:
+        modules = store.modules()
+    except KenningError as exc:
+        return Check("search module", False, str(exc))
+    if "search" not in modules:
+        return Check(
+            "search module", False, f"not loaded (modules: {', '.join(modules) or 'none'})"
+        )
+    try:
+        found = store.search_module()
+    except KenningError as exc:
+        return Check("search module", False, str(exc))
+    return Check("search module", True, f"loaded ({found})")
+
+
+def _model(
+    settings: Settings, load_model: Callable[[Settings], Embedder], checks: list[Check]
+) -> Embedder | None:
+    try:
+        embedder = load_model(settings)
+        vector = embedder.embed("kenning doctor")
+    except KenningError as exc:
+        checks.append(Check("embedding model", False, str(exc)))
+        return None
+    checks.append(Check("embedding model", True, f"{embedder.model_name}, {len(vector)} dims"))
+    return embedder
+
+
+def _indexes(store: Store | None, settings: Settings, model: Embedder | None) -> Check:
+    if store is None or model is None:
+        return Check("indexes", False, "not checked: Valkey or the model is unavailable")
+    try:
+        live = store.live_indexes().get(schema.INDEX)
+        current = None if live is None else store.index_info(live)
+    except KenningError as exc:
+        return Check("indexes", False, str(exc))
+    if live is None:
+        return Check("indexes", False, "no memory index: start a Kenning service to create it")
+    if live != schema.index_name(settings.key_prefix, model.dimension):
+        return Check("indexes", False, f"schema drift ({live}): restart a service to migrate")
+    if current is None:
+        return Check("indexes", False, f"registered but absent in Valkey: {live}")
+    return Check("indexes", True, f"{live} current, {current.num_docs} memories indexed")
+
+
+def _worker(store: Store | None, settings: Settings) -> Check:
+    """Who holds the worker lock and how each job's last run ended (docs/worker.md)."""
+    if store is None:
+        return Check("worker", False, "not checked: Valkey is unreachable")
+    try:
+        ok, detail = Jobs(store, settings).health()
+    except KenningError as exc:
+        return Check("worker", False, str(exc))
+    return Check("worker", ok, detail)

