@@ -259,6 +259,18 @@ def index_name(prefix: str, dim: int) -> str:
     return f"{prefix}idx:{INDEX}:{fingerprint(dim)}"
 
 
+def generation_name(prefix: str, dim: int, stamp: int) -> str:
+    """A rebuilt index of the current schema: the canonical name and the rebuild's stamp. A rebuild
+    never drops the index searches use; it builds a new generation and the registry switches."""
+    return f"{index_name(prefix, dim)}:r{stamp}"
+
+
+def is_current(name: str | None, prefix: str, dim: int) -> bool:
+    """Whether ``name`` indexes the current schema: the canonical index or a rebuilt generation."""
+    canonical = index_name(prefix, dim)
+    return name is not None and (name == canonical or name.startswith(f"{canonical}:r"))
+
+
 def namespace_of(key: str, prefix: str) -> str:
     """The namespace encoded in a memory key, or '' when the key is not a
     memory key of this prefix."""

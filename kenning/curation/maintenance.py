@@ -22,6 +22,7 @@ The report is returned and kept as the last maintenance report, which the briefi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -32,7 +33,7 @@ from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import iso
 from kenning.core.schema import NAMESPACES
 from kenning.curation.duplicates import Archiver, Cluster, Duplicates, Merged
-from kenning.runtime.context import Context
+from kenning.runtime.context import REBUILD_GRACE, Context
 from kenning.runtime.sweep import Sweep
 from kenning.truth.contradictions import Contradictions, Recheck
 
@@ -188,13 +189,16 @@ class Maintenance:
     def index_report(self) -> IndexReport:
         """The one index: live vs expected name, backfill state, documents, phantom
         entries (and per namespace)."""
+        live = self.ctx.store.live_indexes().get(schema.INDEX)
         expected = schema.index_name(self.ctx.store.prefix, self.ctx.embedder.dimension)
+        if schema.is_current(live, self.ctx.store.prefix, self.ctx.embedder.dimension):
+            expected = str(live)  # a rebuilt generation of the current schema
         details = self.ctx.store.index_info(expected)
         sweep = Sweep(self.ctx)
         seen = sum(1 for _ in sweep.memories(NAMESPACES, fields=("created_at",)))
         entry = {
             "index": expected,
-            "live": self.ctx.store.live_indexes().get(schema.INDEX),
+            "live": live,
             "exists": details is not None,
             "num_docs": None if details is None else details.num_docs,
             "searchable": seen,
@@ -215,11 +219,13 @@ class Maintenance:
             },
         )
 
-    def reindex(self, *, actor: str) -> Reindexed:
-        """Rebuild the memory index (create new, backfill, swap, drop old); hashes are untouched."""
+    def reindex(self, *, actor: str, waiting: Callable[[], None] | None = None) -> Reindexed:
+        """Rebuild the memory index (a new generation beside the live one, backfill, switch every
+        process, drop the old one); hashes are untouched. Searches keep reading the complete old
+        index until the new one holds every memory. ``waiting`` runs while the new one backfills."""
 
         def switch(name: str) -> None:
-            self.ctx.indexes[schema.INDEX] = name
+            self.ctx.follow(name)
 
         timeout = self.ctx.settings.index_backfill_timeout_seconds
         lease = self.ctx.store.lease(
@@ -234,7 +240,11 @@ class Maintenance:
         try:
             before = self.ctx.store.index_info(self.ctx.index)
             done = self.ctx.store.rebuild_index(
-                self.ctx.embedder.dimension, timeout=timeout, switch=switch
+                self.ctx.embedder.dimension,
+                timeout=timeout,
+                grace=REBUILD_GRACE,
+                switch=switch,
+                waiting=waiting,
             )
         finally:
             lease.release()

@@ -98,14 +98,17 @@ def _indexes(store: Store | None, settings: Settings, model: Embedder | None) ->
     try:
         live = store.live_indexes().get(schema.INDEX)
         current = None if live is None else store.index_info(live)
+        rebuilding = store.rebuilding()
     except KenningError as exc:
         return Check("indexes", False, str(exc))
     if live is None:
         return Check("indexes", False, "no memory index: start a Kenning service to create it")
-    if live != schema.index_name(settings.key_prefix, model.dimension):
+    if not schema.is_current(live, settings.key_prefix, model.dimension):
         return Check("indexes", False, f"schema drift ({live}): restart a service to migrate")
     if current is None:
         return Check("indexes", False, f"registered but absent in Valkey: {live}")
+    if rebuilding is not None:
+        return Check("indexes", True, f"{rebuilding.describe()}; searches use {live}")
     return Check("indexes", True, f"{live} current, {current.num_docs} memories indexed")
 
 

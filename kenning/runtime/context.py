@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.core import schema
 from kenning.core.clock import Clock
 from kenning.core.schema import INDEX
 from kenning.core.settings import Settings
 from kenning.runtime.embedding import Embedder
 from kenning.store import AuditEvent, Store, digest
+
+# How often a process re-reads which index is live; a rebuild waits REBUILD_GRACE before it drops
+# the index it replaced, so no process searches an index that is gone.
+POINTER_REFRESH = 1.0
+REBUILD_GRACE = 3 * POINTER_REFRESH
 
 
 @dataclass(frozen=True)
@@ -20,12 +27,26 @@ class Context:
     clock: Clock
     # the index registry: schema.INDEX -> the live index (a reindex switches it)
     indexes: dict[str, str]
+    # when this process last re-read the registry (monotonic seconds), in a cell: the context is
+    # frozen, the registry it follows is not
+    read_at: list[float] = field(default_factory=lambda: [time.monotonic()], compare=False)
 
     @property
     def index(self) -> str:
         """The one index over every namespace's memories: a search names its namespaces
-        (``Search(index=ctx.index, namespaces=(...))``)."""
+        (``Search(index=ctx.index, namespaces=(...))``). Re-read from the registry at most every
+        ``POINTER_REFRESH`` seconds, so a reindex run by another process is followed by this one
+        (kenning.store.rebuild keeps the old index until every process has re-read)."""
+        now = time.monotonic()
+        if now - self.read_at[0] >= POINTER_REFRESH:
+            self.read_at[0] = now
+            self.follow(self.store.live_indexes().get(INDEX))
         return self.indexes[INDEX]
+
+    def follow(self, live: str | None) -> None:
+        """Search ``live`` from now on when it indexes this process's schema."""
+        if live and schema.is_current(live, self.store.prefix, self.embedder.dimension):
+            self.indexes[INDEX] = live
 
     def event(
         self,

@@ -34,6 +34,7 @@ from kenning.store.memories import Batch, Hit, MemoryStore, Near, SearchResult
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.phrase_index import Lookup, PhraseIndex
+from kenning.store.rebuild import Rebuilding
 from kenning.store.recalls import Recalls
 from kenning.store.registries import ExperienceStore, RecallLogStore, SuppressionStore, parse_all
 from kenning.store.reports import ReportStore
@@ -73,6 +74,7 @@ __all__ = [
     "Patch",
     "PhraseIndex",
     "QueuedJob",
+    "Rebuilding",
     "SearchModule",
     "SearchResult",
     "SessionRecord",
@@ -298,6 +300,24 @@ class Store:
         return indexes.info(self.client, name)
 
     def rebuild_index(
-        self, dim: int, *, timeout: float, switch: Callable[[str], None] | None = None
+        self,
+        dim: int,
+        *,
+        timeout: float,
+        grace: float,
+        switch: Callable[[str], None] | None = None,
+        waiting: Callable[[], None] | None = None,
     ) -> IndexInfo:
-        return rebuild.rebuild(self.client, self.prefix, dim, timeout=timeout, switch=switch)
+        return rebuild.rebuild(
+            self.client,
+            self.prefix,
+            dim,
+            timeout=timeout,
+            grace=grace,
+            switch=switch,
+            waiting=waiting,
+        )
+
+    def rebuilding(self) -> Rebuilding | None:
+        """The index rebuild in progress (any process's), if one is."""
+        return rebuild.status(self.client, self.prefix)

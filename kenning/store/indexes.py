@@ -32,6 +32,11 @@ class IndexInfo:
     attributes: tuple[str, ...]
 
 
+def rebuild_key(prefix: str) -> str:
+    """While a rebuild runs: the index it builds and how many memories it must hold."""
+    return f"{prefix}index:rebuild"
+
+
 def registry_key(prefix: str) -> str:
     return f"{prefix}meta:indexes"
 
@@ -47,8 +52,10 @@ def parse_info(name: str, reply: Any) -> IndexInfo:
         attributes.append(text(pairs.get("attribute", pairs.get("identifier", ""))))
     indexing = _flag(data.get("indexing", data.get("backfill_in_progress", 0)))
     percent = _float(data.get("percent_indexed", data.get("backfill_complete_percent", 1.0)))
-    if percent > 1.0:
+    if percent > 1.0:  # valkey-search reports a percentage
         percent /= 100.0
+    # RediSearch has read values like 2492 during a rescan: a share is never above one
+    percent = min(max(percent, 0.0), 1.0)
     return IndexInfo(
         name=name,
         num_docs=int(_float(data.get("num_docs", 0))),
@@ -98,7 +105,10 @@ def ensure(
     """
     live = live_indexes(client, prefix)
     wanted = schema.index_name(prefix, dim)
-    if info(client, wanted) is None:
+    current = live.get(schema.INDEX, "")
+    if current != wanted and schema.is_current(current, prefix, dim) and info(client, current):
+        wanted = current  # a rebuilt generation of this schema (kenning.store.rebuild) stays live
+    elif info(client, wanted) is None:
         label_namespaces(client, prefix)
         _create(client, wanted, schema.memory_prefix(prefix), dim)
         wait_for_backfill(client, wanted, timeout)
