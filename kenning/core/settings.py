@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     forget_retention_days: int = Field(
         default=30, ge=1, description="Days a forgotten memory's snapshot can be restored."
     )
+    credentials: Literal["refuse", "redact"] = Field(
+        default="refuse",
+        description=(
+            "What remember, imports, feeds and edits do with text that holds a credential (an "
+            "API key, token, private key, password): refuse it with a hint, or store it with the "
+            "secret replaced by [REDACTED: kind] (docs/memory-model.md, Secrets)."
+        ),
+    )
     contradiction_threshold: float = Field(
         default=0.55,
         ge=0,

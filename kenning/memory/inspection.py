@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning import __version__
-from kenning.core import query, schema, validation
+from kenning.core import credentials, query, schema, validation
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import STATES, Memory
 from kenning.memory.memories import Listing, Memories
 from kenning.memory.suppression import Suppressions, hidden_by
 from kenning.runtime.context import Context
+from kenning.runtime.sweep import Sweep
 from kenning.store import AuditEvent
 from kenning.truth.history import event_view
 
@@ -105,6 +106,21 @@ class Health:
             "model": self.model,
             "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in self.checks},
         }
+
+
+# what a credential scan reads of each memory (created_at: the sweep's sort, and how it tells a
+# phantom index row from a memory)
+SCANNED = ("content", "project", "namespace", "created_at")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored memory that holds a credential: which one and what kinds, never the value."""
+
+    key: str
+    namespace: str
+    project: str
+    kinds: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -207,6 +223,31 @@ class Inspection:
                 )
                 out[namespace][state] = self.ctx.store.memories.count(search)
         return out
+
+    def credentials(self) -> list[Stored]:
+        """Every stored memory whose content holds a credential (``kenning scan``): where and
+        what kind, never the value. Walks every namespace through the index."""
+        sweep = Sweep(self.ctx)
+        found: list[Stored] = []
+        for memory in sweep.memories(schema.NAMESPACES, fields=SCANNED):
+            hits = credentials.find(memory.content)
+            if hits:
+                kinds = tuple(sorted({h.kind for h in hits}))
+                found.append(Stored(memory.key, memory.namespace, memory.project, kinds))
+        return found
+
+    def redact_credentials(self, keys: list[str], *, actor: str) -> int:
+        """Replace the credentials in these memories' content by ``[REDACTED: kind]`` (an audited
+        update each, the old text kept only as a digest); returns how many were changed."""
+        changed = 0
+        for memory in self.records(keys):
+            redacted = credentials.redact(memory.content)
+            if redacted != memory.content:
+                self.memories.update(
+                    memory.key, redacted, actor=actor, reason="a stored credential was redacted"
+                )
+                changed += 1
+        return changed
 
     def health(self, *, uptime: float = 0.0) -> Health:
         """Valkey, the search module, index drift and the model, each checked on its own."""

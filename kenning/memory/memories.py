@@ -12,7 +12,7 @@ from typing import Any
 
 from ulid import ULID
 
-from kenning.core import query, validation
+from kenning.core import credentials, query, validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import STATES, TRUST_LEVELS, Memory, Note, Page, RememberResult, iso
 from kenning.core.schema import FIELD_NAMES, vector_bytes
@@ -368,9 +368,14 @@ class Memories:
             then_read=remembered if counted else None,
         )
 
+    def guarded(self, text: str, *, what: str = "content") -> str:
+        """``text`` without credentials: refused, or redacted when ``KENNING_CREDENTIALS=redact``
+        (kenning.core.credentials). Every write of content passes here."""
+        return credentials.guard(text, self.ctx.settings.credentials, what=what)
+
     def _validated(self, draft: Draft, actor: str) -> Memory:
         namespace = validation.namespace(draft.namespace)
-        text = validation.content(draft.content)
+        text = self.guarded(validation.content(draft.content))
         if not 0.0 <= draft.weight <= 1.0:
             raise InvalidInput("weight must be between 0 and 1")
         now = self.ctx.clock.now()
@@ -485,7 +490,7 @@ class Memories:
     def update(self, key: str, content: str, *, actor: str, reason: str | None = None) -> Memory:
         """Replace the content, re-embed, keep the old text in the audit event."""
         validation.key(key, self.ctx.store.prefix)
-        text = validation.content(content)
+        text = self.guarded(validation.content(content))
         # before the write: a refused reason must not leave it unaudited
         why = validation.reason(reason) or ""
         vector = self.ctx.embedder.embed(text)

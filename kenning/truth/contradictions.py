@@ -26,7 +26,7 @@ from typing import Any
 
 from ulid import ULID
 
-from kenning.core import query, validation
+from kenning.core import credentials, query, validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import GLOBAL_PROJECT, Memory, iso
 from kenning.core.schema import FIELD_NAMES, NAMESPACES, vector_bytes
@@ -479,7 +479,11 @@ class Contradictions:
                 "merge needs the merged content", hint="pass content= with the one true statement"
             )
         # before anything changes
-        merged_text = validation.content(content or "") if decision == "merge" else ""
+        merged_text = (
+            credentials.guard(validation.content(content or ""), self.ctx.settings.credentials)
+            if decision == "merge"
+            else ""
+        )
         if record.status == "closed":
             raise Conflict(
                 f"contradiction {record_id} is closed ({record.closed_reason})",

@@ -16,6 +16,7 @@ from kenning_cli.commands import (
     mcp,  # noqa: F401
     oauth,  # noqa: F401
     queue,  # noqa: F401
+    scan,  # noqa: F401
     skills,  # noqa: F401
     tokens,  # noqa: F401
     truth,  # noqa: F401
