@@ -50,7 +50,6 @@ async def remember(
     refresh: bool = False,
     idempotency_key: str | None = None,
 ) -> dict[str, Any]:
-    # kept: tools/list has always shown this trailing line (tests/mcp_server/golden/tools_list.json)
     """Store one memory. Returns status "stored" or "duplicate" (with the existing key)."""
     call = current()
     draft = Draft(
