@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import io
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ from typing import Any, BinaryIO
 
 from kenning.core.errors import InvalidInput
 from kenning.core.settings import Settings
+from kenning.memory import peers
 from kenning.memory.imports import BadLines, Defaults, ImportReport, Line
 from kenning_cli.commands.backups import Bar
 from kenning_cli.registry import command
@@ -33,6 +35,15 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help=(
             'a JSON Lines file, one memory per line ({"content": ..., "project": '
             '..., "tags": [...]}), or - for stdin'
+        ),
+    )
+    parser.add_argument(
+        "--from",
+        dest="peer",
+        choices=sorted(peers.READERS),
+        help=(
+            "FILE is another memory server's store (its SQLite database, export or folder), "
+            "read as it is on disk (docs/migration.md)"
         ),
     )
     parser.add_argument(
@@ -76,7 +87,8 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
     try:
         _writable(args.report, args.retry_file)
         with ExitStack() as stack:
-            source = _source(args.file, stack)  # a missing file fails before the model loads
+            # a missing file fails before the model loads
+            source = _peer(args) if args.peer else _source(args.file, stack)
             engine = open_engine(settings)
             actor = args.actor if args.actor is not None else _default_actor()
             lines = engine.imports.read(
@@ -87,7 +99,11 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
             lines,
             actor=actor,
             dry_run=args.dry_run,
-            source="stdin" if args.file == "-" else args.file,
+            source=f"{args.peer}:{args.file}"
+            if args.peer
+            else "stdin"
+            if args.file == "-"
+            else args.file,
             progress=lambda done, total: bar(label, done, total),
         )
     except BadLines as exc:
@@ -117,6 +133,11 @@ def _source(name: str, stack: ExitStack) -> BinaryIO:
             f"{name} is not a file", hint="name a JSON Lines file, or - to read stdin"
         )
     return stack.enter_context(path.open("rb"))
+
+
+def _peer(args: argparse.Namespace) -> BinaryIO:
+    """Another server's store as the JSON Lines this command reads (kenning.memory.peers)."""
+    return io.BytesIO(peers.read(args.peer, Path(args.file)))
 
 
 def _writable(*paths: Path | None) -> None:
