@@ -9,6 +9,7 @@ from kenning_cli.commands import basics  # noqa: F401  (first: version, valkey, 
 from kenning_cli.commands import (
     backups,  # noqa: F401
     bench,  # noqa: F401
+    connect,  # noqa: F401
     deploy,  # noqa: F401
     feeds,  # noqa: F401
     imports,  # noqa: F401

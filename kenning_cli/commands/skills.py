@@ -1,4 +1,4 @@
-"""`kenning skills export DIR|import DIR|list`: skills as a folder of
+"""`kenning skills export DIR|import DIR|list|sync DIR`: skills as a folder of
 SKILL.md files (docs/skills.md).
 
 An import is the operator's own act at the shell, so it writes without a proposal; it is validated
@@ -24,6 +24,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     )
     imported.add_argument("dir", type=Path)
     sub.add_parser("list", help="list the written skills (name, sha, who wrote it)")
+    sync = sub.add_parser(
+        "sync",
+        help=(
+            "write the approved skills into DIR/<name>/SKILL.md (a plugin's skills/ folder), "
+            "marked with their skill and sha; remove synced ones that are gone"
+        ),
+    )
+    sync.add_argument("dir", type=Path)
 
 
 @command("skills", "Export, import or list skills (folders of SKILL.md files).", _arguments)
@@ -32,6 +40,15 @@ def _skills(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
     skills = open_engine(settings).skills
+    if args.action == "sync":
+        from kenning_cli.connect import plugin
+
+        synced = plugin.sync_skills(skills, args.dir)
+        print(
+            f"{len(synced.written)} written, {len(synced.unchanged)} unchanged, "
+            f"{len(synced.removed)} removed in {args.dir}"
+        )
+        return 0
     if args.action == "export":
         for path in skill_bundle.export(skills, args.dir):
             print(f"wrote {path}")
