@@ -25,6 +25,7 @@ from kenning.memory.memories import Draft
 from kenning.runtime.context import Context
 
 MB = 1024 * 1024
+EXPORTED = "kenning"
 BOM = b"\xef\xbb\xbf"
 TEXT, OPTIONAL_TEXT, TAGS = "a string", "a string or null", "a list of strings"
 DATE = "a date string or epoch seconds"
@@ -271,6 +272,9 @@ def parse(data: bytes, defaults: Defaults, *, max_lines: int) -> tuple[list[Line
 
 def _line(number: int, raw: bytes, defaults: Defaults) -> Line:
     item = _object(raw)
+    # `kenning export` adds the full record under "kenning" (read by `--from kenning`): a plain
+    # import takes the readable fields and leaves it
+    item.pop(EXPORTED, None)
     unknown = sorted(set(item) - set(FIELDS))
     if unknown:
         raise InvalidInput(

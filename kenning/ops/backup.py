@@ -35,6 +35,7 @@ from kenning.core.models import Memory, iso
 from kenning.core.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, encode, namespace_of
 from kenning.memory.suppression import Suppression
 from kenning.memory.suppression import term as suppression_term
+from kenning.ops import export
 from kenning.runtime.context import Context
 from kenning.runtime.sweep import Sweep
 from kenning.store import STATUSES, Contradiction, pair_id
@@ -270,6 +271,25 @@ class Backups:
             if progress is not None:
                 progress("backup", min(start + batch, len(memories)), len(memories))
 
+    def export(self, out: Any) -> int:
+        """Write every memory to ``out`` as a line of the lossless export (kenning.ops.export);
+        how many were written. Read through the index, page by page."""
+        sweep = Sweep(self.ctx)
+        count = 0
+        for line in export.lines(sweep.memories(NAMESPACES), self.ctx.store.prefix):
+            out.write(line)
+            count += 1
+        return count
+
+    def import_export(self, data: bytes, name: str, *, dry_run: bool, actor: str) -> RestoreReport:
+        """Restore an export's whole records (``kenning import --from kenning``): checked, planned
+        by updated_at like a backup, vectors embedded again."""
+        document = export.as_backup(
+            data, model=self.ctx.embedder.model_name, dim=self.ctx.embedder.dimension
+        )
+        check(document)
+        return self.restore_data(document, Path(name), dry_run=dry_run, actor=actor)
+
     def list_backups(self) -> list[BackupFile]:
         """Backup files in the backup directory, newest first."""
         if not self.directory.is_dir():
@@ -345,6 +365,19 @@ class Backups:
             path,
             max_bytes=self.ctx.settings.restore_max_mb * MB if max_bytes is None else max_bytes,
         )
+        return self.restore_data(data, path, dry_run=dry_run, actor=actor, progress=progress)
+
+    def restore_data(
+        self,
+        data: dict[str, Any],
+        path: Path,
+        *,
+        dry_run: bool = True,
+        actor: str,
+        progress: Progress | None = None,
+    ) -> RestoreReport:
+        """``restore`` of a document already read and checked (a backup file's, or an export's:
+        kenning.ops.export.as_backup); ``path`` names it in the report."""
         plan = self.plan(data)
         same_model = data["embedding"] == {
             "model": self.ctx.embedder.model_name,

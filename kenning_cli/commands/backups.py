@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from kenning.core.errors import InvalidInput
 from kenning.core.settings import Settings
 from kenning_cli.registry import command
 
@@ -92,4 +94,38 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
         if args.apply
         else "dry run: nothing was written; run again with --apply to restore"
     )
+    return 0
+
+
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="where to write the JSON Lines export, or - for stdout")
+
+
+@command(
+    "export",
+    "Write every memory as JSON Lines (kenning import's fields plus the full record): lossless "
+    "with kenning import --from kenning.",
+    _export_arguments,
+)
+def _export(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning_cli.services import open_engine
+
+    backups = open_engine(settings).backups
+    if args.file == "-":
+        count = backups.export(sys.stdout)
+    else:
+        path = Path(args.file)
+        if path.exists():
+            raise InvalidInput(f"{path} exists", hint="name a new file; an export never overwrites")
+        partial = path.with_name(path.name + ".partial")
+        try:
+            with os.fdopen(
+                os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w"
+            ) as out:
+                count = backups.export(out)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(path)
+    print(f"exported {count} memories", file=sys.stderr)
     return 0

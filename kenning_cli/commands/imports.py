@@ -40,7 +40,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--from",
         dest="peer",
-        choices=sorted(peers.READERS),
+        choices=sorted([*peers.READERS, "kenning"]),
         help=(
             "FILE is another memory server's store (its SQLite database, export or folder), "
             "read as it is on disk (docs/migration.md)"
@@ -84,6 +84,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _import(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
+    if args.peer == "kenning":
+        return _lossless(args, settings)
     try:
         _writable(args.report, args.retry_file)
         with ExitStack() as stack:
@@ -133,6 +135,22 @@ def _source(name: str, stack: ExitStack) -> BinaryIO:
             f"{name} is not a file", hint="name a JSON Lines file, or - to read stdin"
         )
     return stack.enter_context(path.open("rb"))
+
+
+def _lossless(args: argparse.Namespace, settings: Settings) -> int:
+    """An export of `kenning export` restored whole (every field; merged by updated_at)."""
+    from kenning_cli.services import open_engine
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise InvalidInput(f"{path} is not a file", hint="name a file written by kenning export")
+    actor = args.actor if args.actor is not None else _default_actor()
+    report = open_engine(settings).backups.import_export(
+        path.read_bytes(), str(path), dry_run=args.dry_run, actor=actor
+    )
+    counts = ", ".join(f"{n} {action}" for action, n in report.memories.items())
+    print(("dry run: would " if args.dry_run else "") + f"restore memories: {counts}")
+    return 0
 
 
 def _peer(args: argparse.Namespace) -> BinaryIO:
