@@ -4,6 +4,8 @@ the actor and the reason."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kenning.access.accounts import Accounts
@@ -12,7 +14,9 @@ from kenning.access.oauth import ClientInfo, Issued, OAuth
 from kenning.core.clock import ManualClock
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.models import iso
+from kenning.core.settings import Settings
 from kenning.engine import Engine
+from kenning_cli.main import main
 
 
 def client(client_id: str, name: str) -> ClientInfo:
@@ -125,3 +129,38 @@ def test_revoking_a_client_is_audited_with_its_reason(oauth: OAuth, engine: Engi
     assert engine.store.oauth.seen() == {}  # its activity went with it
     event = engine.history.audit_log(action="oauth_client_revoke", limit=1).events[0]
     assert (event.actor, event.reason) == ("web:admin", "we stopped using it")
+
+
+def test_the_cli_lists_and_revokes_a_grant(
+    oauth: OAuth,
+    engine: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    issued = connect(oauth, "c1", "ana")
+    monkeypatch.chdir(tmp_path)
+    for name, value in (
+        ("DATA_DIR", str(settings.data_dir)),
+        ("VALKEY_PORT", str(settings.valkey_port)),
+        ("KEY_PREFIX", settings.key_prefix),
+    ):
+        monkeypatch.setenv(f"KENNING_{name}", value)
+    assert main(["oauth", "grants"]) == 0
+    assert "c1\tCursor\tana\tread offline_access\t" in capsys.readouterr().out
+    assert main(["oauth", "clients"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert listed[0].startswith("c1\tCursor\tnone\t")
+    assert listed[0].endswith("\tlast used " + str(iso(engine.ctx.clock.now())))
+    assert listed[1].endswith("\tlast used never")
+    assert oauth.access(issued.access_token) is not None  # the positive control
+    assert main(["oauth", "revoke-grant", "c1", "ana", "--reason", "left the team"]) == 0
+    assert "its tokens no longer work" in capsys.readouterr().out
+    assert oauth.access(issued.access_token) is None
+    event = engine.history.audit_log(action="oauth_grant_revoke", limit=1).events[0]
+    assert event.reason == "left the team"
+    assert event.actor.startswith("cli")
+    assert main(["oauth", "grants"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["oauth", "revoke-grant", "c1", "ana"]) == 1  # nothing left to revoke
