@@ -9,6 +9,7 @@ from pathlib import Path
 from playwright.async_api import Browser, Page
 
 from kenning.engine import Engine
+from kenning.memory.experience import Approach
 from tests.web_ui.conftest import remember
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
     VIEWPORT,
@@ -115,4 +116,59 @@ async def test_the_memories_table_breaks_no_word_at_1280_px(
     await table.evaluate(OLD_RULE)
     squeezed = await table.evaluate(BROKEN_WORDS)
     assert {"namespace", "active"} & set(squeezed["broken"]), squeezed
+    await page.context.close()
+
+
+async def test_an_automatic_suppression_is_marked_and_its_lift_says_what_comes_back(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    engine: Engine,
+    shots: Path,  # noqa: F811
+) -> None:
+    logged = engine.experience.log_abandoned(
+        Approach("Celery", "library", "too heavy for two nightly jobs"),
+        effort=5,
+        project="alpha",
+        actor="agent-ops",
+    )
+    assert logged.suppressed == ["celery"]
+    hidden = remember(engine, "The nightly report runs as a Celery task on the worker box")
+    remember(engine, "The legacy billing cron posts invoices every hour")
+    engine.suppressions.suppress("billing cron", "retired in march", actor="web:editor")
+    page = await log_in_as(browser, live, "editor", "correct horse battery")
+    await page.wait_for_selector("h1:has-text('Overview')")
+    await page.goto(f"{live}/suppressions")
+    auto, manual = (
+        page.locator("tr[data-term='celery']"),
+        page.locator("tr[data-term='billing cron']"),
+    )
+    assert "automatic" in await auto.locator(".badge").inner_text()
+    assert logged.key in await auto.inner_text()  # where it came from
+    assert await manual.locator(".badge").count() == 0  # a person's own is not marked
+
+    await auto.get_by_role("button", name="Lift celery…").click()
+    preview = page.locator("#lifting")
+    await preview.wait_for()
+    assert "Made automatically" in await preview.locator("#lift-auto").inner_text()
+    said = " ".join((await preview.locator("#brings-back").inner_text()).split())
+    assert said == "Lifting it brings back 1 memories of alpha:"
+    assert hidden in await preview.inner_text()  # the memory that comes back, named
+    assert {s.suppression.term for s in engine.suppressions.list_suppressions()} == {
+        "celery",
+        "billing cron",
+    }  # reading what comes back lifted nothing
+    await page.screenshot(path=str(shots / "dashboard-lift-preview.png"), full_page=True)
+    await preview.get_by_label("Reason for lifting “celery”").fill("we use Celery again")
+    await preview.get_by_role("button", name="Lift “celery”").click()
+    await page.wait_for_selector("h1.ok")
+    assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["billing cron"]
+    event = engine.history.audit_log(action="unsuppress", limit=1).events[0]
+    assert (event.actor, event.reason) == ("web:editor", "we use Celery again")
+
+    # a hand-made suppression's lift says what comes back, without the automatic warning
+    await page.goto(f"{live}/suppressions")
+    await page.get_by_role("button", name="Lift billing cron…").click()
+    await page.locator("#lifting").wait_for()
+    assert await page.locator("#lift-auto").count() == 0
+    assert "brings back 1 memories" in await page.locator("#brings-back").inner_text()
     await page.context.close()
