@@ -363,9 +363,11 @@ class OAuth:
 
     def redeem(self, code: str, *, refresh: bool) -> Issued | None:
         """Consume a code (atomically: of two concurrent redemptions one
-        wins) and start a family."""
+        wins) and start a family; none for a code whose consent was revoked since."""
         record = self.store.take("code", digest(code))
         if record is None or record["expires_at"] <= self.clock.now():
+            return None
+        if not self.store.granted(record["client_id"], record["username"]):
             return None
         family = secrets.token_urlsafe(16)
         now = self.clock.now()

@@ -175,6 +175,10 @@ class OAuthStore:
             out[(client_id, username)] = json.loads(text(value))
         return out
 
+    def granted(self, client_id: str, username: str) -> bool:
+        """Whether this person's consent to this client stands (it was not revoked)."""
+        return bool(call(self.client.hexists, f"{self.base}grants", f"{client_id} {username}"))
+
     def seen(self) -> dict[str, float]:
         """When each client last got tokens and each grant was last refreshed (see the module)."""
         raw: Any = call(self.client.hgetall, f"{self.base}seen")

@@ -115,6 +115,19 @@ def test_revoking_a_grant_ends_its_tokens_and_no_others(oauth: OAuth, engine: En
         connections.revoke_grant("c1", "ana", actor="web:admin", reason="again")
 
 
+def test_a_code_approved_before_the_grant_was_revoked_gets_no_tokens(oauth: OAuth) -> None:
+    def approved() -> str:
+        request = oauth.begin(
+            "c1", "http://localhost/c1/cb", True, ["read"], None, "x" * 43, "http://127.0.0.1/mcp"
+        )
+        return oauth.approve(request.id, "ana", ["read"])[0]
+
+    assert oauth.redeem(approved(), refresh=False) is not None  # the positive control
+    code = approved()
+    Connections(oauth).revoke_grant("c1", "ana", actor="web:admin", reason="lost laptop")
+    assert oauth.redeem(code, refresh=False) is None
+
+
 def test_revoking_a_client_is_audited_with_its_reason(oauth: OAuth, engine: Engine) -> None:
     connections = Connections(oauth)
     issued = connect(oauth, "c2", "ana")
