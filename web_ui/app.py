@@ -23,6 +23,7 @@ from web_ui.pages import (
     accounts,
     audit,
     backups,
+    connections,
     experience,
     feeds,
     login,
@@ -61,6 +62,7 @@ def routes() -> list[BaseRoute]:
         skills,
         feeds,
         accounts,
+        connections,
         telemetry,
     ):
         found += module.routes

@@ -32,6 +32,7 @@ NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it
     ("/backups", "Backups", "admin"),
     ("/settings", "Settings", "admin"),
     ("/accounts", "Accounts", "admin"),
+    ("/connections", "Connections", "admin"),
 )
 
 

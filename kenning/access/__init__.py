@@ -1,3 +1,3 @@
-"""Who may come in: accounts, scoped tokens, login sessions and the OAuth 2.1 rules and records.
+"""Who may come in: accounts, scoped tokens, login sessions, OAuth (rules, records, connections).
 May import kenning.core and kenning.store only.
 """

@@ -150,8 +150,12 @@ class OAuth:
         self.access_seconds = access_seconds
         self.refresh_seconds = refresh_seconds
 
-    def _event(self, actor: str, action: str, details: dict[str, Any]) -> AuditEvent:
-        return AuditEvent(actor=actor, action=action, key="", at=self.clock.now(), details=details)
+    def _event(
+        self, actor: str, action: str, details: dict[str, Any], *, reason: str = ""
+    ) -> AuditEvent:
+        return AuditEvent(
+            actor=actor, action=action, key="", reason=reason, at=self.clock.now(), details=details
+        )
 
     def _audit(self, actor: str, action: str, details: dict[str, Any]) -> None:
         """An event with no write of its own (a refused registration flood)."""
@@ -209,7 +213,7 @@ class OAuth:
         found = (self.client(c) for c in self.store.client_ids())
         return sorted((c for c in found if c is not None), key=lambda c: c.created_at)
 
-    def revoke_client(self, client_id: str, *, actor: str) -> ClientInfo:
+    def revoke_client(self, client_id: str, *, actor: str, reason: str = "") -> ClientInfo:
         """Delete a client, its consents and every token it holds; it must register again."""
         client = self.client(client_id)
         if client is None:
@@ -217,13 +221,14 @@ class OAuth:
                 f"no OAuth client {client_id!r}", hint="`kenning oauth clients` lists them"
             )
         families = self.store.families_of(client_id)
-        ops = [op for family in families for op in self._revoking(family)]
+        ops = [op for family in families for op in self.revoking(family)]
         self.store.commit(
             [
                 self._event(
                     actor,
                     "oauth_client_revoke",
                     {"client_id": client_id, "client_name": client.name, "families": len(families)},
+                    reason=reason,
                 )
             ],
             [*ops, *self.store.dropping_client(client_id)],
@@ -358,9 +363,11 @@ class OAuth:
 
     def redeem(self, code: str, *, refresh: bool) -> Issued | None:
         """Consume a code (atomically: of two concurrent redemptions one
-        wins) and start a family."""
+        wins) and start a family; none for a code whose consent was revoked since."""
         record = self.store.take("code", digest(code))
         if record is None or record["expires_at"] <= self.clock.now():
+            return None
+        if not self.store.granted(record["client_id"], record["username"]):
             return None
         family = secrets.token_urlsafe(16)
         now = self.clock.now()
@@ -385,6 +392,7 @@ class OAuth:
                 {"family": family, "client_id": record["client_id"]},
                 ttl=REQUEST_SECONDS,
             ),
+            *self.store.seeing(record["client_id"], record["username"], now, refreshed=False),
         ]
         issued, tokens = self._issue(family, record, tuple(record["scopes"]), refresh=refresh)
         self.store.commit(
@@ -495,7 +503,11 @@ class OAuth:
                     {"client_id": info.client_id, "scopes": list(narrowed)},
                 )
             ],
-            [*self.store.putting("family", info.family, family, ttl=self.refresh_seconds), *tokens],
+            [
+                *self.store.putting("family", info.family, family, ttl=self.refresh_seconds),
+                *tokens,
+                *self.store.seeing(info.client_id, info.username, self.clock.now(), refreshed=True),
+            ],
         )
         return issued
 
@@ -509,11 +521,11 @@ class OAuth:
                     {"client_id": info.client_id, "reason": reason},
                 )
             ],
-            self._revoking(info.family),
+            self.revoking(info.family),
         )
 
     def _reuse(self, family: str, client_id: str, what: str) -> None:
-        ops = self._revoking(family)
+        ops = self.revoking(family)
         if ops:
             self.store.commit(
                 [
@@ -526,7 +538,7 @@ class OAuth:
                 ops,
             )
 
-    def _revoking(self, family: str) -> list[Op]:
+    def revoking(self, family: str) -> list[Op]:
         """The ops that mark the family revoked and delete its tokens; none when it already was."""
         record = self.store.get("family", family)
         if record is None or record.get("revoked"):

@@ -15,6 +15,7 @@ API for other components (briefing, dashboard):
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
+  ``Suppressions.lifting(term)``       -> what lifting one would bring back (nothing is written)
 """  # noqa: E501
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from kenning.store import parse_all
 MAX_TERM = 200
 CANDIDATE_LIMIT = 1_000  # per namespace, when counting what a term hides
 SAMPLE = 5
+EVERY = CANDIDATE_LIMIT * 10  # more than ``matching`` can find (CANDIDATE_LIMIT a namespace)
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,27 @@ class InUse:
         """The suppression's plain form with its current reach."""
         out = self.suppression.public()
         return {**out, "hides": self.hides, "hides_at_least": self.hides_at_least}
+
+
+@dataclass(frozen=True, slots=True)
+class Lifting:
+    """What lifting a suppression would bring back: the non-archived memories it hides now that no
+    other suppression hides (``at_least`` when the count is capped), a sample of them, and the
+    suppression itself -- ``auto`` when an abandonment made it (``source_key`` names the memory
+    that recorded it, which stays findable either way)."""
+
+    suppression: Suppression
+    brings_back: int
+    at_least: bool
+    sample: list[dict[str, str]]  # key, content
+
+    def public(self) -> dict[str, Any]:
+        return {
+            **self.suppression.public(),
+            "brings_back": self.brings_back,
+            "at_least": self.at_least,
+            "sample": self.sample,
+        }
 
 
 def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
@@ -302,6 +325,22 @@ class Suppressions:
         if existing is None or not self.store.delete(norm, existing, [event]):
             raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
         return Unsuppressed(norm)
+
+    def lifting(self, value: str) -> Lifting:
+        """What ``unsuppress(value)`` would bring back, said before it is done (a preview: nothing
+        is written). A memory another suppression also hides stays hidden, so it is not counted."""
+        norm = term(value)
+        existing = self.store.get(norm)
+        if existing is None:
+            raise NotFound(f"{norm!r} is not suppressed", hint="list_suppressions shows what is")
+        held = Suppression.from_record(existing)
+        _, found, capped = self.matching(
+            norm, exempt=held.exempt, sample=EVERY, projects=held.projects
+        )
+        others = [s for s in self.active() if s.term != norm]
+        back = [m for m in found if not hidden_by(m, others)]
+        sample = [{"key": m.key, "content": m.content[:200]} for m in back[:SAMPLE]]
+        return Lifting(held, len(back), capped, sample)
 
     def list_suppressions(self) -> list[InUse]:
         """Every suppression with what it hides now (``hides``), newest first."""

@@ -13,7 +13,10 @@ stored. Records are JSON strings under ``{prefix}oauth:``:
   when a refresh token is used, so exactly one concurrent refresh rotates it;
 - ``family:{id}``: one authorization's grant (client, person, scopes, resource, revoked), and
   ``family-tokens:{id}``: the keys of its tokens, deleted together on revocation;
-- the hash ``grants``: "{client_id} {username}" -> the scopes a person consented to.
+- the hash ``grants``: "{client_id} {username}" -> the scopes a person consented to;
+- the hash ``seen``: "client:{client_id}" -> when it last got tokens (a code redeemed or a refresh)
+  and "grant:{client_id} {username}" -> when that grant was last refreshed (epoch seconds), written
+  in the unit that issues the tokens, so recording them costs no round trip of its own.
 
 A change the audit stream records (a client registered or revoked, a consent, tokens issued, a
 family revoked) is a list of ``Op``s (``putting``, ``granting``, ``revoking``, ``dropping``...)
@@ -83,14 +86,30 @@ class OAuthStore:
         ]
 
     def dropping_client(self, client_id: str) -> list[Op]:
-        """The client, its family list, its set membership and its consents."""
+        """The client, its family list, its set membership, its consents and when they were seen."""
         fields = tuple(f"{c} {u}" for c, u in self.grants() if c == client_id)
         return [
             ("HDEL", f"{self.base}grants", fields),
+            ("HDEL", f"{self.base}seen", (f"client:{client_id}", *(f"grant:{f}" for f in fields))),
             ("DEL", self.key("client", client_id), ()),
             ("DEL", self.key("client-families", client_id), ()),
             ("SREM", f"{self.base}clients", (client_id,)),
         ]
+
+    def dropping_grant(self, client_id: str, username: str) -> list[Op]:
+        """One person's consent to one client, and when it was last refreshed."""
+        field = f"{client_id} {username}"
+        return [
+            ("HDEL", f"{self.base}grants", (field,)),
+            ("HDEL", f"{self.base}seen", (f"grant:{field}",)),
+        ]
+
+    def seeing(self, client_id: str, username: str, at: float, *, refreshed: bool) -> list[Op]:
+        """The client got tokens at ``at``; with ``refreshed`` through a refresh of this grant."""
+        pairs: tuple[str, ...] = (f"client:{client_id}", repr(at))
+        if refreshed:
+            pairs += (f"grant:{client_id} {username}", repr(at))
+        return [("HSET", f"{self.base}seen", pairs)]
 
     def linking(self, client_id: str, family: str) -> list[Op]:
         return [("SADD", self.key("client-families", client_id), (family,))]
@@ -155,6 +174,15 @@ class OAuthStore:
             client_id, _, username = text(field).partition(" ")
             out[(client_id, username)] = json.loads(text(value))
         return out
+
+    def granted(self, client_id: str, username: str) -> bool:
+        """Whether this person's consent to this client stands (it was not revoked)."""
+        return bool(call(self.client.hexists, f"{self.base}grants", f"{client_id} {username}"))
+
+    def seen(self) -> dict[str, float]:
+        """When each client last got tokens and each grant was last refreshed (see the module)."""
+        raw: Any = call(self.client.hgetall, f"{self.base}seen")
+        return {text(field): float(text(value)) for field, value in raw.items()}
 
 
 def _load(raw: Any) -> dict[str, Any] | None:

@@ -114,7 +114,7 @@ async def test_the_curation_pages_on_a_phone(
     engine.feeds.run(engine.feeds.feed("broken"))
     page = await signed_in(browser, live_feeds, "admin")
     await page.set_viewport_size({"width": 390, "height": 844})
-    for path in ("/skills", "/feeds", "/accounts", "/memories?trust=stated"):
+    for path in ("/skills", "/feeds", "/accounts", "/connections", "/memories?trust=stated"):
         await page.goto(live_feeds + path)
         assert await page.locator("h1").count() == 1, path
         # nothing forces sideways scrolling

@@ -234,8 +234,18 @@ def test_suppress_after_the_preview_then_lift(web: Dashboard, engine: Engine) ->
     assert done.status_code == 200, done.text
     assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["billing cron"]
     assert audit_event(done.text, engine)["action"] == "suppress"
-    lifted = editor.post(
+    unread_lift = editor.post(
         "/suppressions/lift", data=web.form(editor, term="billing cron", reason="back")
+    )
+    assert unread_lift.status_code == 400
+    assert "read what lifting brings back first" in unread_lift.text
+    assert len(engine.suppressions.list_suppressions()) == 1
+    lifting = editor.get("/suppressions?lift=billing+cron")
+    assert "Lifting it brings back <strong>1</strong> memories" in lifting.text
+    assert len(engine.suppressions.list_suppressions()) == 1  # the preview lifts nothing
+    lifted = editor.post(
+        "/suppressions/lift",
+        data=web.form(editor, term="billing cron", reason="back", reviewed="yes"),
     )
     assert lifted.status_code == 200
     assert engine.suppressions.list_suppressions() == []

@@ -9,6 +9,7 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from kenning.access.oauth import ClientInfo, OAuth
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from tests.web_ui.conftest import PASSWORD, Dashboard, login, web_settings
@@ -35,9 +36,11 @@ NEEDS: dict[tuple[str, str], str] = {
     ("GET", "/skills"): "viewer",
     ("GET", "/feeds"): "viewer",
     ("GET", "/accounts"): "admin",
+    ("GET", "/connections"): "admin",
     ("POST", "/skills/approve"): "admin",
     ("POST", "/skills/reject"): "admin",
     ("POST", "/accounts"): "admin",
+    ("POST", "/connections"): "admin",
     ("POST", "/duplicates/keep"): "editor",
     ("POST", "/skills/write"): "editor",
     ("POST", "/memories/bulk"): "editor",
@@ -186,6 +189,26 @@ def test_csrf_token_is_required_for_every_change(web: Dashboard, engine: Engine)
     accepted = client.post("/suppressions", data=web.form(client, **fields))  # positive control
     assert accepted.status_code == 200, accepted.text
     assert [s.suppression.term for s in engine.suppressions.list_suppressions()] == ["celery"]
+
+
+def test_a_revoke_on_the_connections_page_needs_the_csrf_token(
+    web: Dashboard, engine: Engine
+) -> None:
+    oauth = OAuth(engine.store, engine.ctx.clock, web.logins.accounts)
+    oauth.register(
+        ClientInfo("c1", "Cursor", ("http://localhost/cb",), "read", "none", (), 1.0, "", {}),
+        ip="10.0.0.1",
+    )
+    client = web.client("admin")
+    fields = {"do": "revoke-client", "client_id": "c1", "reason": "not ours"}
+    for sent in ({}, {"csrf": "forged-token"}):
+        refused = client.post("/connections", data={**fields, **sent})
+        assert refused.status_code == 403
+        assert "security token is missing or stale" in refused.text
+        assert oauth.client("c1") is not None
+    accepted = client.post("/connections", data=web.form(client, "/connections", **fields))
+    assert accepted.status_code == 200, accepted.text  # the positive control
+    assert oauth.client("c1") is None
 
 
 def test_forms_from_another_site_are_refused(web: Dashboard, engine: Engine) -> None:

@@ -32,6 +32,11 @@ def _next(value: str | None) -> str:
     return "/"
 
 
+def _refused(title: str, message: str, hint: str | None = None) -> dict[str, str | None]:
+    """A refused login in the shape every page's error box reads (base.html)."""
+    return {"title": title, "message": message, "hint": hint, "code": "login_failed"}
+
+
 def _form(request: Request, data: dict[str, Any], status: int = 200) -> Response:
     token = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(32)
     data.setdefault("next", _next(request.query_params.get("next")))
@@ -70,7 +75,7 @@ async def login_submit(request: Request) -> Response:
         return _form(
             request,
             {
-                "error": "Enter your user name and password.",
+                "error": _refused("Not signed in", "Enter your user name and password."),
                 "username": username[:MAX_NAME],
                 "next": target,
             },
@@ -83,7 +88,11 @@ async def login_submit(request: Request) -> Response:
         rt.metrics.failed_logins.inc()
         return _form(
             request,
-            {"error": f"{exc.message}; {exc.hint}.", "username": username, "next": target},
+            {
+                "error": _refused("Too many attempts", exc.message, exc.hint),
+                "username": username,
+                "next": target,
+            },
             status=429,
         )
     if login is None:
@@ -91,7 +100,9 @@ async def login_submit(request: Request) -> Response:
         return _form(
             request,
             {
-                "error": "Wrong user name or password, or the account is disabled.",
+                "error": _refused(
+                    "Not signed in", "Wrong user name or password, or the account is disabled."
+                ),
                 "username": username,
                 "next": target,
             },

@@ -1,6 +1,6 @@
 """Contradictions (the open queue side by side, resolve with a decision and a note; resolved
 history), duplicates (clusters, merge or keep both with a reason) and suppressions (add after
-the impact preview, lift)."""
+the impact preview; lift after reading what lifting brings back, automatic ones marked)."""
 
 from __future__ import annotations
 
@@ -148,6 +148,10 @@ async def _suppressions(request: Request, extra: dict[str, Any]) -> Response:
             rt.engine.suppressions.suppress, term, reason, preview=True, actor=login(request).actor
         )
         data["preview"] = {**preview.public(), "reason": reason}
+    lifted = request.query_params.get("lift", "").strip()
+    data["lifting"] = None
+    if lifted and "error" not in extra:  # what lifting brings back, shown before the Lift button
+        data["lifting"] = (await rt.run(rt.engine.suppressions.lifting, lifted)).public()
     return render(request, "suppressions.html", data)
 
 
@@ -187,6 +191,10 @@ async def lift(request: Request) -> Response:
     fields = await form_of(request)
 
     async def act() -> Response:
+        if fields.get("reviewed") != "yes":  # the form only carries it once the preview was shown
+            raise InvalidInput(
+                "read what lifting brings back first", hint="press Lift…, then confirm"
+            )
         done = await rt.run(
             rt.engine.suppressions.unsuppress,
             fields.get("term", ""),

@@ -189,3 +189,31 @@ def test_a_recall_names_what_suppression_hid_for_a_person_but_not_in_public(engi
     assert result.hidden == ((key, result.hidden[0][1], ("ansible",)),)
     assert result.hidden[0][1] >= engine.ctx.settings.relevance_floor
     assert "hidden" not in result.public()  # an agent never reads what a suppression hid
+
+
+def test_lifting_says_what_comes_back_and_writes_nothing(engine: Engine) -> None:
+    logged = engine.experience.log_abandoned(
+        Approach("Celery", "library", "too heavy for two jobs"),
+        effort=5,
+        project="alpha",
+        actor="a",
+    )
+    back = remember(engine, "The nightly report runs as a Celery task on the worker box.")
+    also = remember(engine, "Celery beat and the Redis broker are both pinned.")
+    remember(engine, "Celery in the beta project is fine.", project="beta")  # out of its projects
+    engine.suppressions.suppress("redis broker", "moved to valkey", actor="person")
+    lifting = engine.suppressions.lifting("Celery")
+    public = lifting.public()
+    assert (public["term"], public["auto"], public["source_key"]) == ("celery", True, logged.key)
+    # `also` is hidden by the other suppression too: lifting this one does not bring it back
+    assert (lifting.brings_back, lifting.at_least) == (1, False)
+    assert [s["key"] for s in lifting.sample] == [back]
+    assert also not in {s["key"] for s in lifting.sample}
+    assert {s.suppression.term for s in engine.suppressions.list_suppressions()} == {
+        "celery",
+        "redis broker",
+    }  # nothing was lifted
+    engine.suppressions.unsuppress("redis broker", actor="person", reason="test")
+    assert engine.suppressions.lifting("celery").brings_back == 2  # the positive control
+    with pytest.raises(NotFound):
+        engine.suppressions.lifting("kafka")
