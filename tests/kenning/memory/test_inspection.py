@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import valkey
 
 from kenning.core import schema
 from kenning.core.errors import InvalidInput, NotFound
@@ -128,12 +129,21 @@ def test_health_checks_each_dependency(engine: Engine) -> None:
     assert "384 dims" in public["model"]
 
 
-def test_health_reports_index_drift(engine: Engine) -> None:
+def test_health_reports_index_drift(engine: Engine, client: valkey.Valkey) -> None:
     # positive control
     assert engine.inspection.health().public()["checks"]["indexes"]["ok"] is True
-    # this process expects another index
-    engine.ctx.indexes[schema.INDEX] = engine.ctx.index + "-old"
-    health = engine.inspection.health()
+    live = engine.ctx.index
+    # a process whose idea of the live index is stale follows the registry (a reindex elsewhere)
+    engine.ctx.indexes[schema.INDEX] = live + ":r1"
+    assert engine.inspection.health().public()["checks"]["indexes"]["ok"] is True
+    assert engine.ctx.index == live
+    # the registry names an index of another schema: drift, which a restart migrates
+    registry = f"{engine.ctx.settings.key_prefix}meta:indexes"
+    client.hset(registry, schema.INDEX, f"{engine.ctx.settings.key_prefix}idx:memories:0ld")
+    try:
+        health = engine.inspection.health()
+    finally:
+        client.hset(registry, schema.INDEX, live)
     assert not health.ok
     assert health.public()["checks"]["indexes"]["ok"] is False
     assert "drift: the live index" in health.public()["checks"]["indexes"]["detail"]
