@@ -30,6 +30,7 @@ from web_ui.pages import (
     ops,
     overview,
     projects,
+    queue,
     search,
     settings_page,
     skills,
@@ -60,6 +61,7 @@ def routes() -> list[BaseRoute]:
         settings_page,
         skills,
         feeds,
+        queue,
         accounts,
         telemetry,
     ):

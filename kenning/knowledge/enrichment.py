@@ -18,17 +18,23 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.core.errors import InvalidInput, KenningError, NotFound
-from kenning.core.models import Memory, iso
+from kenning.core.models import DERIVED, FEED_DERIVED_ACTOR, FEED_KIND, Memory, iso
 from kenning.llm.client import Facts, Llm, LlmOff, Outage, OverBudget
+from kenning.llm.directives import instruction_like
 from kenning.memory.memories import Draft, Memories
 from kenning.runtime.context import Context
 from kenning.store import ParkedJob, QueuedJob
 
 log = logging.getLogger(__name__)
+AWAY = (Outage, OverBudget, LlmOff)  # the LLM could not take the job: it waits, uncounted
+PROMPT_VERSION = "extract_facts/2"  # bump when INSTRUCTIONS change: each fact says which it met
+FLAGGED = "instruction-like model output: kept out of briefings until a person reinstates it"
+Flag = Callable[[str, str], object]  # (key, reason): the lifecycle's deprioritise
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 EXTRACT = "extract_facts"
 ACTOR = "llm:enrichment"
@@ -93,11 +99,14 @@ class QueueStatus:
 
 
 class Enrichment:
-    def __init__(self, ctx: Context, memories: Memories, llm: Llm) -> None:
+    def __init__(
+        self, ctx: Context, memories: Memories, llm: Llm, flag: Flag | None = None
+    ) -> None:
         self.ctx = ctx
         self.memories = memories
         self.llm = llm
         self.queue = ctx.store.llm_jobs
+        self.flag = flag
 
     def wanted(self, memory: Memory) -> bool:
         return (
@@ -181,11 +190,7 @@ class Enrichment:
     def _run(self, job: QueuedJob, report: DrainReport) -> None:
         try:
             stored, duplicate = self._extract(job.payload["key"])
-        except (
-            Outage,
-            OverBudget,
-            LlmOff,
-        ) as exc:  # the LLM is away: wait, it is not the job's fault
+        except AWAY as exc:  # the LLM is away: wait, it is not the job's fault
             report.errors.append(f"{job.kind} {job.payload}: {exc}")
             self.queue.delay(job, self._due(job, exc), str(exc))
             report.delayed += 1
@@ -224,22 +229,45 @@ class Enrichment:
         )
         stored = duplicate = 0
         for fact in dict.fromkeys(f.strip() for f in answer.value.facts if f.strip()):
+            flagged = instruction_like(fact)
             result = self.memories.remember(
-                Draft(
-                    content=fact,
-                    namespace="knowledge",
-                    project=source.project,
-                    kind="fact",
-                    event_date=source.event_date,
-                    source_key=source.key,
-                    tags=tuple(source.tags),
-                    metadata={"enriched_from": source.key},
-                ),
-                actor=ACTOR,
+                derived_fact(source, fact, answer.model, flagged=flagged),
+                actor=FEED_DERIVED_ACTOR if source.kind == FEED_KIND else ACTOR,
+                # a fact's contradictions are its source's: checking it again would open one
+                # against the source itself, and one per fact of each side of an open pair
+                check_contradictions=False,
             )
+            if result.status == "stored" and flagged and self.flag is not None:
+                self.flag(result.key, FLAGGED)
             stored += result.status == "stored"
             duplicate += result.status == "duplicate"
         return stored, duplicate
+
+
+def derived_fact(source: Memory, fact: str, model: str, *, flagged: bool) -> Draft:
+    """A fact the model extracted from ``source``, with its provenance: ``source``
+    ``llm:extract_facts``, trust ``derived``, the model and the prompt version, linked to its
+    source (and to its feed, for an article's). Pure."""
+    provenance = {
+        "source": "llm:extract_facts",
+        "model": model,
+        "prompt_version": PROMPT_VERSION,
+        "from": source.key,
+        "from_feed": source.metadata.get("feed") if source.kind == FEED_KIND else None,
+        "instruction_like": flagged,
+    }
+    return Draft(
+        content=fact,
+        namespace="knowledge",
+        project=source.project,
+        kind="fact",
+        source="llm:extract_facts",
+        event_date=source.event_date,
+        source_key=source.key,
+        tags=tuple(source.tags),
+        trust=DERIVED,
+        metadata={"enriched_from": source.key, "derived": provenance},
+    )
 
 
 def _said(exc: Exception) -> str:

@@ -77,6 +77,7 @@ class Draft:
     doc_id: str | None = None
     chunk_index: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    trust: str = "stated"  # "derived" for what the LLM extras wrote
 
 
 @dataclass(frozen=True)
@@ -382,6 +383,7 @@ class Memories:
             project=validation.project(draft.project),
             tags=validation.tags(list(draft.tags)),
             kind=_kind(draft.kind),
+            trust=_trust(draft.trust),
             actor=actor or "unknown",
             created_at=now,
             updated_at=now,
