@@ -338,6 +338,15 @@ class Settings(BaseSettings):
         le=7 * 86_400,
         description="The ceiling of an enrichment job's wait between retries after an outage.",
     )
+    llm_verdict_deadline_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description=(
+            "The one wall-clock bound on a queued second-tier contradiction verdict (one attempt; "
+            "an outage delays the job, the verdict stays pending)."
+        ),
+    )
     enrichment_interval_seconds: float = Field(
         default=30.0,
         gt=0,

@@ -175,8 +175,6 @@ def _extras(ctx: Context, memories: Memories, lifecycle: Lifecycle) -> tuple[Llm
     )
     if llm.available:
         memories.after_store.append(enrichment.on_stored)
-        if ctx.settings.llm_contradiction_verdicts:
-            memories.contradictions.second_tier = lambda a, b: llm.verdict(
-                a.content, b.content, project=a.project
-            )
+        if ctx.settings.llm_contradiction_verdicts:  # asked by the queue, after remember returns
+            memories.contradictions.defer = enrichment.queue_verdict
     return llm, enrichment

@@ -24,11 +24,12 @@ from typing import Any
 
 from kenning.core.errors import InvalidInput, KenningError, NotFound
 from kenning.core.models import DERIVED, FEED_DERIVED_ACTOR, FEED_KIND, Memory, iso
-from kenning.llm.client import Facts, Llm, LlmOff, Outage, OverBudget
+from kenning.llm.client import Facts, Llm, LlmOff, LlmUnavailable, Outage, OverBudget
 from kenning.llm.directives import instruction_like
 from kenning.memory.memories import Draft, Memories
 from kenning.runtime.context import Context
-from kenning.store import ParkedJob, QueuedJob
+from kenning.store import Contradiction, ParkedJob, QueuedJob
+from kenning.truth.contradictions import PENDING
 
 log = logging.getLogger(__name__)
 AWAY = (Outage, OverBudget, LlmOff)  # the LLM could not take the job: it waits, uncounted
@@ -37,6 +38,7 @@ FLAGGED = "instruction-like model output: kept out of briefings until a person r
 Flag = Callable[[str, str], object]  # (key, reason): the lifecycle's deprioritise
 _STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 EXTRACT = "extract_facts"
+VERDICT = "contradiction_verdict"  # a second-tier verdict, asked after remember returned
 ACTOR = "llm:enrichment"
 SOURCE_NAMESPACES = ("episodic", "knowledge")
 MIN_CHARS = 40  # shorter texts hold at most one fact: the memory itself
@@ -117,6 +119,10 @@ class Enrichment:
             and len(memory.content) >= MIN_CHARS
         )
 
+    def queue_verdict(self, record: Contradiction) -> None:
+        """The detector's hook (``Contradictions.defer``): ask for the verdict later."""
+        self.queue.push(VERDICT, {"id": record.id})
+
     def on_stored(self, memory: Memory) -> None:
         """The write path's hook: queue fact extraction for a memory worth it."""
         if self.wanted(memory):
@@ -189,7 +195,10 @@ class Enrichment:
 
     def _run(self, job: QueuedJob, report: DrainReport) -> None:
         try:
-            stored, duplicate = self._extract(job.payload["key"])
+            if job.kind == VERDICT:
+                stored, duplicate = self._verdict(job.payload["id"]), 0
+            else:
+                stored, duplicate = self._extract(job.payload["key"])
         except AWAY as exc:  # the LLM is away: wait, it is not the job's fault
             report.errors.append(f"{job.kind} {job.payload}: {exc}")
             self.queue.delay(job, self._due(job, exc), str(exc))
@@ -218,6 +227,27 @@ class Enrichment:
         if isinstance(exc, OverBudget):  # the budget comes back with the next UTC day
             wait = min(max(wait, 86_400.0 - now % 86_400.0), settings.enrichment_retry_max_seconds)
         return now + wait
+
+    def _verdict(self, record_id: str) -> int:
+        """Ask the second tier about an open record and write its answer on it. An answer that
+        was wrong (not JSON, another shape, a refusal) is ``unknown`` with the reason, never
+        "compatible"; the LLM away raises (the job waits). Nothing is stored: 0 facts."""
+        contradictions = self.memories.contradictions
+        record = contradictions.records.get(record_id)
+        if record is None or record.second_tier != PENDING:
+            return 0  # resolved, or answered, meanwhile
+        a, b = self.memories.get(record.a), self.memories.get(record.b)
+        deadline = self.ctx.settings.llm_verdict_deadline_seconds
+        try:
+            verdict, note = self.llm.judge(
+                a.content, b.content, project=a.project, deadline=deadline
+            )
+        except AWAY:
+            raise
+        except LlmUnavailable as exc:
+            verdict, note = "unknown", f"second tier unavailable: {exc}"
+        contradictions.settle(record_id, verdict, note)
+        return 0
 
     def _extract(self, key: str) -> tuple[int, int]:
         try:

@@ -210,18 +210,26 @@ class Llm:
         """Second-tier contradiction verdict; any failure is ``unknown``
         with the reason, never "no"."""
         try:
-            answer = self.ask(
-                "contradiction",
-                "Two statements from a software team's memory follow. "
-                "Decide whether they contradict each other (they cannot both be true now), are "
-                "compatible, or you cannot tell.",
-                {"first": a, "second": b},
-                Verdict,
-                project=project,
-                max_tokens=200,
-            )
+            return self.judge(a, b, project=project)
         except LlmUnavailable as exc:
             return "unknown", f"second tier unavailable: {exc}"[:300]
+
+    def judge(
+        self, a: str, b: str, *, project: str | None = None, deadline: float | None = None
+    ) -> tuple[str, str]:
+        """The verdict and its reason; raises LlmUnavailable (``deadline``: one attempt, bounded
+        as a whole -- the queued verdict's one deadline)."""
+        answer = self.ask(
+            "contradiction",
+            "Two statements from a software team's memory follow. "
+            "Decide whether they contradict each other (they cannot both be true now), are "
+            "compatible, or you cannot tell.",
+            {"first": a, "second": b},
+            Verdict,
+            project=project,
+            max_tokens=200,
+            deadline=deadline,
+        )
         return answer.value.verdict, answer.value.reason[:300]
 
     def _check_budget(self, project: str | None) -> None:
