@@ -364,6 +364,7 @@ class Skills:
                     f"{proposal.id} was compiled",
                     hint="compile_skill again and have the new proposal approved",
                 )
+            self._cited(proposal)
             skill = self.put(
                 proposal.body,
                 actor=actor,
@@ -375,6 +376,21 @@ class Skills:
             return skill
         finally:
             lease.release()
+
+    def _cited(self, proposal: Proposal) -> None:
+        """Refuse (and mark stale) a proposal citing a memory forgotten since it was reviewed:
+        the skill would state a rule whose evidence is gone, and its export would not import."""
+        prefix = self.ctx.store.prefix
+        citations = sorted(skill_doc.parse(proposal.body).citations())
+        found = self.store.existing([skill_doc.key_of(c, prefix) for c in citations])
+        missing = [c for c in citations if skill_doc.key_of(c, prefix) not in found]
+        if missing:
+            self.store.mark(proposal.id, "approved", "stale")
+            raise Conflict(
+                f"proposal {proposal.id} cites {len(missing)} memories forgotten since it was "
+                f"compiled, e.g. {missing[0]}",
+                hint="compile_skill again and have the new proposal approved",
+            )
 
     def put(
         self, body: str, *, actor: str, action: str, current: Memory | None, details: dict[str, Any]
