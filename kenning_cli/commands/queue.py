@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import socket
+from dataclasses import asdict
 
 from kenning.core.errors import KenningError
 from kenning.core.settings import Settings
@@ -49,7 +50,7 @@ def _queue(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(enrichment.status().public(), indent=2, sort_keys=True))
         return 0
     if args.action == "parked":
-        jobs = [job.__dict__ for job in enrichment.parked(limit=10_000)]
+        jobs = [asdict(job) for job in enrichment.parked(limit=10_000)]
         print(json.dumps(jobs, indent=2, sort_keys=True))
         return 0
     if args.action == "run":
