@@ -8,6 +8,7 @@ the enrichment queue through `kenning queue run` (a subprocess of the real CLI).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,15 +74,16 @@ async def test_recall_with_expansion_over_mcp_degrades_on_every_shape(
     reason: str,
     outcome: str,
 ) -> None:
+    own = mcp_settings(settings)
     keyed = with_key(
-        mcp_settings(settings),
+        own,
         fake,
+        mcp_port=own.mcp_port,
         query_expansion=True,
         query_expansion_timeout_seconds=0.5,
         llm_extract_facts=False,
         llm_contradiction_verdicts=False,
     )
-    keyed = keyed.model_copy(update={"mcp_port": mcp_settings(settings).mcp_port})
     engine = Engine.open(keyed, client, embedder, clock=clock)
     engine.memories.remember(Draft(ALERTS, project="ops"), actor="agent")
     harness = start_harness(engine, keyed)
@@ -166,3 +168,37 @@ def _stored_keys(engine: Engine, feed: str) -> tuple[str, ...]:
 
     page = engine.memories.list(Listing(namespaces=["knowledge"], kinds=["article"], limit=50))
     return tuple(m.key for m in page.items if m.metadata.get("feed") == feed)
+
+
+async def test_a_slow_model_does_not_slow_remember_over_mcp(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    fake: FakeAnthropic,
+) -> None:
+    """Issue 35, defect 5, through the door an agent uses: the contradicting remember answers
+    before the model server has even received the verdict's request (the reply is held until
+    after); the record is pending, and the verdict lands when the queue runs."""
+    own = mcp_settings(settings)
+    keyed = with_key(own, fake, llm_extract_facts=False, mcp_port=own.mcp_port)
+    engine = Engine.open(keyed, client, embedder, clock=clock)
+    held = answer({"verdict": "contradiction", "reason": "opposite advice"})
+    held.hold = threading.Event()
+    fake.then(held)
+    harness = start_harness(engine, keyed)
+    try:
+        async with harness.client("write") as mcp:
+            await ok(mcp, "remember", {"content": "Do not use pickle", "project": "shop"})
+            second = await ok(mcp, "remember", {"content": "Use pickle.", "project": "shop"})
+    finally:
+        harness.service.stop()
+    assert second["status"] == "stored"
+    assert fake.requests == []  # remember answered; the model was not asked
+    (record,), _ = engine.contradictions.listing()
+    assert record.second_tier == "pending"
+    held.hold.set()
+    assert engine.enrichment.drain("w1").done == 1
+    (record,), _ = engine.contradictions.listing()
+    assert (record.second_tier, record.second_tier_note) == ("contradiction", "opposite advice")
+    assert len(fake.requests) == 1
