@@ -236,7 +236,11 @@ class Enrichment:
         record = contradictions.records.get(record_id)
         if record is None or record.second_tier != PENDING:
             return 0  # resolved, or answered, meanwhile
-        a, b = self.memories.get(record.a), self.memories.get(record.b)
+        try:
+            a, b = self.memories.get(record.a), self.memories.get(record.b)
+        except NotFound:  # a side was forgotten since: there is nothing left to judge
+            contradictions.settle(record_id, "unknown", "a side was forgotten before the verdict")
+            return 0
         deadline = self.ctx.settings.llm_verdict_deadline_seconds
         try:
             verdict, note = self.llm.judge(

@@ -275,3 +275,15 @@ def test_a_wrong_answer_is_unknown_and_an_outage_leaves_the_verdict_pending(
     (record,), _ = llm_engine.contradictions.listing()
     assert record.second_tier == "unknown"  # never "compatible" because the checker failed
     assert "second tier unavailable" in record.second_tier_note
+
+
+def test_a_queued_verdict_whose_side_was_forgotten_completes_without_the_model(
+    llm_engine: Engine, fake: FakeAnthropic
+) -> None:
+    llm_engine.memories.remember(Draft("Do not use pickle", project="shop"), actor="agent")
+    newer = llm_engine.memories.remember(Draft("Use pickle.", project="shop"), actor="agent")
+    assert llm_engine.enrichment.status().waiting == 1  # the verdict is queued
+    llm_engine.memories.forget(newer.key, confirm=True, actor="agent")
+    report = llm_engine.enrichment.drain("w1")
+    assert (report.done, report.parked, report.retried) == (1, 0, 0)
+    assert fake.requests == []
