@@ -37,6 +37,8 @@ def _job(engine: Engine, feed: Feed, metrics: FeedMetrics) -> Job:
         jitter_seconds=min(MAX_JITTER_SECONDS, seconds / 10),
         misfire_grace_seconds=seconds / 2,
         signature=feed.model_dump_json(),
+        # a feed whose URL changed is a new feed: its first fetch does not wait out the old one's
+        at_once=engine.feeds.moved(feed),
     )
 
 

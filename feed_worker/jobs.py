@@ -35,6 +35,7 @@ class Job:
     jitter_seconds: float = 0.0
     misfire_grace_seconds: float | None = None
     signature: str = ""
+    at_once: bool = False  # the first run comes now, whatever the last recorded run says
 
 
 def scheduled(engine: Engine, settings: Settings, consumer: str = "worker") -> list[Job]:

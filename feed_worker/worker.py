@@ -185,7 +185,9 @@ class Worker:
             return
         last, now = self._last_recorded(), self.engine.ctx.clock.now()
         for job in jobs:
-            delay = first_delay(last.get(job.name), job.interval_seconds, now)
+            delay = (
+                0.0 if job.at_once else first_delay(last.get(job.name), job.interval_seconds, now)
+            )
             self.scheduler.add_job(
                 self.run_now,
                 "interval",

@@ -26,6 +26,8 @@ class Reply:
     delay: float = 0.0
     hold: threading.Event | None = None  # answer only once the test sets it
     trickle: float = 0.0  # seconds between the body's bytes (each read is quick; the whole is slow)
+    raw: bytes | None = None  # sent as the body instead of ``body`` as JSON (a non-JSON answer)
+    truncated: bool = False  # the connection closes half-way through the announced body
 
 
 def message(
@@ -47,6 +49,28 @@ def message(
 
 def answer(payload: dict[str, Any], **kwargs: Any) -> Reply:
     return message(json.dumps(payload), **kwargs)
+
+
+def non_json(text: str = "<html>502 Bad Gateway</html>") -> Reply:
+    """A 200 whose body is not JSON at all (a proxy's page, a broken gateway)."""
+    return Reply(raw=text.encode())
+
+
+def truncated(payload: dict[str, Any]) -> Reply:
+    """A well-formed answer cut off half-way: the connection closes before the announced length."""
+    reply = answer(payload)
+    reply.truncated = True
+    return reply
+
+
+def wrong_shape(body: dict[str, Any] | None = None) -> Reply:
+    """A 200 JSON body that is not a Messages API message (no content, no usage)."""
+    return Reply(body=body if body is not None else {"result": "ok", "choices": []})
+
+
+def slow(reply: Reply, seconds: float) -> Reply:
+    reply.delay = seconds
+    return reply
 
 
 def error(status: int, kind: str = "api_error", headers: dict[str, str] | None = None) -> Reply:
@@ -87,11 +111,14 @@ class FakeAnthropic:
                     reply.hold.wait(60)
                 if reply.delay:
                     time.sleep(reply.delay)
-                data = json.dumps(reply.body or {}).encode()
+                data = reply.raw if reply.raw is not None else json.dumps(reply.body or {}).encode()
+                announced = len(data)
+                if reply.truncated:
+                    data = data[: len(data) // 2]
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
+                    self.send_header("content-length", str(announced))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
@@ -102,6 +129,9 @@ class FakeAnthropic:
                             time.sleep(reply.trickle)
                     else:
                         self.wfile.write(data)
+                    if reply.truncated:
+                        self.wfile.flush()
+                        self.close_connection = True
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test, or a killed worker)
 

@@ -27,6 +27,7 @@ NAV: tuple[tuple[str, str, str], ...] = (  # (path, label, role needed to see it
     ("/projects", "Projects", "viewer"),
     ("/skills", "Skills", "viewer"),
     ("/feeds", "Feeds", "viewer"),
+    ("/queue", "Queue", "viewer"),
     ("/telemetry", "Telemetry", "viewer"),
     ("/audit", "Audit log", "viewer"),
     ("/backups", "Backups", "admin"),

@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 STATES: tuple[str, ...] = ("active", "deprioritised", "archived")
-TRUST_LEVELS: tuple[str, ...] = ("stated", "verified", "disputed", "superseded")
+# "derived": written by the LLM extras from another memory (below "stated": no person said it)
+TRUST_LEVELS: tuple[str, ...] = ("stated", "verified", "disputed", "superseded", "derived")
+DERIVED = "derived"
+FEED_KIND = "article"  # what the feed ingest stores each entry as
+# the actor of facts the LLM extracted from a feed article: excluded with the feeds
+FEED_DERIVED_ACTOR = "llm:enrichment:feed"
 STATE_WEIGHTS: dict[str, float] = {"active": 1.0, "deprioritised": 0.2, "archived": 0.0}
 GLOBAL_PROJECT = "global"
 INVALID_DATE = "invalid date"

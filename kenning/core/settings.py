@@ -331,6 +331,30 @@ class Settings(BaseSettings):
         le=20,
         description="Attempts before an enrichment job is parked with its error.",
     )
+    enrichment_retry_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=86_400,
+        description=(
+            "An enrichment job the LLM could not take (outage, over budget) waits this long, "
+            "doubling with each retry up to KENNING_ENRICHMENT_RETRY_MAX_SECONDS; it is not parked."
+        ),
+    )
+    enrichment_retry_max_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        le=7 * 86_400,
+        description="The ceiling of an enrichment job's wait between retries after an outage.",
+    )
+    llm_verdict_deadline_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        description=(
+            "The one wall-clock bound on a queued second-tier contradiction verdict (one attempt; "
+            "an outage delays the job, the verdict stays pending)."
+        ),
+    )
     enrichment_interval_seconds: float = Field(
         default=30.0,
         gt=0,

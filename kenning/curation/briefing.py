@@ -23,7 +23,7 @@ from typing import Any
 
 from kenning.core import query, validation
 from kenning.core.errors import NotFound
-from kenning.core.models import GLOBAL_PROJECT, Memory, iso
+from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, GLOBAL_PROJECT, Memory, iso
 from kenning.core.schema import FIELD_NAMES, NAMESPACES
 from kenning.curation.maintenance import Maintenance
 from kenning.curation.projects import Projects
@@ -208,7 +208,7 @@ class Briefing:
         KENNING_RECALL_INCLUDE_FEEDS) is false."""
         name = validation.project(project)
         feeds = self.ctx.settings.recall_include_feeds if include_feeds is None else include_feeds
-        skip = ("context",) if feeds else ("context", "article")
+        skip = ("context",) if feeds else ("context", FEED_KIND)
         context = self._context(name)
         active = self.suppressions.active()  # read once: every section filters with the same list
         sections = Sections(
@@ -280,6 +280,8 @@ class Briefing:
             query.tag("state", [state]),
             query.not_tag("trust", ["superseded"]),
             query.not_tag("kind", list(skip)),
+            # without the feeds, the facts the LLM extracted from their articles go too
+            *((query.not_tag("actor", [FEED_DERIVED_ACTOR]),) if FEED_KIND in skip else ()),
         )
 
     def _recent(self, name: str, active: list[Suppression], skip: tuple[str, ...]) -> list[Memory]:

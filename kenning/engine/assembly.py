@@ -17,7 +17,7 @@ from kenning.curation.duplicates import Duplicates
 from kenning.curation.maintenance import Maintenance
 from kenning.curation.projects import Projects
 from kenning.knowledge.documents import Documents
-from kenning.knowledge.enrichment import Enrichment
+from kenning.knowledge.enrichment import ACTOR, Enrichment
 from kenning.knowledge.feeds.ingest import FeedIngest
 from kenning.knowledge.skills import Skills
 from kenning.llm.client import Llm
@@ -116,7 +116,7 @@ class Engine:
         duplicates = Duplicates(ctx, memories, lifecycle.archive)
         maintenance = Maintenance(ctx, memories.contradictions, duplicates, lifecycle.archive)
         recall_log = RecallLog(ctx, suppressions)
-        llm, enrichment = _extras(ctx, memories)
+        llm, enrichment = _extras(ctx, memories, lifecycle)
         return cls(
             ctx=ctx,
             memories=memories,
@@ -163,15 +163,18 @@ class Engine:
         return self.ctx.store
 
 
-def _extras(ctx: Context, memories: Memories) -> tuple[Llm, Enrichment]:
+def _extras(ctx: Context, memories: Memories, lifecycle: Lifecycle) -> tuple[Llm, Enrichment]:
     """The optional LLM extras (docs/llm.md): without a key they stay off
     and every path is heuristic."""
     llm = Llm(ctx.settings, ctx.store.llm_usage, ctx.clock)
-    enrichment = Enrichment(ctx, memories, llm)
+    enrichment = Enrichment(
+        ctx,
+        memories,
+        llm,
+        lambda key, reason: lifecycle.deprioritise(key, reason=reason, actor=ACTOR),
+    )
     if llm.available:
         memories.after_store.append(enrichment.on_stored)
-        if ctx.settings.llm_contradiction_verdicts:
-            memories.contradictions.second_tier = lambda a, b: llm.verdict(
-                a.content, b.content, project=a.project
-            )
+        if ctx.settings.llm_contradiction_verdicts:  # asked by the queue, after remember returns
+            memories.contradictions.defer = enrichment.queue_verdict
     return llm, enrichment

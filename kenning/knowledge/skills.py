@@ -34,6 +34,7 @@ from kenning.runtime.context import Context
 
 MAX_SOURCES = 1_000  # memories read per namespace for one domain
 SHA_LENGTH = 64
+RECOMPILE = "compile_skill again and have the new proposal approved"
 Mode = Literal["propose", "preview"]
 
 
@@ -362,8 +363,9 @@ class Skills:
                 raise Conflict(
                     f"the skill {proposal.domain!r} changed since proposal "
                     f"{proposal.id} was compiled",
-                    hint="compile_skill again and have the new proposal approved",
+                    hint=RECOMPILE,
                 )
+            self._cited(proposal)
             skill = self.put(
                 proposal.body,
                 actor=actor,
@@ -375,6 +377,19 @@ class Skills:
             return skill
         finally:
             lease.release()
+
+    def _cited(self, proposal: Proposal) -> None:
+        """Refuse (marked stale) a proposal citing a memory forgotten since it was compiled."""
+        prefix = self.ctx.store.prefix
+        cited = {skill_doc.key_of(c, prefix): c for c in skill_doc.parse(proposal.body).citations()}
+        missing = sorted(cited[k] for k in set(cited) - self.store.existing(list(cited)))
+        if missing:
+            self.store.mark(proposal.id, "approved", "stale")
+            raise Conflict(
+                f"proposal {proposal.id} cites {len(missing)} memories forgotten since, "
+                f"e.g. {missing[0]}",
+                hint=RECOMPILE,
+            )
 
     def put(
         self, body: str, *, actor: str, action: str, current: Memory | None, details: dict[str, Any]

@@ -60,6 +60,16 @@ class OverBudget(LlmUnavailable):
     why = "over_budget"
 
 
+class Outage(LlmUnavailable):
+    """The LLM did not answer (429, 5xx, a timeout, no connection) after the retries: worth trying
+    again later, unlike an answer that was wrong (kenning.knowledge.enrichment delays the job)."""
+
+
+class Malformed(LlmUnavailable):
+    """The reply was not a Messages API message: a body that is not JSON, cut off, or of another
+    shape. Counted as outcome ``malformed``; a caller falls back as from any failure."""
+
+
 @dataclass(frozen=True)
 class Answer(Generic[T]):
     value: T
@@ -144,17 +154,25 @@ class Llm:
                 message = self._send(system, user, max_tokens, None)
             else:
                 message = self._within(deadline, purpose, project, system, user, max_tokens)
-        except LlmUnavailable:
-            self._record(purpose, "failed", 0, project)
+        except LlmUnavailable as exc:
+            self._record(
+                purpose, "malformed" if isinstance(exc, Malformed) else "failed", 0, project
+            )
             raise
-        tokens = int(message.usage.input_tokens) + int(message.usage.output_tokens)
+        try:
+            tokens = _tokens(message)
+        except Malformed:
+            self._record(purpose, "malformed", 0, project)
+            raise
         try:
             value = self._parse(message, schema)
         except LlmUnavailable:
             self._record(purpose, "invalid", tokens, project)
             raise
         self._record(purpose, "ok", tokens, project)
-        return Answer(value, tokens, str(message.model))
+        return Answer(
+            value, tokens, str(getattr(message, "model", None) or self.settings.llm_model)
+        )
 
     def _within(
         self,
@@ -178,31 +196,40 @@ class Llm:
             return future.result(timeout=deadline)
         except FutureTimeout:
             future.add_done_callback(lambda done: self._late(done, purpose, project))
-            raise LlmUnavailable(f"the LLM did not answer within {deadline:g} s") from None
+            raise Outage(f"the LLM did not answer within {deadline:g} s") from None
 
     def _late(self, done: Future[Any], purpose: str, project: str | None) -> None:
         if done.exception() is None:
-            usage = done.result().usage
-            self._record(
-                purpose, "late", int(usage.input_tokens) + int(usage.output_tokens), project
-            )
+            try:
+                tokens = _tokens(done.result())
+            except Malformed:
+                return
+            self._record(purpose, "late", tokens, project)
 
     def verdict(self, a: str, b: str, *, project: str | None = None) -> tuple[str, str]:
         """Second-tier contradiction verdict; any failure is ``unknown``
         with the reason, never "no"."""
         try:
-            answer = self.ask(
-                "contradiction",
-                "Two statements from a software team's memory follow. "
-                "Decide whether they contradict each other (they cannot both be true now), are "
-                "compatible, or you cannot tell.",
-                {"first": a, "second": b},
-                Verdict,
-                project=project,
-                max_tokens=200,
-            )
+            return self.judge(a, b, project=project)
         except LlmUnavailable as exc:
             return "unknown", f"second tier unavailable: {exc}"[:300]
+
+    def judge(
+        self, a: str, b: str, *, project: str | None = None, deadline: float | None = None
+    ) -> tuple[str, str]:
+        """The verdict and its reason; raises LlmUnavailable (``deadline``: one attempt, bounded
+        as a whole -- the queued verdict's one deadline)."""
+        answer = self.ask(
+            "contradiction",
+            "Two statements from a software team's memory follow. "
+            "Decide whether they contradict each other (they cannot both be true now), are "
+            "compatible, or you cannot tell.",
+            {"first": a, "second": b},
+            Verdict,
+            project=project,
+            max_tokens=200,
+            deadline=deadline,
+        )
         return answer.value.verdict, answer.value.reason[:300]
 
     def _check_budget(self, project: str | None) -> None:
@@ -241,19 +268,24 @@ class Llm:
                 if exc.status_code != 429 and exc.status_code < 500:  # a 4xx: retrying cannot help
                     raise LlmUnavailable(f"the LLM refused the request: {_brief(exc)}") from exc
                 failure: Exception = exc
-            except anthropic.APIConnectionError as exc:  # timeouts included
+            except anthropic.APIConnectionError as exc:  # timeouts and cut-off bodies included
                 failure = exc
+            except ValueError as exc:  # a 200 whose body is not JSON (JSONDecodeError)
+                raise Malformed(f"the LLM's reply was not JSON: {_brief(exc)}") from exc
+            except Exception as exc:  # the process edge: whatever the client raises is a failure
+                raise LlmUnavailable(f"the LLM call failed: {_brief(exc)}") from exc
             if attempt + 1 == attempts:
-                raise LlmUnavailable(
-                    f"the LLM did not answer after {attempts} attempts: {_brief(failure)}"
-                )
+                raise Outage(f"the LLM did not answer after {attempts} attempts: {_brief(failure)}")
             self.sleep(_backoff(failure, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _parse(self, message: Any, schema: type[T]) -> T:
-        if message.stop_reason == "refusal":
+        if getattr(message, "stop_reason", None) == "refusal":
             raise LlmUnavailable("the model declined to answer")
-        text = "".join(getattr(block, "text", "") for block in message.content).strip()
+        content = getattr(message, "content", None)
+        if not isinstance(content, list):
+            raise Malformed("the LLM's reply held no content blocks")
+        text = "".join(str(getattr(block, "text", "") or "") for block in content).strip()
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end < start:
             raise LlmUnavailable("the model's answer held no JSON object")
@@ -268,6 +300,15 @@ class Llm:
         self.ledger.add(self.day(), project, tokens, failed=outcome not in ("ok", "late"))
         for observe in self.observers:
             observe(purpose, outcome, tokens)
+
+
+def _tokens(message: Any) -> int:
+    """The reply's input + output tokens; a reply without them is not a Messages API message."""
+    usage = getattr(message, "usage", None)
+    try:
+        return int(usage.input_tokens) + int(usage.output_tokens)  # type: ignore[union-attr]
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise Malformed("the LLM's reply was not a message (no usage)") from exc
 
 
 def _backoff(exc: Exception, attempt: int) -> float:

@@ -22,6 +22,7 @@ from typing import Any
 
 from kenning.core.schema import vector_bytes
 from kenning.llm.client import Expansion, Llm, LlmOff, LlmUnavailable
+from kenning.llm.directives import instruction_like
 from kenning.runtime.context import Context
 from kenning.store import Hit
 
@@ -73,12 +74,12 @@ def normalised(text: str) -> str:
 
 
 def cleaned(phrasings: list[str], query: str, limit: int) -> tuple[str, ...]:
-    """The model's phrasings, stripped, without repeats or the query
-    itself, at most ``limit``. Pure."""
+    """The model's phrasings, stripped, without repeats, the query itself or one that reads as
+    instructions (kenning.llm.directives: never searched), at most ``limit``. Pure."""
     seen = {normalised(query)}
     out: list[str] = []
     for phrasing in (p.strip() for p in phrasings):
-        if phrasing and normalised(phrasing) not in seen:
+        if phrasing and normalised(phrasing) not in seen and not instruction_like(phrasing):
             seen.add(normalised(phrasing))
             out.append(phrasing)
     return tuple(out[:limit])

@@ -26,7 +26,7 @@ import numpy as np
 
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import Memory, Note, RememberResult
-from kenning.memory.memories import Draft, Memories, same_event, same_statement
+from kenning.memory.memories import Draft, Memories, same_event, same_statement, window
 from kenning.runtime.context import Context
 from kenning.store import AuditEvent, digest
 
@@ -303,7 +303,7 @@ def _repeats(earlier: Memory, memory: Memory) -> bool:
     """Whether ``memory`` says what ``earlier`` (its nearest) says about the
     same event: remember's rule."""
     return same_statement(earlier.content, memory.content) and same_event(
-        earlier.event_date, memory.event_date
+        earlier.event_date, memory.event_date, window(memory)
     )
 
 

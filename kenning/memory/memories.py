@@ -14,7 +14,16 @@ from ulid import ULID
 
 from kenning.core import credentials, query, validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
-from kenning.core.models import STATES, TRUST_LEVELS, Memory, Note, Page, RememberResult, iso
+from kenning.core.models import (
+    FEED_KIND,
+    STATES,
+    TRUST_LEVELS,
+    Memory,
+    Note,
+    Page,
+    RememberResult,
+    iso,
+)
 from kenning.core.schema import FIELD_NAMES, vector_bytes
 from kenning.language import phrases, polarity
 from kenning.memory.idempotency import Once
@@ -77,6 +86,7 @@ class Draft:
     doc_id: str | None = None
     chunk_index: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    trust: str = "stated"  # "derived" for what the LLM extras wrote
 
 
 @dataclass(frozen=True)
@@ -213,7 +223,10 @@ class Memories:
             if (
                 existing is not None
                 and same_statement(existing[0].content, memory.content)
-                and (rules.refresh or same_event(existing[0].event_date, memory.event_date))
+                and (
+                    rules.refresh
+                    or same_event(existing[0].event_date, memory.event_date, window(memory))
+                )
             ):
                 return self.refused(
                     existing[0], existing[1], memory, actor=actor, refresh=rules.refresh
@@ -387,6 +400,7 @@ class Memories:
             project=validation.project(draft.project),
             tags=validation.tags(list(draft.tags)),
             kind=_kind(draft.kind),
+            trust=_trust(draft.trust),
             actor=actor or "unknown",
             created_at=now,
             updated_at=now,
@@ -639,11 +653,23 @@ def same_statement(existing: str, new: str) -> bool:
     )
 
 
-def same_event(existing: float | None, new: float | None) -> bool:
-    """Whether two event dates name the same day (a missing date names none: it matches anything).
+DAY_SECONDS = 86_400.0
+# a feed re-posts an article (another GUID, a date a day or two on): the same event for a week
+REPOST_SECONDS = 7 * DAY_SECONDS
+
+
+def window(memory: Memory) -> float:
+    """How far apart two event dates of one statement may be and still name one event: a day,
+    a week for a feed article (re-posts, mirrors and syndication re-date the same news)."""
+    return REPOST_SECONDS if memory.kind == FEED_KIND else DAY_SECONDS
+
+
+def same_event(existing: float | None, new: float | None, within: float = DAY_SECONDS) -> bool:
+    """Whether two event dates name the same event: less than ``within`` apart (a missing date
+    names none: it matches anything).
 
     "We decided X" said in two sessions a month apart is two events, not a repeat."""
-    return existing is None or new is None or abs(existing - new) < 86_400.0
+    return existing is None or new is None or abs(existing - new) < within
 
 
 def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from kenning.core import query, validation
 from kenning.core.errors import InvalidInput
-from kenning.core.models import GLOBAL_PROJECT, Memory, RecallHit
+from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, GLOBAL_PROJECT, Memory, RecallHit
 from kenning.core.schema import vector_bytes
 from kenning.language import phrases, substance, temporal
 from kenning.llm.expansion import Expander, ExpansionReport
@@ -321,8 +321,9 @@ class Recaller:
             clauses.append(query.not_tag("trust", ["superseded"]))
         if p.as_of is not None:
             clauses.append(query.numeric("created_at", None, p.as_of))
-        if not p.include_feeds:
-            clauses.append(query.not_tag("kind", ["article"]))
+        if not p.include_feeds:  # the articles and the facts the LLM extracted from them
+            clauses.append(query.not_tag("kind", [FEED_KIND]))
+            clauses.append(query.not_tag("actor", [FEED_DERIVED_ACTOR]))
         return tuple(clauses)
 
     def _search(self, p: Plan, vector: bytes, clauses: tuple[str, ...], k: int) -> query.Search:
@@ -453,17 +454,23 @@ class Recaller:
         for hit in ranked:
             source_key = hit.memory.source_key
             if source_key and source_key not in sources:
-                sources[source_key] = self._source(p, source_key, suppressed)
+                sources[source_key] = self.ctx.store.memories.read(source_key)
             source = sources[source_key] if source_key else None
+            if source is not None and source.kind == FEED_KIND and not p.include_feeds:
+                continue  # a fact derived from a feed article (written before the actor said so)
+            source = self._shown(p, source, suppressed) if source is not None else None
             chosen = replace(hit, memory=source) if source is not None else hit
             key = chosen.memory.key
             if key not in best or chosen.score > best[key].score:
                 best[key] = chosen
         return sorted(best.values(), key=lambda h: h.score, reverse=True)
 
-    def _source(self, p: Plan, key: str, suppressed: list[Suppression]) -> Memory | None:
-        source = self.ctx.store.memories.read(key)
-        if source is None or source.state not in p.states or hidden_by(source, suppressed):
+    @staticmethod
+    def _shown(p: Plan, source: Memory, suppressed: list[Suppression]) -> Memory | None:
+        """The source a fact collapses into, when the recall may show it."""
+        if source.kind == FEED_KIND and not p.include_feeds:
+            return None
+        if source.state not in p.states or hidden_by(source, suppressed):
             return None
         if p.projects and source.project not in p.projects:
             return None
@@ -510,8 +517,9 @@ class Recaller:
         key: str,
     ) -> RecallHit | None:
         """The newer side of an open value change that did not match on its own, scored from its
-        stored vector; None when the plan may not show it (see ``_source``)."""
-        memory = self._source(p, key, suppressed)
+        stored vector; None when the plan may not show it (see ``_shown``)."""
+        read = self.ctx.store.memories.read(key)
+        memory = self._shown(p, read, suppressed) if read is not None else None
         stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
         if memory is None or stored is None or memory.namespace not in p.namespaces:
             return None

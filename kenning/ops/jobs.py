@@ -12,6 +12,8 @@ from typing import Any, Literal
 from kenning.core.errors import InvalidInput
 from kenning.core.models import iso
 from kenning.core.settings import Settings
+from kenning.knowledge.feeds import config
+from kenning.knowledge.feeds.ingest import JOB_PREFIX, job_name
 from kenning.store import Lease, Store
 
 Status = Literal["ok", "failed", "outage", "skipped"]
@@ -86,8 +88,23 @@ class Jobs:
         return {job: JobRun.from_dict(data) for job, data in sorted(self.runs.load_all().items())}
 
     def health(self) -> tuple[bool, str]:
-        """Who leads and how each job last ended (for `kenning doctor`)."""
-        return health(self.leader(), self.last_runs())
+        """Who leads and how each job still configured last ended (for `kenning doctor` and
+        `kenning health worker`)."""
+        return health(self.leader(), self.current(self.last_runs()))
+
+    def current(self, runs: dict[str, JobRun]) -> dict[str, JobRun]:
+        """``runs`` without those of feeds no longer in feeds.yml or disabled there: the worker
+        dropped their jobs, so their last run says nothing about it now. A feed whose entry is
+        refused keeps its run (it is still configured, and broken); an unreadable feeds.yml, or an
+        entry without a readable name, forgets nothing."""
+        book = config.load(self.settings.resolved_feeds_file)
+        if any(not problem.name for problem in book.problems):
+            return runs
+        named = {f.name for f in book.feeds if f.enabled} | {p.name for p in book.problems}
+        kept = {job_name(name) for name in named if name}
+        return {
+            job: run for job, run in runs.items() if not job.startswith(JOB_PREFIX) or job in kept
+        }
 
 
 def health(leader: str | None, runs: dict[str, JobRun]) -> tuple[bool, str]:

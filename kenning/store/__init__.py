@@ -28,7 +28,7 @@ from kenning.store.feeds import FeedState, FeedStateStore
 from kenning.store.idempotency import Replies
 from kenning.store.indexes import IndexInfo
 from kenning.store.job_runs import JobRunStore
-from kenning.store.llm import ExpansionCache, JobQueue, QueuedJob, UsageLedger
+from kenning.store.llm import ExpansionCache, JobQueue, ParkedJob, QueuedJob, UsageLedger
 from kenning.store.locks import Lease
 from kenning.store.memories import Batch, Hit, MemoryStore, Near, SearchResult
 from kenning.store.oauth import OAuthStore
@@ -71,6 +71,7 @@ __all__ = [
     "MemoryStore",
     "Near",
     "Op",
+    "ParkedJob",
     "Patch",
     "PhraseIndex",
     "QueuedJob",

@@ -8,7 +8,10 @@ callers exact; each day key expires after 40 days.
 Queue: the stream ``{prefix}queue:enrich`` with the consumer group ``enrich``. A claimed job stays
 in the group's pending list until acknowledged, so a worker that dies mid-job loses nothing: after
 the visibility timeout another consumer claims it (XAUTOCLAIM). Attempts are counted per job; a job
-that failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error.
+that failed ``max_attempts`` times is parked in ``{prefix}queue:enrich:parked`` with its error. A
+job the LLM could not take (an outage, an exhausted budget) waits in the sorted set
+``{prefix}queue:enrich:delayed`` (score: when it is due) and returns to the stream when due, its
+attempts and delays carried in the entry; a person may requeue or drop a parked job.
 
 Expansion cache: ``{prefix}llm:expansion:{digest}``, a JSON list of a query's rephrasings with
 their vectors, the digest a hash of the LLM model, the embedding model and the normalised query;
@@ -77,7 +80,18 @@ class QueuedJob:
     id: str
     kind: str
     payload: dict[str, Any]
+    attempts: int  # counted failures, this claim included
+    delays: int = 0  # times it waited out an outage
+
+
+@dataclass(frozen=True)
+class ParkedJob:
+    id: str  # the parked entry's id (what requeue and drop name)
+    job: str  # the job's id when it was parked
+    kind: str
+    payload: str
     attempts: int
+    error: str
 
 
 class JobQueue:
@@ -86,6 +100,7 @@ class JobQueue:
         self.stream = f"{prefix}queue:enrich"
         self.parked = f"{prefix}queue:enrich:parked"
         self.attempts = f"{prefix}queue:enrich:attempts"
+        self.delayed = f"{prefix}queue:enrich:delayed"
         self._ready = False
 
     def ensure_group(self) -> None:
@@ -100,14 +115,23 @@ class JobQueue:
             raise translate(exc) from exc
         self._ready = True
 
-    def push(self, kind: str, payload: dict[str, Any]) -> str:
+    def push(
+        self, kind: str, payload: dict[str, Any], *, attempts: int = 0, delays: int = 0
+    ) -> str:
         self.ensure_group()
         entry = {"kind": kind, "payload": json.dumps(payload, sort_keys=True)}
+        if attempts or delays:
+            entry.update({"attempts": str(attempts), "delays": str(delays)})
         return text(call(self.client.xadd, self.stream, entry))
 
-    def claim(self, consumer: str, *, count: int, visibility_ms: int) -> list[QueuedJob]:
-        """Jobs left by a dead consumer (idle past the visibility timeout) first, then new ones."""
+    def claim(
+        self, consumer: str, *, count: int, visibility_ms: int, now: float | None = None
+    ) -> list[QueuedJob]:
+        """Delayed jobs now due return to the stream; then jobs left by a dead consumer (idle past
+        the visibility timeout), then new ones."""
         self.ensure_group()
+        if now is not None:
+            self.release_due(now)
         reply = call(
             self.client.xautoclaim, self.stream, GROUP, consumer, visibility_ms, "0-0", count=count
         )
@@ -128,7 +152,73 @@ class JobQueue:
         decoded = {text(k): text(v) for k, v in fields.items()}
         job_id = text(entry_id)
         attempts = int(call(self.client.hincrby, self.attempts, job_id, 1))
-        return QueuedJob(job_id, decoded["kind"], dict(json.loads(decoded["payload"])), attempts)
+        return QueuedJob(
+            job_id,
+            decoded["kind"],
+            dict(json.loads(decoded["payload"])),
+            attempts + int(decoded.get("attempts") or 0),
+            int(decoded.get("delays") or 0),
+        )
+
+    def delay(self, job: QueuedJob, due: float, error: str) -> None:
+        """The job leaves the stream and waits until ``due``; the claim that found the LLM away
+        is not counted as an attempt. (Added before it is acknowledged: a crash in between runs
+        it twice, which the write path's duplicate check makes harmless.)"""
+        record = {
+            "kind": job.kind,
+            "payload": json.dumps(job.payload, sort_keys=True),
+            "attempts": job.attempts - 1,
+            "delays": job.delays + 1,
+            "job": job.id,
+            "error": error[:300],
+        }
+        call(self.client.zadd, self.delayed, {json.dumps(record, sort_keys=True): due})
+        self.done(job)
+
+    def release_due(self, now: float) -> int:
+        """Move the delayed jobs due by ``now`` back into the stream; how many moved. ZREM first:
+        of two workers releasing at once only the one that removed an entry adds it."""
+        due = call(self.client.zrangebyscore, self.delayed, "-inf", now, start=0, num=500)
+        moved = 0
+        for raw in due:
+            if not call(self.client.zrem, self.delayed, raw):
+                continue
+            record = json.loads(text(raw))
+            self.push(
+                record["kind"],
+                dict(json.loads(record["payload"])),
+                attempts=int(record["attempts"]),
+                delays=int(record["delays"]),
+            )
+            moved += 1
+        return moved
+
+    def parked_jobs(self, limit: int = 100) -> list[ParkedJob]:
+        """The parked jobs, newest first, each with the error that parked it."""
+        entries = call(self.client.xrevrange, self.parked, count=limit)
+        return [self._parked(entry_id, fields) for entry_id, fields in entries]
+
+    @staticmethod
+    def _parked(entry_id: Any, fields: dict[Any, Any]) -> ParkedJob:
+        f = {text(k): text(v) for k, v in fields.items()}
+        return ParkedJob(
+            text(entry_id), f.get("id", ""), f["kind"], f["payload"], int(f["attempts"]), f["error"]
+        )
+
+    def parked_job(self, parked_id: str) -> ParkedJob | None:
+        entries = call(self.client.xrange, self.parked, parked_id, parked_id)
+        return self._parked(*entries[0]) if entries else None
+
+    def requeue(self, parked: ParkedJob) -> str | None:
+        """Put a parked job back in the stream with its attempts reset; None when it is gone
+        (another requeue or drop took it first: XDEL answers 0)."""
+        if not call(self.client.xdel, self.parked, parked.id):
+            return None
+        return self.push(parked.kind, dict(json.loads(parked.payload)))
+
+    def drop(self, parked: ParkedJob) -> bool:
+        """Delete a parked job for good; False when it was gone already."""
+        return bool(call(self.client.xdel, self.parked, parked.id))
 
     def done(self, job: QueuedJob) -> None:
         pipe = self.client.pipeline(transaction=False)
@@ -155,9 +245,12 @@ class JobQueue:
         pending = call(self.client.xpending, self.stream, GROUP)
         parked = call(self.client.xrevrange, self.parked, count=5)
         in_flight = int(pending["pending"] if isinstance(pending, dict) else pending[0])
+        first = call(self.client.zrange, self.delayed, 0, 0, withscores=True)
         return {
             "waiting": int(call(self.client.xlen, self.stream)) - in_flight,
             "in_flight": in_flight,
+            "delayed": int(call(self.client.zcard, self.delayed)),
+            "next_due": float(first[0][1]) if first else None,
             "parked": int(call(self.client.xlen, self.parked)),
             "recent_parked": [
                 {text(k): text(v) for k, v in fields.items()} for _id, fields in parked

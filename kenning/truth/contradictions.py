@@ -37,6 +37,8 @@ from kenning.truth.belief import Belief, belief_fields
 
 DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
+PENDING = "pending"  # a deferred second-tier verdict not in yet (Contradictions.defer)
+PENDING_NOTE = "the second tier's verdict is queued (the enrichment queue asks the LLM)"
 CANDIDATES_PER_NAMESPACE = 10
 # One KNN over every namespace (one index) asks for as many rows as the five per-namespace KNNs did.
 CANDIDATES = CANDIDATES_PER_NAMESPACE * len(NAMESPACES)
@@ -146,6 +148,9 @@ class Contradictions:
         self.records = ctx.store.contradictions
         self.belief = belief
         self.second_tier = second_tier
+        # asks for the second tier's verdict later (the LLM extras queue it): the record says
+        # "pending" and remember does not wait for a model (settle() writes the verdict)
+        self.defer: Callable[[Contradiction], None] | None = None
 
     # --- detection ------------------------------------------------------------------------
     def on_remember(
@@ -266,6 +271,8 @@ class Contradictions:
             return None
         record = self._second_opinion(record, a, b)
         self.records.save(record, ())  # recorded by both sides' dispute events, next
+        if self.defer is not None:
+            self.defer(record)
         for key in (a.key, b.key):
             self.belief.set_trust(
                 key,
@@ -279,7 +286,9 @@ class Contradictions:
 
     def _second_opinion(self, record: Contradiction, a: Memory, b: Memory) -> Contradiction:
         """Ask the optional second tier; a missing or failing checker
-        leaves the verdict ``unknown``."""
+        leaves the verdict ``unknown``; a deferred one leaves it ``pending``."""
+        if self.defer is not None:
+            return replace(record, second_tier=PENDING, second_tier_note=PENDING_NOTE)
         if self.second_tier is None:
             return replace(
                 record, second_tier="unknown", second_tier_note="no second-tier checker configured"
@@ -297,6 +306,16 @@ class Contradictions:
             second_tier=verdict if verdict in VERDICTS else "unknown",
             second_tier_note=note[:300],
         )
+
+    def settle(self, record_id: str, verdict: str, note: str) -> bool:
+        """Write a deferred verdict on its record; False when the record is gone or no longer
+        waits for one (resolved and closed records keep theirs)."""
+        record = self.records.get(record_id)
+        if record is None or record.second_tier != PENDING:
+            return False
+        verdict = verdict if verdict in VERDICTS else "unknown"
+        self.records.save(replace(record, second_tier=verdict, second_tier_note=note[:300]), ())
+        return True
 
     def check(
         self,

@@ -103,7 +103,7 @@ def line(status: FeedStatus) -> str:
     assert feed is not None  # a status has a feed or a problem
     parts = [
         f"{feed.name}: {'enabled' if feed.enabled else 'disabled'}",
-        feed.url,
+        guard.redacted(feed.url),
         f"every {feed.interval_minutes:g} min",
         f"last fetch {iso(state.last_fetch) or 'never'}",
     ]

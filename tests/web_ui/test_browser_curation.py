@@ -120,3 +120,26 @@ async def test_the_curation_pages_on_a_phone(
         # nothing forces sideways scrolling
         assert await page.evaluate(WIDER_THAN_SCREEN) == [], path
     await page.context.close()
+
+
+async def test_requeue_a_parked_job_from_the_queue_page(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    engine: Engine,
+) -> None:
+    queue = engine.enrichment.queue
+    queue.push("extract_facts", {"key": "k:parked"})
+    (job,) = queue.claim("pytest", count=1, visibility_ms=60_000)
+    queue.park(job, "extract_facts: the LLM's reply was not JSON")
+    (parked,) = engine.enrichment.parked()
+    page = await signed_in(browser, live, "editor")
+    await menu(page, "Queue")
+    row = page.locator("#parked tr", has_text=parked.id)
+    assert "the LLM's reply was not JSON" in await row.inner_text()  # the reason, visible
+    await row.get_by_role("button", name="Requeue").click()
+    await page.wait_for_selector("h1.ok")
+    status = engine.enrichment.status()
+    assert (status.waiting, status.parked) == (1, 0)
+    events = engine.history.audit_log(action="queue_requeue", limit=1).events
+    assert [e.actor for e in events] == ["web:editor"]
+    await page.context.close()

@@ -83,6 +83,18 @@ class Fetcher:
         self.verify = verify
 
     def fetch(self, url: str, conditional: Conditional = Conditional()) -> Fetched:
+        """The feed at ``url`` (redirects followed, each hop checked by the guard). A FeedError
+        never shows the URL's credentials (``guard.redacted``)."""
+        try:
+            return self._fetch(url, conditional)
+        except FeedError as exc:
+            raise FeedError(
+                guard.redacted(exc.message),
+                hint=guard.redacted(exc.hint) if exc.hint else None,
+                retry_after=exc.retry_after,
+            ) from None
+
+    def _fetch(self, url: str, conditional: Conditional) -> Fetched:
         seen: set[str] = set()
         with httpx.Client(follow_redirects=False, trust_env=False, verify=self.verify) as client:
             for hop in range(self.max_redirects + 1):

@@ -12,6 +12,7 @@ IPv4 part is not global.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -166,3 +167,12 @@ def _embedded_ipv4(address: Address) -> ipaddress.IPv4Address | None:
     if address in _NAT64:
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     return None
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@")
+
+
+def redacted(text: str) -> str:
+    """``text`` with the credentials of every URL in it (``user:password@``) replaced by ``***@``:
+    what an error message, a log line or `kenning feeds list` may show. Pure."""
+    return _USERINFO.sub(r"\1***@", text)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from kenning.core.errors import Conflict, FeedError, InvalidInput, NotFound
-from kenning.knowledge.feeds import config, parse
+from kenning.knowledge.feeds import config, guard, parse
 from kenning.knowledge.feeds.config import Feed, FeedBook, Problem
 from kenning.knowledge.feeds.fetch import Conditional, Fetcher
 from kenning.knowledge.feeds.summary import Piece, Summaries
@@ -31,6 +31,7 @@ from kenning.store import FeedState, FeedStateStore
 
 Outcome = Literal["fetched", "not_modified", "failed", "waiting"]
 MAX_BACKOFF_SECONDS = 7 * 86_400.0
+COUNTS = ("new", "duplicates", "linked", "rejected")  # what a run's last_counts hold
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,12 @@ class FeedIngest:
             raise InvalidInput(f"feed {name!r} is disabled by an error in feeds.yml: {problem}")
         raise NotFound(f"no feed named {name!r}", hint="`kenning feeds list` shows the feeds")
 
+    def moved(self, feed: Feed) -> bool:
+        """Whether ``feed`` was fetched before from another URL (feeds.yml changed it): its next
+        run is its first at the new URL and should not wait out the old one's interval."""
+        known = self.states.load(feed.name).url
+        return known is not None and known != feed.url
+
     def run(self, feed: Feed, *, force: bool = False) -> FeedRun:
         """Ingest ``feed`` once; ``force`` ignores the backoff (a run on demand)."""
         state = self.states.load(feed.name)
@@ -198,8 +205,9 @@ class FeedIngest:
             failures=0,
             next_attempt=None,
         )
-        if parsed is None:
-            self.states.save(feed.name, base, ())  # nothing new: recorded by nothing
+        if parsed is None:  # nothing new: recorded by nothing; the last run's counts are zero now
+            unchanged = replace(base, last_warning=None, last_counts=dict.fromkeys(COUNTS, 0))
+            self.states.save(feed.name, unchanged, ())
             return FeedRun(feed.name, "not_modified", seconds=seconds)
         run = self._store(feed, parsed, seconds)
         counts = {
@@ -209,7 +217,10 @@ class FeedIngest:
             "rejected": run.rejected,
         }
         event = self.ctx.event(
-            actor(feed), "feed_ingest", "", details={**run.summary(), "url": fetched.url}
+            actor(feed),
+            "feed_ingest",
+            "",
+            details={**run.summary(), "url": guard.redacted(fetched.url)},
         )
         self.states.save(
             feed.name, replace(base, last_warning=parsed.error, last_counts=counts), [event]

@@ -14,11 +14,14 @@ text travels to the model as data (kenning.llm.client).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
+from kenning.core.models import DERIVED
 from kenning.knowledge.feeds.config import Feed
 from kenning.knowledge.feeds.parse import Entry
 from kenning.llm.client import Llm, LlmUnavailable, Summary
+from kenning.llm.directives import instruction_like
 from kenning.memory.memories import Draft
 
 SUMMARY = (
@@ -36,6 +39,8 @@ DIGEST_LINKS = 50  # entries a digest lists by title and link
 DIGEST_LIST_CHARS = 40_000  # the list's length at most (a memory holds 50,000 characters)
 SKIPPED = "skipped"
 SUMMARISED = "summarised"
+FLAGGED = "flagged"  # the model's summary read as instructions: the excerpt is stored instead
+PROMPT_VERSION = "feed_summary/2"  # bump when SUMMARY or DIGEST change
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class Summaries:
         out = Pieces()
         for n, entry in enumerate(entries):
             state = self._summary(feed, entry) if n < self.per_run else LlmSkip(self.per_run)
-            if isinstance(state, str):
+            if isinstance(state, Said):
                 out.items.append(Piece((entry,), summarised(feed, entry, now, state), SUMMARISED))
             else:
                 out.items.append(
@@ -95,7 +100,7 @@ class Summaries:
                 )
         return out
 
-    def _summary(self, feed: Feed, entry: Entry) -> str | LlmUnavailable:
+    def _summary(self, feed: Feed, entry: Entry) -> Said | LlmUnavailable:
         data = {
             "title": entry.title or "",
             "link": entry.link or "",
@@ -110,9 +115,9 @@ class Summaries:
                 project=feed.project,
                 max_tokens=300,
             )
+            return _said(answer.value.summary, answer.model, "feed_summary")
         except LlmUnavailable as exc:
             return exc
-        return answer.value.summary.strip()
 
     def _digest(self, feed: Feed, entries: list[Entry], now: float) -> Pieces:
         sent = entries[: self.per_run]
@@ -129,6 +134,7 @@ class Summaries:
                 project=feed.project,
                 max_tokens=500,
             )
+            said = _said(answer.value.summary, answer.model, "feed_digest")
         except LlmUnavailable as exc:
             return Pieces(
                 [Piece((e,), excerpt(feed, e, now, exc.state), exc.state) for e in entries]
@@ -136,12 +142,33 @@ class Summaries:
         rest = [Piece((e,), excerpt(feed, e, now, SKIPPED), SKIPPED) for e in entries[len(sent) :]]
         return Pieces(
             [
-                Piece(
-                    tuple(sent), digest(feed, sent, now, answer.value.summary.strip()), SUMMARISED
-                ),
+                Piece(tuple(sent), digest(feed, sent, now, said), SUMMARISED),
                 *rest,
             ]
         )
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the model wrote, with its provenance (docs/llm.md)."""
+
+    text: str
+    provenance: dict[str, Any]
+
+
+class Flagged(LlmUnavailable):
+    """The model's summary read as instructions addressed to an agent (kenning.llm.directives):
+    not stored; the entry is stored as its excerpt, marked ``flagged``."""
+
+    why = FLAGGED
+
+
+def _said(text: str, model: str, feature: str) -> Said:
+    """The model's text with its provenance; Flagged when it reads as instructions."""
+    if instruction_like(text):
+        raise Flagged("the model's summary read as instructions")
+    provenance = {"source": f"llm:{feature}", "model": model, "prompt_version": PROMPT_VERSION}
+    return Said(text.strip(), provenance)
 
 
 class LlmSkip(LlmUnavailable):
@@ -159,12 +186,14 @@ def excerpt(feed: Feed, entry: Entry, now: float, state: str) -> Draft:
     )
 
 
-def summarised(feed: Feed, entry: Entry, now: float, text: str) -> Draft:
-    content = "\n\n".join(part for part in (entry.title, text) if part)
-    return _draft(feed, entry, now, content, {"summary_state": SUMMARISED, "stored_as": "summary"})
+def summarised(feed: Feed, entry: Entry, now: float, said: Said) -> Draft:
+    content = "\n\n".join(part for part in (entry.title, said.text) if part)
+    state = {"summary_state": SUMMARISED, "stored_as": "summary"}
+    draft = _draft(feed, entry, now, content, state)
+    return replace(draft, trust=DERIVED, metadata={**draft.metadata, "derived": said.provenance})
 
 
-def digest(feed: Feed, entries: list[Entry], now: float, text: str) -> Draft:
+def digest(feed: Feed, entries: list[Entry], now: float, said: Said | str) -> Draft:
     """One memory for a run: the summary, then each entry's title and link
     (listed by us, not the model)."""
     lines = [
@@ -175,6 +204,8 @@ def digest(feed: Feed, entries: list[Entry], now: float, text: str) -> Draft:
         lines.pop()  # absurdly long links: the list stays under the memory's content limit
     if len(lines) < len(entries):
         lines.append(f"- … and {len(entries) - len(lines)} more")
+    text = said.text if isinstance(said, Said) else said
+    provenance = {"derived": said.provenance} if isinstance(said, Said) else {}
     dates = [e.published for e in entries if e.published is not None]
     listed = [
         {"title": e.title, "link": _link(e), "uid": e.uid, "published": e.published}
@@ -196,7 +227,9 @@ def digest(feed: Feed, entries: list[Entry], now: float, text: str) -> Draft:
             "summary_state": SUMMARISED,
             "entries": listed,
             "source_url": None,
+            **provenance,
         },
+        trust=DERIVED if provenance else "stated",
     )
 
 

@@ -218,3 +218,21 @@ def test_a_restore_brings_back_the_written_skill(
         fresh.skills.get(DOMAIN)
     fresh.backups.restore(fresh.backups.path_of(made.file), dry_run=False, actor="admin")
     assert fresh.skills.get(DOMAIN).sha == proposal.sha
+
+
+def test_an_approved_proposal_citing_a_forgotten_memory_is_not_written(
+    engine: Engine, history: History
+) -> None:
+    """Issue 35, item 7: the skill would cite evidence that is gone (and its export would no
+    longer import); the proposal goes stale instead."""
+    proposal = engine.skills.compile_skill(DOMAIN, actor="agent")
+    engine.skills.approve(proposal.id, proposal.sha, "ana")
+    engine.memories.forget(history.orders, confirm=True, actor="ana")
+    with pytest.raises(Conflict, match="cites 1 memories forgotten since"):
+        engine.skills.write(proposal.id, actor="agent")
+    assert engine.skills.proposal(proposal.id).status == "stale"
+    with pytest.raises(NotFound):
+        engine.skills.get(DOMAIN)
+    again = engine.skills.compile_skill(DOMAIN, actor="agent")  # the positive control
+    engine.skills.approve(again.id, again.sha, "ana")
+    assert engine.skills.write(again.id, actor="agent").sha == again.sha
