@@ -333,7 +333,10 @@ class Skills:
         if not self.store.advance(
             proposal.id, "pending", "rejected", [event], approved_by=approver or "unknown"
         ):
-            raise Conflict(f"proposal {proposal.id} is {proposal.status}, not pending")
+            raise Conflict(
+                f"proposal {proposal.id} is {self.proposal(proposal.id).status}, not pending",
+                hint="only a pending proposal can be rejected; nothing was written",
+            )
         return self.proposal(proposal.id)
 
     def write(self, proposal_id: str, *, actor: str) -> Skill:
