@@ -237,6 +237,28 @@ class MemoryStore:
         fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
         return Counter.parse(counter).applied(schema.decode(key, fields))
 
+    def snapshots(self, keys: Sequence[str]) -> list[tuple[Memory, bytes | None] | None]:
+        """Each memory whole -- every field and its vector (raw float32 bytes) from ONE HGETALL,
+        so content and vector are of the same version -- with its live recall counters; None
+        where the hash is gone. One pipelined round trip; times exactly as stored."""
+        if not keys:
+            return []
+        self.recalls.settle()
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hgetall(key)
+            self.recalls.queue_read(pipe, key)
+        replies = call(pipe.execute)
+        out: list[tuple[Memory, bytes | None] | None] = []
+        for key, raw, counter in zip(keys, replies[::2], replies[1::2], strict=True):
+            if not raw:
+                out.append(None)
+                continue
+            vector = raw.get(schema.VECTOR_FIELD.encode())
+            fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
+            out.append((Counter.parse(counter).applied(schema.decode(key, fields)), vector))
+        return out
+
     def read_vector(self, key: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
         raw = call(self.client.hget, key, schema.VECTOR_FIELD)
         return None if raw is None else schema.bytes_vector(raw)
