@@ -35,6 +35,7 @@ from kenning.memory.suppression import Suppression
 from kenning.memory.suppression import term as suppression_term
 from kenning.ops.seal import Seal, checksum
 from kenning.runtime.context import Context
+from kenning.runtime.once import once
 from kenning.runtime.sweep import Sweep
 from kenning.store import STATUSES, Contradiction, pair_id
 from kenning.truth.history import Reindex
@@ -46,6 +47,8 @@ MB = 1024 * 1024
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 REPORT_ITEMS = 200
+# a retry with the same idempotency key waits this long for a backup still being written
+BACKUP_PENDING_SECONDS = 3_600.0
 TIMES = (
     "created_at",
     "updated_at",
@@ -175,10 +178,30 @@ class Backups:
         label: str | None = None,
         actor: str,
         progress: Progress | None = None,
+        idempotency_key: str | None = None,
     ) -> BackupWritten:
-        """Write a backup file; returns its name, path and counts."""
+        """Write a backup file; returns its name, path and counts. With ``idempotency_key``, a
+        retry (same caller, same key, same arguments) returns the first call's file instead of
+        writing another (kenning.runtime.once)."""
         if label is not None and not LABEL_RE.match(label):
             raise InvalidInput(f"label {label!r} is not allowed", hint="1-40 of a-z, 0-9 and '-'")
+        if idempotency_key is not None:
+            return once(
+                self.ctx,
+                "backup",
+                actor,
+                idempotency_key,
+                json.dumps({"vectors": vectors, "label": label}),
+                lambda: self._backup(vectors=vectors, label=label, actor=actor, progress=progress),
+                public=BackupWritten.public,
+                load=lambda reply: BackupWritten(**reply),
+                pending_seconds=BACKUP_PENDING_SECONDS,
+            )
+        return self._backup(vectors=vectors, label=label, actor=actor, progress=progress)
+
+    def _backup(
+        self, *, vectors: bool, label: str | None, actor: str, progress: Progress | None
+    ) -> BackupWritten:
         now = self.ctx.clock.now()
         stamp = (iso(now) or "").replace("-", "").replace(":", "")
         name = f"kenning-backup-{stamp}{'-' + label if label else ''}.json"

@@ -8,13 +8,14 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from kenning.core.clock import ManualClock
-from kenning.core.errors import InvalidInput
+from kenning.core.errors import Conflict, InvalidInput
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 
@@ -139,3 +140,27 @@ def test_an_edited_backup_is_refused_with_a_clear_message(
     assert engine.backups.restore(pretty, actor="admin").memories["skip"] == 3
     assert len(engine.history.audit_log(limit=500).events) == audit_before
     assert engine.memories.get(keys[0]).content == _texts(0)
+
+
+def test_a_backup_retried_with_its_idempotency_key_writes_one_file(
+    engine: Engine, clock: ManualClock
+) -> None:
+    _seed(engine, clock, 3)
+    key = "backup-2026-12-03-a"
+
+    def backing(_: int) -> str:
+        return engine.backups.backup(vectors=True, actor="admin", idempotency_key=key).file
+
+    with ThreadPoolExecutor(4) as pool:  # at once: the write runs once, the others wait for it
+        files = set(pool.map(backing, range(4)))
+    clock.advance(5)  # a later retry would name a new file; the key returns the first one
+    files.add(backing(0))
+    assert len(files) == 1
+    assert [b.file for b in engine.backups.list_backups()] == list(files)
+    assert len(engine.store.audit.recent(action="backup")) == 1
+    with pytest.raises(Conflict, match="different backup request"):
+        engine.backups.backup(vectors=False, actor="admin", idempotency_key=key)
+    with pytest.raises(InvalidInput, match="idempotency key"):
+        engine.backups.backup(actor="admin", idempotency_key="short")
+    other = engine.backups.backup(actor="admin", idempotency_key="backup-2026-12-03-b")
+    assert other.file not in files  # positive control: a new key is a new backup
