@@ -8,19 +8,44 @@ from __future__ import annotations
 import base64
 import json
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
+import valkey
 
 from kenning.core.clock import ManualClock
 from kenning.core.errors import Conflict, InvalidInput
+from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
+from kenning.runtime.embedding import Embedder
+from tests.conftest import make_settings
 
 MEMORIES = 200
 WRITERS = 3
+
+
+@pytest.fixture
+def engine(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    tmp_path: Path,
+) -> Iterator[Engine]:
+    """An engine whose backup directory belongs to this test alone."""
+    own = make_settings(
+        settings.data_dir,
+        settings.valkey_port,
+        key_prefix=settings.key_prefix,
+        backup_dir=tmp_path / "backups",
+    )
+    opened = Engine.open(own, client, embedder, clock=clock)
+    yield opened
+    opened.close()
 
 
 def _texts(n: int) -> str:
@@ -146,10 +171,11 @@ def test_a_backup_retried_with_its_idempotency_key_writes_one_file(
     engine: Engine, clock: ManualClock
 ) -> None:
     _seed(engine, clock, 3)
-    key = "backup-2026-12-03-a"
+    key, label = "backup-2026-12-03-a", "idem"
 
     def backing(_: int) -> str:
-        return engine.backups.backup(vectors=True, actor="admin", idempotency_key=key).file
+        made = engine.backups.backup(vectors=True, label=label, actor="admin", idempotency_key=key)
+        return made.file
 
     with ThreadPoolExecutor(4) as pool:  # at once: the write runs once, the others wait for it
         files = set(pool.map(backing, range(4)))
@@ -159,8 +185,8 @@ def test_a_backup_retried_with_its_idempotency_key_writes_one_file(
     assert [b.file for b in engine.backups.list_backups()] == list(files)
     assert len(engine.store.audit.recent(action="backup")) == 1
     with pytest.raises(Conflict, match="different backup request"):
-        engine.backups.backup(vectors=False, actor="admin", idempotency_key=key)
+        engine.backups.backup(vectors=False, label=label, actor="admin", idempotency_key=key)
     with pytest.raises(InvalidInput, match="idempotency key"):
         engine.backups.backup(actor="admin", idempotency_key="short")
-    other = engine.backups.backup(actor="admin", idempotency_key="backup-2026-12-03-b")
+    other = engine.backups.backup(label=label, actor="admin", idempotency_key="backup-2026-12-03-b")
     assert other.file not in files  # positive control: a new key is a new backup
