@@ -29,6 +29,7 @@ from mcp_server.fixed import FixedToolsMCP, set_telemetry
 from mcp_server.metrics import Metrics, MetricsMiddleware
 from mcp_server.oauth import server as oauth_server
 from mcp_server.registry import Registry, ScopeGuard
+from mcp_server.rpc_errors import RpcWording
 from mcp_server.runtime import LIFESPAN_KEY, Runtime
 from mcp_server.sessions import SessionCap
 from mcp_server.unauthorized import Unauthorized
@@ -146,4 +147,5 @@ def build_app(
         sse = mcp.http_app(path="/sse", transport="sse", **guard)
         app.router.routes.append(Mount("/", app=sse))
     app.add_middleware(Unauthorized)  # our wording of a 401 (mcp_server/unauthorized.py)
+    app.add_middleware(RpcWording)  # and of a refused JSON-RPC message (mcp_server/rpc_errors.py)
     return app, rt

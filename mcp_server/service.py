@@ -66,6 +66,8 @@ class McpService(ThreadedServer):
             host=settings.mcp_host,
             port=settings.mcp_port,
             log_level=settings.log_level,
+            keep_alive=settings.http_keep_alive_seconds,
+            header_timeout=settings.http_header_timeout_seconds,
             lifespan="on",
             log_config=None,
         )  # its records go to the process's one handler

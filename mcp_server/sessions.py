@@ -5,6 +5,10 @@ sessions of the whole server; it has no cap per caller, so one token that opens 
 closes them could take them all. This middleware counts, per token, the sessions it has opened and
 not closed (DELETE) or left idle past the timeout, and refuses a new one over the cap with 429.
 Its count is an upper bound of what the SDK keeps: a session it forgets has expired there too.
+
+The check is atomic: a new session's place is taken (``pending``) in the same step as the count is
+read -- the event loop runs no other request in between -- and given back when the answer carries
+no session, so N opens in parallel against a cap of k admit exactly k.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class SessionCap:
         self.idle_seconds = idle_seconds
         self.clock = clock
         self.seen: dict[str, dict[str, float]] = {}  # token digest -> session id -> last request
+        self.pending: dict[str, int] = {}  # token digest -> opens admitted, not yet answered
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].rstrip("/") != self.path:
@@ -54,27 +59,46 @@ class SessionCap:
                 sessions.pop(session, None)
             await self.app(scope, receive, send)
             return
-        if scope["method"] == "POST" and len(sessions) >= self.per_token:
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        if len(sessions) + self.pending.get(owner, 0) >= self.per_token:
             await _refuse(send, self.per_token, self.idle_seconds)
             return
+        self.pending[owner] = self.pending.get(owner, 0) + 1  # the place is taken now
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                left = self.pending[owner] - 1
+                if left:
+                    self.pending[owner] = left
+                else:
+                    del self.pending[owner]
 
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 opened = Headers(raw=message.get("headers", [])).get(SESSION_HEADER)
                 if opened is not None:
                     sessions[opened] = self.clock()
+                release()  # a session now, or no session at all
             await send(message)
 
-        await self.app(scope, receive, noting)
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            release()
 
     def _live(self, owner: str) -> dict[str, float]:
         """The owner's sessions that may still be open (idle ones are
         forgotten, as the SDK ends them)."""
         now = self.clock()
-        sessions = {
-            s: at for s, at in self.seen.get(owner, {}).items() if now - at < self.idle_seconds
-        }
-        self.seen[owner] = sessions
+        sessions = self.seen.setdefault(owner, {})
+        for session, at in list(sessions.items()):  # in place: a request in flight holds it
+            if now - at >= self.idle_seconds:
+                del sessions[session]
         return sessions
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import uvicorn
 
 from kenning.core.errors import BackendUnavailable
+from serving import timeouts
 
 START_TIMEOUT = 30.0
 
@@ -37,13 +38,32 @@ class ThreadedServer:
     """Runs ``app`` on ``host:port`` in a thread: ``start()`` returns once it listens."""
 
     def __init__(
-        self, app: Any, listing: Listing, *, host: str, port: int, log_level: str, **config: Any
+        self,
+        app: Any,
+        listing: Listing,
+        *,
+        host: str,
+        port: int,
+        log_level: str,
+        keep_alive: float,
+        header_timeout: float,
+        **config: Any,
     ) -> None:
+        """``keep_alive``: seconds an idle connection is kept between requests;
+        ``header_timeout``: seconds a connection may take to send a request header
+        (serving/timeouts.py)."""
         self.listing = listing
         self.host, self.port = host, port
         self.server = uvicorn.Server(
             uvicorn.Config(
-                app, host=host, port=port, log_level=log_level.lower(), access_log=False, **config
+                app,
+                host=host,
+                port=port,
+                log_level=log_level.lower(),
+                access_log=False,
+                timeout_keep_alive=max(1, round(keep_alive)),
+                http=timeouts.protocol(header_timeout),
+                **config,
             )
         )
         self.thread = threading.Thread(target=self.server.run, name=listing.thread, daemon=True)

@@ -38,6 +38,8 @@ class WebService(ThreadedServer):
             host=settings.web_host,
             port=settings.web_port,
             log_level=settings.log_level,
+            keep_alive=settings.http_keep_alive_seconds,
+            header_timeout=settings.http_header_timeout_seconds,
             lifespan="off",
             proxy_headers=True,
         )

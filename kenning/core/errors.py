@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+# A caller's value is quoted to QUOTE characters, and no message or hint grows past MESSAGE: an
+# error is read by an agent (its context), written to the server log and shown on a page, so a
+# 4 MB argument must not come back 4 MB long (docs/reliability.md, "Bounded echoes").
+QUOTE = 200
+MESSAGE = 800
+
+
+def quote(value: object, limit: int = QUOTE) -> str:
+    """A caller's value for an error message: its repr, cut to ``limit`` characters, with its
+    length said when it was cut."""
+    shown = repr(value)
+    if len(shown) <= limit:
+        return shown
+    size = len(value) if isinstance(value, str | bytes) else len(shown)
+    return f"{shown[:limit]}… ({size:,} characters)"
+
+
+def bounded(text: str, limit: int = MESSAGE) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was (the safety net behind
+    ``quote``, applied to every engine error)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut; {len(text):,} characters in all)"
+
 
 class KenningError(Exception):
-    """Base of every error the engine raises on purpose."""
+    """Base of every error the engine raises on purpose. Message and hint are ``bounded``."""
 
     code = "error"
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
+        message = bounded(message)
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.hint = None if hint is None else bounded(hint)
 
     def __str__(self) -> str:
         return f"{self.message} ({self.hint})" if self.hint else self.message

@@ -421,6 +421,24 @@ class Settings(BaseSettings):
             "over this is refused (429)."
         ),
     )
+    http_keep_alive_seconds: float = Field(
+        default=5.0,
+        ge=1,
+        le=3_600,
+        description=(
+            "Seconds the MCP server and the dashboard keep an idle connection open between "
+            "requests."
+        ),
+    )
+    http_header_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        le=600,
+        description=(
+            "Seconds a connection to the MCP server or the dashboard may take to send a request "
+            "header; one that sends none (half-open, or trickling bytes) is closed."
+        ),
+    )
     health_timeout_seconds: float = Field(
         default=2.0,
         gt=0,

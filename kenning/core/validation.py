@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from datetime import UTC, datetime
 
-from kenning.core.errors import InvalidInput
+from kenning.core.errors import InvalidInput, quote
 from kenning.core.models import GLOBAL_PROJECT
 from kenning.core.schema import NAMESPACES
 
@@ -53,7 +54,23 @@ def content(text: str, *, limit: int = MAX_CONTENT) -> str:
                 "remember_document for long text"
             ),
         )
+    if not visible(text):
+        raise InvalidInput(
+            f"content has no visible character: its {len(text):,} characters are all "
+            "invisible (NULs, zero-width spaces, control characters, blanks)",
+            hint="give the memory as readable text; nothing was stored",
+        )
     return text.strip()
+
+
+# Unicode categories that show nothing: controls (NUL, ESC...), format characters (zero-width
+# space and joiners, BOM, direction marks), separators (spaces, line and paragraph breaks).
+INVISIBLE = frozenset(("Cc", "Cf", "Zs", "Zl", "Zp"))
+
+
+def visible(text: str) -> bool:
+    """Whether ``text`` has at least one character that shows (stops at the first). Pure."""
+    return any(unicodedata.category(ch) not in INVISIBLE for ch in text)
 
 
 def project(name: str | None) -> str:
@@ -61,7 +78,7 @@ def project(name: str | None) -> str:
         return GLOBAL_PROJECT
     normal = name.strip().lower()
     if not PROJECT_RE.match(normal):
-        raise InvalidInput(f"project name {name!r} is not allowed", hint=PROJECT_RULE)
+        raise InvalidInput(f"project name {quote(name)} is not allowed", hint=PROJECT_RULE)
     return normal
 
 
@@ -77,7 +94,7 @@ def projects(names: list[str] | tuple[str, ...] | str | None) -> tuple[str, ...]
 def tag(value: str) -> str:
     normal = value.strip().lower()
     if not TAG_RE.match(normal):
-        raise InvalidInput(f"tag {value!r} is not allowed", hint=TAG_RULE)
+        raise InvalidInput(f"tag {quote(value)} is not allowed", hint=TAG_RULE)
     return normal
 
 
@@ -94,7 +111,7 @@ def tags(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
 def namespace(name: str) -> str:
     if name not in NAMESPACES:
         raise InvalidInput(
-            f"unknown namespace {name!r}", hint=f"use one of {', '.join(NAMESPACES)}"
+            f"unknown namespace {quote(name)}", hint=f"use one of {', '.join(NAMESPACES)}"
         )
     return name
 
@@ -120,7 +137,7 @@ def actor(name: str) -> str:
     normal = name.strip() if isinstance(name, str) else ""
     if not normal or len(normal) > MAX_ACTOR or not normal.isprintable():
         raise InvalidInput(
-            f"actor {name!r} is not allowed",
+            f"actor {quote(name)} is not allowed",
             hint=f"1-{MAX_ACTOR} printable characters, e.g. 'import:alice'",
         )
     return normal
@@ -128,7 +145,9 @@ def actor(name: str) -> str:
 
 def bounded_int(name: str, value: int, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidInput(f"{name} must be a whole number from {low} to {high}; got {value!r}")
+        raise InvalidInput(
+            f"{name} must be a whole number from {low} to {high}; got {quote(value)}"
+        )
     return value
 
 
@@ -139,11 +158,11 @@ def timestamp(name: str, value: str | float | None) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise InvalidInput(f"{name} {value!r} is not a date", hint=DATE_HINT)
+        raise InvalidInput(f"{name} {quote(value)} is not a date", hint=DATE_HINT)
     if isinstance(value, int | float):
         return in_range(name, float(value))
     if not isinstance(value, str):
-        raise InvalidInput(f"{name} {value!r} is not a date", hint=DATE_HINT)
+        raise InvalidInput(f"{name} {quote(value)} is not a date", hint=DATE_HINT)
     if EPOCH_RE.match(value.strip()):
         return in_range(name, float(value))
     try:
@@ -152,7 +171,7 @@ def timestamp(name: str, value: str | float | None) -> float | None:
             parsed = parsed.replace(tzinfo=UTC)
         seconds = parsed.timestamp()
     except (ValueError, OverflowError):
-        raise InvalidInput(f"{name} {value!r} is not a date", hint=DATE_HINT) from None
+        raise InvalidInput(f"{name} {quote(value)} is not a date", hint=DATE_HINT) from None
     return in_range(name, seconds)
 
 
@@ -169,7 +188,7 @@ def key(value: str, prefix: str) -> str:
 
     if not isinstance(value, str) or not namespace_of(value, prefix):
         raise InvalidInput(
-            f"{value!r} is not a memory key",
+            f"{quote(value)} is not a memory key",
             hint=f"keys look like {prefix}mem:<namespace>:<id>; copy one from recall or list",
         )
     return value

@@ -17,13 +17,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from kenning.core import query, validation
-from kenning.core.errors import InvalidInput
+from kenning.core.errors import Conflict, InvalidInput
 from kenning.core.models import Memory
 from kenning.language import polarity
 from kenning.memory.memories import Memories
 from kenning.runtime.context import Context
 from kenning.runtime.sweep import Sweep
 from kenning.store import pair_id
+from kenning.truth.ruling import Ruling
 
 BLOCK = 512
 MAX_MERGE = 50
@@ -253,8 +254,10 @@ class Duplicates:
         return out, len(members) - len(have)
 
     def merge(self, keep: str, others: list[str], reason: str | None, *, actor: str) -> Merged:
-        """Archive ``others`` as duplicates of ``keep`` and give
-        ``keep`` the union of their tags."""
+        """Archive ``others`` as duplicates of ``keep`` and give ``keep`` the union of their tags:
+        one unit of work gated on every memory as read (state, trust, ``keep``'s tags) and on no
+        pair of them having been kept apart, so of two merges of one cluster that exclude each
+        other exactly one applies (``Conflict`` for the other, nothing written)."""
         kept = self.memories.get(keep)
         if kept.state == "archived":
             raise InvalidInput(
@@ -277,27 +280,52 @@ class Duplicates:
         archived = [v.key for v in victims if v.state != "archived"]
         # named apart: this merge did not archive them
         already = [v.key for v in victims if v.state == "archived"]
-        for key in archived:
-            self.archive(key, reason=why, actor=actor)
-        if added:
-            self.memories.retag(keep, add=added, actor=actor, reason=why)
         done = Merged(keep, archived, already, added, dropped, why)
+        ruling = Ruling(self.ctx, actor)
+        ruling.take(kept, "tags")
+        for victim in victims:
+            ruling.take(victim)
+        for key in archived:
+            ruling.archive(key, why)
+        if added:
+            self._retag(ruling, kept, added, why)
         details = {k: v for k, v in done.public().items() if k not in ("kept", "reason")}
-        self.ctx.audit(
-            actor,
-            "merge_duplicates",
-            keep,
+        ruling.record(
+            self.ctx.event(
+                actor,
+                "merge_duplicates",
+                keep,
+                reason=why,
+                before=kept.content,
+                after=kept.content,
+                details=details,
+            )
+        )
+        if not ruling.commit([self.distinct.undecided([(keep, v) for v in names])]).applied:
+            raise Conflict(_lost("merged", ruling), hint=_AGAIN)
+        for victim in victims:  # like any archive: an archived side closes its contradictions
+            if victim.key in archived and victim.trust == "disputed":
+                self.memories.contradictions.close_for(victim.key, "archived", actor=actor)
+        return done
+
+    def _retag(self, ruling: Ruling, kept: Memory, added: list[str], why: str) -> None:
+        tags = (*kept.tags, *added)
+        event = self.ctx.event(
+            ruling.actor,
+            "retag",
+            kept.key,
             reason=why,
             before=kept.content,
             after=kept.content,
-            details=details,
+            details={"before": list(kept.tags), "after": list(tags)},
         )
-        return done
+        ruling.change(kept.key, {"tags": tags}, event)
 
     def keep_both(self, keys: list[str], reason: str | None, *, actor: str) -> KeptApart:
         """A person's decision that these memories are not duplicates: every pair among them is
-        never proposed as a duplicate again. Nothing is archived or
-        changed; the decision is audited."""
+        never proposed as a duplicate again. Nothing is archived or changed; the decision is
+        audited, in one unit gated on every member's state as read and on each pair's decision
+        as read (a merge or another keep of them meanwhile: ``Conflict``, nothing written)."""
         names = list(dict.fromkeys(keys))
         if not 2 <= len(names) <= MAX_MERGE:
             raise InvalidInput(
@@ -306,17 +334,26 @@ class Duplicates:
         note = validation.reason(reason)
         if not note:
             raise InvalidInput("say why these are not duplicates", hint="e.g. 'different services'")
-        for key in names:  # all exist before anything is recorded
-            self.memories.get(key)
+        members = [self.memories.get(key) for key in names]  # all exist before anything is recorded
         pairs = [(a, b) for n, a in enumerate(names) for b in names[n + 1 :]]
+        read = self.distinct.decided(pairs)
+        ruling = Ruling(self.ctx, actor)
+        for member in members:
+            ruling.take(member)
         done = KeptApart(names, len(pairs), note)
-        self.distinct.record(
-            pairs,
-            {"actor": actor, "at": self.ctx.clock.now(), "reason": note},
-            [
-                self.ctx.event(
-                    actor, "keep_duplicates", names[0], reason=note, details=done.public()
-                )
-            ],
+        decision = {"actor": actor, "at": ruling.at, "reason": note}
+        ruling.record(
+            self.ctx.event(actor, "keep_duplicates", names[0], reason=note, details=done.public())
         )
+        if not ruling.commit(self.distinct.recording(pairs, decision, read)).applied:
+            raise Conflict(_lost("kept apart", ruling), hint=_AGAIN)
         return done
+
+
+_AGAIN = "find_duplicates again and decide from what it shows; nothing was written"
+
+
+def _lost(verb: str, ruling: Ruling) -> str:
+    """What changed while a decision on duplicates was made (nothing was written)."""
+    seen = "; ".join(ruling.changed()) or "a pair of them was kept apart or merged meanwhile"
+    return f"the memories changed while they were {verb}: {seen}"

@@ -31,6 +31,7 @@ from kenning.knowledge.skill_doc import Lesson, Rule
 from kenning.language import phrases
 from kenning.memory.memories import content_sha
 from kenning.runtime.context import Context
+from kenning.runtime.once import once
 
 MAX_SOURCES = 1_000  # memories read per namespace for one domain
 SHA_LENGTH = 64
@@ -156,12 +157,34 @@ class Skills:
         self.store = ctx.store.skills
 
     # --- compiling ------------------------------------------------------------------------
-    def compile_skill(self, domain: str, *, mode: Mode = "propose", actor: str) -> Proposal:
+    def compile_skill(
+        self,
+        domain: str,
+        *,
+        mode: Mode = "propose",
+        actor: str,
+        idempotency_key: str | None = None,
+    ) -> Proposal:
         """Compile the domain's skill. ``preview`` stores nothing;
-        ``propose`` stores it for review."""
+        ``propose`` stores it for review. With ``idempotency_key`` a retried proposal returns the
+        first call's proposal instead of storing another (kenning.runtime.once)."""
         name = domain_name(domain)
         if mode not in ("propose", "preview"):
             raise InvalidInput(f"unknown mode {mode!r}", hint="use propose or preview")
+        if idempotency_key is not None and mode == "propose":
+            return once(
+                self.ctx,
+                "compile_skill",
+                actor,
+                idempotency_key,
+                name,
+                lambda: self._compile(name, mode, actor),
+                public=lambda p: {"id": p.id},
+                load=lambda reply: self.proposal(str(reply["id"])),
+            )
+        return self._compile(name, mode, actor)
+
+    def _compile(self, name: str, mode: Mode, actor: str) -> Proposal:
         kept, held = skill_doc.gate(self.rules(name), self.ctx.settings.skill_min_sources)
         now = self.ctx.clock.now()
         body = skill_doc.render(name, kept, iso(now) or "")
@@ -334,7 +357,10 @@ class Skills:
         if not self.store.advance(
             proposal.id, "pending", "rejected", [event], approved_by=approver or "unknown"
         ):
-            raise Conflict(f"proposal {proposal.id} is {proposal.status}, not pending")
+            raise Conflict(
+                f"proposal {proposal.id} is {self.proposal(proposal.id).status}, not pending",
+                hint="only a pending proposal can be rejected; nothing was written",
+            )
         return self.proposal(proposal.id)
 
     def write(self, proposal_id: str, *, actor: str) -> Skill:

@@ -173,7 +173,22 @@ class Bulk:
         self, memories: list[Memory], vectors: list[Any], actor: str
     ) -> list[RememberResult]:
         """The duplicate check (one pipeline of KNNs) and the writes (one
-        pipeline of units) of one batch."""
+        pipeline of units) of one batch, under the claims ``remember`` takes on each content."""
+        claims = {c.key: c for c in (self.memories.claim(m) for m in memories)}
+        held = []
+        try:
+            # in one global order, so two imports of overlapping drafts never wait on each other
+            for key in sorted(claims):
+                self.memories.wait(claims[key])
+                held.append(claims[key])
+            return self._checked_write(memories, vectors, actor)
+        finally:
+            for claim in held:
+                claim.release()
+
+    def _checked_write(
+        self, memories: list[Memory], vectors: list[Any], actor: str
+    ) -> list[RememberResult]:
         results = self._deduplicate(memories, vectors)
         rows = [(m, v) for m, v, r in zip(memories, vectors, results, strict=True) if r is None]
         now = self.ctx.clock.now()

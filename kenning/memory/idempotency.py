@@ -11,27 +11,19 @@ A key names one request: reusing it for different content is refused.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ulid import ULID
 
-from kenning.core.errors import Conflict, InvalidInput
+from kenning.core.errors import Conflict
 from kenning.core.models import Note, RememberResult
 from kenning.runtime.context import Context
+from kenning.runtime.once import checked
 
-KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
-KEY_RULE = "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
 REPLY_DAYS = 1
 # longer than any one remember takes; a crashed caller's marker expires after it
 PENDING_SECONDS = 30.0
-
-
-def checked(key: str) -> str:
-    if not isinstance(key, str) or not KEY_RE.match(key):
-        raise InvalidInput(f"idempotency key {key!r} is not allowed", hint=KEY_RULE)
-    return key
 
 
 @dataclass(frozen=True)

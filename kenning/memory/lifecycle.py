@@ -425,52 +425,45 @@ class Lifecycle:
             )
             if not result.hits:
                 break
-            self._apply([h.memory for h in result.hits], to, reason, actor, action)
-            done += len(result.hits)
+            done += self._apply([h.memory for h in result.hits], to, reason, actor, action)
         return done
 
     def _apply(
         self, batch: list[Memory], to: str | None, reason: str, actor: str, action: str
-    ) -> None:
+    ) -> int:
+        """Move (or forget) each memory of ``batch`` while its state and project are still as
+        the search read them: one unit per memory, gated on both, so two bulk actions at once
+        (or a bulk action and a single move) never both apply to one memory and each applied
+        change has exactly one event. Returns how many applied."""
         now = self.ctx.clock.now()
-        events = []
-        marker = keep_snapshots(self.ctx, batch) if to is None else {}
-        for m in batch:
-            details: dict[str, Any] = {"bulk": action}
-            if to is None:
-                details["snapshot"] = marker
-            else:
-                details.update({"from": m.state, "to": to})
-            events.append(
-                AuditEvent(
-                    actor=actor,
-                    action=_ACTION.get(to or "", "forget"),
-                    key=m.key,
-                    reason=reason,
-                    at=now,
-                    before=digest(m.content),
-                    after=digest(None if to is None else m.content),
-                    details=details,
-                )
-            )
+        events = [self._bulk_event(m, to, reason, actor, action, now) for m in batch]
         if to is None:
-            self.ctx.store.memories.delete_many(
-                [(m.key, [e], self._hint_ops(m)) for m, e in zip(batch, events, strict=True)]
+            marker = keep_snapshots(self.ctx, batch)
+            for event in events:
+                event.details["snapshot"] = marker
+        read = [{"state": m.state, "project": m.project} for m in batch]
+        if to is None:
+            applied = self.ctx.store.memories.delete_many(
+                [(m.key, [e], self._hint_ops(m)) for m, e in zip(batch, events, strict=True)],
+                read,
             )
         else:
-            self.ctx.store.memories.patch_many(
+            outcomes = self.ctx.store.memories.patch_many(
                 [
                     (
                         replace(
                             state_patch(m, to, reason=reason, actor=actor, at=now),
+                            expect=guard,
                             also=self._hint_ops(m),
                         ),
                         [e],
                     )
-                    for m, e in zip(batch, events, strict=True)
+                    for m, e, guard in zip(batch, events, read, strict=True)
                 ]
             )
-        for m in batch:
+            applied = [outcome == APPLIED for outcome in outcomes]
+        moved = [m for m, ok in zip(batch, applied, strict=True) if ok]
+        for m in moved:
             # only disputed memories have open records
             if to in (None, "archived") and m.trust == "disputed":
                 self.memories.contradictions.close_for(
@@ -478,6 +471,25 @@ class Lifecycle:
                 )
             elif m.state == "archived" and to is not None:
                 self.memories.contradictions.on_reinstate(m.key, actor=actor)
+        return len(moved)
+
+    @staticmethod
+    def _bulk_event(
+        m: Memory, to: str | None, reason: str, actor: str, action: str, at: float
+    ) -> AuditEvent:
+        details: dict[str, Any] = {"bulk": action}
+        if to is not None:
+            details.update({"from": m.state, "to": to})
+        return AuditEvent(
+            actor=actor,
+            action=_ACTION.get(to or "", "forget"),
+            key=m.key,
+            reason=reason,
+            at=at,
+            before=digest(m.content),
+            after=digest(None if to is None else m.content),
+            details=details,
+        )
 
 
 _ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}

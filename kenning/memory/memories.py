@@ -205,7 +205,7 @@ class Memories:
         # The claim, the suppressions, the duplicate KNN and the contradiction check's KNNs (the
         # memory not written yet: Contradictions.before_write) in one round trip; the claim's
         # release goes with the write (or, on a duplicate or an error, on its own).
-        claim = self._claim(memory)
+        claim = self.claim(memory)
         search = self.duplicate_search(memory.namespace, memory.project, vector)
         nearby = (
             self.contradictions.before_write(memory, vector) if rules.check_contradictions else []
@@ -217,7 +217,7 @@ class Memories:
         try:
             # another remember of the same content holds it: wait, then check again
             if not claimed.taken:
-                self._wait(claim)
+                self.wait(claim)
                 found, near = self.ctx.store.memories.search(search), None
             existing = self._duplicate(found)
             if (
@@ -334,7 +334,7 @@ class Memories:
             notes.append(Note("refreshed", event_date=iso(new.event_date)))
         return RememberResult("duplicate", existing.key, similarity, notes=tuple(notes))
 
-    def _claim(self, memory: Memory) -> Lease:
+    def claim(self, memory: Memory) -> Lease:
         """The claim on this content in this namespace and project (SET NX PX on one key, so
         cluster-safe), held while it is checked and written: a concurrent remember of the same
         text waits, then its duplicate check sees this write. A claim whose holder died expires."""
@@ -346,7 +346,7 @@ class Memories:
         )
 
     @staticmethod
-    def _wait(claim: Lease) -> None:
+    def wait(claim: Lease) -> None:
         """Take ``claim`` once its holder gives it up (or it expires);
         Conflict after CLAIM_SECONDS."""
         deadline = time.monotonic() + CLAIM_SECONDS

@@ -27,8 +27,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from kenning.core import validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import Memory, iso
@@ -36,17 +34,22 @@ from kenning.core.schema import FIELD_NAMES, NAMESPACES, bytes_vector, decode, e
 from kenning.memory.suppression import Suppression
 from kenning.memory.suppression import term as suppression_term
 from kenning.ops import export
+from kenning.ops.seal import Seal, checksum
 from kenning.runtime.context import Context
+from kenning.runtime.once import once
 from kenning.runtime.sweep import Sweep
 from kenning.store import STATUSES, Contradiction, pair_id
 from kenning.truth.history import Reindex
 
 FORMAT = "kenning-backup"
-VERSION = 1
+VERSION = 2  # 2: sealed with a checksum (kenning.ops.seal); 1 (no checksum) is still read
+VERSIONS = (1, VERSION)
 MB = 1024 * 1024
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
 LABEL_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 REPORT_ITEMS = 200
+# a retry with the same idempotency key waits this long for a backup still being written
+BACKUP_PENDING_SECONDS = 3_600.0
 TIMES = (
     "created_at",
     "updated_at",
@@ -176,10 +179,30 @@ class Backups:
         label: str | None = None,
         actor: str,
         progress: Progress | None = None,
+        idempotency_key: str | None = None,
     ) -> BackupWritten:
-        """Write a backup file; returns its name, path and counts."""
+        """Write a backup file; returns its name, path and counts. With ``idempotency_key``, a
+        retry (same caller, same key, same arguments) returns the first call's file instead of
+        writing another (kenning.runtime.once)."""
         if label is not None and not LABEL_RE.match(label):
             raise InvalidInput(f"label {label!r} is not allowed", hint="1-40 of a-z, 0-9 and '-'")
+        if idempotency_key is not None:
+            return once(
+                self.ctx,
+                "backup",
+                actor,
+                idempotency_key,
+                json.dumps({"vectors": vectors, "label": label}),
+                lambda: self._backup(vectors=vectors, label=label, actor=actor, progress=progress),
+                public=BackupWritten.public,
+                load=lambda reply: BackupWritten(**reply),
+                pending_seconds=BACKUP_PENDING_SECONDS,
+            )
+        return self._backup(vectors=vectors, label=label, actor=actor, progress=progress)
+
+    def _backup(
+        self, *, vectors: bool, label: str | None, actor: str, progress: Progress | None
+    ) -> BackupWritten:
         now = self.ctx.clock.now()
         stamp = (iso(now) or "").replace("-", "").replace(":", "")
         name = f"kenning-backup-{stamp}{'-' + label if label else ''}.json"
@@ -204,13 +227,8 @@ class Backups:
     def _write(
         self, path: Path, *, vectors: bool, at: float, progress: Progress | None
     ) -> dict[str, int]:
-        sweep = Sweep(self.ctx)
-        memories = list(sweep.memories(NAMESPACES))
-        records = self.records.many(
-            self.records.ids(open_only=False, limit=max(1, self.records.count(open_only=False)))
-        )
-        suppressions = self.suppressions.all()
-        kept_apart = self.ctx.store.distinct.decisions()
+        # the keys only: each memory is read whole later, as one snapshot (``_write_memories``)
+        keys = [m.key for m in Sweep(self.ctx).memories(NAMESPACES, fields=("created_at",))]
         header = {
             "format": FORMAT,
             "version": VERSION,
@@ -222,54 +240,74 @@ class Backups:
             },
             "vectors": vectors,
         }
+        seal = Seal(header)
         # The file holds every memory: readable by the owner only, like the data directory.
         with os.fdopen(
             os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8"
         ) as out:
             out.write(json.dumps(header)[:-1] + ', "memories": [\n')
-            self._write_memories(out, memories, vectors=vectors, progress=progress)
-            out.write(
-                '],\n"suppressions": '
-                + json.dumps([{"term": t, "record": r} for t, r in suppressions.items()])
+            written, contexts = self._write_memories(
+                out, keys, seal, vectors=vectors, progress=progress
             )
-            out.write(',\n"contradictions": ' + json.dumps([r.encode() for r in records]))
-            out.write(
-                ',\n"kept_apart": '
-                + json.dumps(
-                    [
-                        {"pair": pair.split("|"), "record": record}
-                        for pair, record in sorted(kept_apart.items())
-                    ]
-                )
+            # read after the memories: a record or decision made meanwhile names memories the
+            # file holds (or that a restore re-checks)
+            records = self.records.many(
+                self.records.ids(open_only=False, limit=max(1, self.records.count(open_only=False)))
             )
-            contexts = [m.key for m in memories if m.kind == "context"]
-            out.write(',\n"project_contexts": ' + json.dumps(contexts) + "}\n")
+            sections: dict[str, list[Any]] = {
+                "suppressions": [
+                    {"term": t, "record": r} for t, r in self.suppressions.all().items()
+                ],
+                "contradictions": [r.encode() for r in records],
+                "kept_apart": [
+                    {"pair": pair.split("|"), "record": record}
+                    for pair, record in sorted(self.ctx.store.distinct.decisions().items())
+                ],
+                "project_contexts": contexts,
+            }
+            out.write("]")
+            for name, value in sections.items():
+                out.write(f',\n"{name}": ' + json.dumps(value))
+            out.write(',\n"checksum": ' + json.dumps(seal.finish(sections)) + "}\n")
         return {
-            "memories": len(memories),
-            "suppressions": len(suppressions),
+            "memories": written,
+            "suppressions": len(sections["suppressions"]),
             "contradictions": len(records),
             "project_contexts": len(contexts),
-            "kept_apart": len(kept_apart),
+            "kept_apart": len(sections["kept_apart"]),
         }
 
     def _write_memories(
-        self, out: Any, memories: list[Memory], *, vectors: bool, progress: Progress | None
-    ) -> None:
+        self,
+        out: Any,
+        keys: list[str],
+        seal: Seal,
+        *,
+        vectors: bool,
+        progress: Progress | None,
+    ) -> tuple[int, list[str]]:
+        """Each memory as one snapshot: its fields and vector from one read of its hash (a
+        memory changed during the backup is in the file as one version, never half of two);
+        one gone meanwhile is left out. Returns how many were written and the project
+        contexts among them."""
         batch = 500
-        for start in range(0, len(memories), batch):
-            chunk = self.ctx.store.memories.recalls.live(memories[start : start + batch])
-            stored = (
-                self.ctx.store.vectors([m.key for m in chunk]) if vectors else [None] * len(chunk)
-            )
-            for i, (memory, vector) in enumerate(zip(chunk, stored, strict=True)):
+        written, contexts = 0, []
+        for start in range(0, len(keys), batch):
+            for snapshot in self.ctx.store.memories.snapshots(keys[start : start + batch]):
+                if snapshot is None:
+                    continue
+                memory, vector = snapshot
                 entry: dict[str, Any] = {"key": memory.key, "fields": encode(memory)}
-                if vector is not None:
-                    entry["vector"] = base64.b64encode(
-                        np.asarray(vector, dtype="<f4").tobytes()
-                    ).decode()
-                out.write(("," if start + i else "") + json.dumps(entry, sort_keys=True) + "\n")
+                if vectors and vector is not None:
+                    entry["vector"] = base64.b64encode(vector).decode()
+                seal.memory(entry)
+                out.write(("," if written else "") + json.dumps(entry, sort_keys=True) + "\n")
+                written += 1
+                if memory.kind == "context":
+                    contexts.append(memory.key)
             if progress is not None:
-                progress("backup", min(start + batch, len(memories)), len(memories))
+                progress("backup", min(start + batch, len(keys)), len(keys))
+        return written, contexts
 
     def export(self, out: Any) -> int:
         """Write every memory to ``out`` as a line of the lossless export (kenning.ops.export);
@@ -637,14 +675,29 @@ def load(path: Path, *, max_bytes: int) -> dict[str, Any]:
         check(data)
     except InvalidInput as exc:
         raise InvalidInput(f"{path.name}: {exc.message}", hint=exc.hint or DAMAGED) from exc
+    verify(path.name, data)
     return dict(data)
+
+
+def verify(name: str, data: dict[str, Any]) -> None:
+    """Refuse a sealed backup whose content is not what was written (edited, or damaged in a way
+    that still parses); a version 1 file was written before backups were sealed."""
+    if data["version"] == 1:
+        return
+    found = data.get("checksum")
+    if found != checksum(data):
+        what = "has no checksum" if found is None else "does not match its checksum"
+        raise InvalidInput(
+            f"{name} {what}: it was changed after Kenning wrote it, so it is not restored",
+            hint="restore an unedited backup (list_backups shows them); nothing was written",
+        )
 
 
 def check(data: Any) -> None:
     """Validate the parsed structure of a backup. Pure; raises InvalidInput."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidInput("this is not a Kenning backup (no format marker)")
-    if data.get("version") != VERSION:
+    if data.get("version") not in VERSIONS:
         raise InvalidInput(
             f"backup format version {data.get('version')!r} is not supported; this is {VERSION}"
         )

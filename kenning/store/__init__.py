@@ -172,6 +172,26 @@ class Store:
         """Events that record no write of their own, in one round trip."""
         return self.units.commit(Unit(events))
 
+    def decide(
+        self,
+        events: Sequence[AuditEvent],
+        *,
+        patches: Sequence[Patch] = (),
+        new: Sequence[tuple[Memory, np.ndarray[Any, Any] | None]] = (),
+        also: Sequence[Op] = (),
+    ) -> Committed:
+        """A decision over several memories and records as ONE unit of work: every patch's
+        ``expect`` and every gate in ``also`` (e.g. ``contradictions.saving``) is checked before
+        anything is written, so the decision applies only while what it was made from still
+        holds (else GONE or CHANGED, nothing written or recorded). ``new``: memories it
+        creates."""
+        unit = Unit(events)
+        for p in patches:
+            unit.patch(p.key, p.set, p.remove, expect=p.expect).extend(p.also)
+        for memory, vector in new:
+            unit.extend(self.memories.fields(memory, vector))
+        return self.units.commit(unit.extend(also))
+
     def close(self) -> None:
         """Write what waits behind replies (the recall log and counters), then stop that writer. The
         connection is the caller's."""

@@ -24,7 +24,7 @@ import valkey
 from kenning.core.models import iso
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
-from kenning.store.unit import Unit, Units
+from kenning.store.unit import Op, Unit, Units
 
 STATUSES: tuple[str, ...] = ("open", "resolved", "closed")
 _JSON = ("evidence", "projects", "prior")
@@ -102,6 +102,30 @@ class Contradiction:
         return cls(**values)
 
 
+# what a decision on a record was made from: a unit deciding it is gated on these
+DECIDED = ("status", "decision", "resolved_at")
+
+
+class _Ops:
+    """Collects ``_queue``'s writes as ops (the methods a Unit and a pipeline share)."""
+
+    def __init__(self) -> None:
+        self.ops: list[Op] = []
+
+    def hset(self, key: str, mapping: dict[str, str]) -> None:
+        self.ops.append(("HSET", key, tuple(v for pair in mapping.items() for v in pair)))
+
+    def zadd(self, key: str, mapping: dict[str, float]) -> None:
+        flat = tuple(v for member, score in mapping.items() for v in (repr(score), member))
+        self.ops.append(("ZADD", key, flat))
+
+    def zrem(self, key: str, *members: str) -> None:
+        self.ops.append(("ZREM", key, members))
+
+    def sadd(self, key: str, *members: str) -> None:
+        self.ops.append(("SADD", key, members))
+
+
 def pair_id(a: str, b: str) -> str:
     """The order-free name of a pair of memory keys."""
     first, second = sorted((a, b))
@@ -126,6 +150,14 @@ class ContradictionStore:
             self.units.commit(self._queue(Unit(events), record))
         else:
             call(self._queue(self.client.pipeline(transaction=False), record).execute)
+
+    def saving(self, record: Contradiction, *, read: Contradiction) -> list[Op]:
+        """The writes of ``save`` as ops for a decision's unit, gated on the record still being
+        as ``read`` (its status, decision and time of resolution): a concurrent decision on the
+        same record makes the unit write nothing."""
+        seen = read.encode()
+        gate = tuple(v for name in DECIDED for v in (name, seen[name]))
+        return [("GATE", self._k("rec", record.id), gate), *self._queue(_Ops(), record).ops]
 
     def _queue(self, target: Any, record: Contradiction) -> Any:
         """The record's writes on ``target`` (a Unit or a pipeline: one key per command)."""

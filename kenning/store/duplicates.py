@@ -15,7 +15,7 @@ import valkey
 
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
-from kenning.store.unit import Unit, Units
+from kenning.store.unit import Op, Unit, Units
 
 
 def pair_id(a: str, b: str) -> str:
@@ -35,6 +35,28 @@ class DistinctPairs:
         """The decided pairs with the decision's audit events, one unit of work."""
         value = json.dumps(decision, sort_keys=True)
         self.units.commit(Unit(events).hset(self.key, {pair_id(a, b): value for a, b in pairs}))
+
+    def recording(
+        self, pairs: list[tuple[str, str]], decision: dict[str, Any], read: dict[str, str]
+    ) -> list[Op]:
+        """``record``'s write as ops for a decision's unit, gated on each pair's decision still
+        being as ``read`` (``decided``; '' = none): two people keeping the same pairs apart at
+        once record it once."""
+        value = json.dumps(decision, sort_keys=True)
+        ids = [pair_id(a, b) for a, b in pairs]
+        gate = tuple(v for pid in ids for v in (pid, read.get(pid, "")))
+        flat = tuple(v for pid in ids for v in (pid, value))
+        return [("GUARD", self.key, gate), ("HSET", self.key, flat)]
+
+    def undecided(self, pairs: list[tuple[str, str]]) -> Op:
+        """A gate for a decision's unit: none of ``pairs`` was kept apart (a merge of them)."""
+        return ("GUARD", self.key, tuple(v for a, b in pairs for v in (pair_id(a, b), "")))
+
+    def decided(self, pairs: list[tuple[str, str]]) -> dict[str, str]:
+        """The stored decision of each pair (its raw record; absent when none)."""
+        ids = [pair_id(a, b) for a, b in pairs]
+        raw = call(self.client.hmget, self.key, ids) if ids else []
+        return {pid: text(v) for pid, v in zip(ids, raw, strict=True) if v is not None}
 
     def decisions(self) -> dict[str, dict[str, Any]]:
         """Every decided pair id -> its decision (who, when, why): what a backup carries."""

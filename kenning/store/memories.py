@@ -7,7 +7,7 @@ own (folded) values, and callers that show them merge them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -142,6 +142,31 @@ class MemoryStore:
         )
         return self.units.commit(unit).outcome
 
+    def change(
+        self,
+        key: str,
+        expect: dict[str, Any],
+        changes: dict[str, Any],
+        also: Sequence[Op] = (),
+    ) -> Patch:
+        """``changes`` of one memory (None removes a field) as a ``Patch`` applied only while
+        every ``expect`` field holds the value given (None = absent): a decision's part."""
+        sets, removes = schema.encode_changes(changes)
+        guard, _ = schema.encode_changes(expect)
+        return Patch(
+            key,
+            set=dict(sets),
+            remove=removes,
+            expect={name: guard.get(name, "") for name in expect},
+            also=tuple(also),
+        )
+
+    def fields(self, memory: Memory, vector: np.ndarray[Any, Any] | None) -> list[Op]:
+        """The writes of a new memory, for a decision that creates one (e.g. a merge)."""
+        return [
+            ("HSET", memory.key, tuple(v for p in self._fields(memory, vector).items() for v in p))
+        ]
+
     def patch(self, change: Patch, events: Sequence[AuditEvent]) -> int:
         """Apply an encoded ``Patch`` (kenning.store.patches) with its ``events``:
         APPLIED, GONE or CHANGED."""
@@ -183,14 +208,18 @@ class MemoryStore:
         return [c.outcome for c in done]
 
     def delete_many(
-        self, gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]]
+        self,
+        gone: Sequence[tuple[str, Sequence[AuditEvent], Sequence[Op]]],
+        expect: Sequence[Mapping[str, str]] = (),
     ) -> list[bool]:
         """``delete`` for many memories (each with its events and derived writes), one pipelined
-        round trip; whether each one was there."""
+        round trip; whether each one was there (and, given ``expect``, each one's fields still
+        held those encoded values: else it is left as it is, unrecorded)."""
+        guards = list(expect) or [{} for _ in gone]
         done = self.units.commit_many(
             [
-                Unit(events).gate(key).delete(key, self.recalls.key(key)).extend(also)
-                for key, events, also in gone
+                Unit(events).gate(key, guard).delete(key, self.recalls.key(key)).extend(also)
+                for (key, events, also), guard in zip(gone, guards, strict=True)
             ]
         )
         return [c.applied for c in done]
@@ -207,6 +236,28 @@ class MemoryStore:
             return None
         fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
         return Counter.parse(counter).applied(schema.decode(key, fields))
+
+    def snapshots(self, keys: Sequence[str]) -> list[tuple[Memory, bytes | None] | None]:
+        """Each memory whole -- every field and its vector (raw float32 bytes) from ONE HGETALL,
+        so content and vector are of the same version -- with its live recall counters; None
+        where the hash is gone. One pipelined round trip; times exactly as stored."""
+        if not keys:
+            return []
+        self.recalls.settle()
+        pipe = self.client.pipeline(transaction=False)
+        for key in keys:
+            pipe.hgetall(key)
+            self.recalls.queue_read(pipe, key)
+        replies = call(pipe.execute)
+        out: list[tuple[Memory, bytes | None] | None] = []
+        for key, raw, counter in zip(keys, replies[::2], replies[1::2], strict=True):
+            if not raw:
+                out.append(None)
+                continue
+            vector = raw.get(schema.VECTOR_FIELD.encode())
+            fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
+            out.append((Counter.parse(counter).applied(schema.decode(key, fields)), vector))
+        return out
 
     def read_vector(self, key: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
         raw = call(self.client.hget, key, schema.VECTOR_FIELD)

@@ -140,10 +140,13 @@ class Unit:
         return self._op("PRUNE", key, (names, member))
 
     def extend(self, ops: Sequence[Op]) -> Unit:
-        """Writes a sub-store prepared (e.g. index entries derived from
-        a memory), in their order."""
+        """Writes a sub-store prepared (e.g. index entries derived from a memory), in their
+        order; its gates (``GATE``/``GUARD`` ops) join this unit's, checked before any write."""
         for command, key, args in ops:
-            self._op(command, key, args)
+            if command in ("GATE", "GUARD"):  # a gate checks before anything is written
+                self.gates.append((command, key, tuple(args)))
+            else:
+                self._op(command, key, args)
         return self
 
     def hdel(self, key: str, *fields: str) -> Unit:

@@ -19,7 +19,6 @@ record with that reason.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,15 +26,16 @@ from typing import Any
 from ulid import ULID
 
 from kenning.core import credentials, query, validation
-from kenning.core.errors import Conflict, InvalidInput, NotFound
+from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.models import GLOBAL_PROJECT, Memory, iso
 from kenning.core.schema import FIELD_NAMES, NAMESPACES, vector_bytes
 from kenning.language import polarity, values
 from kenning.runtime.context import Context
 from kenning.store import STATUSES, Contradiction, Near, SearchResult
+from kenning.truth import resolution
 from kenning.truth.belief import Belief, belief_fields
 
-DECISIONS: tuple[str, ...] = ("keep_a", "keep_b", "both_valid", "not_a_contradiction", "merge")
+DECISIONS = resolution.DECISIONS
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
 PENDING = "pending"  # a deferred second-tier verdict not in yet (Contradictions.defer)
 PENDING_NOTE = "the second tier's verdict is queued (the enrichment queue asks the LLM)"
@@ -186,7 +186,7 @@ class Contradictions:
         """Re-check a memory that is visible again (reinstated from archived, restored): an
         archive closed its records and released their pairs, so a conflict that
         still holds is flagged anew."""
-        memory = self._read(key)
+        memory = self.read(key)
         vector = self.ctx.store.memories.read_vector(key)
         return [] if vector is None else self.on_remember(memory, vector, actor=actor)
 
@@ -333,7 +333,7 @@ class Contradictions:
                 hint="e.g. check_contradictions(project='shop')",
             )
         if key:
-            targets = [self._read(key)]
+            targets = [self.read(key)]
         elif project:
             targets = self._project_members(validation.project(project))
         else:
@@ -481,152 +481,14 @@ class Contradictions:
         actor: str,
         content: str | None = None,
     ) -> Contradiction:
-        """Apply a decision (see the module docstring); returns the updated record."""
-        record = self.get(record_id)
-        if decision not in DECISIONS:
-            raise InvalidInput(
-                f"unknown decision {decision!r}", hint=f"use one of {', '.join(DECISIONS)}"
+        """Apply a decision (see the module docstring) as one unit of work gated on the record
+        and both sides as read (kenning.truth.resolution); returns the updated record."""
+        ask = resolution.asked(decision, note, content)  # before anything is read or changed
+        if ask.content:  # a merged statement is stored content: no credential in it
+            ask = replace(
+                ask, content=credentials.guard(ask.content, self.ctx.settings.credentials)
             )
-        text = validation.reason(note) or ""
-        if decision == "both_valid" and not text:
-            raise InvalidInput(
-                "both_valid needs a note saying how both hold",
-                hint="e.g. note='pickle only for the internal cache; never for input'",
-            )
-        if decision == "merge" and not (content and content.strip()):
-            raise InvalidInput(
-                "merge needs the merged content", hint="pass content= with the one true statement"
-            )
-        # before anything changes
-        merged_text = (
-            credentials.guard(validation.content(content or ""), self.ctx.settings.credentials)
-            if decision == "merge"
-            else ""
-        )
-        if record.status == "closed":
-            raise Conflict(
-                f"contradiction {record_id} is closed ({record.closed_reason})",
-                hint="a side is gone or archived; reinstate it and check_contradictions again",
-            )
-        a, b = self._read(record.a), self._read(record.b)
-        if record.status == "resolved":
-            self._undo(record, actor=actor)
-            a, b = self._read(record.a), self._read(record.b)
-        merged = self._apply(record, decision, a, b, actor=actor, note=text, content=merged_text)
-        resolved = replace(
-            record,
-            status="resolved",
-            decision=decision,
-            note=text,
-            resolved_by=actor,
-            resolved_at=self.ctx.clock.now(),
-            merged_key=merged,
-        )
-        self.records.save(
-            resolved,
-            [
-                self.ctx.event(
-                    actor,
-                    "resolve_contradiction",
-                    key,
-                    reason=text,
-                    details={
-                        "contradiction": record.id,
-                        "decision": decision,
-                        "previous_decision": record.decision,
-                        "merged_key": merged,
-                    },
-                )
-                for key in (record.a, record.b)
-            ],
-        )
-        return resolved
-
-    def _apply(
-        self,
-        record: Contradiction,
-        decision: str,
-        a: Memory,
-        b: Memory,
-        *,
-        actor: str,
-        note: str,
-        content: str,
-    ) -> str:
-        details = {"contradiction": record.id, "decision": decision}
-        reason = note or f"contradiction {record.id}: {decision}"
-        if decision == "keep_a":
-            self.belief.supersede(b, a, actor=actor, reason=reason, details=details)
-            self._clear(a.key, record, actor=actor)
-        elif decision == "keep_b":
-            self.belief.supersede(a, b, actor=actor, reason=reason, details=details)
-            self._clear(b.key, record, actor=actor)
-        elif decision == "merge":
-            merged, vector = self._write_merged(a, b, content, record, actor=actor)
-            for side in (a, b):
-                self.belief.supersede(side, merged, actor=actor, reason=reason, details=details)
-            # a new statement: checked like any remember
-            self.on_remember(merged, vector, actor=actor)
-            return merged.key
-        else:
-            for key in (a.key, b.key):
-                self._clear(key, record, actor=actor)
-        return ""
-
-    def _undo(self, record: Contradiction, *, actor: str) -> None:
-        """Undo the effects of the previous decision before a new one (resolution change)."""
-        losers = {"keep_a": [record.b], "keep_b": [record.a], "merge": [record.a, record.b]}
-        reason = f"resolution of contradiction {record.id} changed (was {record.decision})"
-        for key in losers.get(record.decision, []):
-            self.belief.restore(
-                key,
-                record.prior.get(key, {}),
-                actor=actor,
-                reason=reason,
-                details={"contradiction": record.id},
-            )
-            if self._others_open(key, record):  # still disputed by another record
-                self.belief.set_trust(
-                    key,
-                    "disputed",
-                    actor=actor,
-                    action="dispute",
-                    reason=reason,
-                    details={"contradiction": record.id},
-                )
-        if record.merged_key:  # the merged statement no longer stands for both sides
-            self._retire_merged(record.merged_key, reason, actor=actor)
-
-    def _retire_merged(self, key: str, reason: str, *, actor: str) -> None:
-        """Archive the memory an undone merge wrote (reversible with
-        reinstate, like any archive)."""
-        memory = self.ctx.store.memories.read(key)
-        if memory is None or memory.state == "archived":
-            return
-        now = self.ctx.clock.now()
-        self.ctx.store.memories.update(
-            key,
-            {
-                "state": "archived",
-                "state_reason": reason,
-                "state_actor": actor,
-                "state_changed_at": now,
-                "updated_at": now,
-                "reinstate_hints": None,
-            },
-            [
-                self.ctx.event(
-                    actor,
-                    "archive",
-                    key,
-                    reason=reason,
-                    before=memory.content,
-                    after=memory.content,
-                    details={"from": memory.state, "to": "archived", "reinstate_hints": []},
-                )
-            ],
-        )
-        self.close_for(key, "archived", actor=actor)  # like any archive: its own open records close
+        return resolution.Resolution(self).resolve(record_id, ask, actor=actor)
 
     def _clear(self, key: str, record: Contradiction, *, actor: str) -> bool:
         """Lift ``disputed`` unless another open contradiction still touches the memory.
@@ -635,7 +497,7 @@ class Contradictions:
         memory = self.ctx.store.memories.read(key)
         if memory is None:
             return False
-        if memory.trust != "disputed" or self._others_open(key, record):
+        if memory.trust != "disputed" or self.others_open(key, record):
             return True
         prior = str(record.prior.get(key, {}).get("trust") or "stated")
         self.belief.set_trust(
@@ -648,48 +510,12 @@ class Contradictions:
         )
         return True
 
-    def _others_open(self, key: str, record: Contradiction) -> bool:
+    def others_open(self, key: str, record: Contradiction) -> bool:
         """Whether an open record other than ``record`` touches the memory."""
         return any(
             c.id != record.id and c.status == "open"
             for c in self.records.many(self.records.for_key(key))
         )
-
-    def _write_merged(
-        self, a: Memory, b: Memory, content: str, record: Contradiction, *, actor: str
-    ) -> tuple[Memory, Any]:
-        text = content  # validated by resolve before anything changed
-        now = self.ctx.clock.now()
-        tags = tuple(dict.fromkeys((*a.tags, *b.tags)))[: validation.MAX_TAGS]
-        merged = Memory(
-            key=self.ctx.store.memories.new_key(a.namespace, str(ULID())),
-            content=text,
-            namespace=a.namespace,
-            project=a.project if a.project == b.project else GLOBAL_PROJECT,
-            tags=tags,
-            kind="merged",
-            actor=actor,
-            created_at=now,
-            updated_at=now,
-            valid_from=now,
-            content_sha=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            metadata={"merged_from": [a.key, b.key], "contradiction": record.id},
-        )
-        vector = self.ctx.embedder.embed(text)
-        self.ctx.store.memories.write(
-            merged,
-            vector,
-            [
-                self.ctx.event(
-                    actor,
-                    "merge",
-                    merged.key,
-                    after=text,
-                    details={"merged_from": [a.key, b.key], "contradiction": record.id},
-                )
-            ],
-        )
-        return merged, vector
 
     # --- closing --------------------------------------------------------------------------
     def close_for(self, key: str, reason: str, *, actor: str) -> list[str]:
@@ -766,5 +592,5 @@ class Contradictions:
             return "the two memories no longer conflict (edited)"
         return ""
 
-    def _read(self, key: str) -> Memory:
+    def read(self, key: str) -> Memory:
         return self.belief.read(key)

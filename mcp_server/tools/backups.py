@@ -9,12 +9,20 @@ from mcp_server.runtime import current
 
 
 @tool(scope="admin")
-async def backup(vectors: bool = False, label: str | None = None) -> dict[str, Any]:
+async def backup(
+    vectors: bool = False, label: str | None = None, idempotency_key: str | None = None
+) -> dict[str, Any]:
     """Write a JSON backup (memories, suppressions, contradiction
-    records) to the backup directory."""
+    records) to the backup directory. idempotency_key: a retry with it returns the same file."""
     call = current()
     return (
-        await call.run(call.engine.backups.backup, vectors=vectors, label=label, actor=call.actor)
+        await call.run(
+            call.engine.backups.backup,
+            vectors=vectors,
+            label=label,
+            actor=call.actor,
+            idempotency_key=idempotency_key,
+        )
     ).public()
 
 

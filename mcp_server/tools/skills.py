@@ -13,12 +13,20 @@ from mcp_server.runtime import current
 
 @tool(scope="write")
 async def compile_skill(
-    domain: str, mode: Literal["propose", "preview"] = "propose"
+    domain: str,
+    mode: Literal["propose", "preview"] = "propose",
+    idempotency_key: str | None = None,
 ) -> dict[str, Any]:
     """Compile a domain's (a tag's) reviewed lessons into a SKILL.md proposal: body, diff, rule
     changes by risk, sha. Nothing is written until a person approves it; preview stores nothing."""
     call = current()
-    proposal = await call.run(call.engine.skills.compile_skill, domain, mode=mode, actor=call.actor)
+    proposal = await call.run(
+        call.engine.skills.compile_skill,
+        domain,
+        mode=mode,
+        actor=call.actor,
+        idempotency_key=idempotency_key,
+    )
     return proposal.public()
 
 

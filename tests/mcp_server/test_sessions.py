@@ -4,8 +4,10 @@ never closes what it opens."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -80,3 +82,31 @@ def test_an_idle_session_ends_and_its_place_is_free_again(capped: McpHarness) ->
         gone = http.post(capped.url, json=ping, headers=_headers(capped, "write", sessions[0]))
         assert gone.status_code == 404  # the SDK ended it
         assert _open(http, capped).status_code == 200
+
+
+@pytest.fixture
+def cap5(engine: Engine, settings: Settings) -> Iterator[McpHarness]:
+    harness = start_harness(
+        engine,
+        mcp_settings(settings, mcp_stateless=False, mcp_sessions_per_token=5),
+    )
+    yield harness
+    harness.service.stop()
+
+
+def test_parallel_opens_admit_exactly_the_cap(cap5: McpHarness) -> None:
+    """20 initializes at once from one token against a cap of 5: the count and the admission are
+    one step, so exactly 5 sessions open (an earlier check-then-count admitted 563 of 5,000)."""
+    start = threading.Barrier(20)
+
+    def open_one(_: int) -> int:
+        with httpx.Client(timeout=60) as http:
+            start.wait()
+            return _open(http, cap5).status_code
+
+    with ThreadPoolExecutor(20) as pool:
+        codes = list(pool.map(open_one, range(20)))
+    assert sorted(codes) == [200] * 5 + [429] * 15
+    with httpx.Client(timeout=30) as http:  # and the cap still holds afterwards
+        assert _open(http, cap5).status_code == 429
+        assert _open(http, cap5, "read").status_code == 200  # positive control: another token

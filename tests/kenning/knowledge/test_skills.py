@@ -4,6 +4,7 @@ the approval gate, search."""
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,24 @@ def test_an_approved_proposal_citing_a_forgotten_memory_is_not_written(
     again = engine.skills.compile_skill(DOMAIN, actor="agent")  # the positive control
     engine.skills.approve(again.id, again.sha, "ana")
     assert engine.skills.write(again.id, actor="agent").sha == again.sha
+
+
+def test_a_proposal_retried_with_its_idempotency_key_is_stored_once(
+    engine: Engine, history: History
+) -> None:
+    def proposing(_: int) -> str:
+        made = engine.skills.compile_skill(DOMAIN, actor="agent", idempotency_key="skill-run-0001")
+        return made.id
+
+    with ThreadPoolExecutor(3) as pool:
+        ids = set(pool.map(proposing, range(3)))
+    ids.add(proposing(0))
+    assert len(ids) == 1
+    assert len(engine.store.audit.recent(action="skill_propose")) == 1
+    again = engine.skills.proposal(ids.pop())
+    assert again.status == "pending"
+    assert again.body
+    with pytest.raises(Conflict, match="different compile_skill request"):
+        engine.skills.compile_skill("redis", actor="agent", idempotency_key="skill-run-0001")
+    other = engine.skills.compile_skill(DOMAIN, actor="agent", idempotency_key="skill-run-0002")
+    assert other.id != again.id  # positive control: a new key proposes anew

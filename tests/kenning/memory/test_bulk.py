@@ -3,6 +3,8 @@ audited, searchable at once."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -238,3 +240,32 @@ def test_a_repeat_on_another_day_is_a_new_event_as_in_remember(engine: Engine) -
         assert [r.status for r in results] == ["duplicate", new, "duplicate", new, "duplicate"]
         assert (results[0].key, results[2].key) == (existing.key, results[1].key)
     assert engine.memories.list(Listing(projects=["events"])).total == 3
+
+
+def test_parallel_imports_of_the_same_drafts_store_each_once(engine: Engine) -> None:
+    """Each import takes the claim remember takes on each content (in one global order), so two
+    imports of the same file at once store every draft once, and a remember of one of the texts
+    meanwhile is a duplicate too."""
+    drafts = [
+        Draft(f"Import race note {n}: shard {n} lives on host db-{n}.internal", project="imp")
+        for n in range(30)
+    ]
+    start = threading.Barrier(3)
+
+    def importing(_: int) -> list[RememberResult]:
+        start.wait()
+        return Bulk(engine.ctx, engine.memories).remember_many(drafts, actor="i", batch=10)
+
+    def remembering(_: int) -> list[RememberResult]:
+        start.wait()
+        return [engine.memories.remember(drafts[7], actor="r")]
+
+    with ThreadPoolExecutor(3) as pool:
+        runs = [pool.submit(importing, 0), pool.submit(importing, 1), pool.submit(remembering, 2)]
+        results = [r for run in runs for r in run.result()]
+    stored = [r.key for r in results if r.status == "stored"]
+    assert len(stored) == len(drafts)  # each text once, whoever wrote it
+    assert len(set(stored)) == len(stored)
+    assert sum(r.status == "duplicate" for r in results) == len(drafts) + 1
+    listed = engine.memories.list(Listing(projects=["imp"], limit=100))
+    assert sorted(m.content for m in listed.items) == sorted(d.content for d in drafts)

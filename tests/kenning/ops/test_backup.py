@@ -22,6 +22,7 @@ from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.ops.backup import check, decide, rekey
 from kenning.ops.embedded import EmbeddedValkey
+from kenning.ops.seal import sealed
 from kenning.runtime.embedding import Embedder
 from kenning.store import AuditEvent, connect
 from kenning.store import indexes as index_admin
@@ -274,7 +275,8 @@ def _marked_backup(
     entry["vector"] = base64.b64encode(marker.astype("<f4").tobytes()).decode()
     if model is not None:
         data["embedding"]["model"] = model
-    path.write_text(json.dumps(data), encoding="utf-8")
+    # edited on purpose, so sealed again (an edited file is refused: test_an_edited_backup_...)
+    path.write_text(json.dumps(sealed(data)), encoding="utf-8")
     return path, marker
 
 
@@ -517,7 +519,9 @@ def test_a_backup_without_kept_apart_still_restores_and_a_bad_entry_is_refused(
     made = engine.backups.backup(actor="admin")
     path = Path(made.path)
     data = json.loads(path.read_text())
-    del data["kept_apart"]  # a backup written before decisions were carried
+    del data["kept_apart"]  # a backup written before decisions were carried (and sealed)
+    del data["checksum"]
+    data["version"] = 1
     older = path.with_name(path.name.replace(".json", "-older.json"))
     older.write_text(json.dumps(data))
     assert engine.backups.restore(older, dry_run=True, actor="admin").kept_apart == {
