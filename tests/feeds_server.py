@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "kenning" / "feeds" / "fixtures"
+FIXTURES = Path(__file__).resolve().parent / "kenning" / "knowledge" / "feeds" / "fixtures"
 ETAG = '"v1-4bf94d92"'
 LAST_MODIFIED = "Tue, 01 Dec 2026 18:00:00 GMT"
 BIG = 50 * 1024 * 1024

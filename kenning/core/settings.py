@@ -106,7 +106,8 @@ class Settings(BaseSettings):
             "written in fp32 (it keeps onnx); onnx = ONNX Runtime fp32 without torch at serving "
             "time (exported once into KENNING_MODEL_DIR; the reference's vectors); onnx-int8 = "
             "int8 weights (~2x faster, its own vectors, retrieval measured equal: "
-            "docs/benchmarks.md); torch = sentence-transformers, the reference."
+            "docs/benchmarks.md); torch = sentence-transformers, the reference (the [torch] extra, "
+            "which needs the CPU wheel index: pyproject.toml)."
         ),
     )
 
