@@ -145,6 +145,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     )
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_developer_settings_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """`kenning` looks for its .env in KENNING_HOME, ./.env, then ~/.kenning/.env: point
+    KENNING_HOME at an empty folder, so no developer's installed settings reach a test."""
+    before = os.environ.get("KENNING_HOME")
+    os.environ["KENNING_HOME"] = str(tmp_path_factory.mktemp("no-kenning-home"))
+    yield
+    if before is None:
+        del os.environ["KENNING_HOME"]
+    else:
+        os.environ["KENNING_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedValkey]:
     """The suite's server: ``make_settings`` reads KENNING_SEARCH_MODULE from the environment."""

@@ -6,6 +6,8 @@ field (a test fails when one is missing). Settings are frozen: nothing changes t
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -569,7 +571,37 @@ class Settings(BaseSettings):
         return self.feeds_file or self.data_dir / "feeds.yml"
 
 
+# The directory whose .env holds the settings, for a `kenning` run from anywhere (not a setting
+# itself: it says where the settings are). install.sh's default directory is ~/.kenning.
+HOME_VARIABLE = "KENNING_HOME"
+
+
+def settings_file(environ: Mapping[str, str], cwd: Path, home: Path) -> tuple[Path | None, str]:
+    """The ``.env`` the settings come from, and why. Pure.
+
+    ``$KENNING_HOME/.env`` when KENNING_HOME is set (even if missing: a typo is not silently
+    replaced); else ``./.env`` when it exists (a checkout's, `make up`); else ``~/.kenning/.env``
+    when it exists (install.sh's); else none (environment and defaults only).
+    """
+    named = environ.get(HOME_VARIABLE)
+    if named:
+        return Path(named).expanduser() / ".env", f"{HOME_VARIABLE}={named}"
+    local = cwd / ".env"
+    if local.is_file():
+        return local, "the working directory's .env"
+    installed = home / ".kenning" / ".env"
+    if installed.is_file():
+        return installed, "install.sh's (~/.kenning/.env)"
+    return None, f"none (no ./.env, no ~/.kenning/.env, {HOME_VARIABLE} unset)"
+
+
+def current_settings_file() -> tuple[Path | None, str]:
+    """``settings_file`` for this process."""
+    return settings_file(os.environ, Path.cwd(), Path.home())
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Read the settings once (environment, then ``.env``); keyword
-    overrides win (tests, CLI flags)."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Read the settings once (environment, then the ``.env`` of ``current_settings_file``);
+    keyword overrides win (tests, CLI flags)."""
+    path, _why = current_settings_file()
+    return Settings(_env_file=path, **overrides)  # type: ignore[arg-type]
