@@ -577,22 +577,31 @@ HOME_VARIABLE = "KENNING_HOME"
 
 
 def settings_file(environ: Mapping[str, str], cwd: Path, home: Path) -> tuple[Path | None, str]:
-    """The ``.env`` the settings come from, and why. Pure.
+    """The ``.env`` the settings come from, and why (reads only the candidate files).
 
     ``$KENNING_HOME/.env`` when KENNING_HOME is set (even if missing: a typo is not silently
-    replaced); else ``./.env`` when it exists (a checkout's, `make up`); else ``~/.kenning/.env``
-    when it exists (install.sh's); else none (environment and defaults only).
+    replaced); else ``./.env`` when it holds a ``KENNING_`` setting (a checkout's, `make up`;
+    another project's .env is not Kenning's); else ``~/.kenning/.env`` when it exists
+    (install.sh's); else none (environment and defaults only).
     """
     named = environ.get(HOME_VARIABLE)
     if named:
         return Path(named).expanduser() / ".env", f"{HOME_VARIABLE}={named}"
     local = cwd / ".env"
-    if local.is_file():
+    if local.is_file() and _holds_kenning_settings(local):
         return local, "the working directory's .env"
     installed = home / ".kenning" / ".env"
     if installed.is_file():
         return installed, "install.sh's (~/.kenning/.env)"
     return None, f"none (no ./.env, no ~/.kenning/.env, {HOME_VARIABLE} unset)"
+
+
+def _holds_kenning_settings(path: Path) -> bool:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    return any(line.strip().removeprefix("export ").startswith("KENNING_") for line in lines)
 
 
 def current_settings_file() -> tuple[Path | None, str]:

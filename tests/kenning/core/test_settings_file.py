@@ -27,7 +27,9 @@ def test_the_order_is_kenning_home_then_the_working_directory_then_the_install(
         home / ".kenning" / ".env",
         "install.sh's (~/.kenning/.env)",
     )
-    (cwd / ".env").write_text("KENNING_MCP_PORT=2\n", encoding="utf-8")
+    (cwd / ".env").write_text("DATABASE_URL=postgres://x\n", encoding="utf-8")
+    assert settings_file({}, cwd, home)[0] == home / ".kenning" / ".env"  # another project's .env
+    (cwd / ".env").write_text("# mine\nKENNING_MCP_PORT=2\n", encoding="utf-8")
     assert settings_file({}, cwd, home)[0] == cwd / ".env"  # a checkout's .env wins
     found, why = settings_file({"KENNING_HOME": str(named)}, cwd, home)
     assert found == named / ".env"  # named, it wins, even while missing (a typo is not replaced)
