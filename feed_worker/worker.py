@@ -41,12 +41,14 @@ def worker_id() -> str:
 
 
 class QuietRenewal(logging.Filter):
-    """The scheduler's "Running job" / "executed successfully" lines for the lease renewal (every
-    third of the lease TTL) go to DEBUG: at INFO they would be most of the worker's log."""
+    """The scheduler's "Running job" / "executed successfully" lines for its own housekeeping, the
+    lease renewal (every third of the lease TTL) and the feeds.yml re-read (every 30 s), go to
+    DEBUG: at INFO they would be most of the worker's log, two lines every 30 s with no feed at
+    all. A re-read that changes something says so itself (``reload_feeds``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         job = record.args[0] if isinstance(record.args, tuple) and record.args else None
-        if record.levelno != logging.INFO or getattr(job, "id", None) != RENEW:
+        if record.levelno != logging.INFO or getattr(job, "id", None) not in (RENEW, RELOAD):
             return True
         log.debug(record.getMessage())
         return False

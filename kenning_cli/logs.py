@@ -16,6 +16,9 @@ from kenning.core.settings import Settings
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Libraries that bring their own handlers or formats; their records go to the root handler instead.
 FOREIGN = ("uvicorn", "uvicorn.error", "uvicorn.access", "fastmcp", "mcp", "apscheduler")
+# Libraries that log every request at INFO ("HTTP Request: POST ... 401 Unauthorized"): their
+# warnings only, unless KENNING_LOG_LEVEL=DEBUG (doctor's expected 401 is no news).
+CHATTY = ("httpx", "httpcore")
 
 
 class JsonFormatter(logging.Formatter):
@@ -44,6 +47,10 @@ def configure(settings: Settings) -> None:
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+    for name in CHATTY:
+        logging.getLogger(name).setLevel(
+            logging.DEBUG if settings.log_level == "DEBUG" else logging.WARNING
+        )
     root = logging.getLogger()
     root.setLevel(settings.log_level)
     if root.handlers:

@@ -10,6 +10,7 @@ from kenning.core.settings import Settings
 from kenning.memory.inspection import Check
 
 TIMEOUT = 60.0  # /healthz embeds once: a cold model on a busy box takes seconds
+WEB_HEALTH = "/healthz"
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -27,6 +28,29 @@ def base_url(settings: Settings) -> str:
     """Where a local client reaches the server (a wildcard bind is reached on loopback)."""
     host = "127.0.0.1" if settings.mcp_host in ("0.0.0.0", "::", "") else settings.mcp_host
     return f"http://{f'[{host}]' if ':' in host else host}:{settings.mcp_port}"
+
+
+def web_url(settings: Settings) -> str:
+    """Where a local browser reaches the dashboard (a wildcard bind is reached on loopback)."""
+    host = "127.0.0.1" if settings.web_host in ("0.0.0.0", "::", "") else settings.web_host
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.web_port}"
+
+
+def web_check(settings: Settings) -> Check:
+    """The dashboard answers its health endpoint."""
+    base = web_url(settings)
+    try:
+        answer = httpx.get(f"{base}{WEB_HEALTH}", timeout=TIMEOUT)
+    except httpx.HTTPError as exc:
+        return Check(
+            "dashboard",
+            False,
+            f"not reachable at {base}: {exc.__class__.__name__} (start it with `kenning up` "
+            "or `kenning web`, or pass --no-web)",
+        )
+    return Check(
+        "dashboard", answer.status_code == 200, f"{base}{WEB_HEALTH} answered {answer.status_code}"
+    )
 
 
 def mcp_checks(settings: Settings, token: str | None) -> list[Check]:

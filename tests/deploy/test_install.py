@@ -72,6 +72,65 @@ def test_dry_run_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     assert "would create an MCP token" in done.stdout
     assert "would create the admin account ada" in done.stdout
     assert not target.exists()
+    assert "Kenning is installed" not in done.stdout  # nothing was
+    assert done.stdout.rstrip().endswith("(local mode).")
+    assert "Dry run: nothing was changed." in done.stdout
+
+
+def test_piped_without_a_source_fails_clearly_and_creates_nothing(tmp_path: Path) -> None:
+    """curl | bash: no checkout beside the script and no --source."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KENNING_", "VIRTUAL_ENV"))}
+    env["HOME"] = str(tmp_path)
+    done = subprocess.run(
+        ["bash", "-s", "--", "--local", "--yes"],
+        input=SCRIPT.read_text(encoding="utf-8"),
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "no Kenning source: pass --source PATH|URL" in done.stderr
+    assert "Nothing was changed." in done.stderr
+    assert not (tmp_path / ".kenning").exists()
+    # a source that cannot be cloned: git's own message, then a clear one, and no empty directory
+    bad = installer(tmp_path, "--local", "--yes", "--source", f"file://{tmp_path}/none.git")
+    assert bad.returncode != 0
+    assert "could not clone file://" in bad.stderr
+    assert "Nothing was installed." in bad.stderr
+    assert not (tmp_path / ".kenning").exists()
+    # positive control: run from a checkout, the checkout is the source (a dry run shows it)
+    here = installer(tmp_path, "--dry-run", "--local", "--venv", str(VENV))
+    assert here.returncode == 0, here.stderr
+    assert "would write" in here.stdout
+
+
+def test_uninstall_says_uninstalling_and_what_happens_to_the_model_cache(tmp_path: Path) -> None:
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "docker").write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")  # no engine
+    (stubs / "docker").chmod(0o755)
+    cache = tmp_path / "cache" / "kenning" / "models"
+    cache.mkdir(parents=True)
+    (cache / "model-x.onnx").write_bytes(b"x" * 100_000)
+    target = tmp_path / "kenning"
+    target.mkdir()
+    extra = {"PATH": f"{stubs}:{os.environ['PATH']}", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ("--uninstall", "--yes", "--dir", str(target), "--venv", str(VENV))
+    kept = installer(tmp_path, *args, extra=extra)
+    assert kept.returncode == 0, kept.stderr
+    assert "uninstalling the local mode" in kept.stderr
+    assert "installing the local mode" not in kept.stderr.replace("uninstalling", "")
+    assert f"the model cache {cache} (" in kept.stderr
+    assert "stays" in kept.stderr
+    assert cache.is_dir()
+    purged = installer(tmp_path, *args, "--purge", extra=extra)
+    assert purged.returncode == 0, purged.stderr
+    assert f"removed the model cache {cache}" in purged.stderr
+    assert not cache.exists()
+    assert not target.exists()
 
 
 def test_bad_flags_are_refused_with_a_hint(tmp_path: Path) -> None:
@@ -125,7 +184,7 @@ def test_a_truncated_download_runs_nothing(tmp_path: Path) -> None:
 def local_install(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]:
     home = tmp_path / "home"
     home.mkdir()
-    target = home / "kenning"
+    target = home / ".kenning"  # install.sh's default directory
     ports = {
         "KENNING_MCP_PORT": str(free_port()),
         "KENNING_WEB_PORT": str(free_port()),
@@ -173,6 +232,45 @@ async def test_local_mode_end_to_end(local_install: tuple[Path, Path, dict[str, 
         assert stored.structured_content is not None
         assert stored.structured_content["status"] == "stored"
     pid = (target / "kenning.pid").read_text().strip()
+
+    # the installed command line works from any directory: it finds ~/.kenning/.env
+    anywhere = {k: v for k, v in os.environ.items() if not k.startswith("KENNING_")}
+    anywhere["HOME"] = str(home)
+    made = subprocess.run(
+        [str(VENV / "bin" / "kenning"), "token", "create", "--scope", "read", "--name", "root"],
+        cwd="/",
+        env=anywhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    async with Client(mcp_url, auth=made.stdout.strip().splitlines()[-1]) as client:
+        assert await client.list_tools()  # the new token is accepted
+    doctor = subprocess.run(
+        [str(VENV / "bin" / "kenning"), "doctor"],
+        cwd="/",
+        env=anywhere,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert doctor.stdout.startswith(f"settings file: {env_file}, install.sh's"), doctor.stdout
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "ok   dashboard: " in doctor.stdout
+    # positive control: pointed at an empty KENNING_HOME, the same command finds no settings
+    lost = subprocess.run(
+        [str(VENV / "bin" / "kenning"), "token", "create", "--name", "lost"],
+        cwd="/",
+        env={**anywhere, "KENNING_HOME": str(home / "empty")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert lost.returncode != 0
 
     # idempotent: same secrets, same process, same token
     again = installer(home, *args, extra=ports)

@@ -107,11 +107,13 @@ def test_doctor_shows_the_leader_and_fails_when_the_last_run_failed(
 
     worker = Worker(engine, settings, worker="w1")
     assert worker.run_now(MAINTENANCE).status == "ok"
-    assert main(["doctor", "--no-mcp"]) == 0  # positive control: a good run and a held lease pass
+    assert (
+        main(["doctor", "--no-mcp", "--no-web"]) == 0
+    )  # positive control: a good run and a held lease pass
     assert "ok   worker: leader w1; maintenance ok at " in capsys.readouterr().out
     failing = Worker(engine, settings, worker="w1", jobs=[Job(MAINTENANCE, broken, 60.0)])
     assert failing.run_now(MAINTENANCE).status == "failed"
-    assert main(["doctor", "--no-mcp"]) == 1
+    assert main(["doctor", "--no-mcp", "--no-web"]) == 1
     out = capsys.readouterr().out
     assert "FAIL worker: leader w1; maintenance failed at " in out
     assert out.rstrip().endswith(": RuntimeError: the index is on fire")

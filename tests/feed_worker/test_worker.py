@@ -297,3 +297,38 @@ def test_the_lease_renewal_logs_at_debug_and_the_jobs_still_at_info(
     jobs = [r for r in caplog.records if f'"{MAINTENANCE} (' in r.getMessage()]
     # positive control: the jobs' own lines stay at INFO
     assert "INFO" in {r.levelname for r in jobs}
+
+
+def test_with_no_feeds_the_housekeeping_jobs_log_nothing_at_info(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    recorder: Recorder,
+    stopper: list[Worker],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The feeds.yml re-read and the lease renewal run every few seconds here (every 30 s and 10 s
+    by default): they never write a line at INFO, while a real job's run still does."""
+    engine, fast = _engine(
+        settings,
+        client,
+        embedder,
+        clock,
+        maintenance_interval_minutes=FAST,
+        feed_reload_seconds=0.2,
+        worker_lock_ttl_seconds=0.6,
+        feeds_file=settings.data_dir / "no-feeds.yml",
+    )
+    caplog.set_level(logging.DEBUG)
+    worker = Worker(engine, fast, worker="w1", on_run=recorder)
+    stopper.append(worker)
+    worker.start()
+    recorder.wait_until(lambda runs: len(runs) >= 3)  # 0.9 s at least: several re-reads
+    worker.stop()
+    info = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any(MAINTENANCE in line and "Running job" in line for line in info)  # positive control
+    recurring = [line for line in info if "Running job" in line or "executed successfully" in line]
+    assert not [line for line in recurring if RENEW in line or "feeds-reload" in line]
+    assert len([line for line in debug if "feeds-reload" in line and "Running job" in line]) >= 2

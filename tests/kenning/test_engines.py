@@ -4,7 +4,7 @@ decided each form, pinned on the engine that has them (docs/valkey-search.md).""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -41,7 +41,7 @@ SEED = [  # content, project, tags
 @pytest.fixture(params=ENGINES)
 def on(
     request: pytest.FixtureRequest,
-    engines: dict[str, EmbeddedValkey],
+    engines: Mapping[str, EmbeddedValkey],
     embedder: Embedder,
     prefix: str,
 ) -> Iterator[Engine]:
@@ -84,7 +84,7 @@ def _found(engine: Engine, *clauses: str, **options: Any) -> list[str]:
     return [h.memory.key for h in engine.store.memories.search(search).hits]
 
 
-def test_the_engine_is_the_one_named(on: Engine, engines: dict[str, EmbeddedValkey]) -> None:
+def test_the_engine_is_the_one_named(on: Engine, engines: Mapping[str, EmbeddedValkey]) -> None:
     found = search_module.detect(on.store.client)
     assert found is not None
     assert engines[found.name].settings.valkey_port == on.ctx.settings.valkey_port

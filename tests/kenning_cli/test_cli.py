@@ -54,12 +54,15 @@ def test_doctor_passes_against_a_running_valkey(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
-    assert main(["doctor", "--no-mcp"]) == 0
+    assert main(["doctor", "--no-mcp", "--no-web"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith(
+    first, second, rest = out.split("\n", 2)
+    assert first.startswith("settings file: ")
+    assert second.startswith(
         f"settings: data dir {settings.data_dir}; valkey embedded 127.0.0.1:{settings.valkey_port};"
     )
-    assert "mcp" not in out.split("\n", 1)[1]  # --no-mcp: no MCP check
+    assert "mcp" not in rest  # --no-mcp: no MCP check
+    assert "dashboard" not in rest  # --no-web: no dashboard check
     assert "ok   valkey" in out
     assert re.search(
         r"ok   search module: loaded \((valkey-search|redisearch) \d+\.\d+\.\d+\)", out
@@ -80,9 +83,11 @@ def test_doctor_fails_with_a_reason_per_check_when_valkey_is_stopped(
         pass  # leaves a password file behind, then stops
     _env(monkeypatch, tmp_path, data, port, "kenning:")
     monkeypatch.setenv("KENNING_MCP_PORT", str(free_port()))  # nothing listens there
+    monkeypatch.setenv("KENNING_WEB_PORT", str(free_port()))
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "FAIL mcp server: not reachable at http://127.0.0.1:" in out
+    assert "FAIL dashboard: not reachable at http://127.0.0.1:" in out
     assert "FAIL valkey: Valkey is unreachable" in out
     assert "FAIL search module: not checked: Valkey is unreachable" in out
     assert "FAIL indexes: not checked" in out
@@ -96,7 +101,7 @@ def test_doctor_reports_missing_indexes(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
-    assert main(["doctor", "--no-mcp"]) == 1
+    assert main(["doctor", "--no-mcp", "--no-web"]) == 1
     assert "FAIL indexes: no memory index: start a Kenning service" in capsys.readouterr().out
 
 
@@ -107,3 +112,25 @@ def test_invalid_configuration_is_a_clear_error(
     monkeypatch.setenv("KENNING_VALKEY_PORT", "not-a-port")
     assert main(["doctor"]) == 2
     assert "invalid configuration" in capsys.readouterr().err
+
+
+def test_user_create_without_a_tty_is_a_clear_error_not_a_traceback(
+    engine: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import io
+
+    _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # not a TTY (a pipe, docker exec -T, CI)
+    assert main(["user", "create", "ada", "--role", "admin"]) == 1
+    err = capsys.readouterr().err
+    assert "no terminal to ask the password on" in err
+    assert "--password-stdin" in err
+    assert "Traceback" not in err
+    # positive control: the same account from stdin, as the hint says
+    monkeypatch.setattr("sys.stdin", io.StringIO("correct horse battery staple\n"))
+    assert main(["user", "create", "ada", "--role", "admin", "--password-stdin"]) == 0
+    assert "created account 'ada' with role admin" in capsys.readouterr().out

@@ -66,6 +66,8 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
     assert "ok   worker: leader " in doctor.stdout  # the worker of `up` holds the lock
     assert "ok   mcp server: http://127.0.0.1:" in doctor.stdout
     assert "ok   mcp auth: tokens required" in doctor.stdout  # no --token: the server asks for one
+    web = f"http://127.0.0.1:{env['KENNING_WEB_PORT']}/healthz"
+    assert f"ok   dashboard: {web} answered 200" in doctor.stdout
     created = subprocess.run(
         [
             sys.executable,
@@ -86,21 +88,23 @@ def test_up_serves_then_doctor_passes_then_ctrl_c_stops_everything(
         check=True,
     )
     secret = created.stdout.strip().splitlines()[-1]
+    # the wrong token's 401 at INFO: no httpx request lines; at DEBUG they show (positive control)
     verdicts = {
-        secret: "ok   mcp auth: the token was accepted",
-        "wrong": "FAIL mcp auth: /mcp answered 401",
+        secret: ("ok   mcp auth: the token was accepted", "DEBUG", True),
+        "wrong": ("FAIL mcp auth: /mcp answered 401", "INFO", False),
     }
-    for token, verdict in verdicts.items():
+    for token, (verdict, level, requests_logged) in verdicts.items():
         again = subprocess.run(
             [sys.executable, "-m", "kenning_cli.main", "doctor", "--token", token],
             cwd=tmp_path,
-            env=env,
+            env={**env, "KENNING_LOG_LEVEL": level},
             capture_output=True,
             text=True,
             timeout=180,
             check=False,
         )
         assert verdict in again.stdout, again.stdout + again.stderr
+        assert ("HTTP Request:" in again.stderr) is requests_logged, again.stderr
     assert "mcp server started" in lines
     base = f"http://127.0.0.1:{env['KENNING_MCP_PORT']}"
     assert httpx.get(f"{base}/healthz", timeout=60).status_code == 200  # the probe embeds once
