@@ -28,12 +28,14 @@ from fastmcp.tools.base import Tool, ToolResult
 from fastmcp.tools.function_tool import ToolMeta
 from fastmcp.tools.function_tool import tool as fastmcp_tool
 from fastmcp.utilities.json_schema import dereference_refs
-from mcp_types import CallToolRequestParams, ToolAnnotations
+from mcp import MCPError
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, ToolAnnotations
 
 from kenning.access.tokens import grants
-from kenning.core.errors import BackendUnavailable, NotFound, PermissionDenied
+from kenning.core.errors import BackendUnavailable, InvalidInput, NotFound, PermissionDenied
 from kenning.core.settings import Settings
-from mcp_server import params
+from mcp_server import params, profiles
+from mcp_server.errors import message
 from mcp_server.runtime import caller
 
 Scope = Literal["read", "write", "admin"]
@@ -155,9 +157,11 @@ class Registry:
 
 
 class ScopeGuard(Middleware):
-    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks;
-    ``tools/list`` shows a token only the tools its scope may call (an agent reads, and pays
-    for, no tool it cannot use).
+    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks, then one
+    outside the connection's tool profile (``mcp_server.profiles``: a pointer to a profile that
+    has it); ``tools/list`` shows only the profile's tools its scope may call (an agent reads,
+    and pays for, no tool it cannot or need not use). Both are decided per request, so
+    ``FixedToolsMCP``'s table of tools by name stays as it is.
     """
 
     def __init__(self, registry: Registry, settings: Settings) -> None:
@@ -190,6 +194,9 @@ class ScopeGuard(Middleware):
                     f"{spec.scope} --name NAME`"
                 ),
             )
+        profile = profiles.of_connection(self.settings)
+        if not profiles.shows(profile, name):
+            raise profiles.outside(profile, name)
         return await call_next(context)
 
     async def on_list_tools(
@@ -198,10 +205,16 @@ class ScopeGuard(Middleware):
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         scopes = self._listed_scopes()
+        try:
+            profile = profiles.of_connection(self.settings)
+        except InvalidInput as exc:  # an unknown profile asked for: say which exist
+            raise MCPError(INVALID_PARAMS, message(exc)) from exc
         return [
             t
             for t in await call_next(context)
-            if (spec := self.registry.specs.get(t.name)) is not None and spec.scope in scopes
+            if (spec := self.registry.specs.get(t.name)) is not None
+            and spec.scope in scopes
+            and profiles.shows(profile, t.name)
         ]
 
     def _listed_scopes(self) -> frozenset[str]:

@@ -231,6 +231,14 @@ class Settings(BaseSettings):
         description="Answer each MCP request with one JSON body instead of an SSE stream.",
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+    # the names are kenning.access.tokens.PROFILES (a test checks)
+    mcp_profile: Literal["agent", "curator", "all"] = Field(
+        default="agent",
+        description=(
+            "Tool profile (which tools tools/list shows) of a connection whose token names none "
+            "and sends no X-Kenning-Profile header; the scope still decides what may run."
+        ),
+    )
     mcp_tracing: bool = Field(
         default=False,
         description=(
