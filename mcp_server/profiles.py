@@ -27,13 +27,15 @@ QUERY = "profile"
 CLAIM = PROFILE_CLAIM  # a bearer token's own profile
 SCOPE_PREFIX = "profile:"  # an OAuth grant's profile rides in its scopes
 
-# What an agent uses mid-task: store, find, read in full, correct, say how work went, check the
-# graveyard, the session-start briefing, the project's context and the skills.
+# What an agent uses mid-task: store, find, read in full by key, correct, say how work went,
+# check the graveyard, the session-start briefing (it carries the project's context) and the
+# skills (a skill found is read by its key with recall_detail). Measured (docs/mcp-tools.md):
+# recall_index would cost ~400 tokens more for what recall with a small top_k and recall_detail
+# already give, get_project_context repeats the briefing's context, get_skill recall_detail.
 AGENT = frozenset(
     {
         "remember",
         "recall",
-        "recall_index",
         "recall_detail",
         "update_memory",
         "forget",
@@ -41,9 +43,7 @@ AGENT = frozenset(
         "log_abandoned",
         "warn_if_abandoned",
         "briefing",
-        "get_project_context",
         "find_skills",
-        "get_skill",
     }
 )
 # Review work: read and explain, move visibility, settle contradictions and duplicates, suppress,

@@ -346,6 +346,15 @@ class Settings(BaseSettings):
             "the rest keep their excerpt, marked skipped."
         ),
     )
+    briefing_tokens: int = Field(
+        default=4_000,
+        ge=200,
+        le=50_000,
+        description=(
+            "Token budget of a briefing (four characters of its JSON a token): the least "
+            "important lists are shortened to fit, and the briefing reports what it left out."
+        ),
+    )
     query_expansion: bool = Field(
         default=False,
         description="With a key: recall also searches a few LLM rephrasings of the query.",

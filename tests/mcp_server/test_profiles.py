@@ -181,8 +181,7 @@ async def test_the_agent_workflow_runs_in_the_default_profile(agent_mcp: McpHarn
         key = stored["key"]
         found = await ok(agent, "recall", {"query": "when does the nightly export run"})
         assert key in [r["key"] for r in found["results"]]
-        index = await ok(agent, "recall_index", {"query": "nightly export", "project": "ops-flow"})
-        assert [r["key"] for r in index["results"]] == [key]
+        assert "recall_index" in await refused(agent, "recall_index", {"query": "export"})
         detail = await ok(agent, "recall_detail", {"keys": [key]})
         assert detail["memories"][0]["content"].startswith("The nightly export")
         await ok(agent, "record_experience", {"key": key, "effort": 2, "outcome": "succeeded"})
@@ -201,3 +200,6 @@ async def test_the_agent_workflow_runs_in_the_default_profile(agent_mcp: McpHarn
         brief = await ok(agent, "briefing", {"project": "ops-flow"})
         assert key in [m["key"] for m in brief["recent_knowledge"]]
         assert "systemd timers" in [a["name"] for a in brief["graveyard"]]
+        assert (await ok(agent, "find_skills", {"query": "schedule the nightly export"}))[
+            "skills"
+        ] == []  # none written: the tool answers, it does not pretend
