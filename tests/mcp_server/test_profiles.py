@@ -158,6 +158,19 @@ async def test_an_oauth_grant_carries_the_profile_chosen_at_consent(kit: OAuthKi
         stored = await ok(mcp, "remember", {"content": "Granted with the agent profile"})
         assert stored["status"] == "stored"
         assert "profile 'curator' has it" in await refused(mcp, "audit_log")
+    # the person may untick it: the grant then has none, and the server's default applies
+    unticked = await kit.tokens(
+        client, scope="read write profile:curator", scopes=["read", "write"]
+    )
+    assert unticked["scope"] == "read write"
+    async with Client(StreamableHttpTransport(kit.url, auth=unticked["access_token"])) as mcp:
+        assert await names(mcp) == WRITE
+    async with kit.http() as http:
+        page = await kit.consent_page(
+            http, kit.authorize_url(client, "y" * 43, scope="read profile:curator")
+        )
+    assert 'value="profile:curator"' in page.text
+    assert "be shown the review tools" in page.text
     # a profile alone grants nothing
     verifier_scope_only = await kit.browse(
         kit.authorize_url(client, "x" * 43, scope="read profile:agent"), scopes=["profile:agent"]
