@@ -33,6 +33,8 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 UNVERIFIED = "kenning/unverified"
 # the audit actor when it is not the client id (OAuth: the person, user:NAME)
 ACTOR_CLAIM = "kenning/actor"
+# the token's own tool profile (None: the server's default; mcp_server/profiles.py reads it)
+PROFILE_CLAIM = "kenning/profile"
 
 
 class TokenAuth(TokenVerifier):
@@ -67,7 +69,12 @@ class TokenAuth(TokenVerifier):
             client_id=found.name,
             scopes=scopes,
             expires_at=None,
-            claims={"name": found.name, "scope": found.scope, UNVERIFIED: not verified},
+            claims={
+                "name": found.name,
+                "scope": found.scope,
+                UNVERIFIED: not verified,
+                PROFILE_CLAIM: found.profile,
+            },
         )
 
     async def _lookup(self, secret: str) -> tuple[Token | None, bool]:

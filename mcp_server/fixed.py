@@ -4,8 +4,9 @@ work that can be done once).
 On every ``tools/call`` FastMCP resolves the tool by name through its provider chain, the session
 transforms, visibility and the tool's component-level auth (~0.1 ms of the server's ~1 ms per call,
 bench/FINDINGS.md "MCP over HTTP against its floor"). Kenning registers every tool at start-up and
-never hides, renames or guards one per component or per session (a token's scope is
-``ScopeGuard``'s), so the answer for a name never changes: ``FixedToolsMCP`` asks FastMCP once per
+never hides, renames or guards one per component or per session (a token's scope and the
+connection's tool profile are ``ScopeGuard``'s, decided per request), so the answer for a name
+never changes: ``FixedToolsMCP`` asks FastMCP once per
 name and keeps the tool. Anything that could change the answer (a tool, provider or transform added,
 components enabled or disabled) empties the table; a tool with its own ``auth`` check, a versioned
 or hashed look-up always goes to FastMCP.

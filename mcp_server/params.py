@@ -1,19 +1,25 @@
-"""The tools' parameter vocabulary: one line of description per parameter name, and the closed sets
-and bounds as types, so ``tools/list`` tells an agent what to send without guessing.
+"""The tools' parameter vocabulary: one line of description per parameter name, the closed sets
+and bounds as types, and the engine's own limits in the schema, so ``tools/list`` tells an agent
+what to send without guessing, in as few words as that takes.
 
-``Registry.tool`` gives a parameter the description ``DESCRIPTIONS`` holds for its name unless the
+``Registry.add`` gives a parameter the description ``DESCRIPTIONS`` holds for its name unless the
 tool's signature carries its own (``Annotated[..., Field(description=...)]``, for a name that means
-something else in that tool). Closed sets are ``Literal`` types, so the schema shows an ``enum`` and
-the call is validated against it; tests/mcp_server/test_params.py checks them
-against the engine's own tuples.
+something else in that tool). A name in ``CONVENTIONS`` carries no description of its own: the
+server instructions (mcp_server/instructions.md) say once what it means for every tool, instead of
+every schema repeating it. Closed sets are ``Literal`` types, so the schema shows an ``enum`` and
+the call is validated against it; lengths and patterns come from kenning/core/validation.py (one
+source: the schema states what the engine enforces). tests/mcp_server/test_params.py checks them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
+
+from kenning.core import validation as v
 
 Namespace = Literal["episodic", "knowledge", "preference", "project", "skill"]
 State = Literal["active", "deprioritised", "archived"]
@@ -22,25 +28,72 @@ Decision = Literal["keep_a", "keep_b", "both_valid", "not_a_contradiction", "mer
 ContradictionStatus = Literal["open", "resolved", "closed", "all"]
 ApproachType = Literal["library", "approach", "tool", "pattern", "service"]
 
-EFFORT = (
-    "how hard the work was: 1 trivial, 2 easy, 3 moderate, 4 hard, 5 very hard; "
-    "at 4 or more an abandoned approach's name is also suppressed in recall"
-)
+EFFORT = "1 trivial to 5 very hard; 4 or more also suppresses the name in recall"
 Effort = Annotated[int, Field(ge=1, le=5, description=EFFORT)]
 TopK = Annotated[int, Field(ge=1, le=50)]
 Offset = Annotated[int, Field(ge=0, le=100_000)]
+# The engine's limits, stated in the schema (json_schema_extra: the schema says them, the engine
+# checks them, with its own message and a hint how to fix the input, e.g. "use remember_document"
+# for a text over the limit). The engine lower-cases a project name or tag before its allowlist
+# check, so the pattern admits upper case too.
+Project = Annotated[
+    str,
+    Field(
+        json_schema_extra={"pattern": v.name_pattern(v.PROJECT_CHARS, v.MAX_PROJECT, upper=True)}
+    ),
+]
+Tag = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": v.name_pattern(v.TAG_CHARS, v.MAX_TAG_LEN, upper=True)}),
+]
+Tags = Annotated[list[Tag], Field(json_schema_extra={"maxItems": v.MAX_TAGS})]
+Content = Annotated[str, Field(json_schema_extra={"minLength": 1, "maxLength": v.MAX_CONTENT})]
+Query = Annotated[str, Field(json_schema_extra={"minLength": 1, "maxLength": v.MAX_QUERY})]
+Title = Annotated[str, Field(json_schema_extra={"maxLength": v.MAX_TITLE})]
+Source = Annotated[str, Field(json_schema_extra={"maxLength": v.MAX_SOURCE})]
+# A parameter kept for older callers and left out of tools/list (Registry.add drops it).
+ALIAS = "kenning/alias"
+
+
+def alias_of(name: str) -> Any:
+    """``Field`` metadata of a parameter accepted for older callers, listed as ``name``."""
+    return Field(json_schema_extra={ALIAS: name})
+
+
+# Parameters whose meaning the server instructions state once ("Conventions"), for every tool.
+CONVENTIONS = frozenset(
+    {
+        "key",
+        "keys",
+        "project",
+        "projects",
+        "tags",
+        "content",
+        "query",
+        "reason",
+        "title",
+        "event_date",
+        "expires_at",
+        "namespace",
+        "namespaces",
+        "top_k",
+        "limit",
+        "offset",
+        "outcome",
+    }
+)
 
 DESCRIPTIONS: dict[str, str] = {
-    "abandoned_approaches": "approaches tried and given up; they enter the graveyard",
+    "abandoned_approaches": "approaches given up; they enter the graveyard",
     "action": "only events of this action, e.g. remember, forget",
     "actor": "only events by this token name",
     "add": "tags to add",
-    "allow_duplicate": "store even when a near-identical memory exists",
-    "as_of": "ISO time: answer as of then (what we believed)",
+    "allow_duplicate": "store even if a near-duplicate exists",
+    "as_of": "ISO time: what was believed then",
     "before": "the `next` value of the previous page",
-    "breakthrough": "what finally made it work",
-    "confirm": "true to act; false only previews",
-    "content": "the text",
+    "budget_tokens": "most tokens to return; least important lists are cut first",
+    "breakthrough": "what made it work",
+    "confirm": "true acts; false previews",
     "context": "more detail for the memory",
     "conventions": "the project's conventions",
     "decision": (
@@ -51,58 +104,42 @@ DESCRIPTIONS: dict[str, str] = {
     "domain": "the skill's domain: a tag, e.g. postgres",
     "dry_run": "true only reports what would change",
     "effort": EFFORT,
-    "event_date": "ISO date it happened",
-    "expires_at": "ISO time after which maintenance archives it",
     "file": "backup file name, from list_backups",
-    "gotchas": "traps worth remembering",
+    "gotchas": "traps",
     "id": "contradiction id, from list_contradictions",
-    "include_deprioritised": "also memories lowered in visibility",
-    "idempotency_key": "your own id for this call; a retry with it returns the first result",
-    "include_feeds": "false leaves out feed articles (default: KENNING_RECALL_INCLUDE_FEEDS)",
-    "include_superseded": "also memories a resolved contradiction went against",
+    "include_deprioritised": "also lowered memories",
+    "idempotency_key": "your id for this call; a retry returns the first result",
+    "include_feeds": "false leaves out feed articles",
+    "include_superseded": "also ones a contradiction went against",
     "iterations": "attempts it took",
     "keep": "key of the memory to keep",
-    "key": "memory key, e.g. kenning:mem:knowledge:01J...",
-    "keys": "memory keys, up to 20",
     "label": "a name for the backup file",
-    "limit": "most items to return",
     "mode": "propose stores a proposal for review; preview only shows it",
     "name": "name",
-    "namespace": "memory namespace",
-    "namespaces": "only these namespaces (default: all)",
     "note": "why, kept in the audit",
-    "offset": "items to skip (paging)",
     "others": "keys to archive as duplicates of keep",
-    "outcome": "how the work ended",
     "overlap": "characters repeated between fixed chunks",
     "preview": "true only shows what would be hidden",
-    "project": "project name (lower-case); unset = global",
     "proposal_id": "id of a skill proposal, from compile_skill",
-    "projects": "project names; global memories are always included",
-    "query": "natural-language text to match memories by meaning",
-    "reason": "why, kept in the audit",
-    "refresh": "a repeat moves the existing memory's event date on instead of storing a new one",
+    "refresh": "a repeat moves the existing one's event_date on",
     "reinstate_hints": "words that bring it back when a query names them",
     "remove": "tags to remove",
     "sha": "the sha of the proposal you reviewed",
     "since": "ISO time: only events from then on",
     "size": "characters per chunk",
     "sort": "field to sort by",
-    "source": "where it came from (URL, file, person)",
+    "source": "where it came from",
     "stack": "languages, frameworks and tools",
     "state": "current state of the work, free text",
     "states": "only memories in these states",
     "status": "which records",
     "strategy": "how to split the text",
-    "tags": "lower-case tags",
     "term": "word or phrase",
     "text": "the document's text",
     "threshold": "similarity 0.5-1.0 (default: the duplicate threshold)",
-    "title": "short title",
-    "top_k": "most results to return",
     "topic": "word or phrase the answer mentioned",
     "type": "kind of approach",
-    "valid_from": "ISO time it became true (default now)",
+    "valid_from": "ISO time it became true",
     "vectors": "include the vectors (larger file, faster restore)",
 }
 
@@ -112,12 +149,22 @@ def plain(values: Sequence[str] | None) -> list[str] | None:
     return None if values is None else list(values)
 
 
-def describe(properties: dict[str, dict[str, Any]]) -> None:
-    """Give each schema property without a description the vocabulary's line for its name, and
-    drop what an agent need not read: an optional parameter's ``null`` branch and ``default:
-    null`` (leaving it out means the same, and the call still accepts null)."""
+def said(name: str, text: str) -> bool:
+    """Whether a tool's description already names parameter ``name`` (as a word)."""
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
+
+
+def describe(properties: dict[str, dict[str, Any]], tool_description: str = "") -> None:
+    """Give each schema property without a description the vocabulary's line for its name,
+    unless it is one of the ``CONVENTIONS`` or the tool's own description names it (said once,
+    not twice), and drop what an agent need not read: an optional parameter's ``null`` branch
+    and ``default: null`` (leaving it out means the same, and the call still accepts null)."""
     for name, schema in properties.items():
-        if "description" not in schema and name in DESCRIPTIONS:
+        if (
+            "description" not in schema
+            and name in DESCRIPTIONS
+            and not said(name, tool_description)
+        ):
             schema["description"] = DESCRIPTIONS[name]
         branches = schema.get("anyOf")
         if (

@@ -25,15 +25,17 @@ from fastmcp.decorators import get_fastmcp_meta
 from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import Tool, ToolResult
-from fastmcp.tools.function_tool import ToolMeta
+from fastmcp.tools.function_tool import FunctionTool, ToolMeta
 from fastmcp.tools.function_tool import tool as fastmcp_tool
 from fastmcp.utilities.json_schema import dereference_refs
-from mcp_types import CallToolRequestParams, ToolAnnotations
+from mcp import MCPError
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, ToolAnnotations
 
 from kenning.access.tokens import grants
-from kenning.core.errors import BackendUnavailable, NotFound, PermissionDenied
+from kenning.core.errors import BackendUnavailable, InvalidInput, NotFound, PermissionDenied
 from kenning.core.settings import Settings
-from mcp_server import params
+from mcp_server import params, profiles
+from mcp_server.errors import message
 from mcp_server.runtime import caller
 
 Scope = Literal["read", "write", "admin"]
@@ -67,12 +69,15 @@ def tool(
     ro = scope == "read" if read_only is None else read_only
     if scope == "read" and not ro:
         raise ValueError("a tool that changes anything needs scope 'write' or 'admin'")
+    # Only the hints that differ from MCP's defaults (readOnly false, destructive true,
+    # idempotent false; destructive and idempotent mean something only when the tool is not
+    # read-only): every listed tool costs its hints on every connect. openWorld keeps its default
+    # (true): what recall and briefing return may be feed articles fetched from the web.
     annotations = ToolAnnotations(
         title=title,
-        read_only_hint=ro,
-        destructive_hint=destructive and not ro,
-        idempotent_hint=idempotent or ro,
-        open_world_hint=False,
+        read_only_hint=True if ro else None,
+        destructive_hint=False if not (ro or destructive) else None,
+        idempotent_hint=True if idempotent and not ro else None,
     )
     # No output schema: every tool returns a JSON object, and "an object of anything" tells an agent
     # nothing (the result still comes as structured content).
@@ -91,13 +96,23 @@ def spec_of(fn: Callable[..., Any]) -> ToolSpec:
             f"{getattr(fn, '__name__', fn)!r} is not marked with mcp_server.registry.tool"
         )
     hints = meta.annotations
+    read_only = hints.read_only_hint is True
     return ToolSpec(
         fn.__name__,
         (meta.meta or {})[SCOPE_META],
-        bool(hints.read_only_hint),
-        bool(hints.destructive_hint),
-        bool(hints.idempotent_hint),
+        read_only,
+        not read_only and hints.destructive_hint is not False,
+        read_only or hints.idempotent_hint is True,
     )
+
+
+class Listed(FunctionTool):
+    """A tool as ``tools/list`` sends it, without ``_meta``: the scope it carries is the
+    registry's (tools/list already shows a token only what its scope may call) and FastMCP's
+    empty tag list tells an agent nothing."""
+
+    def to_mcp_tool(self, **overrides: Any) -> mt.Tool:
+        return super().to_mcp_tool(**overrides).model_copy(update={"meta": None})
 
 
 def is_tool(fn: Callable[..., Any]) -> bool:
@@ -121,8 +136,11 @@ class Registry:
         spec = spec_of(fn)
         if spec.name in self.specs:
             raise ValueError(f"tool {spec.name!r} is registered twice")
-        made = Tool.from_function(fn)  # reads the @tool mark
-        params.describe(made.parameters.get("properties", {}))
+        made = Listed.from_function(fn)  # reads the @tool mark
+        properties = made.parameters.get("properties", {})
+        for name in [n for n, schema in properties.items() if params.ALIAS in schema]:
+            del properties[name]  # accepted, never listed (params.alias_of)
+        params.describe(properties, made.description or "")
         added = self.mcp.add_tool(made)
         self.specs[spec.name] = spec
         self.schemas[spec.name] = dereference_refs(added.parameters)  # as tools/list shows it
@@ -155,9 +173,11 @@ class Registry:
 
 
 class ScopeGuard(Middleware):
-    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks;
-    ``tools/list`` shows a token only the tools its scope may call (an agent reads, and pays
-    for, no tool it cannot use).
+    """Refuses, at dispatch, a call whose tool needs a scope the caller's token lacks, then one
+    outside the connection's tool profile (``mcp_server.profiles``: a pointer to a profile that
+    has it); ``tools/list`` shows only the profile's tools its scope may call (an agent reads,
+    and pays for, no tool it cannot or need not use). Both are decided per request, so
+    ``FixedToolsMCP``'s table of tools by name stays as it is.
     """
 
     def __init__(self, registry: Registry, settings: Settings) -> None:
@@ -190,6 +210,9 @@ class ScopeGuard(Middleware):
                     f"{spec.scope} --name NAME`"
                 ),
             )
+        profile = profiles.of_connection(self.settings)
+        if not profiles.shows(profile, name):
+            raise profiles.outside(profile, name)
         return await call_next(context)
 
     async def on_list_tools(
@@ -198,10 +221,16 @@ class ScopeGuard(Middleware):
         call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
     ) -> Sequence[Tool]:
         scopes = self._listed_scopes()
+        try:
+            profile = profiles.of_connection(self.settings)
+        except InvalidInput as exc:  # an unknown profile asked for: say which exist
+            raise MCPError(INVALID_PARAMS, message(exc)) from exc
         return [
             t
             for t in await call_next(context)
-            if (spec := self.registry.specs.get(t.name)) is not None and spec.scope in scopes
+            if (spec := self.registry.specs.get(t.name)) is not None
+            and spec.scope in scopes
+            and profiles.shows(profile, t.name)
         ]
 
     def _listed_scopes(self) -> frozenset[str]:

@@ -59,7 +59,8 @@ def caller(settings: Settings) -> Caller:
         actor = str(token.claims.get(ACTOR_CLAIM) or token.client_id)
         return Caller(
             actor=actor,
-            scopes=frozenset(token.scopes) if verified else frozenset(),
+            # an OAuth grant's profile:NAME rides in its scopes; it grants nothing
+            scopes=frozenset(s for s in token.scopes if s in SCOPES) if verified else frozenset(),
             verified=verified,
         )
     if not settings.mcp_auth:

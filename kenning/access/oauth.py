@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning.access.accounts import Accounts, role_scope
-from kenning.access.oauth_rules import OFFLINE, expand
-from kenning.access.tokens import grants
+from kenning.access.oauth_rules import OFFLINE, PROFILE_SCOPES, expand
+from kenning.access.tokens import SCOPES, grants
 from kenning.core.clock import Clock
 from kenning.core.errors import InvalidInput, NotFound, PermissionDenied, RateLimited
 from kenning.store import AuditEvent, Op, Store
@@ -277,7 +277,7 @@ class OAuth:
 
     def grantable(self, request: AuthRequest, role: str) -> tuple[str, ...]:
         """The requested scopes a person of ``role`` may grant (the role caps them)."""
-        allowed = grants(role_scope(role)) | {OFFLINE}
+        allowed = grants(role_scope(role)) | {OFFLINE, *PROFILE_SCOPES}
         return tuple(s for s in request.scopes if s in allowed)
 
     def approve(self, request_id: str, username: str, chosen: list[str]) -> tuple[str, AuthRequest]:
@@ -293,7 +293,7 @@ class OAuth:
             )
         allowed = self.grantable(request, account.role)
         granted = [s for s in expand([s for s in chosen if s in allowed]) if s in allowed]
-        if not set(granted) - {OFFLINE}:
+        if not set(granted) & set(SCOPES):
             raise InvalidInput(
                 "grant at least one of the scopes read, write, admin", hint="or deny the request"
             )

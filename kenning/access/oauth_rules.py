@@ -10,11 +10,14 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from kenning.access.tokens import SCOPES
+from kenning.access.tokens import PROFILES, SCOPES
 from kenning.core.errors import InvalidInput
 
 OFFLINE = "offline_access"
 SCOPES_SUPPORTED: tuple[str, ...] = (*SCOPES, OFFLINE)
+# A grant may name the tool profile its client is shown (mcp_server/profiles.py) as a scope-like
+# ``profile:NAME``: it grants nothing, so the person's role never limits it.
+PROFILE_SCOPES: tuple[str, ...] = tuple(f"profile:{p}" for p in PROFILES)
 # a client that asks for nothing (claude.ai)
 DEFAULT_SCOPES: tuple[str, ...] = ("read", "write", OFFLINE)
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
@@ -33,23 +36,27 @@ def parse_scopes(raw: str | None) -> list[str] | None:
         return None
     out: list[str] = []
     for scope in raw.split():
-        if scope not in SCOPES_SUPPORTED:
+        if scope not in SCOPES_SUPPORTED + PROFILE_SCOPES:
             raise InvalidInput(
-                f"unknown scope {scope[:40]!r}", hint=f"use {', '.join(SCOPES_SUPPORTED)}"
+                f"unknown scope {scope[:40]!r}",
+                hint=f"use {', '.join(SCOPES_SUPPORTED + PROFILE_SCOPES)}",
             )
         if scope not in out:
             out.append(scope)
+    if len([s for s in out if s in PROFILE_SCOPES]) > 1:
+        raise InvalidInput("more than one profile asked for", hint="ask for one profile:NAME")
     return out
 
 
 def expand(scopes: list[str] | tuple[str, ...] | set[str]) -> list[str]:
     """Scopes with every implied lower scope (write holds read, admin holds
-    both), in canonical order."""
+    both), in canonical order, and at most one ``profile:NAME``."""
     held = set(scopes)
     for i, scope in enumerate(SCOPES):
         if scope in held:
             held.update(SCOPES[:i])
-    return [s for s in SCOPES_SUPPORTED if s in held]
+    profile = [s for s in PROFILE_SCOPES if s in held][:1]  # a profile:NAME rides along
+    return [s for s in SCOPES_SUPPORTED if s in held] + profile
 
 
 def is_loopback_host(host: str) -> bool:

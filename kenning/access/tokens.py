@@ -2,6 +2,10 @@
 
 Scopes are ordered: ``read`` < ``write`` < ``admin``; a token grants its own scope and every lower
 one. Secrets are 256 random bits shown once at creation; the store keeps only their sha256.
+
+A token may also name a tool profile (``PROFILES``, docs/mcp-tools.md): what the MCP server shows
+it, never what it may do (the scope decides that). A token without one gets the server's default
+(``KENNING_MCP_PROFILE``), so tokens created before profiles existed read as that default.
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.store import AuditEvent, Store, TokenRecord
 
 SCOPES: tuple[str, ...] = ("read", "write", "admin")
+# which tools a profile shows is the MCP server's (mcp_server/profiles.py); the names live here so
+# a token record, an OAuth grant and a setting can be checked without the door
+PROFILES: tuple[str, ...] = ("agent", "curator", "all")
 SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 NAME_RULE = "1-64 characters: letters, digits, '.', '_', '@', '-', starting with a letter or digit"
@@ -43,6 +50,15 @@ def check_scope(scope: str) -> str:
     return scope
 
 
+def check_profile(profile: str) -> str:
+    """A profile name, or InvalidInput listing the valid ones."""
+    if profile not in PROFILES:
+        raise InvalidInput(
+            f"unknown profile {str(profile)[:40]!r}", hint=f"use one of {', '.join(PROFILES)}"
+        )
+    return profile
+
+
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise InvalidInput(f"token name {name!r} is not allowed", hint=NAME_RULE)
@@ -63,10 +79,13 @@ class Token:
     scope: str
     created_at: float
     created_by: str
+    profile: str | None = None  # None: the server's default profile
 
 
 def _public(record: TokenRecord) -> Token:
-    return Token(record.name, record.scope, record.created_at, record.created_by)
+    return Token(
+        record.name, record.scope, record.created_at, record.created_by, record.profile or None
+    )
 
 
 class Tokens:
@@ -81,9 +100,13 @@ class Tokens:
             actor=actor or "unknown", action=action, key="", at=self.clock.now(), details=details
         )
 
-    def create(self, name: str, scope: str, *, actor: str) -> tuple[Token, str]:
-        """A new token and its secret (the only time the secret exists outside the caller)."""
+    def create(
+        self, name: str, scope: str, *, actor: str, profile: str | None = None
+    ) -> tuple[Token, str]:
+        """A new token and its secret (the only time the secret exists outside the caller);
+        ``profile`` None leaves the choice to the server's default."""
         name, scope = check_name(name), check_scope(scope)
+        profile = None if profile is None else check_profile(profile)
         secret = SECRET_PREFIX + secrets.token_urlsafe(32)
         record = TokenRecord(
             name=name,
@@ -91,10 +114,10 @@ class Tokens:
             created_at=self.clock.now(),
             created_by=actor or "unknown",
             digest=digest(secret),
+            profile=profile or "",
         )
-        if not self.store.add(
-            record, [self._event(actor, "token_create", {"name": name, "scope": scope})]
-        ):
+        details = {"name": name, "scope": scope, **({"profile": profile} if profile else {})}
+        if not self.store.add(record, [self._event(actor, "token_create", details)]):
             raise Conflict(
                 f"a token named {name!r} exists", hint="revoke it first or choose another name"
             )

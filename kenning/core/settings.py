@@ -242,6 +242,14 @@ class Settings(BaseSettings):
         description="Answer each MCP request with one JSON body instead of an SSE stream.",
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
+    # the names are kenning.access.tokens.PROFILES (a test checks)
+    mcp_profile: Literal["agent", "curator", "all"] = Field(
+        default="agent",
+        description=(
+            "Tool profile (which tools tools/list shows) of a connection whose token names none "
+            "and sends no X-Kenning-Profile header; the scope still decides what may run."
+        ),
+    )
     mcp_tracing: bool = Field(
         default=False,
         description=(
@@ -371,6 +379,15 @@ class Settings(BaseSettings):
         description=(
             "With a key: entries one feed run summarises (summary mode) or sends to its digest; "
             "the rest keep their excerpt, marked skipped."
+        ),
+    )
+    briefing_tokens: int = Field(
+        default=4_000,
+        ge=200,
+        le=50_000,
+        description=(
+            "Token budget of a briefing (four characters of its JSON a token): the least "
+            "important lists are shortened to fit, and the briefing reports what it left out."
         ),
     )
     query_expansion: bool = Field(

@@ -17,12 +17,29 @@ from kenning.core.models import GLOBAL_PROJECT
 from kenning.core.schema import NAMESPACES
 
 MAX_CONTENT = 50_000
+MAX_QUERY = 2_000
+MAX_TITLE = 300
+MAX_SOURCE = 2_000
 MAX_TAGS = 20
 MAX_TAG_LEN = 100
+MAX_PROJECT = 64
 MAX_REASON = 2_000
 MAX_ACTOR = 100
-PROJECT_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-TAG_RE = re.compile(r"^[a-z0-9][a-z0-9._:/+#-]{0,99}$")
+# the characters after the first (a letter or digit) of a project name and of a tag
+PROJECT_CHARS = "._-"
+TAG_CHARS = "._:/+#-"
+
+
+def name_pattern(chars: str, longest: int, *, upper: bool = False) -> str:
+    """The allowlist of a name: a letter or digit, then letters, digits and ``chars``; ``upper``
+    also admits upper case (what a caller may send: the name is lower-cased before the check),
+    the form a tool schema states."""
+    alnum = "A-Za-z0-9" if upper else "a-z0-9"
+    return f"^[{alnum}][{alnum}{chars}]{{0,{longest - 1}}}$"
+
+
+PROJECT_RE = re.compile(name_pattern(PROJECT_CHARS, MAX_PROJECT))
+TAG_RE = re.compile(name_pattern(TAG_CHARS, MAX_TAG_LEN))
 PROJECT_RULE = (
     "1-64 characters: a-z, 0-9, '.', '_', '-', starting with a letter or digit (e.g. 'kenning-api')"
 )

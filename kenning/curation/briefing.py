@@ -6,11 +6,14 @@ first; reinstate candidates (deprioritised memories whose hints match the projec
 stale memories (old and not recalled lately); suppressed topics; the last maintenance findings.
 
 Superseded and suppressed memories never appear. Each list section has its own cap and every snippet
-is cut to ``SNIPPET`` characters; if the lists together still exceed ``BUDGET`` characters of JSON
-the least important ones are shortened first, and the briefing says it was truncated. The project
-context is shown whole (its fields have their own length limits, kenning/curation/projects.py) and
-the
-maintenance findings are a fixed handful of counts, so the whole briefing is bounded.
+is cut to ``SNIPPET`` characters. A briefing has a token budget (``budget_tokens``, default
+KENNING_BRIEFING_TOKENS; a token is estimated as four characters of its JSON, as recall_index
+estimates): when the whole briefing would exceed it, the least important lists are shortened first
+until it fits, and ``budget`` reports the budget, the tokens spent and how many items of each list
+were left out (``truncated`` says whether any were). The project context is shown whole (its fields
+have their own length limits, kenning/curation/projects.py) and the maintenance findings are a fixed
+handful of counts, so a budget smaller than those two is exceeded by them alone, and ``spent`` says
+so.
 
 The result is typed (``Brief``); ``public()`` is its JSON, the form the budget is measured on.
 """
@@ -35,7 +38,8 @@ from kenning.truth.contradictions import Contradictions
 
 DAY = 86_400.0
 SNIPPET = 240
-BUDGET = 16_000
+BUDGET = 16_000  # characters of the lists' JSON that ``bounded`` keeps by default
+CHARS_PER_TOKEN = 4
 CAPS = {
     "contradictions": 10,
     "graveyard": 10,
@@ -137,6 +141,16 @@ class Sections:
 
 
 @dataclass(frozen=True, slots=True)
+class Budget:
+    """What a briefing was allowed, what it spent (estimated tokens of its whole JSON) and how many
+    items of each list the budget left out (lists with none are not named)."""
+
+    tokens: int
+    spent: int
+    left_out: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class Brief:
     project: str
     context: (
@@ -145,15 +159,24 @@ class Brief:
     sections: Sections
     maintenance: Findings | None
     truncated: bool
+    budget: Budget | None = None
 
     def public(self) -> dict[str, Any]:
-        return {
+        out = {
             "project": self.project,
             "context": self.context,
             **self.sections.public(),
             "maintenance": asdict(self.maintenance) if self.maintenance else None,
             "truncated": self.truncated,
         }
+        if self.budget is not None:
+            out["budget"] = asdict(self.budget)
+        return out
+
+
+def estimate(value: Any) -> int:
+    """Estimated tokens of ``value``'s JSON (four characters a token). Pure."""
+    return max(1, (len(json.dumps(value, default=str)) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
 
 
 def _plain(entry: Any) -> dict[str, Any]:
@@ -185,6 +208,35 @@ def bounded(sections: Sections, budget: int = BUDGET) -> tuple[Sections, bool]:
     return out, truncated
 
 
+MIN_TOKENS = 200
+MAX_TOKENS = 50_000
+
+
+def fitted(brief: Brief, tokens: int) -> Brief:
+    """``brief`` with its lists shortened (least important first) so that the whole briefing's
+    JSON fits ``tokens``, and its ``Budget``. Pure."""
+    # what the lists cannot shorten: the context, the findings, the budget block at its largest
+    most = Budget(tokens, tokens, {f.name: CAPS[f.name] for f in fields(Sections)})
+    fixed = len(json.dumps(replace(brief, sections=_empty(), budget=most).public(), default=str))
+    kept, truncated = bounded(brief.sections, max(0, tokens * CHARS_PER_TOKEN - fixed))
+    left_out = {
+        f.name: len(getattr(brief.sections, f.name)) - len(getattr(kept, f.name))
+        for f in fields(Sections)
+        if len(getattr(brief.sections, f.name)) > len(getattr(kept, f.name))
+    }
+    out = replace(brief, sections=kept, truncated=truncated)
+    # the budget block itself is counted (its own figure too, so settle it): what it reports is
+    # what the caller reads
+    budget = Budget(tokens, 0, left_out)
+    for _ in range(3):
+        budget = replace(budget, spent=estimate(replace(out, budget=budget).public()))
+    return replace(out, budget=budget)
+
+
+def _empty() -> Sections:
+    return Sections([], [], [], [], [], [])
+
+
 class Briefing:
     def __init__(
         self,
@@ -202,11 +254,15 @@ class Briefing:
         self.suppressions = suppressions
         self.maintenance = maintenance
 
-    def briefing(self, project: str, *, include_feeds: bool | None = None) -> Brief:
-        """The digest for one project (global memories included where they apply); feed articles
-        count as knowledge unless ``include_feeds`` (default
-        KENNING_RECALL_INCLUDE_FEEDS) is false."""
+    def briefing(
+        self, project: str, *, include_feeds: bool | None = None, budget_tokens: int | None = None
+    ) -> Brief:
+        """The digest for one project (global memories included where they apply) within
+        ``budget_tokens`` (default KENNING_BRIEFING_TOKENS); feed articles count as knowledge
+        unless ``include_feeds`` (default KENNING_RECALL_INCLUDE_FEEDS) is false."""
         name = validation.project(project)
+        tokens = self.ctx.settings.briefing_tokens if budget_tokens is None else budget_tokens
+        validation.bounded_int("budget_tokens", tokens, MIN_TOKENS, MAX_TOKENS)
         feeds = self.ctx.settings.recall_include_feeds if include_feeds is None else include_feeds
         skip = ("context",) if feeds else ("context", FEED_KIND)
         context = self._context(name)
@@ -224,14 +280,7 @@ class Briefing:
             stale=[item(m) for m in self._stale(name, active, skip)],
             suppressed=[Hidden(s.term, s.reason) for s in active][: CAPS["suppressed"]],
         )
-        kept, truncated = bounded(sections)
-        return Brief(
-            project=name,
-            context=context,
-            sections=kept,
-            maintenance=self._findings(),
-            truncated=truncated,
-        )
+        return fitted(Brief(name, context, sections, self._findings(), False), tokens)
 
     def _context(self, name: str) -> dict[str, Any] | None:
         try:

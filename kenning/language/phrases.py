@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from kenning.core.errors import InvalidInput
+from kenning.core.validation import MAX_QUERY
 
 _TOKEN = re.compile(r"\w+[+#]*")
 MAX_PHRASE_TOKENS = 8
@@ -70,7 +71,7 @@ def found_in(text: str, phrases: Iterable[str]) -> list[str]:
     return seen
 
 
-def query_text(value: str, *, what: str = "query", limit: int = 2_000) -> str:
+def query_text(value: str, *, what: str = "query", limit: int = MAX_QUERY) -> str:
     """A query, topic or plan as given by a caller: non-empty, at most
     ``limit`` characters, stripped."""
     if not isinstance(value, str) or not value.strip():

@@ -8,8 +8,10 @@ candidates. The original query dominates: a memory it found keeps its own simila
 only a phrasing found enters with its similarity to that phrasing times ``WEIGHT``, so it meets the
 relevance floor and the suppressions like any other candidate. Failure, timeout, no key or an
 exhausted budget: recall goes on without, and the report says why. The report (``used``,
-``cached``, ``ms``, ``phrasings``, ``added``, ``reason``) goes into the recall response's
-diagnostics; observers receive (seconds, outcome) for a histogram.
+``cached``, ``ms``, ``phrasings``, ``added``, ``reason``, and ``tokens``: the request's budget,
+KENNING_QUERY_EXPANSION_MAX_TOKENS of answer, the tokens it spent, asking and answering, 0 when
+cached, and the phrasings left out beyond KENNING_QUERY_EXPANSION_PHRASINGS) goes into the recall
+response's diagnostics; observers receive (seconds, outcome) for a histogram.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ class ExpansionReport:
     phrasings: tuple[str, ...] = ()
     added: int = 0
     reason: str | None = None
+    budget: int = 0  # max_tokens of the request
+    spent: int = 0  # tokens the request used (prompt and answer); 0 from the cache
+    left_out: tuple[str, ...] = ()  # phrasings past the limit, never searched
 
     def public(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -56,6 +61,11 @@ class ExpansionReport:
             "ms": round(self.seconds * 1000, 1),
             "phrasings": list(self.phrasings),
             "added": self.added,
+            "tokens": {
+                "budget": self.budget,
+                "spent": self.spent,
+                "left_out": list(self.left_out),
+            },
         }
         if self.reason:
             out["reason"] = self.reason
@@ -85,6 +95,17 @@ def cleaned(phrasings: list[str], query: str, limit: int) -> tuple[str, ...]:
     return tuple(out[:limit])
 
 
+@dataclass(frozen=True)
+class Phrased:
+    """The phrasings to search (each with its vector), whether they came from the cache, the
+    tokens the request spent and the phrasings left out past the limit."""
+
+    phrased: list[tuple[str, bytes]]
+    cached: bool
+    spent: int = 0
+    left_out: tuple[str, ...] = ()
+
+
 @dataclass
 class Expander:
     ctx: Context
@@ -101,32 +122,39 @@ class Expander:
         if not self.ctx.settings.query_expansion:
             return pool, None
         started = time.perf_counter()
+        budget = self.ctx.settings.query_expansion_max_tokens
         try:
-            phrased, cached = self.phrasings(text, project)
+            got = self.phrasings(text, project)
         except LlmUnavailable as exc:
+            seconds = time.perf_counter() - started
             return pool, self._done(
-                ExpansionReport(False, seconds=time.perf_counter() - started, reason=exc.state)
+                ExpansionReport(False, seconds=seconds, reason=exc.state, budget=budget)
             )
-        if not phrased:
-            return pool, self._done(
-                ExpansionReport(False, cached, time.perf_counter() - started, reason=EMPTY)
-            )
-        added = self._added(pool, search([vector for _, vector in phrased]))
+        added = (
+            self._added(pool, search([vector for _, vector in got.phrased])) if got.phrased else []
+        )
         report = ExpansionReport(
-            True, cached, time.perf_counter() - started, tuple(p for p, _ in phrased), len(added)
+            bool(got.phrased),
+            got.cached,
+            time.perf_counter() - started,
+            tuple(p for p, _ in got.phrased),
+            len(added),
+            None if got.phrased else EMPTY,
+            budget=budget,
+            spent=got.spent,
+            left_out=got.left_out,
         )
         return pool + added, self._done(report)
 
-    def phrasings(self, text: str, project: str | None) -> tuple[list[tuple[str, bytes]], bool]:
-        """(each phrasing with its vector, whether they came from the
-        cache); raises LlmUnavailable."""
+    def phrasings(self, text: str, project: str | None) -> Phrased:
+        """The phrasings to search for ``text`` (see ``Phrased``); raises LlmUnavailable."""
         settings = self.ctx.settings
         if not self.llm.available:  # not even the cache: without a key the extras are off
             raise LlmOff("the LLM extras are off: no API key")
         models, query = f"{settings.llm_model}|{self.ctx.embedder.model_name}", normalised(text)
         known = self.cache.get(models, query)
         if known is not None:
-            return known, True
+            return Phrased(known, True)
         answer = self.llm.ask(
             "query_expansion",
             INSTRUCTIONS.format(n=settings.query_expansion_phrasings),
@@ -136,11 +164,13 @@ class Expander:
             max_tokens=settings.query_expansion_max_tokens,
             deadline=settings.query_expansion_timeout_seconds,
         )
-        phrasings = cleaned(answer.value.queries, text, settings.query_expansion_phrasings)
+        every = cleaned(answer.value.queries, text, len(answer.value.queries))
+        limit = settings.query_expansion_phrasings
+        phrasings = every[:limit]
         vectors = self.ctx.embedder.embed_many(list(phrasings)) if phrasings else []
         phrased = [(p, vector_bytes(v)) for p, v in zip(phrasings, vectors, strict=True)]
         self.cache.put(models, query, phrased, settings.query_expansion_cache_seconds)
-        return phrased, False
+        return Phrased(phrased, False, answer.tokens, every[limit:])
 
     @staticmethod
     def _added(pool: list[Hit], found: list[Hit]) -> list[Hit]:

@@ -1,6 +1,7 @@
 """Bearer tokens at rest: only the sha256 of a secret is stored, never the secret.
 
-``{prefix}token:{sha256}`` is a hash (name, scope, created_at, created_by); ``{prefix}tokens`` maps
+``{prefix}token:{sha256}`` is a hash (name, scope, created_at, created_by and, when one was chosen,
+profile); ``{prefix}tokens`` maps
 each token name to its sha256, so tokens are listed and revoked by name without a scan.
 """
 
@@ -24,6 +25,7 @@ class TokenRecord:
     created_at: float
     created_by: str
     digest: str
+    profile: str = ""  # "" (or absent, on a token made before profiles): the server's default
 
 
 class TokenStore:
@@ -44,6 +46,7 @@ class TokenStore:
             "scope": record.scope,
             "created_at": repr(record.created_at),
             "created_by": record.created_by,
+            **({"profile": record.profile} if record.profile else {}),
         }
         unit = (
             Unit(events)
@@ -62,6 +65,7 @@ class TokenStore:
             created_at=float(data.get("created_at", "0") or 0),
             created_by=data.get("created_by", ""),
             digest=digest,
+            profile=data.get("profile", ""),
         )
 
     def all(self) -> list[TokenRecord]:

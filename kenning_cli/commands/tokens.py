@@ -10,7 +10,7 @@ import argparse
 import getpass
 import secrets
 
-from kenning.access.tokens import SCOPES, Tokens
+from kenning.access.tokens import PROFILES, SCOPES, Tokens
 from kenning.core.clock import SystemClock
 from kenning.core.models import iso
 from kenning.core.settings import Settings
@@ -22,6 +22,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     create = sub.add_parser("create", help="create a token and print its secret (once)")
     create.add_argument(
         "--scope", choices=SCOPES, required=True, help="read, write (includes read) or admin"
+    )
+    create.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help=(
+            "tools the MCP server shows it: agent (the few an agent uses mid-task), curator "
+            "(review work) or all (default: KENNING_MCP_PROFILE); never more than its scope"
+        ),
     )
     create.add_argument(
         "--name",
@@ -50,15 +58,19 @@ def _token(args: argparse.Namespace, settings: Settings) -> int:
     tokens = _tokens(settings)
     if args.action == "create":
         name = args.name or f"{args.scope}-{secrets.token_hex(3)}"
-        token, secret = tokens.create(name, args.scope, actor=_actor())
+        token, secret = tokens.create(name, args.scope, actor=_actor(), profile=args.profile)
+        profile = f", profile {token.profile}" if token.profile else ""
         print(
-            f"created token {token.name!r} with scope {token.scope}; the "
+            f"created token {token.name!r} with scope {token.scope}{profile}; the "
             "secret is shown once, below:"
         )
         print(secret)
     elif args.action == "list":
         for item in tokens.all():
-            print(f"{item.name}\t{item.scope}\t{iso(item.created_at)}\t{item.created_by}")
+            profile = item.profile or "default"
+            print(
+                f"{item.name}\t{item.scope}\t{profile}\t{iso(item.created_at)}\t{item.created_by}"
+            )
     else:
         revoked = tokens.revoke(args.name, actor=_actor())
         print(f"revoked token {revoked.name!r} ({revoked.scope})")

@@ -33,6 +33,10 @@ SCOPE_TEXT = {
     "write": "add, change and forget memories",
     "admin": "administer Kenning (maintenance, restores, every tool)",
     "offline_access": "stay connected: refresh its access without asking you again",
+    # a profile only narrows what the client is shown (docs/mcp-tools.md, "Tool profiles")
+    "profile:agent": "be shown only the tools an agent uses mid-task",
+    "profile:curator": "be shown the review tools (contradictions, duplicates, skills)",
+    "profile:all": "be shown every tool the scopes above allow",
 }
 HEADERS = {
     "Cache-Control": "no-store",

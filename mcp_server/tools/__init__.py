@@ -39,6 +39,9 @@ translates
 - Adapters only: validate, make one engine call, shape the output (``.public()`` dicts). A domain
   decision belongs in ``kenning/``.
 - Docs: every tool needs an entry ``### `name` `` in docs/mcp-tools.md (a test fails otherwise).
+- Profile: a new tool is shown only under the ``all`` profile until ``mcp_server/profiles.py``
+  puts it in ``agent`` or ``curator`` too; an ``agent`` tool's schema is paid for by every agent
+  (tests/mcp_server/test_params.py keeps that profile at most 3,000 tokens).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from kenning.knowledge.documents import Document
-from mcp_server.params import Namespace
+from mcp_server.params import Namespace, Project, Source, Tags, Title
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
@@ -15,11 +15,11 @@ from mcp_server.runtime import current
 @tool(scope="write")
 async def remember_document(
     text: str,
-    title: str | None = None,
+    title: Title | None = None,
     namespace: Namespace = "knowledge",
-    project: str | None = None,
-    tags: list[str] | None = None,
-    source: str | None = None,
+    project: Project | None = None,
+    tags: Tags | None = None,
+    source: Source | None = None,
     strategy: Literal["paragraphs", "sentences", "fixed"] = "paragraphs",
     size: Annotated[int, Field(ge=200, le=8_000)] = 1500,
     overlap: Annotated[int, Field(ge=0, le=4_000)] = 200,

@@ -8,17 +8,17 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field
 
 from kenning.memory.experience import Approach, Report
-from mcp_server.params import ApproachType, Effort, Outcome
+from mcp_server.params import ApproachType, Effort, Outcome, Project, Query
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
 
 class AbandonedApproach(BaseModel):
-    """Something tried and given up."""
+    # no docstring: it would be the schema's description of every item
 
-    name: str = Field(description="e.g. 'celery', 'polling', 'pandas'")
-    type: ApproachType = Field(default="approach", description="kind of approach")
-    reason: str = Field(default="", description="why it was given up")
+    name: str = Field(description="e.g. celery")
+    type: ApproachType = "approach"
+    reason: str = ""
 
     def approach(self) -> Approach:
         return Approach(name=self.name, type=self.type, reason=self.reason)
@@ -34,8 +34,7 @@ async def record_experience(
     gotchas: list[str] | None = None,
     abandoned_approaches: list[AbandonedApproach] | None = None,
 ) -> dict[str, Any]:
-    """Attach how a piece of work went to its memory: effort and outcome set its ranking weight;
-    abandoned approaches go to the graveyard (at effort 4-5 their names are also suppressed)."""
+    """How the work a memory records went: effort and outcome weight its ranking."""
     call = current()
     report = Report(
         effort=effort,
@@ -56,11 +55,10 @@ async def log_abandoned(
     reason: str,
     effort: Effort,
     type: ApproachType = "approach",
-    project: str | None = None,
+    project: Project | None = None,
     context: str | None = None,
 ) -> dict[str, Any]:
-    """Record that an approach was tried and abandoned, and why; later recalls naming it warn first.
-    At effort 4-5 the name is also suppressed: recalls stop offering memories that name it."""
+    """Record an approach tried and given up, and why; recalls naming it warn first."""
     call = current()
     return (
         await call.run(
@@ -75,9 +73,8 @@ async def log_abandoned(
 
 
 @tool(scope="read")
-async def warn_if_abandoned(query: str) -> dict[str, Any]:
-    """Abandoned approaches a plan or question names (whole words), with
-    reason, effort and memory."""
+async def warn_if_abandoned(query: Query) -> dict[str, Any]:
+    """Abandoned approaches a plan names, with why."""
     call = current()
     return {
         "warnings": [
@@ -94,7 +91,7 @@ async def get_experience(key: str) -> dict[str, Any]:
 
 
 @tool(scope="read")
-async def experience_summary(project: str | None = None) -> dict[str, Any]:
+async def experience_summary(project: Project | None = None) -> dict[str, Any]:
     """Average effort, outcomes, most effortful work, the graveyard and top
     breakthroughs (one project or all)."""
     call = current()

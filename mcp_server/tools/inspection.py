@@ -8,7 +8,7 @@ from pydantic import Field
 
 from kenning import __version__
 from kenning.memory.inspection import AuditRequest
-from mcp_server.params import Namespace, State, plain
+from mcp_server.params import Namespace, Project, State, plain
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
@@ -24,7 +24,7 @@ async def explain_memory(key: str) -> dict[str, Any]:
 @tool(scope="read")
 async def memory_audit(
     namespaces: list[Namespace] | None = None,
-    projects: list[str] | None = None,
+    projects: list[Project] | None = None,
     states: list[State] | None = None,
     sort: Literal["created_at", "updated_at", "recall_count", "last_recalled"] = "created_at",
     descending: bool = True,

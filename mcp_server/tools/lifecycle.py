@@ -10,6 +10,7 @@ from pydantic import Field
 
 from kenning.memory.lifecycle import Lifecycle, ProjectDone, ProjectPreview
 from mcp_server import shape
+from mcp_server.params import Project, Query
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
@@ -26,10 +27,10 @@ async def candidates(action: str, query: str | None, projects: list[str] | None)
 @tool(scope="write", destructive=True)
 async def deprioritise(
     key: str | None = None,
-    query: str | None = None,
+    query: Query | None = None,
     reason: str | None = None,
     reinstate_hints: list[str] | None = None,
-    projects: list[str] | None = None,
+    projects: list[Project] | None = None,
 ) -> dict[str, Any]:
     """Lower a memory's weight to 0.2 (hidden unless include_deprioritised) with a reason.
     reinstate_hints: phrases that flag it as a reinstate candidate when a recall names them. A
@@ -51,9 +52,9 @@ async def deprioritise(
 @tool(scope="write", destructive=True)
 async def archive(
     key: str | None = None,
-    query: str | None = None,
+    query: Query | None = None,
     reason: str | None = None,
-    projects: list[str] | None = None,
+    projects: list[Project] | None = None,
 ) -> dict[str, Any]:
     """Exclude a memory from recall (reversible with reinstate), with a reason. A query only returns
     candidates to confirm by key."""
@@ -68,9 +69,9 @@ async def archive(
 @tool(scope="write")
 async def reinstate(
     key: str | None = None,
-    query: str | None = None,
+    query: Query | None = None,
     reason: str | None = None,
-    projects: list[str] | None = None,
+    projects: list[Project] | None = None,
 ) -> dict[str, Any]:
     """Make a deprioritised or archived memory active again, with a reason. A
     query only returns candidates."""
@@ -99,7 +100,7 @@ async def _project_wide(
 
 @tool(scope="write", destructive=True)
 async def deprioritise_project(
-    project: str, reason: str | None = None, confirm: bool = False
+    project: Project, reason: str | None = None, confirm: bool = False
 ) -> dict[str, Any]:
     """Deprioritise every active memory of a project. Without confirm=true:
     a count and a sample only."""
@@ -110,7 +111,7 @@ async def deprioritise_project(
 
 @tool(scope="write")
 async def reinstate_project(
-    project: str, reason: str | None = None, confirm: bool = False
+    project: Project, reason: str | None = None, confirm: bool = False
 ) -> dict[str, Any]:
     """Reactivate every deprioritised memory of a project. Without confirm=true:
     a count and a sample only."""
@@ -121,7 +122,7 @@ async def reinstate_project(
 
 @tool(scope="admin", destructive=True)
 async def delete_project(
-    project: str, reason: str | None = None, confirm: bool = False
+    project: Project, reason: str | None = None, confirm: bool = False
 ) -> dict[str, Any]:
     """Forget every memory of a project (snapshots kept in the audit log).
     Without confirm=true: a preview."""

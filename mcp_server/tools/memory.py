@@ -10,7 +10,18 @@ from pydantic import Field
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest, RecallResult
 from mcp_server import shape
-from mcp_server.params import Namespace, TopK, plain
+from mcp_server.params import (
+    Content,
+    Namespace,
+    Project,
+    Query,
+    Source,
+    Tags,
+    Title,
+    TopK,
+    alias_of,
+    plain,
+)
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 from mcp_server.tools.lifecycle import candidates
@@ -28,21 +39,25 @@ def index_entry(hit: dict[str, Any], content: str) -> dict[str, Any]:
     return {**hit, "snippet": snippet, "tokens": tokens_estimate(content)}
 
 
-def scope(project: str | list[str] | None, projects: list[str] | None) -> list[str]:
-    """``project`` (one name or a list) and its list-only alias ``projects``, as
-    one list (validated later)."""
+def scope(project: Project | list[Project] | None, projects: list[str] | None) -> list[str]:
+    """``project`` (one name or a list) and the unlisted alias ``projects`` older callers send,
+    as one list (validated later)."""
     named = [project] if isinstance(project, str) else list(project or [])
     return named + list(projects or [])
 
 
+# recall's and recall_index's list-only form of `project`, accepted and no longer listed
+OldProjects = Annotated[list[str] | None, alias_of("project")]
+
+
 @tool(scope="write")
 async def remember(
-    content: str,
+    content: Content,
     namespace: Namespace = "knowledge",
-    project: str | None = None,
-    tags: list[str] | None = None,
-    title: str | None = None,
-    source: str | None = None,
+    project: Project | None = None,
+    tags: Tags | None = None,
+    title: Title | None = None,
+    source: Source | None = None,
     event_date: str | None = None,
     valid_from: str | None = None,
     expires_at: str | None = None,
@@ -50,7 +65,7 @@ async def remember(
     refresh: bool = False,
     idempotency_key: str | None = None,
 ) -> dict[str, Any]:
-    """Store one memory. Returns status "stored" or "duplicate" (with the existing key)."""
+    """Store one self-contained fact with its why; a near-duplicate is refused with its key."""
     call = current()
     draft = Draft(
         content=content,
@@ -101,18 +116,17 @@ async def _recall(
 
 @tool(scope="read")
 async def recall(
-    query: str,
+    query: Query,
     namespaces: list[Namespace] | None = None,
-    project: str | list[str] | None = None,
+    project: Project | list[Project] | None = None,
     top_k: TopK = 5,
     include_deprioritised: bool = False,
     as_of: str | None = None,
     include_superseded: bool = False,
-    projects: list[str] | None = None,
     include_feeds: bool | None = None,
+    projects: OldProjects = None,
 ) -> dict[str, Any]:
-    """Find memories relevant to a question, best first, with full content. Warnings come first.
-    project: one name or a list; "global" memories are always included."""
+    """Memories relevant to a question, best first, full content; graveyard warnings first."""
     result = await _recall(
         query,
         namespaces,
@@ -128,15 +142,15 @@ async def recall(
 
 @tool(scope="read")
 async def recall_index(
-    query: str,
+    query: Query,
     namespaces: list[Namespace] | None = None,
-    project: str | list[str] | None = None,
+    project: Project | list[Project] | None = None,
     top_k: TopK = 10,
     include_deprioritised: bool = False,
-    projects: list[str] | None = None,
+    projects: OldProjects = None,
 ) -> dict[str, Any]:
-    """Like recall but returns snippets and a token estimate per hit; fetch
-    chosen keys with recall_detail."""
+    """Like recall, but a snippet and a token estimate per hit; read chosen keys with
+    recall_detail."""
     result = await _recall(
         query, namespaces, scope(project, projects), top_k, include_deprioritised, None
     )
@@ -149,7 +163,7 @@ async def recall_index(
 
 @tool(scope="read")
 async def recall_detail(keys: Annotated[list[str], Field(max_length=20)]) -> dict[str, Any]:
-    """Full records (every field) of up to 20 memories by key, in the order given."""
+    """Full records of up to 20 memories, in the order given."""
     call = current()
     return {"memories": [m.public() for m in await call.run(call.engine.inspection.records, keys)]}
 
@@ -161,7 +175,7 @@ async def retag(
     remove: list[str] | None = None,
     reason: str | None = None,
 ) -> dict[str, Any]:
-    """Add and/or remove tags on one memory; returns its tags afterwards."""
+    """Add and/or remove a memory's tags; returns its tags."""
     call = current()
     memory = await call.run(
         call.engine.memories.retag, key, add=add, remove=remove, actor=call.actor, reason=reason
@@ -170,8 +184,8 @@ async def retag(
 
 
 @tool(scope="write", destructive=True)
-async def update_memory(key: str, content: str, reason: str | None = None) -> dict[str, Any]:
-    """Replace a memory's content (re-embedded); the old text stays in its audit history."""
+async def update_memory(key: str, content: Content, reason: str | None = None) -> dict[str, Any]:
+    """Replace a memory's content; the old text stays in its history."""
     call = current()
     memory = await call.run(
         call.engine.memories.update, key, content, actor=call.actor, reason=reason
@@ -184,11 +198,11 @@ async def forget(
     key: str | None = None,
     confirm: bool = False,
     reason: str | None = None,
-    query: str | None = None,
-    projects: list[str] | None = None,
+    query: Query | None = None,
+    projects: list[Project] | None = None,
 ) -> dict[str, Any]:
-    """Delete a memory. Without confirm=true it only previews what would be deleted; a query
-    instead of a key only returns candidates to confirm by key."""
+    """Delete a memory: confirm=true deletes, otherwise it previews; a query instead of a key
+    returns candidates."""
     if (target := shape.key_or_query(key, query)) is None:
         return await candidates("forget", query, projects)
     call = current()

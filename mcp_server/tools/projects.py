@@ -6,14 +6,14 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mcp_server.params import Offset
+from mcp_server.params import Offset, Project
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
 
 @tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
 async def set_project_context(
-    name: Annotated[str, Field(description="project name (lower-case)")],
+    name: Annotated[Project, Field(description="project name")],
     description: str | None = None,
     stack: list[str] | None = None,
     conventions: str | None = None,
@@ -35,10 +35,9 @@ async def set_project_context(
 
 @tool(scope="read")
 async def get_project_context(
-    name: Annotated[str, Field(description="project name")],
+    name: Annotated[Project, Field(description="project name")],
 ) -> dict[str, Any]:
-    """A project's context (description, stack, conventions, current
-    state) and its memory counts."""
+    """A project's description, stack, conventions, state and memory counts."""
     call = current()
     return (await call.run(call.engine.projects.describe, name)).public()
 
@@ -64,7 +63,7 @@ async def list_projects(
 
 @tool(scope="write", destructive=True, idempotent=True)  # overwrites fields (old text in the audit)
 async def update_project_state(
-    name: Annotated[str, Field(description="project name")], state: str
+    name: Annotated[Project, Field(description="project name")], state: str
 ) -> dict[str, Any]:
     """Record where an existing project stands now (replaces its current state)."""
     call = current()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mcp_server.params import TopK
+from mcp_server.params import Query, TopK
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
@@ -53,9 +53,8 @@ async def write_skill(proposal_id: str) -> dict[str, Any]:
 
 
 @tool(scope="read")
-async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
-    """Written skills relevant to a task (none below the relevance
-    floor); read one with get_skill."""
+async def find_skills(query: Query, limit: TopK = 5) -> dict[str, Any]:
+    """Written skills relevant to a task; read one by its key with recall_detail."""
     call = current()
     found = await call.run(call.engine.skills.find, query, limit=limit)
     return {"skills": [f.public() for f in found]}
@@ -63,7 +62,7 @@ async def find_skills(query: str, limit: TopK = 5) -> dict[str, Any]:
 
 @tool(scope="read")
 async def get_skill(domain: str) -> dict[str, Any]:
-    """A domain's written SKILL.md (body, sha, who wrote it and when)."""
+    """A domain's SKILL.md."""
     call = current()
     return (await call.run(call.engine.skills.get, domain)).public()
 

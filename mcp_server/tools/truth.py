@@ -7,14 +7,15 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mcp_server.params import ContradictionStatus, Decision, Namespace
+from kenning.curation.briefing import MAX_TOKENS, MIN_TOKENS
+from mcp_server.params import ContradictionStatus, Decision, Namespace, Project, Query
 from mcp_server.registry import tool
 from mcp_server.runtime import current
 
 
 @tool(scope="write")
 async def check_contradictions(
-    key: str | None = None, project: str | None = None, query: str | None = None
+    key: str | None = None, project: Project | None = None, query: Query | None = None
 ) -> dict[str, Any]:
     """Look for contradictions now, for one memory, one project, or what a query finds (give one).
     New ones are recorded (both sides become disputed)."""
@@ -32,7 +33,7 @@ async def check_contradictions(
 @tool(scope="read")
 async def list_contradictions(
     status: ContradictionStatus = "open",
-    project: str | None = None,
+    project: Project | None = None,
     key: str | None = None,
     limit: Annotated[int, Field(ge=1, le=200)] = 20,
 ) -> dict[str, Any]:
@@ -62,7 +63,7 @@ async def resolve_contradiction(
 @tool(scope="read")
 async def find_duplicates(
     namespace: Namespace = "knowledge",
-    project: str | None = None,
+    project: Project | None = None,
     threshold: Annotated[float, Field(ge=0.5, le=1.0)] | None = None,
 ) -> dict[str, Any]:
     """Clusters of near-duplicate memories (stored vectors, whole namespace),
@@ -136,11 +137,18 @@ async def verify_memory(key: str, note: str | None = None) -> dict[str, Any]:
 
 
 @tool(scope="read")
-async def briefing(project: str, include_feeds: bool | None = None) -> dict[str, Any]:
-    """Session-start digest for a project: context, open contradictions (ask the person), graveyard,
-    recent knowledge, reinstate candidates, stale memories, suppressed topics, maintenance findings.
-    include_feeds: false leaves out feed articles."""
+async def briefing(
+    project: Project,
+    include_feeds: bool | None = None,
+    budget_tokens: Annotated[int, Field(ge=MIN_TOKENS, le=MAX_TOKENS)] | None = None,
+) -> dict[str, Any]:
+    """Session-start digest of a project: context, open contradictions (ask the person),
+    graveyard, recent knowledge, stale and hidden memories."""
     call = current()
-    return (
-        await call.run(call.engine.briefing.briefing, project, include_feeds=include_feeds)
-    ).public()
+    brief = await call.run(
+        call.engine.briefing.briefing,
+        project,
+        include_feeds=include_feeds,
+        budget_tokens=budget_tokens,
+    )
+    return brief.public()

@@ -5,6 +5,9 @@
             result = await client.call_tool("recall", {"query": "..."})
 
 ``mcp_client`` is a connected client holding a ``write`` token. Tokens are named ``test-<scope>``;
+the harness's server shows every tool (``KENNING_MCP_PROFILE=all``) unless a test asks for the
+product's default (``mcp_settings(..., mcp_profile="agent")``); ``mcp.client(scope,
+profile="curator")`` sends the X-Kenning-Profile header (tests/mcp_server/test_profiles.py).
 that name is the audit actor. ``mcp.metrics`` is the server's own Prometheus registry.
 ``doomed_valkey`` is a Valkey of the test's own, to stop mid-session; ``start_harness(...,
 auth_clock= SteppedClock())`` lets a test step the token cache's clock instead of sleeping.
@@ -22,6 +25,7 @@ import pytest
 import valkey
 from fastmcp import Client, FastMCP
 from fastmcp.client.client import CallToolResult
+from fastmcp.client.transports import StreamableHttpTransport
 from prometheus_client import CollectorRegistry
 
 from kenning.access.tokens import SCOPES
@@ -55,15 +59,23 @@ class McpHarness:
     def metrics(self) -> CollectorRegistry:
         return self.service.runtime.metrics.registry
 
-    def client(self, scope: str | None = "write", **kwargs: Any) -> Client[Any]:
-        """A new (not yet connected) client; ``scope=None`` sends no token."""
+    def client(
+        self, scope: str | None = "write", *, profile: str | None = None, **kwargs: Any
+    ) -> Client[Any]:
+        """A new (not yet connected) client; ``scope=None`` sends no token, ``profile`` the
+        X-Kenning-Profile header."""
         token = self.secrets[scope] if scope is not None else None
-        return Client(self.url, auth=token, **kwargs)
+        headers = {"X-Kenning-Profile": profile} if profile is not None else None
+        return Client(StreamableHttpTransport(self.url, headers=headers, auth=token), **kwargs)
 
 
 def mcp_settings(settings: Settings, **overrides: Any) -> Settings:
-    """The test's settings with a free MCP port (and any overrides)."""
-    values: dict[str, Any] = {"key_prefix": settings.key_prefix, "mcp_port": free_port()}
+    """The test's settings with a free MCP port, every tool shown (and any overrides)."""
+    values: dict[str, Any] = {
+        "key_prefix": settings.key_prefix,
+        "mcp_port": free_port(),
+        "mcp_profile": "all",
+    }
     values.update(overrides)
     return make_settings(settings.data_dir, settings.valkey_port, **values)
 

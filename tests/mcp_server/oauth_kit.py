@@ -236,6 +236,7 @@ def oauth_settings(settings: Settings, **overrides: Any) -> Settings:
         "mcp_port": port,
         "oauth": True,
         "mcp_public_url": f"http://127.0.0.1:{port}",
+        "mcp_profile": "all",  # every tool shown, as in conftest.mcp_settings
     }
     values.update(overrides)
     return make_settings(settings.data_dir, settings.valkey_port, **values)

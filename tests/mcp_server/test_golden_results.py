@@ -50,7 +50,9 @@ VOLATILE = {
     "backend",
     "embedding_backend",
     "index",
-}  # index: a fresh random suffix per reindex
+    "spent",
+}  # index: a fresh random suffix per reindex; spent: a briefing's size moves with the digits of
+# the similarities it quotes (tests/kenning/curation/test_briefing.py pins it exactly)
 # Lists whose order among equals is not part of a tool's contract (a restore reports items in key
 # order, and the skill history's memories are written within one millisecond, so their
 # ULIDs may sort either way).
@@ -140,7 +142,7 @@ async def memories(call: Recorder, clock: ManualClock) -> dict[str, str]:
     staging = await call("remember", {"content": STAGING, "project": "alpha", "source": "runbook"})
     await call("remember", {"content": "x"})  # refused: too short or otherwise invalid
     await call("recall", {"query": "which Node version builds the docs", "project": "alpha"})
-    await call("recall_index", {"query": "how do deploys to staging work", "projects": ["alpha"]})
+    await call("recall_index", {"query": "how do deploys to staging work", "project": ["alpha"]})
     await call("recall_detail", {"keys": [node["key"], staging["key"]]})
     await call("recall_detail", {"keys": ["mem:knowledge:01ARZ3NDEKTSV4RRFFQ69G5FAV"]})
     await call("retag", {"key": node["key"], "add": ["docs"], "remove": ["ci"], "reason": "tidy"})

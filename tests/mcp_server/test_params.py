@@ -1,5 +1,6 @@
-"""Tools an agent can use without guessing: every parameter described, closed sets as enums
-matching the engine's own sets, numbers with bounds; and the size of tools/list per scope as
+"""Tools an agent can use without guessing, in few words: every parameter described once,
+closed sets as enums matching the engine's own sets, numbers with bounds, the engine's limits in
+the schema; and the size of tools/list per profile and scope (and of the instructions) as
 docs/mcp-tools.md states it."""
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from kenning.access.tokens import PROFILES
+from kenning.core import validation
 from kenning.core.models import STATES
 from kenning.core.schema import NAMESPACES
 from kenning.memory.experience import OUTCOMES
 from kenning.runtime.embedding import default_model_path
 from kenning.store.contradictions import STATUSES
 from kenning.truth.contradictions import DECISIONS
-from mcp_server import params
+from mcp_server import params, profiles
+from mcp_server.app import INSTRUCTIONS
 from tests.mcp_server.conftest import probe
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mcp-tools.md"
@@ -58,17 +62,55 @@ def test_the_closed_sets_are_the_engines_own() -> None:
     assert typing.get_args(params.ContradictionStatus) == (*STATUSES, "all")
 
 
-async def test_every_parameter_has_a_one_line_description() -> None:
+async def test_every_parameter_is_described_once() -> None:
+    """A parameter carries a one-line description unless the server instructions state its
+    meaning for every tool (``params.CONVENTIONS``) or its tool's description names it."""
     tools = await listed()
     assert len(tools) == len(REGISTRY.specs) > 40  # positive control: every tool is looked at
+    described = 0
     for name, tool in tools.items():
         for param, schema in properties(tool).items():
             description = schema.get("description", "")
+            if param in params.CONVENTIONS or params.said(param, tool["description"]):
+                continue  # said once elsewhere (a type's own description, e.g. effort's, stays)
             assert description, (
                 f"{name}.{param} has no description (add it to mcp_server/params.py)"
             )
             assert "\n" not in description, f"{name}.{param}"
-            assert len(description) <= 160, f"{name}.{param}"
+            assert len(description) <= 100, f"{name}.{param}"
+            described += 1
+    assert described > 40
+    instructions = INSTRUCTIONS.read_text("utf-8")
+    for param in params.CONVENTIONS:
+        assert f"`{param}`" in instructions, f"the instructions do not say what {param!r} is"
+
+
+async def test_the_schema_states_the_engines_limits() -> None:
+    tools = await listed()
+    remember = properties(tools["remember"])
+    assert remember["content"]["maxLength"] == validation.MAX_CONTENT
+    assert remember["title"]["maxLength"] == validation.MAX_TITLE
+    assert remember["tags"]["maxItems"] == validation.MAX_TAGS
+    assert properties(tools["recall"])["query"]["maxLength"] == validation.MAX_QUERY
+    project = re.compile(remember["project"]["pattern"])
+    tag = re.compile(remember["tags"]["items"]["pattern"])
+    # the schema admits what the engine's check admits after lower-casing, nothing else
+    for name in ("kenning-api", "Kenning-API", "a" * 64, "a" * 65, "-x", "my proj", "x.y_z"):
+        assert bool(project.match(name)) == bool(validation.PROJECT_RE.match(name.lower())), name
+    for value in ("ci/cd", "C++", "c#", "a" * 100, "a" * 101, "#x", "a b", "k:v"):
+        assert bool(tag.match(value)) == bool(validation.TAG_RE.match(value.lower())), value
+    patterned = [
+        f"{n}.{p}"
+        for n, t in tools.items()
+        for p, schema in properties(t).items()
+        if p in ("project", "projects") and '"pattern"' in json.dumps(schema)
+    ]
+    every = [
+        f"{n}.{p}" for n, t in tools.items() for p in properties(t) if p in ("project", "projects")
+    ]
+    assert patterned == every
+    assert len(every) > 10
+    assert "projects" not in properties(tools["recall"])  # one form: project, a name or a list
 
 
 async def test_closed_sets_are_enums_and_numbers_carry_bounds() -> None:
@@ -100,26 +142,59 @@ async def test_effort_says_what_it_means_and_what_4_or_more_does() -> None:
         assert "suppress" in effort["description"]
 
 
-async def test_the_tools_list_sizes_in_the_docs_are_the_measured_ones() -> None:
+def sizes(text: str) -> tuple[int, int]:
+    """(UTF-8 bytes, WordPiece tokens of the bundled model's tokenizer) of ``text``."""
     tokenizer = Tokenizer.from_file(str(Path(default_model_path()) / "tokenizer.json"))
     tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return len(text.encode("utf-8")), len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+async def measured() -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(profile, scope) -> (tools, bytes, tokens) of the tools/list answer as sent (compact JSON),
+    and ("instructions", "") for the instruction block every connection receives."""
     tools = await listed()
-    measured: dict[str, int] = {}
-    for scope, rank in RANKS.items():
-        seen = [t for n, t in tools.items() if RANKS[REGISTRY.specs[n].scope] <= rank]
-        text = json.dumps({"tools": seen})
-        measured[scope] = len(tokenizer.encode(text, add_special_tokens=False).ids)
-    rows = dict(
-        re.findall(
-            r"^\| `(read|write|admin)` \| \d+ \| [\d,]+ \| ([\d,]+) \|",
-            DOC.read_text("utf-8"),
-            flags=re.MULTILINE,
-        )
-    )
-    assert set(rows) == set(RANKS), "docs/mcp-tools.md lost its tools/list size table"
-    for scope, tokens in measured.items():
-        documented = int(rows[scope].replace(",", ""))
-        assert abs(documented - tokens) <= 0.03 * tokens, (
-            f"tools/list for {scope} is {tokens} tokens; docs/mcp-tools.md says "
-            f"{documented}: update the table"
-        )
+    out: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for profile in PROFILES:
+        for scope, rank in RANKS.items():
+            seen = [
+                t
+                for n, t in tools.items()
+                if RANKS[REGISTRY.specs[n].scope] <= rank and profiles.shows(profile, n)
+            ]
+            wire = json.dumps({"tools": seen}, separators=(",", ":"), ensure_ascii=False)
+            out[profile, scope] = (len(seen), *sizes(wire))
+    out["instructions", ""] = (0, *sizes(INSTRUCTIONS.read_text("utf-8")))
+    return out
+
+
+ROW = re.compile(
+    r"^\| `(\w+)` \| `?([\w-]+)`? \| (\d+|-) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \|$", re.MULTILINE
+)
+
+
+async def test_the_tools_list_sizes_in_the_docs_are_the_measured_ones() -> None:
+    found = await measured()
+    rows = {(m[0], m[1].strip("-")): m for m in ROW.findall(DOC.read_text("utf-8"))}
+    assert set(rows) == set(found), "docs/mcp-tools.md lost rows of its size table"
+    for where, (count, size, tokens) in found.items():
+        _, _, tools, doc_bytes, quarter, doc_tokens = rows[where]
+        if where[0] != "instructions":
+            assert int(tools) == count, f"{where}: {count} tools"
+        for label, documented, value in (
+            ("bytes", doc_bytes, size),
+            ("bytes/4", quarter, size // 4),
+            ("tokens", doc_tokens, tokens),
+        ):
+            number = int(documented.replace(",", ""))
+            assert abs(number - value) <= 0.03 * value, (
+                f"{where} {label} is {value}; docs/mcp-tools.md says {number}: update the table"
+            )
+
+
+async def test_the_default_agent_profile_costs_at_most_3000_tokens_with_a_write_token() -> None:
+    found = await measured()
+    count, _, tokens = found["agent", "write"]
+    assert tokens <= 3_000, f"the agent profile's tools/list is {tokens} tokens"
+    assert count >= 8  # positive control: the workflow's tools are in it
+    assert found["all", "admin"][2] > 3 * tokens  # and the others cost what they cost

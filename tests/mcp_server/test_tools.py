@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import valkey
 from fastmcp import Client
+from mcp_types import ToolAnnotations
 
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
@@ -41,12 +42,9 @@ async def test_listing_matches_the_registry_with_schemas_and_truthful_annotation
         assert tool.description, name
         assert len(tool.description) < 400, name
         assert tool.input_schema["type"] == "object", name
-        assert tool.annotations is not None
-        assert tool.annotations.read_only_hint is spec.read_only, name
-        assert tool.annotations.destructive_hint is spec.destructive, name
-        assert (tool.meta or {}).get("kenning/scope") == spec.scope, name
-    assert tools["forget"].annotations is not None
-    assert tools["forget"].annotations.destructive_hint is True
+        assert hints(tool.annotations) == (spec.read_only, spec.destructive), name
+        assert tool.meta is None, name  # the scope is the registry's; nothing else to say
+    assert hints(tools["forget"].annotations) == (False, True)
     assert tools["remember"].input_schema["required"] == ["content"]
 
 
@@ -70,6 +68,15 @@ def test_the_server_answers_the_transports_schema_lookup_from_its_registry(
     assert hook is not None
     assert hook("recall") == registry.input_schema("recall")
     assert "query" in (hook("recall") or {}).get("properties", {})
+
+
+def hints(annotations: ToolAnnotations | None) -> tuple[bool, bool]:
+    """(read-only, destructive) as an MCP client reads the annotations: a hint left out has the
+    spec's default (readOnlyHint false, destructiveHint true, meaningful only when not
+    read-only)."""
+    assert annotations is not None
+    read_only = annotations.read_only_hint is True
+    return read_only, not read_only and annotations.destructive_hint is not False
 
 
 # (readOnlyHint, destructiveHint) written out by hand: what each core tool really does,
@@ -113,12 +120,7 @@ async def test_core_tool_hints_are_truthful_and_read_only_tools_change_nothing(
         await ok(
             writer, "set_project_context", {"name": "hints", "description": "Annotation probe"}
         )
-    hints = {
-        name: (tools[name].annotations.read_only_hint, tools[name].annotations.destructive_hint)
-        for name in CORE_HINTS
-        if tools[name].annotations is not None
-    }
-    assert hints == CORE_HINTS
+    assert {name: hints(tools[name].annotations) for name in CORE_HINTS} == CORE_HINTS
     before = mcp.engine.memories.get(key)
     events = len(mcp.engine.store.audit.recent(limit=500))
     reads: dict[str, dict[str, Any]] = {

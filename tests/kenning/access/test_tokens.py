@@ -113,11 +113,32 @@ def test_the_cli_creates_lists_and_revokes(
     unnamed = capsys.readouterr().out.splitlines()[-1]
     assert tokens.verify(unnamed) is not None
     assert tokens.verify(unnamed).name.startswith("read-")  # type: ignore[union-attr]
+    assert main(["token", "create", "--scope", "write", "--profile", "curator"]) == 0
+    reviewer = capsys.readouterr().out.splitlines()
+    assert "profile curator" in reviewer[0]
+    assert tokens.verify(reviewer[-1]).profile == "curator"  # type: ignore[union-attr]
     assert main(["token", "list"]) == 0
     listing = capsys.readouterr().out
-    assert "ci-bot\twrite" in listing
+    assert "ci-bot\twrite\tdefault\t" in listing  # no profile chosen: the server's default
+    assert "\twrite\tcurator\t" in listing
     assert secret not in listing
     assert main(["token", "revoke", "ci-bot"]) == 0
     assert tokens.verify(secret) is None
     assert main(["token", "revoke", "ci-bot"]) == 1
     assert "no token named 'ci-bot'" in capsys.readouterr().err
+
+
+def test_a_token_may_name_a_profile_and_an_unknown_one_names_the_valid_ones(
+    tokens: Tokens, client: valkey.Valkey, settings: Settings
+) -> None:
+    token, secret = tokens.create("reviewer", "write", actor="alice", profile="curator")
+    assert (token.profile, tokens.verify(secret)) == ("curator", token)
+    plain, plain_secret = tokens.create("plain", "write", actor="alice")
+    assert plain.profile is None
+    stored: Any = client.hgetall(f"{settings.key_prefix}token:{digest(plain_secret)}")
+    assert b"scope" in stored  # positive control: the record is there ...
+    assert b"profile" not in stored  # ... as tokens made before profiles have it
+    with pytest.raises(InvalidInput, match="unknown profile 'reader'") as refused:
+        tokens.create("other", "read", actor="alice", profile="reader")
+    assert refused.value.hint == "use one of agent, curator, all"
+    assert [t.name for t in tokens.all()] == ["plain", "reviewer"]

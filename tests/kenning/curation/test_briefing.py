@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kenning.core.clock import ManualClock
-from kenning.curation.briefing import BUDGET, Blocker, Item, Sections, Side, bounded
+from kenning.core.errors import InvalidInput
+from kenning.curation.briefing import BUDGET, Blocker, Item, Sections, Side, bounded, estimate
 from kenning.engine import Engine
 from kenning.memory.experience import Approach
 from kenning.memory.memories import Draft
@@ -153,3 +156,32 @@ def test_suppressed_stale_and_reinstate_candidates_leave_the_briefing(
     assert [m.key for m in after.sections.stale] == [kept]
     assert after.sections.reinstate_candidates == []
     assert [s.term for s in after.sections.suppressed] == ["legacy admin panel"]
+
+
+def test_a_briefing_keeps_within_its_token_budget_and_says_what_it_left_out(
+    engine: Engine,
+) -> None:
+    topics = ["invoices", "carts", "coupons", "refunds", "shipping", "taxes", "reviews", "search"]
+    for n, topic in enumerate(topics):
+        _remember(engine, f"The {topic} service runs on port {8000 + n} and logs to {topic}.log")
+    whole = engine.briefing.briefing("shop")  # the default budget: everything fits
+    assert whole.budget is not None
+    assert whole.budget.tokens == engine.ctx.settings.briefing_tokens == 4_000
+    assert (whole.truncated, whole.budget.left_out) == (False, {})
+    assert len(whole.sections.recent_knowledge) == len(topics)  # positive control: all are there
+    assert whole.budget.spent == estimate(whole.public())
+    small = engine.briefing.briefing("shop", budget_tokens=300)
+    assert small.budget is not None
+    assert small.truncated is True
+    assert small.budget.spent <= 300
+    assert small.budget.spent == estimate(small.public())  # what it reports is what is sent
+    kept = len(small.sections.recent_knowledge)
+    assert 0 < kept < len(topics)
+    assert small.budget.left_out == {"recent_knowledge": len(topics) - kept}
+    assert small.public()["budget"] == {
+        "tokens": 300,
+        "spent": small.budget.spent,
+        "left_out": {"recent_knowledge": len(topics) - kept},
+    }
+    with pytest.raises(InvalidInput, match="budget_tokens must be a whole number from 200"):
+        engine.briefing.briefing("shop", budget_tokens=10)
