@@ -9,13 +9,21 @@ them with `npm ci --prefix tests/clients`. Without them these tests fail, saying
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from mcp_types import CallToolResult
@@ -24,6 +32,8 @@ from pydantic import AnyUrl
 
 from kenning.core.settings import Settings
 from kenning.engine import Engine
+from kenning.store import Store
+from tests.conftest import free_port
 from tests.mcp_server.browser import (
     LocalSite,
     browser,  # noqa: F401 (the fixture)
@@ -31,8 +41,11 @@ from tests.mcp_server.browser import (
     connect,
     serving,
 )
-from tests.mcp_server.oauth_kit import Memory, OAuthKit, start_oauth
+from tests.mcp_server.oauth_kit import PASSWORD, Memory, OAuthKit, start_oauth
 
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ROOT / "tests" / "clients"
+LOGIN_SCRIPT = ROOT / "scripts" / "oauth_login.py"
 FACT = "The staging database is rebuilt from the nightly snapshot at 03:00 UTC"
 QUESTION = "when is the staging database rebuilt?"
 
@@ -42,6 +55,36 @@ def kit(engine: Engine, settings: Settings) -> Iterator[OAuthKit]:
     started = start_oauth(engine, settings)
     yield started
     started.service.stop()
+
+
+def installed(package_path: str) -> Path:
+    """A file of the pinned node packages; the test fails (never skips) without node or them."""
+    path = CLIENTS / "node_modules" / package_path
+    if shutil.which("node") is None or not path.exists():
+        pytest.fail(
+            f"{path.relative_to(ROOT)} is missing: node and the pinned clients are needed "
+            "(run `npm ci --prefix tests/clients`; .ci/run does)"
+        )
+    return path
+
+
+def browser_env(home: Path) -> dict[str, str]:
+    """A client's environment: its own HOME, and scripts/oauth_login.py as the browser it opens
+    (with this virtualenv's python, which has Playwright, first on PATH)."""
+    return {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(home),
+        "BROWSER": str(LOGIN_SCRIPT),
+        "OAUTH_LOGIN_USER": "alice",
+        "OAUTH_LOGIN_PASSWORD": PASSWORD,
+    }
+
+
+def audited_as_alice(kit: OAuthKit, key: str) -> bool:
+    events = Store(
+        kit.service.runtime.engine.ctx.store.client, kit.settings.key_prefix
+    ).audit.recent(limit=50)
+    return any(e.actor == "user:alice" and e.key == key for e in events)
 
 
 def structured(result: CallToolResult) -> dict[str, Any]:
@@ -103,3 +146,93 @@ async def test_the_python_sdk_oauth_client_connects_through_chromium(
     assert storage.tokens is not None
     assert set(str(storage.tokens.scope).split()) == {"read", "write", "offline_access"}
     assert [h.path for h in callback.hits if h.path != "/favicon.ico"] == ["/callback"]
+
+
+async def test_mcp_remote_proxies_stdio_and_logs_in_through_its_browser_script(
+    kit: OAuthKit, tmp_path: Path
+) -> None:
+    proxy = installed("mcp-remote/dist/proxy.js")
+    env = {**browser_env(tmp_path), "MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth")}
+    server = StdioServerParameters(
+        command="node", args=[str(proxy), kit.url, str(free_port())], env=env, cwd=str(tmp_path)
+    )
+    log = tmp_path / "mcp-remote.log"
+    with log.open("w") as errlog:
+        try:
+            with anyio.fail_after(120):
+                async with (
+                    stdio_client(server, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    key = await remember_then_recall(session, "mcp-remote")
+        except BaseException:
+            print(log.read_text())
+            raise
+    assert audited_as_alice(kit, key)  # an OAuth grant of alice's, made in the browser
+    tokens = list((tmp_path / "mcp-auth").rglob("*_tokens.json"))
+    assert tokens, "mcp-remote kept no tokens"
+
+
+def test_claude_code_adds_kenning_with_a_bearer_token_and_lists_it_connected(
+    kit: OAuthKit, tmp_path: Path
+) -> None:
+    claude = installed(".bin/claude")
+    _, secret = kit.service.runtime.engine.tokens.create("claude-code", "write", actor="pytest")
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path / "home"),  # its config (~/.claude.json) is the test's own
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+    def claude_mcp(*args: str) -> str:
+        done = subprocess.run(
+            [str(claude), "mcp", *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout + done.stderr
+
+    for name, token in (("kenning", secret), ("kenning-wrong", "knt_not-a-token")):
+        header = f"Authorization: Bearer {token}"
+        claude_mcp("add", "--transport", "http", name, kit.url, "--header", header)
+    listed = claude_mcp("list")
+    print(listed)
+    rows = {row.split(":")[0]: row for row in listed.splitlines() if row.startswith("kenning")}
+    assert kit.url in rows["kenning"]
+    assert "Connected" in rows["kenning"], listed
+    assert "Connected" not in rows["kenning-wrong"], listed  # the control: the token decides
+
+
+def test_the_typescript_sdk_oauth_client_connects_through_its_browser_script(
+    kit: OAuthKit, tmp_path: Path
+) -> None:
+    installed("@modelcontextprotocol/sdk/package.json")
+    program = CLIENTS / "ts_oauth_client.mjs"
+    args = [kit.url, str(free_port()), "ts-sdk", FACT, QUESTION]
+    done = subprocess.run(
+        ["node", str(program), *args],
+        cwd=CLIENTS,
+        env=browser_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=150,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"remember", "recall"} <= set(answer["tools"])
+    assert answer["stored"]["status"] == "stored"
+    assert answer["found"]["results"][0]["key"] == answer["stored"]["key"]
+    assert answer["found"]["results"][0]["content"] == FACT
+    assert answer["client"] == "MCP TypeScript SDK"  # its own registration
+    assert set(answer["scope"].split()) == {"read", "write", "offline_access"}
+    assert audited_as_alice(kit, answer["stored"]["key"])
