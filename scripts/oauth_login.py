@@ -8,7 +8,9 @@ desktop (docs/remote-access.md); it types a password, so give it a test account 
         npx mcp-remote http://127.0.0.1:8765/mcp
 
 Needs Playwright (a test dependency: run it with the virtualenv's python3 first on PATH) and
-Debian's /usr/bin/chromium. Exits 1, saying why, when the login or the consent is refused.
+Debian's /usr/bin/chromium. Exits 1, saying why, when the login or the consent is refused. With
+OAUTH_LOGIN_SHOTS=DIR it saves the two pages as DIR/remote-access-{login,consent}.png (docs/images
+has them from tests/mcp_server/test_clients.py's mcp-remote run).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from playwright.async_api import Page, async_playwright
@@ -23,6 +26,7 @@ from playwright.async_api import Page, async_playwright
 CHROMIUM = os.environ.get("OAUTH_LOGIN_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 SECONDS = 60
+VIEWPORT = {"width": 720, "height": 640}
 
 
 def origin(url: str) -> str:
@@ -36,20 +40,30 @@ async def refused(page: Page, step: str) -> str:
     return f"{step} refused: {said.strip()[:300]}"
 
 
-async def log_in_and_allow(url: str, username: str, password: str) -> str:
+async def shoot(page: Page, shots: Path | None, name: str) -> None:
+    if shots is not None:
+        await page.screenshot(path=str(shots / f"remote-access-{name}.png"), full_page=True)
+
+
+async def log_in_and_allow(
+    url: str, username: str, password: str, shots: Path | None = None
+) -> str:
     """The URL the browser was sent back to (the client's callback, without its query)."""
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = await browser.new_page()
+        page = await browser.new_page(viewport=VIEWPORT)  # type: ignore[arg-type]
         page.set_default_timeout(SECONDS * 1000)
         await page.goto(url)
         kenning = origin(page.url)  # after /authorize's redirect: the login page
+        await shoot(page, shots, "login")
         await page.get_by_label("Username").fill(username)
         await page.get_by_label("Password").fill(password)
         async with page.expect_response(lambda r: r.request.method == "POST") as answered:
             await page.get_by_role("button", name="Log in").click()
         if (await answered.value).status != 303:
             raise SystemExit(await refused(page, "the login was"))
+        await page.get_by_role("button", name="Allow").wait_for()
+        await shoot(page, shots, "consent")
         async with page.expect_response(lambda r: r.request.method == "POST") as answered:
             await page.get_by_role("button", name="Allow").click()
         if (await answered.value).status != 302:
@@ -68,7 +82,8 @@ def main(argv: list[str]) -> int:
     if not user or not password:
         print("set OAUTH_LOGIN_USER and OAUTH_LOGIN_PASSWORD (a Kenning account)", file=sys.stderr)
         return 2
-    back = asyncio.run(log_in_and_allow(argv[1], user, password))
+    shots = os.environ.get("OAUTH_LOGIN_SHOTS")
+    back = asyncio.run(log_in_and_allow(argv[1], user, password, Path(shots) if shots else None))
     print(f"logged in as {user}, allowed, and sent back to {back}", file=sys.stderr)
     return 0
 

@@ -43,7 +43,7 @@ async def browser() -> AsyncIterator[Browser]:
 @pytest.fixture
 def shots(tmp_path: Path) -> Path:
     """Where screenshots go: $KENNING_SCREENSHOTS when set, else the test's directory."""
-    folder = Path(os.environ.get("KENNING_SCREENSHOTS") or tmp_path)
+    folder = Path(os.environ.get("KENNING_SCREENSHOTS") or tmp_path).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -149,21 +149,16 @@ async def connect(
     *,
     username: str = "alice",
     path: str = "/callback",
-    shots: Path | None = None,
 ) -> Hit:
     """Open ``authorize_url``, log in, allow what is ticked; the request the browser then made
     to the client's callback (its query holds the code and the state)."""
     page = await context.new_page()
     await page.goto(authorize_url)
     await page.wait_for_selector("input[name=password]")
-    if shots is not None:
-        await page.screenshot(path=str(shots / "remote-access-login.png"), full_page=True)
     async with page.expect_response(lambda r: r.request.method == "POST") as answered:
         await log_in(page, username)
     login = await answered.value
     assert login.status == 303, f"the login was refused: {login.status} {await login.text()}"
     await page.wait_for_selector(f"h1:has-text('{CONSENT_HEADING}')")
-    if shots is not None:
-        await page.screenshot(path=str(shots / "remote-access-consent.png"), full_page=True)
     await page.get_by_role("button", name="Allow").click()
     return await callback.wait(path)  # the page stays open with its context

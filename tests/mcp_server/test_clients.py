@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from tests.mcp_server.browser import (
     chromium_context,
     connect,
     serving,
+    shots,  # noqa: F401 (the fixture)
 )
 from tests.mcp_server.oauth_kit import PASSWORD, Memory, OAuthKit, start_oauth
 
@@ -149,14 +151,23 @@ async def test_the_python_sdk_oauth_client_connects_through_chromium(
 
 
 async def test_mcp_remote_proxies_stdio_and_logs_in_through_its_browser_script(
-    kit: OAuthKit, tmp_path: Path
+    kit: OAuthKit,
+    tmp_path: Path,
+    shots: Path,  # noqa: F811
 ) -> None:
+    """What a Claude Desktop user runs; its login and consent pages are docs/images' screenshots
+    (KENNING_SCREENSHOTS=docs/images)."""
     proxy = installed("mcp-remote/dist/proxy.js")
-    env = {**browser_env(tmp_path), "MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth")}
+    env = {
+        **browser_env(tmp_path),
+        "MCP_REMOTE_CONFIG_DIR": str(tmp_path / "mcp-auth"),
+        "OAUTH_LOGIN_SHOTS": str(shots),
+    }
     server = StdioServerParameters(
         command="node", args=[str(proxy), kit.url, str(free_port())], env=env, cwd=str(tmp_path)
     )
     log = tmp_path / "mcp-remote.log"
+    started = time.time()
     with log.open("w") as errlog:
         try:
             with anyio.fail_after(120):
@@ -172,6 +183,8 @@ async def test_mcp_remote_proxies_stdio_and_logs_in_through_its_browser_script(
     assert audited_as_alice(kit, key)  # an OAuth grant of alice's, made in the browser
     tokens = list((tmp_path / "mcp-auth").rglob("*_tokens.json"))
     assert tokens, "mcp-remote kept no tokens"
+    for page in ("login", "consent"):  # taken just now, by the browser script
+        assert (shots / f"remote-access-{page}.png").stat().st_mtime > started
 
 
 def test_claude_code_adds_kenning_with_a_bearer_token_and_lists_it_connected(

@@ -8,7 +8,6 @@ Negatives: the same forms, with valid fields, sent from a page of another origin
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, BrowserContext, Page, Request
@@ -24,7 +23,6 @@ from tests.mcp_server.browser import (
     connect,
     log_in,
     serving,
-    shots,  # noqa: F401 (the fixture)
 )
 from tests.mcp_server.oauth_kit import PASSWORD, OAuthKit, pkce, start_oauth
 
@@ -56,7 +54,6 @@ async def test_a_person_connects_in_chromium_and_the_code_buys_tokens(
     browser: Browser,  # noqa: F811
     kit: OAuthKit,
     callback: LocalSite,
-    shots: Path,  # noqa: F811
 ) -> None:
     client = await kit.register(
         client_name="Chromium test client",
@@ -66,7 +63,7 @@ async def test_a_person_connects_in_chromium_and_the_code_buys_tokens(
     verifier, challenge = pkce()
     async with chromium_context(browser) as context:
         sent = posts_to(context, kit.base)
-        landed = await connect(context, kit.authorize_url(client, challenge), callback, shots=shots)
+        landed = await connect(context, kit.authorize_url(client, challenge), callback)
         origins = {r.url.removeprefix(kit.base): await r.header_value("origin") for r in sent}
         cookies = await context.cookies(kit.base)
     assert landed.query["state"] == "st-1"
