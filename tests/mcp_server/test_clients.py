@@ -1,8 +1,9 @@
 """Third-party MCP clients connect to Kenning, each a real implementation and none of them ours:
 the official Python SDK's OAuth client with its browser step in Chromium; `mcp-remote` (what Claude
 Desktop users run for a remote server) as a stdio proxy whose $BROWSER is scripts/oauth_login.py;
-the TypeScript SDK's client with its OAuth provider; Claude Code's CLI with a bearer token. Each
-lists the tools, stores a memory and recalls it.
+the TypeScript SDK's client with its OAuth provider; Claude Code's CLI with a bearer token (`claude
+mcp list`, and `claude -p` whose model is a scripted local stand-in). Each lists the tools, stores
+a memory and recalls it.
 
 The node packages are pinned in tests/clients (package.json, package-lock.json); `.ci/run` installs
 them with `npm ci --prefix tests/clients`. Without them these tests fail, saying so."""
@@ -43,6 +44,8 @@ from tests.mcp_server.browser import (
     serving,
     shots,  # noqa: F401 (the fixture)
 )
+from tests.mcp_server.model_fake import ScriptedModel
+from tests.mcp_server.model_fake import serving as serving_model
 from tests.mcp_server.oauth_kit import PASSWORD, Memory, OAuthKit, start_oauth
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -249,3 +252,61 @@ def test_the_typescript_sdk_oauth_client_connects_through_its_browser_script(
     assert answer["client"] == "MCP TypeScript SDK"  # its own registration
     assert set(answer["scope"].split()) == {"read", "write", "offline_access"}
     assert audited_as_alice(kit, answer["stored"]["key"])
+
+
+def test_claude_code_remembers_and_recalls_through_kenning_in_print_mode(
+    kit: OAuthKit, tmp_path: Path
+) -> None:
+    """Claude Code's own agent loop, its model a scripted local stand-in (tests/mcp_server/
+    model_fake.py): `claude -p` lists Kenning's tools, calls remember, then recall, and prints
+    what recall returned."""
+    claude = installed(".bin/claude")
+    _, secret = kit.service.runtime.engine.tokens.create("claude-code", "write", actor="pytest")
+    project = tmp_path / "project"
+    project.mkdir()
+    model = ScriptedModel(
+        remember={"content": FACT, "project": "claude-code"},
+        recall={"query": QUESTION, "projects": ["claude-code"]},
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp_path / "home"),
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+        "ANTHROPIC_BASE_URL": model.url,
+        "ENABLE_TOOL_SEARCH": "false",  # Kenning's tools in the request itself, not deferred
+    }
+
+    def claude_run(*args: str) -> str:
+        done = subprocess.run(
+            [str(claude), *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    header = f"Authorization: Bearer {secret}"
+    claude_run("mcp", "add", "--transport", "http", "kenning", kit.url, "--header", header)
+    with serving_model(model):
+        said = claude_run(
+            "-p",
+            "Remember when the staging database is rebuilt, then recall it.",
+            "--allowedTools",
+            "mcp__kenning__remember,mcp__kenning__recall",
+        )
+    assert said.startswith("recall said: "), said
+    found = json.loads(said.removeprefix("recall said: "))
+    assert found["results"][0]["content"] == FACT
+    offered = {tool["name"] for tool in model.requests[-1]["tools"]}
+    assert {"mcp__kenning__remember", "mcp__kenning__recall"} <= offered  # its tools/list
+    events = Store(
+        kit.service.runtime.engine.ctx.store.client, kit.settings.key_prefix
+    ).audit.recent(limit=50)
+    # the token's name is the actor of the memory Claude Code stored
+    assert any(e.actor == "claude-code" and e.key == found["results"][0]["key"] for e in events)
