@@ -39,6 +39,14 @@ $(TEST_STAMP): $(STAMP)
 	$(PIP) install --progress-bar on -e '.[test]'
 	touch $(TEST_STAMP)
 
+# The third-party MCP clients the suite connects to Kenning (tests/mcp_server/test_clients.py), pinned
+# in tests/clients/package-lock.json; npm writes the hidden lockfile last, so it marks a finished install.
+CLIENTS := tests/clients/node_modules/.package-lock.json
+
+$(CLIENTS): tests/clients/package.json tests/clients/package-lock.json
+	@echo "==> the MCP clients of the suite: npm ci --prefix tests/clients"
+	npm ci --prefix tests/clients --no-audit --no-fund
+
 LINTED := kenning kenning_cli serving mcp_server web_ui feed_worker tests bench scripts
 
 lint: $(TEST_STAMP)
@@ -59,11 +67,11 @@ PYTEST = $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 
 unit: unit-default unit-valkey-search
 
-unit-default: $(TEST_STAMP)
+unit-default: $(TEST_STAMP) $(CLIENTS)
 	@echo "== pass 1: the embedded default (RediSearch)"
 	env -u KENNING_SEARCH_MODULE KENNING_TEST_VALKEY_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) $(PYTEST)
 
-unit-valkey-search: $(TEST_STAMP) unit-default
+unit-valkey-search: $(TEST_STAMP) $(CLIENTS) unit-default
 	@if [ -z "$(VALKEY_SEARCH_MODULE)" ]; then \
 		echo "!! pass 2 NOT RUN: needs valkey-search, the production engine, which no registry ships."; \
 		echo "!! Get libsearch.so from the valkey/valkey-bundle image (/usr/lib/valkey/libsearch.so)"; \

@@ -4,6 +4,10 @@ GET /oauth/consent?request=ID shows the login form, or, with a live session, wha
 for: its name, where the answer goes (the redirect host) and the scopes, each of which the person
 may untick. The login form carries the pending request's CSRF token; the consent form the session's.
 Sessions (kenning.access.sessions) are shared with the dashboard: one cookie, one login.
+
+Both forms are accepted only from the pages themselves: a POST whose browser says it came from
+another origin (``Origin``, ``Sec-Fetch-Site``) is refused before its fields are read
+(docs/remote-access.md#what-the-browser-sends).
 """
 
 from __future__ import annotations
@@ -38,15 +42,53 @@ SCOPE_TEXT = {
     "profile:curator": "be shown the review tools (contradictions, duplicates, skills)",
     "profile:all": "be shown every tool the scopes above allow",
 }
+# Referrer-Policy is "same-origin", never "no-referrer": under "no-referrer" a browser sends
+# `Origin: null` with every form POST (the Fetch standard's "serializing a request origin"), and the
+# Host/Origin guard, which must refuse `null`, refused the login and consent forms in every browser
+# (issue 30). "same-origin" sends the page's real origin with its own forms and still no Referer at
+# all to another origin: the client's redirect URI, where the browser goes next with the code, never
+# sees the request id of the consent page's URL.
+# The CSP has no form-action: Chromium applies it to the redirect that answers the consent POST, and
+# that redirect goes to the client (another origin, or an app's own scheme).
 HEADERS = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": (
         "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
     ),
 }
+FOREIGN_FORM = (
+    "This form was sent from another page than Kenning's own, so nothing was done. Start the "
+    "connection again from your MCP client and answer on the page it opens."
+)
+
+
+def origin_of(url: str) -> str:
+    """``url``'s origin as a browser writes it in ``Origin``: lower case, no default port."""
+    parts = urlsplit(url)
+    scheme, netloc = parts.scheme.lower(), parts.netloc.rpartition("@")[2].lower()
+    default = {"http": ":80", "https": ":443"}.get(scheme)
+    if default and netloc.endswith(default):
+        netloc = netloc[: -len(default)]
+    return f"{scheme}://{netloc}"
+
+
+def from_elsewhere(request: Request, own: str) -> bool:
+    """Whether the browser says this POST came from another origin than ``own``.
+
+    A browser sends both headers with a form POST; ``Origin: null`` (an opaque or hidden origin)
+    counts as elsewhere. A client that sends neither (curl, a script) cannot carry a person's
+    session cookie into it, and still needs the form's CSRF token.
+    """
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    return (site is not None and site != "same-origin") or (
+        origin is not None and origin.strip().lower() != own
+    )
+
+
 _templates = Environment(
     loader=FileSystemLoader(Path(__file__).with_name("templates")),
     autoescape=select_autoescape(["html"]),
@@ -62,6 +104,8 @@ class ConsentPages:
         self.accounts = accounts
         self.sessions = sessions
         self.secure = provider.base.startswith("https://")
+        # the public URL's: behind a proxy the Host may be anything, the page's origin is this one
+        self.origin = origin_of(provider.base)
 
     def routes(self) -> list[Route]:
         return [
@@ -140,6 +184,8 @@ class ConsentPages:
         )
 
     async def login(self, request: Request) -> Response:
+        if from_elsewhere(request, self.origin):
+            return self._error(403, FOREIGN_FORM)
         form = await request.form()
         pending = await self.provider.run(self.oauth.pending, str(form.get("request", "")))
         if pending is None:
@@ -184,6 +230,8 @@ class ConsentPages:
         return response
 
     async def answer(self, request: Request) -> Response:
+        if from_elsewhere(request, self.origin):
+            return self._error(403, FOREIGN_FORM)
         form = await request.form()
         session = await self.provider.run(self.sessions.get, request.cookies.get(SESSION_COOKIE))
         if session is None:

@@ -1,6 +1,6 @@
 """The authorization server's HTTP routes: the SDK's, with Kenning's metadata, client
-authentication (secrets compared by sha256), a rate-limited and optionally key-gated
-registration, and the pages."""
+authentication (secrets compared by sha256), the token endpoint's standard answers, a rate-limited
+and optionally key-gated registration, and the pages."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import hmac
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from fastmcp.server.auth.auth import TokenHandler
 from mcp.server.auth.handlers.metadata import MetadataHandler, ProtectedResourceMetadataHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.routes import cors_middleware
 from mcp.server.auth.settings import ClientRegistrationOptions
@@ -28,6 +28,7 @@ from kenning.core.errors import BackendUnavailable, RateLimited
 from mcp_server.oauth.provider import CLIENT_IP, KenningClient, KenningOAuthProvider
 
 AUTH_METHODS_SUPPORTED = ["none", "client_secret_post", "client_secret_basic"]
+GRANT_TYPES = ("authorization_code", "refresh_token")
 
 
 class HashedSecretAuthenticator(ClientAuthenticator):
@@ -82,7 +83,7 @@ def metadata(base: str) -> OAuthMetadata:
             "revocation_endpoint": f"{base}/revoke",
             "scopes_supported": list(SCOPES_SUPPORTED),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "grant_types_supported": list(GRANT_TYPES),
             "token_endpoint_auth_methods_supported": AUTH_METHODS_SUPPORTED,
             "revocation_endpoint_auth_methods_supported": AUTH_METHODS_SUPPORTED,
             "code_challenge_methods_supported": ["S256"],
@@ -134,6 +135,35 @@ def revocation(provider: KenningOAuthProvider, authenticator: ClientAuthenticato
         return Response(status_code=200, headers=headers)  # unknown tokens too (RFC 7009 §2.2)
 
     return revoke
+
+
+def token(provider: KenningOAuthProvider, authenticator: ClientAuthenticator) -> Any:
+    """The MCP SDK's token endpoint (not fastmcp's subclass, which answers invalid_grant with 401:
+    it reads the MCP rule for the resource server, "invalid or expired tokens MUST receive a 401",
+    into the token endpoint). RFC 6749 §5.2: 400 for every error but invalid_client, 401 with a
+    ``WWW-Authenticate`` challenge when the client authenticated with the Authorization header;
+    a grant type this server does not know is unsupported_grant_type (the SDK's form parser calls
+    it invalid_request)."""
+    handler = TokenHandler(provider=provider, client_authenticator=authenticator)
+
+    async def endpoint(request: Request) -> Response:
+        grant = (await request.form()).get("grant_type")
+        if isinstance(grant, str) and grant and grant not in GRANT_TYPES:
+            return JSONResponse(
+                {
+                    "error": "unsupported_grant_type",
+                    "error_description": f"grant types supported: {', '.join(GRANT_TYPES)}",
+                },
+                status_code=400,
+                headers={"Cache-Control": "no-store", "Pragma": "no-cache"},
+            )
+        response: Response = await handler.handle(request)
+        sent = request.headers.get("Authorization", "")
+        if response.status_code == 401 and sent.lower().startswith("basic "):
+            response.headers["WWW-Authenticate"] = 'Basic realm="kenning"'
+        return response
+
+    return endpoint
 
 
 def registration(
@@ -191,10 +221,7 @@ def rebuild(
             MetadataHandler(metadata(provider.base)).handle,
             ["GET", "OPTIONS"],
         ),
-        "/token": (
-            TokenHandler(provider=provider, client_authenticator=authenticator).handle,
-            ["POST", "OPTIONS"],
-        ),
+        "/token": (token(provider, authenticator), ["POST", "OPTIONS"]),
         "/revoke": (revocation(provider, authenticator), ["POST", "OPTIONS"]),
         "/register": (
             registration(provider, options, key=key, per_hour=per_hour),

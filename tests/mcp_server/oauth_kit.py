@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 from argon2 import PasswordHasher
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from kenning.access.accounts import Accounts
 from kenning.core.clock import ManualClock
@@ -50,6 +51,26 @@ def hidden(page: str, name: str) -> str:
 
 def query(location: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
+
+
+class Memory:
+    """The MCP SDK's token storage (its ``TokenStorage`` protocol), in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
 
 
 @dataclass

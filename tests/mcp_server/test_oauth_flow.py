@@ -11,12 +11,7 @@ import httpx
 import pytest
 from fastmcp import Client as McpClient
 from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import (
-    AuthorizationCodeResult,
-    OAuthClientInformationFull,
-    OAuthClientMetadata,
-    OAuthToken,
-)
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from pydantic import AnyUrl
 
 from kenning.core.settings import Settings
@@ -24,7 +19,7 @@ from kenning.engine import Engine
 from kenning.store import Store
 from kenning_cli.main import main
 from tests.mcp_server.conftest import ok, refused
-from tests.mcp_server.oauth_kit import OAuthKit, pkce, query, start_oauth
+from tests.mcp_server.oauth_kit import Memory, OAuthKit, pkce, query, start_oauth
 
 CLAUDE_AI = "https://claude.ai/api/mcp/auth_callback"
 CURSOR = "cursor://anysphere.cursor-mcp/oauth/callback"
@@ -35,26 +30,6 @@ def kit(engine: Engine, settings: Settings) -> Iterator[OAuthKit]:
     started = start_oauth(engine, settings, users={"alice": "editor", "vera": "viewer"})
     yield started
     started.service.stop()
-
-
-class Memory:
-    """The SDK's token storage, in memory."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
 
 
 async def test_discovery_documents_and_the_401_challenge(kit: OAuthKit) -> None:
@@ -132,7 +107,7 @@ async def test_the_sdk_client_connects_calls_refreshes_and_is_refused_after_revo
         )
     assert revoked.status_code == 200
     assert await kit.mcp_status(new["access_token"]) == 401  # the whole family went with it
-    assert (await _refresh(kit, client_info.client_id, new["refresh_token"])).status_code == 401
+    assert (await _refresh(kit, client_info.client_id, new["refresh_token"])).status_code == 400
     actions = [
         e.action
         for e in Store(

@@ -63,7 +63,7 @@ async def test_pkce_is_required_s256_only_and_the_verifier_must_match(kit: OAuth
         assert query(reply.headers["location"])["error"] == "invalid_request"
     code = await kit.code(client, challenge)
     wrong = await kit.token(client, code, pkce()[0])
-    assert wrong.status_code == 401
+    assert wrong.status_code == 400  # RFC 6749 §5.2: 400 for every error but invalid_client
     assert wrong.json()["error"] == "invalid_grant"
     # positive control: the same code, the right verifier
     right = await kit.token(client, code, verifier)
@@ -108,7 +108,7 @@ async def test_a_code_is_single_use_and_its_reuse_revokes_what_it_produced(kit: 
     access = first.json()["access_token"]
     assert await kit.mcp_status(access) == 200
     again = await kit.token(client, code, verifier)
-    assert again.status_code == 401
+    assert again.status_code == 400
     assert again.json()["error"] == "invalid_grant"
     assert await kit.mcp_status(access) == 401  # RFC 6749 §4.1.2: the replay revoked the tokens
     assert (
@@ -126,7 +126,7 @@ async def test_an_expired_code_is_refused(kit: OAuthKit) -> None:
     stale = await kit.code(client, challenge)
     kit.clock.advance(CODE_SECONDS + 1)
     reply = await kit.token(client, stale, verifier)
-    assert reply.status_code == 401
+    assert reply.status_code == 400
     assert reply.json()["error"] == "invalid_grant"
 
 
@@ -144,9 +144,9 @@ async def test_a_replayed_refresh_token_revokes_the_family_after_the_grace_windo
     assert await kit.mcp_status(newest["access_token"]) == 200  # positive control
     kit.clock.advance(REFRESH_GRACE_SECONDS + 1)
     replay = await kit.refresh(client, tokens["refresh_token"])
-    assert replay.status_code == 401
+    assert (replay.status_code, replay.json()["error"]) == (400, "invalid_grant")
     assert await kit.mcp_status(newest["access_token"]) == 401  # the whole family is gone
-    assert (await kit.refresh(client, newest["refresh_token"])).status_code == 401
+    assert (await kit.refresh(client, newest["refresh_token"])).status_code == 400
     event = _audit(kit).recent(limit=5, action="oauth_reuse_detected")[0]
     assert (event.details["replayed"], event.details["client_id"]) == (
         "refresh_token",
@@ -388,7 +388,7 @@ async def test_a_disabled_accounts_tokens_stop_at_their_next_use(kit: OAuthKit) 
     assert await kit.mcp_status(tokens["access_token"]) == 200  # positive control
     kit.accounts.disable("alice", actor="pytest")
     assert await kit.mcp_status(tokens["access_token"]) == 401
-    assert (await kit.refresh(client, tokens["refresh_token"])).status_code == 401
+    assert (await kit.refresh(client, tokens["refresh_token"])).status_code == 400
     kit.accounts.enable("alice", actor="pytest")
     assert await kit.mcp_status(tokens["access_token"]) == 200
 
