@@ -352,7 +352,13 @@ def _dump(conn: valkey.Valkey, prefix: str) -> bytes:
 async def test_no_oauth_secret_reaches_any_log_even_at_debug(
     kit: OAuthKit, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.DEBUG):
+    # at DEBUG everywhere, httpx too (kenning_cli.logs quiets it below DEBUG, and an earlier test
+    # of the same process may have run `kenning`)
+    with (
+        caplog.at_level(logging.DEBUG),
+        caplog.at_level(logging.DEBUG, logger="httpx"),
+        caplog.at_level(logging.DEBUG, logger="httpcore"),
+    ):
         client = await kit.register(
             client_name="claude.ai", redirect_uris=["https://claude.ai/api/mcp/auth_callback"]
         )
