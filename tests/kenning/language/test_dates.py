@@ -15,7 +15,7 @@ from kenning.core.models import INVALID_DATE, iso
 from kenning.core.validation import EARLIEST, LATEST
 from kenning.engine import Engine
 from kenning.memory.memories import Draft, Forgotten, Listing
-from kenning.ops.backup import check
+from kenning.ops.backup_file import check
 from kenning.store import AuditEvent
 
 # a direct store write records itself too

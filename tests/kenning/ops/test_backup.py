@@ -20,7 +20,7 @@ from kenning.engine import Engine
 from kenning.memory.experience import Approach
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
-from kenning.ops.backup import check, decide, rekey
+from kenning.ops.backup_file import check, decide, rekey
 from kenning.ops.embedded import EmbeddedValkey
 from kenning.ops.seal import sealed
 from kenning.runtime.embedding import Embedder
