@@ -3,11 +3,11 @@
 
 Detection is two-stage: a similarity gate (KNN from the memory's stored vector, same project or
 global, ``KENNING_CONTRADICTION_THRESHOLD``) and two pure checks: a value change
-(``kenning.language.values``: same subject and slot, another value; detector ``value``) or opposite
-polarity
-(``kenning.language.polarity``). A hit is stored once as its own record (status ``open``) and both
-memories
-become ``disputed``. Remember never refuses because of a contradiction; it reports it.
+(``kenning.language.values``: same subject, another value; detector ``value``) or opposite
+polarity (``kenning.language.polarity``; detector ``reversal`` when the newer statement says so
+explicitly -- "no longer", "dropped", "moved from" -- else ``polarity``). A hit is stored once as
+its own record (status ``open``) and both memories become ``disputed``. Remember never refuses
+because of a contradiction; it reports it.
 
 Resolution decisions: ``keep_a`` / ``keep_b`` (the other side is superseded and its validity ends),
 ``both_valid`` (a note saying why is required), ``not_a_contradiction`` (the pair is never flagged
@@ -60,9 +60,17 @@ def _early(search: query.Search) -> query.Search:
 
 
 def conflict(older: str, newer: str) -> Found | None:
-    """A value change (same subject and slot, another value) first, else
+    """A value change (same subject, another value) first, else
     a polarity conflict. Pure."""
     return values.change(older, newer) or polarity.conflict(older, newer)
+
+
+def detector(found: Found) -> str:
+    """The record's ``detector``: ``value``, ``reversal`` (an explicit cue in the newer
+    statement) or ``polarity``."""
+    if isinstance(found, values.ValueChange):
+        return "value"
+    return "reversal" if found.reversal else "polarity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +263,7 @@ class Contradictions:
             b=b.key,
             evidence=found.evidence(),
             similarity=round(similarity, 4),
-            detector="value" if isinstance(found, values.ValueChange) else "polarity",
+            detector=detector(found),
             detected_at=self.ctx.clock.now(),
             detected_by=actor or "unknown",
             projects=tuple(sorted({a.project, b.project})),
