@@ -105,6 +105,22 @@ def through_engine(engine: Any, pairs: list[Pair] | None = None) -> dict[str, An
     return summary(pairs or load(), lambda p: verdicts[p.id])
 
 
+def flat(result: dict[str, Any]) -> dict[str, float]:
+    """One measure's numbers as the bench page's family table reads them (no lists)."""
+    out: dict[str, float] = {}
+    for split in ("all", *SPLITS):
+        prefix = "" if split == "all" else f"{split}_"
+        for name in ("precision", "recall", "pairs"):
+            out[prefix + name] = result[split][name]
+    return out
+
+
+def family(engine: Any) -> dict[str, Any]:
+    """``kenning bench``'s family (j): the pure check and the same pairs through remember."""
+    pairs = load()
+    return {"pure": flat(pure(pairs)), "engine": flat(through_engine(engine, pairs))}
+
+
 def _print(name: str, result: dict[str, Any], pairs: list[Pair]) -> None:
     for split in ("all", *SPLITS):
         s = result[split]

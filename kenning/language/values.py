@@ -116,8 +116,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     (
         "owner",
         r"(?<![\w])@[a-z][\w.-]*[\w]"
-        r"|(?<=\bby )(?:the )?[A-Z][\w-]+(?: [A-Z][\w-]+)*(?= team\b)?"
-        r"|\b[A-Z][\w-]+(?= (?:now |still )?owns\b)",
+        r"|(?<=\bby )(?:the )?(?-i:[A-Z][\w-]+(?: [A-Z][\w-]+)*)(?= team\b)?"
+        r"|\b(?-i:[A-Z][\w-]+)(?= (?:now |still )?owns\b)",
     ),
     (
         "address",
@@ -322,8 +322,16 @@ def _clause(text: str, previous: frozenset[str]) -> tuple[list[Fact], _Clause, f
     return found, clause, frozenset(subject)
 
 
+_LABEL = re.compile(r"\s*(?:the\s+)?(?P<word>[A-Za-z][\w-]*)\s+", re.IGNORECASE)
+
+
 def _counted(text: str, start: int, end: int, kind: str) -> tuple[int, int, str, str]:
-    """A number span, widened to its unit noun when one follows ("4 workers" is a quantity)."""
+    """A number span, widened to its unit noun when one follows ("4 workers" is a quantity); a
+    bare number right after a clause's first word, more following, labels its subject
+    ("Service 17 of the fleet listens on ...")."""
+    head = _LABEL.fullmatch(text[:start])
+    if kind == "number" and head and _content(head["word"]) and _TOKEN.search(text, end):
+        return start, end, "label", text[start:end]
     if kind == "number":
         match = _COUNT.match(text, end)
         if match is not None and _content(match[1]) and match[1].islower():
@@ -561,10 +569,11 @@ def _agrees(facts: list[Fact], fact: Fact) -> bool:
 
 
 def _second_difference(old: list[Fact], new: list[Fact], o: Fact, n: Fact) -> bool:
-    """Whether a value of another kind differs too in the same two clauses (two records: "on
-    2026-05-03 the database was 120 GB" and "on 2026-09-01 ... 180 GB"); old values count."""
+    """Whether a second value differs too in the same two clauses (two records: "on 2026-05-03
+    the database was 120 GB" and "on 2026-09-01 ... 180 GB", "service 17 ... port 8017" and
+    "service 18 ... port 8018"); old values count."""
     return any(
-        _group(a.slot) != _group(o.slot) and _comparable(a, b) and not _equal(a, b)
+        a is not o and b is not n and _comparable(a, b) and not _equal(a, b)
         for a in old
         if a.clause == o.clause
         for b in new

@@ -86,7 +86,6 @@ CHANGE_VERBS = frozenset(
         "loosen",
         "relax",
         "set",
-        "go",
         "put",
         "turn",
     }

@@ -48,7 +48,7 @@ SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
 
 Found = polarity.Conflict | values.ValueChange
 # what ``conflict`` and the choice of side a read of a candidate
-EARLY_FIELDS = ("content", "created_at")
+EARLY_FIELDS = ("content", "created_at", "valid_from")
 
 
 def _early(search: query.Search) -> query.Search:
@@ -63,6 +63,13 @@ def conflict(older: str, newer: str) -> Found | None:
     """A value change (same subject, another value) first, else
     a polarity conflict. Pure."""
     return values.change(older, newer) or polarity.conflict(older, newer)
+
+
+def age(memory: Memory) -> tuple[float, float, str]:
+    """What orders two statements: when each began to hold (``valid_from``, by default when it
+    was written), then when it was written. Side ``a`` of a record is the older."""
+    began = memory.valid_from if memory.valid_from is not None else memory.created_at
+    return (began, memory.created_at, memory.key)
 
 
 def detector(found: Found) -> str:
@@ -171,7 +178,7 @@ class Contradictions:
         near = self.candidates(memory, vector) if nearby is None else self.hits(nearby)
         for other, similarity in near:
             # Side a is always the older statement, so keep_b reads "keep the newer one".
-            a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
+            a, b = sorted((other, memory), key=age)
             found = conflict(a.content, b.content)
             if found is None or self.records.pair(a.key, b.key) is not None:
                 continue
@@ -179,7 +186,7 @@ class Contradictions:
             whole = other if nearby is None else self.ctx.store.memories.read(other.key)
             if whole is None:
                 continue
-            a, b = sorted((whole, memory), key=lambda m: (m.created_at, m.key))
+            a, b = sorted((whole, memory), key=age)
             record = self.open(a, b, found, similarity, actor=actor)
             if record is not None:
                 opened.append(record)
@@ -746,7 +753,7 @@ class Contradictions:
             return "a side no longer exists"
         if "archived" in (a.state, b.state):
             return "a side is archived"
-        older, newer = sorted((a, b), key=lambda m: (m.created_at, m.key))
+        older, newer = sorted((a, b), key=age)
         if conflict(older.content, newer.content) is None:
             return "the two memories no longer conflict (edited)"
         return ""
