@@ -9,7 +9,7 @@ and plans say nothing) is split into clauses, and each clause is read as typed *
 - values are found by shape, not by a list of slots: quantities with units ("100 req/min", "30 s",
   "2 GB", "two approvals"), bare numbers and ports, versions, hosts, IPs, ``host:port``, URLs,
   paths, e-mail addresses, ``#channels``, ``@handles`` and owners ("owned by X"), times, dates,
-  schedules ("every Tuesday", "hourly"), backticked commands; ``KINDS`` lists them;
+  schedules ("every Tuesday", "hourly"), backticked commands (``kenning.language.shapes``);
 - the subject is the clause's remaining words as lemmas, without stop words, predicates, cues and
   chat filler; a clause with no subject of its own ("..., it's 10.0.3.27 now") takes the previous
   clause's;
@@ -36,124 +36,13 @@ Deterministic rules, no model: a pair it cannot explain is never flagged
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 
 from kenning.language.polarity import PREDICATES, STOP_WORDS, negating
+from kenning.language.shapes import KIND_RE, MEASURES, kind_of, normalise
 from kenning.language.words import ADDITIVE, CHANGE_VERBS, CHANGE_WORDS, NOISE, lemma, sentences
 
-_MONTH_NAMES = [m.lower() for m in calendar.month_name if m]
-_MONTH_ABBR = [m.lower() for m in calendar.month_abbr if m]
-_MONTH = {name: i for names in (_MONTH_NAMES, _MONTH_ABBR) for i, name in enumerate(names, 1)}
-_MONTH["sept"] = 9
-_MONTH_RE = "|".join(sorted(_MONTH, key=len, reverse=True))
-_DAY_NAMES = [d.lower() for d in calendar.day_name]
-_DAY_RE = "|".join(_DAY_NAMES)
-_NUMBER_WORDS = {
-    w: i
-    for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-        ]
-    )
-}
-_NUMWORD_RE = "|".join(_NUMBER_WORDS)
-# Units with a conversion to one base per family; any other unit is compared as written.
-_UNITS: dict[str, tuple[str, float]] = {}
-for _family, _table in (
-    (
-        "time",
-        {
-            ("ms", "msec", "millisecond"): 0.001,
-            ("s", "sec", "secs", "second"): 1.0,
-            ("min", "mins", "minute"): 60.0,
-            ("h", "hr", "hrs", "hour"): 3600.0,
-            ("d", "day"): 86400.0,
-            ("w", "wk", "week"): 604800.0,
-        },
-    ),
-    (
-        "size",
-        {
-            ("b", "byte"): 1.0 / 1024**2,
-            ("kb", "kib", "k"): 1.0 / 1024,
-            ("mb", "mib", "m"): 1.0,
-            ("gb", "gib", "g"): 1024.0,
-            ("tb", "tib", "t"): 1024.0**2,
-        },
-    ),
-    ("percent", {("%", "percent"): 1.0}),
-):
-    for _aliases, _factor in _table.items():
-        for _alias in _aliases:
-            _UNITS[_alias] = (_family, _factor)
-_UNIT_RE = "|".join(
-    sorted((re.escape(u) for u in _UNITS if len(u) > 1 or u == "%"), key=len, reverse=True)
-)
-_TLD = "com|net|org|io|dev|internal|local|lan|cloud|app|ai|co|eu|de|sh|me|info|us|uk|run"
-_NUM = rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+(?:\.\d+)?|{_NUMWORD_RE})"
-_TIME = r"\d{1,2}:\d{2}(?:\s?[ap]m)?|\d{1,2}\s?[ap]m"
-_EVERY_UNIT = r"second|minute|hour|day|night|week|month|weekday|year"
-# (kind, pattern): earlier kinds win where two would match at the same place.
-KINDS: tuple[tuple[str, str], ...] = (
-    ("command", r"`[^`]{1,120}`"),
-    ("url", r"\bhttps?://[^\s,;)'\"`]+"),
-    ("email", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-    ("channel", r"(?<![\w&])#[a-z][\w-]*"),
-    (
-        "owner",
-        r"(?<![\w])@[a-z][\w.-]*[\w]"
-        r"|(?<=\bby )(?:the )?(?-i:[A-Z][\w-]+(?: [A-Z][\w-]+)*)(?= team\b)?"
-        r"|\b(?-i:[A-Z][\w-]+)(?= (?:now |still )?owns\b)",
-    ),
-    (
-        "address",
-        r"\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}|[a-z][\w-]*(?:\.[\w-]+)+):\d{2,5}\b",
-    ),
-    ("port", r"(?<![\w:]):\d{2,5}\b|(?:(?<=\bport )|(?<=\bport: )|(?<=\bport :))\d{2,5}\b"),
-    ("port", r"(?:(?<=\bon )|(?<=\bto )|(?<=\bin ))(?!(?:19|20)\d\d\b)\d{4,5}(?![\w.%])"),
-    ("tag", r"\b[a-z][\w.-]*:\d[\w.-]*"),
-    ("host", rf"\b\d{{1,3}}(?:\.\d{{1,3}}){{3}}\b|\b[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{_TLD})\b"),
-    (
-        "path",
-        r"(?<![\w/.~])(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]+)*/?|(?<![\w/])[\w.-]+(?:/[\w.-]+){2,}/?",
-    ),
-    ("date", r"\b\d{4}-\d{2}-\d{2}\b"),
-    ("date", rf"\b\d{{1,2}}(?:st|nd|rd|th)? (?:{_MONTH_RE})\b(?: \d{{4}})?"),
-    ("date", rf"\b(?:{_MONTH_RE}) \d{{1,2}}(?:st|nd|rd|th)?\b(?:,? \d{{4}})?"),
-    ("time", rf"(?:{_TIME})(?:\s?-\s?(?:{_TIME}))?"),
-    (
-        "schedule",
-        rf"\bevery (?:other )?(?:{_NUM} )?(?:{_EVERY_UNIT}|{_DAY_RE})s?\b"
-        rf"|\b(?:hourly|daily|nightly|weekly|biweekly|monthly|yearly)\b|\b(?:{_DAY_RE})s?\b",
-    ),
-    ("quantity", rf"(?<![\w.]){_NUM}\s?(?:{_UNIT_RE})s?(?:/[a-z]+)?(?![\w.])"),
-    ("quantity", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[kmgt]b?|[smhdw]|px)(?![\w.])"),
-    ("version", r"(?<![\w.-])v?\d+(?:\.\d+)+(?:[-+]?[a-z][\w.]*)?(?![\w.])|\bv\d+\b"),
-    # a number that labels its subject ("fact number 2", "step 3") is part of the subject
-    (
-        "label",
-        r"(?:(?<=\bnumber )|(?<=\bitem )|(?<=\bissue )|(?<=\bphase )|(?<=\bno\. )|(?<=\bpr )"
-        r"|(?<=#))\d+\b",
-    ),
-    ("number", rf"(?<![\w.,-]){_NUM}(?![\w.-])"),
-)
-_KIND_RE = re.compile(
-    "|".join(f"(?P<k{i}>{pattern})" for i, (_, pattern) in enumerate(KINDS)), re.IGNORECASE
-)
 # kinds whose values are compared with each other
 _GROUP = {"number": "number", "port": "number", "quantity": "number"}
 # words that name the kind of value, not the subject ("port 5433", "the path /srv/x")
@@ -274,7 +163,7 @@ def _read(text: str) -> list[tuple[list[Fact], _Clause]]:
 
 
 def _clause(text: str, previous: frozenset[str]) -> tuple[list[Fact], _Clause, frozenset[str]]:
-    spans = [_counted(text, m.start(), m.end(), _kind(m)) for m in _KIND_RE.finditer(text)]
+    spans = [_counted(text, m.start(), m.end(), kind_of(m)) for m in KIND_RE.finditer(text)]
     spans = [s for s in spans if s[2] != "label"]
     rest = "".join(
         " " if any(s <= i < e for s, e, _, _ in spans) else ch for i, ch in enumerate(text)
@@ -289,7 +178,7 @@ def _clause(text: str, previous: frozenset[str]) -> tuple[list[Fact], _Clause, f
     inherited = frozenset(subject) or (frozenset() if opens else previous)
     found: list[Fact] = []
     for start, end, kind, span in spans:
-        value = _normalise(kind, span)
+        value = normalise(kind, span)
         if not value:
             continue
         why = _old_reason(text, start, end, negated)
@@ -346,11 +235,6 @@ def _copula(rest: str) -> int:
     return sum(1 for t in _TOKEN.findall(_ADJUNCT.sub("", rest[: match.start()])) if _content(t))
 
 
-def _kind(match: re.Match[str]) -> str:
-    name = match.lastgroup or "k0"
-    return KINDS[int(name[1:])][0]
-
-
 def _content(token: str) -> bool:
     word = token.lower().strip(".'-")
     acronym = token.isupper() and len(token) > 1  # "US", "IT": not the pronouns
@@ -394,93 +278,6 @@ def _old_reason(text: str, start: int, end: int, negated: bool) -> str:
     return f"it follows {marker[0].strip()!r}" if marker else ""
 
 
-def _normalise(kind: str, span: str) -> str:
-    text = " ".join(span.split()).strip().lower()
-    if kind in ("url", "path", "host"):
-        return text.rstrip("/.")
-    if kind == "command":
-        return text.strip("`").strip()
-    if kind == "owner":
-        return re.sub(r"^the ", "", text.lstrip("@"))
-    if kind == "port":
-        return text.lstrip(":")
-    if kind == "version":
-        return text.lstrip("v")
-    if kind == "time":
-        return "-".join(_clock(t) for t in re.split(r"\s?-\s?", text))
-    if kind == "date":
-        return _date(text)
-    if kind == "schedule":
-        return _schedule(text)
-    if kind == "quantity":
-        return _quantity(text)
-    if kind == "number":
-        return _number(text)
-    return text
-
-
-def _number(text: str) -> str:
-    if text in _NUMBER_WORDS:
-        return str(_NUMBER_WORDS[text])
-    value = float(text.replace(",", ""))
-    return str(int(value)) if value.is_integer() else str(value)
-
-
-def _clock(text: str) -> str:
-    match = re.match(r"(\d{1,2})(?::(\d{2}))?\s?([ap]m)?", text)
-    if match is None:
-        return text
-    hour, minute = int(match[1]), int(match[2] or 0)
-    if match[3] == "pm" and hour < 12:
-        hour += 12
-    if match[3] == "am" and hour == 12:
-        hour = 0
-    return f"{hour:02d}:{minute:02d}"
-
-
-def _date(text: str) -> str:
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return text
-    numbers = re.findall(r"\d+", text)
-    month = next(_MONTH[w] for w in re.findall(r"[a-z]+", text) if w in _MONTH)
-    day = int(numbers[0])
-    year = f"{numbers[1]}-" if len(numbers) > 1 else ""
-    return f"{year}{month:02d}-{day:02d}"
-
-
-def _schedule(text: str) -> str:
-    fixed = {"hourly": "hour", "daily": "day", "nightly": "day", "weekly": "week"}
-    fixed.update({"biweekly": "2 week", "monthly": "month", "yearly": "year"})
-    if text in fixed:
-        return f"every {fixed[text]}" if " " in fixed[text] else f"every 1 {fixed[text]}"
-    words = [w.rstrip("s") if w.rstrip("s") in _DAY_NAMES else w for w in text.split()]
-    words = [w for w in words if w not in ("every",)]
-    if len(words) == 1 and words[0] in _DAY_NAMES:
-        return words[0]
-    if words and words[0] in _DAY_NAMES:
-        return words[0]
-    count = "1"
-    if words and (words[0].isdigit() or words[0] in _NUMBER_WORDS):
-        count, words = _number(words[0]), words[1:]
-    unit = " ".join(words).rstrip("s").replace("night", "day")
-    return f"every {count} {unit}"
-
-
-def _quantity(text: str) -> str:
-    match = re.match(rf"({_NUM})\s?([a-z%][\w-]*)?(?:\s+per\s+([a-z]+)|/([a-z]+))?", text)
-    if match is None:
-        return text
-    number, unit = _number(match[1]), (match[2] or "")
-    per = f"/{lemma(match[3] or match[4])}" if (match[3] or match[4]) else ""
-    if unit not in _UNITS:
-        unit = lemma(unit.rstrip("s")) if unit.rstrip("s") in _UNITS else lemma(unit)
-    family = _UNITS.get(unit)
-    if family is None or per:
-        return f"{number} {unit}{per}".strip()
-    base = float(number) * family[1]
-    return f"{base:g} {family[0]}"
-
-
 def same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
     """One subject's words contain the other's ("billing service" and "search service" are two
     subjects; sharing most words is not enough: "billing batch job" and "search batch job" differ
@@ -516,14 +313,13 @@ def _comparable(a: Fact, b: Fact) -> bool:
         return not unit
     return (
         not unit
-        or unit in _MEASURES
+        or unit in MEASURES
         or unit.split("/")[0] in bare.subject
         or bare.subject == counted.subject
     )
 
 
 _SHOWN = {"time": "schedule"}  # a time of day is reported as a schedule
-_MEASURES = frozenset(family for family, _ in _UNITS.values())
 
 
 def _bare(value: str) -> str:
