@@ -27,7 +27,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kenning.language.words import CHANGE_WORDS, ENDINGS, NOISE, WORD, lemma, sentences
+from kenning.language.words import (
+    CHANGE_WORDS,
+    ENDINGS,
+    NOISE,
+    WORD,
+    lemma,
+    predicate,
+    sentences,
+)
 
 # Multi-word cues are rewritten to one token before splitting, so "no longer" counts once.
 _PHRASES: tuple[tuple[str, str], ...] = (
@@ -392,7 +400,7 @@ def _clause(text: str, *, flip: bool, cue: str) -> Clause:
         for w in words
         if not negating(w)
         and w not in STOP_WORDS
-        and lemma(w) not in PREDICATES
+        and not predicate(w, PREDICATES)
         and lemma(w) not in CHANGE_WORDS
         and w not in NOISE
         and len(w) > 1

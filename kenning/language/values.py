@@ -41,7 +41,15 @@ from dataclasses import dataclass
 
 from kenning.language.polarity import PREDICATES, STOP_WORDS, negating
 from kenning.language.shapes import KIND_RE, MEASURES, kind_of, normalise
-from kenning.language.words import ADDITIVE, CHANGE_VERBS, CHANGE_WORDS, NOISE, lemma, sentences
+from kenning.language.words import (
+    ADDITIVE,
+    CHANGE_VERBS,
+    CHANGE_WORDS,
+    NOISE,
+    lemma,
+    predicate,
+    sentences,
+)
 
 # kinds whose values are compared with each other
 _GROUP = {"number": "number", "port": "number", "quantity": "number"}
@@ -244,7 +252,7 @@ def _content(token: str) -> bool:
         and word not in NOISE
         and word not in CHANGE_WORDS
         and not negating(word)
-        and lemma(word) not in PREDICATES
+        and not predicate(word, PREDICATES)
         and lemma(word) not in CHANGE_VERBS
         and (len(word) > 1 or word.isdigit())
     )
@@ -309,8 +317,8 @@ def _comparable(a: Fact, b: Fact) -> bool:
     if ua and ub:
         return ua == ub
     unit, bare, counted = (ua, b, a) if ua else (ub, a, b)
-    if bare.slot == "port":
-        return not unit
+    if "port" in (a.slot, b.slot):  # a port meets ports and numbers of two digits or more
+        return not unit and all(f.slot == "port" or len(f.value) >= 2 for f in (a, b))
     return (
         not unit
         or unit in MEASURES
@@ -403,16 +411,16 @@ Reading = list[tuple[list[Fact], _Clause]]
 
 def _aligned(old: Reading, new: Reading) -> ValueChange | None:
     """Two otherwise aligned clauses that differ by one short span, the newer saying it changed
-    (or both copular). Clauses whose typed values differ are the typed check's business: their
-    other differing words name two subjects."""
+    (or both copular). Clauses with typed values are the typed check's business ("pinned to
+    Python 3.9" and "owned by Joanna" are two facts, not one changed)."""
     for old_facts, co in old:
         if co.negated or co.additive:
             continue
         for new_facts, cn in new:
             if cn.negated or cn.additive or not (cn.cue or min(co.copular, cn.copular) >= 0):
                 continue
-            if any(_comparable(a, b) for a in old_facts for b in new_facts):
-                continue
+            if old_facts or new_facts:
+                continue  # a clause with a typed value is the typed check's to judge
             found = _one_span(co, cn, [c for _, c in new])
             if found is not None:
                 return found
@@ -426,10 +434,12 @@ def _one_span(co: _Clause, cn: _Clause, new: list[_Clause]) -> ValueChange | Non
     new_only = [i for i, w in enumerate(cn.words) if w not in co.words and w not in cn.old_words]
     if not shared or not (1 <= len(old_only) <= 3 and 1 <= len(new_only) <= 3):
         return None
+    if len(shared) < max(len(old_only), len(new_only)):
+        return None  # more differs than is shared: two statements, not one changed
     if not (_run(old_only) and _run(new_only)) or 0 in (old_only[0], new_only[0]):
         return None  # one span each, after a word both share (not the subject's modifier)
-    if not cn.cue and (old_only[0] < co.copular or new_only[0] < cn.copular):
-        return None  # copular: the span that differs is the complement
+    if not cn.cue and (old_only[0] != co.copular or new_only[0] != cn.copular):
+        return None  # copular: the span that differs is the complement, right after the copula
     gone = {co.words[i] for i in old_only}
     if any(gone & set(c.words) for c in new if c is not cn and not (c.negated or c.additive)):
         return None  # the newer statement still says the old value elsewhere

@@ -25,6 +25,12 @@ def lemma(word: str) -> str:
     return str(simplemma.lemmatize(word, lang="en")).lower()
 
 
+def predicate(word: str, predicates: frozenset[str]) -> bool:
+    """Whether a lower-case word is one of ``predicates`` (lemmas or forms). An -ing form not
+    listed itself is read as a noun ("the shipping service", "billing"), not as its verb."""
+    return word in predicates or (not word.endswith("ing") and lemma(word) in predicates)
+
+
 def warm() -> None:
     """Load simplemma's English dictionary now (about 1.5 s once per process) rather than at the
     first write that meets a candidate."""
@@ -146,14 +152,26 @@ NOISE = frozenset(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
+# "Priya: We picked Valkey ..." -- a speaker's name before a sentence of three words or more
+_SPEAKER = re.compile(r"(?P<name>[A-Z][a-z]+):\s+(?=\S+\s+\S+\s+\S)")
+# "we are not accepting PayPal": after a form of "be" (or "not") an -ing word is the verb
+_PROGRESSIVE = re.compile(r"\b((?:is|are|am|was|were|be|been|'re|not|n't)\s+)([a-z]+ing)\b", re.I)
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` that assert something: questions and plans are left out."""
+    """The sentences of ``text`` that assert something: questions, plans and short exclamations
+    are left out, and a speaker's name before a sentence ("Priya: ...") is not part of it."""
     out: list[str] = []
     for part in _SENTENCE.split(text):
         sentence = part.strip()
         if not sentence or sentence.endswith("?"):
             continue
+        if sentence.endswith("!") and len(sentence.split()) <= 4:
+            continue  # "Priya: Hi Nate!", "Okay, thanks!": chatter
         if INTENT.search(sentence.lower().replace("\u2019", "'")):
             continue
-        out.append(sentence)
+        speaker = _SPEAKER.match(sentence)
+        if speaker and lemma(speaker["name"].lower()) not in CHANGE_VERBS | NOISE:
+            sentence = sentence[speaker.end() :]
+        out.append(_PROGRESSIVE.sub(lambda m: m[1] + lemma(m[2].lower()), sentence))
     return out
