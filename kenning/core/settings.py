@@ -175,8 +175,8 @@ class Settings(BaseSettings):
     forget_retention_days: int = Field(
         default=30, ge=1, description="Days a forgotten memory's snapshot can be restored."
     )
-    # 0.45: the text check is precise enough for the gate to let more through; at 0.55 a tenth of
-    # the labelled pairs it catches never reached it (bench/contradictions.py, issue 31)
+    # 0.45: the text check is precise enough for the gate to let more through; at 0.55 one in twenty
+    # of the labelled pairs it catches never reached it (bench/contradictions.py, issue 31)
     contradiction_threshold: float = Field(
         default=0.45,
         ge=0,
