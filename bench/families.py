@@ -26,6 +26,7 @@ FAMILIES = {
     "g": "no-answer (abstention)",
     "h": "exact identifiers",
     "i": "graveyard warnings",
+    "j": "contradictions (bench/contradictions.py)",
 }
 
 # No memory of the corpus answers these. Off-domain ones and in-domain ones

@@ -160,6 +160,18 @@ TARGETS: tuple[Target, ...] = (
         lambda v: v == 0,
     ),
     (
+        "contradiction precision through remember (j)",
+        lambda r: dig(r, "families", "j", "engine", "precision"),
+        ">= 0.95",
+        lambda v: v >= 0.95,
+    ),
+    (
+        "contradiction recall through remember (j)",
+        lambda r: dig(r, "families", "j", "engine", "recall"),
+        ">= 0.85",
+        lambda v: v >= 0.85,
+    ),
+    (
         "no-answer abstention (g)",
         lambda r: dig(r, "families", "g", "abstention"),
         ">= 0.90",

@@ -15,7 +15,17 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench import diagnostics, families, floors, import_rate, lifecycle, mcp, metrics, system
+from bench import (
+    contradictions,
+    diagnostics,
+    families,
+    floors,
+    import_rate,
+    lifecycle,
+    mcp,
+    metrics,
+    system,
+)
 from bench.corpus import generate
 from bench.families import Query, Write
 from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore
@@ -199,6 +209,8 @@ def run_families(run: Run, progress: Callable[[str], None]) -> dict[str, Any]:
     }
     progress("family f: near-duplicate writes")
     out["f"] = duplicates(run, families.duplicate_writes(run.corpus, rng, run.config.writes))
+    progress("family j: contradictions (labelled pairs, pure and through remember)")
+    out["j"] = contradictions.family(run.engine)
     return out
 
 

@@ -20,6 +20,7 @@ from kenning.knowledge.documents import Documents
 from kenning.knowledge.enrichment import ACTOR, Enrichment
 from kenning.knowledge.feeds.ingest import FeedIngest
 from kenning.knowledge.skills import Skills
+from kenning.language import words
 from kenning.llm.client import Llm
 from kenning.llm.expansion import Expander
 from kenning.memory.activity import Activity
@@ -104,6 +105,7 @@ class Engine:
     @classmethod
     def build(cls, ctx: Context) -> Engine:
         """Each service once, handed to every service that uses it (no service builds another)."""
+        words.warm()  # the lemma dictionary loads here, not in the first write that meets a rival
         suppressions, graveyard, projects = Suppressions(ctx), Graveyard(ctx), Projects(ctx)
         belief = Belief(ctx)
         memories = Memories(ctx, Contradictions(ctx, belief), suppressions)

@@ -11,6 +11,13 @@ is left once stop words, predicates and negation cues are removed) with OPPOSITE
 - "We deploy with Fly" vs "We moved from Fly to Kamal" conflict on {fly}; "We deploy with Kamal" vs
   the same does not ("moved from X to Y" reads as "no longer X; Y").
 
+- "shop-api does not deploy with Kamal any more" negates once: "not ... any more" is one cue.
+
+Words are compared as lemmas (``kenning.language.words``: "uses" meets "use"); questions and plans
+("should we drop Kamal?", "we might move off Fly") assert nothing and are skipped. A conflict whose
+newer clause carries an explicit cue ("no longer", "any more", "dropped", "moved from", "instead
+of", "again") is a *reversal* and names that cue.
+
 This is the first-tier heuristic of contradiction detection (docs/truth-maintenance.md). It is
 deliberately conservative: a pair it cannot explain by shared objects is never a conflict.
 """
@@ -20,11 +27,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kenning.language.words import (
+    CHANGE_WORDS,
+    ENDINGS,
+    NOISE,
+    WORD,
+    lemma,
+    predicate,
+    sentences,
+)
+
 # Multi-word cues are rewritten to one token before splitting, so "no longer" counts once.
 _PHRASES: tuple[tuple[str, str], ...] = (
     ("no longer", " nolonger "),
     ("not anymore", " nolonger "),
     ("any more", " anymore "),
+    ("used to", " nolonger "),
+    ("ripped out", " nolonger "),
+    ("phased out", " nolonger "),
+    ("shut down", " nolonger "),
+    ("turned off", " nolonger "),
+    ("switched off", " nolonger "),
     ("stopped using", " nolonger use "),
     ("stop using", " nolonger use "),
     ("moved away from", " nolonger use "),
@@ -54,10 +77,10 @@ _CHANGES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # A clause that follows these words is about the thing that was NOT chosen.
 _CONTRAST = re.compile(r"\b(?:instead of|rather than|in place of)\b")
-_CLAUSE_SPLIT = re.compile(
-    r"[;.!?\n]+|,\s*(?:but|however|whereas|while)\b|\b(?:but|however|whereas)\b"
-)
-_WORD = re.compile(r"[a-z0-9][a-z0-9+#._/-]*")
+_CLAUSE_SPLIT = re.compile(r"[;!?\n()]+|\.(?:\s+|$)|,|\b(?:but|however|whereas)\b")
+_WORD = WORD
+# the cues that make a conflict an explicit reversal (see the module docstring)
+_REVERSAL = frozenset({"nolonger", "anymore", "again", "back", "instead"}) | ENDINGS
 
 NEGATIONS = frozenset(
     {
@@ -80,7 +103,6 @@ NEGATIONS = frozenset(
         "dropped",
         "removed",
         "abandoned",
-        "anymore",
         "none",
         "don",
         "dont",
@@ -271,6 +293,23 @@ PREDICATES = frozenset(
         "set",
         "add",
         "added",
+        # locative and transfer verbs (lemmas): "lives in", "points to", "listens on", "sends to"
+        "live",
+        "sit",
+        "point",
+        "listen",
+        "serve",
+        "bind",
+        "expose",
+        "send",
+        "stay",
+        "target",
+        "manage",
+        "publish",
+        "accept",
+        "handle",
+        "take",
+        "give",
     }
 )
 
@@ -282,6 +321,7 @@ class Clause:
     text: str
     negated: bool
     objects: frozenset[str]
+    cue: str = ""  # the explicit reversal cue the clause carries, if any
 
 
 @dataclass(frozen=True)
@@ -291,9 +331,27 @@ class Conflict:
     clause_a: str
     clause_b: str
     shared: tuple[str, ...]
+    cue: str = ""  # the newer clause's explicit reversal cue ("no longer", "dropped"), if any
+
+    @property
+    def reversal(self) -> bool:
+        """Whether the second statement reverses the first explicitly (it names a cue)."""
+        return bool(self.cue)
 
     def evidence(self) -> dict[str, object]:
-        return {"clause_a": self.clause_a, "clause_b": self.clause_b, "shared": list(self.shared)}
+        out: dict[str, object] = {
+            "clause_a": self.clause_a,
+            "clause_b": self.clause_b,
+            "shared": list(self.shared),
+        }
+        if self.cue:
+            out["kind"] = "reversal"
+            out["cue"] = self.cue
+            out["why"] = (
+                f"the newer clause {self.clause_b!r} turns {', '.join(self.shared)} around "
+                f"({self.cue!r})"
+            )
+        return out
 
 
 def stem(word: str) -> str:
@@ -315,26 +373,49 @@ def _normalise(text: str) -> str:
 
 
 def clauses(text: str) -> tuple[Clause, ...]:
-    """Split a statement into clauses; text after "instead of"/"rather than" is a negated clause."""
+    """Split a statement into clauses; text after "instead of"/"rather than" is a negated clause.
+    Questions and plans are skipped (``kenning.language.words.sentences``)."""
     out: list[Clause] = []
-    for part in _CLAUSE_SPLIT.split(_normalise(text)):
-        if not part or not part.strip():
-            continue
-        head, *tails = _CONTRAST.split(part)
-        out.append(_clause(head, flip=False))
-        out += [_clause(tail, flip=True) for tail in tails]
+    for sentence in sentences(text):
+        for part in _CLAUSE_SPLIT.split(_normalise(sentence)):
+            if not part or not part.strip():
+                continue
+            head, *tails = _CONTRAST.split(part)
+            out.append(_clause(head, flip=False, cue=""))
+            out += [_clause(tail, flip=True, cue="instead of") for tail in tails]
     return tuple(c for c in out if c.objects)
 
 
-def _clause(text: str, *, flip: bool) -> Clause:
-    words = _WORD.findall(text)
-    negations = sum(1 for w in words if w in NEGATIONS)
+def negating(word: str) -> bool:
+    """Whether a word negates its clause ("not", "never", "dropped", "retired", ...)."""
+    return word in NEGATIONS or word in ENDINGS or lemma(word) in ENDINGS
+
+
+def _clause(text: str, *, flip: bool, cue: str) -> Clause:
+    words = [w.strip("._/:-") for w in _WORD.findall(text)]
+    words = [w for w in words if w]
+    negations = sum(1 for w in words if negating(w))
     objects = frozenset(
-        stem(w.strip("._/-"))
+        lemma(w)
         for w in words
-        if w not in NEGATIONS and w not in STOP_WORDS and w not in PREDICATES and len(w) > 1
+        if not negating(w)
+        and w not in STOP_WORDS
+        and not predicate(w, PREDICATES)
+        and lemma(w) not in CHANGE_WORDS
+        and w not in NOISE
+        and len(w) > 1
     )
-    return Clause(text=" ".join(words), negated=(negations % 2 == 1) != flip, objects=objects)
+    found = cue or next((_spoken(w) for w in words if lemma(w) in _REVERSAL), "")
+    return Clause(
+        text=" ".join(words),
+        negated=(negations % 2 == 1) != flip,
+        objects=objects,
+        cue=found,
+    )
+
+
+def _spoken(word: str) -> str:
+    return {"nolonger": "no longer", "anymore": "any more"}.get(word, word)
 
 
 def conflict(a: str, b: str) -> Conflict | None:
@@ -350,6 +431,9 @@ def conflict(a: str, b: str) -> Conflict | None:
             shared = left.objects & right.objects
             if shared and (left.objects <= right.objects or right.objects <= left.objects):
                 return Conflict(
-                    clause_a=left.text, clause_b=right.text, shared=tuple(sorted(shared))
+                    clause_a=left.text,
+                    clause_b=right.text,
+                    shared=tuple(sorted(shared)),
+                    cue=right.cue,
                 )
     return None

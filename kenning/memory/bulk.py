@@ -1,9 +1,12 @@
 """Bulk remember: the import path for many memories at once (docs/benchmarks.md, bulk import rate).
 
 Same rules as ``Memories.remember`` -- validated, deduplicated at the same threshold (against the
-store AND within the batch), every write audited -- but embedded in batches and written with
-pipelines, so the cost is embedding-bound instead of round-trip-bound. The contradiction check of
-single remember is not run per item here; run the on-demand check after a large import.
+store AND within the batch), checked for contradictions, every write audited -- but embedded in
+batches and written with pipelines, so the cost is embedding-bound instead of round-trip-bound.
+The contradiction check runs once a batch is written: one pipelined round trip of the gate's KNNs
+for the whole batch (each memory meets the store and the rest of its batch, so a pair inside one
+batch is found once, from either side), then the same pure check and record as ``remember``
+(``Contradictions.on_remember``); a stored draft's result names what it contradicts.
 
 The stages overlap: while batch N is checked for duplicates and written (one writer thread, one
 batch at a time, in order), batch N+1 is embedded (ONNX Runtime releases the GIL). Because the
@@ -28,7 +31,7 @@ from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import Memory, Note, RememberResult
 from kenning.memory.memories import Draft, Memories, same_event, same_statement, window
 from kenning.runtime.context import Context
-from kenning.store import AuditEvent, digest
+from kenning.store import AuditEvent, Contradiction, digest
 
 BATCH = 256  # 128 measured 5% slower (more per-batch sync points between the two embedding slices)
 # the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
@@ -211,10 +214,28 @@ class Bulk:
                 for m, v in rows
             ]
         )
+        opened = self._contradictions(rows, actor)
         return [
-            r if r is not None else RememberResult("stored", m.key)
+            r if r is not None else _stored(m.key, opened.get(m.key, ()))
             for m, r in zip(memories, results, strict=True)
         ]
+
+    def _contradictions(
+        self, rows: list[tuple[Memory, Any]], actor: str
+    ) -> dict[str, list[Contradiction]]:
+        """Remember's contradiction check for a written batch: the KNNs in one round trip, the
+        records opened per key (on both sides of a pair found inside the batch)."""
+        check = self.memories.contradictions
+        wanted = [(m, v) for m, v in rows if check.checked(m)]
+        searches = [check.nearby(m, v) for m, v in wanted]
+        found = iter(self.ctx.store.memories.nearest([n for near in searches for n in near]))
+        opened: dict[str, list[Contradiction]] = {}
+        for (memory, vector), near in zip(wanted, searches, strict=True):
+            nearby = [next(found) for _ in near]
+            for record in check.on_remember(memory, vector, actor=actor, nearby=nearby):
+                for key in (record.a, record.b):
+                    opened.setdefault(key, []).append(record)
+        return opened
 
     def _embed(self, pool: ThreadPoolExecutor, texts: list[str]) -> list[Any]:
         """Embed in interleaved slices (every ``workers``-th text: each slice gets long and short
@@ -334,6 +355,11 @@ def _closest(
     sims = matrix[earlier] @ matrix[index]
     best = int(np.argmax(sims))
     return earlier[best], float(sims[best])
+
+
+def _stored(key: str, opened: Sequence[Contradiction]) -> RememberResult:
+    notes = tuple(Note("contradiction", other=c.other(key), contradiction=c.id) for c in opened)
+    return RememberResult("stored", key, notes=notes)
 
 
 def _duplicate(key: str, similarity: float) -> RememberResult:

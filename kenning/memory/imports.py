@@ -118,11 +118,14 @@ class Outcome:
     key: str = ""
     similarity: float | None = None
     duplicate_of_line: int | None = None
+    contradictions: tuple[str, ...] = ()  # the records the stored line opened (bulk's check)
 
     def public(self) -> dict[str, Any]:
         out: dict[str, Any] = {"line": self.line, "status": self.status, "key": self.key}
         if self.similarity is not None:
             out["similarity"] = round(self.similarity, 4)
+        if self.contradictions:
+            out["contradictions"] = list(self.contradictions)
         if self.duplicate_of_line is not None:
             out["duplicate_of_line"] = self.duplicate_of_line
         return out
@@ -225,7 +228,12 @@ def outcomes(lines: Sequence[Line], results: Sequence[RememberResult]) -> list[O
     for line, result in zip(lines, results, strict=True):
         if result.status in ("stored", NEW):
             outcome = Outcome(
-                line.number, result.status, result.key if result.status == "stored" else ""
+                line.number,
+                result.status,
+                result.key if result.status == "stored" else "",
+                contradictions=tuple(
+                    n.contradiction for n in result.notes if n.contradiction is not None
+                ),
             )
             earlier[result.key] = outcome
         elif result.status == "duplicate":

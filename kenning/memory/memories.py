@@ -25,12 +25,12 @@ from kenning.core.models import (
     iso,
 )
 from kenning.core.schema import FIELD_NAMES, vector_bytes
-from kenning.language import phrases, polarity
+from kenning.language import phrases
 from kenning.memory.idempotency import Once
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by
 from kenning.runtime.context import Context
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Lease, SearchResult, pause
-from kenning.truth.contradictions import Contradictions
+from kenning.truth.contradictions import Contradictions, conflict
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
 MAX_OFFSET = 10_000  # each page reads offset+limit rows: deep pages get expensive
@@ -644,10 +644,11 @@ def same_statement(existing: str, new: str) -> bool:
 
     "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is
     stored so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed
-    alike too: a different number, version or identifier is an update, not a repeat.
+    alike too: a different number, version or identifier is an update, not a repeat; so is any
+    pair the contradiction check reads as a change ("every two weeks" then "every week now").
     """
     return (
-        polarity.conflict(existing, new) is None
+        conflict(existing, new) is None
         and phrases.specifics(existing) == phrases.specifics(new)
         and not phrases.swapped_roles(existing, new)
     )

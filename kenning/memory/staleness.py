@@ -1,8 +1,10 @@
-"""While a value change is open, the newer statement leads recall (docs/recall.md, "Value changes").
+"""While a value change or an explicit reversal is open, the newer statement leads recall
+(docs/recall.md, "Value changes").
 
 A ``value`` contradiction (``kenning.language.values``) pairs an older statement (side ``a``) with
-a newer
-one giving the same subject and slot another value (side ``b``). Until someone resolves it, recall
+a newer one giving the same subject another value (side ``b``); a ``reversal`` pairs it with a
+newer one that takes it back in so many words ("no longer", "dropped", "moved from"). Either
+way the newer statement leads, whatever the two memories' ages. Until someone resolves it, recall
 keeps both (nothing is decided yet) but never ranks the older above the newer: the older one is
 flagged ``possibly_stale`` (naming the newer key, the slot and both values) and placed just below
 the newer one; when only the older one matched, the newer one is brought in beside it, just above.
@@ -18,6 +20,8 @@ from typing import Any
 from kenning.core.models import RecallHit, Stale
 from kenning.store import Contradiction, ContradictionStore
 
+# the detectors whose newer side leads: a new value, or an explicit reversal ("no longer X")
+LEADING = frozenset({"value", "reversal"})
 # Just below / above: the order changes, the other scores stay what they were.
 BELOW = 0.999
 ABOVE = 1.001
@@ -36,9 +40,9 @@ class Change:
         return Stale(
             newer=self.newer,
             contradiction=self.record,
-            slot=self.evidence.get("slot"),
-            old_value=self.evidence.get("old_value"),
-            new_value=self.evidence.get("new_value"),
+            slot=self.evidence.get("slot") or self.evidence.get("kind"),
+            old_value=self.evidence.get("old_value", self.evidence.get("clause_a")),
+            new_value=self.evidence.get("new_value", self.evidence.get("clause_b")),
         )
 
 
@@ -49,7 +53,7 @@ def open_changes(records: ContradictionStore, hits: list[RecallHit]) -> list[Cha
     found = records.many(records.for_keys(disputed))
     keys = set(disputed)
     return [
-        _change(r) for r in found if r.status == "open" and r.detector == "value" and r.a in keys
+        _change(r) for r in found if r.status == "open" and r.detector in LEADING and r.a in keys
     ]
 
 

@@ -3,11 +3,11 @@
 
 Detection is two-stage: a similarity gate (KNN from the memory's stored vector, same project or
 global, ``KENNING_CONTRADICTION_THRESHOLD``) and two pure checks: a value change
-(``kenning.language.values``: same subject and slot, another value; detector ``value``) or opposite
-polarity
-(``kenning.language.polarity``). A hit is stored once as its own record (status ``open``) and both
-memories
-become ``disputed``. Remember never refuses because of a contradiction; it reports it.
+(``kenning.language.values``: same subject, another value; detector ``value``) or opposite
+polarity (``kenning.language.polarity``; detector ``reversal`` when the newer statement says so
+explicitly -- "no longer", "dropped", "moved from" -- else ``polarity``). A hit is stored once as
+its own record (status ``open``) and both memories become ``disputed``. Remember never refuses
+because of a contradiction; it reports it.
 
 Resolution decisions: ``keep_a`` / ``keep_b`` (the other side is superseded and its validity ends),
 ``both_valid`` (a note saying why is required), ``not_a_contradiction`` (the pair is never flagged
@@ -50,7 +50,7 @@ SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
 
 Found = polarity.Conflict | values.ValueChange
 # what ``conflict`` and the choice of side a read of a candidate
-EARLY_FIELDS = ("content", "created_at")
+EARLY_FIELDS = ("content", "created_at", "valid_from")
 
 
 def _early(search: query.Search) -> query.Search:
@@ -62,9 +62,24 @@ def _early(search: query.Search) -> query.Search:
 
 
 def conflict(older: str, newer: str) -> Found | None:
-    """A value change (same subject and slot, another value) first, else
+    """A value change (same subject, another value) first, else
     a polarity conflict. Pure."""
     return values.change(older, newer) or polarity.conflict(older, newer)
+
+
+def age(memory: Memory) -> tuple[float, float, str]:
+    """What orders two statements: when each began to hold (``valid_from``, by default when it
+    was written), then when it was written. Side ``a`` of a record is the older."""
+    began = memory.valid_from if memory.valid_from is not None else memory.created_at
+    return (began, memory.created_at, memory.key)
+
+
+def detector(found: Found) -> str:
+    """The record's ``detector``: ``value``, ``reversal`` (an explicit cue in the newer
+    statement) or ``polarity``."""
+    if isinstance(found, values.ValueChange):
+        return "value"
+    return "reversal" if found.reversal else "polarity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +183,7 @@ class Contradictions:
         near = self.candidates(memory, vector) if nearby is None else self.hits(nearby)
         for other, similarity in near:
             # Side a is always the older statement, so keep_b reads "keep the newer one".
-            a, b = sorted((other, memory), key=lambda m: (m.created_at, m.key))
+            a, b = sorted((other, memory), key=age)
             found = conflict(a.content, b.content)
             if found is None or self.records.pair(a.key, b.key) is not None:
                 continue
@@ -176,7 +191,7 @@ class Contradictions:
             whole = other if nearby is None else self.ctx.store.memories.read(other.key)
             if whole is None:
                 continue
-            a, b = sorted((whole, memory), key=lambda m: (m.created_at, m.key))
+            a, b = sorted((whole, memory), key=age)
             record = self.open(a, b, found, similarity, actor=actor)
             if record is not None:
                 opened.append(record)
@@ -260,7 +275,7 @@ class Contradictions:
             b=b.key,
             evidence=found.evidence(),
             similarity=round(similarity, 4),
-            detector="value" if isinstance(found, values.ValueChange) else "polarity",
+            detector=detector(found),
             detected_at=self.ctx.clock.now(),
             detected_by=actor or "unknown",
             projects=tuple(sorted({a.project, b.project})),
@@ -587,7 +602,7 @@ class Contradictions:
             return "a side no longer exists"
         if "archived" in (a.state, b.state):
             return "a side is archived"
-        older, newer = sorted((a, b), key=lambda m: (m.created_at, m.key))
+        older, newer = sorted((a, b), key=age)
         if conflict(older.content, newer.content) is None:
             return "the two memories no longer conflict (edited)"
         return ""

@@ -382,9 +382,9 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
-    # Batches of 256: the first batch's 256 duplicate searches and its write pass, the second
-    # batch's searches are cut (the start-up sends none).
-    cutter = Cutter(settings.valkey_port, searches=256 + 10)
+    # Batches of 256: the first batch's 256 duplicate searches, its write pass and its 256
+    # contradiction searches pass, the second batch's searches are cut (the start-up sends none).
+    cutter = Cutter(settings.valkey_port, searches=2 * 256 + 10)
     monkeypatch.setenv("KENNING_VALKEY_PORT", str(cutter.port))
     try:
         assert main(["import", str(source), "--project", "fleet", "--report", "report.jsonl"]) == 1
@@ -416,3 +416,30 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     assert store.memories.list(Listing(projects=["fleet"], limit=1)).total == stored + sum(
         r["status"] == "stored" for r in retried
     )
+
+
+def test_an_import_runs_the_contradiction_check_remember_runs(
+    cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    older = store.memories.remember(
+        Draft("The atlas-api rate limit is 100 requests per minute", project="atlas-api"),
+        actor="tester",
+    )
+    source = jsonl(
+        cwd / "notes.jsonl",
+        {"content": "The atlas-api rate limit is 1000 requests per minute (raised in March)"},
+        {"content": "Deploys of atlas-api need a green CI run"},
+    )
+    argv = ["import", str(source), "--project", "atlas-api", "--report", "report.jsonl"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.strip().startswith("stored 2,")
+    changed, other = read_jsonl(cwd / "report.jsonl")
+    (record_id,) = changed["contradictions"]
+    record = store.contradictions.get(record_id)
+    assert (record.a, record.b, record.detector) == (older.key, changed["key"], "value")
+    assert (record.evidence["old_value"], record.evidence["new_value"]) == (
+        "100 request/minute",
+        "1000 request/minute",
+    )
+    assert store.memories.get(older.key).trust == "disputed"
+    assert "contradictions" not in other  # positive control beside it: nothing to flag

@@ -89,13 +89,17 @@ async def test_a_new_port_opens_a_value_change_and_the_newer_statement_leads(
             "contradictions"
         ]
         assert (record["a"]["key"], record["b"]["key"], record["detector"]) == (old, new, "value")
-        assert record["evidence"] == {
+        evidence = record["evidence"]
+        assert {k: evidence[k] for k in ("kind", "slot", "subject", "old_value", "new_value")} == {
             "kind": "value_change",
             "slot": "port",
-            "subject": ["postgre"],
+            "subject": ["postgres"],
             "old_value": "5433",
             "new_value": "5432",
         }
+        # which span changed on each side, and why it was read as old and new
+        assert (evidence["old_span"], evidence["new_span"]) == ("5433", "5432")
+        assert "names '5433 workaround' as the old value" in evidence["why"]
         found = await recall(client, "what port does postgres run on?")
         by_key = {r["key"]: r for r in found["results"]}
         # the older one matches better...

@@ -18,7 +18,7 @@ from kenning.language.polarity import clauses, conflict, stem
         ("We stopped using Redux", "Shared state lives in Redux", ("redux",)),
         ("We deploy with Fly", "We moved from Fly to Kamal", ("fly",)),
         ("We use Redux for state", "We replaced Redux with Zustand", ("redux",)),
-        ("CI runs on Jenkins", "CI switched from Jenkins to GitHub Actions", ("ci", "jenkin")),
+        ("CI runs on Jenkins", "CI switched from Jenkins to GitHub Actions", ("ci", "jenkins")),
     ],
 )
 def test_opposite_polarity_about_the_same_object_conflicts(

@@ -269,3 +269,46 @@ def test_parallel_imports_of_the_same_drafts_store_each_once(engine: Engine) -> 
     assert sum(r.status == "duplicate" for r in results) == len(drafts) + 1
     listed = engine.memories.list(Listing(projects=["imp"], limit=100))
     assert sorted(m.content for m in listed.items) == sorted(d.content for d in drafts)
+
+
+# A dated history: three subjects whose values change, told in order (valid_from a day apart).
+HISTORY = (
+    "The billing API listens on port 8080",
+    "Nightly backups run at 02:00",
+    "The billing API moved to port 8443",
+    "We send transactional email with Mailgun",
+    "Nightly backups now run at 03:30",
+    "We no longer use Mailgun; transactional email goes through Postmark",
+    "The billing API is back on port 8081",
+    "The search worker has 4 threads",
+)
+
+
+def _opened(engine: Engine, project: str) -> set[tuple[str, str, str]]:
+    records, _ = engine.contradictions.listing(status="open", project=project, limit=200)
+    content = {k: engine.memories.get(k).content for r in records for k in (r.a, r.b)}
+    return {(content[r.a], content[r.b], r.detector) for r in records}
+
+
+def test_bulk_import_opens_the_contradictions_remember_opens(engine: Engine) -> None:
+    def drafts(project: str) -> list[Draft]:
+        return [
+            Draft(text, project=project, valid_from=f"2026-03-{i + 1:02d}")
+            for i, text in enumerate(HISTORY)
+        ]
+
+    for draft in drafts("one-by-one"):
+        assert engine.memories.remember(draft, actor="agent").status == "stored"
+    results = Bulk(engine.ctx, engine.memories).remember_many(
+        drafts("in-bulk"), actor="importer", batch=3
+    )
+    assert [r.status for r in results] == ["stored"] * len(HISTORY)
+    one_by_one, in_bulk = _opened(engine, "one-by-one"), _opened(engine, "in-bulk")
+    assert in_bulk == one_by_one
+    # positive control: the history's changes were found, the older statement on side a
+    assert (HISTORY[0], HISTORY[2], "value") in in_bulk
+    assert (HISTORY[1], HISTORY[4], "value") in in_bulk
+    assert len(in_bulk) >= 3
+    # the results name what each stored draft contradicts, as remember's do
+    assert any(n.kind == "contradiction" for n in results[4].notes)
+    assert not any(n.kind == "contradiction" for n in results[7].notes)

@@ -342,10 +342,10 @@ def test_the_similarity_gate_is_a_setting_and_global_memories_meet_every_project
         engine.ctx.settings.contradiction_threshold,
         engine.ctx.settings.duplicate_threshold,
     )
-    # 0.72 int8 / 0.74 fp32 (AVX2): 0.17 over the 0.55 gate
+    # 0.72 int8 / 0.74 fp32 (AVX2): 0.27 over the 0.45 gate
     assert_pair(embedder, "Do not use pickle", "Use pickle for caching", above=gate, below=0.99)
     rule_text, use_text = "Never use eval for the config", "Use eval for the config DSL"
-    # 0.74 / 0.76: inside (0.55, 0.92) by 0.16 or more
+    # 0.74 / 0.76: inside (0.45, 0.92) by 0.16 or more
     assert_pair(embedder, rule_text, use_text, above=gate, below=duplicate)
     strict.memories.remember(Draft("Do not use pickle", project="shop"), actor="a")
     quiet = strict.memories.remember(Draft("Use pickle for caching", project="shop"), actor="a")
@@ -396,7 +396,8 @@ def test_archived_superseded_and_context_memories_are_not_checked(engine: Engine
 
 def test_a_merged_memory_is_checked_like_any_new_statement(engine: Engine) -> None:
     _remember(engine, "Do not use pickle")
-    _remember(engine, "Use pickle for caching")
+    # not "for caching": lemmatised, caching is cache, and the third statement would dispute it
+    _remember(engine, "Use pickle for the session store")
     third = _remember(engine, "Never use pickle for the internal cache")
     # positive control: it conflicts with neither side
     assert engine.memories.get(third).trust == "stated"
