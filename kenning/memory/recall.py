@@ -20,7 +20,7 @@ import numpy as np
 
 from kenning.core import query, validation
 from kenning.core.errors import InvalidInput
-from kenning.core.models import GLOBAL_PROJECT, Memory, RecallHit
+from kenning.core.models import GLOBAL_PROJECT, Memory, RecallHit, iso
 from kenning.core.schema import vector_bytes
 from kenning.language import phrases, substance, temporal
 from kenning.llm.expansion import Expander, ExpansionReport
@@ -38,6 +38,7 @@ LOOKUP_THREADS = 4
 MAX_POOL = 200  # the most rows one KNN of a recall asks for
 OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_AS_OF with as_of)
 OVERFETCH_AS_OF = 4
+WINDOW_OVERFETCH = 6  # the date window's KNN asks for WINDOW_OVERFETCH x top_k + 10 rows
 _STRIP = "\"'`,;:()[]{}<>?!"
 _NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
 # Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them
@@ -75,6 +76,8 @@ class RecallResult:
     # floor. For a person (the dashboard); never in ``public``, which is what an agent reads.
     hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
     expansion: ExpansionReport | None = None  # None: query expansion is off
+    window: temporal.Period | None = None  # the period the query named: its memories were fetched
+    window_only: bool = False  # the query named only a period: the results are its memories
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -92,6 +95,8 @@ class RecallResult:
             )
         elif not self.hits:
             out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
+        if self.window is not None:
+            out["window"] = window_public(self.window, self.window_only)
         if self.notes:
             out["notes"] = list(self.notes)
         if self.expansion is not None:
@@ -119,6 +124,9 @@ class Plan:
     include_superseded: bool
     as_of: float | None
     period: temporal.Period | None = None
+    period_only: bool = False  # the query names a period and (almost) nothing else
+    # what is embedded: the query, or for a period alone what it asks of it ("what did we decide")
+    embedded: str = ""
     identifiers: tuple[str, ...] = ()
     actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
@@ -130,7 +138,9 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
     states = ("active", "deprioritised") if request.include_deprioritised else ("active",)
     projects = validation.projects(request.projects)
     period = temporal.target(text, now) if now is not None else None
-    notes = [f"'{period.label}' read as a date: memories from then rank higher"] if period else []
+    rest = temporal.remainder(text, period) if period is not None else ""
+    only = period is not None and substance.content_words(rest) <= 1
+    notes = [period_note(period, only)] if period else []
     return Plan(
         text=text,
         namespaces=validation.namespaces(request.namespaces),
@@ -140,6 +150,8 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
         include_superseded=request.include_superseded,
         as_of=validation.timestamp("as_of", request.as_of),
         period=period,
+        period_only=only,
+        embedded=rest if only and substance.content_words(rest) else text,
         identifiers=identifiers(text),
         actor=request.actor or "unknown",
         notes=notes,
@@ -147,6 +159,35 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
         if request.include_feeds is None
         else bool(request.include_feeds),
     )
+
+
+def window_public(period: temporal.Period, only: bool) -> dict[str, Any]:
+    """The window a recall searched: its first and last day and the words that named it."""
+    return {
+        "label": period.label,
+        "from": _day(period.start),
+        "to": _day(period.end - 1),
+        "only": only,
+    }
+
+
+def period_note(period: temporal.Period, only: bool) -> str:
+    span = f"{_day(period.start)} to {_day(period.end - 1)}"
+    if only:
+        return f"'{period.label}' read as a date, {span}: the results are the memories dated then"
+    searched = "memories dated then were searched too and rank higher"
+    return f"'{period.label}' read as a date, {span}: {searched}"
+
+
+def _day(at: float) -> str:
+    return (iso(at) or "")[:10]
+
+
+def in_period(memory: Memory, period: temporal.Period) -> bool:
+    """Whether a memory is dated inside ``period``: its ``event_date``, or ``created_at``
+    without one (the date the temporal factor measures from too)."""
+    at = memory.event_date if memory.event_date is not None else memory.created_at
+    return period.start <= at < period.end
 
 
 def _top_k(value: int) -> int:
@@ -222,7 +263,7 @@ class Recaller:
         # independent of the embedding, by contract
         looking = self._lookups.submit(self.look_up, p.text)
         try:
-            embedded = self.ctx.embedder.embed(p.text)
+            embedded = self.ctx.embedder.embed(p.embedded or p.text)
         except BaseException:
             # the embedding's error is the one reported; the look-up never outlives the call
             wait([looking])
@@ -252,6 +293,8 @@ class Recaller:
             suppressed=suppressed_counts,
             hidden=hidden,
             expansion=expansion,
+            window=p.period,
+            window_only=p.period_only,
         )
 
     def unsuppressed(
@@ -344,9 +387,8 @@ class Recaller:
     def pool(self, p: Plan, vector: bytes) -> list[Hit]:
         """The candidates and the identifier hits: every KNN in one round trip,
         the rows kept in a second."""
-        return _valid(
-            p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector))
-        )
+        nears = self.candidates(p, vector) + self.lexical(p, vector) + self.window(p, vector)
+        return _valid(p, self.ctx.store.memories.nearest(nears))
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
         """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they
@@ -366,6 +408,22 @@ class Recaller:
         # rank through its identifier)
         cut = 1.0 - self.ctx.settings.relevance_floor
         return [Near(self._search(p, vector, self.clauses(p), k), max_distance=cut)]
+
+    def window(self, p: Plan, vector: bytes) -> list[Near]:
+        """The memories dated inside the period the query names, nearest first: a KNN prefiltered
+        by ``event_date`` (or ``created_at``) in the window, so a date is a way in, not only a
+        boost. A question that names only a period reads them whatever their similarity
+        (``rank`` keeps only them); one with a topic too, those above the floor."""
+        if p.period is None:
+            return []
+        start, end = p.period.start, p.period.end
+        inside = query.any_of(
+            query.numeric("event_date", start, end, exclusive_high=True),
+            query.numeric("created_at", start, end, exclusive_high=True),
+        )
+        k = p.top_k * WINDOW_OVERFETCH + 10
+        cut = None if p.period_only else 1.0 - self.ctx.settings.relevance_floor
+        return [Near(self._search(p, vector, (*self.clauses(p), inside), k), max_distance=cut)]
 
     def lexical(self, p: Plan, vector: bytes) -> list[Near]:
         """For each identifier: the memories whose TEXT holds all its words,
@@ -395,9 +453,14 @@ class Recaller:
         best: dict[str, RecallHit] = {}
         for hit in candidates:
             matched = any(exact(hit.memory.content, i) for i in p.identifiers)
-            if hit.similarity < floor and not matched:
+            dated = p.period_only and p.period is not None and in_period(hit.memory, p.period)
+            if p.period_only and not dated:
+                continue  # a question about a period alone is answered from that period
+            if hit.similarity < floor and not matched and not dated:
                 continue
             scored = self.score(hit, now, period=p.period, lexical=matched)
+            if dated:
+                scored = replace(scored, weak_match=False)  # the window is its evidence
             if hit.memory.key not in best or scored.score > best[hit.memory.key].score:
                 best[hit.memory.key] = scored
         return sorted(best.values(), key=lambda h: h.score, reverse=True)
@@ -515,6 +578,8 @@ class Recaller:
         stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
         if memory is None or stored is None or memory.namespace not in p.namespaces:
             return None
+        if p.period_only and p.period is not None and not in_period(memory, p.period):
+            return None  # a question about a period alone is answered from that period
         return self.score(Hit(memory, 1.0 - float(np.dot(embedded, stored))), now, period=p.period)
 
     def _may_reinstate(self, p: Plan, memory: Memory, suppressed: list[Suppression]) -> bool:

@@ -121,7 +121,7 @@ def test_a_query_naming_a_date_prefers_the_event_then(engine: Engine) -> None:
         RecallRequest("what happened with the database failover in March?")
     )
     assert result.hits[0].memory.key == march
-    assert "in march" in result.notes[0]
+    assert "'march' read as a date, 2026-03-01 to 2026-03-31" in result.notes[0]
 
 
 NOTES = (
