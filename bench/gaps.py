@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,11 +128,17 @@ OFF_TOPIC = (
     "How many legs does a spider have?",
     "Recommend a novel set in nineteenth-century Russia.",
 )
-ON_TOPIC = (
-    "What did we decide about the {a} webhooks?",
-    "Why did the {a} service run out of disk?",
-    "What did we decide about retries for {a}?",
+# in the domain, without an identifier, and never said
+NEVER_SAID = (
+    "What did we decide about the mobile app's offline mode?",
+    "Why did the warehouse robots stop on Friday?",
+    "Who approved the marketing budget for the launch?",
+    "How do we rotate the office Wi-Fi password?",
+    "Which vendor prints the customer invoices on paper?",
+    "What is the retention period for chat transcripts?",
 )
+_DECIDED = re.compile(r"^\w+: For the (\w+) service we decided to (.+)\.$")
+_INCIDENT = re.compile(r"^Incident: the (\w+) service (.+); \w+ led the fix\.$")
 IDENTIFIERS = (  # (memory, query)
     ("ERR-4312 means the signing key of the invoice API expired.", "what does ERR-4312 mean?"),
     ("ERR-4318 means the tax region is missing on the order.", "ERR-4318 again?"),
@@ -349,19 +356,19 @@ def _abstained(found: RecallResult) -> bool:
 
 
 def abstain(engine: Engine, c: Corpus, key_of: dict[str, str]) -> dict[str, Any]:
-    answerable: list[tuple[str, str | None]] = [
-        (question.format(s=s), key_of[c.fact_of[(s, slot)]])
+    answerable: list[tuple[str, set[str]]] = [
+        (question.format(s=s), {key_of[c.fact_of[(s, slot)]]})
         for s in SERVICES
         for slot, _st, question, _v in FACTS
     ]
-    answerable += [(template.format(a=a), None) for template in ON_TOPIC for a in AREAS[:4]]
+    answerable += _event_questions(c, key_of)
     unanswerable = [question.format(s=s) for s in ABSENT for _sl, _st, question, _v in FACTS]
-    unanswerable += list(OFF_TOPIC)
+    unanswerable += list(OFF_TOPIC) + list(NEVER_SAID)
     kept, refused_answerable = 0, 0
     for text, target in answerable:
         found = _recall(engine, text)
         refused_answerable += _abstained(found)
-        kept += target is None or any(h.memory.key == target for h in found.hits)
+        kept += any(h.memory.key in target for h in found.hits)
     abstained = sum(_abstained(_recall(engine, text)) for text in unanswerable)
     return {
         "answerable": len(answerable),
@@ -370,6 +377,22 @@ def abstain(engine: Engine, c: Corpus, key_of: dict[str, str]) -> dict[str, Any]
         "abstained_answerable": refused_answerable / len(answerable),
         "answerable_target@5": kept / len(answerable),
     }
+
+
+def _event_questions(c: Corpus, key_of: dict[str, str]) -> list[tuple[str, set[str]]]:
+    """A question for every 5th decision and incident; its targets: the events saying the same."""
+    asked: dict[str, set[str]] = {}
+    for e in [e for e in c.events if e.kind in ("decision", "incident")][::5]:
+        if (m := _DECIDED.match(e.text)) is not None:
+            asked.setdefault(f"Did we decide to {m[2]} for the {m[1]} service?", set())
+        elif (m := _INCIDENT.match(e.text)) is not None:
+            asked.setdefault(f"When the {m[1]} service {m[2]}, what happened?", set())
+    for question, targets in asked.items():
+        for e in c.events:
+            m = _DECIDED.match(e.text) or _INCIDENT.match(e.text)
+            if m is not None and m[1] in question and m[2] in question:
+                targets.add(key_of[e.uid])
+    return list(asked.items())
 
 
 def ident(engine: Engine, c: Corpus, key_of: dict[str, str]) -> dict[str, Any]:

@@ -126,6 +126,24 @@ class Settings(BaseSettings):
         le=1,
         description="Hits within this margin above the floor are flagged weak_match.",
     )
+    confident_similarity: float = Field(
+        default=0.35,
+        ge=-1,
+        le=1,
+        description=(
+            "Raw similarity a recall's best hit needs for a confident answer when no identifier"
+            " of the query backs it (below: no confident answer, the hits kept apart as weak)."
+        ),
+    )
+    unmatched_identifier_similarity: float = Field(
+        default=0.7,
+        ge=-1,
+        le=1,
+        description=(
+            "Raw similarity a recall's best hit needs for a confident answer when the query"
+            " names an identifier that no hit holds."
+        ),
+    )
     ef_runtime: int = Field(
         default=64, ge=1, le=4096, description="HNSW EF_RUNTIME for every KNN query."
     )

@@ -135,7 +135,9 @@ def _trimmed(label: str, span: Span, base: datetime) -> str:
     """``label`` without the words at its end that do not change its span ("october 13 about
     the" is "october 13")."""
     words = label.split()
-    while len(words) > 1 and _read(" ".join(words[:-1]), base) == span:
+    while (
+        len(words) > 1 and not _CUE.search(words[-1]) and _read(" ".join(words[:-1]), base) == span
+    ):
         words.pop()
     return " ".join(words)
 

@@ -25,6 +25,7 @@ from kenning.core.schema import vector_bytes
 from kenning.language import phrases, substance, temporal
 from kenning.llm.expansion import Expander, ExpansionReport
 from kenning.memory import scoring, staleness
+from kenning.memory.confidence import Confidence, Evidence, judge
 from kenning.memory.graveyard import Graveyard
 from kenning.memory.recall_log import RecallLog
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by
@@ -49,6 +50,11 @@ _BACKTICKS = re.compile(r"`[^`]*`")
 # a digit, an inner '_', '.', '/', '-' or '::', or a lower-then-upper case change
 _IDENTIFIER_MARK = re.compile(r"\d|\w[_./\-]\w|::|[a-z][A-Z]")
 _CAPITALS = re.compile(r"[A-Z]{3,}")
+# what makes an identifier a real one (``is_code``): a digit, an inner '_', '/', '\\', '.' or '::'
+_CODE_MARK = re.compile(r"\d|\w[_./\\]\w|::")
+_CASE_CHANGE = re.compile(r"[a-z][A-Z]")
+_LONG_CAPITALS = re.compile(r"[A-Z]{5,}")  # ENOENT, EACCES; "CSV", "ORM" are words
+_CAPITALS_ONLY = re.compile(r"[A-Z]+s?")
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,9 @@ class RecallResult:
     expansion: ExpansionReport | None = None  # None: query expansion is off
     window: temporal.Period | None = None  # the period the query named: its memories were fetched
     window_only: bool = False  # the query named only a period: the results are its memories
+    confidence: Confidence | None = None  # None: a result built without a verdict
+    # no confident answer: the hits that would have been returned, kept apart (never logged)
+    weak: tuple[RecallHit, ...] = ()
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -85,9 +94,18 @@ class RecallResult:
         if self.warnings:
             out["warnings"] = list(self.warnings)
         out["results"] = [_shaped(h, full) for h in self.hits]
+        if self.weak:
+            out["weak_candidates"] = [_shaped(h, full) for h in self.weak]
+        if self.confidence is not None:
+            out["confidence"] = self.confidence.public()
         if self.suppressed:
             out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
-        if not self.hits and self.suppressed:
+        if self.weak and self.confidence is not None:
+            out["results_note"] = _unsure(self.confidence)
+        elif not self.hits and self.window_only and self.window is not None:
+            span = window_public(self.window, True)
+            out["results_note"] = f"no memory is dated {span['from']} to {span['to']}"
+        elif not self.hits and self.suppressed:
             hidden = sum(n for _, n in self.suppressed)
             out["results_note"] = (
                 f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
@@ -102,6 +120,18 @@ class RecallResult:
         if self.expansion is not None:
             out["diagnostics"] = {"expansion": self.expansion.public()}
         return out
+
+
+def _unsure(verdict: Confidence) -> str:
+    why = (
+        "the query names an identifier no memory holds"
+        if verdict.reason == "identifier_missing"
+        else "nothing matches closely"
+    )
+    return (
+        f"no confident answer: {why} (best similarity {verdict.best:.2f}, needed "
+        f"{verdict.needed or 0.0:.2f}); the nearest memories are in weak_candidates"
+    )
 
 
 def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
@@ -127,7 +157,8 @@ class Plan:
     period_only: bool = False  # the query names a period and (almost) nothing else
     # what is embedded: the query, or for a period alone what it asks of it ("what did we decide")
     embedded: str = ""
-    identifiers: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()  # searched lexically
+    codes: tuple[str, ...] = ()  # the real identifiers among them: a hit holding one is lifted
     actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
     include_feeds: bool = True
@@ -139,6 +170,7 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
     projects = validation.projects(request.projects)
     period = temporal.target(text, now) if now is not None else None
     rest = temporal.remainder(text, period) if period is not None else ""
+    named = identifiers(text)
     only = period is not None and substance.content_words(rest) <= 1
     notes = [period_note(period, only)] if period else []
     return Plan(
@@ -152,7 +184,8 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
         period=period,
         period_only=only,
         embedded=rest if only and substance.content_words(rest) else text,
-        identifiers=identifiers(text),
+        identifiers=named,
+        codes=tuple(i for i in named if is_code(i)),
         actor=request.actor or "unknown",
         notes=notes,
         include_feeds=feeds_default
@@ -219,6 +252,23 @@ def identifiers(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
 
 
+def is_code(identifier: str) -> bool:
+    """Whether an identifier is a real one -- an error code, ticket id, version, path, symbol
+    (``ERR-4312``, ``PAY-1834``, ``v2.14.3``, ``src/app.py``, ``ERR_SSL``, ``useEffect``,
+    ``ENOENT``, backticked text) -- rather than a name written with a hyphen or in capitals
+    (``vault-proxy``, ``dairy-free``, ``CSV``). Pure.
+
+    A memory holding a real identifier of the query is lifted; one that merely holds a name is
+    ranked by its similarity like any other (a name is in every memory about its service:
+    lifting them all let recency pick among them)."""
+    return (
+        " " in identifier  # backticked text
+        or _CODE_MARK.search(identifier) is not None
+        or _CASE_CHANGE.search(identifier) is not None
+        or _LONG_CAPITALS.fullmatch(identifier) is not None
+    )
+
+
 def exact(content: str, identifier: str) -> bool:
     """Whether ``content`` holds ``identifier`` verbatim (case-insensitive),
     not inside a longer word."""
@@ -271,8 +321,9 @@ class Recaller:
         abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
+        found, neighbourhood = self.pool(p, vector)
         pool, expansion = self.expander.widen(
-            p.text, _project(p), self.pool(p, vector), functools.partial(self.widened, p)
+            p.text, _project(p), found, functools.partial(self.widened, p)
         )
         visible, suppressed_counts, hidden = self.unsuppressed(p, pool, suppressed)
         query_vector = np.asarray(embedded, dtype=np.float32)
@@ -284,9 +335,14 @@ class Recaller:
                 ranked, changes, functools.partial(self._newer, p, query_vector, suppressed, now)
             )
         flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
-        hits = self.record(p, select(ranked, flagged, p.top_k), now)
+        chosen = select(ranked, flagged, p.top_k)
+        recorded = {str(w.get("memory")) for w in warnings}
+        verdict = self.judge(p, chosen, neighbourhood, recorded)
+        hits = self.record(p, chosen if verdict.confident else [], now)
         return RecallResult(
             hits=tuple(hits),
+            confidence=verdict,
+            weak=() if verdict.confident else tuple(chosen),
             warnings=warnings,
             notes=tuple(p.notes),
             examined=len(pool),
@@ -295,6 +351,30 @@ class Recaller:
             expansion=expansion,
             window=p.period,
             window_only=p.period_only,
+        )
+
+    def judge(
+        self,
+        p: Plan,
+        chosen: list[RecallHit],
+        neighbourhood: tuple[float, ...],
+        recorded: set[str],
+    ) -> Confidence:
+        """Whether ``chosen`` is a confident answer (kenning.memory.confidence). A word in
+        capitals ("ORM", "CDN", a shouted "PEOPLE") is a word, not a thing that must be held."""
+        asked = [i for i in p.identifiers if not _CAPITALS_ONLY.fullmatch(i)]
+        evidence = Evidence(
+            similarities=[h.similarity for h in chosen],
+            neighbourhood=neighbourhood,
+            named=bool(asked),
+            held=any(exact(h.memory.content, i) for h in chosen for i in asked),
+            window=p.period_only and bool(chosen),
+            hinted=any(h.reinstate_candidate for h in chosen),
+            warned=any(h.memory.key in recorded for h in chosen),
+        )
+        s = self.ctx.settings
+        return judge(
+            evidence, similar=s.confident_similarity, unmatched=s.unmatched_identifier_similarity
         )
 
     def unsuppressed(
@@ -313,9 +393,7 @@ class Recaller:
             terms = tuple(hidden_by(hit.memory, suppressed)) if suppressed else ()
             if not terms:
                 visible.append(hit)
-            elif hit.similarity >= floor or any(
-                exact(hit.memory.content, i) for i in p.identifiers
-            ):
+            elif hit.similarity >= floor or any(exact(hit.memory.content, i) for i in p.codes):
                 hidden.append((hit.memory.key, round(hit.similarity, 4), terms))
                 for name in terms:
                     counted.setdefault(name, set()).add(hit.memory.key)
@@ -384,11 +462,13 @@ class Recaller:
             limit=k,
         )
 
-    def pool(self, p: Plan, vector: bytes) -> list[Hit]:
-        """The candidates and the identifier hits: every KNN in one round trip,
-        the rows kept in a second."""
+    def pool(self, p: Plan, vector: bytes) -> tuple[list[Hit], tuple[float, ...]]:
+        """The candidates, the identifier hits and the window's: every KNN in one round trip,
+        the rows kept in a second; and the raw similarity of every row the candidates' KNN
+        returned (the query's neighbourhood, for the verdict)."""
         nears = self.candidates(p, vector) + self.lexical(p, vector) + self.window(p, vector)
-        return _valid(p, self.ctx.store.memories.nearest(nears))
+        results = self.ctx.store.memories.nearest(nears)
+        return _valid(p, results), tuple(1.0 - d for d in results[0].distances)
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
         """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they
@@ -452,7 +532,7 @@ class Recaller:
         floor = self.ctx.settings.relevance_floor
         best: dict[str, RecallHit] = {}
         for hit in candidates:
-            matched = any(exact(hit.memory.content, i) for i in p.identifiers)
+            matched = any(exact(hit.memory.content, i) for i in p.codes)
             dated = p.period_only and p.period is not None and in_period(hit.memory, p.period)
             if p.period_only and not dated:
                 continue  # a question about a period alone is answered from that period

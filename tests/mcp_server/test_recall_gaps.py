@@ -42,3 +42,25 @@ async def test_what_happened_in_a_month_returns_that_months_memories(
     assert "read as a date, 2024-11-01 to 2024-11-30" in found["notes"][0]
     # positive control: the other month's memory answers for its own month
     assert keys(await recall(mcp_client, "what happened in October 2024?")) == {october}
+
+
+async def test_a_question_nothing_answers_says_so_and_keeps_the_weak_apart(
+    mcp_client: Client[Any],
+) -> None:
+    stored = await remember(mcp_client, "vault-proxy keeps its state in etcd.")
+    unsure = await recall(mcp_client, "Where does ledger-cache keep its state?")
+    assert unsure["results"] == []
+    assert unsure["confidence"]["confident"] is False
+    assert unsure["confidence"]["reason"] == "identifier_missing"
+    assert [w["key"] for w in unsure["weak_candidates"]] == [stored]
+    assert unsure["results_note"].startswith("no confident answer")
+    # positive control: the stored service's question is a confident answer
+    sure = await recall(mcp_client, "Where does vault-proxy keep its state?")
+    assert keys(sure) == {stored}
+    assert sure["confidence"] == {
+        "confident": True,
+        "reason": "identifier",
+        "best_similarity": sure["results"][0]["similarity"],
+        "typical_similarity": sure["confidence"]["typical_similarity"],
+    }
+    assert "weak_candidates" not in sure

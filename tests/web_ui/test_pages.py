@@ -401,3 +401,15 @@ def test_search_states_the_date_window_it_used(web: Dashboard, engine: Engine) -
     assert "Date window: <strong>2024-11-01 to 2024-11-30</strong>" in page
     # positive control: a query without a date states no window
     assert "Date window" not in viewer.get("/search?q=checkout+502s").text
+
+
+def test_search_keeps_weak_candidates_apart(web: Dashboard, engine: Engine) -> None:
+    key = remember(engine, "vault-proxy keeps its state in etcd.")
+    viewer = web.client("viewer")
+    page = viewer.get("/search?q=Where+does+ledger-cache+keep+its+state").text
+    assert "No confident answer: weak candidates" in page
+    assert key in page
+    # positive control: the stored service is an answer, with no weak section
+    sure = viewer.get("/search?q=Where+does+vault-proxy+keep+its+state").text
+    assert "No confident answer" not in sure
+    assert key in sure

@@ -131,3 +131,14 @@ def test_the_year_left_open_is_the_most_recent_past_one() -> None:
     assert period is not None
     assert iso(period.start) == "2025-03-01T00:00:00Z"
     assert temporal.remainder("What did we decide last March?", period) == "what did we decide ?"
+
+
+def test_the_label_keeps_every_word_that_names_the_period() -> None:
+    january = datetime(2026, 1, 12, tzinfo=UTC).timestamp()
+    for text, label in (
+        ("What happened in March 2025?", "march 2025"),  # "march" alone names the same span
+        ("what did we decide on October 13 about the API?", "october 13"),
+    ):
+        period = temporal.target(text, january)
+        assert period is not None
+        assert period.label == label
