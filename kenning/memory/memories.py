@@ -16,7 +16,7 @@ from kenning.core import query, validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import STATES, TRUST_LEVELS, Memory, Note, Page, RememberResult, iso
 from kenning.core.schema import FIELD_NAMES, vector_bytes
-from kenning.language import phrases, polarity
+from kenning.language import phrases, polarity, roles
 from kenning.memory.idempotency import Once
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by
 from kenning.runtime.context import Context
@@ -625,12 +625,14 @@ def same_statement(existing: str, new: str) -> bool:
 
     "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is
     stored so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed
-    alike too: a different number, version or identifier is an update, not a repeat.
+    alike too: a different number, version or identifier is an update, not a repeat. So are the
+    same names in another order, another actor and another value (kenning.language.roles).
     """
     return (
         polarity.conflict(existing, new) is None
         and phrases.specifics(existing) == phrases.specifics(new)
         and not phrases.swapped_roles(existing, new)
+        and not roles.different_facts(existing, new)
     )
 
 
