@@ -28,7 +28,7 @@ from kenning.memory import scoring, staleness
 from kenning.memory.confidence import Confidence, Evidence, judge
 from kenning.memory.graveyard import Graveyard
 from kenning.memory.recall_log import RecallLog
-from kenning.memory.suppression import Suppression, Suppressions, hidden_by
+from kenning.memory.suppression import Suppression, Suppressions, hidden_by, kept_as_history
 from kenning.runtime.context import Context
 from kenning.store import Hit, Near, SearchResult
 
@@ -344,7 +344,7 @@ class Recaller:
             confidence=verdict,
             weak=() if verdict.confident else tuple(chosen),
             warnings=warnings,
-            notes=tuple(p.notes),
+            notes=(*p.notes, *history_notes(hits, suppressed)),
             examined=len(pool),
             suppressed=suppressed_counts,
             hidden=hidden,
@@ -671,6 +671,20 @@ class Recaller:
             and (p.include_superseded or memory.trust != "superseded")
             and not hidden_by(memory, suppressed)
         )
+
+
+def history_notes(hits: list[RecallHit], suppressed: list[Suppression]) -> list[str]:
+    """A note per abandoned approach whose suppression let a result through because it records
+    the replacement or why it was dropped (kenning.memory.suppression.kept_as_history). Pure."""
+    shown: dict[str, int] = {}
+    for hit in hits:
+        for term in kept_as_history(hit.memory, suppressed):
+            shown[term] = shown.get(term, 0) + 1
+    return [
+        f"'{term}' is suppressed (abandoned): {n} result(s) shown record its replacement or why"
+        " it was dropped, not a recommendation"
+        for term, n in sorted(shown.items())
+    ]
 
 
 def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> list[RecallHit]:
