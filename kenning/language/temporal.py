@@ -31,11 +31,12 @@ FIRST_YEAR, LAST_YEAR = 1970, 2100  # a "year" outside is a port, a count or a c
 _MONTH_NAMES = [name.lower() for name in calendar.month_name if name]
 _WEEKDAY_NAMES = [name.lower() for name in calendar.day_name]
 _ABBREVIATIONS = [name.lower() for name in calendar.month_abbr if name and name != "May"]
-# A phrase is a date only when it holds one of these: a digit, a month written in full (or its
-# abbreviation next to a day or a year), a weekday in full or a word of relative time.
+# A phrase is a date only when it holds one of these: a year (19xx, 20xx, also inside an ISO
+# date), a month written in full (or its abbreviation next to a day or a year), a weekday in full
+# or a word of relative time. Other digits (ERR-4312, port 8080, v2.14.3) never reach dateparser.
 _RELATIVE = r"today|yesterday|ago|week|month|year|tomorrow"
 _CUE = re.compile(
-    rf"\d|\b(?:{'|'.join(_MONTH_NAMES + _WEEKDAY_NAMES)}|{_RELATIVE})\b"
+    rf"\b(?:19|20)\d\d\b|\b(?:{'|'.join(_MONTH_NAMES + _WEEKDAY_NAMES)}|{_RELATIVE})\b"
     rf"|\b(?:{'|'.join(_ABBREVIATIONS)})\.? \d",
 )
 # "may" is a verb far more often than a month: only "in May", "May 2024", "May 1st" are dates
@@ -44,6 +45,14 @@ _LEADING = re.compile(r"^(?:(?:the|in|on|of|during|since|from|at|for|by)\s+)+")
 _QUARTER = re.compile(r"\b(?:in |during )?q([1-4])(?:\s+of)?\s+(\d{4})\b")
 _RANGE = re.compile(r"\b(?:between|from)\s+(.+?)\s+(?:and|to|until|till|through)\s+(.+)$")
 _YEAR_ONLY = re.compile(r"(?:^|\s)(\d{4})$")
+_YEAR = re.compile(r"\b\d{4}\b")
+_DAY_NUMBER = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?\b,?")
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_ISO_MONTH = re.compile(r"\b\d{4}-\d{2}\b")
+_MONTH = re.compile(rf"\b(?:{'|'.join(_MONTH_NAMES + _ABBREVIATIONS)})\b")
+_DAY_WORD = re.compile(rf"\b(?:today|yesterday|tomorrow|days?|{'|'.join(_WEEKDAY_NAMES)})\b")
+_YEAR_WORD = re.compile(r"\b(?:weeks?|months?|years?)\b")
+_TIME = re.compile(r"\b(?:today|yesterday|tomorrow)\b")
 _SETTINGS: dict[str, Any] = {
     "PREFER_DATES_FROM": "past",
     "TIMEZONE": "UTC",
@@ -77,7 +86,10 @@ def target(query: str, now: float) -> Period | None:
     text = re.sub(r"'s\b", "", text)  # "yesterday's incident"
     if not _CUE.search(text):
         return None  # most queries: dateparser is not even asked
-    base = datetime.fromtimestamp(now, tz=UTC).replace(tzinfo=None)
+    # relative dates need the day only: one parser per day (building one costs more than a parse)
+    base = datetime.fromtimestamp(now, tz=UTC).replace(
+        tzinfo=None, hour=0, minute=0, second=0, microsecond=0
+    )
     found = _quarter(text) or _range(text, base) or _first(text, base)
     if found is None:
         return None
@@ -121,23 +133,21 @@ def _range(text: str, base: datetime) -> tuple[Span, str] | None:
 
 def _first(text: str, base: datetime) -> tuple[Span, str] | None:
     """The first phrase dateparser finds that passes the filter."""
-    for phrase, _moment in _search(text, base):
+    for phrase, moment in _search(text, base):
         label = phrase.strip(" ,.?!")
-        if (span := _read(label, base)) is not None:
-            label = _trimmed(_LEADING.sub("", label) or label, span, base)
+        if (span := _read(label, base, moment)) is not None:
+            label = _trimmed(_LEADING.sub("", label) or label)
             # dateparser reads "last march" as "march" (the most recent past one): same span
             before = re.search(rf"\b(last|past|this) {re.escape(label)}\b", text)
             return span, before[0] if before else label
     return None
 
 
-def _trimmed(label: str, span: Span, base: datetime) -> str:
-    """``label`` without the words at its end that do not change its span ("october 13 about
-    the" is "october 13")."""
+def _trimmed(label: str) -> str:
+    """``label`` without the words at its end that name no date ("october 13 about the" is
+    "october 13"; dateparser's search takes in the words around a date)."""
     words = label.split()
-    while (
-        len(words) > 1 and not _CUE.search(words[-1]) and _read(" ".join(words[:-1]), base) == span
-    ):
+    while len(words) > 1 and not (_CUE.search(words[-1]) or _DAY_NUMBER.fullmatch(words[-1])):
         words.pop()
     return " ".join(words)
 
@@ -147,8 +157,10 @@ def _search(text: str, base: datetime) -> list[tuple[str, datetime]]:
     return list(found or [])
 
 
-def _read(phrase: str, base: datetime) -> Span | None:
-    """The span one phrase names, or None when it is not a date we trust."""
+def _read(phrase: str, base: datetime, moment: datetime | None = None) -> Span | None:
+    """The span one phrase names, or None when it is not a date we trust. ``moment``: the date
+    ``search_dates`` read it as (then the phrase is not parsed twice: its words say whether it
+    names a day, a week, a month or a year)."""
     core = _LEADING.sub("", phrase.strip(" ,.?!"))
     if not core or _BARE_MAY.match(phrase.strip(" ,.?!")) or not _CUE.search(core):
         return None
@@ -157,10 +169,28 @@ def _read(phrase: str, base: datetime) -> Span | None:
         if not FIRST_YEAR <= value <= LAST_YEAR or not _names_a_year(phrase):
             return None
         return (date(value, 1, 1), date(value + 1, 1, 1))
+    if moment is not None:
+        return _span(moment.date(), _grain(core), core)
     data = _parser(base).get_date_data(core)
     if data.date_obj is None or data.period == "time":
         return None
     return _span(data.date_obj.date(), str(data.period), core)
+
+
+def _grain(core: str) -> str:
+    """Whether a date phrase names a day, a week, a month or a year (dateparser's ``period``)."""
+    if _TIME.search(core) or (_DAY_WORD.search(core) and not _YEAR_WORD.search(core)):
+        return "day"
+    for grain in ("week", "month", "year"):
+        if re.search(rf"\b{grain}s?\b", core):
+            return grain
+    if _ISO_DAY.search(core):
+        return "day"
+    if _ISO_MONTH.search(core):
+        return "month"
+    if _DAY_NUMBER.search(_YEAR.sub(" ", core)):
+        return "day"
+    return "month" if _MONTH.search(core) else "year"
 
 
 def _names_a_year(phrase: str) -> bool:
