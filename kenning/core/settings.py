@@ -126,13 +126,14 @@ class Settings(BaseSettings):
         le=1,
         description="Hits within this margin above the floor are flagged weak_match.",
     )
-    confident_similarity: float = Field(
-        default=0.35,
-        ge=-1,
+    confident_lead: float = Field(
+        default=0.05,
+        ge=0,
         le=1,
         description=(
-            "Raw similarity a recall's best hit needs for a confident answer when no identifier"
-            " of the query backs it (below: no confident answer, the hits kept apart as weak)."
+            "How far a recall's best hit, when in the weak band above the floor, must stand above"
+            " the median similarity of the query's nearest rows for a confident answer (below: no"
+            " confident answer, the hits kept apart as weak)."
         ),
     )
     unmatched_identifier_similarity: float = Field(

@@ -7,9 +7,18 @@ A recall is a confident answer when its hits carry evidence beyond "nearest by m
 - ``graveyard``: a hit records an abandoned approach the query names (its warning's memory);
 - ``identifier``: the query names an identifier (``ERR-4312``, ``vault-proxy``) and a hit holds it
   verbatim -- the lexical and the vector search agree;
-- ``similar``: otherwise the best raw similarity reaches ``confident_similarity``; when the query
-  names an identifier that no hit holds, it must reach ``unmatched_identifier_similarity``
-  (``identifier_missing``): the thing asked about is not in memory, only its neighbours are.
+- ``similar``: otherwise a best hit above the weak band (``relevance_floor`` +
+  ``weak_match_margin``, 0.32), or one in the band that stands out from the query's neighbourhood --
+  its similarity at least ``confident_lead`` above the median of the other rows the query's KNN
+  returned (with fewer than ``NEIGHBOURS`` of them there is nothing to compare with, and the floor
+  the hits passed decides alone). A flat neighbourhood far above the band is an answer too: "which
+  reports does finance get?" is answered by all of them. When the query names an identifier that
+  no hit holds, the best must reach ``unmatched_identifier_similarity`` (``identifier_missing``):
+  the thing asked about is not in memory, only its neighbours are.
+
+A fixed cosine does not separate answerable from unanswerable questions with this model (a hard
+paraphrase of a stored fact scores 0.27-0.37, an off-topic question 0.13-0.41); how far the best
+stands out from the query's own neighbourhood, and whether the thing named is held, do better.
 
 Anything else is ``weak``: no confident answer, and the hits are handed back apart as weak
 candidates so an agent can say it does not know. The thresholds were set on bench/gaps.py's
@@ -23,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+NEIGHBOURS = 5  # the fewest other rows a lead is measured against
+
 
 @dataclass(frozen=True, slots=True)
 class Confidence:
@@ -31,7 +42,7 @@ class Confidence:
     reason: str
     best: float  # the best raw similarity among the hits (0.0 without hits)
     needed: float | None  # the similarity the verdict asked for (None: other evidence decided)
-    typical: float | None  # the median similarity of the query's nearest rows (its neighbourhood)
+    typical: float | None  # the median similarity of the query's other nearest rows
 
     def public(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -59,10 +70,11 @@ class Evidence:
     warned: bool = False  # a hit records an abandoned approach the query names (a warning)
 
 
-def judge(evidence: Evidence, *, similar: float, unmatched: float) -> Confidence:
+def judge(evidence: Evidence, *, lead: float, unmatched: float, weak: float) -> Confidence:
     """The verdict on one recall's evidence (see the module docstring)."""
     best = max(evidence.similarities, default=0.0)
-    typical = statistics.median(evidence.neighbourhood) if evidence.neighbourhood else None
+    others = sorted(evidence.neighbourhood, reverse=True)[1:]
+    typical = statistics.median(others) if len(others) >= NEIGHBOURS else None
     if not evidence.similarities:
         return Confidence(False, "nothing", 0.0, None, typical)
     proofs = (
@@ -74,7 +86,9 @@ def judge(evidence: Evidence, *, similar: float, unmatched: float) -> Confidence
     reason = next((name for name, holds in proofs if holds), None)
     if reason is not None:
         return Confidence(True, reason, best, None, typical)
-    needed = unmatched if evidence.named else similar
+    if not evidence.named and (typical is None or best >= weak):
+        return Confidence(True, "similar", best, None, typical)  # clear of the band, or alone
+    needed = unmatched if evidence.named or typical is None else typical + lead
     if best >= needed:
         return Confidence(True, "similar", best, needed, typical)
     return Confidence(

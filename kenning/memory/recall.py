@@ -321,7 +321,7 @@ class Recaller:
         abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
-        found, neighbourhood = self.pool(p, vector)
+        found, neighbourhood, unknown = self.pool(p, vector)
         pool, expansion = self.expander.widen(
             p.text, _project(p), found, functools.partial(self.widened, p)
         )
@@ -337,7 +337,7 @@ class Recaller:
         flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
         chosen = select(ranked, flagged, p.top_k)
         recorded = {str(w.get("memory")) for w in warnings}
-        verdict = self.judge(p, chosen, neighbourhood, recorded)
+        verdict = self.judge(p, chosen, neighbourhood, recorded, unknown)
         hits = self.record(p, chosen if verdict.confident else [], now)
         return RecallResult(
             hits=tuple(hits),
@@ -359,22 +359,34 @@ class Recaller:
         chosen: list[RecallHit],
         neighbourhood: tuple[float, ...],
         recorded: set[str],
+        unknown: frozenset[str] = frozenset(),
     ) -> Confidence:
-        """Whether ``chosen`` is a confident answer (kenning.memory.confidence). A word in
-        capitals ("ORM", "CDN", a shouted "PEOPLE") is a word, not a thing that must be held."""
+        """Whether ``chosen`` is a confident answer (kenning.memory.confidence).
+
+        An identifier held by a hit is evidence for it. One held by none is evidence against it
+        only when it is a real identifier (``is_code``: "ERR-4999", "GraphQL", "v3.1") that
+        no memory holds at all (``unknown``: its words are in none). A name written with a hyphen
+        is not: "data-validation" or "front-end" are ordinary compounds a paraphrase uses
+        and its answer need not (measured: counting them cost the paraphrase family 0.06 of
+        recall@5, docs/benchmarks.md). A word in capitals ("ORM", a shouted "PEOPLE") is a word."""
         asked = [i for i in p.identifiers if not _CAPITALS_ONLY.fullmatch(i)]
+        held = any(exact(h.memory.content, i) for h in chosen for i in asked)
+        missing = any(is_code(i) and i in unknown for i in asked)
         evidence = Evidence(
             similarities=[h.similarity for h in chosen],
             neighbourhood=neighbourhood,
-            named=bool(asked),
-            held=any(exact(h.memory.content, i) for h in chosen for i in asked),
+            named=held or missing,
+            held=held,
             window=p.period_only and bool(chosen),
             hinted=any(h.reinstate_candidate for h in chosen),
             warned=any(h.memory.key in recorded for h in chosen),
         )
         s = self.ctx.settings
         return judge(
-            evidence, similar=s.confident_similarity, unmatched=s.unmatched_identifier_similarity
+            evidence,
+            lead=s.confident_lead,
+            unmatched=s.unmatched_identifier_similarity,
+            weak=s.relevance_floor + s.weak_match_margin,
         )
 
     def unsuppressed(
@@ -462,13 +474,21 @@ class Recaller:
             limit=k,
         )
 
-    def pool(self, p: Plan, vector: bytes) -> tuple[list[Hit], tuple[float, ...]]:
+    def pool(self, p: Plan, vector: bytes) -> tuple[list[Hit], tuple[float, ...], frozenset[str]]:
         """The candidates, the identifier hits and the window's: every KNN in one round trip,
-        the rows kept in a second; and the raw similarity of every row the candidates' KNN
-        returned (the query's neighbourhood, for the verdict)."""
-        nears = self.candidates(p, vector) + self.lexical(p, vector) + self.window(p, vector)
+        the rows kept in a second; the raw similarity of every row the candidates' KNN returned
+        (the query's neighbourhood) and the identifiers whose words no memory holds (the
+        verdict's evidence)."""
+        lexical = self.lexical(p, vector)
+        nears = self.candidates(p, vector) + lexical + self.window(p, vector)
         results = self.ctx.store.memories.nearest(nears)
-        return _valid(p, results), tuple(1.0 - d for d in results[0].distances)
+        searched = [i for i in p.identifiers if phrases.search_words(i)]
+        unknown = frozenset(
+            ident
+            for ident, found in zip(searched, results[1 : 1 + len(lexical)], strict=True)
+            if found.total == 0
+        )
+        return _valid(p, results), tuple(1.0 - d for d in results[0].distances), unknown
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
         """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they

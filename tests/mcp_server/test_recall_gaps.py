@@ -47,20 +47,18 @@ async def test_what_happened_in_a_month_returns_that_months_memories(
 async def test_a_question_nothing_answers_says_so_and_keeps_the_weak_apart(
     mcp_client: Client[Any],
 ) -> None:
-    stored = await remember(mcp_client, "vault-proxy keeps its state in etcd.")
-    unsure = await recall(mcp_client, "Where does ledger-cache keep its state?")
+    stored = await remember(
+        mcp_client, "ERR-4312 means the signing key of the invoice API expired."
+    )
+    unsure = await recall(mcp_client, "what does ERR-4999 mean?")
     assert unsure["results"] == []
     assert unsure["confidence"]["confident"] is False
     assert unsure["confidence"]["reason"] == "identifier_missing"
     assert [w["key"] for w in unsure["weak_candidates"]] == [stored]
     assert unsure["results_note"].startswith("no confident answer")
-    # positive control: the stored service's question is a confident answer
-    sure = await recall(mcp_client, "Where does vault-proxy keep its state?")
+    # positive control: the stored code's question is a confident answer
+    sure = await recall(mcp_client, "what does ERR-4312 mean?")
     assert keys(sure) == {stored}
-    assert sure["confidence"] == {
-        "confident": True,
-        "reason": "identifier",
-        "best_similarity": sure["results"][0]["similarity"],
-        "typical_similarity": sure["confidence"]["typical_similarity"],
-    }
+    assert (sure["confidence"]["confident"], sure["confidence"]["reason"]) == (True, "identifier")
+    assert sure["confidence"]["best_similarity"] == sure["results"][0]["similarity"]
     assert "weak_candidates" not in sure

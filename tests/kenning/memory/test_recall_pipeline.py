@@ -76,7 +76,6 @@ def test_weak_match_flag_near_the_floor(
             key_prefix=settings.key_prefix,
             relevance_floor=0.2,
             weak_match_margin=0.2,
-            confident_similarity=0.5,  # the weak hit (0.30) is no confident answer: kept apart
         ),
         engine.store.client,
         embedder,
@@ -90,11 +89,8 @@ def test_weak_match_flag_near_the_floor(
     assert_pair(embedder, TEXT, weak, above=0.2, below=0.4)
     assert_pair(embedder, TEXT, strong, above=0.4)  # 0.93 / 0.94
     twin(banded, TEXT)
-    unsure = banded.recaller.recall(RecallRequest(weak))
-    assert unsure.hits == ()
-    assert [h.weak_match for h in unsure.weak] == [True]
-    assert unsure.confidence is not None
-    assert unsure.confidence.reason == "weak"
+    hits = recall(banded, weak)
+    assert [h.weak_match for h in hits] == [True]
     assert recall(banded, strong)[0].weak_match is False
 
 
