@@ -14,7 +14,8 @@ from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.experience import Approach
 from kenning.memory.memories import Draft
-from kenning.memory.recall import RecallRequest, exact, identifiers, select
+from kenning.memory.recall import RecallRequest, exact, select
+from kenning.memory.recall_plan import identifiers
 from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import Embedder, Vector
 from kenning.store import connect
