@@ -106,6 +106,14 @@ def numeric(
     return f"@{_field(field_name)}:[{lo} {hi}]"
 
 
+def any_of(*clauses: str) -> str:
+    """Clause-level alternatives, ``(a | b)``: a document matching any of them (both engines, also
+    of NUMERIC ranges and inside a KNN prefilter: tests/kenning/test_engines.py)."""
+    if not clauses or any(not c for c in clauses):
+        raise InvalidInput("no clauses given")
+    return clauses[0] if len(clauses) == 1 else "(" + " | ".join(clauses) + ")"
+
+
 def text_any(field_name: str, terms: list[str] | tuple[str, ...]) -> str:
     """Any of the (escaped) terms in a TEXT field: ``@f:t`` or ``(@f:t1 | @f:t2)``.
 

@@ -129,6 +129,25 @@ class Settings(BaseSettings):
         le=1,
         description="Hits within this margin above the floor are flagged weak_match.",
     )
+    confident_lead: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description=(
+            "How far a recall's best hit, when in the weak band above the floor, must stand above"
+            " the median similarity of the query's nearest rows for a confident answer (below: no"
+            " confident answer, the hits kept apart as weak)."
+        ),
+    )
+    unmatched_identifier_similarity: float = Field(
+        default=0.7,
+        ge=-1,
+        le=1,
+        description=(
+            "Raw similarity a recall's best hit needs for a confident answer when the query"
+            " names an identifier that no hit holds."
+        ),
+    )
     ef_runtime: int = Field(
         default=64, ge=1, le=4096, description="HNSW EF_RUNTIME for every KNN query."
     )

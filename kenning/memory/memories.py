@@ -25,7 +25,7 @@ from kenning.core.models import (
     iso,
 )
 from kenning.core.schema import FIELD_NAMES, vector_bytes
-from kenning.language import phrases
+from kenning.language import phrases, roles
 from kenning.memory.idempotency import Once
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by
 from kenning.runtime.context import Context
@@ -645,12 +645,14 @@ def same_statement(existing: str, new: str) -> bool:
     "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is
     stored so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed
     alike too: a different number, version or identifier is an update, not a repeat; so is any
-    pair the contradiction check reads as a change ("every two weeks" then "every week now").
+    pair the contradiction check reads as a change ("every two weeks" then "every week now"), and
+    the same names in another order, another actor and another value (kenning.language.roles).
     """
     return (
         conflict(existing, new) is None
         and phrases.specifics(existing) == phrases.specifics(new)
         and not phrases.swapped_roles(existing, new)
+        and not roles.different_facts(existing, new)
     )
 
 

@@ -11,57 +11,54 @@ into their source, dedupe by key -> reinstate candidates (hint matched) -> top_k
 from __future__ import annotations
 
 import functools
-import re
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from kenning.core import query, validation
-from kenning.core.errors import InvalidInput
-from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, GLOBAL_PROJECT, Memory, RecallHit
+from kenning.core import query
+from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, Memory, RecallHit
 from kenning.core.schema import vector_bytes
 from kenning.language import phrases, substance, temporal
 from kenning.llm.expansion import Expander, ExpansionReport
 from kenning.memory import scoring, staleness
+from kenning.memory.confidence import Confidence, Evidence, judge
 from kenning.memory.graveyard import Graveyard
 from kenning.memory.recall_log import RecallLog
-from kenning.memory.suppression import Suppression, Suppressions, hidden_by
+from kenning.memory.recall_plan import (
+    CAPITALS_ONLY,
+    Plan,
+    RecallRequest,
+    exact,
+    in_period,
+    is_code,
+    plan,
+    window_public,
+)
+from kenning.memory.suppression import Suppression, Suppressions, hidden_by, kept_as_history
 from kenning.runtime.context import Context
 from kenning.store import Hit, Near, SearchResult
 
-MAX_TOP_K = 50
-MAX_IDENTIFIERS = 4
+# the request and its plan live in recall_plan; the doors and the bench import them from here
+__all__ = [
+    "Plan",
+    "RecallRequest",
+    "RecallResult",
+    "Recaller",
+    "exact",
+    "history_notes",
+    "is_code",
+    "plan",
+    "select",
+]
+
 MAX_REINSTATE = 3
 LOOKUP_THREADS = 4
 MAX_POOL = 200  # the most rows one KNN of a recall asks for
 OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_AS_OF with as_of)
 OVERFETCH_AS_OF = 4
-_STRIP = "\"'`,;:()[]{}<>?!"
-_NOT_IDENTIFIERS = frozenset(("e.g", "i.e", "etc", "a.m", "p.m"))
-# Numbers ("10 days", "500"), times, years and dates are not identifiers: matching them
-# verbatim would lift noise.
-_PLAIN_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*%?|\d{4}-\d{2}(?:-\d{2})?")
-_BACKTICKED = re.compile(r"`([^`]{2,100})`")
-_BACKTICKS = re.compile(r"`[^`]*`")
-# a digit, an inner '_', '.', '/', '-' or '::', or a lower-then-upper case change
-_IDENTIFIER_MARK = re.compile(r"\d|\w[_./\-]\w|::|[a-z][A-Z]")
-_CAPITALS = re.compile(r"[A-Z]{3,}")
-
-
-@dataclass(frozen=True)
-class RecallRequest:
-    query: str
-    namespaces: tuple[str, ...] | list[str] | None = None
-    projects: tuple[str, ...] | list[str] | str | None = None
-    top_k: int = 5
-    include_deprioritised: bool = False
-    include_superseded: bool = False
-    as_of: str | float | None = None
-    actor: str = "unknown"
-    # feed articles (kind "article"); None = KENNING_RECALL_INCLUDE_FEEDS
-    include_feeds: bool | None = None
+WINDOW_OVERFETCH = 6  # the date window's KNN asks for WINDOW_OVERFETCH x top_k + 10 rows
 
 
 @dataclass(frozen=True)
@@ -75,6 +72,11 @@ class RecallResult:
     # floor. For a person (the dashboard); never in ``public``, which is what an agent reads.
     hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
     expansion: ExpansionReport | None = None  # None: query expansion is off
+    window: temporal.Period | None = None  # the period the query named: its memories were fetched
+    window_only: bool = False  # the query named only a period: the results are its memories
+    confidence: Confidence | None = None  # None: a result built without a verdict
+    # no confident answer: the hits that would have been returned, kept apart (never logged)
+    weak: tuple[RecallHit, ...] = ()
 
     def public(self, *, full: bool = True) -> dict[str, Any]:
         """Warnings first (their own section, never a result slot), then results, then notes."""
@@ -82,9 +84,18 @@ class RecallResult:
         if self.warnings:
             out["warnings"] = list(self.warnings)
         out["results"] = [_shaped(h, full) for h in self.hits]
+        if self.weak:
+            out["weak_candidates"] = [_shaped(h, full) for h in self.weak]
+        if self.confidence is not None:
+            out["confidence"] = self.confidence.public()
         if self.suppressed:
             out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
-        if not self.hits and self.suppressed:
+        if self.weak and self.confidence is not None:
+            out["results_note"] = _unsure(self.confidence)
+        elif not self.hits and self.window_only and self.window is not None:
+            span = window_public(self.window, True)
+            out["results_note"] = f"no memory is dated {span['from']} to {span['to']}"
+        elif not self.hits and self.suppressed:
             hidden = sum(n for _, n in self.suppressed)
             out["results_note"] = (
                 f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
@@ -92,11 +103,25 @@ class RecallResult:
             )
         elif not self.hits:
             out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
+        if self.window is not None:
+            out["window"] = window_public(self.window, self.window_only)
         if self.notes:
             out["notes"] = list(self.notes)
         if self.expansion is not None:
             out["diagnostics"] = {"expansion": self.expansion.public()}
         return out
+
+
+def _unsure(verdict: Confidence) -> str:
+    why = (
+        "the query names an identifier no memory holds"
+        if verdict.reason == "identifier_missing"
+        else "nothing matches closely"
+    )
+    return (
+        f"no confident answer: {why} (best similarity {verdict.best:.2f}, needed "
+        f"{verdict.needed or 0.0:.2f}); the nearest memories are in weak_candidates"
+    )
 
 
 def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
@@ -105,88 +130,6 @@ def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
     if moved:
         out["factors"] = moved
     return out
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A validated recall request."""
-
-    text: str
-    namespaces: tuple[str, ...]
-    projects: tuple[str, ...]
-    top_k: int
-    states: tuple[str, ...]
-    include_superseded: bool
-    as_of: float | None
-    period: temporal.Period | None = None
-    identifiers: tuple[str, ...] = ()
-    actor: str = "unknown"
-    notes: list[str] = field(default_factory=list)
-    include_feeds: bool = True
-
-
-def plan(request: RecallRequest, now: float | None = None, *, feeds_default: bool = True) -> Plan:
-    text = phrases.query_text(request.query)
-    states = ("active", "deprioritised") if request.include_deprioritised else ("active",)
-    projects = validation.projects(request.projects)
-    period = temporal.target(text, now) if now is not None else None
-    notes = [f"'{period.label}' read as a date: memories from then rank higher"] if period else []
-    return Plan(
-        text=text,
-        namespaces=validation.namespaces(request.namespaces),
-        projects=(*projects, GLOBAL_PROJECT) if projects else (),
-        top_k=_top_k(request.top_k),
-        states=states,
-        include_superseded=request.include_superseded,
-        as_of=validation.timestamp("as_of", request.as_of),
-        period=period,
-        identifiers=identifiers(text),
-        actor=request.actor or "unknown",
-        notes=notes,
-        include_feeds=feeds_default
-        if request.include_feeds is None
-        else bool(request.include_feeds),
-    )
-
-
-def _top_k(value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOP_K:
-        raise InvalidInput(
-            f"top_k must be a whole number from 1 to {MAX_TOP_K}; got {value!r}",
-            hint="top_k is how many results to return; the default is 5",
-        )
-    return value
-
-
-def identifiers(text: str) -> tuple[str, ...]:
-    """Exact identifiers named in a query: `backticked` text, error codes,
-    package names, paths. Pure.
-
-    A word counts when it is backticked, or has a digit (E11000, psycopg2), an inner '_', '.',
-    '/', '-' or '::' (ERR_SSL, node.js, src/app.py, react-query), a lower-then-upper case change
-    (useEffect) or is an all-capitals word of 3+ letters (ENOENT). Plain numbers, times and ISO
-    dates are not identifiers (dates are read by kenning.language.temporal), nor are "e.g." and
-    "i.e.".
-    """
-    found = _BACKTICKED.findall(text)
-    for raw in _BACKTICKS.sub(" ", text).split():
-        word = raw.strip(_STRIP).rstrip(".")
-        if len(word) < 2 or word.lower() in _NOT_IDENTIFIERS or _PLAIN_NUMBER.fullmatch(word):
-            continue
-        if _IDENTIFIER_MARK.search(word) or _CAPITALS.fullmatch(word):
-            found.append(word)
-    return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
-
-
-def exact(content: str, identifier: str) -> bool:
-    """Whether ``content`` holds ``identifier`` verbatim (case-insensitive),
-    not inside a longer word."""
-    return _verbatim(identifier).search(content) is not None
-
-
-@functools.lru_cache(maxsize=1024)
-def _verbatim(identifier: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<!\w){re.escape(identifier)}(?!\w)", flags=re.IGNORECASE)
 
 
 class Recaller:
@@ -222,7 +165,7 @@ class Recaller:
         # independent of the embedding, by contract
         looking = self._lookups.submit(self.look_up, p.text)
         try:
-            embedded = self.ctx.embedder.embed(p.text)
+            embedded = self.ctx.embedder.embed(p.embedded or p.text)
         except BaseException:
             # the embedding's error is the one reported; the look-up never outlives the call
             wait([looking])
@@ -230,8 +173,9 @@ class Recaller:
         abandoned, hinted, suppressed = looking.result()
         warnings = tuple(a.public() for a in self.graveyard.warnings(abandoned))
         vector = vector_bytes(embedded)
+        found, neighbourhood, unknown = self.pool(p, vector)
         pool, expansion = self.expander.widen(
-            p.text, _project(p), self.pool(p, vector), functools.partial(self.widened, p)
+            p.text, _project(p), found, functools.partial(self.widened, p)
         )
         visible, suppressed_counts, hidden = self.unsuppressed(p, pool, suppressed)
         query_vector = np.asarray(embedded, dtype=np.float32)
@@ -243,15 +187,58 @@ class Recaller:
                 ranked, changes, functools.partial(self._newer, p, query_vector, suppressed, now)
             )
         flagged = self.reinstate_candidates(p, hinted, query_vector, suppressed, now)
-        hits = self.record(p, select(ranked, flagged, p.top_k), now)
+        chosen = select(ranked, flagged, p.top_k)
+        recorded = {str(w.get("memory")) for w in warnings}
+        verdict = self.judge(p, chosen, neighbourhood, recorded, unknown)
+        hits = self.record(p, chosen if verdict.confident else [], now)
         return RecallResult(
             hits=tuple(hits),
+            confidence=verdict,
+            weak=() if verdict.confident else tuple(chosen),
             warnings=warnings,
-            notes=tuple(p.notes),
+            notes=(*p.notes, *history_notes(hits, suppressed)),
             examined=len(pool),
             suppressed=suppressed_counts,
             hidden=hidden,
             expansion=expansion,
+            window=p.period,
+            window_only=p.period_only,
+        )
+
+    def judge(
+        self,
+        p: Plan,
+        chosen: list[RecallHit],
+        neighbourhood: tuple[float, ...],
+        recorded: set[str],
+        unknown: frozenset[str] = frozenset(),
+    ) -> Confidence:
+        """Whether ``chosen`` is a confident answer (kenning.memory.confidence).
+
+        An identifier held by a hit is evidence for it. One held by none is evidence against it
+        only when it is a real identifier (``is_code``: "ERR-4999", "GraphQL", "v3.1") that
+        no memory holds at all (``unknown``: its words are in none). A name written with a hyphen
+        is not: "data-validation" or "front-end" are ordinary compounds a paraphrase uses
+        and its answer need not (measured: counting them cost the paraphrase family 0.06 of
+        recall@5, docs/benchmarks.md). A word in capitals ("ORM", a shouted "PEOPLE") is a word."""
+        asked = [i for i in p.identifiers if not CAPITALS_ONLY.fullmatch(i)]
+        held = any(exact(h.memory.content, i) for h in chosen for i in asked)
+        missing = any(is_code(i) and i in unknown for i in asked)
+        evidence = Evidence(
+            similarities=[h.similarity for h in chosen],
+            neighbourhood=neighbourhood,
+            named=held or missing,
+            held=held,
+            window=p.period_only and bool(chosen),
+            hinted=any(h.reinstate_candidate for h in chosen),
+            warned=any(h.memory.key in recorded for h in chosen),
+        )
+        s = self.ctx.settings
+        return judge(
+            evidence,
+            lead=s.confident_lead,
+            unmatched=s.unmatched_identifier_similarity,
+            weak=s.relevance_floor + s.weak_match_margin,
         )
 
     def unsuppressed(
@@ -270,9 +257,7 @@ class Recaller:
             terms = tuple(hidden_by(hit.memory, suppressed)) if suppressed else ()
             if not terms:
                 visible.append(hit)
-            elif hit.similarity >= floor or any(
-                exact(hit.memory.content, i) for i in p.identifiers
-            ):
+            elif hit.similarity >= floor or any(exact(hit.memory.content, i) for i in p.codes):
                 hidden.append((hit.memory.key, round(hit.similarity, 4), terms))
                 for name in terms:
                     counted.setdefault(name, set()).add(hit.memory.key)
@@ -342,12 +327,21 @@ class Recaller:
             limit=k,
         )
 
-    def pool(self, p: Plan, vector: bytes) -> list[Hit]:
-        """The candidates and the identifier hits: every KNN in one round trip,
-        the rows kept in a second."""
-        return _valid(
-            p, self.ctx.store.memories.nearest(self.candidates(p, vector) + self.lexical(p, vector))
+    def pool(self, p: Plan, vector: bytes) -> tuple[list[Hit], tuple[float, ...], frozenset[str]]:
+        """The candidates, the identifier hits and the window's: every KNN in one round trip,
+        the rows kept in a second; the raw similarity of every row the candidates' KNN returned
+        (the query's neighbourhood) and the identifiers whose words no memory holds (the
+        verdict's evidence)."""
+        lexical = self.lexical(p, vector)
+        nears = self.candidates(p, vector) + lexical + self.window(p, vector)
+        results = self.ctx.store.memories.nearest(nears)
+        searched = [i for i in p.identifiers if phrases.search_words(i)]
+        unknown = frozenset(
+            ident
+            for ident, found in zip(searched, results[1 : 1 + len(lexical)], strict=True)
+            if found.total == 0
         )
+        return _valid(p, results), tuple(1.0 - d for d in results[0].distances), unknown
 
     def widened(self, p: Plan, vectors: list[bytes]) -> list[Hit]:
         """Query expansion's search: one KNN of top_k (scaled) for each phrasing's vector (they
@@ -367,6 +361,22 @@ class Recaller:
         # rank through its identifier)
         cut = 1.0 - self.ctx.settings.relevance_floor
         return [Near(self._search(p, vector, self.clauses(p), k), max_distance=cut)]
+
+    def window(self, p: Plan, vector: bytes) -> list[Near]:
+        """The memories dated inside the period the query names, nearest first: a KNN prefiltered
+        by ``event_date`` (or ``created_at``) in the window, so a date is a way in, not only a
+        boost. A question that names only a period reads them whatever their similarity
+        (``rank`` keeps only them); one with a topic too, those above the floor."""
+        if p.period is None:
+            return []
+        start, end = p.period.start, p.period.end
+        inside = query.any_of(
+            query.numeric("event_date", start, end, exclusive_high=True),
+            query.numeric("created_at", start, end, exclusive_high=True),
+        )
+        k = p.top_k * WINDOW_OVERFETCH + 10
+        cut = None if p.period_only else 1.0 - self.ctx.settings.relevance_floor
+        return [Near(self._search(p, vector, (*self.clauses(p), inside), k), max_distance=cut)]
 
     def lexical(self, p: Plan, vector: bytes) -> list[Near]:
         """For each identifier: the memories whose TEXT holds all its words,
@@ -395,10 +405,15 @@ class Recaller:
         floor = self.ctx.settings.relevance_floor
         best: dict[str, RecallHit] = {}
         for hit in candidates:
-            matched = any(exact(hit.memory.content, i) for i in p.identifiers)
-            if hit.similarity < floor and not matched:
+            matched = any(exact(hit.memory.content, i) for i in p.codes)
+            dated = p.period_only and p.period is not None and in_period(hit.memory, p.period)
+            if p.period_only and not dated:
+                continue  # a question about a period alone is answered from that period
+            if hit.similarity < floor and not matched and not dated:
                 continue
             scored = self.score(hit, now, period=p.period, lexical=matched)
+            if dated:
+                scored = replace(scored, weak_match=False)  # the window is its evidence
             if hit.memory.key not in best or scored.score > best[hit.memory.key].score:
                 best[hit.memory.key] = scored
         return sorted(best.values(), key=lambda h: h.score, reverse=True)
@@ -523,6 +538,8 @@ class Recaller:
         stored = self.ctx.store.memories.read_vector(key) if memory is not None else None
         if memory is None or stored is None or memory.namespace not in p.namespaces:
             return None
+        if p.period_only and p.period is not None and not in_period(memory, p.period):
+            return None  # a question about a period alone is answered from that period
         return self.score(Hit(memory, 1.0 - float(np.dot(embedded, stored))), now, period=p.period)
 
     def _may_reinstate(self, p: Plan, memory: Memory, suppressed: list[Suppression]) -> bool:
@@ -534,6 +551,20 @@ class Recaller:
             and (p.include_superseded or memory.trust != "superseded")
             and not hidden_by(memory, suppressed)
         )
+
+
+def history_notes(hits: list[RecallHit], suppressed: list[Suppression]) -> list[str]:
+    """A note per abandoned approach whose suppression let a result through because it records
+    the replacement or why it was dropped (kenning.memory.suppression.kept_as_history). Pure."""
+    shown: dict[str, int] = {}
+    for hit in hits:
+        for term in kept_as_history(hit.memory, suppressed):
+            shown[term] = shown.get(term, 0) + 1
+    return [
+        f"'{term}' is suppressed (abandoned): {n} result(s) shown record its replacement or why"
+        " it was dropped, not a recommendation"
+        for term, n in sorted(shown.items())
+    ]
 
 
 def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> list[RecallHit]:

@@ -4,7 +4,9 @@ A suppressed term hides every memory whose content (or title) contains it as a w
 (``kenning.language.phrases``), from recall, briefings and agent-facing lists -- including memories written
 later in new wording, because the check runs on every read, not once at suppression time. A record
 may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name but
-the memory that explains why the approach died stays findable. A record may be limited to projects
+the memory that explains why the approach died stays findable, and so does every memory that records
+leaving it -- that it was replaced, dropped or moved away from, or why (``kenning.language.
+departure``): an automatic suppression hides the recommendation, not the history. A record may be limited to projects
 (``projects``; empty = everywhere): an abandonment suppresses the name only in its own project
 unless it was recorded in ``global``. Suppressing a term again widens the record (more projects; a
 suppression for everywhere makes it global).
@@ -13,6 +15,7 @@ API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
   ``parse_active(reply)``              -> the same, from the raw reply a recall's ``Store.look_up`` read
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
+  ``kept_as_history(memory, active)``  -> the automatic ones it names but records leaving; pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
   ``Suppressions.lifting(term)``       -> what lifting one would bring back (nothing is written)
@@ -26,7 +29,7 @@ from typing import Any
 from kenning.core import query, validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import Memory, iso
-from kenning.language import phrases
+from kenning.language import departure, phrases
 from kenning.runtime.context import Context
 from kenning.store import parse_all
 
@@ -162,13 +165,34 @@ def hidden_by(memory: Memory, active: list[Suppression]) -> list[str]:
     """The suppressed terms that hide ``memory`` (exemptions honoured); [] when it may be shown."""
     if not active:
         return []
-    text = memory.content if memory.title is None else f"{memory.title}\n{memory.content}"
+    text = _text(memory)
+    return [s.term for s in _naming(memory, text, active) if not _history(text, s)]
+
+
+def kept_as_history(memory: Memory, active: list[Suppression]) -> list[str]:
+    """The automatic suppressions whose term ``memory`` names but which it is not hidden by,
+    because it records the approach's replacement or why it was dropped; pure."""
+    if not active:
+        return []
+    text = _text(memory)
+    return [s.term for s in _naming(memory, text, active) if _history(text, s)]
+
+
+def _text(memory: Memory) -> str:
+    return memory.content if memory.title is None else f"{memory.title}\n{memory.content}"
+
+
+def _naming(memory: Memory, text: str, active: list[Suppression]) -> list[Suppression]:
     grams = phrases.ngrams(text, longest=max(len(s.term.split()) for s in active))
     return [
-        s.term
+        s
         for s in active
         if s.term in grams and memory.key not in s.exempt and s.covers(memory.project)
     ]
+
+
+def _history(text: str, suppression: Suppression) -> bool:
+    return suppression.auto and departure.records_departure(text, suppression.term)
 
 
 def term(value: str) -> str:

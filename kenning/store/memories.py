@@ -59,6 +59,9 @@ class SearchResult:
     total: int
     hits: tuple[Hit, ...]
     phantoms: int = 0  # index entries whose hash was gone
+    # ``nearest``: the distance of every row its KNN returned (kept or not), nearest first -- the
+    # spread a recall's confidence reads (kenning.memory.confidence)
+    distances: tuple[float, ...] = ()
 
 
 class MemoryStore:
@@ -353,7 +356,10 @@ class MemoryStore:
         kept = [key for rows in near for key, _ in rows]
         values, counters = self._read_rows(kept, kept)
         out: list[SearchResult] = []
-        for total, rows in zip([len(rows) for rows in found_rows], near, strict=True):
+        spreads = [_spread(rows, w.search) for rows, w in zip(found_rows, wanted, strict=True)]
+        for total, rows, spread in zip(
+            [len(rows) for rows in found_rows], near, spreads, strict=True
+        ):
             hits: list[Hit] = []
             phantoms = 0
             for key, distance in rows:
@@ -362,7 +368,9 @@ class MemoryStore:
                     phantoms += 1
                     continue
                 hits.append(Hit(counters[key].applied(schema.decode(key, stored)), distance))
-            out.append(SearchResult(total=total, hits=tuple(hits), phantoms=phantoms))
+            out.append(
+                SearchResult(total=total, hits=tuple(hits), phantoms=phantoms, distances=spread)
+            )
         return out
 
     def _read_rows(
@@ -546,6 +554,11 @@ def _parse(reply: Any, query: Search) -> SearchResult:
     return SearchResult(
         total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)), phantoms=phantoms
     )
+
+
+def _spread(rows: list[Row], search: Search) -> tuple[float, ...]:
+    """The distances of a KNN's rows, nearest first (at most its k)."""
+    return tuple(sorted(row[1] for row in rows)[: search.knn or len(rows)])
 
 
 def _slim_rows(reply: Any) -> list[Row]:

@@ -131,6 +131,28 @@ def test_text_terms_single_and_alternatives(on: Engine) -> None:
     assert set(_found(on, *both)) == {k[1]}
 
 
+def test_numeric_alternatives_filter_and_prefilter_a_knn(on: Engine) -> None:
+    """A recall's date window: ``event_date`` or ``created_at`` in a range (recall.window)."""
+    k = _keys(on)
+    assert on.store.memories.update(k[0], {"event_date": NOW - 86_400.0}, SETUP)
+    window = query.any_of(
+        query.numeric("event_date", NOW - 2 * 86_400.0, NOW, exclusive_high=True),
+        query.numeric("created_at", NOW + 60, NOW + 120, exclusive_high=True),
+    )
+    assert set(_found(on, window)) == {k[0], k[1]}  # one by each field
+    assert set(_found(on, query.numeric("created_at", NOW + 60, NOW + 120))) == {k[1], k[2]}
+    vector = schema.vector_bytes(on.ctx.embedder.embed("python testing tools"))
+    knn = Search(
+        index=_index(on),
+        knn=5,
+        vector=vector,
+        return_fields=("created_at",),
+        limit=5,
+        clauses=(query.not_tag("state", ["archived"]), window),
+    )
+    assert {h.memory.key for h in on.store.memories.search(knn).hits} == {k[0], k[1]}
+
+
 def _exact_order(on: Engine, text: str, keys: list[str]) -> list[tuple[str, float]]:
     """Cosine distances computed in Python from the stored vectors, nearest first."""
     q = on.ctx.embedder.embed(text)

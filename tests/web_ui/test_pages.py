@@ -399,3 +399,27 @@ def test_an_outage_is_an_error_page_never_an_empty_list(
         assert str(settings.valkey_port) not in page.text  # internals stay in the log
         assert "No memory matches" not in page.text
     assert viewer.get("/healthz").status_code == 503
+
+
+def test_search_states_the_date_window_it_used(web: Dashboard, engine: Engine) -> None:
+    key = remember(engine, "Incident: the checkout service returned 502s.", event_date="2024-11-05")
+    viewer = web.client("viewer")
+    found = viewer.get("/search?q=what+happened+in+November+2024&format=json").json()["result"]
+    assert [r["key"] for r in found["results"]] == [key]
+    assert found["window"]["from"] == "2024-11-01"
+    page = viewer.get("/search?q=what+happened+in+November+2024").text
+    assert "Date window: <strong>2024-11-01 to 2024-11-30</strong>" in page
+    # positive control: a query without a date states no window
+    assert "Date window" not in viewer.get("/search?q=checkout+502s").text
+
+
+def test_search_keeps_weak_candidates_apart(web: Dashboard, engine: Engine) -> None:
+    key = remember(engine, "ERR-4312 means the signing key of the invoice API expired.")
+    viewer = web.client("viewer")
+    page = viewer.get("/search?q=what+does+ERR-4999+mean").text
+    assert "No confident answer: weak candidates" in page
+    assert key in page
+    # positive control: the stored code is an answer, with no weak section
+    sure = viewer.get("/search?q=what+does+ERR-4312+mean").text
+    assert "No confident answer" not in sure
+    assert key in sure

@@ -86,3 +86,59 @@ def test_a_day_without_a_year_is_still_the_most_recent_one() -> None:
     period = temporal.target("what did we decide on October 13?", NOW)  # NOW is 2026-09-21
     assert period is not None
     assert iso(period.start) == "2025-10-13T00:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("What happened in November 2024?", "2024-11-01", "2024-12-01"),
+        ("in 2024", "2024-01-01", "2025-01-01"),
+        ("incidents in 2024", "2024-01-01", "2025-01-01"),
+        ("in July of 2023", "2023-07-01", "2023-08-01"),
+        ("What did we ship in Q3 2025?", "2025-07-01", "2025-10-01"),
+        ("q4 of 2024", "2024-10-01", "2025-01-01"),
+        ("What happened between May and July 2023?", "2023-05-01", "2023-08-01"),
+        ("from March to June 2024", "2024-03-01", "2024-07-01"),
+        ("last March", "2026-03-01", "2026-04-01"),  # NOW is September 2026
+        ("What did we decide in June 2024?", "2024-06-01", "2024-07-01"),
+    ],
+)
+def test_years_quarters_and_ranges(text: str, start: str, end: str) -> None:
+    period = temporal.target(text, NOW)
+    assert period is not None
+    assert (iso(period.start), iso(period.end)) == (f"{start}T00:00:00Z", f"{end}T00:00:00Z")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "we decided to cap retries at three",  # "we" is not Wednesday
+        "The checkout service runs on port 8080",  # nor a year
+        "refunds need a second approver",  # nor a time
+        "what does ERR-4312 mean?",
+        "what changed in v2.14.3?",
+        "Which Python version is pinned to 3.11?",
+        "Where does vault-proxy keep its state?",
+    ],
+)
+def test_words_dateparser_would_misread(text: str) -> None:
+    assert temporal.target(text, NOW) is None
+
+
+def test_the_year_left_open_is_the_most_recent_past_one() -> None:
+    january = datetime(2026, 1, 12, tzinfo=UTC).timestamp()
+    period = temporal.target("What did we decide last March?", january)
+    assert period is not None
+    assert iso(period.start) == "2025-03-01T00:00:00Z"
+    assert temporal.remainder("What did we decide last March?", period) == "what did we decide ?"
+
+
+def test_the_label_keeps_every_word_that_names_the_period() -> None:
+    january = datetime(2026, 1, 12, tzinfo=UTC).timestamp()
+    for text, label in (
+        ("What happened in March 2025?", "march 2025"),  # "march" alone names the same span
+        ("what did we decide on October 13 about the API?", "october 13"),
+    ):
+        period = temporal.target(text, january)
+        assert period is not None
+        assert period.label == label

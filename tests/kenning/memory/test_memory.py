@@ -16,6 +16,7 @@ from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder, SentenceTransformerEmbedder
 from kenning.store import connect, digest
 from tests.conftest import free_port, make_settings
+from tests.margins import assert_pair
 
 
 def test_remember_writes_every_field_and_audits(engine: Engine, clock: ManualClock) -> None:
@@ -319,3 +320,32 @@ def test_a_changed_number_or_version_is_an_update_not_a_duplicate(
     update = engine.memories.remember(Draft(second, project="svc"), actor="t")
     assert update.status == "stored"
     assert update.key != kept.key
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            "payments-gateway calls tax-engine over gRPC.",
+            "tax-engine calls payments-gateway over gRPC.",
+        ),
+        (
+            "The vault-proxy connection timeout is short on purpose, so that failing upstreams are "
+            "dropped before the client retries.",
+            "The vault-proxy connection timeout is long on purpose, so that failing upstreams are "
+            "dropped before the client retries.",
+        ),
+    ],
+)
+def test_swapped_roles_other_actors_and_values_are_not_duplicates(
+    engine: Engine, embedder: Embedder, first: str, second: str
+) -> None:
+    threshold = engine.ctx.settings.duplicate_threshold
+    assert_pair(embedder, first, second, above=threshold)  # the embedding alone calls them one
+    kept = engine.memories.remember(Draft(first, project="svc"), actor="t")
+    control = engine.memories.remember(Draft("Note: " + first, project="svc"), actor="t")
+    # positive control: a true repeat is refused
+    assert (control.status, control.key) == ("duplicate", kept.key)
+    other = engine.memories.remember(Draft(second, project="svc"), actor="t")
+    assert other.status == "stored"
+    assert other.key != kept.key

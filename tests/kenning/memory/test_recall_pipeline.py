@@ -14,7 +14,8 @@ from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.experience import Approach
 from kenning.memory.memories import Draft
-from kenning.memory.recall import RecallRequest, exact, identifiers, select
+from kenning.memory.recall import RecallRequest, exact, select
+from kenning.memory.recall_plan import identifiers
 from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import Embedder, Vector
 from kenning.store import connect
@@ -121,7 +122,7 @@ def test_a_query_naming_a_date_prefers_the_event_then(engine: Engine) -> None:
         RecallRequest("what happened with the database failover in March?")
     )
     assert result.hits[0].memory.key == march
-    assert "in march" in result.notes[0]
+    assert "'march' read as a date, 2026-03-01 to 2026-03-31" in result.notes[0]
 
 
 NOTES = (

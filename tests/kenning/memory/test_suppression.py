@@ -217,3 +217,26 @@ def test_lifting_says_what_comes_back_and_writes_nothing(engine: Engine) -> None
     assert engine.suppressions.lifting("celery").brings_back == 2  # the positive control
     with pytest.raises(NotFound):
         engine.suppressions.lifting("kafka")
+
+
+def test_an_abandonment_hides_the_recommendation_not_the_history(engine: Engine) -> None:
+    old = remember(engine, "We use Celery for background jobs.")
+    replaced = remember(engine, "We replaced Celery with arq for background jobs.")
+    why = remember(engine, "Celery was dropped because its workers leaked memory under load.")
+    engine.experience.log_abandoned(
+        Approach("Celery", "library", "workers leaked memory"),
+        effort=4,
+        project="alpha",
+        actor="agent",
+    )
+    found = engine.recaller.recall(RecallRequest("what do we use for background jobs?"))
+    shown = [h.memory.key for h in found.hits]
+    assert replaced in shown  # the replacement stays visible
+    assert old not in shown  # the recommendation is hidden
+    assert dict(found.suppressed) == {"celery": 1}
+    assert any("record its replacement or why it was dropped" in n for n in found.notes)
+    assert why in keys(engine, "why did we drop Celery?")
+    # a person's own suppression of the term hides the history too: only an abandonment spares it
+    engine.suppressions.unsuppress("celery", actor="person", reason="control")
+    engine.suppressions.suppress("celery", "no longer discussed", actor="person")
+    assert replaced not in keys(engine, "what do we use for background jobs?")

@@ -1,0 +1,96 @@
+"""Whether a recall knows the answer: a verdict from the evidence of its hits. Pure.
+
+A recall is a confident answer when its hits carry evidence beyond "nearest by meaning":
+
+- ``window``: the query asks about a period alone and memories are dated inside it;
+- ``hint``: a deprioritised memory's reinstate hint is named (the person's own words);
+- ``graveyard``: a hit records an abandoned approach the query names (its warning's memory);
+- ``identifier``: the query names an identifier (``ERR-4312``, ``vault-proxy``) and a hit holds it
+  verbatim -- the lexical and the vector search agree;
+- ``similar``: otherwise a best hit above the weak band (``relevance_floor`` +
+  ``weak_match_margin``, 0.32), or one in the band that stands out from the query's neighbourhood --
+  its similarity at least ``confident_lead`` above the median of the other rows the query's KNN
+  returned (with fewer than ``NEIGHBOURS`` of them there is nothing to compare with, and the floor
+  the hits passed decides alone). A flat neighbourhood far above the band is an answer too: "which
+  reports does finance get?" is answered by all of them. When the query names an identifier that
+  no hit holds, the best must reach ``unmatched_identifier_similarity`` (``identifier_missing``):
+  the thing asked about is not in memory, only its neighbours are.
+
+A fixed cosine does not separate answerable from unanswerable questions with this model (a hard
+paraphrase of a stored fact scores 0.27-0.37, an off-topic question 0.13-0.41); how far the best
+stands out from the query's own neighbourhood, and whether the thing named is held, do better.
+
+Anything else is ``weak``: no confident answer, and the hits are handed back apart as weak
+candidates so an agent can say it does not know. The thresholds were set on bench/gaps.py's
+answerable and unanswerable questions (docs/benchmarks.md, issue 33).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+NEIGHBOURS = 5  # the fewest other rows a lead is measured against
+
+
+@dataclass(frozen=True, slots=True)
+class Confidence:
+    confident: bool
+    # window | hint | graveyard | identifier | similar | identifier_missing | weak | nothing
+    reason: str
+    best: float  # the best raw similarity among the hits (0.0 without hits)
+    needed: float | None  # the similarity the verdict asked for (None: other evidence decided)
+    typical: float | None  # the median similarity of the query's other nearest rows
+
+    def public(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "confident": self.confident,
+            "reason": self.reason,
+            "best_similarity": round(self.best, 4),
+        }
+        if self.needed is not None:
+            out["needed"] = round(self.needed, 4)
+        if self.typical is not None:
+            out["typical_similarity"] = round(self.typical, 4)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What a recall found, as plain numbers and flags."""
+
+    similarities: Sequence[float]  # raw similarity of each hit
+    neighbourhood: Sequence[float] = ()  # raw similarity of every row the query's KNN returned
+    named: bool = False  # the query names an identifier
+    held: bool = False  # a hit holds one of them verbatim
+    window: bool = False  # the query asks about a period alone
+    hinted: bool = False  # a reinstate candidate's hint is named
+    warned: bool = False  # a hit records an abandoned approach the query names (a warning)
+
+
+def judge(evidence: Evidence, *, lead: float, unmatched: float, weak: float) -> Confidence:
+    """The verdict on one recall's evidence (see the module docstring)."""
+    best = max(evidence.similarities, default=0.0)
+    others = sorted(evidence.neighbourhood, reverse=True)[1:]
+    typical = statistics.median(others) if len(others) >= NEIGHBOURS else None
+    if not evidence.similarities:
+        return Confidence(False, "nothing", 0.0, None, typical)
+    proofs = (
+        ("window", evidence.window),
+        ("hint", evidence.hinted),
+        ("graveyard", evidence.warned),
+        ("identifier", evidence.named and evidence.held),
+    )
+    reason = next((name for name, holds in proofs if holds), None)
+    if reason is not None:
+        return Confidence(True, reason, best, None, typical)
+    if not evidence.named and (typical is None or best >= weak):
+        return Confidence(True, "similar", best, None, typical)  # clear of the band, or alone
+    needed = unmatched if evidence.named or typical is None else typical + lead
+    if best >= needed:
+        return Confidence(True, "similar", best, needed, typical)
+    return Confidence(
+        False, "identifier_missing" if evidence.named else "weak", best, needed, typical
+    )
