@@ -378,6 +378,7 @@ def summarise(level: Level) -> dict[str, Any]:
 def ceiling(embedder: Embedder, texts: list[str], concurrency: int) -> dict[str, Any]:
     """The embedding alone of the texts the query tools sent (repeated up to a minimum), one at a
     time and from ``concurrency`` threads at once: texts per second each."""
+    embedder = getattr(embedder, "inner", embedder)  # the model itself, not the queue before it
     if not texts:
         return {"texts": 0, "one_at_a_time_per_s": None, "at_concurrency_per_s": None}
     work = (texts * (CEILING_MIN_TEXTS // len(texts) + 1))[: max(len(texts), CEILING_MIN_TEXTS)]
@@ -585,37 +586,3 @@ def load_chart(results: list[dict[str, Any]], path: Path) -> Path | None:
     fig.savefig(path)
     plt.close(fig)
     return path
-
-
-def run(settings: Settings, config: LoadConfig, *, out: Path | None, docs: bool) -> int:
-    """``kenning bench --load``: load the embedder once, run, write the JSON (and the page)."""
-    import logging
-
-    from bench.main import QUIET, _progress
-    from kenning.runtime.embedding import load_embedder, resolve_backend
-
-    for name in QUIET:
-        logging.getLogger(name).setLevel(logging.WARNING)
-    settings = settings.model_copy(update={"embedding_backend": resolve_backend(settings)})
-    embedder = load_embedder(settings)
-    started = time.perf_counter()
-    cpu = system.cpu_times()
-    result: dict[str, Any] = {
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": system.machine(),
-        "git": system.git_revision(),
-        "embedding_backend": settings.embedding_backend,
-    }
-    result.update(execute(config, embedder, settings, progress=_progress))
-    result["wall_seconds"] = time.perf_counter() - started
-    result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
-    result["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    path = write(result, out or RESULTS)
-    print("\n".join(render(result)))
-    print(f"wrote {path}", flush=True)
-    if docs:
-        from bench import report
-
-        written = report.write(system.ROOT / "bench" / "results")
-        print(f"wrote {', '.join(str(p) for p in written)}", flush=True)
-    return 0

@@ -142,7 +142,9 @@ def _load(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError as exc:
         print(f"kenning bench --load: {exc}", file=sys.stderr)
         return 2
-    return load.run(settings, config, out=args.out, docs=not args.no_docs)
+    from bench import main
+
+    return main.run_load(settings, config, out=args.out, docs=not args.no_docs)
 
 
 def _variant(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
