@@ -7,7 +7,9 @@ app and hand it here; this is the one copy of the start / wait-until-listening /
 
 from __future__ import annotations
 
+import functools
 import logging
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -37,7 +39,15 @@ class ThreadedServer:
     """Runs ``app`` on ``host:port`` in a thread: ``start()`` returns once it listens."""
 
     def __init__(
-        self, app: Any, listing: Listing, *, host: str, port: int, log_level: str, **config: Any
+        self,
+        app: Any,
+        listing: Listing,
+        *,
+        host: str,
+        port: int,
+        log_level: str,
+        sockets: list[socket.socket] | None = None,
+        **config: Any,
     ) -> None:
         self.listing = listing
         self.host, self.port = host, port
@@ -46,7 +56,12 @@ class ThreadedServer:
                 app, host=host, port=port, log_level=log_level.lower(), access_log=False, **config
             )
         )
-        self.thread = threading.Thread(target=self.server.run, name=listing.thread, daemon=True)
+        # ``sockets``: an already listening socket shared by worker processes (kenning_cli.workers)
+        self.thread = threading.Thread(
+            target=functools.partial(self.server.run, sockets=sockets),
+            name=listing.thread,
+            daemon=True,
+        )
 
     @property
     def url(self) -> str:

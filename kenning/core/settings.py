@@ -268,6 +268,16 @@ class Settings(BaseSettings):
         default=True,
         description="Answer each MCP request with one JSON body instead of an SSE stream.",
     )
+    mcp_workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "Processes serving `kenning mcp` on one listening socket (for hosts with more cores "
+            "than one process uses): each loads the model and opens the engine once (~200 MB "
+            "RSS each). More than 1 needs KENNING_MCP_STATELESS=true."
+        ),
+    )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
     mcp_tracing: bool = Field(
         default=False,
