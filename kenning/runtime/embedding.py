@@ -345,7 +345,10 @@ class OnnxEmbedder:
         batch_size: int = 32,
         max_length: int = 256,
         quantized: bool = False,
+        spinning: bool | None = None,
     ) -> None:
+        """``spinning``: ONNX Runtime's ``session.intra_op.allow_spinning`` (None: its default;
+        an experiment's knob, ``bench.embed_floor``)."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -360,6 +363,10 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        if spinning is not None:
+            options.add_session_config_entry(
+                "session.intra_op.allow_spinning", "1" if spinning else "0"
+            )
         try:
             self._session = ort.InferenceSession(
                 str(onnx_file), options, providers=["CPUExecutionProvider"]

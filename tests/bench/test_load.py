@@ -38,6 +38,8 @@ def test_a_tiny_load_run_reports_every_level_tool_and_the_ceiling(
         assert ceiling["one_at_a_time_per_s"] > 0
         assert ceiling["at_concurrency_per_s"] > 0
         assert ceiling["concurrency"] == level["clients"]
+        assert ceiling["hot_p50_ms"] > 0
+        assert ceiling["after_pause_p50_ms"] > 0
         assert level["recall_over_embedding_one_at_a_time"] is not None
     # two levels of a few seconds with this mix: every tool ran somewhere
     called = {t for lv in result["levels"] for t, s in lv["tools"].items() if s["n"] > 0}
