@@ -168,7 +168,7 @@ def execute(
                 "valkey_url": None,
             }
         )
-        with EmbeddedValkey(settings):
+        with EmbeddedValkey(settings) as valkey_server:
             from kenning.store import search_module
             from kenning_cli.services import open_engine
 
@@ -195,6 +195,7 @@ def execute(
                 for i in range(max(config.clients))
             ]
             levels: list[dict[str, Any]] = []
+            valkey_pid = valkey_server.process.pid if valkey_server.process else None
             with contextlib.ExitStack() as stack:
                 servers = {
                     name: stack.enter_context(server(settings, dict(env), name))
@@ -204,7 +205,17 @@ def execute(
                     for name, (url, pids) in servers.items():
                         progress(f"{n} clients against {name} for {config.seconds:.0f} s")
                         levels.append(
-                            one_level(config, workload, secrets[:n], url, pids, name, n, embedder)
+                            one_level(
+                                config,
+                                workload,
+                                secrets[:n],
+                                url,
+                                pids,
+                                name,
+                                n,
+                                embedder,
+                                valkey_pid,
+                            )
                         )
             engine.close()
     out: dict[str, Any] = {
@@ -229,8 +240,15 @@ def one_level(
     variant: str,
     n: int,
     embedder: Embedder,
+    valkey_pid: int | None = None,
 ) -> dict[str, Any]:
     load_before = [round(x, 2) for x in os.getloadavg()]
+    servers = pids()
+    cpu_before = {
+        "server": cpu_seconds(servers),
+        "valkey": cpu_seconds([valkey_pid] if valkey_pid else []),
+        "clients": cpu_seconds([os.getpid()]),
+    }
     rss: list[float] = []
     per_process: dict[int, float] = {}
 
@@ -252,6 +270,16 @@ def one_level(
         )
     )
     summary = summarise(level)
+    cpu_after = {
+        "server": cpu_seconds(servers),
+        "valkey": cpu_seconds([valkey_pid] if valkey_pid else []),
+        "clients": cpu_seconds([os.getpid()]),
+    }
+    # CPU per answered call, by process group: where the two cores went
+    answered = max(sum(1 for s in level.samples if s.error is None), 1)
+    summary["cpu_ms_per_call"] = {
+        name: (cpu_after[name] - cpu_before[name]) * 1000 / answered for name in cpu_before
+    }
     summary["server_rss_mb"] = {
         "max": max(rss, default=float("nan")),
         "processes": len(pids()),
@@ -474,6 +502,20 @@ def server(
                 child.wait()
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of the processes (and their finished children) so far, from
+    /proc/PID/stat; 0 for a process that is gone."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in pids:
+        stat = Path(f"/proc/{pid}/stat")
+        if not stat.exists():
+            continue
+        fields = stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()
+        total += sum(int(x) for x in fields[11:13]) / tick  # utime, stime
+    return total
+
+
 def descendants(pid: int) -> list[int]:
     """The child processes of ``pid`` (workers), from /proc; empty where there is none."""
     out: list[int] = []
@@ -500,8 +542,8 @@ def render(result: dict[str, Any]) -> list[str]:
         "| engine | variant | clients | calls/s | query calls/s | embed 1-at-a-time/s | "
         "embed at N/s | recall/embed-1 | embed hot / after 200 ms p50 | "
         "recall p50 / p95 / p99 ms | remember p50 / p99 ms | "
-        "errors | server RSS MB | load |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "server / valkey / bench CPU ms per call | errors | server RSS MB | load |",
+        "| " + " | ".join(["---"] * 15) + " |",
     ]
     for level in result["levels"]:
         recall, remember, ceil = (
@@ -519,10 +561,17 @@ def render(result: dict[str, Any]) -> list[str]:
             f"{_num(ceil.get('after_pause_p50_ms'), 2)} | "
             f"{_num(recall['p50_ms'])} / {_num(recall['p95_ms'])} / "
             f"{_num(recall['p99_ms'])} | {_num(remember['p50_ms'])} / {_num(remember['p99_ms'])} | "
-            f"{errors} | {_num(level['server_rss_mb']['max'])} "
+            f"{_cpu(level)} | {errors} | {_num(level['server_rss_mb']['max'])} "
             f"({_per_process(level)}) | {level['load_average']['start'][0]} |"
         )
     return lines
+
+
+def _cpu(level: dict[str, Any]) -> str:
+    cpu = level.get("cpu_ms_per_call")
+    if not cpu:
+        return "-"
+    return " / ".join(f"{cpu[k]:.1f}" for k in ("server", "valkey", "clients"))
 
 
 def _per_process(level: dict[str, Any]) -> str:

@@ -43,7 +43,12 @@ texts the query tools sent: the query embedding alone, one text at a time and fr
 ceiling). Where a run has several variants (server environments), they alternate per N in one run.
 On valkey-search: the same with `KENNING_SEARCH_MODULE=/path/to/libsearch.so`. "query calls/s":
 recall and recall_index answered per second; "recall/embed-1": that over the one-at-a-time
-embedding rate. The 2-core box is shared with other work (the load column): read ratios."""
+embedding rate; "embed hot / after 200 ms": the query embedding alone back to back and after a
+200 ms sleep (the floor as agents see it); "CPU ms per call": user + system CPU over the level of
+the server's processes, Valkey and the bench's clients, per answered call; "server RSS": the peak
+of all the server's processes, and of each (`KENNING_MCP_WORKERS=2`: the parent and two workers).
+The 2-core box is shared with other work (the load column): read ratios. What the runs found:
+"Issue 38" in the findings below."""
 
 INTRO = """\
 Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`).

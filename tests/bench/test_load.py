@@ -38,6 +38,8 @@ def test_a_tiny_load_run_reports_every_level_tool_and_the_ceiling(
         assert ceiling["one_at_a_time_per_s"] > 0
         assert ceiling["at_concurrency_per_s"] > 0
         assert ceiling["concurrency"] == level["clients"]
+        assert set(level["cpu_ms_per_call"]) == {"server", "valkey", "clients"}
+        assert level["cpu_ms_per_call"]["server"] > 0  # the server worked for its answers
         assert ceiling["hot_p50_ms"] > 0
         assert ceiling["after_pause_p50_ms"] > 0
         assert level["recall_over_embedding_one_at_a_time"] is not None
