@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import floors, report, scale, system
+from bench import floors, load, report, scale, system
 from bench.run import RunConfig
 from bench.runner import execute
 from bench.scale_vectors import SCALE_SIZES
@@ -105,5 +106,32 @@ def run(
     print(f"wrote {path} ({result['wall_seconds']:.0f} s)", flush=True)
     if docs:
         written = report.write(folder)
+        print(f"wrote {', '.join(str(p) for p in written)}", flush=True)
+    return 0
+
+
+def run_load(settings: Settings, config: load.LoadConfig, *, out: Path | None, docs: bool) -> int:
+    """``kenning bench --load``: load the embedder once, run, write the JSON (and the page)."""
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    settings = settings.model_copy(update={"embedding_backend": resolve_backend(settings)})
+    embedder = load_embedder(settings)
+    started = time.perf_counter()
+    cpu = system.cpu_times()
+    result: dict[str, Any] = {
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": system.machine(),
+        "git": system.git_revision(),
+        "embedding_backend": settings.embedding_backend,
+    }
+    result.update(load.execute(config, embedder, settings, progress=_progress))
+    result["wall_seconds"] = time.perf_counter() - started
+    result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
+    result["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+    path = load.write(result, out or load.RESULTS)
+    print("\n".join(load.render(result)))
+    print(f"wrote {path}", flush=True)
+    if docs:
+        written = report.write(RESULTS)
         print(f"wrote {', '.join(str(p) for p in written)}", flush=True)
     return 0

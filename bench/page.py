@@ -33,6 +33,23 @@ run: an A/B of server code). `python -m bench.report` redraws this page and its 
 `bench/results/`; the chart needs matplotlib, the `bench` extra (`pip install -e '.[bench]'`; `make
 bench` installs it; the test suite does not need it)."""
 
+LOAD = """\
+`kenning bench --load` (`bench/load.py`): a private Valkey with a slice of the bench corpus and
+`kenning mcp` in a process of its own (stateless, JSON answers: the defaults); N concurrent
+clients (1, 4, 16, 64), each with its own token and HTTP connection, call `tools/call` as bare
+JSON-RPC POSTs for a fixed time, picking recall / recall_index / remember / briefing from the mix
+and pausing between calls for a drawn time. Beside each N, in the bench process and on the same
+texts the query tools sent: the query embedding alone, one text at a time and from N threads (the
+ceiling). Where a run has several variants (server environments), they alternate per N in one run.
+On valkey-search: the same with `KENNING_SEARCH_MODULE=/path/to/libsearch.so`. "query calls/s":
+recall and recall_index answered per second; "recall/embed-1": that over the one-at-a-time
+embedding rate; "embed hot / after 200 ms": the query embedding alone back to back and after a
+200 ms sleep (the floor as agents see it); "CPU ms per call": user + system CPU over the level of
+the server's processes, Valkey and the bench's clients, per answered call; "server RSS": the peak
+of all the server's processes, and of each (`KENNING_MCP_WORKERS=2`: the parent and two workers).
+The 2-core box is shared with other work (the load column): read ratios. What the runs found:
+"Issue 38" in the findings below."""
+
 INTRO = """\
 Measured by the harness in `bench/` (`make bench`, or `kenning bench --size 1k|10k|100k --seed N`).
 Each run starts its own embedded Valkey with the search module in a temporary data dir on a free
@@ -86,6 +103,7 @@ def render(
     chart_name: str,
     *,
     ratios: list[str] | None = None,
+    load: list[str] | None = None,
 ) -> str:
     machine = main.get("machine", {})
     git = main.get("git", {})
@@ -124,6 +142,12 @@ def render(
         "## Throughput, import and memory",
         "",
         *resources,
+        "",
+        "## Under load: many agents at once (issue 38)",
+        "",
+        LOAD,
+        "",
+        *(load or ["No load run yet (`kenning bench --load`)."]),
         "",
         "## Runs on this page",
         "",

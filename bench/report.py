@@ -558,10 +558,18 @@ def write(folder: Path, page: Path = PAGE, chart_path: Path = CHART) -> list[Pat
             resources,
             chart_path.name,
             ratios=ratio_table([*ordered, *scaled]),
+            load=_load_section(folder, chart_path),
         ),
         encoding="utf-8",
     )
     return [page, drawn] if drawn else [page]
+
+
+def _load_section(folder: Path, chart_path: Path) -> list[str]:
+    """The load runs' section (bench/load.py), from ``folder/load``."""
+    from bench import load
+
+    return load.page_section(folder / "load", chart_path.with_name(load.LOAD_CHART.name))
 
 
 def main(argv: list[str] | None = None) -> int:

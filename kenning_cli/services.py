@@ -142,11 +142,14 @@ def instrumented_embedder(settings: Settings) -> tuple[Metrics, Embedder]:
     """The model, loaded once, wrapped so /metrics sees the embedding latency of every caller."""
     from prometheus_client import CollectorRegistry
 
-    from kenning.runtime.embedding import ObservedEmbedder
+    from kenning.runtime.embedding import BatchingEmbedder, ObservedEmbedder
     from mcp_server.metrics import Metrics
 
     metrics = Metrics(CollectorRegistry())
-    return metrics, ObservedEmbedder(load_model(settings), metrics.embedding_latency.observe)
+    model = load_model(settings)
+    if isinstance(model, BatchingEmbedder):
+        model.on_overload = metrics.embedding_overloaded.inc
+    return metrics, ObservedEmbedder(model, metrics.embedding_latency.observe)
 
 
 def run_alone(service: Service, banner: str) -> int:

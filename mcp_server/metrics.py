@@ -47,6 +47,11 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=registry,
         )
+        self.embedding_overloaded = Counter(
+            "kenning_embedding_overloaded",
+            "Embeddings refused `overloaded` because the embedding queue was at its bound.",
+            registry=registry,
+        )
         self.valkey_errors = Counter(
             "kenning_valkey_errors",
             "Calls that failed because Valkey could not answer.",

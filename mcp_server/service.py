@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +45,7 @@ class McpService(ThreadedServer):
         metrics: Metrics | None = None,
         auth_clock: Callable[[], float] = time.monotonic,
         oauth_clock: Clock | None = None,
+        sockets: list[socket.socket] | None = None,
     ) -> None:
         self.settings = settings
         self.app, self.runtime = build_app(
@@ -70,4 +72,5 @@ class McpService(ThreadedServer):
             header_timeout=settings.http_header_timeout_seconds,
             lifespan="on",
             log_config=None,
+            sockets=sockets,
         )  # its records go to the process's one handler

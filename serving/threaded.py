@@ -7,7 +7,9 @@ app and hand it here; this is the one copy of the start / wait-until-listening /
 
 from __future__ import annotations
 
+import functools
 import logging
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ class ThreadedServer:
         log_level: str,
         keep_alive: float,
         header_timeout: float,
+        sockets: list[socket.socket] | None = None,
         **config: Any,
     ) -> None:
         """``keep_alive``: seconds an idle connection is kept between requests;
@@ -66,7 +69,12 @@ class ThreadedServer:
                 **config,
             )
         )
-        self.thread = threading.Thread(target=self.server.run, name=listing.thread, daemon=True)
+        # ``sockets``: an already listening socket shared by worker processes (kenning_cli.workers)
+        self.thread = threading.Thread(
+            target=functools.partial(self.server.run, sockets=sockets),
+            name=listing.thread,
+            daemon=True,
+        )
 
     @property
     def url(self) -> str:

@@ -98,6 +98,13 @@ class RateLimited(KenningError):
     code = "rate_limited"
 
 
+class Overloaded(KenningError):
+    """More work is waiting than the server takes on (the embedding queue's bound): nothing was
+    done; retry in a moment. Answered at once instead of an unbounded wait."""
+
+    code = "overloaded"
+
+
 class StoreError(KenningError):
     """Valkey (or its search module) answered, with an error: the store is
     up but refused the command.

@@ -101,6 +101,36 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(
         default=32, ge=1, le=1024, description="Batch size for bulk embedding."
     )
+    embedding_queue_bound: int = Field(
+        default=256,
+        ge=0,
+        le=100_000,
+        description=(
+            "Texts that may wait for the embedder while every run is busy; one more query or "
+            "remember is answered `overloaded` at once (a bulk import waits instead). Concurrent "
+            "callers share runs: the first runs at once, those arriving meanwhile are embedded "
+            "together in the next run (up to KENNING_EMBEDDING_BATCH_SIZE texts). 0 = no queue: "
+            "every caller runs its own embedding at once, unbounded."
+        ),
+    )
+    embedding_runs: int = Field(
+        default=0,
+        ge=0,
+        le=64,
+        description=(
+            "Embedding runs in flight at once in a process (each one intra-op thread); "
+            "0 = the number of CPUs."
+        ),
+    )
+    embedding_batch_window_ms: float = Field(
+        default=0.0,
+        ge=0,
+        le=50,
+        description=(
+            "While another run is in flight, how long a run waits for more texts to join it "
+            "(milliseconds); a lone query never waits. 0 = take what is queued."
+        ),
+    )
     embedding_backend: Literal["auto", "torch", "onnx", "onnx-int8"] = Field(
         default="auto",
         description=(
@@ -261,6 +291,16 @@ class Settings(BaseSettings):
     mcp_json_response: bool = Field(
         default=True,
         description="Answer each MCP request with one JSON body instead of an SSE stream.",
+    )
+    mcp_workers: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description=(
+            "Processes serving `kenning mcp` on one listening socket (for hosts with more cores "
+            "than one process uses): each loads the model and opens the engine once (~200 MB "
+            "RSS each). More than 1 needs KENNING_MCP_STATELESS=true."
+        ),
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
     # the names are kenning.access.tokens.PROFILES (a test checks)

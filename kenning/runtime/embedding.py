@@ -18,13 +18,15 @@ import logging
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from kenning.core.errors import BackendUnavailable
+from kenning.core.errors import BackendUnavailable, Overloaded
 from kenning.core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -167,9 +169,151 @@ class ObservedEmbedder:
             self.observe(time.perf_counter() - started)
 
 
+@dataclass(eq=False)
+class _Request:
+    texts: list[str]
+    vectors: list[Vector] = field(default_factory=list)
+    error: BaseException | None = None
+    done: bool = False
+
+
+class BatchingEmbedder:
+    """Concurrent callers share the embedder's runs (issue 38).
+
+    At most ``runs`` runs are in flight. A caller that finds a run free embeds at once (a lone
+    query never waits); callers arriving while every run is busy queue, and the next free run
+    takes everything queued (up to ``max_batch`` texts) in one ``embed_many`` -- one batch for
+    fp32, one text per ONNX run for int8 (its vectors must not depend on their neighbours), so a
+    text's vector is the same as when embedded alone. The thread that takes a batch runs it (no
+    dedicated thread, no hop). ``window`` (seconds): while another run is in flight, how long a
+    run waits for more texts before it starts.
+
+    The queue is bounded: when ``bound`` texts already wait, ``embed`` raises ``Overloaded`` at
+    once (``on_overload`` is told) instead of adding to an unbounded wait; ``embed_many`` (bulk
+    import) waits for room instead, in chunks of ``max_batch`` so queries interleave.
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        *,
+        runs: int,
+        max_batch: int,
+        bound: int,
+        window: float = 0.0,
+        on_overload: Callable[[], None] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.runs = max(runs, 1)
+        self.max_batch = max(max_batch, 1)
+        self.bound = bound
+        self.window = window
+        self.on_overload = on_overload
+        self.overloads = 0
+        self.batches = 0
+        self.texts = 0
+        self._cond = threading.Condition()
+        self._queue: deque[_Request] = deque()
+        self._queued = 0  # texts in the queue
+        self._running = 0
+
+    def embed(self, text: str) -> Vector:
+        return self._submit([text], refuse=True)[0]
+
+    def embed_many(self, texts: list[str]) -> list[Vector]:
+        out: list[Vector] = []
+        for start in range(0, len(texts), self.max_batch):
+            out += self._submit(texts[start : start + self.max_batch], refuse=False)
+        return out
+
+    def _submit(self, texts: list[str], *, refuse: bool) -> list[Vector]:
+        request = _Request(texts)
+        with self._cond:
+            if self._queued + len(texts) > self.bound and self._running >= self.runs:
+                if refuse:
+                    self.overloads += 1
+                    if self.on_overload is not None:
+                        self.on_overload()
+                    raise Overloaded(
+                        f"the embedder is busy: {self._queued} texts already wait for it",
+                        hint="retry in a moment; KENNING_EMBEDDING_QUEUE_BOUND sets the bound",
+                    )
+                while self._queued > 0 and self._queued + len(texts) > self.bound:
+                    self._cond.wait()
+            self._queue.append(request)
+            self._queued += len(texts)
+            while not request.done:
+                if self._running < self.runs and self._queue:
+                    self._running += 1
+                    try:
+                        self._run_one_batch()
+                    finally:
+                        self._running -= 1
+                        self._cond.notify_all()
+                else:
+                    self._cond.wait()
+        if request.error is not None:
+            raise request.error
+        return request.vectors
+
+    def _run_one_batch(self) -> None:
+        """Take the queue's head (up to ``max_batch`` texts) and embed it; called holding the
+        condition, which is released while the model runs."""
+        if self.window > 0 and self._running > 1 and self._queued < self.max_batch:
+            self._cond.wait(self.window)  # others may join; a lone query is never here
+        batch: list[_Request] = []
+        size = 0
+        while self._queue and (not batch or size + len(self._queue[0].texts) <= self.max_batch):
+            taken = self._queue.popleft()
+            batch.append(taken)
+            size += len(taken.texts)
+        self._queued -= size
+        if not batch:
+            return
+        self._cond.release()
+        vectors: list[Vector] = []
+        error: BaseException | None = None
+        try:
+            vectors = self.inner.embed_many([t for r in batch for t in r.texts])
+        except BaseException as exc:  # handed to every caller of the batch
+            error = exc
+        finally:
+            self._cond.acquire()
+        self.batches += 1
+        self.texts += size
+        offset = 0
+        for taken in batch:
+            if error is None:
+                taken.vectors = vectors[offset : offset + len(taken.texts)]
+            taken.error = error
+            taken.done = True
+            offset += len(taken.texts)
+
+    def waiting(self) -> int:
+        """Texts queued now (a gauge)."""
+        with self._cond:
+            return self._queued
+
+
 def load_embedder(settings: Settings, pinned_model: str | None = None) -> Embedder:
     """Build the configured embedder (once per process); ``pinned_model`` is
-    the store's, for ``auto``."""
+    the store's, for ``auto``. Behind a ``BatchingEmbedder`` unless the queue is off
+    (``KENNING_EMBEDDING_QUEUE_BOUND=0``)."""
+    inner = _load_embedder(settings, pinned_model)
+    if settings.embedding_queue_bound == 0:
+        return inner
+    return BatchingEmbedder(
+        inner,
+        runs=settings.embedding_runs or os.cpu_count() or 1,
+        max_batch=settings.embedding_batch_size,
+        bound=settings.embedding_queue_bound,
+        window=settings.embedding_batch_window_ms / 1000,
+    )
+
+
+def _load_embedder(settings: Settings, pinned_model: str | None) -> Embedder:
     model = settings.embedding_model or default_model_path()
     backend = resolve_backend(settings, pinned_model)
     if backend in ("onnx", "onnx-int8"):
@@ -210,7 +354,10 @@ class OnnxEmbedder:
         batch_size: int = 32,
         max_length: int = 256,
         quantized: bool = False,
+        spinning: bool | None = None,
     ) -> None:
+        """``spinning``: ONNX Runtime's ``session.intra_op.allow_spinning`` (None: its default;
+        an experiment's knob, ``bench.embed_floor``)."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -225,6 +372,10 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        if spinning is not None:
+            options.add_session_config_entry(
+                "session.intra_op.allow_spinning", "1" if spinning else "0"
+            )
         try:
             self._session = ort.InferenceSession(
                 str(onnx_file), options, providers=["CPUExecutionProvider"]

@@ -46,6 +46,46 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         ),
     )
     parser.add_argument(
+        "--load",
+        action="store_true",
+        help=(
+            "instead: N concurrent MCP clients against `kenning mcp` over HTTP, with the "
+            "embedding's own ceiling beside each N (bench/load.py); writes bench/results/load/"
+        ),
+    )
+    parser.add_argument(
+        "--clients", default="1,4,16,64", help="with --load: client counts (default 1,4,16,64)"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=20.0, help="with --load: seconds per N (default 20)"
+    )
+    parser.add_argument(
+        "--mix",
+        default="70/10/15/5",
+        help="with --load: weights of recall/recall_index/remember/briefing (default 70/10/15/5)",
+    )
+    parser.add_argument(
+        "--pause",
+        default="exp:10",
+        help=(
+            "with --load: pause between a client's calls: none, fixed:MS, exp:MEAN_MS, "
+            "uniform:LO:HI, lognormal:MEDIAN_MS:SIGMA (default exp:10)"
+        ),
+    )
+    parser.add_argument(
+        "--memories", type=int, default=2000, help="with --load: memories stored (default 2000)"
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:KEY=VALUE,...",
+        help=(
+            "with --load: another server environment, run interleaved with the others per N "
+            "(repeatable; the first is the headline; none given: the default server)"
+        ),
+    )
+    parser.add_argument(
         "--model-ms",
         type=float,
         default=0.0,
@@ -65,6 +105,8 @@ def _bench(args: argparse.Namespace, settings: Settings) -> int:
         return llm.run(
             settings, queries=min(args.queries, 500), model_ms=args.model_ms, out=args.out
         )
+    if args.load:
+        return _load(args, settings)
     from bench import main
 
     pairs = tuple(tuple(item.split("=", 1)) for item in args.valkey_config)
@@ -80,3 +122,35 @@ def _bench(args: argparse.Namespace, settings: Settings) -> int:
         docs=not args.no_docs,
         valkey_config=pairs,
     )
+
+
+def _load(args: argparse.Namespace, settings: Settings) -> int:
+    from bench import load
+
+    try:
+        variants = tuple(_variant(text) for text in args.variant) or (("default", ()),)
+        config = load.LoadConfig(
+            clients=tuple(int(n) for n in args.clients.split(",")),
+            seconds=args.seconds,
+            mix=load.parse_mix(args.mix),
+            pause=args.pause,
+            memories=args.memories,
+            seed=args.seed,
+            variants=variants,
+        )
+        load.pauser(config.pause, __import__("random").Random(0))
+    except ValueError as exc:
+        print(f"kenning bench --load: {exc}", file=sys.stderr)
+        return 2
+    from bench import main
+
+    return main.run_load(settings, config, out=args.out, docs=not args.no_docs)
+
+
+def _variant(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``NAME:KEY=VALUE,KEY=VALUE`` -> (name, pairs); a ValueError when malformed."""
+    name, _, rest = text.partition(":")
+    pairs = tuple(tuple(p.split("=", 1)) for p in rest.split(",") if p)
+    if not name or any(len(p) != 2 for p in pairs):
+        raise ValueError(f"--variant {text!r}: NAME:KEY=VALUE,KEY=VALUE")
+    return name, tuple((k, v) for k, v in pairs)

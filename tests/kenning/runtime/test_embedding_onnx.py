@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from kenning.core.errors import EmbeddingMismatch
 from kenning.core.settings import Settings
 from kenning.runtime.embedding import (
+    BatchingEmbedder,
     OnnxEmbedder,
     default_model_path,
     ensure_int8,
@@ -80,7 +81,8 @@ def test_setting_selects_the_onnx_backend(onnx_file: Path, tmp_path: Path) -> No
         _env_file=None, data_dir=tmp_path, model_dir=tmp_path / "models", embedding_backend="onnx"
     )
     embedder = load_embedder(settings)
-    assert isinstance(embedder, OnnxEmbedder)
+    assert isinstance(embedder, BatchingEmbedder)  # concurrent callers share runs (issue 38)
+    assert isinstance(embedder.inner, OnnxEmbedder)
     assert embedder.model_name == "all-MiniLM-L6-v2"
 
 
