@@ -62,6 +62,8 @@ PAUSED_SAMPLES = 10
 PAUSE_BEFORE = 0.2  # seconds before an after-pause embedding
 CEILING_MAX_TEXTS = 800  # keeps a level short on a slow box
 CALL_TIMEOUT = 60.0
+# the mix calls recall_index, a curator tool: the load clients see every tool (docs/mcp-tools.md)
+PROFILE = {"X-Kenning-Profile": "all"}
 
 
 @dataclass(frozen=True)
@@ -321,7 +323,9 @@ async def drive(
         pause = pauser(config.pause, rng)
         limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
         async with httpx.AsyncClient(
-            headers={"Authorization": f"Bearer {secret}"}, timeout=CALL_TIMEOUT, limits=limits
+            headers={"Authorization": f"Bearer {secret}", **PROFILE},
+            timeout=CALL_TIMEOUT,
+            limits=limits,
         ) as http:
             arguments, _ = workload.arguments("recall", rng)
             await call_tool(http, url, "recall", arguments, 0)

@@ -147,7 +147,12 @@ async def test_no_secret_reaches_any_log_even_at_debug(
 ) -> None:
     harness = start_harness(engine, mcp_settings(settings))
     try:
-        with caplog.at_level(logging.DEBUG):
+        # httpx too: kenning_cli.logs quiets it below DEBUG, and an earlier test may have run it
+        with (
+            caplog.at_level(logging.DEBUG),
+            caplog.at_level(logging.DEBUG, logger="httpx"),
+            caplog.at_level(logging.DEBUG, logger="httpcore"),
+        ):
             async with harness.client("write") as client:
                 await ok(client, "remember", {"content": "Secrets stay out of the logs"})
                 await refused(client, "delete_project", {"project": "x"})

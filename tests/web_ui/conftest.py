@@ -178,7 +178,7 @@ def contradiction(engine: Engine) -> tuple[str, str, str]:
     """Two memories the engine flags as contradicting; (record id, key a, key b)."""
     a = remember(engine, "Always use pickle for the cache files of the build service")
     b = remember(engine, "Never use pickle for the cache files of the build service")
-    records, _ = engine.contradictions.listing(status="open")
+    records, _ = engine.contradictions.listing(status="open", project="alpha")
     assert len(records) == 1
     assert {records[0].a, records[0].b} == {a, b}
     return records[0].id, records[0].a, records[0].b

@@ -271,10 +271,11 @@ def seed_telemetry(engine: Engine, clock: ManualClock) -> str:
             note = notes[(day + i) % len(notes)]
             content = f"{note} (checked on day {day}, note {i})"
             namespace = "episodic" if (day + i) % 4 == 0 else "knowledge"
-            stored = engine.memories.remember(
+            stored = engine.memories.remember(  # repeats, not changes: no contradiction check
                 Draft(content=content, project="shop", namespace=namespace),
                 actor="pytest",
                 allow_duplicate=True,
+                check_contradictions=False,
             )
             key = stored.key if "webhooks" in content and not key else key
         if day % 4 == 1:

@@ -25,7 +25,7 @@ CASES = {
     "mcp-server-memory": (6, "what language is shop-api written in?", "Go 1.23"),
     "mcp-memory-service": (4, "why did we pick Valkey for sessions?", "license change"),
     "claude-mem": (5, "how was the flaky checkout test fixed?", "frozen clock"),
-    "basic-memory": (6, "how do mapping changes reach OpenSearch?", "alias swap"),
+    "basic-memory": (6, "what do mapping changes of the search indexer need?", "alias swap"),
     "mem0": (3, "how does the offline sync store its data?", "CRDTs"),
 }
 
