@@ -2,15 +2,17 @@
 
 The box's speed drifts 10-40% within minutes, so the two rates are never measured apart: the texts
 are cut into rounds, and each round is embedded alone (two interleaved slices at once, as
-``kenning.memory.bulk.Bulk`` embeds) and imported, the order of the two alternating from round to round.
+``kenning.memory.bulk.Bulk`` embeds) and imported, the order of the two alternating from round
+to round.
 Each side's rate is its texts over its summed seconds; the ratio divides those sums.
 
 ``bench.runner`` measures it on the corpus's first rounds as they are imported (into the run's
 store, empty at the start). As a script it alternates this tree's import with another ``bulk.py``
 (e.g. main's), each into a store of its own on one private Valkey, beside the embedding alone:
 
-    PYTHONPATH=$PWD .venv/bin/python -m bench.import_rate --size 10k --texts 6144 [--baseline ../main/kenning/memory/bulk.py]
-"""  # noqa: E501
+    PYTHONPATH=$PWD .venv/bin/python -m bench.import_rate --size 10k --texts 6144 \
+        [--baseline ../main/kenning/memory/bulk.py]
+"""
 
 from __future__ import annotations
 

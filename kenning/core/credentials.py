@@ -106,6 +106,7 @@ OWN: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+KEYWORD = KeywordDetector()  # stateless: built once, not per remember
 KEYWORDS = re.compile(r"(?i)pass|pwd|secret|token|key|auth|cred")
 # what an example or a placeholder looks like: never a real credential
 PLACEHOLDER = re.compile(
@@ -182,10 +183,9 @@ def _entropy(value: str) -> float:
 
 
 def _keyword(text: str) -> Iterator[Finding]:
-    detector = KeywordDetector()
     offset = 0
     for line in text.splitlines(keepends=True):
-        for secret in detector.analyze_line(filename="memory.yaml", line=line, line_number=1):
+        for secret in KEYWORD.analyze_line(filename="memory.yaml", line=line, line_number=1):
             # the YAML reading takes the rest of the line: the value is its first word
             value = (secret.secret_value or "").split(maxsplit=1)[0] if secret.secret_value else ""
             at = line.find(value)

@@ -1,25 +1,26 @@
 """Suppression: a tombstone on the read path (docs/lifecycle.md#suppression).
 
 A suppressed term hides every memory whose content (or title) contains it as a whole word or phrase
-(``kenning.language.phrases``), from recall, briefings and agent-facing lists -- including memories written
-later in new wording, because the check runs on every read, not once at suppression time. A record
-may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name but
-the memory that explains why the approach died stays findable, and so does every memory that records
-leaving it -- that it was replaced, dropped or moved away from, or why (``kenning.language.
-departure``): an automatic suppression hides the recommendation, not the history. A record may be limited to projects
-(``projects``; empty = everywhere): an abandonment suppresses the name only in its own project
-unless it was recorded in ``global``. Suppressing a term again widens the record (more projects; a
-suppression for everywhere makes it global).
+(``kenning.language.phrases``), from recall, briefings and agent-facing lists -- including memories
+written later in new wording, because the check runs on every read, not once at suppression time. A
+record may exempt memory keys: an abandonment recorded at effort >= 4 suppresses the approach's name
+but the memory that explains why the approach died stays findable, and so does every memory that
+records leaving it -- that it was replaced, dropped or moved away from, or why (``kenning.language.
+departure``): an automatic suppression hides the recommendation, not the history. A record may be
+limited to projects (``projects``; empty = everywhere): an abandonment suppresses the name only in
+its own project unless it was recorded in ``global``. Suppressing a term again widens the record
+(more projects; a suppression for everywhere makes it global).
 
 API for other components (briefing, dashboard):
   ``Suppressions.active()``            -> the current suppressions (one HGETALL)
-  ``parse_active(reply)``              -> the same, from the raw reply a recall's ``Store.look_up`` read
+  ``parse_active(reply)``              -> the same, from the raw reply of a recall's
+                                          ``Store.look_up``
   ``hidden_by(memory, active)``        -> the terms hiding a memory ([] when visible); pure
   ``kept_as_history(memory, active)``  -> the automatic ones it names but records leaving; pure
   ``Suppressions.visible(memories)``   -> the memories that may be shown to an agent
   ``Suppressions.list_suppressions()`` -> every suppression with what it hides now
   ``Suppressions.lifting(term)``       -> what lifting one would bring back (nothing is written)
-"""  # noqa: E501
+"""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@ module registers its commands."""
 
 from __future__ import annotations
 
-from kenning_cli.commands import basics  # noqa: F401  (first: version, valkey, doctor, up lead --help)
+# first: version, valkey, doctor and up lead --help
+from kenning_cli.commands import basics  # noqa: F401
 
 # isort: split
 from kenning_cli.commands import (

@@ -37,7 +37,8 @@ MARKERS = re.compile(
 )
 CREDENTIAL = re.compile(
     r"AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,}|xox[abprs]-[0-9A-Za-z-]+|"
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----|://[^\s:/@]+:[^\s@/]+@|eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+|"
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----|://[^\s:/@]+:[^\s@/]+@|"
+    r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]+|"
     r"(?i:password|passwd|secret|api[_-]?key|token)\s*[:=]\s*\S{6,}|kn[arc]?_[A-Za-z0-9_-]{30,}"
 )
 MAX_CAPTURED = 10
@@ -240,8 +241,10 @@ def _rpc(number: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
 def _post(
     url: str, body: dict[str, Any], headers: dict[str, str], timeout: float
 ) -> tuple[dict[str, Any], str | None]:
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")  # noqa: S310
-    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the configured server
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data, headers, method="POST")  # noqa: S310
+    # the server kenning.json names (S310: no file: or custom schemes come from there)
+    with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
         raw = response.read().decode("utf-8")
         session = response.headers.get("Mcp-Session-Id")
         kind = response.headers.get("Content-Type", "")

@@ -47,7 +47,12 @@ OLD_RULE = """(table) => table.querySelectorAll('th, td')
     .forEach(c => c.style.overflowWrap = 'anywhere')"""
 
 
-async def log_in_as(browser: Browser, base: str, username: str, password: str) -> Page:  # noqa: F811
+async def log_in_as(
+    browser: Browser,  # noqa: F811
+    base: str,
+    username: str,
+    password: str,
+) -> Page:
     context = await browser.new_context(viewport=VIEWPORT)  # type: ignore[arg-type]
     page = await context.new_page()
     await page.goto(f"{base}/login")

@@ -21,7 +21,8 @@ AROUND = [0.5, 0.26, 0.26, 0.26, 0.26, 0.26, 0.26]  # the best row, then six oth
 
 
 def verdict(**evidence: object) -> tuple[bool, str]:
-    found = judge(Evidence(**evidence), lead=LEAD, unmatched=UNMATCHED, weak=WEAK)  # type: ignore[arg-type]
+    asked = Evidence(**evidence)  # type: ignore[arg-type]
+    found = judge(asked, lead=LEAD, unmatched=UNMATCHED, weak=WEAK)
     return found.confident, found.reason
 
 

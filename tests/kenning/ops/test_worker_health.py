@@ -18,7 +18,8 @@ load_commands()
 
 
 def run(job: str, status: str) -> JobRun:
-    return JobRun(job, f"r-{job}", status, "w1", NOW, NOW + 1, "boom" if status != "ok" else None)  # type: ignore[arg-type]
+    error = "boom" if status != "ok" else None
+    return JobRun(job, f"r-{job}", status, "w1", NOW, NOW + 1, error)  # type: ignore[arg-type]
 
 
 def test_failed_runs_of_removed_feeds_do_not_keep_the_worker_unhealthy(
