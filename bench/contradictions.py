@@ -6,7 +6,7 @@ contradiction or not, with as many negatives as positives: additions, two subjec
 a value restated, a plan or a question against a fact, different projects, related facts. A third
 of the pairs (chosen by a hash of their id) is ``holdout``: the detector was tuned on ``dev`` only.
 
-Two measures: ``pure`` runs the text check (``kenning.truth.contradictions.conflict``) over every
+Two measures: ``pure`` runs the text check (``kenning.truth.detection.conflict``) over every
 pair; ``through_engine`` remembers each pair's two statements in a project of its own and counts
 the contradictions ``remember`` opened (similarity gate, duplicate check and all), so it differs
 between search modules only where the gate does.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kenning.truth.contradictions import conflict
+from kenning.truth.detection import conflict
 
 CORPUS = Path(__file__).resolve().parent / "data" / "contradictions.jsonl"
 SPLITS = ("dev", "holdout")

@@ -13,7 +13,8 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from bench.scenarios import SCENARIOS, Scenario
+from bench.scenario import Scenario
+from bench.scenarios import SCENARIOS
 
 SIZES: dict[str, int] = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
 PER_PROJECT = 50

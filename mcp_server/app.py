@@ -66,23 +66,7 @@ def build_server(
     async def lifespan(server: FastMCP[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {LIFESPAN_KEY: rt}
 
-    verifier: Any = (
-        auth.TokenAuth(
-            engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter, clock=auth_clock
-        )
-        if settings.mcp_auth
-        else None
-    )
-    # OAuth tokens and `kenning token` bearer tokens side by side (docs/remote-access.md)
-    if settings.oauth:
-        verifier = oauth_server.build(
-            engine.ctx.store,
-            settings,
-            verifier,
-            MCP_PATH,
-            clock=oauth_clock or SystemClock(),
-            limiter=rt.limiter,
-        )
+    verifier = _verifier(engine, settings, rt, auth_clock, oauth_clock)
     mcp: FastMCP[Any] = FixedToolsMCP(
         "kenning",
         instructions=instructions(),
@@ -97,18 +81,49 @@ def build_server(
     mcp.add_middleware(ErrorTranslator(rt.metrics, registry_.specs))
     mcp.add_middleware(ScopeGuard(registry_, settings))
     tools.register_all(registry_)
-    # The SDK's own fast path for Mcp-Param-* header checks (FastMCP 4.1 leaves it unset, so each
-    # tools/call would first run a full tools/list through the middleware): the schemas
-    # are fixed once registered.
-    # a pinned SDK changed: say so, never go slow quietly
+    _fixed_schemas(mcp, registry_)
+    mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))
+    mcp.custom_route("/metrics", methods=["GET"])(routes.metrics(rt))
+    return mcp, registry_, rt
+
+
+def _verifier(
+    engine: Engine,
+    settings: Settings,
+    rt: Runtime,
+    auth_clock: Callable[[], float],
+    oauth_clock: Clock | None,
+) -> Any:
+    """Who may call: `kenning token` bearer tokens, and OAuth tokens beside them when OAuth is on
+    (docs/remote-access.md); None without auth."""
+    verifier: Any = (
+        auth.TokenAuth(
+            engine.tokens, base_url=settings.mcp_public_url, limiter=rt.limiter, clock=auth_clock
+        )
+        if settings.mcp_auth
+        else None
+    )
+    if settings.oauth:
+        verifier = oauth_server.build(
+            engine.ctx.store,
+            settings,
+            verifier,
+            MCP_PATH,
+            clock=oauth_clock or SystemClock(),
+            limiter=rt.limiter,
+        )
+    return verifier
+
+
+def _fixed_schemas(mcp: FastMCP[Any], registry_: Registry) -> None:
+    """The SDK's own fast path for Mcp-Param-* header checks (FastMCP 4.1 leaves it unset, so each
+    tools/call would first run a full tools/list through the middleware): the schemas are fixed
+    once registered. A pinned SDK that changed says so; it never goes slow quietly."""
     if not hasattr(mcp._mcp_server, "get_tool_input_schema"):
         raise RuntimeError(
             "the MCP SDK has no get_tool_input_schema hook; see mcp_server/registry.py"
         )
     mcp._mcp_server.get_tool_input_schema = registry_.input_schema
-    mcp.custom_route("/healthz", methods=["GET"])(routes.healthz(rt))
-    mcp.custom_route("/metrics", methods=["GET"])(routes.metrics(rt))
-    return mcp, registry_, rt
 
 
 def build_app(

@@ -41,6 +41,10 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=registry,
         )
+        self._embedding_and_store(registry)
+        self._recall_and_llm(registry)
+
+    def _embedding_and_store(self, registry: CollectorRegistry) -> None:
         self.embedding_latency = Histogram(
             "kenning_embedding_latency_seconds",
             "Time to embed a batch of texts.",
@@ -57,6 +61,8 @@ class Metrics:
             "Calls that failed because Valkey could not answer.",
             registry=registry,
         )
+
+    def _recall_and_llm(self, registry: CollectorRegistry) -> None:
         self.llm_calls = Counter(
             "kenning_llm_calls",
             "LLM extra calls by purpose and outcome (ok, failed, late, invalid).",

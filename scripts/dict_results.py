@@ -2,7 +2,7 @@
 
 Counts every function and method in kenning/ outside kenning/store/ whose return annotation names
 ``dict[str, Any]``, leaving out private ones (``_name``) and a result's own plain forms (``public``,
-``record``, ``fields``, ``to_dict``). ``--list`` prints each one.
+``record``, ``fields``, ``to_dict``, ``audit_details``). ``--list`` prints each one.
 
     python scripts/dict_results.py [--list] [ROOT]
 """
@@ -13,7 +13,8 @@ import ast
 import sys
 from pathlib import Path
 
-PLAIN_FORMS = {"public", "record", "fields", "to_dict"}
+# a result's plain forms: its JSON, its stored record, its hash fields, what its audit event carries
+PLAIN_FORMS = {"public", "record", "fields", "to_dict", "audit_details"}
 
 
 def dict_results(root: Path) -> list[str]:

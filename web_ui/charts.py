@@ -95,6 +95,23 @@ def nice_top(largest: int, ticks: int = 4) -> int:
         step *= 10
 
 
+def _ticks(labels: list[str], slot: float, short: int) -> list[dict[str, Any]]:
+    """The x labels drawn: at most ``MAX_X_LABELS``, the latest always."""
+    every = max(1, -(-len(labels) // MAX_X_LABELS))
+    return [
+        {"x": round(LEFT + (i + 0.5) * slot, 2), "text": label[-short:] if short else label}
+        for i, label in enumerate(labels)
+        if (len(labels) - 1 - i) % every == 0
+    ]
+
+
+def _y_ticks(top: int, scale: float) -> list[dict[str, Any]]:
+    return [
+        {"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v}
+        for v in range(0, top + 1, top // 4)
+    ]
+
+
 def columns(
     labels: list[str],
     series: dict[str, list[int]],
@@ -124,16 +141,7 @@ def columns(
             LEFT + i * slot, slot, label, {n: series[n][i] for n in names}, colours, scale, stacked
         )
     ]
-    every = max(1, -(-len(labels) // MAX_X_LABELS))
-    x_ticks = [
-        {"x": round(LEFT + (i + 0.5) * slot, 2), "text": label[-short:] if short else label}
-        for i, label in enumerate(labels)
-        if (len(labels) - 1 - i) % every == 0
-    ]  # the latest always
-    y_ticks = [
-        {"y": round(TOP + PLOT_HEIGHT - v * scale, 2), "value": v}
-        for v in range(0, top + 1, top // 4)
-    ]
+    x_ticks, y_ticks = _ticks(labels, slot, short), _y_ticks(top, scale)
     return {
         "title": title,
         "x_label": x_label,
@@ -151,10 +159,16 @@ def columns(
             {"name": n, "colour": colours[n], "x": LEFT + i * 130} for i, n in enumerate(names)
         ],
         "desc": _describe(title, labels, series),
-        "table": {
-            "headers": [x_label, *names],
-            "rows": [[label, *(series[n][i] for n in names)] for i, label in enumerate(labels)],
-        },
+        "table": _table(x_label, labels, series),
+    }
+
+
+def _table(x_label: str, labels: list[str], series: dict[str, list[int]]) -> dict[str, Any]:
+    """The numbers drawn, as the table beside the chart."""
+    names = list(series)
+    return {
+        "headers": [x_label, *names],
+        "rows": [[label, *(series[n][i] for n in names)] for i, label in enumerate(labels)],
     }
 
 

@@ -13,7 +13,10 @@ from typing import Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from kenning.core.settings_feeds import FeedSettings
+from kenning.core.settings_llm import LLMSettings
 
 _PREFIX_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:")
 
@@ -22,7 +25,7 @@ def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("kenning", appauthor=False))
 
 
-class Settings(BaseSettings):
+class Settings(LLMSettings, FeedSettings):
     """All configuration of Kenning. Environment variables win over a ``.env`` file."""
 
     model_config = SettingsConfigDict(
@@ -348,142 +351,6 @@ class Settings(BaseSettings):
         description="Lifetime of an OAuth refresh token (days); each refresh rotates it.",
     )
 
-    # --- LLM extras (optional; docs/llm.md) ----------------------------------------------------
-    anthropic_api_key: SecretStr | None = Field(
-        default=None,
-        description=(
-            "Anthropic API key; unset = the LLM extras are off and every path is heuristic."
-        ),
-    )
-    anthropic_base_url: str | None = Field(
-        default=None,
-        description=(
-            "Anthropic API base URL; unset = the public API (tests point it at a local server)."
-        ),
-    )
-    llm_model: str = Field(default="claude-haiku-4-5", description="Model the LLM extras call.")
-    llm_timeout_seconds: float = Field(
-        default=30.0, gt=0, le=600, description="Timeout of one LLM request."
-    )
-    llm_max_retries: int = Field(
-        default=3,
-        ge=0,
-        le=10,
-        description="Retries on 429/5xx/timeouts (honouring Retry-After, capped at 30 s).",
-    )
-    llm_daily_token_cap: int = Field(
-        default=2_000_000,
-        ge=0,
-        description="Tokens (input + output) the extras may spend per UTC day in all.",
-    )
-    llm_project_daily_token_cap: int = Field(
-        default=0,
-        ge=0,
-        description="Tokens one project may spend per UTC day; 0 = only the overall cap.",
-    )
-    llm_extract_facts: bool = Field(
-        default=True,
-        description="With a key: queue fact extraction for each new memory (episodic, knowledge).",
-    )
-    llm_contradiction_verdicts: bool = Field(
-        default=True,
-        description="With a key: ask for a second-tier verdict on each contradiction opened.",
-    )
-    enrichment_visibility_seconds: float = Field(
-        default=300.0,
-        gt=0,
-        le=86_400,
-        description=(
-            "A claimed enrichment job not finished in this time is retried by another worker."
-        ),
-    )
-    enrichment_max_attempts: int = Field(
-        default=3,
-        ge=1,
-        le=20,
-        description="Attempts before an enrichment job is parked with its error.",
-    )
-    enrichment_retry_seconds: float = Field(
-        default=60.0,
-        gt=0,
-        le=86_400,
-        description=(
-            "An enrichment job the LLM could not take (outage, over budget) waits this long, "
-            "doubling with each retry up to KENNING_ENRICHMENT_RETRY_MAX_SECONDS; it is not parked."
-        ),
-    )
-    enrichment_retry_max_seconds: float = Field(
-        default=3600.0,
-        gt=0,
-        le=7 * 86_400,
-        description="The ceiling of an enrichment job's wait between retries after an outage.",
-    )
-    llm_verdict_deadline_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        le=600,
-        description=(
-            "The one wall-clock bound on a queued second-tier contradiction verdict (one attempt; "
-            "an outage delays the job, the verdict stays pending)."
-        ),
-    )
-    enrichment_interval_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        le=86_400,
-        description="How often the worker drains the enrichment queue.",
-    )
-    feed_summaries_per_run: int = Field(
-        default=20,
-        ge=1,
-        le=200,
-        description=(
-            "With a key: entries one feed run summarises (summary mode) or sends to its digest; "
-            "the rest keep their excerpt, marked skipped."
-        ),
-    )
-    briefing_tokens: int = Field(
-        default=4_000,
-        ge=200,
-        le=50_000,
-        description=(
-            "Token budget of a briefing (four characters of its JSON a token): the least "
-            "important lists are shortened to fit, and the briefing reports what it left out."
-        ),
-    )
-    query_expansion: bool = Field(
-        default=False,
-        description="With a key: recall also searches a few LLM rephrasings of the query.",
-    )
-    query_expansion_phrasings: int = Field(
-        default=3,
-        ge=1,
-        le=5,
-        description="At most this many rephrasings searched beside the query.",
-    )
-    query_expansion_timeout_seconds: float = Field(
-        default=2.0,
-        gt=0,
-        le=30,
-        description=(
-            "Timeout of the expansion request (one attempt, no retry); past "
-            "it recall goes on without."
-        ),
-    )
-    query_expansion_max_tokens: int = Field(
-        default=150,
-        ge=32,
-        le=1024,
-        description="max_tokens of the expansion request.",
-    )
-    query_expansion_cache_seconds: int = Field(
-        default=7 * 86_400,
-        ge=60,
-        le=365 * 86_400,
-        description=(
-            "How long a query's rephrasings stay cached in Valkey (key: normalised query + model)."
-        ),
-    )
     mcp_session_idle_seconds: float = Field(
         default=600.0,
         gt=0,
@@ -571,50 +438,6 @@ class Settings(BaseSettings):
         description=(
             "Lease of the worker leader lock; the leader renews it every third of this, and "
             "another worker takes over this long after a leader dies."
-        ),
-    )
-    # --- feeds (docs/feeds.md) ----------------------------------------------------------------
-    feeds_file: Path | None = Field(
-        default=None,
-        description="The feeds.yml the worker ingests; unset = <data_dir>/feeds.yml.",
-    )
-    feed_allow: str = Field(
-        default="",
-        description=(
-            "Comma-separated hosts, IPs or CIDRs (optionally :port) a feed may reach although "
-            "they are not global addresses, e.g. 10.0.0.5:8080; empty = only global addresses."
-        ),
-    )
-    feed_max_mb: float = Field(
-        default=10.0,
-        gt=0,
-        le=1024,
-        description="A feed body larger than this (MiB) is refused, unread past it.",
-    )
-    feed_timeout_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        le=600,
-        description=(
-            "Whole-fetch deadline of one feed hop (connect, headers and body), so a slow drip ends."
-        ),
-    )
-    feed_max_redirects: int = Field(
-        default=5,
-        ge=0,
-        le=20,
-        description="Redirect hops a feed fetch follows (each checked by the SSRF guard).",
-    )
-    feed_reload_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        le=3600,
-        description="How often the worker checks feeds.yml for changes.",
-    )
-    recall_include_feeds: bool = Field(
-        default=True,
-        description=(
-            "Recall and the briefing include feed articles unless a request says otherwise."
         ),
     )
     backup_dir: Path | None = Field(

@@ -28,7 +28,7 @@ from kenning.core import query, validation
 from kenning.core.errors import NotFound
 from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, GLOBAL_PROJECT, Memory, iso
 from kenning.core.schema import FIELD_NAMES, NAMESPACES
-from kenning.curation.maintenance import Maintenance
+from kenning.curation.maintenance import Findings, Maintenance
 from kenning.curation.projects import Projects
 from kenning.language import phrases
 from kenning.memory.graveyard import Abandoned, Graveyard
@@ -108,18 +108,6 @@ class Blocker:
 class Hidden:
     term: str
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Findings:
-    """The last maintenance run's findings, as counts."""
-
-    at: Any
-    expired: int
-    duplicate_clusters_to_review: int
-    contradictions_closed: int
-    index_drift: list[Any]
-    phantoms: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,14 +367,4 @@ class Briefing:
         return [m for m in stale if not hidden_by(m, active)][: CAPS["stale"]]
 
     def _findings(self) -> Findings | None:
-        report = self.maintenance.last_report()
-        if report is None:
-            return None
-        return Findings(
-            at=report.get("started_at"),
-            expired=report.get("expired", {}).get("count", 0),
-            duplicate_clusters_to_review=len(report.get("duplicates", {}).get("review", [])),
-            contradictions_closed=len(report.get("contradictions", {}).get("closed", [])),
-            index_drift=report.get("indexes", {}).get("drift", []),
-            phantoms=report.get("indexes", {}).get("phantoms", 0),
-        )
+        return self.maintenance.last_findings()

@@ -258,17 +258,7 @@ class Duplicates:
         one unit of work gated on every memory as read (state, trust, ``keep``'s tags) and on no
         pair of them having been kept apart, so of two merges of one cluster that exclude each
         other exactly one applies (``Conflict`` for the other, nothing written)."""
-        kept = self.memories.get(keep)
-        if kept.state == "archived":
-            raise InvalidInput(
-                f"{keep} is archived; keep an active memory", hint="reinstate it first"
-            )
-        names = list(dict.fromkeys(others))
-        if not names or len(names) > MAX_MERGE or keep in names:
-            raise InvalidInput(
-                f"give 1-{MAX_MERGE} other keys, not including the one kept",
-                hint="copy them from a find_duplicates cluster",
-            )
+        kept, names = self._merge_sides(keep, others)
         victims = [self.memories.get(key) for key in names]  # all exist before anything changes
         note = validation.reason(reason)
         why = f"duplicate of {keep}" + (f": {note}" if note else "")
@@ -307,6 +297,21 @@ class Duplicates:
             if victim.key in archived and victim.trust == "disputed":
                 self.memories.contradictions.close_for(victim.key, "archived", actor=actor)
         return done
+
+    def _merge_sides(self, keep: str, others: list[str]) -> tuple[Memory, list[str]]:
+        """The memory kept (never an archived one) and the other keys, checked."""
+        kept = self.memories.get(keep)
+        if kept.state == "archived":
+            raise InvalidInput(
+                f"{keep} is archived; keep an active memory", hint="reinstate it first"
+            )
+        names = list(dict.fromkeys(others))
+        if not names or len(names) > MAX_MERGE or keep in names:
+            raise InvalidInput(
+                f"give 1-{MAX_MERGE} other keys, not including the one kept",
+                hint="copy them from a find_duplicates cluster",
+            )
+        return kept, names
 
     def _retag(self, ruling: Ruling, kept: Memory, added: list[str], why: str) -> None:
         tags = (*kept.tags, *added)

@@ -35,7 +35,8 @@ from kenning.core.schema import NAMESPACES
 from kenning.curation.duplicates import Archiver, Cluster, Duplicates, Merged
 from kenning.runtime.context import REBUILD_GRACE, Context
 from kenning.runtime.sweep import Sweep
-from kenning.truth.contradictions import Contradictions, Recheck
+from kenning.truth.contradiction_views import Recheck
+from kenning.truth.contradictions import Contradictions
 
 REPORT = "maintenance"
 ACTOR = "maintenance"
@@ -78,6 +79,31 @@ class Reindexed:
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """The last maintenance run's findings, as counts, read back from the kept report."""
+
+    at: str | None
+    expired: int
+    duplicate_clusters_to_review: int
+    contradictions_closed: int
+    index_drift: list[Any]
+    phantoms: int
+
+    @classmethod
+    def of(cls, kept: dict[str, Any]) -> Findings:
+        """From a kept ``MaintenanceReport.public()`` (an older run's may lack a part)."""
+        indexes = kept.get("indexes", {})
+        return cls(
+            at=kept.get("started_at"),
+            expired=kept.get("expired", {}).get("count", 0),
+            duplicate_clusters_to_review=len(kept.get("duplicates", {}).get("review", [])),
+            contradictions_closed=len(kept.get("contradictions", {}).get("closed", [])),
+            index_drift=indexes.get("drift", []),
+            phantoms=indexes.get("phantoms", 0),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +150,10 @@ class Maintenance:
         self.reports.save(REPORT, report.public())
         return report
 
-    def last_report(self) -> dict[str, Any] | None:
-        return self.reports.load(REPORT)
+    def last_findings(self) -> Findings | None:
+        """What the last run found, as counts (the briefing shows them); None before a first run."""
+        kept = self.reports.load(REPORT)
+        return None if kept is None else Findings.of(kept)
 
     def expire(self, *, actor: str) -> Expiry:
         """Archive every non-archived memory whose ``expires_at`` has passed, with that reason."""

@@ -15,7 +15,7 @@ from kenning.core import query, validation
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.models import Memory, iso
 from kenning.core.schema import NAMESPACES
-from kenning.memory.memories import content_sha
+from kenning.memory.fields import content_sha
 from kenning.runtime.context import Context
 
 NAMESPACE = "project"

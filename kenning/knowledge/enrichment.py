@@ -131,14 +131,14 @@ class Enrichment:
     def status(self) -> QueueStatus:
         state = self.queue.status()
         return QueueStatus(
-            state["waiting"],
-            state["in_flight"],
-            state["parked"],
-            tuple(state["recent_parked"]),
+            state.waiting,
+            state.in_flight,
+            state.parked,
+            state.recent_parked,
             "on" if self.llm.available else "off (no KENNING_ANTHROPIC_API_KEY)",
             self.llm.ledger.day(self.llm.day()),
-            state["delayed"],
-            state["next_due"],
+            state.delayed,
+            state.next_due,
         )
 
     def parked(self, limit: int = 100) -> list[ParkedJob]:

@@ -15,7 +15,8 @@ from pathlib import Path
 from kenning.core.errors import InvalidInput
 from kenning.knowledge import skill_doc
 from kenning.knowledge.skill_doc import Document
-from kenning.knowledge.skills import Skill, Skills
+from kenning.knowledge.skill_records import Skill
+from kenning.knowledge.skills import Skills
 
 FILE_NAME = "SKILL.md"
 MAX_SKILLS = 200

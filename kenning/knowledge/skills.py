@@ -17,7 +17,7 @@ commits an approved proposal and refuses when the current skill is no longer the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
 from ulid import ULID
@@ -28,127 +28,25 @@ from kenning.core.models import GLOBAL_PROJECT, Memory, iso
 from kenning.core.schema import NAMESPACES, return_fields, vector_bytes
 from kenning.knowledge import skill_doc
 from kenning.knowledge.skill_doc import Lesson, Rule
+from kenning.knowledge.skill_records import (
+    Blessed,
+    Found,
+    Promoted,
+    Proposal,
+    Skill,
+    checked_id,
+    checked_sha,
+    domain_name,
+    skill_of,
+)
 from kenning.language import phrases
-from kenning.memory.memories import content_sha
+from kenning.memory.fields import content_sha
 from kenning.runtime.context import Context
 from kenning.runtime.once import once
 
 MAX_SOURCES = 1_000  # memories read per namespace for one domain
-SHA_LENGTH = 64
 RECOMPILE = "compile_skill again and have the new proposal approved"
 Mode = Literal["propose", "preview"]
-
-
-@dataclass(frozen=True)
-class Proposal:
-    """A compiled skill waiting for (or past) review.
-
-    ``status``: pending, approved, rejected, written or stale.
-    """
-
-    id: str
-    domain: str
-    body: str
-    sha: str
-    base_sha: str
-    diff: str
-    changes: tuple[dict[str, Any], ...]
-    held: tuple[dict[str, Any], ...]
-    proposer: str
-    proposed_at: float
-    status: str = "pending"
-    approved_by: str = ""
-    approved_sha: str = ""
-
-    def record(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "domain": self.domain,
-            "body": self.body,
-            "sha": self.sha,
-            "base_sha": self.base_sha,
-            "diff": self.diff,
-            "changes": list(self.changes),
-            "held": list(self.held),
-            "proposer": self.proposer,
-            "proposed_at": self.proposed_at,
-        }
-
-    def public(self) -> dict[str, Any]:
-        return {
-            **self.record(),
-            "proposed_at": iso(self.proposed_at),
-            "status": self.status,
-            "approved_by": self.approved_by or None,
-        }
-
-
-@dataclass(frozen=True)
-class Skill:
-    """A written skill: the current SKILL.md of a domain."""
-
-    domain: str
-    key: str
-    body: str
-    sha: str
-    written_at: float
-    written_by: str
-    description: str
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "domain": self.domain,
-            "key": self.key,
-            "sha": self.sha,
-            "written_at": iso(self.written_at),
-            "written_by": self.written_by,
-            "description": self.description,
-            "body": self.body,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Blessed:
-    """A memory a person vouched for (``bless``)."""
-
-    key: str
-    by: str
-
-    def public(self) -> dict[str, Any]:
-        return {"key": self.key, "blessed": True, "by": self.by}
-
-
-@dataclass(frozen=True, slots=True)
-class Promoted:
-    """A knowledge memory made a Reference rule of ``domain`` (``promote``)."""
-
-    key: str
-    domain: str
-
-    def public(self) -> dict[str, Any]:
-        return {"key": self.key, "domain": self.domain, "promoted": True}
-
-
-@dataclass(frozen=True)
-class Found:
-    skill: Skill
-    similarity: float
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "domain": self.skill.domain,
-            "key": self.skill.key,
-            "similarity": round(self.similarity, 4),
-            "description": self.skill.description,
-        }
-
-
-def domain_name(value: str) -> str:
-    """A domain: a tag that is also a valid skill name."""
-    normal = value.strip().lower() if isinstance(value, str) else ""
-    if not skill_doc.NAME_RE.match(normal):
-        raise InvalidInput(f"domain {value!r} is not allowed", hint=skill_doc.NAME_RULE)
-    return normal
 
 
 class Skills:
@@ -223,7 +121,10 @@ class Skills:
             now,
             [
                 self.ctx.event(
-                    actor, "skill_propose", current.key if current else "", details=_event(proposal)
+                    actor,
+                    "skill_propose",
+                    current.key if current else "",
+                    details=proposal.audit_details(),
                 )
             ],
         )
@@ -289,12 +190,12 @@ class Skills:
 
     # --- the gate -------------------------------------------------------------------------
     def proposal(self, proposal_id: str) -> Proposal:
-        raw = self.store.proposal(_proposal_id(proposal_id))
+        raw = self.store.proposal(checked_id(proposal_id))
         if raw is None:
             raise NotFound(
                 f"no skill proposal {proposal_id!r}", hint="compile_skill returns the proposal id"
             )
-        record = _json_record(raw["record"])
+        record: dict[str, Any] = json.loads(raw["record"])
         return Proposal(
             **{**record, "changes": tuple(record["changes"]), "held": tuple(record["held"])},
             status=raw.get("status", "pending"),
@@ -314,7 +215,7 @@ class Skills:
 
     def approve(self, proposal_id: str, sha: str, approver: str) -> Proposal:
         """A person approves the reviewed draft whose sha they name; any other sha is refused."""
-        named = _sha(sha)
+        named = checked_sha(sha)
         proposal = self.proposal(proposal_id)
         if named != proposal.sha:
             raise Conflict(
@@ -327,7 +228,7 @@ class Skills:
             approver,
             "skill_approve",
             self.store.current(proposal.domain) or "",
-            details=_event(proposal),
+            details=proposal.audit_details(),
         )
         if not self.store.advance(
             proposal.id,
@@ -352,7 +253,7 @@ class Skills:
             "skill_reject",
             self.store.current(proposal.domain) or "",
             reason=why,
-            details=_event(proposal),
+            details=proposal.audit_details(),
         )
         if not self.store.advance(
             proposal.id, "pending", "rejected", [event], approved_by=approver or "unknown"
@@ -397,7 +298,7 @@ class Skills:
                 actor=actor,
                 action="skill_write",
                 current=current,
-                details=_event(proposal),
+                details=proposal.audit_details(),
             )
             self.store.mark(proposal.id, "approved", "written", written_key=skill.key)
             return skill
@@ -460,7 +361,7 @@ class Skills:
             [event],
             self.store.pointing(document.name, memory.key),
         )
-        return _skill(memory)
+        return skill_of(memory)
 
     # --- reading ---------------------------------------------------------------------------
     def get(self, domain: str) -> Skill:
@@ -470,7 +371,7 @@ class Skills:
             raise NotFound(
                 f"no skill {name!r} has been written", hint="find_skills lists the written skills"
             )
-        return _skill(memory)
+        return skill_of(memory)
 
     def find(self, text: str, *, limit: int = 5) -> list[Found]:
         """Written skills about ``text``, most similar first, none below
@@ -489,7 +390,7 @@ class Skills:
         )
         hits = sorted(self.ctx.store.memories.search(search).hits, key=lambda h: -h.similarity)
         floor = self.ctx.settings.skill_relevance_floor
-        return [Found(_skill(h.memory), h.similarity) for h in hits if h.similarity >= floor]
+        return [Found(skill_of(h.memory), h.similarity) for h in hits if h.similarity >= floor]
 
     def all(self) -> list[Skill]:
         """Every written skill, by domain."""
@@ -497,7 +398,7 @@ class Skills:
         for domain in sorted(self.store.all_current()):
             memory = self.current_memory(domain)
             if memory is not None:
-                out.append(_skill(memory))
+                out.append(skill_of(memory))
         return out
 
     def reindex(self, memory: Memory) -> None:
@@ -581,52 +482,3 @@ def _lessons(memory: Memory, source: str, vector: Any) -> list[Lesson]:
             )
         )
     return out
-
-
-def _skill(memory: Memory) -> Skill:
-    meta = memory.metadata.get("skill") or {}
-    return Skill(
-        domain=str(meta.get("domain", memory.title or "")),
-        key=memory.key,
-        body=memory.content,
-        sha=skill_doc.sha(memory.content),
-        written_at=memory.updated_at,
-        written_by=str(meta.get("written_by", memory.actor)),
-        description=str(meta.get("description", "")),
-    )
-
-
-def _event(proposal: Proposal) -> dict[str, Any]:
-    return {
-        "proposal": proposal.id,
-        "domain": proposal.domain,
-        "sha": proposal.sha,
-        "base_sha": proposal.base_sha,
-        "changes": list(proposal.changes),
-    }
-
-
-def _proposal_id(value: str) -> str:
-    if not isinstance(value, str) or len(value) != 26 or not value.isalnum():
-        raise InvalidInput(
-            f"{value!r} is not a proposal id", hint="copy the id compile_skill returned"
-        )
-    return value.upper()
-
-
-def _sha(value: str) -> str:
-    if (
-        not isinstance(value, str)
-        or len(value) != SHA_LENGTH
-        or any(c not in "0123456789abcdef" for c in value)
-    ):
-        raise InvalidInput(
-            "the sha must be the 64 hex digits shown with the proposal",
-            hint="copy it from compile_skill's result or the dashboard",
-        )
-    return value
-
-
-def _json_record(raw: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(raw)
-    return loaded

@@ -29,7 +29,8 @@ import numpy as np
 
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import Memory, Note, RememberResult
-from kenning.memory.memories import Draft, Memories, same_event, same_statement, window
+from kenning.memory.memories import Draft, Memories
+from kenning.memory.sameness import same_event, same_statement, window
 from kenning.runtime.context import Context
 from kenning.store import AuditEvent, Contradiction, digest
 

@@ -13,12 +13,13 @@ from kenning import __version__
 from kenning.core import credentials, query, schema, validation
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import STATES, Memory
-from kenning.memory.memories import Listing, Memories
+from kenning.memory import listing as listings
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Memories
 from kenning.memory.suppression import Suppressions, hidden_by
 from kenning.runtime.context import Context
 from kenning.runtime.sweep import Sweep
 from kenning.store import AuditEvent
-from kenning.truth.history import event_view
 
 HISTORY_LIMIT = 200
 MAX_RECORDS = 20
@@ -75,7 +76,7 @@ class Explanation:
             "memory": self.memory.public(),
             "has_vector": self.has_vector,
             "suppressed_by": self.suppressed_by,
-            "history": [event_view(e) for e in self.history],
+            "history": [e.public() for e in self.history],
         }
 
 
@@ -201,7 +202,7 @@ class Inspection:
 
     def counts(self, listing: Listing) -> dict[str, dict[str, int]]:
         base = list(
-            self.memories.filter_clauses(
+            listings.filter_clauses(
                 Listing(
                     projects=listing.projects,
                     tags=listing.tags,

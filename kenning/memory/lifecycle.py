@@ -28,10 +28,11 @@ from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import STATES, Memory
 from kenning.core.schema import FIELD_NAMES, NAMESPACES, vector_bytes
 from kenning.language import phrases
-from kenning.memory.memories import ForgetPreview, Forgotten, Memories, keep_snapshots
+from kenning.memory.memories import ForgetPreview, Forgotten, Memories
+from kenning.memory.retention import keep_snapshots
 from kenning.memory.suppression import Suppressions, hidden_by
 from kenning.runtime.context import Context
-from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Op, Patch, digest, pause
+from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Hit, Op, Patch, digest, pause
 
 ALLOWED: dict[str, tuple[str, ...]] = {
     "active": ("deprioritised", "archived"),
@@ -338,19 +339,7 @@ class Lifecycle:
                 and not hidden_by(h.memory, suppressed)
             ]
         found.sort(key=lambda h: h.similarity, reverse=True)
-        return Candidates(
-            action,
-            tuple(
-                Candidate(
-                    h.memory.key,
-                    round(h.similarity, 4),
-                    h.memory.state,
-                    h.memory.project,
-                    h.memory.content[:300],
-                )
-                for h in found[:CANDIDATES]
-            ),
-        )
+        return Candidates(action, tuple(_candidate(h) for h in found[:CANDIDATES]))
 
     # --- per project ----------------------------------------------------------------------
     def deprioritise_project(
@@ -493,3 +482,10 @@ class Lifecycle:
 
 
 _ACTION = {"deprioritised": "deprioritise", "archived": "archive", "active": "reinstate"}
+
+
+def _candidate(hit: Hit) -> Candidate:
+    memory = hit.memory
+    return Candidate(
+        memory.key, round(hit.similarity, 4), memory.state, memory.project, memory.content[:300]
+    )

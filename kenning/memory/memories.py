@@ -15,56 +15,26 @@ from ulid import ULID
 from kenning.core import credentials, query, validation
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import (
-    FEED_KIND,
-    STATES,
-    TRUST_LEVELS,
     Memory,
     Note,
     Page,
     RememberResult,
     iso,
 )
-from kenning.core.schema import FIELD_NAMES, vector_bytes
-from kenning.language import phrases, roles
+from kenning.core.schema import vector_bytes
+from kenning.language import phrases
+from kenning.memory import fields
+from kenning.memory import listing as listings
 from kenning.memory.idempotency import Once
+from kenning.memory.listing import Listing
+from kenning.memory.retention import keep_snapshots
+from kenning.memory.sameness import same_event, same_statement, window
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by
 from kenning.runtime.context import Context
 from kenning.store import APPLIED, GONE, SWAP_ATTEMPTS, AuditEvent, Lease, SearchResult, pause
-from kenning.truth.contradictions import Contradictions, conflict
+from kenning.truth.contradictions import Contradictions
 
 CLAIM_SECONDS = 10.0  # far longer than one duplicate check and write
-MAX_OFFSET = 10_000  # each page reads offset+limit rows: deep pages get expensive
-SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
-SNAPSHOT_FIELDS = (
-    "content",
-    "namespace",
-    "project",
-    "tags",
-    "kind",
-    "state",
-    "trust",
-    "title",
-    "source",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_to",
-    "event_date",
-    "expires_at",
-    "weight",
-    "experience_weight",
-    "metadata",
-    "source_key",
-    "doc_id",
-    "chunk_index",
-    "actor",
-    "superseded_by",
-    "state_reason",
-    "state_actor",
-    "reinstate_hints",
-    "recall_count",
-    "last_recalled",
-)
 
 
 @dataclass(frozen=True)
@@ -98,22 +68,6 @@ class Change:
     vector: Any = None
 
 
-@dataclass(frozen=True)
-class Listing:
-    """Filters, order and page of a listing (FT.SEARCH, never SCAN)."""
-
-    namespaces: tuple[str, ...] | list[str] | None = None
-    projects: tuple[str, ...] | list[str] | None = None
-    tags: tuple[str, ...] | list[str] | None = None
-    states: tuple[str, ...] | list[str] | None = None
-    kinds: tuple[str, ...] | list[str] | None = None
-    trusts: tuple[str, ...] | list[str] | None = None
-    sort: str = "created_at"
-    descending: bool = True
-    offset: int = 0
-    limit: int = 20
-
-
 # rows the duplicate check's KNN asks for; it keeps the nearest (``duplicate_search``)
 DUPLICATE_KNN = 8
 
@@ -125,10 +79,6 @@ class WriteRules:
     allow_duplicate: bool = False
     check_contradictions: bool = True
     refresh: bool = False
-
-
-def content_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,13 +349,13 @@ class Memories:
             namespace=namespace,
             project=validation.project(draft.project),
             tags=validation.tags(list(draft.tags)),
-            kind=_kind(draft.kind),
-            trust=_trust(draft.trust),
+            kind=fields.kind(draft.kind),
+            trust=fields.trust(draft.trust),
             actor=actor or "unknown",
             created_at=now,
             updated_at=now,
-            title=_short("title", draft.title, validation.MAX_TITLE),
-            source=_short("source", draft.source, validation.MAX_SOURCE),
+            title=fields.short("title", draft.title, validation.MAX_TITLE),
+            source=fields.short("source", draft.source, validation.MAX_SOURCE),
             weight=draft.weight,
             event_date=validation.timestamp("event_date", draft.event_date),
             valid_from=validation.timestamp("valid_from", draft.valid_from) or now,
@@ -414,7 +364,7 @@ class Memories:
             doc_id=draft.doc_id,
             chunk_index=draft.chunk_index,
             metadata=dict(draft.metadata),
-            content_sha=content_sha(text),
+            content_sha=fields.content_sha(text),
         )
 
     def _duplicate(self, result: SearchResult) -> tuple[Memory, float] | None:
@@ -454,51 +404,8 @@ class Memories:
         return memory
 
     def list(self, listing: Listing) -> Page:
-        """One page of memories matching the filters, sorted on a NUMERIC field, with the total.
-
-        The page shows live recall counters; sorting by ``recall_count`` / ``last_recalled`` uses
-        the values maintenance last folded into the hashes (FT SORTBY), so
-        it may lag by one interval.
-        """
-        if listing.sort not in SORTABLE:
-            raise InvalidInput(
-                f"cannot sort by {listing.sort!r}", hint=f"use one of {', '.join(SORTABLE)}"
-            )
-        validation.bounded_int("limit", listing.limit, 1, 200)
-        validation.bounded_int("offset", listing.offset, 0, MAX_OFFSET)
-        clauses = self.filter_clauses(listing)
-        search = query.Search(
-            index=self.ctx.index,
-            namespaces=validation.namespaces(listing.namespaces),
-            clauses=clauses,
-            sort_by=listing.sort,
-            descending=listing.descending,
-            offset=0,
-            limit=listing.offset + listing.limit,
-            return_fields=FIELD_NAMES,
-        )
-        result = self.ctx.store.memories.search(search)
-        total = result.total
-        items = [h.memory for h in result.hits]
-        items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
-        page = self.ctx.store.memories.recalls.live(
-            items[listing.offset : listing.offset + listing.limit]
-        )
-        return Page(items=tuple(page), total=total, offset=listing.offset, limit=listing.limit)
-
-    def filter_clauses(self, listing: Listing) -> tuple[str, ...]:
-        clauses: list[str] = []
-        if listing.projects:
-            clauses.append(query.tag("project", validation.projects(listing.projects)))
-        if listing.tags:
-            clauses.append(query.tag("tags", validation.tags(list(listing.tags))))
-        if listing.states:
-            clauses.append(query.tag("state", [_state(s) for s in listing.states]))
-        if listing.kinds:
-            clauses.append(query.tag("kind", [_kind(k) for k in listing.kinds]))
-        if listing.trusts:
-            clauses.append(query.tag("trust", [_trust(t) for t in listing.trusts]))
-        return tuple(clauses)
+        """One page of memories matching the filters (kenning.memory.listing)."""
+        return listings.page(self.ctx, listing)
 
     # --- edits ----------------------------------------------------------------------------
     def update(self, key: str, content: str, *, actor: str, reason: str | None = None) -> Memory:
@@ -508,7 +415,7 @@ class Memories:
         # before the write: a refused reason must not leave it unaudited
         why = validation.reason(reason) or ""
         vector = self.ctx.embedder.embed(text)
-        sha = content_sha(text)
+        sha = fields.content_sha(text)
 
         def edit(current: Memory) -> Change:
             return Change(
@@ -637,81 +544,3 @@ class Memories:
             )
         self.contradictions.close_for(key, "forgotten", actor=actor)
         return Forgotten(key)
-
-
-def same_statement(existing: str, new: str) -> bool:
-    """Whether a near-identical embedding really is the same statement.
-
-    "Do X" and "do not X" embed almost identically: an opposite statement is not a duplicate, it is
-    stored so the contradiction check can flag it. "Pin numpy 1.23.3" and "Pin numpy 1.26.1" embed
-    alike too: a different number, version or identifier is an update, not a repeat; so is any
-    pair the contradiction check reads as a change ("every two weeks" then "every week now"), and
-    the same names in another order, another actor and another value (kenning.language.roles).
-    """
-    return (
-        conflict(existing, new) is None
-        and phrases.specifics(existing) == phrases.specifics(new)
-        and not phrases.swapped_roles(existing, new)
-        and not roles.different_facts(existing, new)
-    )
-
-
-DAY_SECONDS = 86_400.0
-# a feed re-posts an article (another GUID, a date a day or two on): the same event for a week
-REPOST_SECONDS = 7 * DAY_SECONDS
-
-
-def window(memory: Memory) -> float:
-    """How far apart two event dates of one statement may be and still name one event: a day,
-    a week for a feed article (re-posts, mirrors and syndication re-date the same news)."""
-    return REPOST_SECONDS if memory.kind == FEED_KIND else DAY_SECONDS
-
-
-def same_event(existing: float | None, new: float | None, within: float = DAY_SECONDS) -> bool:
-    """Whether two event dates name the same event: less than ``within`` apart (a missing date
-    names none: it matches anything).
-
-    "We decided X" said in two sessions a month apart is two events, not a repeat."""
-    return existing is None or new is None or abs(existing - new) < within
-
-
-def keep_snapshots(ctx: Context, memories: builtins.list[Memory]) -> dict[str, Any]:
-    """Keep each memory's fields (never the vector) until the retention window ends; return the
-    marker the forget's audit event carries instead of the content."""
-    days = ctx.settings.forget_retention_days
-    ctx.store.snapshots.keep({m.key: snapshot_of(m) for m in memories}, ttl_seconds=days * 86_400)
-    return {"kept": True, "kept_until": iso(ctx.clock.now() + days * 86_400)}
-
-
-def snapshot_of(memory: Memory) -> dict[str, Any]:
-    public = memory.public()
-    return {name: public[name] for name in SNAPSHOT_FIELDS if name in public}
-
-
-def _short(name: str, value: str | None, limit: int) -> str | None:
-    if value is None or not value.strip():
-        return None
-    if len(value) > limit:
-        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {limit}")
-    return value.strip()
-
-
-KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill", "merged")
-
-
-def _trust(value: str) -> str:
-    if value not in TRUST_LEVELS:
-        raise InvalidInput(f"unknown trust {value!r}", hint=f"use one of {', '.join(TRUST_LEVELS)}")
-    return value
-
-
-def _kind(value: str) -> str:
-    if value not in KINDS:
-        raise InvalidInput(f"unknown kind {value!r}", hint=f"use one of {', '.join(KINDS)}")
-    return value
-
-
-def _state(value: str) -> str:
-    if value not in STATES:
-        raise InvalidInput(f"unknown state {value!r}", hint=f"use one of {', '.join(STATES)}")
-    return value

@@ -70,6 +70,16 @@ class Suppression:
     def covers(self, project: str) -> bool:
         return not self.projects or project in self.projects
 
+    def audit_details(self) -> dict[str, Any]:
+        """The audit details of its creation."""
+        return {
+            "term": self.term,
+            "hidden": self.hidden_when_created,
+            "auto": self.auto,
+            "exempt": list(self.exempt),
+            "projects": list(self.projects),
+        }
+
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> Suppression:
         return cls(
@@ -247,21 +257,7 @@ class Suppressions:
         """
         norm = term(value)
         why = validation.reason(reason, required=True) or ""
-        count, sample, capped = self.matching(norm, exempt=exempt, projects=projects)
-        # the sample never quotes a memory another suppression already hides
-        current = self.active()
-        impact = Suppressed(
-            "preview",
-            norm,
-            count,
-            capped,
-            list(projects),
-            [
-                {"key": m.key, "content": m.content[:200]}
-                for m in sample
-                if not hidden_by(m, current)
-            ],
-        )
+        impact = self._impact(norm, exempt, projects)
         if preview:
             return impact
         record = Suppression(
@@ -272,21 +268,11 @@ class Suppressions:
             exempt=exempt,
             source_key=source_key,
             auto=auto,
-            hidden_when_created=count,
+            hidden_when_created=impact.would_hide,
             projects=projects,
         )
         created = self.ctx.event(
-            actor,
-            "suppress",
-            source_key or "",
-            reason=why,
-            details={
-                "term": norm,
-                "hidden": count,
-                "auto": auto,
-                "exempt": list(exempt),
-                "projects": list(projects),
-            },
+            actor, "suppress", source_key or "", reason=why, details=record.audit_details()
         )
         # guarded: two writers never both create it
         if not self.store.add(norm, record.record(), [created]):
@@ -301,6 +287,16 @@ class Suppressions:
             self._widen(norm, old, exempt, projects, actor=actor, reason=why, source_key=source_key)
             return replace(impact, status="already_suppressed", reason=old.reason)
         return replace(impact, status="suppressed")
+
+    def _impact(self, norm: str, exempt: tuple[str, ...], projects: tuple[str, ...]) -> Suppressed:
+        """How many memories suppressing ``norm`` would hide, with a sample that never quotes a
+        memory another suppression already hides."""
+        count, sample, capped = self.matching(norm, exempt=exempt, projects=projects)
+        current = self.active()
+        shown = [
+            {"key": m.key, "content": m.content[:200]} for m in sample if not hidden_by(m, current)
+        ]
+        return Suppressed("preview", norm, count, capped, list(projects), shown)
 
     def _widen(
         self,

@@ -21,12 +21,11 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kenning.core.errors import Conflict, InvalidInput, NotFound
-from kenning.core.models import Memory, iso
+from kenning.core.models import iso
 from kenning.core.schema import NAMESPACES, bytes_vector, decode, encode
 from kenning.ops import export
 from kenning.ops.backup_file import (
@@ -42,6 +41,7 @@ from kenning.ops.backup_file import (
     rekeyed_record,
     rekeyed_suppression,
 )
+from kenning.ops.backup_results import BackupFile, BackupWritten, Plan, RestoreReport, Uploaded
 from kenning.ops.seal import Seal
 from kenning.runtime.context import Context
 from kenning.runtime.once import once
@@ -55,85 +55,6 @@ REPORT_ITEMS = 200
 # a retry with the same idempotency key waits this long for a backup still being written
 BACKUP_PENDING_SECONDS = 3_600.0
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass
-class Plan:
-    """What a restore would do, item by item."""
-
-    # (action, memory, reason)
-    memories: list[tuple[str, Memory, str]] = field(default_factory=list)
-    vectors: dict[str, bytes] = field(default_factory=dict)
-    suppressions: list[tuple[str, str, dict[str, Any], str]] = field(default_factory=list)
-    contradictions: list[tuple[str, Contradiction, str]] = field(default_factory=list)
-    kept_apart: list[tuple[str, tuple[str, str], dict[str, Any], str]] = field(default_factory=list)
-
-    def counts(self, rows: list[Any]) -> dict[str, int]:
-        out = {"add": 0, "update": 0, "skip": 0}
-        for row in rows:
-            out[row[0]] += 1
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class BackupWritten:
-    """A backup file written (``Backups.backup``): its name, path, size and what it holds."""
-
-    file: str
-    path: str
-    bytes: int
-    vectors: bool
-    memories: int
-    suppressions: int
-    contradictions: int
-    project_contexts: int
-    kept_apart: int  # pairs a person decided are not duplicates ("keep both")
-
-    def public(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class BackupFile:
-    """A file in the backup directory (``list_backups``); ``bytes`` is its size."""
-
-    file: str
-    bytes: int
-    modified_at: str | None
-
-    def public(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class Uploaded:
-    """An uploaded backup kept in the backup directory (``receive``)."""
-
-    file: str
-    bytes: int
-
-    def public(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreReport:
-    """What a restore would do (``dry_run``) or did: per kind {add, update, skip}, how vectors
-    are treated, and the first ``REPORT_ITEMS`` items (changes first) with the reason of each."""
-
-    dry_run: bool
-    file: str
-    backup_created_at: str | None
-    memories: dict[str, int]
-    suppressions: dict[str, int]
-    contradictions: dict[str, int]
-    kept_apart: dict[str, int]
-    vectors: str
-    items: list[dict[str, str]]
-    items_total: int
-
-    def public(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Backups:
@@ -227,20 +148,7 @@ class Backups:
             )
             # read after the memories: a record or decision made meanwhile names memories the
             # file holds (or that a restore re-checks)
-            records = self.records.many(
-                self.records.ids(open_only=False, limit=max(1, self.records.count(open_only=False)))
-            )
-            sections: dict[str, list[Any]] = {
-                "suppressions": [
-                    {"term": t, "record": r} for t, r in self.suppressions.all().items()
-                ],
-                "contradictions": [r.encode() for r in records],
-                "kept_apart": [
-                    {"pair": pair.split("|"), "record": record}
-                    for pair, record in sorted(self.ctx.store.distinct.decisions().items())
-                ],
-                "project_contexts": contexts,
-            }
+            sections = self._registries(contexts)
             out.write("]")
             for name, value in sections.items():
                 out.write(f',\n"{name}": ' + json.dumps(value))
@@ -248,9 +156,25 @@ class Backups:
         return {
             "memories": written,
             "suppressions": len(sections["suppressions"]),
-            "contradictions": len(records),
+            "contradictions": len(sections["contradictions"]),
             "project_contexts": len(contexts),
             "kept_apart": len(sections["kept_apart"]),
+        }
+
+    def _registries(self, contexts: list[Any]) -> dict[str, list[Any]]:
+        """The file's sections after its memories: suppressions, contradiction records, pairs kept
+        apart and the project contexts."""
+        records = self.records.many(
+            self.records.ids(open_only=False, limit=max(1, self.records.count(open_only=False)))
+        )
+        return {
+            "suppressions": [{"term": t, "record": r} for t, r in self.suppressions.all().items()],
+            "contradictions": [r.encode() for r in records],
+            "kept_apart": [
+                {"pair": pair.split("|"), "record": record}
+                for pair, record in sorted(self.ctx.store.distinct.decisions().items())
+            ],
+            "project_contexts": contexts,
         }
 
     def _write_memories(
@@ -547,6 +471,11 @@ class Backups:
                 progress("restore", min(start + 100, len(todo)), len(todo))
 
     def _apply_registries(self, plan: Plan, *, actor: str) -> None:
+        self._apply_suppressions(plan, actor=actor)
+        self._apply_contradictions(plan, actor=actor)
+        self._apply_kept_apart(plan, actor=actor)
+
+    def _apply_suppressions(self, plan: Plan, *, actor: str) -> None:
         for action, term, record, reason in plan.suppressions:
             if action != "skip":
                 self.suppressions.put(
@@ -562,6 +491,8 @@ class Backups:
                         )
                     ],
                 )
+
+    def _apply_contradictions(self, plan: Plan, *, actor: str) -> None:
         for action, contradiction, reason in plan.contradictions:
             if action != "skip":
                 self.records.save(
@@ -582,6 +513,8 @@ class Backups:
                         )
                     ],
                 )
+
+    def _apply_kept_apart(self, plan: Plan, *, actor: str) -> None:
         for action, pair, decision, reason in plan.kept_apart:
             if action != "skip":
                 self.ctx.store.distinct.record(

@@ -98,117 +98,119 @@ def build_model(model: Path) -> Any:
         )
     if config.get("position_embedding_type", "absolute") != "absolute":
         raise BackendUnavailable(f"{model}: only absolute position embeddings are supported")
-    w = _weights(model)
-    hidden = int(config["hidden_size"])
-    heads = int(config["num_attention_heads"])
-    head = hidden // heads
-    eps = float(config.get("layer_norm_eps", 1e-12))
-    g = _Graph()
-    i64 = np.int64
-
-    def c(name: str, value: Any, dtype: Any = np.float32) -> str:
-        return g.const(name, np.asarray(value, dtype=dtype))
-
-    def linear(x: str, prefix: str) -> str:
-        weight = g.const(f"{prefix}.weight.T", np.ascontiguousarray(w[f"{prefix}.weight"].T))
-        return g.op(
-            "Add", g.const(f"{prefix}.bias", w[f"{prefix}.bias"]), g.op("MatMul", x, weight)
-        )
-
-    def layer_norm(x: str, prefix: str) -> str:
-        scale = g.const(f"{prefix}.weight", w[f"{prefix}.weight"])
-        bias = g.const(f"{prefix}.bias", w[f"{prefix}.bias"])
-        return g.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=eps)
-
-    zero = c("i0", [0], i64)
-    shape = g.op("Shape", "input_ids")
-    batch = g.op("Gather", shape, c("s0", 0, i64), axis=0)
-    tokens = g.op("Gather", shape, c("s1", 1, i64), axis=0)
-    positions = g.op("Range", c("r0", 0, i64), tokens, c("r1", 1, i64))
-    embedded = g.op(
-        "Add",
-        g.op(
-            "Add",
-            g.op(
-                "Gather",
-                c("embeddings.word_embeddings.weight", w["embeddings.word_embeddings.weight"]),
-                "input_ids",
-            ),
-            g.op(
-                "Gather",
-                c(
-                    "embeddings.token_type_embeddings.weight",
-                    w["embeddings.token_type_embeddings.weight"],
-                ),
-                "token_type_ids",
-            ),
-        ),
-        g.op(
-            "Gather",
-            c("embeddings.position_embeddings.weight", w["embeddings.position_embeddings.weight"]),
-            positions,
-        ),
-    )
-    x = layer_norm(embedded, "embeddings.LayerNorm")
-
-    # the key mask, [batch, 1, 1, tokens]: 0 where attended, -inf where padded
-    keep = g.op(
-        "Cast", g.op("Unsqueeze", "attention_mask", c("axes12", [1, 2], i64)), to=TensorProto.BOOL
-    )
-    key_bias = g.op("Where", keep, c("f0", [0.0]), c("ninf", [-math.inf]))
-    b1, t1 = g.op("Unsqueeze", batch, zero), g.op("Unsqueeze", tokens, zero)
-    split = g.op("Concat", b1, t1, c("m1", [-1], i64), c("head", [head], i64), axis=0)
-    merge = g.op("Concat", b1, t1, c("m1b", [-1], i64), axis=0)
-    scale = c("scale", math.sqrt(1.0 / math.sqrt(head)))
-    sqrt2, f1, half = c("sqrt2", math.sqrt(2.0)), c("f1", 1.0), c("half", 0.5)
-
+    encoder = _Encoder(config, _weights(model))
+    x = encoder.embeddings()
     for n in range(int(config["num_hidden_layers"])):
-        p = f"encoder.layer.{n}"
-        q = g.op(
-            "Transpose",
-            g.op("Reshape", linear(x, f"{p}.attention.self.query"), split),
-            perm=[0, 2, 1, 3],
-        )
-        k = g.op(
-            "Transpose",
-            g.op("Reshape", linear(x, f"{p}.attention.self.key"), split),
-            perm=[0, 2, 3, 1],
-        )
-        v = g.op(
-            "Transpose",
-            g.op("Reshape", linear(x, f"{p}.attention.self.value"), split),
-            perm=[0, 2, 1, 3],
-        )
-        scores = g.op("Add", g.op("MatMul", g.op("Mul", q, scale), g.op("Mul", k, scale)), key_bias)
-        probs = g.op("Softmax", scores, axis=-1)
-        probs = g.op("Where", g.op("IsNaN", probs), c(f"nan0.{n}", [0.0]), probs)
-        context = g.op(
-            "Reshape", g.op("Transpose", g.op("MatMul", probs, v), perm=[0, 2, 1, 3]), merge
-        )
-        attended = layer_norm(
-            g.op("Add", linear(context, f"{p}.attention.output.dense"), x),
-            f"{p}.attention.output.LayerNorm",
-        )
-        inner = linear(attended, f"{p}.intermediate.dense")
-        gelu = g.op(
-            "Mul", g.op("Mul", inner, g.op("Add", g.op("Erf", g.op("Div", inner, sqrt2)), f1)), half
-        )
-        x = layer_norm(
-            g.op("Add", linear(gelu, f"{p}.output.dense"), attended), f"{p}.output.LayerNorm"
-        )
-
+        x = encoder.layer(x, n)
+    g = encoder.g
     g.nodes[-1].output[0] = "last_hidden_state"
     dims = ["batch", "tokens"]
     graph = helper.make_graph(
         g.nodes,
         "bert-encoder",
         [helper.make_tensor_value_info(name, TensorProto.INT64, dims) for name in INPUTS],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])],
+        [
+            helper.make_tensor_value_info(
+                "last_hidden_state", TensorProto.FLOAT, [*dims, encoder.hidden]
+            )
+        ],
         g.initializers,
     )
     return helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="kenning", ir_version=8
     )
+
+
+class _Encoder:
+    """The encoder's graph, written part by part in the exporter's node order: the embeddings and
+    the key mask first, then each layer's attention and feed-forward block."""
+
+    def __init__(self, config: dict[str, Any], weights: dict[str, np.ndarray[Any, Any]]) -> None:
+        self.g = _Graph()
+        self.w = weights
+        self.hidden = int(config["hidden_size"])
+        self.head = self.hidden // int(config["num_attention_heads"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
+
+    def c(self, name: str, value: Any, dtype: Any = np.float32) -> str:
+        return self.g.const(name, np.asarray(value, dtype=dtype))
+
+    def linear(self, x: str, prefix: str) -> str:
+        g, w = self.g, self.w
+        weight = g.const(f"{prefix}.weight.T", np.ascontiguousarray(w[f"{prefix}.weight"].T))
+        return g.op(
+            "Add", g.const(f"{prefix}.bias", w[f"{prefix}.bias"]), g.op("MatMul", x, weight)
+        )
+
+    def layer_norm(self, x: str, prefix: str) -> str:
+        scale = self.g.const(f"{prefix}.weight", self.w[f"{prefix}.weight"])
+        bias = self.g.const(f"{prefix}.bias", self.w[f"{prefix}.bias"])
+        return self.g.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=self.eps)
+
+    def _table(self, name: str, ids: str) -> str:
+        return self.g.op(
+            "Gather", self.c(f"embeddings.{name}.weight", self.w[f"embeddings.{name}.weight"]), ids
+        )
+
+    def embeddings(self) -> str:
+        """Word + token type + position embeddings, normalised; then the shared constants of
+        every layer (the key mask, the head split and merge shapes, the scale, GELU's)."""
+        from onnx import TensorProto
+
+        g, c, i64 = self.g, self.c, np.int64
+        zero = c("i0", [0], i64)
+        shape = g.op("Shape", "input_ids")
+        batch = g.op("Gather", shape, c("s0", 0, i64), axis=0)
+        tokens = g.op("Gather", shape, c("s1", 1, i64), axis=0)
+        positions = g.op("Range", c("r0", 0, i64), tokens, c("r1", 1, i64))
+        words_and_types = g.op(
+            "Add",
+            self._table("word_embeddings", "input_ids"),
+            self._table("token_type_embeddings", "token_type_ids"),
+        )
+        embedded = g.op("Add", words_and_types, self._table("position_embeddings", positions))
+        x = self.layer_norm(embedded, "embeddings.LayerNorm")
+        # the key mask, [batch, 1, 1, tokens]: 0 where attended, -inf where padded
+        keep = g.op(
+            "Cast",
+            g.op("Unsqueeze", "attention_mask", c("axes12", [1, 2], i64)),
+            to=TensorProto.BOOL,
+        )
+        self.key_bias = g.op("Where", keep, c("f0", [0.0]), c("ninf", [-math.inf]))
+        b1, t1 = g.op("Unsqueeze", batch, zero), g.op("Unsqueeze", tokens, zero)
+        self.split = g.op("Concat", b1, t1, c("m1", [-1], i64), c("head", [self.head], i64), axis=0)
+        self.merge = g.op("Concat", b1, t1, c("m1b", [-1], i64), axis=0)
+        self.scale = c("scale", math.sqrt(1.0 / math.sqrt(self.head)))
+        self.sqrt2, self.f1, self.half = c("sqrt2", math.sqrt(2.0)), c("f1", 1.0), c("half", 0.5)
+        return x
+
+    def _heads(self, x: str, prefix: str, perm: list[int]) -> str:
+        return self.g.op(
+            "Transpose", self.g.op("Reshape", self.linear(x, prefix), self.split), perm=perm
+        )
+
+    def layer(self, x: str, n: int) -> str:
+        """One encoder layer: self-attention, then the feed-forward block with erf-GELU."""
+        g, p = self.g, f"encoder.layer.{n}"
+        q = self._heads(x, f"{p}.attention.self.query", [0, 2, 1, 3])
+        k = self._heads(x, f"{p}.attention.self.key", [0, 2, 3, 1])
+        v = self._heads(x, f"{p}.attention.self.value", [0, 2, 1, 3])
+        scaled = g.op("MatMul", g.op("Mul", q, self.scale), g.op("Mul", k, self.scale))
+        probs = g.op("Softmax", g.op("Add", scaled, self.key_bias), axis=-1)
+        probs = g.op("Where", g.op("IsNaN", probs), self.c(f"nan0.{n}", [0.0]), probs)
+        context = g.op(
+            "Reshape", g.op("Transpose", g.op("MatMul", probs, v), perm=[0, 2, 1, 3]), self.merge
+        )
+        attended = self.layer_norm(
+            g.op("Add", self.linear(context, f"{p}.attention.output.dense"), x),
+            f"{p}.attention.output.LayerNorm",
+        )
+        inner = self.linear(attended, f"{p}.intermediate.dense")
+        erf = g.op("Add", g.op("Erf", g.op("Div", inner, self.sqrt2)), self.f1)
+        gelu = g.op("Mul", g.op("Mul", inner, erf), self.half)
+        return self.layer_norm(
+            g.op("Add", self.linear(gelu, f"{p}.output.dense"), attended), f"{p}.output.LayerNorm"
+        )
 
 
 def export(model: Path, target: Path) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import valkey
 
+from kenning.core.models import iso
 from kenning.store.client import call, text
 
 
@@ -51,6 +52,20 @@ class AuditEvent:
             "before": self.before,
             "after": self.after,
             "details": json.dumps(self.details, sort_keys=True),
+        }
+
+    def public(self) -> dict[str, Any]:
+        """The event as plain data: who, what, why, when, before/after digests and details."""
+        return {
+            "id": self.id,
+            "at": iso(self.at),
+            "actor": self.actor,
+            "action": self.action,
+            "key": self.key,
+            "reason": self.reason,
+            "before": self.before,
+            "after": self.after,
+            "details": dict(self.details),
         }
 
     @classmethod

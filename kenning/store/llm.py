@@ -36,6 +36,19 @@ GROUP = "enrich"
 DAY_TTL_SECONDS = 40 * 86_400
 
 
+@dataclass(frozen=True, slots=True)
+class QueueCounts:
+    """The enrichment queue as it stands: jobs waiting, taken, delayed (and when the first is
+    due), parked, and the newest parked jobs' stored fields."""
+
+    waiting: int
+    in_flight: int
+    delayed: int
+    next_due: float | None
+    parked: int
+    recent_parked: tuple[dict[str, str], ...]
+
+
 class UsageLedger:
     def __init__(self, client: valkey.Valkey, prefix: str) -> None:
         self.client = client
@@ -240,22 +253,22 @@ class JobQueue:
         call(self.client.xadd, self.parked, record, maxlen=10_000, approximate=True)
         self.done(job)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> QueueCounts:
         self.ensure_group()
         pending = call(self.client.xpending, self.stream, GROUP)
         parked = call(self.client.xrevrange, self.parked, count=5)
         in_flight = int(pending["pending"] if isinstance(pending, dict) else pending[0])
         first = call(self.client.zrange, self.delayed, 0, 0, withscores=True)
-        return {
-            "waiting": int(call(self.client.xlen, self.stream)) - in_flight,
-            "in_flight": in_flight,
-            "delayed": int(call(self.client.zcard, self.delayed)),
-            "next_due": float(first[0][1]) if first else None,
-            "parked": int(call(self.client.xlen, self.parked)),
-            "recent_parked": [
+        return QueueCounts(
+            waiting=int(call(self.client.xlen, self.stream)) - in_flight,
+            in_flight=in_flight,
+            delayed=int(call(self.client.zcard, self.delayed)),
+            next_due=float(first[0][1]) if first else None,
+            parked=int(call(self.client.xlen, self.parked)),
+            recent_parked=tuple(
                 {text(k): text(v) for k, v in fields.items()} for _id, fields in parked
-            ],
-        }
+            ),
+        )
 
 
 class ExpansionCache:

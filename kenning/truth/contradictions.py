@@ -20,20 +20,21 @@ record with that reason.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ulid import ULID
 
 from kenning.core import credentials, query, validation
 from kenning.core.errors import InvalidInput, NotFound
-from kenning.core.models import GLOBAL_PROJECT, Memory, iso
+from kenning.core.models import GLOBAL_PROJECT, Memory
 from kenning.core.schema import FIELD_NAMES, NAMESPACES, vector_bytes
-from kenning.language import polarity, values
 from kenning.runtime.context import Context
 from kenning.store import STATUSES, Contradiction, Near, SearchResult
 from kenning.truth import resolution
 from kenning.truth.belief import Belief, belief_fields
+from kenning.truth.contradiction_views import Board, CheckReport, Recheck, Side, SideBySide
+from kenning.truth.detection import Found, age, conflict, detector
 
 DECISIONS = resolution.DECISIONS
 VERDICTS: tuple[str, ...] = ("contradiction", "compatible", "unknown")
@@ -48,7 +49,6 @@ CANDIDATES = CANDIDATES_PER_NAMESPACE * len(NAMESPACES)
 SecondTier = Callable[[Memory, Memory], str | tuple[str, str]]
 
 
-Found = polarity.Conflict | values.ValueChange
 # what ``conflict`` and the choice of side a read of a candidate
 EARLY_FIELDS = ("content", "created_at", "valid_from")
 
@@ -59,102 +59,6 @@ def _early(search: query.Search) -> query.Search:
     if search.knn is None:
         return replace(search, return_fields=EARLY_FIELDS)
     return replace(search, return_fields=EARLY_FIELDS, knn=search.knn - 1, limit=search.limit - 1)
-
-
-def conflict(older: str, newer: str) -> Found | None:
-    """A value change (same subject, another value) first, else
-    a polarity conflict. Pure."""
-    return values.change(older, newer) or polarity.conflict(older, newer)
-
-
-def age(memory: Memory) -> tuple[float, float, str]:
-    """What orders two statements: when each began to hold (``valid_from``, by default when it
-    was written), then when it was written. Side ``a`` of a record is the older."""
-    began = memory.valid_from if memory.valid_from is not None else memory.created_at
-    return (began, memory.created_at, memory.key)
-
-
-def detector(found: Found) -> str:
-    """The record's ``detector``: ``value``, ``reversal`` (an explicit cue in the newer
-    statement) or ``polarity``."""
-    if isinstance(found, values.ValueChange):
-        return "value"
-    return "reversal" if found.reversal else "polarity"
-
-
-@dataclass(frozen=True, slots=True)
-class Recheck:
-    """Maintenance's re-check of the open records: how many were looked at, which closed and why."""
-
-    examined: int
-    closed: list[dict[str, str]]  # {"id", "reason"}
-    still_open: int
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    """What an on-demand check looked at and found."""
-
-    examined: int
-    opened: tuple[Contradiction, ...]
-    open: tuple[Contradiction, ...]  # already-open records touching what was examined
-    # examined but not checkable (no stored vector): named, not hidden
-    without_vector: tuple[str, ...] = ()
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "examined": self.examined,
-            "opened": [c.public() for c in self.opened],
-            "already_open": [c.public() for c in self.open],
-            "without_vector": list(self.without_vector),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Side:
-    """One side of a contradiction as it stands now (``memory`` None when it is gone)."""
-
-    key: str
-    memory: Memory | None
-
-    def public(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"key": self.key, "exists": self.memory is not None}
-        if self.memory is not None:
-            m = self.memory
-            out.update(
-                content=m.content[:1_000],
-                project=m.project,
-                state=m.state,
-                trust=m.trust,
-                created_at=iso(m.created_at),
-            )
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class SideBySide:
-    """A record with both sides' current content, state and trust, for reading side by side."""
-
-    record: Contradiction
-    a: Side
-    b: Side
-
-    def public(self) -> dict[str, Any]:
-        return {**self.record.public(), "a": self.a.public(), "b": self.b.public()}
-
-
-@dataclass(frozen=True, slots=True)
-class Board:
-    """``Contradictions.board``: records with both sides described, and how many match in all."""
-
-    contradictions: tuple[SideBySide, ...]
-    open_total: int
-
-    def public(self) -> dict[str, Any]:
-        return {
-            "contradictions": [c.public() for c in self.contradictions],
-            "open_total": self.open_total,
-        }
 
 
 class Contradictions:

@@ -40,22 +40,6 @@ _TIMES = (
 _TUPLES = ("tags", "reinstate_hints")
 
 
-def event_view(event: AuditEvent) -> dict[str, Any]:
-    """An audit event as plain data: who, what, why, when, before/after digests and details."""
-    details = dict(event.details)
-    return {
-        "id": event.id,
-        "at": iso(event.at),
-        "actor": event.actor,
-        "action": event.action,
-        "key": event.key,
-        "reason": event.reason,
-        "before": event.before,
-        "after": event.after,
-        "details": details,
-    }
-
-
 def from_snapshot(key: str, snapshot: dict[str, Any]) -> Memory:
     """A forget snapshot (public form: ISO times, lists) -> Memory. Unknown fields are ignored."""
     values: dict[str, Any] = {}
@@ -95,7 +79,7 @@ class MemoryHistory:
             "key": self.key,
             "exists": self.exists,
             "current": None if self.current is None else asdict(self.current),
-            "events": [event_view(e) for e in self.events],
+            "events": [e.public() for e in self.events],
         }
 
 
@@ -108,7 +92,7 @@ class AuditPage:
     next: str | None
 
     def public(self) -> dict[str, Any]:
-        return {"events": [event_view(e) for e in self.events], "next": self.next}
+        return {"events": [e.public() for e in self.events], "next": self.next}
 
 
 class History:
@@ -173,20 +157,7 @@ class History:
                 hint="history(key) shows what happened",
             )
         event = self._last_forget(key)
-        days = self.ctx.settings.forget_retention_days
-        if self.ctx.clock.now() - event.at > days * DAY:
-            raise Conflict(
-                f"{key} was forgotten on {iso(event.at)}, more than {days} days ago",
-                hint="the snapshot is past KENNING_FORGET_RETENTION_DAYS; restore it from a backup",
-            )
-        snapshot = self.ctx.store.snapshots.read(key)
-        if snapshot is None:
-            raise Conflict(
-                f"the snapshot of {key} is gone (forgotten on {iso(event.at)})",
-                hint=(
-                    "snapshots expire after KENNING_FORGET_RETENTION_DAYS; restore it from a backup"
-                ),
-            )
+        snapshot = self._snapshot(key, event)
         memory = from_snapshot(key, snapshot)
         if not memory.namespace:
             memory = replace(memory, namespace=namespace_of(key, self.ctx.store.prefix))
@@ -214,6 +185,24 @@ class History:
         # The memory is believed again: any contradiction it takes part in is real again.
         self.contradictions.on_remember(memory, vector, actor=actor)
         return memory
+
+    def _snapshot(self, key: str, event: AuditEvent) -> dict[str, Any]:
+        """The forgotten memory's kept fields, while the retention window holds them."""
+        days = self.ctx.settings.forget_retention_days
+        if self.ctx.clock.now() - event.at > days * DAY:
+            raise Conflict(
+                f"{key} was forgotten on {iso(event.at)}, more than {days} days ago",
+                hint="the snapshot is past KENNING_FORGET_RETENTION_DAYS; restore it from a backup",
+            )
+        snapshot = self.ctx.store.snapshots.read(key)
+        if snapshot is None:
+            raise Conflict(
+                f"the snapshot of {key} is gone (forgotten on {iso(event.at)})",
+                hint=(
+                    "snapshots expire after KENNING_FORGET_RETENTION_DAYS; restore it from a backup"
+                ),
+            )
+        return snapshot
 
     def _last_forget(self, key: str) -> AuditEvent:
         for event in reversed(self.ctx.store.audit.latest(key, limit=HISTORY_LIMIT)):

@@ -37,6 +37,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="experiment: CONFIG SET this on the private Valkey before the import (repeatable)",
     )
+    _llm_arguments(parser)
+    _load_arguments(parser)
+
+
+def _llm_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--llm`: the LLM extras' mechanics against a scripted local model server."""
     parser.add_argument(
         "--llm",
         action="store_true",
@@ -45,6 +51,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
             "(expansion latency cold/cached, enrichment queue jobs/s); writes bench/results/llm/"
         ),
     )
+    parser.add_argument(
+        "--model-ms",
+        type=float,
+        default=0.0,
+        help="with --llm: how long the scripted model takes per answer (default 0)",
+    )
+
+
+def _load_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--load`: N concurrent MCP clients over HTTP (bench/load.py)."""
     parser.add_argument(
         "--load",
         action="store_true",
@@ -84,12 +100,6 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
             "with --load: another server environment, run interleaved with the others per N "
             "(repeatable; the first is the headline; none given: the default server)"
         ),
-    )
-    parser.add_argument(
-        "--model-ms",
-        type=float,
-        default=0.0,
-        help="with --llm: how long the scripted model takes per answer (default 0)",
     )
 
 

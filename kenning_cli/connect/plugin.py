@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from kenning import __version__
-from kenning.knowledge.skills import Skill, Skills
+from kenning.knowledge.skill_records import Skill
+from kenning.knowledge.skills import Skills
 
 HOOK = Path(__file__).with_name("kenning_hook.py")
 COMMAND = 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/kenning_hook.py"'

@@ -17,7 +17,7 @@ from kenning.core.clock import ManualClock
 from kenning.core.errors import InvalidInput
 from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory.memories import Listing
+from kenning.memory.listing import Listing
 from kenning.ops.jobs import JobRun
 from kenning.runtime.embedding import Embedder
 from tests.conftest import make_settings

@@ -72,7 +72,7 @@ def test_the_maintenance_job_archives_an_expired_memory(
     assert run.started_at == run.finished_at == clock.now()  # the engine clock, not the wall clock
     _archived_by_the_worker(engine, key)
     assert engine.jobs.last_runs() == {MAINTENANCE: run}
-    assert engine.maintenance.last_report() is not None  # the full report is kept by the engine
+    assert engine.maintenance.last_findings() is not None  # the report is kept by the engine
     assert engine.jobs.leader() == "w1"
     worker.stop()
     assert engine.jobs.leader() is None  # stop released the lease

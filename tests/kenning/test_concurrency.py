@@ -18,7 +18,8 @@ from kenning.core.errors import Conflict, InvalidInput
 from kenning.core.models import Note
 from kenning.engine import Engine
 from kenning.memory.idempotency import Once
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.store import digest
 
 THREADS = 8

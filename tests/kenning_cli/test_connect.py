@@ -19,7 +19,8 @@ import pytest
 
 from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning_cli.connect import clients, plugin
 from kenning_cli.main import load_commands, main
 from tests.kenning.skill_history import DOMAIN, seed

@@ -10,7 +10,7 @@ import pytest
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.knowledge.feeds import config
-from kenning.memory.memories import Listing
+from kenning.memory.listing import Listing
 from kenning_cli.main import load_commands, main
 from tests.feeds_server import FeedServer
 

@@ -22,7 +22,8 @@ import valkey
 
 from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder
 from kenning_cli.main import load_commands, main

@@ -13,7 +13,7 @@ from kenning.access.accounts import Accounts
 from kenning.core.clock import ManualClock
 from kenning.core.errors import Conflict
 from kenning.engine import Engine
-from kenning.knowledge.skills import Proposal
+from kenning.knowledge.skill_records import Proposal
 from kenning.memory.memories import Draft
 from kenning.ops.embedded import EmbeddedValkey
 from tests.kenning.skill_history import DOMAIN, seed

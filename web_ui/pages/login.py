@@ -58,10 +58,8 @@ async def login_page(request: Request) -> Response:
     return _form(request, {})
 
 
-async def login_submit(request: Request) -> Response:
-    rt = runtime(request)
-    check_origin(request, rt.settings)
-    form = await form_of(request)
+def _check_login_token(request: Request, form: dict[str, str]) -> None:
+    """The form's token must equal its cookie (set with the form): a login from this page."""
     expected = request.cookies.get(LOGIN_COOKIE, "")
     if not expected or not hmac.compare_digest(
         form.get("login_token", "").encode(), expected.encode()
@@ -69,45 +67,36 @@ async def login_submit(request: Request) -> Response:
         raise Forbidden(
             "the login form's token is missing or stale", hint="reload the login page and try again"
         )
+
+
+def _again(
+    request: Request, error: dict[str, str | None], username: str, target: str, status: int
+) -> Response:
+    """The form once more, with why the login was refused and the name typed."""
+    return _form(request, {"error": error, "username": username, "next": target}, status=status)
+
+
+async def login_submit(request: Request) -> Response:
+    rt = runtime(request)
+    check_origin(request, rt.settings)
+    form = await form_of(request)
+    _check_login_token(request, form)
     username, password = form.get("username", ""), form.get("password", "")
     target = _next(form.get("next"))
     if not username or not password or len(username) > MAX_NAME or len(password) > MAX_PASSWORD:
-        return _form(
-            request,
-            {
-                "error": _refused("Not signed in", "Enter your user name and password."),
-                "username": username[:MAX_NAME],
-                "next": target,
-            },
-            status=400,
-        )
+        error = _refused("Not signed in", "Enter your user name and password.")
+        return _again(request, error, username[:MAX_NAME], target, 400)
     ip = request.client.host if request.client else None
     try:
         login = await rt.run(rt.logins.login, username, password, ip=ip)
     except RateLimited as exc:
         rt.metrics.failed_logins.inc()
-        return _form(
-            request,
-            {
-                "error": _refused("Too many attempts", exc.message, exc.hint),
-                "username": username,
-                "next": target,
-            },
-            status=429,
-        )
+        error = _refused("Too many attempts", exc.message, exc.hint)
+        return _again(request, error, username, target, 429)
     if login is None:
         rt.metrics.failed_logins.inc()
-        return _form(
-            request,
-            {
-                "error": _refused(
-                    "Not signed in", "Wrong user name or password, or the account is disabled."
-                ),
-                "username": username,
-                "next": target,
-            },
-            status=401,
-        )
+        wrong = "Wrong user name or password, or the account is disabled."
+        return _again(request, _refused("Not signed in", wrong), username, target, 401)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         COOKIE,

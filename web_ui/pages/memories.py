@@ -4,6 +4,7 @@ contradictions, history, lifecycle and trust actions, edit with re-embed, tags).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -14,8 +15,8 @@ from kenning.core.errors import InvalidInput
 from kenning.core.models import STATES, TRUST_LEVELS
 from kenning.core.validation import namespaces
 from kenning.engine import Engine
+from kenning.memory.fields import KINDS
 from kenning.memory.inspection import AuditRequest
-from kenning.memory.memories import KINDS
 from web_ui.forms import attempt, confirmed, form_of, login
 from web_ui.guard import guard
 from web_ui.runtime import runtime
@@ -145,68 +146,90 @@ async def memory(request: Request) -> Response:
     return await _detail(request, {})
 
 
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """One submitted action of a memory's page."""
+
+    request: Request
+    key: str
+    fields: dict[str, str]
+    actor: str
+
+    @property
+    def back(self) -> str:
+        return f"/memory?key={self.key}"
+
+    @property
+    def reason(self) -> str | None:
+        return self.fields.get("reason") or None
+
+    async def done(self, action: str, title: str, changed: dict[str, Any]) -> Response:
+        return await confirmed(
+            self.request, action=action, title=title, changed=changed, back=self.back
+        )
+
+
+async def _move(asked: _Asked, do: str) -> Response:
+    rt = runtime(asked.request)
+    done = await rt.run(
+        rt.engine.lifecycle.transition,
+        asked.key,
+        TARGETS[do],
+        reason=asked.fields.get("reason"),
+        actor=asked.actor,
+    )
+    return await asked.done(do, f"{do}: {asked.key}", done.public())
+
+
+async def _verify(asked: _Asked) -> Response:
+    rt = runtime(asked.request)
+    verified = await rt.run(rt.engine.belief.verify, asked.key, asked.reason, actor=asked.actor)
+    changed = {"key": asked.key, "trust": verified.trust}
+    return await asked.done("verify", f"verified: {asked.key}", changed)
+
+
+async def _edit(asked: _Asked) -> Response:
+    rt = runtime(asked.request)
+    edited = await rt.run(
+        rt.engine.memories.update,
+        asked.key,
+        asked.fields.get("content", ""),
+        actor=asked.actor,
+        reason=asked.reason,
+    )
+    changed = {"key": asked.key, "content": edited.content}
+    return await asked.done("update", f"edited and re-embedded: {asked.key}", changed)
+
+
+async def _tags(asked: _Asked) -> Response:
+    rt = runtime(asked.request)
+    tagged = await rt.run(
+        rt.engine.memories.retag,
+        asked.key,
+        add=_words(asked.fields.get("add")),
+        remove=_words(asked.fields.get("remove")),
+        actor=asked.actor,
+        reason=asked.reason,
+    )
+    changed = {"key": asked.key, "tags": list(tagged.tags)}
+    return await asked.done("retag", f"tags changed: {asked.key}", changed)
+
+
+_ACTIONS = {"verify": _verify, "edit": _edit, "tags": _tags}
+
+
 @guard("editor")
 async def change(request: Request) -> Response:
     """One memory's actions: state, verify, edit (re-embedded), tags; ``do`` names which."""
-    rt = runtime(request)
     fields = await form_of(request)
-    key, do, actor = fields.get("key", ""), fields.get("do", ""), login(request).actor
-    back = f"/memory?key={key}"
+    do = fields.get("do", "")
+    asked = _Asked(request, fields.get("key", ""), fields, login(request).actor)
 
     async def act() -> Response:
         if do in TARGETS:
-            done = await rt.run(
-                rt.engine.lifecycle.transition,
-                key,
-                TARGETS[do],
-                reason=fields.get("reason"),
-                actor=actor,
-            )
-            return await confirmed(
-                request, action=do, title=f"{do}: {key}", changed=done.public(), back=back
-            )
-        if do == "verify":
-            verified = await rt.run(
-                rt.engine.belief.verify, key, fields.get("reason") or None, actor=actor
-            )
-            return await confirmed(
-                request,
-                action="verify",
-                title=f"verified: {key}",
-                changed={"key": key, "trust": verified.trust},
-                back=back,
-            )
-        if do == "edit":
-            edited = await rt.run(
-                rt.engine.memories.update,
-                key,
-                fields.get("content", ""),
-                actor=actor,
-                reason=fields.get("reason") or None,
-            )
-            return await confirmed(
-                request,
-                action="update",
-                title=f"edited and re-embedded: {key}",
-                changed={"key": key, "content": edited.content},
-                back=back,
-            )
-        if do == "tags":
-            tagged = await rt.run(
-                rt.engine.memories.retag,
-                key,
-                add=_words(fields.get("add")),
-                remove=_words(fields.get("remove")),
-                actor=actor,
-                reason=fields.get("reason") or None,
-            )
-            return await confirmed(
-                request,
-                action="retag",
-                title=f"tags changed: {key}",
-                changed={"key": key, "tags": list(tagged.tags)},
-                back=back,
-            )
+            return await _move(asked, do)
+        if do in _ACTIONS:
+            return await _ACTIONS[do](asked)
         raise InvalidInput(f"unknown action {do!r}", hint="use the buttons of the memory's page")
 
     return await attempt(request, act, _detail)

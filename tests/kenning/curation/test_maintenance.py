@@ -166,18 +166,14 @@ def test_index_report_counts_phantoms_and_reindex_keeps_documents(
 
 
 def test_the_last_report_is_kept(engine: Engine) -> None:
-    assert engine.maintenance.last_report() is None
-    engine.maintenance.run()
-    kept = engine.maintenance.last_report()
+    assert engine.maintenance.last_findings() is None
+    report = engine.maintenance.run()
+    kept = engine.maintenance.last_findings()
     assert kept is not None
-    assert set(kept) == {
-        "started_at",
-        "recall_counters",
-        "expired",
-        "duplicates",
-        "contradictions",
-        "indexes",
-    }
+    assert kept.at == report.started_at
+    assert kept.expired == report.expired.count
+    assert kept.contradictions_closed == len(report.contradictions.closed)
+    assert kept.index_drift == list(report.indexes.drift)
 
 
 def test_cli_maintain_and_reindex(

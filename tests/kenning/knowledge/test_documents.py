@@ -15,7 +15,7 @@ from kenning.knowledge.documents import (
     sentences,
     split_sentences,
 )
-from kenning.memory.memories import Listing
+from kenning.memory.listing import Listing
 
 
 def test_fixed_windows_overlap_and_cover_the_text() -> None:

@@ -18,7 +18,8 @@ import valkey
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
 from tests.anthropic_fake import FakeAnthropic, answer, message, serve
 from tests.kenning.llm.test_llm import with_key

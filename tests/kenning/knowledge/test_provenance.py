@@ -21,7 +21,8 @@ from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.knowledge.enrichment import PROMPT_VERSION
 from kenning.knowledge.feeds.config import Feed
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
 from tests.anthropic_fake import FakeAnthropic, answer, serve
 from tests.feeds_server import FeedServer

@@ -10,7 +10,7 @@ import pytest
 from kenning.core.errors import InvalidInput
 from kenning.engine import Engine
 from kenning.knowledge import skill_bundle, skill_doc
-from kenning.knowledge.skills import Skill
+from kenning.knowledge.skill_records import Skill
 from tests.kenning.skill_history import DOMAIN, seed
 
 

@@ -14,7 +14,8 @@ from kenning.core.errors import InvalidInput
 from kenning.core.models import INVALID_DATE, iso
 from kenning.core.validation import EARLIEST, LATEST
 from kenning.engine import Engine
-from kenning.memory.memories import Draft, Forgotten, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft, Forgotten
 from kenning.ops.backup_file import check
 from kenning.store import AuditEvent
 

@@ -164,7 +164,7 @@ def test_a_summary_feed_through_the_worker_job_stores_the_excerpt_on_every_shape
 
 
 def _stored_keys(engine: Engine, feed: str) -> tuple[str, ...]:
-    from kenning.memory.memories import Listing
+    from kenning.memory.listing import Listing
 
     page = engine.memories.list(Listing(namespaces=["knowledge"], kinds=["article"], limit=50))
     return tuple(m.key for m in page.items if m.metadata.get("feed") == feed)

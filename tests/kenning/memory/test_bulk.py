@@ -13,7 +13,8 @@ from kenning.core.errors import InvalidInput
 from kenning.core.models import RememberResult
 from kenning.engine import Engine
 from kenning.memory.bulk import FAILED, NEW, Bulk, ImportInterrupted
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import Embedder, Vector

@@ -16,7 +16,8 @@ from kenning.core.errors import InvalidInput
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.knowledge.feeds.config import Feed
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
 from kenning_cli.main import load_commands, main
 from tests.conftest import make_settings

@@ -11,7 +11,8 @@ from kenning.core.errors import InvalidInput
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.experience import Approach, Report
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.memory.scoring import experience_weight
 from kenning.runtime.embedding import Embedder

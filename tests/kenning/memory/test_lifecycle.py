@@ -9,7 +9,8 @@ from kenning.core.errors import Conflict, InvalidInput
 from kenning.engine import Engine
 from kenning.memory.experience import Report
 from kenning.memory.lifecycle import ALLOWED, ProjectDone, ProjectPreview, check_move
-from kenning.memory.memories import Draft, ForgetPreview, Forgotten, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft, ForgetPreview, Forgotten
 from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder
 from tests.margins import assert_clear, assert_pair

@@ -11,7 +11,8 @@ from kenning.core.clock import ManualClock
 from kenning.core.errors import BackendUnavailable, EmbeddingMismatch, InvalidInput, NotFound
 from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory.memories import Draft, ForgetPreview, Forgotten, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft, ForgetPreview, Forgotten
 from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder, SentenceTransformerEmbedder
 from kenning.store import connect, digest

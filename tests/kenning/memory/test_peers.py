@@ -14,7 +14,7 @@ from kenning.core.errors import InvalidInput
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory import peers
-from kenning.memory.memories import Listing
+from kenning.memory.listing import Listing
 from kenning.memory.recall import RecallRequest
 from kenning_cli.main import load_commands, main
 

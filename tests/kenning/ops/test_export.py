@@ -17,7 +17,8 @@ from kenning.core.schema import encode
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.experience import Approach, Report
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
 from kenning_cli.main import load_commands, main
 from tests.conftest import make_settings

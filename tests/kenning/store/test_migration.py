@@ -10,7 +10,8 @@ from kenning.core import schema
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
 from kenning.engine import Engine
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder
 from kenning.store import indexes as index_admin

@@ -15,7 +15,8 @@ from kenning.core.clock import ManualClock
 from kenning.engine import Engine
 from kenning.memory.inspection import AuditRequest
 from kenning.memory.lifecycle import ProjectDone
-from kenning.memory.memories import Draft, Listing
+from kenning.memory.listing import Listing
+from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.store.recalls import SETTLED_TTL
 from kenning.store.writer import Commands

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kenning.truth.contradictions import conflict
+from kenning.truth.detection import conflict
 
 CORPUS = Path(__file__).resolve().parents[3] / "bench" / "data" / "contradictions.jsonl"
 ROWS = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]

@@ -17,7 +17,7 @@ from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.knowledge.feeds.config import Feed
 from kenning.knowledge.feeds.ingest import backoff
-from kenning.memory.memories import Listing
+from kenning.memory.listing import Listing
 from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder
 from tests.conftest import make_settings
