@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.conftest import free_port
+import valkey
+
+from kenning.core.clock import ManualClock
+from kenning.core.settings import Settings
+from kenning.engine import Engine
+from kenning.runtime.embedding import Embedder
+from tests.conftest import free_port, make_settings
 
 
 @dataclass
@@ -149,3 +155,32 @@ def serve() -> Iterator[FakeAnthropic]:
     finally:
         fake.server.shutdown()
         fake.server.server_close()
+
+
+# what the LLM tests leave out unless they test it: second-tier verdicts, retries
+QUIET = {"llm_contradiction_verdicts": False, "llm_max_retries": 0}
+
+
+def keyed_engine(
+    settings: Settings,
+    client: valkey.Valkey,
+    embedder: Embedder,
+    clock: ManualClock,
+    fake: FakeAnthropic,
+    **values: Any,
+) -> Engine:
+    """An engine whose LLM extras call ``fake``, with ``values`` over the settings."""
+    return Engine.open(with_key(settings, fake, **values), client, embedder, clock=clock)
+
+
+def with_key(settings: Settings, fake: FakeAnthropic, **overrides: Any) -> Settings:
+    """``settings`` with an API key and the base URL of ``fake`` (the LLM extras on)."""
+    values: dict[str, Any] = {
+        "key_prefix": settings.key_prefix,
+        "anthropic_api_key": "sk-test-not-real",
+        "anthropic_base_url": fake.url,
+        "llm_max_retries": 2,
+        "llm_timeout_seconds": 2.0,
+    }
+    values.update(overrides)
+    return make_settings(settings.data_dir, settings.valkey_port, **values)

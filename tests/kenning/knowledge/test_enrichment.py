@@ -9,10 +9,8 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 import valkey
 
 from kenning.core.clock import ManualClock
@@ -21,8 +19,7 @@ from kenning.engine import Engine
 from kenning.memory.listing import Listing
 from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
-from tests.anthropic_fake import FakeAnthropic, answer, message, serve
-from tests.kenning.llm.test_llm import with_key
+from tests.anthropic_fake import FakeAnthropic, answer, message, with_key
 
 SOURCE = (
     "Release 4.2 of the billing service moved to Postgres 16; the nightly export now runs at 02:30 "
@@ -34,11 +31,6 @@ FACTS = {
         "The nightly billing export runs at 02:30 UTC.",
     ]
 }
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    yield from serve()
 
 
 def open_engine(

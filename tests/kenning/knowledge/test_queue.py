@@ -8,7 +8,6 @@ server and the clock are the fakes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,23 +16,22 @@ import valkey
 
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
-from kenning.engine import Engine
 from kenning.knowledge.enrichment import retry_wait
 from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
 from kenning_cli.main import load_commands, main
 from tests.anthropic_fake import (
+    QUIET,
     FakeAnthropic,
     answer,
     error,
+    keyed_engine,
     message,
     non_json,
-    serve,
     slow,
     truncated,
     wrong_shape,
 )
-from tests.kenning.llm.test_llm import with_key
 
 load_commands()
 
@@ -43,25 +41,6 @@ SOURCES = [
     for n, name in enumerate(("Kestrel", "Heron", "Osprey", "Plover"))
 ]
 FACTS = {"facts": ["The billing export runs at night."]}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    yield from serve()
-
-
-def keyed(
-    settings: Settings,
-    client: valkey.Valkey,
-    embedder: Embedder,
-    clock: ManualClock,
-    fake: FakeAnthropic,
-    **overrides: Any,
-) -> Engine:
-    values: dict[str, Any] = {"llm_contradiction_verdicts": False, "llm_max_retries": 0}
-    return Engine.open(
-        with_key(settings, fake, **{**values, **overrides}), client, embedder, clock=clock
-    )
 
 
 @pytest.fixture
@@ -100,7 +79,7 @@ def test_every_failure_shape_through_queue_run_is_accounted_for(
     cli_env: None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    engine = keyed(settings, client, embedder, clock, fake)
+    engine = keyed_engine(settings, client, embedder, clock, fake, **QUIET)
     for text in SOURCES:
         engine.memories.remember(
             Draft(text, namespace="episodic", project="billing"), actor="agent"
@@ -134,12 +113,13 @@ def test_an_outage_delays_on_a_schedule_with_a_ceiling_and_never_parks(
     clock: ManualClock,
     fake: FakeAnthropic,
 ) -> None:
-    engine = keyed(
+    engine = keyed_engine(
         settings,
         client,
         embedder,
         clock,
         fake,
+        **QUIET,
         enrichment_max_attempts=1,
         enrichment_retry_seconds=60.0,
         enrichment_retry_max_seconds=200.0,
@@ -172,12 +152,13 @@ def test_an_exhausted_budget_delays_until_it_returns(
     clock: ManualClock,
     fake: FakeAnthropic,
 ) -> None:
-    engine = keyed(
+    engine = keyed_engine(
         settings,
         client,
         embedder,
         clock,
         fake,
+        **QUIET,
         enrichment_max_attempts=1,
         llm_daily_token_cap=40,
         enrichment_retry_max_seconds=7 * 86_400.0,
@@ -205,7 +186,9 @@ def test_a_parked_job_is_listed_with_its_reason_and_requeued_or_dropped(
     cli_env: None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    engine = keyed(settings, client, embedder, clock, fake, enrichment_max_attempts=1)
+    engine = keyed_engine(
+        settings, client, embedder, clock, fake, **QUIET, enrichment_max_attempts=1
+    )
     for text in SOURCES[:2]:
         engine.memories.remember(Draft(text, namespace="episodic"), actor="agent")
     fake.then(message("no json"), message("none either"))

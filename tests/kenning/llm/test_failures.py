@@ -9,7 +9,6 @@ the enrichment queue through `kenning queue run` (a subprocess of the real CLI).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,21 +29,15 @@ from tests.anthropic_fake import (
     answer,
     message,
     non_json,
-    serve,
     slow,
     truncated,
+    with_key,
     wrong_shape,
 )
 from tests.feeds_server import FeedServer
-from tests.kenning.llm.test_llm import with_key
 from tests.mcp_server.conftest import mcp_settings, ok, start_harness
 
 ALERTS = "Grafana alerts for disk usage page the on-call engineer above 85 percent."
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    yield from serve()
 
 
 # (reply, the reason's start, the llm metric's outcome)

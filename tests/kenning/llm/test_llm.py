@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,25 +20,7 @@ from kenning.memory.memories import Draft
 from kenning.runtime.embedding import Embedder
 from kenning.store.llm import UsageLedger
 from kenning.truth.contradictions import PENDING_NOTE
-from tests.anthropic_fake import FakeAnthropic, answer, error, message, serve
-from tests.conftest import make_settings
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    yield from serve()
-
-
-def with_key(settings: Settings, fake: FakeAnthropic, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {
-        "key_prefix": settings.key_prefix,
-        "anthropic_api_key": "sk-test-not-real",
-        "anthropic_base_url": fake.url,
-        "llm_max_retries": 2,
-        "llm_timeout_seconds": 2.0,
-    }
-    values.update(overrides)
-    return make_settings(settings.data_dir, settings.valkey_port, **values)
+from tests.anthropic_fake import FakeAnthropic, answer, error, message, with_key
 
 
 def make_llm(

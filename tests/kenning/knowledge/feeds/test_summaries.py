@@ -6,7 +6,6 @@ and the clock are the fakes."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +22,8 @@ from kenning.knowledge.feeds.parse import Entry
 from kenning.knowledge.feeds.summary import digest
 from kenning.llm.client import FRAME
 from kenning.runtime.embedding import Embedder
-from tests.anthropic_fake import FakeAnthropic, Reply, answer, error, message, serve
+from tests.anthropic_fake import FakeAnthropic, Reply, answer, error, message, with_key
 from tests.feeds_server import FeedServer
-from tests.kenning.llm.test_llm import with_key
 
 VALKEY_LINK = "https://valkey.example.io/blog/valkey-9-1/"
 SEARCH_LINK = "https://valkey.example.io/blog/search-ga/"
@@ -44,11 +42,6 @@ INJECTED_FEED = f"""<?xml version="1.0" encoding="utf-8"?>
 <guid>evil-1</guid><pubDate>Tue, 01 Dec 2026 10:00:00 GMT</pubDate>
 <description>{INJECTION}</description></item>
 </channel></rss>""".encode()
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    yield from serve()
 
 
 def keyed(
