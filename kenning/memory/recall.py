@@ -20,10 +20,10 @@ import numpy as np
 from kenning.core import query
 from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, Memory, RecallHit
 from kenning.core.schema import vector_bytes
-from kenning.language import phrases, substance, temporal
+from kenning.language import overlap, phrases, substance, temporal
 from kenning.llm.expansion import Expander, ExpansionReport
 from kenning.memory import scoring, staleness
-from kenning.memory.confidence import Confidence, Evidence, judge
+from kenning.memory.confidence import Confidence, Evidence, Thresholds, judge
 from kenning.memory.graveyard import Graveyard
 from kenning.memory.recall_log import RecallLog
 from kenning.memory.recall_plan import (
@@ -148,6 +148,13 @@ class Recaller:
         self.policy = scoring.RecencyPolicy(
             s.recency_grace_days, s.recency_step, s.recency_step_days, s.recency_floor
         )
+        self.limits = Thresholds(
+            weak=s.relevance_floor + s.weak_match_margin,
+            lead=s.confident_lead,
+            unmatched=s.unmatched_identifier_similarity,
+            stranger=s.unknown_name_similarity,
+            unrelated=s.no_overlap_similarity,
+        )
         self.graveyard = graveyard
         self.suppressions = suppressions
         self.log = log
@@ -224,6 +231,7 @@ class Recaller:
         asked = [i for i in p.identifiers if not CAPITALS_ONLY.fullmatch(i)]
         held = any(exact(h.memory.content, i) for h in chosen for i in asked)
         missing = any(is_code(i) and i in unknown for i in asked)
+        terms = overlap.key_terms(p.text)
         evidence = Evidence(
             similarities=[h.similarity for h in chosen],
             neighbourhood=neighbourhood,
@@ -232,14 +240,10 @@ class Recaller:
             window=p.period_only and bool(chosen),
             hinted=any(h.reinstate_candidate for h in chosen),
             warned=any(h.memory.key in recorded for h in chosen),
+            stranger=any(name in unknown for name in p.names),
+            coverage=max((overlap.coverage(terms, h.memory.content) for h in chosen), default=0.0),
         )
-        s = self.ctx.settings
-        return judge(
-            evidence,
-            lead=s.confident_lead,
-            unmatched=s.unmatched_identifier_similarity,
-            weak=s.relevance_floor + s.weak_match_margin,
-        )
+        return judge(evidence, self.limits)
 
     def unsuppressed(
         self, p: Plan, pool: list[Hit], suppressed: list[Suppression]
@@ -333,12 +337,14 @@ class Recaller:
         (the query's neighbourhood) and the identifiers whose words no memory holds (the
         verdict's evidence)."""
         lexical = self.lexical(p, vector)
-        nears = self.candidates(p, vector) + lexical + self.window(p, vector)
+        named = self.named(p, vector)
+        nears = self.candidates(p, vector) + lexical + named + self.window(p, vector)
         results = self.ctx.store.memories.nearest(nears)
         searched = [i for i in p.identifiers if phrases.search_words(i)]
+        searched += [n for n in p.names if phrases.search_words(n)]
         unknown = frozenset(
             ident
-            for ident, found in zip(searched, results[1 : 1 + len(lexical)], strict=True)
+            for ident, found in zip(searched, results[1 : 1 + len(searched)], strict=True)
             if found.total == 0
         )
         return _valid(p, results), tuple(1.0 - d for d in results[0].distances), unknown
@@ -396,6 +402,20 @@ class Recaller:
                         fields=("content",),
                         accept=holds,
                     )
+                )
+        return out
+
+    def named(self, p: Plan, vector: bytes) -> list[Near]:
+        """For each proper name the query names: whether any memory in scope holds its words (one
+        row asked for, none read: only the count is evidence)."""
+        out: list[Near] = []
+        for name in p.names:
+            if words := phrases.search_words(name):
+                forms = (
+                    query.text_any("content", [w, w[:-1]] if _plural(w) else [w]) for w in words
+                )
+                out.append(
+                    Near(self._search(p, vector, (*self.clauses(p), *forms), 1), accept=_never)
                 )
         return out
 
@@ -574,6 +594,14 @@ def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> lis
     taken = {h.memory.key for h in keep}
     rest = [h for h in ranked if h.memory.key not in taken][: top_k - len(keep)]
     return sorted(keep + rest, key=lambda h: h.score, reverse=True)
+
+
+def _plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith("ss")
+
+
+def _never(_row: dict[str, str]) -> bool:
+    return False
 
 
 def _holds(identifier: str, row: dict[str, str]) -> bool:

@@ -34,6 +34,10 @@ _CODE_MARK = re.compile(r"\d|\w[_./\\]\w|::")
 _CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 _LONG_CAPITALS = re.compile(r"[A-Z]{5,}")  # ENOENT, EACCES; "CSV", "ORM" are words
 CAPITALS_ONLY = re.compile(r"[A-Z]+s?")
+_SENTENCES = re.compile(r"(?:[.!?:;]|--)\s+|\n+")
+_NAME_WORD = re.compile(r"\S+")
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+_PROPER = re.compile(r"[A-Z][a-z]+")  # Terraform, Switzerland; not GraphQL, SOAP, v2 or I
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class Plan:
     embedded: str = ""
     identifiers: tuple[str, ...] = ()  # searched lexically
     codes: tuple[str, ...] = ()  # the real identifiers among them: a hit holding one is lifted
+    names: tuple[str, ...] = ()  # proper names (not identifiers): one no memory holds is evidence
     actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
     include_feeds: bool = True
@@ -94,6 +99,7 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
         embedded=rest if only and substance.content_words(rest) else text,
         identifiers=named,
         codes=tuple(i for i in named if is_code(i)),
+        names=proper_names(text, named),
         actor=request.actor or "unknown",
         notes=notes,
         include_feeds=feeds_default
@@ -157,6 +163,20 @@ def identifiers(text: str) -> tuple[str, ...]:
             continue
         if _IDENTIFIER_MARK.search(word) or _CAPITALS.fullmatch(word):
             found.append(word)
+    return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
+def proper_names(text: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Capitalised words inside a sentence of ``text`` ("Terraform", "Switzerland", "Dmitri's"
+    read as "Dmitri"), not identifiers (``named``) and not all capitals. Pure.
+
+    The first word of a sentence is skipped (any word is capitalised there), and so is "I"."""
+    found: list[str] = []
+    for sentence in _SENTENCES.split(_BACKTICKS.sub(" ", text)):
+        for word in _NAME_WORD.findall(sentence)[1:]:
+            name = _POSSESSIVE.sub("", word.strip(_STRIP).rstrip("."))
+            if _PROPER.fullmatch(name) and name not in named:
+                found.append(name)
     return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
 
 
