@@ -153,7 +153,7 @@ def signals(found: RecallResult) -> dict[str, Any]:
         "reason": verdict.reason,
         "best": round(verdict.best, 4),
         "typical": None if verdict.typical is None else round(verdict.typical, 4),
-        "coverage": verdict.coverage,
+        "coverage": getattr(verdict, "coverage", None),  # None before the signal existed
     }
 
 

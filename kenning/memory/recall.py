@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from kenning.core import query
 from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, Memory, RecallHit
 from kenning.core.schema import vector_bytes
 from kenning.language import overlap, phrases, substance, temporal
-from kenning.llm.expansion import Expander, ExpansionReport
+from kenning.llm.expansion import Expander
 from kenning.memory import scoring, staleness
 from kenning.memory.confidence import Confidence, Evidence, Thresholds, judge
 from kenning.memory.graveyard import Graveyard
@@ -34,8 +34,9 @@ from kenning.memory.recall_plan import (
     in_period,
     is_code,
     plan,
-    window_public,
+    says_asked,
 )
+from kenning.memory.recall_result import RecallResult
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by, kept_as_history
 from kenning.runtime.context import Context
 from kenning.store import Hit, Near, SearchResult
@@ -59,77 +60,6 @@ MAX_POOL = 200  # the most rows one KNN of a recall asks for
 OVERFETCH = 3  # a recall's KNN asks for OVERFETCH x top_k + 10 rows (OVERFETCH_AS_OF with as_of)
 OVERFETCH_AS_OF = 4
 WINDOW_OVERFETCH = 6  # the date window's KNN asks for WINDOW_OVERFETCH x top_k + 10 rows
-
-
-@dataclass(frozen=True)
-class RecallResult:
-    hits: tuple[RecallHit, ...]
-    warnings: tuple[dict[str, Any], ...] = ()
-    notes: tuple[str, ...] = ()
-    examined: int = 0
-    suppressed: tuple[tuple[str, int], ...] = ()  # (term, how many relevant memories it hid)
-    # What a suppression took out of this recall: (key, similarity, terms), above the relevance
-    # floor. For a person (the dashboard); never in ``public``, which is what an agent reads.
-    hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
-    expansion: ExpansionReport | None = None  # None: query expansion is off
-    window: temporal.Period | None = None  # the period the query named: its memories were fetched
-    window_only: bool = False  # the query named only a period: the results are its memories
-    confidence: Confidence | None = None  # None: a result built without a verdict
-    # no confident answer: the hits that would have been returned, kept apart (never logged)
-    weak: tuple[RecallHit, ...] = ()
-
-    def public(self, *, full: bool = True) -> dict[str, Any]:
-        """Warnings first (their own section, never a result slot), then results, then notes."""
-        out: dict[str, Any] = {}
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
-        out["results"] = [_shaped(h, full) for h in self.hits]
-        if self.weak:
-            out["weak_candidates"] = [_shaped(h, full) for h in self.weak]
-        if self.confidence is not None:
-            out["confidence"] = self.confidence.public()
-        if self.suppressed:
-            out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
-        if self.weak and self.confidence is not None:
-            out["results_note"] = _unsure(self.confidence)
-        elif not self.hits and self.window_only and self.window is not None:
-            span = window_public(self.window, True)
-            out["results_note"] = f"no memory is dated {span['from']} to {span['to']}"
-        elif not self.hits and self.suppressed:
-            hidden = sum(n for _, n in self.suppressed)
-            out["results_note"] = (
-                f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
-                f"(see suppressed), none other above the relevance floor"
-            )
-        elif not self.hits:
-            out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
-        if self.window is not None:
-            out["window"] = window_public(self.window, self.window_only)
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.expansion is not None:
-            out["diagnostics"] = {"expansion": self.expansion.public()}
-        return out
-
-
-def _unsure(verdict: Confidence) -> str:
-    why = (
-        "the query names an identifier no memory holds"
-        if verdict.reason == "identifier_missing"
-        else "nothing matches closely"
-    )
-    return (
-        f"no confident answer: {why} (best similarity {verdict.best:.2f}, needed "
-        f"{verdict.needed or 0.0:.2f}); the nearest memories are in weak_candidates"
-    )
-
-
-def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
-    out = hit.public(full=full)
-    moved = {name: round(value, 3) for name, value in hit.factors.items() if value != 1.0}
-    if moved:
-        out["factors"] = moved
-    return out
 
 
 class Recaller:
@@ -431,7 +361,10 @@ class Recaller:
                 continue  # a question about a period alone is answered from that period
             if hit.similarity < floor and not matched and not dated:
                 continue
-            scored = self.score(hit, now, period=p.period, lexical=matched)
+            # a period-only question's memory that says what it asks is lifted like an identifier:
+            # its similarity to "what did we decide" is near nothing, and small talk's is not
+            asked = dated and says_asked(p, hit.memory.content)
+            scored = self.score(hit, now, period=p.period, lexical=matched or asked)
             if dated:
                 scored = replace(scored, weak_match=False)  # the window is its evidence
             if hit.memory.key not in best or scored.score > best[hit.memory.key].score:

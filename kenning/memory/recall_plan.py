@@ -15,7 +15,7 @@ from typing import Any
 from kenning.core import validation
 from kenning.core.errors import InvalidInput
 from kenning.core.models import GLOBAL_PROJECT, Memory, iso
-from kenning.language import phrases, substance, temporal
+from kenning.language import overlap, phrases, substance, temporal
 
 MAX_TOP_K = 50
 MAX_IDENTIFIERS = 4
@@ -72,6 +72,7 @@ class Plan:
     identifiers: tuple[str, ...] = ()  # searched lexically
     codes: tuple[str, ...] = ()  # the real identifiers among them: a hit holding one is lifted
     names: tuple[str, ...] = ()  # proper names (not identifiers): one no memory holds is evidence
+    asked: frozenset[str] = frozenset()  # a period-only question's key terms ("decide", "incident")
     actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
     include_feeds: bool = True
@@ -100,6 +101,7 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
         identifiers=named,
         codes=tuple(i for i in named if is_code(i)),
         names=proper_names(text, named),
+        asked=overlap.key_terms(rest) if only else frozenset(),
         actor=request.actor or "unknown",
         notes=notes,
         include_feeds=feeds_default
@@ -128,6 +130,12 @@ def period_note(period: temporal.Period, only: bool) -> str:
 
 def _day(at: float) -> str:
     return (iso(at) or "")[:10]
+
+
+def says_asked(p: Plan, content: str) -> bool:
+    """Whether a memory says what a period-only question asks of the period: one of its key terms
+    ("what did we decide" -> "decided", "incidents" -> "Incident:"). Pure."""
+    return bool(p.asked) and overlap.coverage(p.asked, content) > 0
 
 
 def in_period(memory: Memory, period: temporal.Period) -> bool:
