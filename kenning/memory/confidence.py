@@ -14,7 +14,9 @@ A recall is a confident answer when its hits carry evidence beyond "nearest by m
   the hits passed decides alone). A flat neighbourhood far above the band is an answer too: "which
   reports does finance get?" is answered by all of them. When the query names an identifier that
   no hit holds, the best must reach ``unmatched_identifier_similarity`` (``identifier_missing``):
-  the thing asked about is not in memory, only its neighbours are.
+  the thing asked about is not in memory, only its neighbours are. A proper name that no memory in
+  scope holds asks for ``unknown_name_similarity`` (``name_missing``), and hits none of which holds
+  a key term of the query (kenning.language.overlap) for ``no_overlap_similarity`` (``no_overlap``).
 
 A fixed cosine does not separate answerable from unanswerable questions with this model (a hard
 paraphrase of a stored fact scores 0.27-0.37, an off-topic question 0.13-0.41); how far the best
@@ -22,7 +24,8 @@ stands out from the query's own neighbourhood, and whether the thing named is he
 
 Anything else is ``weak``: no confident answer, and the hits are handed back apart as weak
 candidates so an agent can say it does not know. The thresholds were set on bench/gaps.py's
-answerable and unanswerable questions (docs/benchmarks.md, issue 33).
+answerable and unanswerable questions and on the ``tune`` half of bench/data/abstention.jsonl
+(docs/benchmarks.md, issue 33).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ NEIGHBOURS = 5  # the fewest other rows a lead is measured against
 @dataclass(frozen=True, slots=True)
 class Confidence:
     confident: bool
-    # window | hint | graveyard | identifier | similar | identifier_missing | weak | nothing
+    # window | hint | graveyard | identifier | similar (confident); identifier_missing |
+    # name_missing | no_overlap | weak | nothing (not)
     reason: str
     best: float  # the best raw similarity among the hits (0.0 without hits)
     needed: float | None  # the similarity the verdict asked for (None: other evidence decided)
