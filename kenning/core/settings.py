@@ -191,7 +191,7 @@ class Settings(LLMSettings, FeedSettings):
         ),
     )
     no_overlap_similarity: float = Field(
-        default=0.29,
+        default=0.275,
         ge=-1,
         le=1,
         description=(

@@ -85,7 +85,7 @@ class Thresholds:
     lead: float = 0.05  # confident_lead
     unmatched: float = 0.7  # unmatched_identifier_similarity
     stranger: float = 0.45  # unknown_name_similarity
-    unrelated: float = 0.29  # no_overlap_similarity
+    unrelated: float = 0.275  # no_overlap_similarity
 
 
 def judge(evidence: Evidence, limits: Thresholds) -> Confidence:

@@ -10,7 +10,7 @@ from kenning.memory.recall import RecallRequest, RecallResult
 from kenning.runtime.embedding import Embedder
 from tests.margins import assert_pair
 
-LEAD, UNMATCHED, WEAK, STRANGER, UNRELATED = 0.05, 0.7, 0.32, 0.45, 0.29
+LEAD, UNMATCHED, WEAK, STRANGER, UNRELATED = 0.05, 0.7, 0.32, 0.45, 0.275
 LIMITS = Thresholds(
     weak=WEAK, lead=LEAD, unmatched=UNMATCHED, stranger=STRANGER, unrelated=UNRELATED
 )
