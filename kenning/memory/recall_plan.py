@@ -7,6 +7,7 @@ memories that hold them: docs/recall.md).
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from dataclasses import dataclass, field
@@ -38,6 +39,16 @@ _SENTENCES = re.compile(r"(?:[.!?:;]|--)\s+|\n+")
 _NAME_WORD = re.compile(r"\S+")
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 _PROPER = re.compile(r"[A-Z][a-z]+")  # Terraform, Switzerland; not GraphQL, SOAP, v2 or I
+# months and days are dates (kenning.language.temporal), not names a memory would hold
+_CALENDAR = frozenset(
+    (
+        *(m.lower() for m in calendar.month_name[1:]),
+        *(m.lower() for m in calendar.month_abbr[1:]),
+        *(d.lower() for d in calendar.day_name),
+        *(d.lower() for d in calendar.day_abbr),
+        "sept",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -176,16 +187,21 @@ def identifiers(text: str) -> tuple[str, ...]:
 
 def proper_names(text: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Capitalised words inside a sentence of ``text`` ("Terraform", "Switzerland", "Dmitri's"
-    read as "Dmitri"), not identifiers (``named``) and not all capitals. Pure.
+    read as "Dmitri"), not identifiers (``named``), not all capitals, not months or days. Pure.
 
     The first word of a sentence is skipped (any word is capitalised there), and so is "I"."""
     found: list[str] = []
     for sentence in _SENTENCES.split(_BACKTICKS.sub(" ", text)):
         for word in _NAME_WORD.findall(sentence)[1:]:
             name = _POSSESSIVE.sub("", word.strip(_STRIP).rstrip("."))
-            if _PROPER.fullmatch(name) and name not in named:
+            if _PROPER.fullmatch(name) and name not in named and not _calendar(name):
                 found.append(name)
     return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
+def _calendar(word: str) -> bool:
+    lower = word.lower()
+    return lower in _CALENDAR or (lower.endswith("s") and lower[:-1] in _CALENDAR)
 
 
 def is_code(identifier: str) -> bool:

@@ -20,6 +20,9 @@ def test_proper_names_are_capitalised_words_inside_a_sentence() -> None:
     assert names("Dates look shifted. Why is that? Where do I look") == ()
     assert names("How does NordCargo reach the SFTP server with ERR-4312?") == ()
     assert names("what port does `Vault Proxy` use") == ()
+    # months and days are dates, not names (positive control beside them: Berlin)
+    assert names("What did we decide on June 26, 2023 in Berlin?") == ("Berlin",)
+    assert names("Which cities do we deliver to on Sundays, and on Sept 3?") == ()
 
 
 def test_a_period_only_question_carries_what_it_asks() -> None:
