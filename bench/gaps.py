@@ -335,7 +335,7 @@ def _recall(engine: Engine, text: str, project: str = PROJECT, top_k: int = 5) -
 
 def date_only(engine: Engine, c: Corpus, key_of: dict[str, str], seed: int) -> dict[str, Any]:
     by_key = {key_of[e.uid]: e for e in c.events}
-    hits, inside, windows = 0, 0.0, 0
+    hits, inside, windows, chatter_first, chatter = 0, 0.0, 0, 0, 0.0
     questions = date_questions(random.Random(f"gaps-dates:{seed}"))
     for q in questions:
         found = _recall(engine, q.text)
@@ -347,8 +347,18 @@ def date_only(engine: Engine, c: Corpus, key_of: dict[str, str], seed: int) -> d
             print(q.text, [(e.kind, e.text[:50], lo <= e.at < hi) for e in events])
         inside += sum(lo <= e.at < hi for e in events) / 5
         windows += getattr(found, "window", None) is not None
+        chatter_first += bool(events) and events[0].kind == "chatter"
+        chatter += sum(e.kind == "chatter" for e in events) / 5
     n = len(questions)
-    return {"n": n, "hit@5": hits / n, "in_window@5": inside / n, "window_stated": windows / n}
+    return {
+        "n": n,
+        "hit@5": hits / n,
+        "in_window@5": inside / n,
+        "window_stated": windows / n,
+        # small talk is 2 of a week's 3 turns: its share of the answers to a date-only question
+        "small_talk@1": chatter_first / n,
+        "small_talk@5": chatter / n,
+    }
 
 
 def _abstained(found: RecallResult) -> bool:

@@ -44,6 +44,7 @@ def ask(
     """recall@1/5/10 and MRR per question kind."""
     uid_of = {v: k for k, v in key_of.items()}
     ranks: dict[str, list[int | None]] = {}
+    firsts: list[str] = []
     for q in history.questions:
         text = _DATE.sub("?", q.text) if drop_year and q.kind == "dated" else q.text
         if drop_year and q.kind != "dated":
@@ -53,9 +54,19 @@ def ask(
         ).hits
         returned = [uid_of.get(h.memory.key, h.memory.key) for h in hits]
         ranks.setdefault(q.kind, []).append(metrics.first_rank(returned, [q.target]))
-    out = {kind: _summary(r) for kind, r in sorted(ranks.items())}
+        firsts += returned[:1]
+    out: dict[str, Any] = {kind: _summary(r) for kind, r in sorted(ranks.items())}
     out["all"] = _summary([r for rs in ranks.values() for r in rs])
+    # small talk (greetings, bare questions, acknowledgements, sign-offs) at top-1 vs among turns
+    out["small_talk"] = {
+        "top1": sum(_chatter(u) for u in firsts) / max(len(firsts), 1),
+        "turns": sum(_chatter(t.uid) for t in history.turns) / len(history.turns),
+    }
     return out
+
+
+def _chatter(uid: str) -> bool:
+    return uid.split("-")[1:2] in (["hello"], ["ask"], ["ack"], ["bye"])
 
 
 def _summary(ranks: list[int | None]) -> dict[str, float]:
@@ -173,6 +184,12 @@ def table(out: dict[str, Any]) -> str:
     for label in ("day_after", "year_after"):
         for policy in ("new", "old_recency"):
             for kind, s in out[label][policy].items():
+                if kind == "small_talk":
+                    rows.append(
+                        f"| {label} | {policy} | small talk at top-1 / of turns | "
+                        f"{s['top1']:.3f} / {s['turns']:.3f} | | | | |"
+                    )
+                    continue
                 rows.append(
                     f"| {label} | {policy} | {kind} | {s['n']} | {s['r@1']:.2f} | {s['r@5']:.2f} | "
                     f"{s['r@10']:.2f} | {s['mrr']:.2f} |"

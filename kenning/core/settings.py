@@ -181,6 +181,24 @@ class Settings(LLMSettings, FeedSettings):
             " names an identifier that no hit holds."
         ),
     )
+    unknown_name_similarity: float = Field(
+        default=0.45,
+        ge=-1,
+        le=1,
+        description=(
+            "Raw similarity a recall's best hit needs for a confident answer when the query names"
+            " a proper name (Terraform, Switzerland) that no memory in its scope holds."
+        ),
+    )
+    no_overlap_similarity: float = Field(
+        default=0.275,
+        ge=-1,
+        le=1,
+        description=(
+            "Raw similarity a recall's best hit needs for a confident answer when no hit shares"
+            " a key term with the query (meaning alone, low in the weak band)."
+        ),
+    )
     ef_runtime: int = Field(
         default=64, ge=1, le=4096, description="HNSW EF_RUNTIME for every KNN query."
     )

@@ -14,7 +14,9 @@ A recall is a confident answer when its hits carry evidence beyond "nearest by m
   the hits passed decides alone). A flat neighbourhood far above the band is an answer too: "which
   reports does finance get?" is answered by all of them. When the query names an identifier that
   no hit holds, the best must reach ``unmatched_identifier_similarity`` (``identifier_missing``):
-  the thing asked about is not in memory, only its neighbours are.
+  the thing asked about is not in memory, only its neighbours are. A proper name that no memory in
+  scope holds asks for ``unknown_name_similarity`` (``name_missing``), and hits none of which holds
+  a key term of the query (kenning.language.overlap) for ``no_overlap_similarity`` (``no_overlap``).
 
 A fixed cosine does not separate answerable from unanswerable questions with this model (a hard
 paraphrase of a stored fact scores 0.27-0.37, an off-topic question 0.13-0.41); how far the best
@@ -22,14 +24,15 @@ stands out from the query's own neighbourhood, and whether the thing named is he
 
 Anything else is ``weak``: no confident answer, and the hits are handed back apart as weak
 candidates so an agent can say it does not know. The thresholds were set on bench/gaps.py's
-answerable and unanswerable questions (docs/benchmarks.md, issue 33).
+answerable and unanswerable questions and on the ``tune`` half of bench/data/abstention.jsonl
+(docs/benchmarks.md, issue 33).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 NEIGHBOURS = 5  # the fewest other rows a lead is measured against
@@ -38,11 +41,13 @@ NEIGHBOURS = 5  # the fewest other rows a lead is measured against
 @dataclass(frozen=True, slots=True)
 class Confidence:
     confident: bool
-    # window | hint | graveyard | identifier | similar | identifier_missing | weak | nothing
+    # window | hint | graveyard | identifier | similar (confident); identifier_missing |
+    # name_missing | no_overlap | weak | nothing (not)
     reason: str
     best: float  # the best raw similarity among the hits (0.0 without hits)
     needed: float | None  # the similarity the verdict asked for (None: other evidence decided)
     typical: float | None  # the median similarity of the query's other nearest rows
+    coverage: float | None = None  # the most of the query's key terms one hit holds
 
     def public(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -68,10 +73,28 @@ class Evidence:
     window: bool = False  # the query asks about a period alone
     hinted: bool = False  # a reinstate candidate's hint is named
     warned: bool = False  # a hit records an abandoned approach the query names (a warning)
+    stranger: bool = False  # the query names a proper name no memory in its scope holds
+    coverage: float = 1.0  # the most of the query's key terms one hit holds (language.overlap)
 
 
-def judge(evidence: Evidence, *, lead: float, unmatched: float, weak: float) -> Confidence:
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """The similarities a verdict asks for (settings; docs/configuration.md)."""
+
+    weak: float  # the top of the weak band (relevance_floor + weak_match_margin)
+    lead: float = 0.05  # confident_lead
+    unmatched: float = 0.7  # unmatched_identifier_similarity
+    stranger: float = 0.45  # unknown_name_similarity
+    unrelated: float = 0.275  # no_overlap_similarity
+
+
+def judge(evidence: Evidence, limits: Thresholds) -> Confidence:
     """The verdict on one recall's evidence (see the module docstring)."""
+    verdict = _verdict(evidence, limits)
+    return replace(verdict, coverage=evidence.coverage if evidence.similarities else None)
+
+
+def _verdict(evidence: Evidence, limits: Thresholds) -> Confidence:
     best = max(evidence.similarities, default=0.0)
     others = sorted(evidence.neighbourhood, reverse=True)[1:]
     typical = statistics.median(others) if len(others) >= NEIGHBOURS else None
@@ -86,11 +109,27 @@ def judge(evidence: Evidence, *, lead: float, unmatched: float, weak: float) -> 
     reason = next((name for name, holds in proofs if holds), None)
     if reason is not None:
         return Confidence(True, reason, best, None, typical)
-    if not evidence.named and (typical is None or best >= weak):
+    against = _against(evidence, limits)
+    if against is not None:
+        failed, needed = against
+        if best < needed:
+            return Confidence(False, failed, best, needed, typical)
+        if failed != "no_overlap":
+            return Confidence(True, "similar", best, needed, typical)
+    if typical is None or best >= limits.weak:
         return Confidence(True, "similar", best, None, typical)  # clear of the band, or alone
-    needed = unmatched if evidence.named or typical is None else typical + lead
-    if best >= needed:
-        return Confidence(True, "similar", best, needed, typical)
+    needed = typical + limits.lead
     return Confidence(
-        False, "identifier_missing" if evidence.named else "weak", best, needed, typical
+        best >= needed, "similar" if best >= needed else "weak", best, needed, typical
     )
+
+
+def _against(evidence: Evidence, limits: Thresholds) -> tuple[str, float] | None:
+    """The evidence against the hits, strongest first, and the similarity that outweighs it."""
+    if evidence.named:  # an identifier no hit holds (held ones are proofs)
+        return "identifier_missing", limits.unmatched
+    if evidence.stranger:
+        return "name_missing", limits.stranger
+    if evidence.coverage == 0.0:
+        return "no_overlap", limits.unrelated
+    return None

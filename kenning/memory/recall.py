@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -20,10 +20,10 @@ import numpy as np
 from kenning.core import query
 from kenning.core.models import FEED_DERIVED_ACTOR, FEED_KIND, Memory, RecallHit
 from kenning.core.schema import vector_bytes
-from kenning.language import phrases, substance, temporal
-from kenning.llm.expansion import Expander, ExpansionReport
+from kenning.language import overlap, phrases, substance, temporal
+from kenning.llm.expansion import Expander
 from kenning.memory import scoring, staleness
-from kenning.memory.confidence import Confidence, Evidence, judge
+from kenning.memory.confidence import Confidence, Evidence, Thresholds, judge
 from kenning.memory.graveyard import Graveyard
 from kenning.memory.recall_log import RecallLog
 from kenning.memory.recall_plan import (
@@ -34,8 +34,9 @@ from kenning.memory.recall_plan import (
     in_period,
     is_code,
     plan,
-    window_public,
+    says_asked,
 )
+from kenning.memory.recall_result import RecallResult
 from kenning.memory.suppression import Suppression, Suppressions, hidden_by, kept_as_history
 from kenning.runtime.context import Context
 from kenning.store import Hit, Near, SearchResult
@@ -61,77 +62,6 @@ OVERFETCH_AS_OF = 4
 WINDOW_OVERFETCH = 6  # the date window's KNN asks for WINDOW_OVERFETCH x top_k + 10 rows
 
 
-@dataclass(frozen=True)
-class RecallResult:
-    hits: tuple[RecallHit, ...]
-    warnings: tuple[dict[str, Any], ...] = ()
-    notes: tuple[str, ...] = ()
-    examined: int = 0
-    suppressed: tuple[tuple[str, int], ...] = ()  # (term, how many relevant memories it hid)
-    # What a suppression took out of this recall: (key, similarity, terms), above the relevance
-    # floor. For a person (the dashboard); never in ``public``, which is what an agent reads.
-    hidden: tuple[tuple[str, float, tuple[str, ...]], ...] = ()
-    expansion: ExpansionReport | None = None  # None: query expansion is off
-    window: temporal.Period | None = None  # the period the query named: its memories were fetched
-    window_only: bool = False  # the query named only a period: the results are its memories
-    confidence: Confidence | None = None  # None: a result built without a verdict
-    # no confident answer: the hits that would have been returned, kept apart (never logged)
-    weak: tuple[RecallHit, ...] = ()
-
-    def public(self, *, full: bool = True) -> dict[str, Any]:
-        """Warnings first (their own section, never a result slot), then results, then notes."""
-        out: dict[str, Any] = {}
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
-        out["results"] = [_shaped(h, full) for h in self.hits]
-        if self.weak:
-            out["weak_candidates"] = [_shaped(h, full) for h in self.weak]
-        if self.confidence is not None:
-            out["confidence"] = self.confidence.public()
-        if self.suppressed:
-            out["suppressed"] = [{"term": t, "hidden": n} for t, n in self.suppressed]
-        if self.weak and self.confidence is not None:
-            out["results_note"] = _unsure(self.confidence)
-        elif not self.hits and self.window_only and self.window is not None:
-            span = window_public(self.window, True)
-            out["results_note"] = f"no memory is dated {span['from']} to {span['to']}"
-        elif not self.hits and self.suppressed:
-            hidden = sum(n for _, n in self.suppressed)
-            out["results_note"] = (
-                f"nothing shown: {hidden} relevant memory hit(s) hidden by suppression "
-                f"(see suppressed), none other above the relevance floor"
-            )
-        elif not self.hits:
-            out["results_note"] = "no memory is relevant enough (nothing above the relevance floor)"
-        if self.window is not None:
-            out["window"] = window_public(self.window, self.window_only)
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.expansion is not None:
-            out["diagnostics"] = {"expansion": self.expansion.public()}
-        return out
-
-
-def _unsure(verdict: Confidence) -> str:
-    why = (
-        "the query names an identifier no memory holds"
-        if verdict.reason == "identifier_missing"
-        else "nothing matches closely"
-    )
-    return (
-        f"no confident answer: {why} (best similarity {verdict.best:.2f}, needed "
-        f"{verdict.needed or 0.0:.2f}); the nearest memories are in weak_candidates"
-    )
-
-
-def _shaped(hit: RecallHit, full: bool) -> dict[str, Any]:
-    out = hit.public(full=full)
-    moved = {name: round(value, 3) for name, value in hit.factors.items() if value != 1.0}
-    if moved:
-        out["factors"] = moved
-    return out
-
-
 class Recaller:
     def __init__(
         self,
@@ -147,6 +77,13 @@ class Recaller:
         s = ctx.settings
         self.policy = scoring.RecencyPolicy(
             s.recency_grace_days, s.recency_step, s.recency_step_days, s.recency_floor
+        )
+        self.limits = Thresholds(
+            weak=s.relevance_floor + s.weak_match_margin,
+            lead=s.confident_lead,
+            unmatched=s.unmatched_identifier_similarity,
+            stranger=s.unknown_name_similarity,
+            unrelated=s.no_overlap_similarity,
         )
         self.graveyard = graveyard
         self.suppressions = suppressions
@@ -224,6 +161,7 @@ class Recaller:
         asked = [i for i in p.identifiers if not CAPITALS_ONLY.fullmatch(i)]
         held = any(exact(h.memory.content, i) for h in chosen for i in asked)
         missing = any(is_code(i) and i in unknown for i in asked)
+        terms = overlap.key_terms(p.text)
         evidence = Evidence(
             similarities=[h.similarity for h in chosen],
             neighbourhood=neighbourhood,
@@ -232,14 +170,10 @@ class Recaller:
             window=p.period_only and bool(chosen),
             hinted=any(h.reinstate_candidate for h in chosen),
             warned=any(h.memory.key in recorded for h in chosen),
+            stranger=any(name in unknown for name in p.names),
+            coverage=max((overlap.coverage(terms, h.memory.content) for h in chosen), default=0.0),
         )
-        s = self.ctx.settings
-        return judge(
-            evidence,
-            lead=s.confident_lead,
-            unmatched=s.unmatched_identifier_similarity,
-            weak=s.relevance_floor + s.weak_match_margin,
-        )
+        return judge(evidence, self.limits)
 
     def unsuppressed(
         self, p: Plan, pool: list[Hit], suppressed: list[Suppression]
@@ -333,12 +267,14 @@ class Recaller:
         (the query's neighbourhood) and the identifiers whose words no memory holds (the
         verdict's evidence)."""
         lexical = self.lexical(p, vector)
-        nears = self.candidates(p, vector) + lexical + self.window(p, vector)
+        named = self.named(p, vector)
+        nears = self.candidates(p, vector) + lexical + named + self.window(p, vector)
         results = self.ctx.store.memories.nearest(nears)
         searched = [i for i in p.identifiers if phrases.search_words(i)]
+        searched += [n for n in p.names if phrases.search_words(n)]
         unknown = frozenset(
             ident
-            for ident, found in zip(searched, results[1 : 1 + len(lexical)], strict=True)
+            for ident, found in zip(searched, results[1 : 1 + len(searched)], strict=True)
             if found.total == 0
         )
         return _valid(p, results), tuple(1.0 - d for d in results[0].distances), unknown
@@ -399,6 +335,20 @@ class Recaller:
                 )
         return out
 
+    def named(self, p: Plan, vector: bytes) -> list[Near]:
+        """For each proper name the query names: whether any memory in scope holds its words (one
+        row asked for, none read: only the count is evidence)."""
+        out: list[Near] = []
+        for name in p.names:
+            if words := phrases.search_words(name):
+                forms = (
+                    query.text_any("content", [w, w[:-1]] if _plural(w) else [w]) for w in words
+                )
+                out.append(
+                    Near(self._search(p, vector, (*self.clauses(p), *forms), 1), accept=_never)
+                )
+        return out
+
     def rank(self, p: Plan, candidates: list[Hit], now: float) -> list[RecallHit]:
         """Floor on RAW similarity (an exact identifier match passes it), score,
         dedupe by key (best kept)."""
@@ -411,7 +361,10 @@ class Recaller:
                 continue  # a question about a period alone is answered from that period
             if hit.similarity < floor and not matched and not dated:
                 continue
-            scored = self.score(hit, now, period=p.period, lexical=matched)
+            # a period-only question's memory that says what it asks is lifted like an identifier:
+            # its similarity to "what did we decide" is near nothing, and small talk's is not
+            asked = dated and says_asked(p, hit.memory.content)
+            scored = self.score(hit, now, period=p.period, lexical=matched or asked)
             if dated:
                 scored = replace(scored, weak_match=False)  # the window is its evidence
             if hit.memory.key not in best or scored.score > best[hit.memory.key].score:
@@ -574,6 +527,14 @@ def select(ranked: list[RecallHit], flagged: list[RecallHit], top_k: int) -> lis
     taken = {h.memory.key for h in keep}
     rest = [h for h in ranked if h.memory.key not in taken][: top_k - len(keep)]
     return sorted(keep + rest, key=lambda h: h.score, reverse=True)
+
+
+def _plural(word: str) -> bool:
+    return len(word) > 3 and word.endswith("s") and not word.endswith("ss")
+
+
+def _never(_row: dict[str, str]) -> bool:
+    return False
 
 
 def _holds(identifier: str, row: dict[str, str]) -> bool:

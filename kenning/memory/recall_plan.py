@@ -7,6 +7,7 @@ memories that hold them: docs/recall.md).
 
 from __future__ import annotations
 
+import calendar
 import functools
 import re
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any
 from kenning.core import validation
 from kenning.core.errors import InvalidInput
 from kenning.core.models import GLOBAL_PROJECT, Memory, iso
-from kenning.language import phrases, substance, temporal
+from kenning.language import overlap, phrases, substance, temporal
 
 MAX_TOP_K = 50
 MAX_IDENTIFIERS = 4
@@ -34,6 +35,20 @@ _CODE_MARK = re.compile(r"\d|\w[_./\\]\w|::")
 _CASE_CHANGE = re.compile(r"[a-z][A-Z]")
 _LONG_CAPITALS = re.compile(r"[A-Z]{5,}")  # ENOENT, EACCES; "CSV", "ORM" are words
 CAPITALS_ONLY = re.compile(r"[A-Z]+s?")
+_SENTENCES = re.compile(r"(?:[.!?:;]|--)\s+|\n+")
+_NAME_WORD = re.compile(r"\S+")
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+_PROPER = re.compile(r"[A-Z][a-z]+")  # Terraform, Switzerland; not GraphQL, SOAP, v2 or I
+# months and days are dates (kenning.language.temporal), not names a memory would hold
+_CALENDAR = frozenset(
+    (
+        *(m.lower() for m in calendar.month_name[1:]),
+        *(m.lower() for m in calendar.month_abbr[1:]),
+        *(d.lower() for d in calendar.day_name),
+        *(d.lower() for d in calendar.day_abbr),
+        "sept",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,8 @@ class Plan:
     embedded: str = ""
     identifiers: tuple[str, ...] = ()  # searched lexically
     codes: tuple[str, ...] = ()  # the real identifiers among them: a hit holding one is lifted
+    names: tuple[str, ...] = ()  # proper names (not identifiers): one no memory holds is evidence
+    asked: frozenset[str] = frozenset()  # a period-only question's key terms ("decide", "incident")
     actor: str = "unknown"
     notes: list[str] = field(default_factory=list)
     include_feeds: bool = True
@@ -94,6 +111,8 @@ def plan(request: RecallRequest, now: float | None = None, *, feeds_default: boo
         embedded=rest if only and substance.content_words(rest) else text,
         identifiers=named,
         codes=tuple(i for i in named if is_code(i)),
+        names=proper_names(text, named),
+        asked=overlap.key_terms(rest) if only else frozenset(),
         actor=request.actor or "unknown",
         notes=notes,
         include_feeds=feeds_default
@@ -122,6 +141,12 @@ def period_note(period: temporal.Period, only: bool) -> str:
 
 def _day(at: float) -> str:
     return (iso(at) or "")[:10]
+
+
+def says_asked(p: Plan, content: str) -> bool:
+    """Whether a memory says what a period-only question asks of the period: one of its key terms
+    ("what did we decide" -> "decided", "incidents" -> "Incident:"). Pure."""
+    return bool(p.asked) and overlap.coverage(p.asked, content) > 0
 
 
 def in_period(memory: Memory, period: temporal.Period) -> bool:
@@ -158,6 +183,25 @@ def identifiers(text: str) -> tuple[str, ...]:
         if _IDENTIFIER_MARK.search(word) or _CAPITALS.fullmatch(word):
             found.append(word)
     return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
+def proper_names(text: str, named: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Capitalised words inside a sentence of ``text`` ("Terraform", "Switzerland", "Dmitri's"
+    read as "Dmitri"), not identifiers (``named``), not all capitals, not months or days. Pure.
+
+    The first word of a sentence is skipped (any word is capitalised there), and so is "I"."""
+    found: list[str] = []
+    for sentence in _SENTENCES.split(_BACKTICKS.sub(" ", text)):
+        for word in _NAME_WORD.findall(sentence)[1:]:
+            name = _POSSESSIVE.sub("", word.strip(_STRIP).rstrip("."))
+            if _PROPER.fullmatch(name) and name not in named and not _calendar(name):
+                found.append(name)
+    return tuple(dict.fromkeys(found))[:MAX_IDENTIFIERS]
+
+
+def _calendar(word: str) -> bool:
+    lower = word.lower()
+    return lower in _CALENDAR or (lower.endswith("s") and lower[:-1] in _CALENDAR)
 
 
 def is_code(identifier: str) -> bool:

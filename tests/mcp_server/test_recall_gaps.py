@@ -62,3 +62,37 @@ async def test_a_question_nothing_answers_says_so_and_keeps_the_weak_apart(
     assert (sure["confidence"]["confident"], sure["confidence"]["reason"]) == (True, "identifier")
     assert sure["confidence"]["best_similarity"] == sure["results"][0]["similarity"]
     assert "weak_candidates" not in sure
+
+
+async def test_a_question_about_a_name_never_mentioned_says_so(mcp_client: Client[Any]) -> None:
+    port = await remember(mcp_client, "tax-engine listens on port 5050.")
+    unsure = await recall(mcp_client, "Which port does the Terraform state server use?")
+    assert unsure["results"] == []
+    assert unsure["confidence"]["reason"] == "name_missing"
+    assert [w["key"] for w in unsure["weak_candidates"]] == [port]
+    assert "names something no memory mentions" in unsure["results_note"]
+    # positive control: once a memory names it, the same question is answered
+    named = await remember(mcp_client, "The Terraform state server listens on port 7443.")
+    sure = await recall(mcp_client, "Which port does the Terraform state server use?")
+    assert sure["results"][0]["key"] == named
+    assert sure["confidence"]["confident"] is True
+
+
+async def test_what_did_we_decide_in_a_month_puts_the_decision_first(
+    mcp_client: Client[Any],
+) -> None:
+    for day, text in (
+        ("2024-11-06", "Leila: Sounds good, let's pick this up in the follow-up."),
+        ("2024-11-13", "Chen: Coffee first, then the stand-up."),
+    ):
+        await remember(mcp_client, text, event_date=day)
+    decided = await remember(
+        mcp_client,
+        "Priya: For billing we decided to cap retries at three.",
+        event_date="2024-11-19",
+    )
+    found = await recall(mcp_client, "What did we decide in November 2024?")
+    assert found["results"][0]["key"] == decided
+    assert found["window"]["only"] is True
+    # positive control: the month's small talk is in the window too, ranked after the decision
+    assert len(found["results"]) == 3

@@ -4,13 +4,16 @@ the engine, with answerable questions beside the unanswerable ones."""
 from __future__ import annotations
 
 from kenning.engine import Engine
-from kenning.memory.confidence import Evidence, judge
+from kenning.memory.confidence import Evidence, Thresholds, judge
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest, RecallResult
 from kenning.runtime.embedding import Embedder
 from tests.margins import assert_pair
 
-LEAD, UNMATCHED, WEAK = 0.05, 0.7, 0.32
+LEAD, UNMATCHED, WEAK, STRANGER, UNRELATED = 0.05, 0.7, 0.32, 0.45, 0.275
+LIMITS = Thresholds(
+    weak=WEAK, lead=LEAD, unmatched=UNMATCHED, stranger=STRANGER, unrelated=UNRELATED
+)
 FACTS = (
     "ERR-4312 means the signing key of the invoice API expired.",
     "vault-proxy is written in C#.",
@@ -22,7 +25,7 @@ AROUND = [0.5, 0.26, 0.26, 0.26, 0.26, 0.26, 0.26]  # the best row, then six oth
 
 def verdict(**evidence: object) -> tuple[bool, str]:
     asked = Evidence(**evidence)  # type: ignore[arg-type]
-    found = judge(asked, lead=LEAD, unmatched=UNMATCHED, weak=WEAK)
+    found = judge(asked, LIMITS)
     return found.confident, found.reason
 
 
@@ -46,12 +49,7 @@ def test_the_verdict_reads_the_evidence() -> None:
     # the query names a thing no hit holds: only a strong match is an answer
     assert verdict(similarities=[0.6], named=True) == (False, "identifier_missing")
     assert verdict(similarities=[0.8], named=True, neighbourhood=AROUND) == (True, "similar")
-    found = judge(
-        Evidence([0.6], neighbourhood=[0.6, 0.2, 0.2, 0.1, 0.1, 0.1], named=True),
-        lead=LEAD,
-        unmatched=UNMATCHED,
-        weak=WEAK,
-    )
+    found = judge(Evidence([0.6], neighbourhood=[0.6, 0.2, 0.2, 0.1, 0.1, 0.1], named=True), LIMITS)
     assert found.public() == {
         "confident": False,
         "reason": "identifier_missing",
@@ -59,6 +57,32 @@ def test_the_verdict_reads_the_evidence() -> None:
         "needed": 0.7,
         "typical_similarity": 0.1,
     }
+
+
+def test_a_name_no_memory_holds_asks_for_a_strong_match() -> None:
+    assert verdict(similarities=[0.4], neighbourhood=AROUND, stranger=True) == (
+        False,
+        "name_missing",
+    )
+    assert verdict(similarities=[0.5], neighbourhood=AROUND, stranger=True) == (True, "similar")
+    # positive control: the same hits without the stranger are an answer (clear of the band)
+    assert verdict(similarities=[0.4], neighbourhood=AROUND) == (True, "similar")
+    # a held identifier is a proof whatever else is missing
+    assert verdict(similarities=[0.3], named=True, held=True, stranger=True) == (
+        True,
+        "identifier",
+    )
+
+
+def test_hits_sharing_no_word_with_the_query_ask_for_more_than_the_floor() -> None:
+    assert verdict(similarities=[0.27], coverage=0.0) == (False, "no_overlap")
+    # positive control: one shared key term and the floor decides again (no neighbourhood)
+    assert verdict(similarities=[0.27], coverage=0.25) == (True, "similar")
+    # above the bar, the band rule still reads the neighbourhood
+    assert verdict(similarities=[0.3], coverage=0.0, neighbourhood=AROUND) == (False, "weak")
+    assert verdict(similarities=[0.4], coverage=0.0, neighbourhood=AROUND) == (True, "similar")
+    assert judge(Evidence([0.5], coverage=0.5), LIMITS).coverage == 0.5
+    assert judge(Evidence([]), LIMITS).coverage is None
 
 
 def _store(engine: Engine) -> None:
@@ -108,3 +132,25 @@ def test_an_off_topic_question_is_no_confident_answer(engine: Engine, embedder: 
     assert sure.hits[0].memory.content == FACTS[3]
     assert sure.confidence is not None
     assert (sure.confidence.confident, sure.confidence.reason) == (True, "similar")
+
+
+def test_a_question_naming_something_never_mentioned_is_no_confident_answer(
+    engine: Engine, embedder: Embedder
+) -> None:
+    _store(engine)
+    asked = "Which port does the Terraform state server use?"
+    # near the port fact by meaning (above the floor), far under the strong match it would need
+    assert_pair(embedder, asked, FACTS[2], above=0.25, below=STRANGER)
+    unsure = _recall(engine, asked)
+    assert unsure.hits == ()
+    assert unsure.confidence is not None
+    assert unsure.confidence.reason == "name_missing"
+    assert FACTS[2] in [w.memory.content for w in unsure.weak]
+    assert "names something no memory mentions" in unsure.public()["results_note"]
+    # positive control: a stored name in the same question is answered
+    named = "The Terraform state server listens on port 7443."
+    engine.memories.remember(Draft(named, project="p"), actor="t")
+    sure = _recall(engine, asked)
+    assert sure.hits[0].memory.content == named
+    assert sure.confidence is not None
+    assert sure.confidence.confident

@@ -117,3 +117,28 @@ def test_a_topic_with_a_date_still_ranks_by_the_topic(engine: Engine) -> None:
     assert plain.window is None
     assert "window" not in plain.public()
     assert keys["2024-11-19"] in _keys(plain)
+
+
+SMALL_TALK = (  # November 2024 small talk, beside the month's decision and release
+    ("2024-11-06", "Leila: Sounds good, let's pick this up in the follow-up."),
+    ("2024-11-13", "Chen: Coffee first, then the stand-up."),
+    ("2024-11-20", "Joanna: Okay, got it."),
+    ("2024-11-21", "Marco: Morning Tomas, how was the weekend?"),
+)
+
+
+def test_a_period_question_that_asks_something_of_it_ranks_what_says_it_first(
+    engine: Engine,
+) -> None:
+    keys = _store(engine)
+    for day, content in SMALL_TALK:
+        draft = Draft(content, project=PROJECT, namespace="episodic", event_date=day)
+        engine.memories.remember(draft, actor="t")
+    decided = _recall(engine, "What did we decide in November 2024?", top_k=1)
+    assert [h.memory.key for h in decided.hits] == [keys["2024-11-19"]]
+    assert decided.hits[0].factors["relevance"] > decided.hits[0].similarity  # lifted
+    # positive control: another question of the same month lifts another memory
+    shipped = _recall(engine, "What did we ship in November 2024?", top_k=1)
+    assert [h.memory.key for h in shipped.hits] == [keys["2024-11-27"]]
+    incidents = _recall(engine, "incidents in November 2024", top_k=1)
+    assert [h.memory.key for h in incidents.hits] == [keys["2024-11-05"]]
