@@ -118,7 +118,10 @@ async def bulk(request: Request) -> Response:
             back="/memories",
         )
 
-    return await attempt(request, act, _list)
+    async def again(request: Request, extra: dict[str, Any]) -> Response:
+        return await _list(request, {**extra, "selected": keys})  # still ticked, to untick some
+
+    return await attempt(request, act, again)
 
 
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:

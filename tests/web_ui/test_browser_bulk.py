@@ -1,0 +1,60 @@
+"""The memories list's multi-select in real headless Chromium: a transition applies to every
+selected memory or to none, naming the ones in the way (docs/reliability.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from playwright.async_api import Browser
+
+from kenning.engine import Engine
+from tests.web_ui.conftest import remember
+from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
+    browser,
+    live,
+    shots,
+    signed_in,
+)
+
+NOTES = [
+    "The nightly export job writes parquet files to the cold bucket",
+    "Grafana alerts for the export job page the data team on call",
+    "The export job's retries back off to one attempt per hour",
+]
+
+
+async def test_a_multi_select_transition_applies_to_all_or_none(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    engine: Engine,
+    shots: Path,  # noqa: F811
+) -> None:
+    keys = [remember(engine, text, project="exports") for text in NOTES]
+    page = await signed_in(browser, live, "editor")
+    await page.goto(f"{live}/memories?project=exports")
+    for key in keys:
+        await page.get_by_label(f"select {key}").check()
+    # someone else archives one of them while the page is open
+    engine.lifecycle.archive(keys[1], reason="superseded by the runbook", actor="ana")
+    await page.get_by_label("Action").select_option("archive")
+    await page.get_by_label("Reason (required)").fill("the export job was retired")
+    await page.get_by_role("button", name="Apply").click()
+    alert = page.get_by_role("alert")
+    await alert.wait_for()
+    said = " ".join((await alert.inner_text()).split())
+    assert f"1 memory of the 3 selected cannot move to archived: {keys[1]} (archived)" in said
+    assert "nothing was changed" in said
+    await page.screenshot(path=str(shots / "dashboard-bulk-refused.png"), full_page=True)
+    # none moved, and no event beyond ana's archive
+    assert [engine.memories.get(k).state for k in keys] == ["active", "archived", "active"]
+    assert [e.actor for e in engine.store.audit.recent(action="archive")] == ["ana"]
+    # the selection is shown again, still ticked: untick the one in the way and apply
+    for key in keys:
+        assert await page.get_by_label(f"select {key}").is_checked()
+    await page.get_by_label(f"select {keys[1]}").uncheck()
+    await page.get_by_role("button", name="Apply").click()
+    await page.wait_for_selector("h1.ok")
+    assert [engine.memories.get(k).state for k in keys] == ["archived"] * 3
+    by_editor = [e.key for e in engine.store.audit.recent(action="archive") if e.actor != "ana"]
+    assert sorted(by_editor) == sorted([keys[0], keys[2]])
+    await page.context.close()
