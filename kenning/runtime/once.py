@@ -42,10 +42,12 @@ def once(
     public: Callable[[T], dict[str, Any]],
     load: Callable[[dict[str, Any]], T],
     pending_seconds: float = 30.0,
+    final: Callable[[T], bool] = lambda _: True,
 ) -> T:
     """``write()`` once for this key (see the module docstring); ``request`` fingerprints what
     was asked, ``public``/``load`` turn the reply into JSON and back; ``pending_seconds`` bounds
-    how long a call in progress holds the key (longer than the call takes)."""
+    how long a call in progress holds the key (longer than the call takes). A result that is
+    not ``final`` (e.g. an import stopped part-way) is returned but not kept: the retry runs."""
     digest = hashlib.sha256(f"{call}\0{actor}\0{checked(key)}".encode()).hexdigest()
     replies = ctx.store.replies
     for _ in range(2):  # a second round when the call in progress failed and released the key
@@ -55,6 +57,9 @@ def once(
             except BaseException:
                 replies.release(digest)
                 raise
+            if not final(result):
+                replies.release(digest)
+                return result
             replies.keep(
                 digest, {"request": request, "result": public(result)}, ttl_seconds=REPLY_SECONDS
             )
