@@ -8,7 +8,8 @@ re-embedded only when one of the embedded fields changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import json
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kenning.core import query, validation
@@ -17,6 +18,7 @@ from kenning.core.models import Memory, iso
 from kenning.core.schema import NAMESPACES
 from kenning.memory.fields import content_sha
 from kenning.runtime.context import Context
+from kenning.runtime.once import once
 
 NAMESPACE = "project"
 KIND = "context"
@@ -90,6 +92,16 @@ def _stack(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...] | None
     return tuple(dict.fromkeys(v.strip() for v in values))
 
 
+def _reply(done: tuple[ProjectContext, str]) -> dict[str, Any]:
+    context, status = done
+    return {"status": status, "context": asdict(context)}
+
+
+def _replayed(reply: dict[str, Any]) -> tuple[ProjectContext, str]:
+    fields = reply["context"]
+    return replace(ProjectContext(**fields), stack=tuple(fields["stack"])), str(reply["status"])
+
+
 def from_memory(memory: Memory) -> ProjectContext:
     meta = memory.metadata
     return ProjectContext(
@@ -144,10 +156,13 @@ class Projects:
         stack: list[str] | None = None,
         conventions: str | None = None,
         state: str | None = None,
+        idempotency_key: str | None = None,
     ) -> tuple[ProjectContext, str]:
         """Create or change a project's context; fields left as None keep their value.
 
-        Returns the context and what happened: ``created``, ``updated`` or ``unchanged``.
+        Returns the context and what happened: ``created``, ``updated`` or ``unchanged``. With
+        ``idempotency_key`` a retry (same caller, key and fields) returns the first call's reply
+        -- ``created`` stays ``created`` -- and writes nothing (kenning.runtime.once).
         """
         project = validation.project(name)
         given = {
@@ -156,8 +171,23 @@ class Projects:
             "conventions": _text("conventions", conventions),
             "state": _text("state", state),
         }
-        return self._change(
-            project, self.ctx.store.memories.read(self.key(project)), given, actor=actor
+
+        def write() -> tuple[ProjectContext, str]:
+            current = self.ctx.store.memories.read(self.key(project))
+            return self._change(project, current, given, actor=actor)
+
+        if idempotency_key is None:
+            return write()
+        asked = json.dumps({"name": project, **given}, sort_keys=True)
+        return once(
+            self.ctx,
+            "set_project_context",
+            actor,
+            idempotency_key,
+            asked,
+            write,
+            public=_reply,
+            load=_replayed,
         )
 
     def update_state(self, name: str, state: str, *, actor: str) -> tuple[ProjectContext, str]:
