@@ -12,23 +12,16 @@ whose reply was lost is found again).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from kenning.core.errors import Conflict, InvalidInput, quote
+from kenning.core import validation
+from kenning.core.errors import Conflict
 from kenning.runtime.context import Context
 
-KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
-KEY_RULE = "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
 REPLY_SECONDS = 86_400
 T = TypeVar("T")
-
-
-def checked(key: str) -> str:
-    if not isinstance(key, str) or not KEY_RE.match(key):
-        raise InvalidInput(f"idempotency key {quote(key)} is not allowed", hint=KEY_RULE)
-    return key
+checked = validation.idempotency_key
 
 
 def once(

@@ -30,17 +30,19 @@ async def test_a_project_context_set_with_one_key_in_parallel_and_retried_is_cre
     mcp: McpHarness,
 ) -> None:
     keyed = {**CONTEXT, "idempotency_key": "ctx-ledger-0001"}
-    replies = await asyncio.gather(*(set_context(mcp, keyed) for _ in range(4)))
-    assert all(isinstance(r, dict) for r in replies), replies
-    assert {r["status"] for r in replies if isinstance(r, dict)} == {"created"}
-    assert len({str(r["project"]) for r in replies}) == 1  # one reply, the same for every call
-    retry = await set_context(mcp, keyed)  # later: still the first reply
-    assert retry == replies[0]
+    answered = await asyncio.gather(*(set_context(mcp, keyed) for _ in range(4)))
+    replies = [r for r in answered if isinstance(r, dict)]
+    assert len(replies) == len(answered), answered
+    assert {r["status"] for r in replies} == {"created"}
+    assert all(r == replies[0] for r in replies)  # one reply, the same for every call
+    assert await set_context(mcp, keyed) == replies[0]  # a later retry: still the first reply
     async with mcp.client("write") as client:
-        trail = await ok(client, "history", {"key": replies[0]["project"]["key"]})  # type: ignore[index]
+        trail = await ok(client, "history", {"key": replies[0]["project"]["key"]})
     assert [e["action"] for e in trail["events"]] == ["project_context"]
     # the positive control: without the key the same call is a new one, and finds nothing to do
-    assert (await set_context(mcp, CONTEXT))["status"] == "unchanged"  # type: ignore[index]
+    unkeyed = await set_context(mcp, CONTEXT)
+    assert isinstance(unkeyed, dict)
+    assert unkeyed["status"] == "unchanged"
     # the key reused for another request is refused, and nothing is written
     other = await set_context(mcp, {**keyed, "description": "a different service"})
     assert isinstance(other, str)
