@@ -1,5 +1,6 @@
-"""The memories list's multi-select in real headless Chromium: a transition applies to every
-selected memory or to none, naming the ones in the way (docs/reliability.md)."""
+"""Decisions and creations through the dashboard in real headless Chromium (docs/reliability.md):
+the memories list's multi-select transition applies to every selected memory or to none, naming
+the ones in the way; the backup form submitted twice at once writes one backup."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.web_ui.conftest import remember
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
     browser,
     live,
+    menu,
     shots,
     signed_in,
 )
@@ -57,4 +59,37 @@ async def test_a_multi_select_transition_applies_to_all_or_none(
     assert [engine.memories.get(k).state for k in keys] == ["archived"] * 3
     by_editor = [e.key for e in engine.store.audit.recent(action="archive") if e.actor != "ana"]
     assert sorted(by_editor) == sorted([keys[0], keys[2]])
+    await page.context.close()
+
+
+# the create form's own fields, posted twice at once from the page (a double click)
+SUBMIT_TWICE = """async () => {
+    const form = document.querySelector('form[action="/backups"]');
+    const post = () => fetch('/backups', {method: 'POST', body: new FormData(form)});
+    const answers = await Promise.all([post(), post()]);
+    return Promise.all(answers.map(async a => [a.status, await a.text()]));
+}"""
+
+
+async def test_the_backup_form_submitted_twice_at_once_writes_one_backup(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    engine: Engine,
+) -> None:
+    remember(engine, "The nightly export job writes parquet files to the cold bucket")
+    page = await signed_in(browser, live, "admin")
+    await menu(page, "Backups")
+    await page.get_by_label("Label (optional: a-z, 0-9, -)").fill("twice")
+    answers = await page.evaluate(SUBMIT_TWICE)
+    assert [status for status, _ in answers] == [200, 200]
+    (written,) = engine.backups.list_backups()
+    assert all(f"backup written: {written.file}" in body for _, body in answers)
+    assert len(engine.store.audit.recent(action="backup")) == 1
+    # the positive control: the form rendered again is a new request, and writes a new backup
+    await page.reload()
+    await page.get_by_label("Label (optional: a-z, 0-9, -)").fill("again")
+    await page.get_by_role("button", name="Create backup").click()
+    await page.wait_for_selector("h1.ok")
+    assert len(engine.backups.list_backups()) == 2
+    assert len(engine.store.audit.recent(action="backup")) == 2
     await page.context.close()
