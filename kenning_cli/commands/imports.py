@@ -64,6 +64,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
             "write nothing"
         ),
     )
+    _retries(parser)
+
+
+def _retries(parser: argparse.ArgumentParser) -> None:
+    """What makes an import safe to run again: its idempotency key, its report, its retry file."""
     parser.add_argument(
         "--idempotency-key",
         metavar="KEY",
