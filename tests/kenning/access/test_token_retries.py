@@ -5,7 +5,6 @@ key, for the retry window (kenning/access/sealed.py; docs/reliability.md, "Token
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,17 +102,10 @@ def test_a_key_reused_elsewhere_or_after_a_revoke_is_refused(tokens: Tokens) -> 
     assert tokens.verify(fresh.secret) is not None
 
 
+@pytest.mark.usefixtures("cli_env")
 def test_the_cli_prints_the_same_token_for_a_retry_with_its_key(
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    settings: Settings,
-    tokens: Tokens,
-    capsys: pytest.CaptureFixture[str],
+    tokens: Tokens, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KENNING_DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))
-    monkeypatch.setenv("KENNING_KEY_PREFIX", settings.key_prefix)
     create = ["token", "create", "--scope", "read", "--idempotency-key", KEY]
     assert main(create) == 0
     first = capsys.readouterr().out.splitlines()
