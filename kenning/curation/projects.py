@@ -13,12 +13,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kenning.core import query, validation
-from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import Memory, iso
 from kenning.core.schema import NAMESPACES
 from kenning.memory.fields import content_sha
 from kenning.runtime.context import Context
 from kenning.runtime.once import once
+from kenning.store import SWAP_ATTEMPTS, Op, pause
 
 NAMESPACE = "project"
 KIND = "context"
@@ -173,8 +174,7 @@ class Projects:
         }
 
         def write() -> tuple[ProjectContext, str]:
-            current = self.ctx.store.memories.read(self.key(project))
-            return self._change(project, current, given, actor=actor)
+            return self._change(project, given, actor=actor)
 
         if idempotency_key is None:
             return write()
@@ -193,27 +193,42 @@ class Projects:
     def update_state(self, name: str, state: str, *, actor: str) -> tuple[ProjectContext, str]:
         """Change only the current state of an existing project (re-embedded when it changed)."""
         project = validation.project(name)
-        current = self._existing(project)  # read once: it is also the "before" of the change
+        self._existing(project)
         if not state or not state.strip():
             raise InvalidInput(
                 "state is empty", hint="say in a sentence or two where the project stands"
             )
-        return self._change(project, current, {"state": _text("state", state)}, actor=actor)
+        return self._change(project, {"state": _text("state", state)}, actor=actor, existing=True)
 
     def _change(
-        self, project: str, current: Memory | None, given: dict[str, Any], *, actor: str
+        self, project: str, given: dict[str, Any], *, actor: str, existing: bool = False
     ) -> tuple[ProjectContext, str]:
+        """The given fields over the context as read, written only while it is still as read
+        (its content's sha, or absent): a concurrent change is read again and this one applied
+        over it, so no change is lost and each event's "before" is what it replaced."""
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        before = from_memory(current) if current is not None else ProjectContext(name=project)
-        after = replace(before, **changes)
-        if current is not None and after.fields() == before.fields():
-            return before, "unchanged"
-        memory = self._write(project, current, after, actor=actor)
-        return from_memory(memory), "created" if current is None else "updated"
+        for attempt in range(SWAP_ATTEMPTS):
+            current = self._existing(project) if existing else self._read(project)
+            before = from_memory(current) if current is not None else ProjectContext(name=project)
+            after = replace(before, **changes)
+            if current is not None and after.fields() == before.fields():
+                return before, "unchanged"
+            memory = self._write(project, current, after, actor=actor)
+            if memory is not None:
+                return from_memory(memory), "created" if current is None else "updated"
+            pause(attempt)
+        raise Conflict(
+            f"the context of {project!r} kept changing while this change was made; "
+            "nothing was written",
+            hint="retry the call",
+        )
+
+    def _read(self, project: str) -> Memory | None:
+        return self.ctx.store.memories.read(self.key(project))
 
     def _write(
         self, project: str, current: Memory | None, ctx_after: ProjectContext, *, actor: str
-    ) -> Memory:
+    ) -> Memory | None:
         now = self.ctx.clock.now()
         text = ctx_after.render()
         base = current or Memory(
@@ -249,10 +264,11 @@ class Projects:
             after=text,
             details={"project": project, "changed": changed, "re_embedded": embed},
         )
-        self.ctx.store.memories.write(
-            memory, self.ctx.embedder.embed(text) if embed else None, [event]
-        )
-        return memory
+        vector = self.ctx.embedder.embed(text) if embed else None
+        # written over every field it had (none goes away), only while it is as read
+        as_read: Op = ("GUARD", memory.key, ("content_sha", current.content_sha if current else ""))
+        done = self.ctx.store.decide([event], new=[(memory, vector)], also=[as_read])
+        return memory if done.applied else None
 
     def all(self, *, offset: int = 0, limit: int = 50) -> tuple[list[ProjectContext], int]:
         """Project contexts, most recently updated first, with the total count."""

@@ -388,3 +388,35 @@ def test_a_multi_select_with_one_memory_that_cannot_move_moves_none(engine: Engi
     rest = [k for k in keys if k != keys[2]]
     assert len(engine.lifecycle.transition_many(rest, "archived", reason="tidy", actor="p")) == 3
     assert {engine.memories.get(k).state for k in keys} == {"archived"}
+
+
+# --- project contexts ----------------------------------------------------------------------------
+def test_parallel_changes_of_one_project_context_are_each_applied_once_on_the_last(
+    engine: Engine, gate: GateClock
+) -> None:
+    """Not a decision between alternatives: every change is kept, each over the one before it."""
+    fields: list[dict[str, Any]] = [
+        {"description": "the payments gateway"},
+        {"stack": ["go 1.23", "postgres"]},
+        {"conventions": "every handler returns a typed error"},
+        {"state": "migrating the ledger to the new schema"},
+        {"state": "the ledger migration is done; cutting over next week"},
+    ]
+
+    def setting(n: int) -> Callable[[], Any]:
+        return lambda: engine.projects.set("pay", actor=f"p{n}", **fields[n])
+
+    results = race(gate, [setting(n) for n in range(len(fields))])
+    assert sorted(status for _, status in results) == ["created"] + ["updated"] * 4
+    final = engine.projects.get("pay")
+    assert (final.description, final.stack, final.conventions) == (
+        "the payments gateway",
+        ("go 1.23", "postgres"),
+        "every handler returns a typed error",
+    )
+    events = engine.store.audit.history(final.key)
+    assert [e.action for e in events] == ["project_context"] * len(fields)
+    # a chain: each change replaced exactly what the one before it wrote
+    assert [e.before for e in events[1:]] == [e.after for e in events[:-1]]
+    states = {"p3": fields[3]["state"], "p4": fields[4]["state"]}
+    assert final.state == states[[e.actor for e in events if e.actor in states][-1]]
