@@ -91,12 +91,20 @@ class Account:
     sessions_since: float = (
         0.0  # a login session created before this is dead (kenning.access.sessions)
     )
+    revision: int = 0  # raised by every change: what a person's form decided from (``seen``)
 
 
 def _public(record: AccountRecord) -> Account:
     # a hand-edited hash never widens access
     role = record.role if record.role in ROLES else "viewer"
-    return Account(record.username, role, record.disabled, record.created_at, record.sessions_since)
+    return Account(
+        record.username,
+        role,
+        record.disabled,
+        record.created_at,
+        record.sessions_since,
+        record.revision,
+    )
 
 
 class Accounts:
@@ -150,8 +158,12 @@ class Accounts:
         records = (self.store.get(name) for name in self.store.usernames())
         return [_public(r) for r in records if r is not None]
 
-    def set_password(self, username: str, password: str, *, actor: str = "system") -> Account:
-        """A new password; the account's login sessions from before it stop working."""
+    def set_password(
+        self, username: str, password: str, *, actor: str = "system", seen: int | None = None
+    ) -> Account:
+        """A new password; the account's login sessions from before it stop working. ``seen``
+        (every change takes it): the revision the caller decided from, e.g. the one a page
+        showed; the change is refused when the account has changed since."""
         hashed = self.hasher.hash(check_password(password))  # once: argon2 is slow on purpose
 
         def plan(record: AccountRecord) -> Plan:
@@ -159,11 +171,17 @@ class Accounts:
             event = self._event(actor, "account_password", {"username": record.username})
             return fields, [event], None
 
-        self._decide(username, plan, actor)
+        self._decide(username, plan, actor, seen)
         return _public(self._record(username))
 
     def set_role(
-        self, username: str, role: str, *, actor: str = "system", by: str | None = None
+        self,
+        username: str,
+        role: str,
+        *,
+        actor: str = "system",
+        by: str | None = None,
+        seen: int | None = None,
     ) -> Account:
         """``by``: the signed-in account doing it (a person's door), which may not demote itself."""
         role = check_role(role)
@@ -176,10 +194,17 @@ class Accounts:
             _not_yourself(record, by, "demote")
             return {"role": role}, events, self._another_admin(record, "take the admin role from")
 
-        self._decide(username, plan, actor)
+        self._decide(username, plan, actor, seen)
         return _public(self._record(username))
 
-    def delete(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
+    def delete(
+        self,
+        username: str,
+        *,
+        actor: str = "system",
+        by: str | None = None,
+        seen: int | None = None,
+    ) -> Account:
         """Remove the account; its sessions and OAuth grants stop working at their next use.
         ``by``: the signed-in account doing it, which may not delete itself."""
 
@@ -189,9 +214,16 @@ class Accounts:
             events = [self._event(actor, "account_delete", details)]
             return None, events, self._another_admin(record, "delete")
 
-        return _public(self._decide(username, plan, actor))
+        return _public(self._decide(username, plan, actor, seen))
 
-    def disable(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
+    def disable(
+        self,
+        username: str,
+        *,
+        actor: str = "system",
+        by: str | None = None,
+        seen: int | None = None,
+    ) -> Account:
         """The account can no longer log in; its sessions and OAuth grants stop working at their
         next use (and stay dead when it is enabled again). ``by``: the signed-in account doing
         it, which may not disable itself."""
@@ -202,15 +234,15 @@ class Accounts:
             events = [self._event(actor, "account_disable", {"username": record.username})]
             return fields, events, self._another_admin(record, "disable")
 
-        self._decide(username, plan, actor)
+        self._decide(username, plan, actor, seen)
         return _public(self._record(username))
 
-    def enable(self, username: str, *, actor: str = "system") -> Account:
+    def enable(self, username: str, *, actor: str = "system", seen: int | None = None) -> Account:
         def plan(record: AccountRecord) -> Plan:
             events = [self._event(actor, "account_enable", {"username": record.username})]
             return {"disabled": "0"}, events, None
 
-        self._decide(username, plan, actor)
+        self._decide(username, plan, actor, seen)
         return _public(self._record(username))
 
     def _another_admin(self, record: AccountRecord, doing: str) -> str | None:
@@ -232,7 +264,11 @@ class Accounts:
         return others[0].username
 
     def _decide(
-        self, username: str, plan: Callable[[AccountRecord], Plan], actor: str
+        self,
+        username: str,
+        plan: Callable[[AccountRecord], Plan],
+        actor: str,
+        seen: int | None = None,
     ) -> AccountRecord:
         """Plan a change from the account as read now and commit it in one unit gated on the
         account's revision (and on the admin the plan counted on still being one): an account
@@ -240,6 +276,10 @@ class Accounts:
         only that other admin changed, read again and decide again (the rule may now refuse)."""
         for _ in range(GATE_RETRIES):
             record = self._record(username)
+            if seen is not None and record.revision != seen:
+                raise Conflict(
+                    since(record), hint="look at the account as it is now and decide again"
+                )
             fields, events, keep = plan(record)
             at = record.revision
             if fields is None:
@@ -336,6 +376,14 @@ def changed(was: AccountRecord, now: AccountRecord | None) -> str:
     return (
         f"account {was.username!r} was changed meanwhile by {now.changed_by or 'someone'} "
         f"({what}); nothing was written"
+    )
+
+
+def since(now: AccountRecord) -> str:
+    """An account changed since the caller saw it (a Conflict's message)."""
+    return (
+        f"account {now.username!r} was changed since you saw it, by {now.changed_by or 'someone'} "
+        f"(it is now {now.role}, {_state(now)}); nothing was written"
     )
 
 

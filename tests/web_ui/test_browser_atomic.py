@@ -1,6 +1,7 @@
 """Decisions and creations through the dashboard in real headless Chromium (docs/reliability.md):
 the memories list's multi-select transition applies to every selected memory or to none, naming
-the ones in the way; the backup form submitted twice at once writes one backup."""
+the ones in the way; an account change chosen on a page that no longer shows the account as it
+is writes nothing; the backup form submitted twice at once writes one backup."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 from playwright.async_api import Browser
 
 from kenning.engine import Engine
-from tests.web_ui.conftest import remember
+from tests.web_ui.conftest import Dashboard, remember
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
     browser,
     live,
@@ -92,4 +93,37 @@ async def test_the_backup_form_submitted_twice_at_once_writes_one_backup(
     await page.wait_for_selector("h1.ok")
     assert len(engine.backups.list_backups()) == 2
     assert len(engine.store.audit.recent(action="backup")) == 2
+    await page.context.close()
+
+
+async def test_an_account_change_chosen_from_a_stale_page_writes_nothing(
+    browser: Browser,  # noqa: F811
+    live: str,  # noqa: F811
+    web: Dashboard,
+) -> None:
+    accounts = web.logins.accounts
+    page = await signed_in(browser, live, "admin")
+    await menu(page, "Accounts")
+    row = page.locator("#account-editor")
+    await row.get_by_text("Change editor").click()
+    # another admin changes the account while this page shows it as an enabled editor
+    accounts.set_role("editor", "viewer", actor="web:ana")
+    await row.get_by_role("button", name="Disable editor").click()
+    alert = page.get_by_role("alert")
+    await alert.wait_for()
+    said = " ".join((await alert.inner_text()).split())
+    assert "account 'editor' was changed since you saw it, by web:ana" in said
+    assert "(it is now viewer, enabled); nothing was written" in said
+    now = accounts.get("editor")
+    assert now is not None
+    assert (now.role, now.disabled) == ("viewer", False)
+    assert web.engine.store.audit.recent(action="account_disable") == []
+    # the positive control: the page as it is now, the same change applies
+    await page.goto(f"{live}/accounts")
+    await row.get_by_text("Change editor").click()
+    await row.get_by_role("button", name="Disable editor").click()
+    await page.wait_for_selector("h1.ok")
+    disabled = accounts.get("editor")
+    assert disabled is not None
+    assert disabled.disabled
     await page.context.close()

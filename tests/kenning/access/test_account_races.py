@@ -144,3 +144,20 @@ def test_two_admins_demoting_each_other_at_once_leave_exactly_one_admin(
         else:
             accounts.enable(other, actor="pytest")
             accounts.set_role(other, "admin", actor="pytest")
+
+
+def test_a_change_decided_from_an_older_revision_writes_nothing(
+    accounts: Accounts, store: Store, gate: GateClock
+) -> None:
+    accounts.create("ana", PW, "admin", actor="pytest")
+    shown = accounts.create("cy", PW, "editor", actor="pytest")  # what a page showed
+    accounts.set_role("cy", "viewer", actor="web:bo")
+    with pytest.raises(Conflict, match="was changed since you saw it, by web:bo"):
+        accounts.delete("cy", actor="web:ana", seen=shown.revision)
+    assert accounts.get("cy") is not None
+    assert events_of(store, "cy", gate.value) == [("account_role", "web:bo")]
+    # the positive control: decided from the account as it is now, it applies
+    current = accounts.get("cy")
+    assert current is not None
+    accounts.delete("cy", actor="web:ana", seen=current.revision)
+    assert accounts.get("cy") is None
