@@ -20,6 +20,7 @@ Hook for other components: ``Lifecycle.transition`` is the single place a state 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -164,6 +165,19 @@ def _sources(to: str) -> str:
     return " or ".join(state for state, targets in ALLOWED.items() if to in targets)
 
 
+def _check_seen(read: list[Memory], seen: Mapping[str, str]) -> None:
+    """Refuse a selection decided from states that no longer hold."""
+    stale = [
+        f"{m.key} ({seen[m.key]} -> {m.state})" for m in read if seen.get(m.key, m.state) != m.state
+    ]
+    if stale:
+        raise Conflict(
+            f"{_count(stale)} of the {len(read)} selected changed since you saw them: "
+            f"{_named(stale)}; nothing was changed",
+            hint="look at them as they are now and apply again",
+        )
+
+
 def _hints(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     given = list(values or [])
     if len(given) > MAX_HINTS:
@@ -255,11 +269,18 @@ class Lifecycle:
         return (*drop, *(op for hint in wanted for op in self.hints.adding(hint, memory.key)))
 
     def transition_many(
-        self, keys: list[str] | tuple[str, ...], to: str, *, reason: str | None, actor: str
+        self,
+        keys: list[str] | tuple[str, ...],
+        to: str,
+        *,
+        reason: str | None,
+        actor: str,
+        seen: Mapping[str, str] | None = None,
     ) -> list[Transition]:
         """Move up to ``MAX_BULK`` memories to ``to`` with one reason (the dashboard's bulk
         actions), all or nothing: every move is checked, then every memory moves in ONE unit
-        gated on each one's state as read. When a memory cannot move, or another call moved one
+        gated on each one's state as read. When a memory cannot move, is no longer in the state
+        the caller ``seen`` (key -> state, e.g. what the page showed), or another call moved one
         in between, nothing changes and ``Conflict`` names those memories."""
         why = validation.reason(reason, required=True) or ""
         names = list(dict.fromkeys(keys))
@@ -271,6 +292,7 @@ class Lifecycle:
         if to not in STATES:
             raise InvalidInput(f"unknown state {to!r}", hint=f"use one of {', '.join(STATES)}")
         read = [self.memories.get(key) for key in names]
+        _check_seen(read, seen or {})
         refused = [f"{m.key} ({m.state})" for m in read if to not in ALLOWED.get(m.state, ())]
         if refused:
             raise Conflict(

@@ -390,6 +390,19 @@ def test_a_multi_select_with_one_memory_that_cannot_move_moves_none(engine: Engi
     assert {engine.memories.get(k).state for k in keys} == {"archived"}
 
 
+def test_a_multi_select_decided_from_states_that_changed_moves_none(engine: Engine) -> None:
+    keys = selected(engine, "shown", 3)
+    shown = dict.fromkeys(keys, "active")  # what the page showed
+    engine.lifecycle.deprioritise(keys[0], reason="noisy", actor="ana")  # a move archive allows
+    with pytest.raises(Conflict, match=f"changed since you saw them: {keys[0]} .active -> depr"):
+        engine.lifecycle.transition_many(keys, "archived", reason="t", actor="p", seen=shown)
+    assert [engine.memories.get(k).state for k in keys] == ["deprioritised", "active", "active"]
+    # the positive control: decided from the states as they are, every one moves
+    now = {k: engine.memories.get(k).state for k in keys}
+    engine.lifecycle.transition_many(keys, "archived", reason="t", actor="p", seen=now)
+    assert {engine.memories.get(k).state for k in keys} == {"archived"}
+
+
 # --- project contexts ----------------------------------------------------------------------------
 def test_parallel_changes_of_one_project_context_are_each_applied_once_on_the_last(
     engine: Engine, gate: GateClock

@@ -45,7 +45,10 @@ async def test_a_multi_select_transition_applies_to_all_or_none(
     alert = page.get_by_role("alert")
     await alert.wait_for()
     said = " ".join((await alert.inner_text()).split())
-    assert f"1 memory of the 3 selected cannot move to archived: {keys[1]} (archived)" in said
+    assert (
+        f"1 memory of the 3 selected changed since you saw them: {keys[1]} (active -> archived)"
+        in said
+    )
     assert "nothing was changed" in said
     await page.screenshot(path=str(shots / "dashboard-bulk-refused.png"), full_page=True)
     # none moved, and no event beyond ana's archive

@@ -109,6 +109,8 @@ async def bulk(request: Request) -> Response:
             TARGETS[action],
             reason=fields.get("reason"),
             actor=login(request).actor,
+            # the states the list showed: a memory moved since is named, none moves
+            seen={k: fields[f"state:{k}"] for k in keys if f"state:{k}" in fields},
         )
         return await confirmed(
             request,
