@@ -165,6 +165,19 @@ def _sources(to: str) -> str:
     return " or ".join(state for state, targets in ALLOWED.items() if to in targets)
 
 
+def _selection(keys: list[str] | tuple[str, ...], to: str) -> list[str]:
+    """The keys of a multi-select move, each once, after checking its size and target."""
+    names = list(dict.fromkeys(keys))
+    if not names or len(names) > MAX_BULK:
+        raise InvalidInput(
+            f"select 1 to {MAX_BULK} memories; got {len(names)}",
+            hint="tick the memories to change",
+        )
+    if to not in STATES:
+        raise InvalidInput(f"unknown state {to!r}", hint=f"use one of {', '.join(STATES)}")
+    return names
+
+
 def _check_seen(read: list[Memory], seen: Mapping[str, str]) -> None:
     """Refuse a selection decided from states that no longer hold."""
     stale = [
@@ -283,15 +296,7 @@ class Lifecycle:
         the caller ``seen`` (key -> state, e.g. what the page showed), or another call moved one
         in between, nothing changes and ``Conflict`` names those memories."""
         why = validation.reason(reason, required=True) or ""
-        names = list(dict.fromkeys(keys))
-        if not names or len(names) > MAX_BULK:
-            raise InvalidInput(
-                f"select 1 to {MAX_BULK} memories; got {len(names)}",
-                hint="tick the memories to change",
-            )
-        if to not in STATES:
-            raise InvalidInput(f"unknown state {to!r}", hint=f"use one of {', '.join(STATES)}")
-        read = [self.memories.get(key) for key in names]
+        read = [self.memories.get(key) for key in _selection(keys, to)]
         _check_seen(read, seen or {})
         refused = [f"{m.key} ({m.state})" for m in read if to not in ALLOWED.get(m.state, ())]
         if refused:
