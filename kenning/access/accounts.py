@@ -42,6 +42,8 @@ LOGIN_LIMIT_PER_ACCOUNT = 5
 LOGIN_LIMIT_PER_IP = 20
 _WRONG = "wrong username or password"
 GATE_RETRIES = 5  # re-reads when another admin changed between the read and the gated write
+# a change planned from an account: its fields (None: delete it), its events, the admin it keeps
+Plan = tuple[dict[str, str] | None, list[AuditEvent], str | None]
 
 
 def role_scope(role: str) -> str:
@@ -89,12 +91,20 @@ class Account:
     sessions_since: float = (
         0.0  # a login session created before this is dead (kenning.access.sessions)
     )
+    revision: int = 0  # raised by every change: what a person's form decided from (``seen``)
 
 
 def _public(record: AccountRecord) -> Account:
     # a hand-edited hash never widens access
     role = record.role if record.role in ROLES else "viewer"
-    return Account(record.username, role, record.disabled, record.created_at, record.sessions_since)
+    return Account(
+        record.username,
+        role,
+        record.disabled,
+        record.created_at,
+        record.sessions_since,
+        record.revision,
+    )
 
 
 class Accounts:
@@ -148,65 +158,92 @@ class Accounts:
         records = (self.store.get(name) for name in self.store.usernames())
         return [_public(r) for r in records if r is not None]
 
-    def set_password(self, username: str, password: str, *, actor: str = "system") -> Account:
-        """A new password; the account's login sessions from before it stop working."""
-        record = self._record(username)
-        self.store.update(
-            record.username,
-            {
-                "password": self.hasher.hash(check_password(password)),
-                "sessions_since": repr(self.clock.now()),
-            },
-            [self._event(actor, "account_password", {"username": record.username})],
-        )
+    def set_password(
+        self, username: str, password: str, *, actor: str = "system", seen: int | None = None
+    ) -> Account:
+        """A new password; the account's login sessions from before it stop working. ``seen``
+        (every change takes it): the revision the caller decided from, e.g. the one a page
+        showed; the change is refused when the account has changed since."""
+        hashed = self.hasher.hash(check_password(password))  # once: argon2 is slow on purpose
+
+        def plan(record: AccountRecord) -> Plan:
+            fields = {"password": hashed, "sessions_since": repr(self.clock.now())}
+            event = self._event(actor, "account_password", {"username": record.username})
+            return fields, [event], None
+
+        self._decide(username, plan, actor, seen)
         return _public(self._record(username))
 
     def set_role(
-        self, username: str, role: str, *, actor: str = "system", by: str | None = None
+        self,
+        username: str,
+        role: str,
+        *,
+        actor: str = "system",
+        by: str | None = None,
+        seen: int | None = None,
     ) -> Account:
         """``by``: the signed-in account doing it (a person's door), which may not demote itself."""
         role = check_role(role)
 
-        def write(record: AccountRecord) -> bool:
+        def plan(record: AccountRecord) -> Plan:
+            details = {"username": record.username, "before": record.role, "role": role}
+            events = [self._event(actor, "account_role", details)]
             if role == "admin":
-                return self.store.update(record.username, {"role": role}, events(record))
+                return {"role": role}, events, None
             _not_yourself(record, by, "demote")
-            return self.store.update(
-                record.username,
-                {"role": role},
-                events(record),
-                keep_admin=self._another_admin(record, "take the admin role from"),
-            )
+            return {"role": role}, events, self._another_admin(record, "take the admin role from")
 
-        def events(record: AccountRecord) -> list[AuditEvent]:
-            return [
-                self._event(
-                    actor,
-                    "account_role",
-                    {"username": record.username, "before": record.role, "role": role},
-                )
-            ]
-
-        self._while_an_admin_stays(username, write)
+        self._decide(username, plan, actor, seen)
         return _public(self._record(username))
 
-    def delete(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
+    def delete(
+        self,
+        username: str,
+        *,
+        actor: str = "system",
+        by: str | None = None,
+        seen: int | None = None,
+    ) -> Account:
         """Remove the account; its sessions and OAuth grants stop working at their next use.
         ``by``: the signed-in account doing it, which may not delete itself."""
 
-        def write(record: AccountRecord) -> bool:
+        def plan(record: AccountRecord) -> Plan:
             _not_yourself(record, by, "delete")
-            return self.store.remove(
-                record.username,
-                [
-                    self._event(
-                        actor, "account_delete", {"username": record.username, "role": record.role}
-                    )
-                ],
-                keep_admin=self._another_admin(record, "delete"),
-            )
+            details = {"username": record.username, "role": record.role}
+            events = [self._event(actor, "account_delete", details)]
+            return None, events, self._another_admin(record, "delete")
 
-        return _public(self._while_an_admin_stays(username, write))
+        return _public(self._decide(username, plan, actor, seen))
+
+    def disable(
+        self,
+        username: str,
+        *,
+        actor: str = "system",
+        by: str | None = None,
+        seen: int | None = None,
+    ) -> Account:
+        """The account can no longer log in; its sessions and OAuth grants stop working at their
+        next use (and stay dead when it is enabled again). ``by``: the signed-in account doing
+        it, which may not disable itself."""
+
+        def plan(record: AccountRecord) -> Plan:
+            _not_yourself(record, by, "disable")
+            fields = {"disabled": "1", "sessions_since": repr(self.clock.now())}
+            events = [self._event(actor, "account_disable", {"username": record.username})]
+            return fields, events, self._another_admin(record, "disable")
+
+        self._decide(username, plan, actor, seen)
+        return _public(self._record(username))
+
+    def enable(self, username: str, *, actor: str = "system", seen: int | None = None) -> Account:
+        def plan(record: AccountRecord) -> Plan:
+            events = [self._event(actor, "account_enable", {"username": record.username})]
+            return {"disabled": "0"}, events, None
+
+        self._decide(username, plan, actor, seen)
+        return _public(self._record(username))
 
     def _another_admin(self, record: AccountRecord, doing: str) -> str | None:
         """An enabled admin other than ``record`` whose standing the write is gated on (None:
@@ -226,48 +263,42 @@ class Accounts:
             )
         return others[0].username
 
-    def _while_an_admin_stays(
-        self, username: str, write: Callable[[AccountRecord], bool]
+    def _decide(
+        self,
+        username: str,
+        plan: Callable[[AccountRecord], Plan],
+        actor: str,
+        seen: int | None = None,
     ) -> AccountRecord:
-        """Run ``write`` on the account as read now; its unit is gated on the other admin it
-        counted on still being one, so two admins demoting each other at the same instant cannot
-        both succeed. A failed gate means that admin changed meanwhile: read again and decide
-        again (the rule may now refuse)."""
+        """Plan a change from the account as read now and commit it in one unit gated on the
+        account's revision (and on the admin the plan counted on still being one): an account
+        changed or deleted meanwhile gets ``Conflict`` saying what changed, nothing written. When
+        only that other admin changed, read again and decide again (the rule may now refuse)."""
         for _ in range(GATE_RETRIES):
             record = self._record(username)
-            if write(record):
+            if seen is not None and record.revision != seen:
+                raise Conflict(
+                    since(record), hint="look at the account as it is now and decide again"
+                )
+            fields, events, keep = plan(record)
+            at = record.revision
+            if fields is None:
+                done = self.store.remove(record.username, events, keep_admin=keep, revision=at)
+            else:
+                mark = {"revision": str(at + 1), "changed_by": actor or "unknown"}
+                fields = {**fields, **mark}
+                done = self.store.update(
+                    record.username, fields, events, keep_admin=keep, revision=at
+                )
+            if done:
                 return record
+            now = self.store.get(record.username)
+            if now is None or now.revision != record.revision:
+                raise Conflict(changed(record, now), hint="look at the account and decide again")
         raise Conflict(
-            f"the accounts changed while changing {username!r}",
+            f"the accounts changed while changing {username!r}; nothing was written",
             hint="look at the accounts and try again",
         )
-
-    def disable(self, username: str, *, actor: str = "system", by: str | None = None) -> Account:
-        """The account can no longer log in; its sessions and OAuth grants stop working at their
-        next use. ``by``: the signed-in account doing it, which may not disable itself."""
-        _not_yourself(self._record(username), by, "disable")
-        return self._set_disabled(username, True, actor, "account_disable")
-
-    def enable(self, username: str, *, actor: str = "system") -> Account:
-        return self._set_disabled(username, False, actor, "account_enable")
-
-    def _set_disabled(self, username: str, disabled: bool, actor: str, action: str) -> Account:
-        record = self._record(username)
-        event = [self._event(actor, action, {"username": record.username})]
-        if not disabled:
-            self.store.update(record.username, {"disabled": "0"}, event)
-            return _public(self._record(username))
-        # its sessions stay dead when it is enabled again
-        self._while_an_admin_stays(
-            username,
-            lambda current: self.store.update(
-                current.username,
-                {"disabled": "1", "sessions_since": repr(self.clock.now())},
-                event,
-                keep_admin=self._another_admin(current, "disable"),
-            ),
-        )
-        return _public(self._record(username))
 
     def authenticate(self, username: str, password: str, *, ip: str) -> Account:
         """The account for a correct username and password, else PermissionDenied (the same
@@ -323,6 +354,41 @@ class Accounts:
         self.throttle.hit("login-user", name, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         self.throttle.hit("login-ip", ip, now=now, window_seconds=LOGIN_WINDOW_SECONDS)
         self._audit(f"ip:{ip}", "login_failed", {"username": name[:64], "ip": ip, "reason": reason})
+
+
+def changed(was: AccountRecord, now: AccountRecord | None) -> str:
+    """What another change did to an account since ``was`` was read (a Conflict's message)."""
+    if now is None:
+        return f"account {was.username!r} was deleted meanwhile; nothing was written"
+    moved = [
+        f"{name} {before} -> {after}"
+        for name, before, after in (
+            ("role", was.role, now.role),
+            ("state", _state(was), _state(now)),
+        )
+        if before != after
+    ]
+    if now.password_hash != was.password_hash and now.sessions_since != was.sessions_since:
+        moved.append("password reset")
+    elif now.sessions_since != was.sessions_since:
+        moved.append("its sessions ended")
+    what = ", ".join(moved) or "changed and changed back"
+    return (
+        f"account {was.username!r} was changed meanwhile by {now.changed_by or 'someone'} "
+        f"({what}); nothing was written"
+    )
+
+
+def since(now: AccountRecord) -> str:
+    """An account changed since the caller saw it (a Conflict's message)."""
+    return (
+        f"account {now.username!r} was changed since you saw it, by {now.changed_by or 'someone'} "
+        f"(it is now {now.role}, {_state(now)}); nothing was written"
+    )
+
+
+def _state(record: AccountRecord) -> str:
+    return "disabled" if record.disabled else "enabled"
 
 
 def _not_yourself(record: AccountRecord, by: str | None, doing: str) -> None:

@@ -11,10 +11,14 @@ it, never what it may do (the scope decides that). A token without one gets the 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
+from kenning.access import sealed
+from kenning.core import validation
 from kenning.core.clock import Clock
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.store import AuditEvent, Store, TokenRecord
@@ -23,6 +27,7 @@ SCOPES: tuple[str, ...] = ("read", "write", "admin")
 # which tools a profile shows is the MCP server's (mcp_server/profiles.py); the names live here so
 # a token record, an OAuth grant and a setting can be checked without the door
 PROFILES: tuple[str, ...] = ("agent", "curator", "all")
+PENDING_SECONDS = 30.0  # how long a create in progress holds its idempotency key
 SECRET_PREFIX = "kn_"  # noqa: S105 - a marker, not a secret
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 NAME_RULE = "1-64 characters: letters, digits, '.', '_', '@', '-', starting with a letter or digit"
@@ -82,6 +87,15 @@ class Token:
     profile: str | None = None  # None: the server's default profile
 
 
+@dataclass(frozen=True)
+class Minted:
+    """A token and its secret from ``create_once``; ``replayed``: the first call's, again."""
+
+    token: Token
+    secret: str
+    replayed: bool
+
+
 def _public(record: TokenRecord) -> Token:
     return Token(
         record.name, record.scope, record.created_at, record.created_by, record.profile or None
@@ -94,6 +108,7 @@ class Tokens:
     def __init__(self, store: Store, clock: Clock) -> None:
         self.clock = clock
         self.store = store.tokens
+        self.replies = store.replies
 
     def _event(self, actor: str, action: str, details: dict[str, str]) -> AuditEvent:
         return AuditEvent(
@@ -122,6 +137,56 @@ class Tokens:
                 f"a token named {name!r} exists", hint="revoke it first or choose another name"
             )
         return _public(record), secret
+
+    def create_once(
+        self,
+        name: str,
+        scope: str,
+        *,
+        actor: str,
+        idempotency_key: str,
+        profile: str | None = None,
+    ) -> Minted:
+        """``create`` at most once per (caller, idempotency key): a retry within
+        ``sealed.WINDOW_SECONDS`` -- or a call while the first is running -- gets the same token
+        and secret, kept sealed for that window only (kenning.access.sealed); the same key for
+        another request is refused."""
+        name, scope = check_name(name), check_scope(scope)
+        profile = None if profile is None else check_profile(profile)
+        key = validation.idempotency_key(idempotency_key, shortest=sealed.SHORTEST_KEY)
+        seal, asked = sealed.Seal.of(key, actor or "unknown"), json.dumps([name, scope, profile])
+        for _ in range(2):  # a second round when the call in progress failed and released it
+            if self.replies.claim(seal.lookup, pending_seconds=PENDING_SECONDS):
+                try:
+                    token, secret = self.create(name, scope, actor=actor, profile=profile)
+                except BaseException:
+                    self.replies.release(seal.lookup)
+                    raise
+                reply = {"request": asked, "sealed": seal.close(secret, asked)}
+                self.replies.keep(seal.lookup, reply, ttl_seconds=sealed.WINDOW_SECONDS)
+                return Minted(token, secret, replayed=False)
+            kept = self.replies.reply(seal.lookup, wait_seconds=PENDING_SECONDS)
+            if kept is not None:
+                return self._replayed(kept, seal, asked)
+        raise Conflict(
+            "a token create with this idempotency key is still in progress",
+            hint="retry with the same key",
+        )
+
+    def _replayed(self, kept: dict[str, Any], seal: sealed.Seal, asked: str) -> Minted:
+        opened = seal.open(str(kept.get("sealed", "")), asked) if kept["request"] == asked else None
+        if opened is None:
+            raise Conflict(
+                "this idempotency key was used for a different token create request",
+                hint="use a new idempotency key for each new token; nothing was done",
+            )
+        token = self.verify(opened)
+        if token is None:
+            raise Conflict(
+                "the token created with this idempotency key was revoked since",
+                hint="create a new token with a new idempotency key",
+            )
+        return Minted(token, opened, replayed=True)
 
     def all(self) -> list[Token]:
         return [_public(r) for r in self.store.all()]

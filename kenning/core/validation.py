@@ -25,6 +25,10 @@ MAX_TAG_LEN = 100
 MAX_PROJECT = 64
 MAX_REASON = 2_000
 MAX_ACTOR = 100
+IDEMPOTENCY_KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
+IDEMPOTENCY_KEY_RULE = (
+    "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
+)
 # the characters after the first (a letter or digit) of a project name and of a tag
 PROJECT_CHARS = "._-"
 TAG_CHARS = "._:/+#-"
@@ -208,4 +212,13 @@ def key(value: str, prefix: str) -> str:
             f"{quote(value)} is not a memory key",
             hint=f"keys look like {prefix}mem:<namespace>:<id>; copy one from recall or list",
         )
+    return value
+
+
+def idempotency_key(value: str, *, shortest: int = 8) -> str:
+    """A caller's idempotency key (kenning.runtime.once); ``shortest`` is raised where the key
+    also unlocks what the retry returns (a token's sealed secret, kenning.access.sealed)."""
+    if not isinstance(value, str) or not IDEMPOTENCY_KEY_RE.match(value) or len(value) < shortest:
+        rule = IDEMPOTENCY_KEY_RULE.replace("8-128", f"{shortest}-128")
+        raise InvalidInput(f"idempotency key {quote(value)} is not allowed", hint=rule)
     return value

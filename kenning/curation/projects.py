@@ -8,15 +8,18 @@ re-embedded only when one of the embedded fields changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import json
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kenning.core import query, validation
-from kenning.core.errors import InvalidInput, NotFound
+from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import Memory, iso
 from kenning.core.schema import NAMESPACES
 from kenning.memory.fields import content_sha
 from kenning.runtime.context import Context
+from kenning.runtime.once import once
+from kenning.store import SWAP_ATTEMPTS, Op, pause
 
 NAMESPACE = "project"
 KIND = "context"
@@ -90,6 +93,16 @@ def _stack(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...] | None
     return tuple(dict.fromkeys(v.strip() for v in values))
 
 
+def _reply(done: tuple[ProjectContext, str]) -> dict[str, Any]:
+    context, status = done
+    return {"status": status, "context": asdict(context)}
+
+
+def _replayed(reply: dict[str, Any]) -> tuple[ProjectContext, str]:
+    fields = reply["context"]
+    return replace(ProjectContext(**fields), stack=tuple(fields["stack"])), str(reply["status"])
+
+
 def from_memory(memory: Memory) -> ProjectContext:
     meta = memory.metadata
     return ProjectContext(
@@ -144,10 +157,13 @@ class Projects:
         stack: list[str] | None = None,
         conventions: str | None = None,
         state: str | None = None,
+        idempotency_key: str | None = None,
     ) -> tuple[ProjectContext, str]:
         """Create or change a project's context; fields left as None keep their value.
 
-        Returns the context and what happened: ``created``, ``updated`` or ``unchanged``.
+        Returns the context and what happened: ``created``, ``updated`` or ``unchanged``. With
+        ``idempotency_key`` a retry (same caller, key and fields) returns the first call's reply
+        -- ``created`` stays ``created`` -- and writes nothing (kenning.runtime.once).
         """
         project = validation.project(name)
         given = {
@@ -156,34 +172,63 @@ class Projects:
             "conventions": _text("conventions", conventions),
             "state": _text("state", state),
         }
-        return self._change(
-            project, self.ctx.store.memories.read(self.key(project)), given, actor=actor
+
+        def write() -> tuple[ProjectContext, str]:
+            return self._change(project, given, actor=actor)
+
+        if idempotency_key is None:
+            return write()
+        asked = json.dumps({"name": project, **given}, sort_keys=True)
+        return once(
+            self.ctx,
+            "set_project_context",
+            actor,
+            idempotency_key,
+            asked,
+            write,
+            public=_reply,
+            load=_replayed,
         )
 
     def update_state(self, name: str, state: str, *, actor: str) -> tuple[ProjectContext, str]:
         """Change only the current state of an existing project (re-embedded when it changed)."""
         project = validation.project(name)
-        current = self._existing(project)  # read once: it is also the "before" of the change
+        self._existing(project)
         if not state or not state.strip():
             raise InvalidInput(
                 "state is empty", hint="say in a sentence or two where the project stands"
             )
-        return self._change(project, current, {"state": _text("state", state)}, actor=actor)
+        return self._change(project, {"state": _text("state", state)}, actor=actor, existing=True)
 
     def _change(
-        self, project: str, current: Memory | None, given: dict[str, Any], *, actor: str
+        self, project: str, given: dict[str, Any], *, actor: str, existing: bool = False
     ) -> tuple[ProjectContext, str]:
+        """The given fields over the context as read, written only while it is still as read
+        (its content's sha, or absent): a concurrent change is read again and this one applied
+        over it, so no change is lost and each event's "before" is what it replaced."""
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        before = from_memory(current) if current is not None else ProjectContext(name=project)
-        after = replace(before, **changes)
-        if current is not None and after.fields() == before.fields():
-            return before, "unchanged"
-        memory = self._write(project, current, after, actor=actor)
-        return from_memory(memory), "created" if current is None else "updated"
+        for attempt in range(SWAP_ATTEMPTS):
+            current = self._existing(project) if existing else self._read(project)
+            before = from_memory(current) if current is not None else ProjectContext(name=project)
+            after = replace(before, **changes)
+            if current is not None and after.fields() == before.fields():
+                return before, "unchanged"
+            memory = self._write(project, current, after, actor=actor)
+            if memory is not None:
+                return from_memory(memory), "created" if current is None else "updated"
+            pause(attempt)
+        raise Conflict(
+            f"the context of {project!r} kept changing while this change was made; "
+            "nothing was written",
+            hint="retry the call",
+        )
+
+    def _read(self, project: str) -> Memory | None:
+        return self.ctx.store.memories.read(self.key(project))
 
     def _write(
         self, project: str, current: Memory | None, ctx_after: ProjectContext, *, actor: str
-    ) -> Memory:
+    ) -> Memory | None:
         now = self.ctx.clock.now()
         text = ctx_after.render()
         base = current or Memory(
@@ -219,10 +264,11 @@ class Projects:
             after=text,
             details={"project": project, "changed": changed, "re_embedded": embed},
         )
-        self.ctx.store.memories.write(
-            memory, self.ctx.embedder.embed(text) if embed else None, [event]
-        )
-        return memory
+        vector = self.ctx.embedder.embed(text) if embed else None
+        # written over every field it had (none goes away), only while it is as read
+        as_read: Op = ("GUARD", memory.key, ("content_sha", current.content_sha if current else ""))
+        done = self.ctx.store.decide([event], new=[(memory, vector)], also=[as_read])
+        return memory if done.applied else None
 
     def all(self, *, offset: int = 0, limit: int = 50) -> tuple[list[ProjectContext], int]:
         """Project contexts, most recently updated first, with the total count."""

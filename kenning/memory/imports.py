@@ -12,6 +12,7 @@ chunks, facts, project context, skills) are written by their own paths, which ke
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,8 +24,10 @@ from kenning.core.models import RememberResult
 from kenning.memory.bulk import FAILED, NEW, Bulk, ImportInterrupted, Progress
 from kenning.memory.memories import Draft
 from kenning.runtime.context import Context
+from kenning.runtime.once import once
 
 MB = 1024 * 1024
+PENDING_SECONDS = 3_600.0  # how long an import in progress holds its idempotency key
 EXPORTED = "kenning"
 BOM = b"\xef\xbb\xbf"
 TEXT, OPTIONAL_TEXT, TAGS = "a string", "a string or null", "a list of strings"
@@ -139,6 +142,26 @@ class ImportReport:
     outcomes: list[Outcome]
     dry_run: bool
     stopped: KenningError | None = None
+    replayed: bool = False  # a retry with the first import's idempotency key: nothing written
+
+    def public(self) -> dict[str, Any]:
+        """What a finished import's idempotent reply keeps (``load`` reads it back)."""
+        return {"outcomes": [o.public() for o in self.outcomes], "dry_run": self.dry_run}
+
+    @classmethod
+    def load(cls, reply: dict[str, Any]) -> ImportReport:
+        outcomes = [
+            Outcome(
+                o["line"],
+                o["status"],
+                o["key"],
+                o.get("similarity"),
+                o.get("duplicate_of_line"),
+                tuple(o.get("contradictions", ())),
+            )
+            for o in reply["outcomes"]
+        ]
+        return cls(outcomes, dry_run=bool(reply["dry_run"]), replayed=True)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -203,10 +226,39 @@ class Imports:
         dry_run: bool = False,
         source: str = "",
         progress: Progress | None = None,
+        idempotency_key: str | None = None,
     ) -> ImportReport:
         """Import ``lines`` (or, ``dry_run``, report what importing them would do, writing nothing);
-        ``source`` names the input in the audit event."""
+        ``source`` names the input in the audit event. With ``idempotency_key`` a retry of a
+        finished import (same caller, key and lines) returns its report and writes nothing; a
+        retry while it runs waits for it; an import stopped part-way keeps no reply, so its retry
+        imports what is missing (kenning.runtime.once)."""
         actor = validation.actor(actor)
+        if idempotency_key is None or dry_run:
+            return self._run(lines, actor=actor, dry_run=dry_run, source=source, progress=progress)
+        asked = json.dumps([line.fields for line in lines], sort_keys=True, default=str)
+        return once(
+            self.ctx,
+            "import",
+            actor,
+            idempotency_key,
+            hashlib.sha256(asked.encode()).hexdigest(),
+            lambda: self._run(lines, actor=actor, dry_run=False, source=source, progress=progress),
+            public=ImportReport.public,
+            load=ImportReport.load,
+            pending_seconds=PENDING_SECONDS,
+            final=lambda report: report.stopped is None,
+        )
+
+    def _run(
+        self,
+        lines: Sequence[Line],
+        *,
+        actor: str,
+        dry_run: bool,
+        source: str,
+        progress: Progress | None,
+    ) -> ImportReport:
         drafts = [line.draft for line in lines]
         stopped: KenningError | None = None
         try:

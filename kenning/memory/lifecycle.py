@@ -20,6 +20,7 @@ Hook for other components: ``Lifecycle.transition`` is the single place a state 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -149,6 +150,47 @@ def check_move(current: str, to: str) -> None:
         )
 
 
+def _count(items: list[str]) -> str:
+    return f"{len(items)} memor{'y' if len(items) == 1 else 'ies'}"
+
+
+def _named(items: list[str], shown: int = 5) -> str:
+    """Up to ``shown`` of them by name, then how many more."""
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def _sources(to: str) -> str:
+    """The states a memory can move to ``to`` from."""
+    return " or ".join(state for state, targets in ALLOWED.items() if to in targets)
+
+
+def _selection(keys: list[str] | tuple[str, ...], to: str) -> list[str]:
+    """The keys of a multi-select move, each once, after checking its size and target."""
+    names = list(dict.fromkeys(keys))
+    if not names or len(names) > MAX_BULK:
+        raise InvalidInput(
+            f"select 1 to {MAX_BULK} memories; got {len(names)}",
+            hint="tick the memories to change",
+        )
+    if to not in STATES:
+        raise InvalidInput(f"unknown state {to!r}", hint=f"use one of {', '.join(STATES)}")
+    return names
+
+
+def _check_seen(read: list[Memory], seen: Mapping[str, str]) -> None:
+    """Refuse a selection decided from states that no longer hold."""
+    stale = [
+        f"{m.key} ({seen[m.key]} -> {m.state})" for m in read if seen.get(m.key, m.state) != m.state
+    ]
+    if stale:
+        raise Conflict(
+            f"{_count(stale)} of the {len(read)} selected changed since you saw them: "
+            f"{_named(stale)}; nothing was changed",
+            hint="look at them as they are now and apply again",
+        )
+
+
 def _hints(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     given = list(values or [])
     if len(given) > MAX_HINTS:
@@ -188,13 +230,17 @@ class Lifecycle:
         wanted = _hints(hints) if to == "deprioritised" else ()
         who = actor or "unknown"
         memory, now = self._move(key, to, why, who, wanted)
+        self._after_move(memory, to, who)
+        return Transition(key, memory.state, to, why, who, now)
+
+    def _after_move(self, memory: Memory, to: str, who: str) -> None:
+        """The audited steps of their own that follow a move."""
         # an archived side closes its contradiction
         if to == "archived" and memory.trust == "disputed":
-            self.memories.contradictions.close_for(key, "archived", actor=who)
+            self.memories.contradictions.close_for(memory.key, "archived", actor=who)
         # visible again: a conflict that still holds is flagged anew
         elif memory.state == "archived":
-            self.memories.contradictions.on_reinstate(key, actor=who)
-        return Transition(key, memory.state, to, why, who, now)
+            self.memories.contradictions.on_reinstate(memory.key, actor=who)
 
     def _move(
         self, key: str, to: str, why: str, who: str, wanted: tuple[str, ...]
@@ -211,15 +257,7 @@ class Lifecycle:
                 expect={"state": memory.state},
                 also=self._hint_ops(memory, wanted),
             )
-            event = self.ctx.event(
-                who,
-                _ACTION[to],
-                key,
-                reason=why,
-                before=memory.content,
-                after=memory.content,
-                details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)},
-            )
+            event = self._move_event(memory, to, why, who, wanted)
             outcome = self.ctx.store.memories.patch(change, [event])
             if outcome == APPLIED:
                 return memory, now
@@ -244,25 +282,73 @@ class Lifecycle:
         return (*drop, *(op for hint in wanted for op in self.hints.adding(hint, memory.key)))
 
     def transition_many(
-        self, keys: list[str] | tuple[str, ...], to: str, *, reason: str | None, actor: str
+        self,
+        keys: list[str] | tuple[str, ...],
+        to: str,
+        *,
+        reason: str | None,
+        actor: str,
+        seen: Mapping[str, str] | None = None,
     ) -> list[Transition]:
-        """Move up to ``MAX_BULK`` memories to ``to`` with one reason (the
-        dashboard's bulk actions).
-
-        The reason, every key and every move are checked before the first one changes.
-        """
-        validation.reason(reason, required=True)
-        names = list(dict.fromkeys(keys))
-        if not names or len(names) > MAX_BULK:
-            raise InvalidInput(
-                f"select 1 to {MAX_BULK} memories; got {len(names)}",
-                hint="tick the memories to change",
+        """Move up to ``MAX_BULK`` memories to ``to`` with one reason (the dashboard's bulk
+        actions), all or nothing: every move is checked, then every memory moves in ONE unit
+        gated on each one's state as read. When a memory cannot move, is no longer in the state
+        the caller ``seen`` (key -> state, e.g. what the page showed), or another call moved one
+        in between, nothing changes and ``Conflict`` names those memories."""
+        why = validation.reason(reason, required=True) or ""
+        read = [self.memories.get(key) for key in _selection(keys, to)]
+        _check_seen(read, seen or {})
+        refused = [f"{m.key} ({m.state})" for m in read if to not in ALLOWED.get(m.state, ())]
+        if refused:
+            raise Conflict(
+                f"{_count(refused)} of the {len(read)} selected cannot move to {to}: "
+                f"{_named(refused)}; nothing was changed",
+                hint=f"untick them and apply again (only {_sources(to)} can move to {to})",
             )
-        if to not in STATES:
-            raise InvalidInput(f"unknown state {to!r}", hint=f"use one of {', '.join(STATES)}")
-        for memory in [self.memories.get(key) for key in names]:
-            check_move(memory.state, to)
-        return [self.transition(key, to, reason=reason, actor=actor) for key in names]
+        who, now = actor or "unknown", self.ctx.clock.now()
+        events = [self._move_event(m, to, why, who) for m in read]
+        patches = [
+            replace(
+                state_patch(m, to, reason=why, actor=who, at=now),
+                expect={"state": m.state},
+                also=self._hint_ops(m),
+            )
+            for m in read
+        ]
+        if not self.ctx.store.decide(events, patches=patches).applied:
+            moved = self._moved_since(read)
+            raise Conflict(
+                f"{_count(moved)} of the {len(read)} selected changed meanwhile: "
+                f"{_named(moved)}; nothing was changed",
+                hint="reload the list, check them and apply again",
+            )
+        for memory in read:
+            self._after_move(memory, to, who)
+        return [Transition(m.key, m.state, to, why, who, now) for m in read]
+
+    def _move_event(
+        self, memory: Memory, to: str, why: str, who: str, wanted: tuple[str, ...] = ()
+    ) -> AuditEvent:
+        return self.ctx.event(
+            who,
+            _ACTION[to],
+            memory.key,
+            reason=why,
+            before=memory.content,
+            after=memory.content,
+            details={"from": memory.state, "to": to, "reinstate_hints": list(wanted)},
+        )
+
+    def _moved_since(self, read: list[Memory]) -> list[str]:
+        """Which memories of ``read`` are no longer in the state they were read in."""
+        out = []
+        for was in read:
+            now = self.ctx.store.memories.read(was.key)
+            if now is None:
+                out.append(f"{was.key} (forgotten)")
+            elif now.state != was.state:
+                out.append(f"{was.key} ({was.state} -> {now.state})")
+        return out or ["one of them (it changed back since)"]
 
     def reindex_hints(self, memory: Memory) -> None:
         """Re-create the hint index entries of a memory written directly (e.g.

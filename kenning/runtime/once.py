@@ -12,23 +12,16 @@ whose reply was lost is found again).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from kenning.core.errors import Conflict, InvalidInput, quote
+from kenning.core import validation
+from kenning.core.errors import Conflict
 from kenning.runtime.context import Context
 
-KEY_RE = re.compile(r"^[A-Za-z0-9._:-]{8,128}$")
-KEY_RULE = "8-128 characters: letters, digits and . _ : - (e.g. a UUID you generate per call)"
 REPLY_SECONDS = 86_400
 T = TypeVar("T")
-
-
-def checked(key: str) -> str:
-    if not isinstance(key, str) or not KEY_RE.match(key):
-        raise InvalidInput(f"idempotency key {quote(key)} is not allowed", hint=KEY_RULE)
-    return key
+checked = validation.idempotency_key
 
 
 def once(
@@ -42,10 +35,12 @@ def once(
     public: Callable[[T], dict[str, Any]],
     load: Callable[[dict[str, Any]], T],
     pending_seconds: float = 30.0,
+    final: Callable[[T], bool] = lambda _: True,
 ) -> T:
     """``write()`` once for this key (see the module docstring); ``request`` fingerprints what
     was asked, ``public``/``load`` turn the reply into JSON and back; ``pending_seconds`` bounds
-    how long a call in progress holds the key (longer than the call takes)."""
+    how long a call in progress holds the key (longer than the call takes). A result that is
+    not ``final`` (e.g. an import stopped part-way) is returned but not kept: the retry runs."""
     digest = hashlib.sha256(f"{call}\0{actor}\0{checked(key)}".encode()).hexdigest()
     replies = ctx.store.replies
     for _ in range(2):  # a second round when the call in progress failed and released the key
@@ -55,6 +50,9 @@ def once(
             except BaseException:
                 replies.release(digest)
                 raise
+            if not final(result):
+                replies.release(digest)
+                return result
             replies.keep(
                 digest, {"request": request, "result": public(result)}, ttl_seconds=REPLY_SECONDS
             )

@@ -28,6 +28,10 @@ class AccountRecord:
     password_hash: str
     # sessions created before this (a disable, a password reset) are dead
     sessions_since: float = 0.0
+    # how many changes the account has had (0: none, or made before changes were counted): what a
+    # change is gated on, so two changes decided from one read cannot both apply
+    revision: int = 0
+    changed_by: str = ""  # who made the last change
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class AccountStore:
             created_at=float(data.get("created_at", "0") or 0),
             password_hash=data.get("password", ""),
             sessions_since=float(data.get("sessions_since", "0") or 0),
+            revision=int(data.get("revision", "0") or 0),
+            changed_by=data.get("changed_by", ""),
         )
 
     def update(
@@ -91,23 +97,23 @@ class AccountStore:
         events: Sequence[AuditEvent],
         *,
         keep_admin: str | None = None,
+        revision: int | None = None,
     ) -> bool:
         """Change an existing account's fields with their audit events, one unit of work; with
-        ``keep_admin``, only while that account is still an enabled admin (False: nothing
-        written, or the account is gone)."""
-        unit = (
-            self._kept(Unit(events), keep_admin)
-            .gate(self._key(username))
-            .hset(self._key(username), fields)
-        )
-        return self.units.commit(unit).applied
+        ``keep_admin``, only while that account is still an enabled admin; with ``revision``,
+        only while the account is still at that revision (False: nothing written, or the
+        account is gone)."""
+        unit = self._gated(Unit(events), username, keep_admin, revision)
+        return self.units.commit(unit.hset(self._key(username), fields)).applied
 
-    def _kept(self, unit: Unit, keep_admin: str | None) -> Unit:
-        return (
-            unit
-            if keep_admin is None
-            else unit.gate(self._key(keep_admin), {"role": "admin", "disabled": "0"})
-        )
+    def _gated(
+        self, unit: Unit, username: str, keep_admin: str | None, revision: int | None
+    ) -> Unit:
+        if keep_admin is not None:
+            unit = unit.gate(self._key(keep_admin), {"role": "admin", "disabled": "0"})
+        if revision is None:
+            return unit.gate(self._key(username))
+        return unit.gate(self._key(username), {"revision": str(revision) if revision else ""})
 
     def rehash(self, username: str, password_hash: str) -> None:
         """The same password under current hashing parameters (at a login):
@@ -115,11 +121,16 @@ class AccountStore:
         call(self.client.hset, self._key(username), "password", password_hash)
 
     def remove(
-        self, username: str, events: Sequence[AuditEvent], *, keep_admin: str | None = None
+        self,
+        username: str,
+        events: Sequence[AuditEvent],
+        *,
+        keep_admin: str | None = None,
+        revision: int | None = None,
     ) -> bool:
         """Delete an account (its hash and its name in the set) with its audit events, one unit
-        of work; ``keep_admin`` as in ``update``."""
-        unit = self._kept(Unit(events), keep_admin).gate(self._key(username))
+        of work; ``keep_admin`` and ``revision`` as in ``update``."""
+        unit = self._gated(Unit(events), username, keep_admin, revision)
         unit = unit.srem(self.names, username).delete(self._key(username))
         return self.units.commit(unit).applied
 

@@ -37,6 +37,14 @@ def _backup_arguments(parser: argparse.ArgumentParser) -> None:
         "--vectors", action="store_true", help="include the vectors (bigger file, no re-embedding)"
     )
     parser.add_argument("--label", help="appended to the file name, e.g. before-upgrade")
+    parser.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help=(
+            "your id for this backup (e.g. nightly-2026-12-03): run again with the same KEY "
+            "and options within a day, it names the file the first run wrote instead of another"
+        ),
+    )
 
 
 @command(
@@ -48,7 +56,11 @@ def _backup(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
     result = open_engine(settings).backups.backup(
-        vectors=args.vectors, label=args.label, actor="cli:backup", progress=Bar(sys.stderr)
+        vectors=args.vectors,
+        label=args.label,
+        actor="cli:backup",
+        progress=Bar(sys.stderr),
+        idempotency_key=args.idempotency_key,
     )
     print(
         f"wrote {result.path} ({result.memories} memories, {result.suppressions} suppressions, "

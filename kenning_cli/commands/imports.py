@@ -64,6 +64,19 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
             "write nothing"
         ),
     )
+    _retries(parser)
+
+
+def _retries(parser: argparse.ArgumentParser) -> None:
+    """What makes an import safe to run again: its idempotency key, its report, its retry file."""
+    parser.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help=(
+            "your id for this import (e.g. a UUID): run again with the same KEY and the same "
+            "lines, it prints the first run's report and writes nothing (for a day)"
+        ),
+    )
     parser.add_argument("--report", type=Path, help="write each line's outcome here as JSON Lines")
     parser.add_argument(
         "--retry-file",
@@ -107,6 +120,7 @@ def _import(args: argparse.Namespace, settings: Settings) -> int:
             if args.file == "-"
             else args.file,
             progress=lambda done, total: bar(label, done, total),
+            idempotency_key=args.idempotency_key,
         )
     except BadLines as exc:
         return _refused(exc, args.report)
@@ -193,7 +207,10 @@ def _summary(report: ImportReport) -> str:
     )
     if report.dry_run:
         return f"dry run: would store {counts['new']}, {of}; nothing was written"
-    return f"stored {counts['stored']}, {of}, failed {counts['failed']}"
+    done = f"stored {counts['stored']}, {of}, failed {counts['failed']}"
+    if report.replayed:
+        return f"{done} (the report of the first import with this key: nothing was written now)"
+    return done
 
 
 def _stopped(report: ImportReport, lines: list[Line], args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import hashlib
 import secrets
 
 from kenning.access.tokens import PROFILES, SCOPES, Tokens
@@ -35,6 +36,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--name",
         help=("who or what uses it; the audit actor (default: SCOPE-<random>), e.g. laptop-claude"),
     )
+    create.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help=(
+            "your id for this create (22+ characters, e.g. a UUID): run again with the same KEY "
+            "within 15 minutes and it prints the same token and secret instead of a new one"
+        ),
+    )
     sub.add_parser("list", help="list tokens (names and scopes, never secrets)")
     revoke = sub.add_parser("revoke", help="revoke a token by name")
     revoke.add_argument("name")
@@ -57,14 +66,7 @@ def _actor() -> str:
 def _token(args: argparse.Namespace, settings: Settings) -> int:
     tokens = _tokens(settings)
     if args.action == "create":
-        name = args.name or f"{args.scope}-{secrets.token_hex(3)}"
-        token, secret = tokens.create(name, args.scope, actor=_actor(), profile=args.profile)
-        profile = f", profile {token.profile}" if token.profile else ""
-        print(
-            f"created token {token.name!r} with scope {token.scope}{profile}; the "
-            "secret is shown once, below:"
-        )
-        print(secret)
+        _create(tokens, args)
     elif args.action == "list":
         for item in tokens.all():
             profile = item.profile or "default"
@@ -75,3 +77,35 @@ def _token(args: argparse.Namespace, settings: Settings) -> int:
         revoked = tokens.revoke(args.name, actor=_actor())
         print(f"revoked token {revoked.name!r} ({revoked.scope})")
     return 0
+
+
+def _create(tokens: Tokens, args: argparse.Namespace) -> None:
+    if args.idempotency_key is None:
+        name = args.name or f"{args.scope}-{secrets.token_hex(3)}"
+        token, secret = tokens.create(name, args.scope, actor=_actor(), profile=args.profile)
+        replayed = False
+    else:  # a retry must name the same token: the default name is derived from the key
+        name = (
+            args.name
+            or f"{args.scope}-{hashlib.sha256(args.idempotency_key.encode()).hexdigest()[:6]}"
+        )
+        minted = tokens.create_once(
+            name,
+            args.scope,
+            actor=_actor(),
+            profile=args.profile,
+            idempotency_key=args.idempotency_key,
+        )
+        token, secret, replayed = minted.token, minted.secret, minted.replayed
+    profile = f", profile {token.profile}" if token.profile else ""
+    if replayed:
+        print(
+            f"token {token.name!r} with scope {token.scope}{profile} was created by the first "
+            "call with this idempotency key; its secret again, below:"
+        )
+    else:
+        print(
+            f"created token {token.name!r} with scope {token.scope}{profile}; the "
+            "secret is shown once, below:"
+        )
+    print(secret)

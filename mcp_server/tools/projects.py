@@ -18,6 +18,7 @@ async def set_project_context(
     stack: list[str] | None = None,
     conventions: str | None = None,
     state: str | None = None,
+    idempotency_key: str | None = None,
 ) -> dict[str, Any]:
     """Create or change a project's context; omitted fields keep their value."""
     call = current()
@@ -29,6 +30,7 @@ async def set_project_context(
         conventions=conventions,
         state=state,
         actor=call.actor,
+        idempotency_key=idempotency_key,
     )
     return {"status": status, "project": context.public()}
 

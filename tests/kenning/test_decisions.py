@@ -324,3 +324,112 @@ def test_parallel_approvals_and_rejections_of_one_proposal_apply_exactly_one(
     approvals = engine.store.audit.recent(action="skill_approve")
     rejections = engine.store.audit.recent(action="skill_reject")
     assert len(approvals) + len(rejections) == 1
+
+
+# --- the dashboard's multi-select transition ------------------------------------------------------
+def selected(engine: Engine, project: str, n: int) -> list[str]:
+    return [
+        engine.memories.remember(
+            Draft(f"{project} note {i}: shard {i} holds the {i}th tenant", project=project),
+            actor="agent",
+            allow_duplicate=True,
+        ).key
+        for i in range(n)
+    ]
+
+
+def test_parallel_multi_select_moves_of_one_selection_apply_exactly_one(
+    engine: Engine, gate: GateClock
+) -> None:
+    keys = selected(engine, "pick", 5)
+    apart = selected(engine, "apart", 2)  # a selection no other call touches: it applies too
+
+    def moving(n: int) -> Callable[[], Any]:
+        to = ("archived", "deprioritised")[n % 2]
+        chosen = keys if n % 3 else list(reversed(keys[1:]))  # overlapping selections
+        return lambda: engine.lifecycle.transition_many(chosen, to, reason="tidy", actor=f"p{n}")
+
+    apart_move = lambda: engine.lifecycle.transition_many(  # noqa: E731
+        apart, "archived", reason="tidy", actor="q"
+    )
+    results = race(gate, [moving(n) for n in range(6)] + [apart_move])
+    assert [t.key for t in results[-1]] == apart
+    won = winner(results[:-1])
+    for lost in results[:-1]:
+        if lost is not won:
+            assert "changed meanwhile" in str(lost)
+            assert "nothing was changed" in str(lost)
+    to = won[0].after
+    moved = {t.key for t in won}
+    for key in keys:  # the winner's selection all moved; nothing else did
+        assert engine.memories.get(key).state == (to if key in moved else "active")
+        events = [
+            e for e in engine.store.audit.history(key) if e.action in ("archive", "deprioritise")
+        ]
+        assert [e.actor for e in events] == ([won[0].actor] if key in moved else [])
+    assert all(engine.memories.get(k).state == "archived" for k in apart)
+
+
+def test_a_multi_select_with_one_memory_that_cannot_move_moves_none(engine: Engine) -> None:
+    keys = selected(engine, "mixed", 4)
+    engine.lifecycle.archive(keys[2], reason="old", actor="p")
+    with pytest.raises(Conflict) as refused:
+        engine.lifecycle.transition_many(keys, "archived", reason="tidy", actor="p")
+    assert f"1 memory of the 4 selected cannot move to archived: {keys[2]} (archived)" in str(
+        refused.value
+    )
+    assert [engine.memories.get(k).state for k in keys] == [
+        "active",
+        "active",
+        "archived",
+        "active",
+    ]
+    # the positive control: the same selection without it moves every one
+    rest = [k for k in keys if k != keys[2]]
+    assert len(engine.lifecycle.transition_many(rest, "archived", reason="tidy", actor="p")) == 3
+    assert {engine.memories.get(k).state for k in keys} == {"archived"}
+
+
+def test_a_multi_select_decided_from_states_that_changed_moves_none(engine: Engine) -> None:
+    keys = selected(engine, "shown", 3)
+    shown = dict.fromkeys(keys, "active")  # what the page showed
+    engine.lifecycle.deprioritise(keys[0], reason="noisy", actor="ana")  # a move archive allows
+    with pytest.raises(Conflict, match=f"changed since you saw them: {keys[0]} .active -> depr"):
+        engine.lifecycle.transition_many(keys, "archived", reason="t", actor="p", seen=shown)
+    assert [engine.memories.get(k).state for k in keys] == ["deprioritised", "active", "active"]
+    # the positive control: decided from the states as they are, every one moves
+    now = {k: engine.memories.get(k).state for k in keys}
+    engine.lifecycle.transition_many(keys, "archived", reason="t", actor="p", seen=now)
+    assert {engine.memories.get(k).state for k in keys} == {"archived"}
+
+
+# --- project contexts ----------------------------------------------------------------------------
+def test_parallel_changes_of_one_project_context_are_each_applied_once_on_the_last(
+    engine: Engine, gate: GateClock
+) -> None:
+    """Not a decision between alternatives: every change is kept, each over the one before it."""
+    fields: list[dict[str, Any]] = [
+        {"description": "the payments gateway"},
+        {"stack": ["go 1.23", "postgres"]},
+        {"conventions": "every handler returns a typed error"},
+        {"state": "migrating the ledger to the new schema"},
+        {"state": "the ledger migration is done; cutting over next week"},
+    ]
+
+    def setting(n: int) -> Callable[[], Any]:
+        return lambda: engine.projects.set("pay", actor=f"p{n}", **fields[n])
+
+    results = race(gate, [setting(n) for n in range(len(fields))])
+    assert sorted(status for _, status in results) == ["created"] + ["updated"] * 4
+    final = engine.projects.get("pay")
+    assert (final.description, final.stack, final.conventions) == (
+        "the payments gateway",
+        ("go 1.23", "postgres"),
+        "every handler returns a typed error",
+    )
+    events = engine.store.audit.history(final.key)
+    assert [e.action for e in events] == ["project_context"] * len(fields)
+    # a chain: each change replaced exactly what the one before it wrote
+    assert [e.before for e in events[1:]] == [e.after for e in events[:-1]]
+    states = {"p3": fields[3]["state"], "p4": fields[4]["state"]}
+    assert final.state == states[[e.actor for e in events if e.actor in states][-1]]

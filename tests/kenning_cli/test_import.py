@@ -22,6 +22,7 @@ import valkey
 
 from kenning.core.settings import Settings
 from kenning.engine import Engine
+from kenning.memory.imports import Defaults
 from kenning.memory.listing import Listing
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
@@ -444,3 +445,52 @@ def test_an_import_runs_the_contradiction_check_remember_runs(
     )
     assert store.memories.get(older.key).trust == "disputed"
     assert "contradictions" not in other  # positive control beside it: nothing to flag
+
+
+RETRIED = [
+    "The billing service reads its feature flags from flagd on port 8013.",
+    "Invoices are rendered by a headless Chromium in the pdf worker.",
+    "The nightly ledger reconciliation fails loudly when a currency is missing.",
+]
+
+
+def test_an_import_retried_with_its_idempotency_key_stores_once(
+    cwd: Path, store: Engine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = jsonl(cwd / "billing.jsonl", *({"content": t, "project": "billing"} for t in RETRIED))
+    key = "import-7f3c2a9e-billing"
+    lines = store.imports.read(source.open("rb"), Defaults(), actor="cli:import:ci")
+    # the same bulk submitted twice at once with one key: one import runs, the other gets its report
+    reports: list[Any] = [None, None]
+    start = threading.Barrier(2)
+
+    def submit(n: int) -> None:
+        start.wait()
+        reports[n] = store.imports.run(lines, actor="cli:import:ci", idempotency_key=key)
+
+    threads = [threading.Thread(target=submit, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r.replayed for r in reports) == [False, True]
+    assert [o.public() for o in reports[0].outcomes] == [o.public() for o in reports[1].outcomes]
+    assert reports[0].counts["stored"] == 3
+    # a retry through the command, as the same caller: the first report, nothing written
+    args = ["import", str(source), "--idempotency-key", key, "--actor", "cli:import:ci"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"stored 3, {NO_DUPLICATES}, failed 0 (the report of the first import" in out
+    assert store.memories.list(Listing(projects=["billing"], limit=1)).total == 3
+    assert len(store.store.audit.recent(action="import", actor="cli:import:ci")) == 1
+    # the positive control: without the key the same lines are checked again (all duplicates)
+    assert main(["import", str(source), "--actor", "cli:import:ci"]) == 0
+    assert "stored 0, 3 duplicates (3 of memories in the store" in capsys.readouterr().out
+    assert len(store.store.audit.recent(action="import", actor="cli:import:ci")) == 2
+    # the same key for other lines is refused, and a bad key is named
+    other = jsonl(cwd / "other.jsonl", {"content": DEPLOY})
+    assert main(["import", str(other), "--idempotency-key", key, "--actor", "cli:import:ci"]) != 0
+    assert "this idempotency key was used for a different import" in capsys.readouterr().err
+    assert main(["import", str(other), "--idempotency-key", "short"]) == 2
+    assert "idempotency key 'short' is not allowed" in capsys.readouterr().err
+    assert total(store) == 3

@@ -57,26 +57,36 @@ def _password(form: Submitted) -> str:
     return form.get("password")
 
 
+def _seen(form: Submitted) -> int | None:
+    """The account's revision the page showed when the person chose the change."""
+    value = form.get("seen")
+    if not value:
+        return None
+    if not value.isdigit() or len(value) > 12:
+        raise InvalidInput(f"seen must be a whole number; got {value[:20]!r}", hint="reload")
+    return int(value)
+
+
 def _apply(book: Accounts, form: Submitted, actor: str, me: str) -> Account:
-    do, name = form.get("do"), form.get("username")
+    do, name, seen = form.get("do"), form.get("username"), _seen(form)
     if do == "create":
         return book.create(name, _password(form), form.get("role"), actor=actor)
     if do == "role":
-        return book.set_role(name, form.get("role"), actor=actor, by=me)
+        return book.set_role(name, form.get("role"), actor=actor, by=me, seen=seen)
     if do == "password":
-        return book.set_password(name, _password(form), actor=actor)
+        return book.set_password(name, _password(form), actor=actor, seen=seen)
     if do in ("disable", "enable"):
         return (
-            book.disable(name, actor=actor, by=me)
+            book.disable(name, actor=actor, by=me, seen=seen)
             if do == "disable"
-            else book.enable(name, actor=actor)
+            else book.enable(name, actor=actor, seen=seen)
         )
     if do == "delete":
         if form.get("confirm") != name:
             raise InvalidInput(
                 f"type {name!r} to confirm deleting the account", hint="or disable it instead"
             )
-        return book.delete(name, actor=actor, by=me)
+        return book.delete(name, actor=actor, by=me, seen=seen)
     raise InvalidInput(f"unknown action {do!r}", hint=f"use one of {', '.join(AUDITED)}")
 
 

@@ -3,6 +3,7 @@ whose dry run was just shown (the restore form exists only on the report)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from starlette.datastructures import UploadFile
@@ -20,9 +21,10 @@ from web_ui.views import render
 async def _backups(request: Request, extra: dict[str, Any]) -> Response:
     rt = runtime(request)
     listed = await rt.run(rt.engine.backups.list_backups)
-    return render(
-        request, "backups.html", {"backups": [b.public() for b in listed], "report": None, **extra}
-    )
+    # each rendering of the create form carries its own idempotency key: the same form submitted
+    # twice (a double click, a resubmission) writes one backup
+    data = {"backups": [b.public() for b in listed], "report": None, "once": uuid.uuid4().hex}
+    return render(request, "backups.html", {**data, **extra})
 
 
 @guard("admin")
@@ -41,6 +43,7 @@ async def create(request: Request) -> Response:
             vectors=fields.get("vectors") == "on",
             label=fields.get("label") or None,
             actor=login(request).actor,
+            idempotency_key=fields.get("once") or None,
         )
         # the server's layout is not the page's
         shown = {k: v for k, v in done.public().items() if k != "path"}

@@ -109,6 +109,8 @@ async def bulk(request: Request) -> Response:
             TARGETS[action],
             reason=fields.get("reason"),
             actor=login(request).actor,
+            # the states the list showed: a memory moved since is named, none moves
+            seen={k: fields[f"state:{k}"] for k in keys if f"state:{k}" in fields},
         )
         return await confirmed(
             request,
@@ -118,7 +120,10 @@ async def bulk(request: Request) -> Response:
             back="/memories",
         )
 
-    return await attempt(request, act, _list)
+    async def again(request: Request, extra: dict[str, Any]) -> Response:
+        return await _list(request, {**extra, "selected": keys})  # still ticked, to untick some
+
+    return await attempt(request, act, again)
 
 
 def detail_data(engine: Engine, key: str) -> dict[str, Any]:

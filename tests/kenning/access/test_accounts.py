@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -209,17 +208,12 @@ def test_sessions_live_hashed_expire_and_follow_the_account(
         sessions.create("nobody", ttl_seconds=600)
 
 
+@pytest.mark.usefixtures("cli_env")
 def test_the_cli_creates_lists_changes_and_disables(
     monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    settings: Settings,
     accounts: Accounts,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KENNING_DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))
-    monkeypatch.setenv("KENNING_KEY_PREFIX", settings.key_prefix)
     monkeypatch.setattr("sys.stdin", io.StringIO(PW + "\n"))
     assert main(["user", "create", "alice", "--role", "editor", "--password-stdin"]) == 0
     assert "created account 'alice' with role editor" in capsys.readouterr().out

@@ -3,7 +3,6 @@ and the `kenning token` CLI."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,17 +91,10 @@ def test_bad_names_scopes_and_clashes_are_refused(tokens: Tokens) -> None:
     assert [t.name for t in tokens.all()] == ["taken"]
 
 
+@pytest.mark.usefixtures("cli_env")
 def test_the_cli_creates_lists_and_revokes(
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-    settings: Settings,
-    tokens: Tokens,
-    capsys: pytest.CaptureFixture[str],
+    tokens: Tokens, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("KENNING_DATA_DIR", str(settings.data_dir))
-    monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))
-    monkeypatch.setenv("KENNING_KEY_PREFIX", settings.key_prefix)
     assert main(["token", "create", "--scope", "write", "--name", "ci-bot"]) == 0
     out = capsys.readouterr().out.splitlines()
     secret = out[-1]

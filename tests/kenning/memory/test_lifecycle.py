@@ -238,7 +238,7 @@ def test_transition_many_checks_every_key_and_move_before_changing_any(engine: E
     movable = remember(engine, REDIS)
     archived = remember(engine, JINJA)
     engine.lifecycle.archive(archived, reason="old", actor="person")
-    with pytest.raises(Conflict, match="cannot move from archived to archived"):
+    with pytest.raises(Conflict, match="1 memory of the 2 selected cannot move to archived"):
         engine.lifecycle.transition_many(
             [movable, archived], "archived", reason="tidy up", actor="person"
         )

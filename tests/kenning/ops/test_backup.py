@@ -221,6 +221,14 @@ def test_cli_backup_and_restore_with_a_progress_bar(
     assert "applied" in out
     assert "restore [##############################]       1/1" in err
     assert engine.memories.get(keys["pref"]).content == "Prefer small pull requests"
+    # run again with its idempotency key: the file the first run wrote, no second one
+    keyed = ["backup", "--label", "keyed", "--idempotency-key", "nightly-2026-12-03"]
+    assert main(keyed) == 0
+    first = capsys.readouterr().out
+    assert main(keyed) == 0
+    assert capsys.readouterr().out == first
+    assert len(engine.backups.list_backups()) == 2
+    assert len(engine.store.audit.recent(action="backup", actor="cli:backup")) == 2
 
 
 def test_restore_rebuilds_the_graveyard_and_reinstate_hints(
