@@ -192,13 +192,16 @@ STEPS = (
 )
 
 
-def prune(site: Path) -> int:
-    """Every cut of STEPS; bytes freed. Nothing is deleted until the probes pass."""
+def prune(site: Path) -> dict[str, int]:
+    """Every cut of STEPS; the bytes each freed. Nothing is deleted until the probes pass."""
+    freed: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix=".kenning-prune-", dir=site) as hold:
         cuts = Cuts(site, Path(hold))
         try:
             for step in STEPS:
+                before = cuts.freed
                 step(cuts)
+                freed[step.__name__.removeprefix("cut_")] = cuts.freed - before
         except BaseException:
             cuts.restore()
             raise
@@ -209,13 +212,15 @@ def prune(site: Path) -> int:
                 "a pruned package no longer works, so everything was put back:\n"
                 + checked.stderr.strip()[-2000:]
             )
-        return cuts.freed
+        return freed
 
 
 def main() -> None:
     site = Path(sys.argv[1]) if len(sys.argv) > 1 else own_site()
     freed = prune(site)
-    print(f"pruned {site}: {freed / 1e6:.0f} MB that Kenning never runs")
+    print(f"pruned {site}: {sum(freed.values()) / 1e6:.0f} MB that Kenning never runs")
+    for name, count in freed.items():
+        print(f"  {name.replace('_', ' ')}: {count / 1e6:.1f} MB")
 
 
 if __name__ == "__main__":
