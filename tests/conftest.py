@@ -14,9 +14,9 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import valkey
@@ -28,6 +28,9 @@ from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import connect, search_module
 from kenning.store import indexes as index_admin
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
 
 NOW = 1_790_000_000.0  # 2026-09-21, a fixed "now" for the manual clock
 
@@ -164,6 +167,23 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
     settings = make_settings(tmp_path_factory.mktemp("valkey-data"), free_port())
     with EmbeddedValkey(settings) as server:
         yield server
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright's own browser builds are never downloaded
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    """One headless Chromium for the whole session (the dashboard's and the OAuth pages' tests);
+    each test opens its own context, a fresh profile with no cookies. Defined here, once: a
+    session fixture imported into several modules is one Chromium per module."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        await chromium.close()
 
 
 # The two kinds of vectors a store can hold: int8 (the default) and fp32 (the reference's).

@@ -250,7 +250,7 @@ class Llm:
     def _send(
         self, system: str, user: str, max_tokens: int, deadline: float | None
     ) -> dict[str, Any]:
-        """The reply as a JSON object; raises LlmUnavailable (Malformed for one of another shape)."""
+        """The reply, a JSON object; raises LlmUnavailable (Malformed: a reply of another shape)."""
         if self._client is None:  # ask() refuses before this when there is no key
             raise LlmOff("the LLM extras are off: no API key")
         attempts = self.settings.llm_max_retries + 1 if deadline is None else 1
