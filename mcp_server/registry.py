@@ -122,7 +122,7 @@ def is_tool(fn: Callable[..., Any]) -> bool:
 
 
 @functools.cache
-def derived(fn: Callable[..., Any]) -> Listed:
+def derived(fn: Callable[..., Any]) -> FunctionTool:
     """The tool FastMCP derives from ``fn`` (its mark, signature and docstring), with the aliases
     left out of the listing and the parameters described. A pure function of ``fn``, made once
     per process: deriving the schemas is most of building a server (53 tools, about 0.3 s), which

@@ -129,6 +129,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for item in items if not needs_valkey_search(item)]
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (``-n``) the workers collect and leave tests out: each hands its list to
+    the controller (``pytest_testnodedown``), which prints the summary."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["kenning_not_run"] = session.config.stash.get(_NOT_RUN, [])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    left_out: list[str] = getattr(node, "workeroutput", {}).get("kenning_not_run", [])
+    seen = node.config.stash.setdefault(_NOT_RUN, [])
+    seen.extend(nodeid for nodeid in left_out if nodeid not in seen)  # every worker's are the same
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     left_out = config.stash.get(_NOT_RUN, [])
     if not left_out:
