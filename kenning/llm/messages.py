@@ -70,6 +70,3 @@ class Messages:
         if response.status_code >= 400:
             raise StatusError(response)
         return response.json()
-
-    def close(self) -> None:
-        self._http.close()
