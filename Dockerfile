@@ -22,7 +22,7 @@ COPY web_ui ./web_ui
 COPY feed_worker ./feed_worker
 COPY serving ./serving
 # binutils' strip, for the build stage only: prune_runtime.py drops the debug symbols of the
-# extension modules (about 27 MB of the venv the run stage copies).
+# extension modules (about 29 MB of the venv the run stage copies).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends binutils=2.40-2 \
  && rm -rf /var/lib/apt/lists/*

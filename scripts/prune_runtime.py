@@ -6,12 +6,12 @@ Each cut, and why it is safe:
   (kenning/ops/embedded.py).
 - onnxruntime ships ``capi/libonnxruntime.so.*`` (29 MB), the C API library for native programs;
   the Python binding carries the runtime itself and never loads it.
-- simplemma's dictionaries of 48 languages (18 MB): Kenning lemmatises English only
+- simplemma's dictionaries of 48 languages (19 MB): Kenning lemmatises English only
   (kenning/language/words.py).
-- the test suites and test data of numpy, onnx, regex, jsonschema and fsspec (34 MB).
-- the debug symbols of compiled extension modules (``strip --strip-unneeded``, about 27 MB; skipped
+- the test suites and test data of numpy, onnx, regex, jsonschema and fsspec (27 MB).
+- the debug symbols of compiled extension modules (``strip --strip-unneeded``, about 29 MB; skipped
   with a note where binutils' ``strip`` is missing).
-- setuptools (9 MB), which ``python -m venv`` seeds on 3.11: nothing imports it at run time, and
+- setuptools (8 MB), which ``python -m venv`` seeds on 3.11: nothing imports it at run time, and
   ``pip install -e`` builds in an isolated environment that brings its own.
 
 Every cut is held aside, then a child python imports (and runs) what it touched; a failure puts
