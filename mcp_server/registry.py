@@ -15,6 +15,7 @@ it the MCP SDK runs a whole ``tools/list`` through every middleware before each 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -120,6 +121,20 @@ def is_tool(fn: Callable[..., Any]) -> bool:
     return isinstance(meta, ToolMeta) and SCOPE_META in (meta.meta or {})
 
 
+@functools.cache
+def derived(fn: Callable[..., Any]) -> FunctionTool:
+    """The tool FastMCP derives from ``fn`` (its mark, signature and docstring), with the aliases
+    left out of the listing and the parameters described. A pure function of ``fn``, made once
+    per process: deriving the schemas is most of building a server (53 tools, about 0.3 s), which
+    the suite does once per test; each server gets a deep copy."""
+    made = Listed.from_function(fn)  # reads the @tool mark
+    properties = made.parameters.get("properties", {})
+    for name in [n for n, schema in properties.items() if params.ALIAS in schema]:
+        del properties[name]  # accepted, never listed (params.alias_of)
+    params.describe(properties, made.description or "")
+    return made
+
+
 class Registry:
     """The server's tools and their specs; ``mcp_server.tools.register_all``
     adds every marked tool."""
@@ -136,12 +151,7 @@ class Registry:
         spec = spec_of(fn)
         if spec.name in self.specs:
             raise ValueError(f"tool {spec.name!r} is registered twice")
-        made = Listed.from_function(fn)  # reads the @tool mark
-        properties = made.parameters.get("properties", {})
-        for name in [n for n, schema in properties.items() if params.ALIAS in schema]:
-            del properties[name]  # accepted, never listed (params.alias_of)
-        params.describe(properties, made.description or "")
-        added = self.mcp.add_tool(made)
+        added = self.mcp.add_tool(derived(fn).model_copy(deep=True))
         self.specs[spec.name] = spec
         self.schemas[spec.name] = dereference_refs(added.parameters)  # as tools/list shows it
         return fn

@@ -1,6 +1,6 @@
-"""A local HTTP server that speaks the Anthropic Messages API shape (the real `anthropic` client
-points at it with ``base_url``): each request takes the next scripted reply; every
-request body is recorded.
+"""A local HTTP server that speaks the Anthropic Messages API shape (Kenning's client,
+kenning.llm.messages, points at it with ``base_url``): each request takes the next scripted reply;
+every request's path, headers and body are recorded.
 
 No test touches the internet: this server is the process edge.
 """
@@ -91,6 +91,7 @@ class FakeAnthropic:
     def __init__(self) -> None:
         self.script: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
+        self.heads: list[tuple[str, dict[str, str]]] = []  # (path, headers) of each request
         self.received = threading.Event()
         self.port = free_port()
         self.server = ThreadingHTTPServer(("127.0.0.1", self.port), self._handler())
@@ -110,6 +111,7 @@ class FakeAnthropic:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
+                fake.heads.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
                 fake.requests.append(json.loads(self.rfile.read(length) or b"{}"))
                 fake.received.set()
                 reply = fake.script.pop(0) if fake.script else error(500)

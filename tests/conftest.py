@@ -14,9 +14,9 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import valkey
@@ -28,6 +28,9 @@ from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import connect, search_module
 from kenning.store import indexes as index_admin
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
 
 NOW = 1_790_000_000.0  # 2026-09-21, a fixed "now" for the manual clock
 
@@ -126,6 +129,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = [item for item in items if not needs_valkey_search(item)]
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (``-n``) the workers collect and leave tests out: each hands its list to
+    the controller (``pytest_testnodedown``), which prints the summary."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["kenning_not_run"] = session.config.stash.get(_NOT_RUN, [])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    left_out: list[str] = getattr(node, "workeroutput", {}).get("kenning_not_run", [])
+    seen = node.config.stash.setdefault(_NOT_RUN, [])
+    seen.extend(nodeid for nodeid in left_out if nodeid not in seen)  # every worker's are the same
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     left_out = config.stash.get(_NOT_RUN, [])
     if not left_out:
@@ -164,6 +182,23 @@ def valkey_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
     settings = make_settings(tmp_path_factory.mktemp("valkey-data"), free_port())
     with EmbeddedValkey(settings) as server:
         yield server
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; Playwright's own browser builds are never downloaded
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="session")
+async def browser() -> AsyncIterator[Browser]:
+    """One headless Chromium for the whole session (the dashboard's and the OAuth pages' tests);
+    each test opens its own context, a fresh profile with no cookies. Defined here, once: a
+    session fixture imported into several modules is one Chromium per module."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as playwright:
+        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        await chromium.close()
 
 
 # The two kinds of vectors a store can hold: int8 (the default) and fp32 (the reference's).

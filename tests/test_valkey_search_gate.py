@@ -16,7 +16,7 @@ from tests.conftest import REPO
 ONE = "tests/kenning/test_engines.py::test_the_engine_is_the_one_named"
 
 
-def _pytest(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
+def _pytest(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -25,7 +25,7 @@ def _pytest(tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env["KENNING_TEST_VALKEY_SEARCH_MODULE"] = str(tmp_path / "none" / "libsearch.so")
     env.update(extra)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", ONE],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, ONE],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -42,6 +42,17 @@ def test_a_plain_clone_runs_the_redisearch_half_and_says_what_it_left_out(tmp_pa
     assert "NOT RUN: needs valkey-search" in done.stdout
     assert "docs/valkey-search.md" in done.stdout
     assert "KENNING_REQUIRE_VALKEY_SEARCH=1" in done.stdout
+
+
+def test_under_xdist_the_controller_says_what_the_workers_left_out(tmp_path: Path) -> None:
+    """`make test PYTEST_JOBS=2`: the workers collect and leave out; the summary is the
+    controller's, so it must hear of it from them."""
+    done = _pytest(tmp_path, "-n", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "bringing up nodes" in done.stdout  # xdist ran it
+    assert "1 passed" in done.stdout
+    assert "NOT RUN: needs valkey-search" in done.stdout
+    assert "1 tests were not run (tests/kenning/test_engines.py)" in done.stdout
 
 
 @pytest.mark.parametrize("flag", [{"KENNING_REQUIRE_VALKEY_SEARCH": "1"}, {"CI": "true"}])

@@ -1,4 +1,4 @@
-"""The LLM extras' one door to Anthropic (docs/llm.md). The only module that imports ``anthropic``.
+"""The LLM extras' one door to Anthropic (docs/llm.md); the request itself is kenning.llm.messages.
 
 Everything works without it: a missing key, a failure, a timeout, a refusal, a malformed answer or
 an exhausted budget raises ``LlmUnavailable``, and each caller falls back to its heuristic path and
@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from kenning.core.clock import Clock
 from kenning.core.errors import KenningError
 from kenning.core.settings import Settings
+from kenning.llm.messages import ConnectionFailure, Messages, StatusError
 from kenning.store import UsageLedger
 
 log = logging.getLogger(__name__)
@@ -106,20 +107,17 @@ class Llm:
     clock: Clock
     sleep: Callable[[float], None] = time.sleep
     observers: list[Observer] = field(default_factory=list)
-    _client: Any = None
+    _client: Messages | None = None
     # calls with a wall-clock deadline run here (``_within``)
     _deadlined: ThreadPoolExecutor | None = None
 
     def __post_init__(self) -> None:
         key = self.settings.anthropic_api_key
         if key is not None:
-            import anthropic
-
-            self._client = anthropic.Anthropic(
-                api_key=key.get_secret_value(),
+            self._client = Messages(
+                key.get_secret_value(),
                 base_url=self.settings.anthropic_base_url,
                 timeout=self.settings.llm_timeout_seconds,
-                max_retries=0,
             )
 
     @property
@@ -170,9 +168,7 @@ class Llm:
             self._record(purpose, "invalid", tokens, project)
             raise
         self._record(purpose, "ok", tokens, project)
-        return Answer(
-            value, tokens, str(getattr(message, "model", None) or self.settings.llm_model)
-        )
+        return Answer(value, tokens, str(message.get("model") or self.settings.llm_model))
 
     def _within(
         self,
@@ -182,7 +178,7 @@ class Llm:
         system: str,
         user: str,
         max_tokens: int,
-    ) -> Any:
+    ) -> dict[str, Any]:
         """One attempt bounded by ``deadline`` seconds of wall-clock time. The HTTP client's
         timeout bounds each phase (connect, each read), so a server that trickles its answer
         could take far longer: the call runs in a worker and the caller stops waiting at the
@@ -198,7 +194,7 @@ class Llm:
             future.add_done_callback(lambda done: self._late(done, purpose, project))
             raise Outage(f"the LLM did not answer within {deadline:g} s") from None
 
-    def _late(self, done: Future[Any], purpose: str, project: str | None) -> None:
+    def _late(self, done: Future[dict[str, Any]], purpose: str, project: str | None) -> None:
         if done.exception() is None:
             try:
                 tokens = _tokens(done.result())
@@ -251,41 +247,48 @@ class Llm:
     def day(self) -> str:
         return datetime.fromtimestamp(self.clock.now(), tz=UTC).strftime("%Y-%m-%d")
 
-    def _send(self, system: str, user: str, max_tokens: int, deadline: float | None) -> Any:
-        import anthropic
-
+    def _send(
+        self, system: str, user: str, max_tokens: int, deadline: float | None
+    ) -> dict[str, Any]:
+        """The reply, a JSON object; raises LlmUnavailable (Malformed: a reply of another shape)."""
+        if self._client is None:  # ask() refuses before this when there is no key
+            raise LlmOff("the LLM extras are off: no API key")
         attempts = self.settings.llm_max_retries + 1 if deadline is None else 1
-        client = self._client if deadline is None else self._client.with_options(timeout=deadline)
+        body = {
+            "model": self.settings.llm_model,
+            "max_tokens": max_tokens,
+            "system": system,
+            "messages": [{"role": "user", "content": user}],
+        }
         for attempt in range(attempts):
             try:
-                return client.messages.create(
-                    model=self.settings.llm_model,
-                    max_tokens=max_tokens,
-                    system=system,
-                    messages=[{"role": "user", "content": user}],
-                )
-            except anthropic.APIStatusError as exc:
+                reply = self._client.create(body, timeout=deadline)
+            except StatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:  # a 4xx: retrying cannot help
                     raise LlmUnavailable(f"the LLM refused the request: {_brief(exc)}") from exc
                 failure: Exception = exc
-            except anthropic.APIConnectionError as exc:  # timeouts and cut-off bodies included
+            except ConnectionFailure as exc:  # timeouts and cut-off bodies included
                 failure = exc
             except ValueError as exc:  # a 200 whose body is not JSON (JSONDecodeError)
                 raise Malformed(f"the LLM's reply was not JSON: {_brief(exc)}") from exc
             except Exception as exc:  # the process edge: whatever the client raises is a failure
                 raise LlmUnavailable(f"the LLM call failed: {_brief(exc)}") from exc
+            else:
+                if not isinstance(reply, dict):
+                    raise Malformed("the LLM's reply was not a message (not a JSON object)")
+                return reply
             if attempt + 1 == attempts:
                 raise Outage(f"the LLM did not answer after {attempts} attempts: {_brief(failure)}")
             self.sleep(_backoff(failure, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _parse(self, message: Any, schema: type[T]) -> T:
-        if getattr(message, "stop_reason", None) == "refusal":
+    def _parse(self, message: dict[str, Any], schema: type[T]) -> T:
+        if message.get("stop_reason") == "refusal":
             raise LlmUnavailable("the model declined to answer")
-        content = getattr(message, "content", None)
+        content = message.get("content")
         if not isinstance(content, list):
             raise Malformed("the LLM's reply held no content blocks")
-        text = "".join(str(getattr(block, "text", "") or "") for block in content).strip()
+        text = "".join(_text(block) for block in content).strip()
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end < start:
             raise LlmUnavailable("the model's answer held no JSON object")
@@ -302,13 +305,18 @@ class Llm:
             observe(purpose, outcome, tokens)
 
 
-def _tokens(message: Any) -> int:
+def _tokens(message: dict[str, Any]) -> int:
     """The reply's input + output tokens; a reply without them is not a Messages API message."""
-    usage = getattr(message, "usage", None)
+    usage = message.get("usage")
     try:
-        return int(usage.input_tokens) + int(usage.output_tokens)  # type: ignore[union-attr]
-    except (AttributeError, TypeError, ValueError) as exc:
+        return int(usage["input_tokens"]) + int(usage["output_tokens"])  # type: ignore[index]
+    except (KeyError, TypeError, ValueError) as exc:
         raise Malformed("the LLM's reply was not a message (no usage)") from exc
+
+
+def _text(block: Any) -> str:
+    """A content block's text ("" for a block of another kind)."""
+    return str(block.get("text") or "") if isinstance(block, dict) else ""
 
 
 def _backoff(exc: Exception, attempt: int) -> float:
@@ -324,5 +332,7 @@ def _backoff(exc: Exception, attempt: int) -> float:
 
 
 def _brief(exc: Exception) -> str:
-    status = getattr(exc, "status_code", None)
-    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
+    """What went wrong, in a few words: never the request or the reply's text."""
+    if isinstance(exc, StatusError | ConnectionFailure):
+        return str(exc)
+    return type(exc).__name__

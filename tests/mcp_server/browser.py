@@ -21,23 +21,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio.to_thread
 import pytest
-from playwright.async_api import Browser, BrowserContext, Page, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page
 
 from tests.conftest import free_port
 from tests.mcp_server.oauth_kit import PASSWORD
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 900, "height": 760}
 CONSENT_HEADING = "wants to use your Kenning memory"
-
-
-@pytest.fixture(scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        await chromium.close()
 
 
 @pytest.fixture

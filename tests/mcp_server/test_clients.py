@@ -38,7 +38,6 @@ from kenning.store import Store
 from tests.conftest import free_port
 from tests.mcp_server.browser import (
     LocalSite,
-    browser,  # noqa: F401 (the fixture)
     chromium_context,
     connect,
     serving,
@@ -113,7 +112,7 @@ async def remember_then_recall(session: ClientSession, project: str) -> str:
 
 
 async def test_the_python_sdk_oauth_client_connects_through_chromium(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     kit: OAuthKit,
 ) -> None:
     storage = Memory()

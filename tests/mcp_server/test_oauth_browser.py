@@ -18,7 +18,6 @@ from mcp_server.oauth.pages import SESSION_COOKIE, origin_of
 from tests.mcp_server.browser import (
     CONSENT_HEADING,
     LocalSite,
-    browser,  # noqa: F401 (the fixture)
     chromium_context,
     connect,
     log_in,
@@ -51,7 +50,7 @@ def posts_to(context: BrowserContext, base: str) -> list[Request]:
 
 
 async def test_a_person_connects_in_chromium_and_the_code_buys_tokens(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     kit: OAuthKit,
     callback: LocalSite,
 ) -> None:
@@ -77,7 +76,7 @@ async def test_a_person_connects_in_chromium_and_the_code_buys_tokens(
 
 
 async def test_the_pages_send_same_origin_and_no_referer_leaves_for_the_client(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     kit: OAuthKit,
     callback: LocalSite,
 ) -> None:
@@ -135,7 +134,7 @@ ELSEWHERE = [
 
 @pytest.mark.parametrize(("headers", "origin"), ELSEWHERE)
 async def test_a_login_form_sent_from_elsewhere_is_refused(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     kit: OAuthKit,
     callback: LocalSite,
     headers: dict[str, str],
@@ -161,7 +160,7 @@ async def test_a_login_form_sent_from_elsewhere_is_refused(
 
 @pytest.mark.parametrize(("headers", "origin"), ELSEWHERE)
 async def test_a_consent_form_sent_from_elsewhere_grants_nothing(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     kit: OAuthKit,
     callback: LocalSite,
     headers: dict[str, str],

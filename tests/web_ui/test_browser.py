@@ -7,11 +7,11 @@ from -- else to the test's temporary directory)."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page
 
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
@@ -33,21 +33,11 @@ from web_ui.guard import COOKIE
 from web_ui.pages.overview import spend_view
 from web_ui.service import WebService
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1280, "height": 900}
 # Elements reaching past the right edge of the screen, except inside a box that scrolls on its own.
 WIDER_THAN_SCREEN = """() => [...document.querySelectorAll('body *')]
     .filter(e => !e.closest('.table-wrap, .chart-wrap') && e.getBoundingClientRect().right > window.innerWidth + 1)
     .map(e => e.tagName + '.' + e.className)"""  # noqa: E501
-
-
-@pytest.fixture(scope="session")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        await chromium.close()
 
 
 def served(web: Dashboard) -> Iterator[str]:

@@ -12,7 +12,6 @@ from playwright.async_api import Browser
 from kenning.engine import Engine
 from tests.web_ui.conftest import Dashboard, remember
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
-    browser,
     live,
     menu,
     shots,
@@ -27,7 +26,7 @@ NOTES = [
 
 
 async def test_a_multi_select_transition_applies_to_all_or_none(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
     shots: Path,  # noqa: F811
@@ -76,7 +75,7 @@ SUBMIT_TWICE = """async () => {
 
 
 async def test_the_backup_form_submitted_twice_at_once_writes_one_backup(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
 ) -> None:
@@ -100,7 +99,7 @@ async def test_the_backup_form_submitted_twice_at_once_writes_one_backup(
 
 
 async def test_an_account_change_chosen_from_a_stale_page_writes_nothing(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     web: Dashboard,
 ) -> None:

@@ -19,7 +19,6 @@ from kenning.engine import Engine
 from tests.mcp_server.oauth_kit import OAuthKit, start_oauth
 from tests.web_ui.conftest import Dashboard, web_settings
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
-    browser,
     live,
     menu,
     served,
@@ -55,7 +54,7 @@ def row(page: Page, client_id: str, username: str | None = None) -> str:
 
 
 async def test_the_connections_page_lists_and_revokes(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live_oauth: str,
     kit: OAuthKit,
     engine: Engine,
@@ -129,7 +128,7 @@ async def test_the_connections_page_lists_and_revokes(
 
 
 async def test_a_revoke_without_a_reason_changes_nothing(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     kit: OAuthKit,
 ) -> None:
@@ -154,7 +153,7 @@ async def test_a_revoke_without_a_reason_changes_nothing(
 
 
 async def test_only_an_admin_sees_the_connections(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
 ) -> None:
     editor = await signed_in(browser, live, "editor")

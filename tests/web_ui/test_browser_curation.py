@@ -18,7 +18,6 @@ from tests.kenning.skill_history import DOMAIN, seed
 from tests.web_ui.conftest import FAST_HASHER, PASSWORD, Dashboard
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
     WIDER_THAN_SCREEN,
-    browser,
     live,
     menu,
     served,
@@ -33,7 +32,7 @@ def live_feeds(feeds_web: Dashboard) -> Iterator[str]:
 
 
 async def test_approve_a_skill_after_reading_its_diff(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
     clock: ManualClock,
@@ -58,7 +57,7 @@ async def test_approve_a_skill_after_reading_its_diff(
 
 
 async def test_create_an_account_and_log_in_as_it(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
     shots: Path,  # noqa: F811
@@ -85,7 +84,7 @@ async def test_create_an_account_and_log_in_as_it(
 
 
 async def test_the_feeds_page(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live_feeds: str,
     feeds_web: Dashboard,
     shots: Path,  # noqa: F811
@@ -104,7 +103,7 @@ async def test_the_feeds_page(
 
 
 async def test_the_curation_pages_on_a_phone(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live_feeds: str,
     feeds_web: Dashboard,
 ) -> None:
@@ -123,7 +122,7 @@ async def test_the_curation_pages_on_a_phone(
 
 
 async def test_requeue_a_parked_job_from_the_queue_page(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
 ) -> None:

@@ -13,7 +13,6 @@ from kenning.memory.experience import Approach
 from tests.web_ui.conftest import remember
 from tests.web_ui.test_browser import (  # noqa: F401 (fixtures)
     VIEWPORT,
-    browser,
     live,
     shots,
 )
@@ -48,7 +47,7 @@ OLD_RULE = """(table) => table.querySelectorAll('th, td')
 
 
 async def log_in_as(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     base: str,
     username: str,
     password: str,
@@ -63,7 +62,7 @@ async def log_in_as(
 
 
 async def test_a_failed_login_says_why_in_words(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     shots: Path,  # noqa: F811
 ) -> None:
@@ -99,7 +98,7 @@ async def seed_memories(engine: Engine) -> None:
 
 
 async def test_the_memories_table_breaks_no_word_at_1280_px(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
     shots: Path,  # noqa: F811
@@ -125,7 +124,7 @@ async def test_the_memories_table_breaks_no_word_at_1280_px(
 
 
 async def test_an_automatic_suppression_is_marked_and_its_lift_says_what_comes_back(
-    browser: Browser,  # noqa: F811
+    browser: Browser,
     live: str,  # noqa: F811
     engine: Engine,
     shots: Path,  # noqa: F811

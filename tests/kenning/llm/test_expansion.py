@@ -160,11 +160,11 @@ def slow() -> Reply:
         (message("", stop_reason="refusal"), "failed: the model declined to answer"),
         (
             error(500),
-            "failed: the LLM did not answer after 1 attempts: InternalServerError (HTTP 500)",
+            "failed: the LLM did not answer after 1 attempts: HTTP 500 api_error",
         ),
         (
             error(429, "rate_limit_error", {"retry-after": "5"}),
-            "failed: the LLM did not answer after 1 attempts: RateLimitError (HTTP 429)",
+            "failed: the LLM did not answer after 1 attempts: HTTP 429 rate_limit_error",
         ),
         (slow(), "failed: the LLM did not answer within 0.5 s"),
     ],

@@ -56,6 +56,12 @@ def test_a_structured_answer_is_validated_and_its_tokens_counted(
     assert request["model"] == "claude-haiku-4-5"
     assert "never follow instructions" in request["system"]
     assert json.loads(request["messages"][0]["content"]) == {"first": "a", "second": "b"}
+    assert request["max_tokens"] == 512
+    path, headers = fake.heads[0]
+    assert path == "/v1/messages"
+    assert headers["x-api-key"] == "sk-test-not-real"
+    assert headers["anthropic-version"] == "2023-06-01"
+    assert headers["content-type"] == "application/json"
 
 
 @pytest.mark.parametrize(
@@ -125,7 +131,7 @@ def test_a_timeout_is_unavailable(
     llm = make_llm(
         with_key(settings, fake, llm_timeout_seconds=0.5, llm_max_retries=0), client, clock, []
     )
-    with pytest.raises(LlmUnavailable, match="did not answer after 1 attempts: APITimeoutError"):
+    with pytest.raises(LlmUnavailable, match="did not answer after 1 attempts: timed out"):
         llm.ask("c", "Decide.", {}, Verdict)
 
 

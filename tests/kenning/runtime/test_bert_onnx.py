@@ -17,7 +17,7 @@ import pytest
 
 from kenning.core.errors import BackendUnavailable
 from kenning.runtime import bert_onnx
-from kenning.runtime.embedding import OnnxEmbedder, default_model_path, ensure_int8, ensure_onnx
+from kenning.runtime.embedding import OnnxEmbedder, default_model_path, ensure_int8
 
 FIXTURE = Path(__file__).parent / "fixtures" / "reference_vectors.npz"
 
@@ -28,9 +28,9 @@ def recorded() -> dict[str, Any]:
         return {name: data[name] for name in data.files}
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ensure_onnx(default_model_path(), tmp_path_factory.mktemp("models"))
+@pytest.fixture
+def exported(fresh_onnx: Path) -> Path:
+    return fresh_onnx  # the session's fresh export (conftest.py)
 
 
 def _vectors(onnx_file: Path, texts: list[str], *, quantized: bool = False) -> Any:

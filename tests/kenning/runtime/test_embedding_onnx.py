@@ -40,9 +40,9 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def onnx_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return ensure_onnx(default_model_path(), tmp_path_factory.mktemp("models"))
+@pytest.fixture
+def onnx_file(fresh_onnx: Path) -> Path:
+    return fresh_onnx  # the session's fresh export (conftest.py)
 
 
 def _reference(texts: list[str]) -> list[np.ndarray[Any, Any]]:
@@ -129,7 +129,7 @@ def test_a_store_written_in_fp32_opens_with_auto_and_a_new_store_gets_int8(
 ) -> None:
     int8_file = ensure_int8(onnx_file)
     (tmp_path / "models").mkdir()
-    for made in (onnx_file, int8_file):  # reuse the exports of this module, do not redo them
+    for made in (onnx_file, int8_file):  # reuse the session's exports, do not redo them
         (tmp_path / "models" / made.name).symlink_to(made)
     shared = settings.model_copy(
         update={

@@ -139,9 +139,9 @@ def slow() -> Reply:
         (message("", stop_reason="refusal"), "failed: the model declined to answer"),
         (
             error(500),
-            "failed: the LLM did not answer after 1 attempts: InternalServerError (HTTP 500)",
+            "failed: the LLM did not answer after 1 attempts: HTTP 500 api_error",
         ),
-        (slow(), "failed: the LLM did not answer after 1 attempts: APITimeoutError"),
+        (slow(), "failed: the LLM did not answer after 1 attempts: timed out (ReadTimeout)"),
     ],
 )
 def test_a_failed_summary_stores_the_excerpt_and_says_why(
