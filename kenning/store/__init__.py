@@ -18,10 +18,12 @@ import valkey
 
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import indexes, rebuild, search_module, vectors
+from kenning.store import indexes, layout, rebuild, search_module, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, password_file, text
+from kenning.store.cluster_audit import ClusterAuditLog
+from kenning.store.cluster_unit import ClusterUnits, Repaired
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.duplicates import DistinctPairs, pair_id
 from kenning.store.feeds import FeedState, FeedStateStore
@@ -76,6 +78,7 @@ __all__ = [
     "PhraseIndex",
     "QueuedJob",
     "Rebuilding",
+    "Repaired",
     "SearchModule",
     "SearchResult",
     "SessionRecord",
@@ -130,17 +133,28 @@ class Store:
         return client
 
     def __init__(
-        self, client: valkey.Valkey, prefix: str, *, recall_queue: int = RECALL_QUEUE
+        self,
+        client: valkey.Valkey,
+        prefix: str,
+        *,
+        recall_queue: int = RECALL_QUEUE,
+        cluster: bool | None = None,
     ) -> None:
         """``recall_queue``: how many recalls' log entries and touches may wait to be written
-        behind their replies (``log_recall``); 0 writes each in its recall."""
+        behind their replies (``log_recall``); 0 writes each in its recall. ``cluster``: the
+        cluster layout (units split by slot, the audit stream partitioned: docs/cluster.md);
+        None = when ``client`` is a cluster client."""
         self.client = client
         self.prefix = prefix
+        self.cluster = layout.clustered(client) if cluster is None else cluster
         self.recall_writes = Writer("kenning-recall-log", recall_queue)
         self.memories = MemoryStore(
-            client, prefix, recalls=Recalls(client, prefix, self.recall_writes.flush)
+            client,
+            prefix,
+            recalls=Recalls(client, prefix, self.recall_writes.flush),
+            units=(ClusterUnits if self.cluster else Units)(client, prefix),
         )
-        self.audit = AuditLog(client, prefix)
+        self.audit = (ClusterAuditLog if self.cluster else AuditLog)(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix, self.memories.units)
         self.contradictions = ContradictionStore(client, prefix, self.memories.units)
@@ -191,6 +205,12 @@ class Store:
         for memory, vector in new:
             unit.extend(self.memories.fields(memory, vector))
         return self.units.commit(unit.extend(also))
+
+    def repair(self) -> Repaired:
+        """The cluster layout's sweep: complete every unit whose second half was lost
+        (kenning.store.cluster_unit); on one server a unit is whole, so there is nothing to do."""
+        units = self.units
+        return units.repair() if isinstance(units, ClusterUnits) else Repaired()
 
     def close(self) -> None:
         """Write what waits behind replies (the recall log and counters), then stop that writer. The
