@@ -24,6 +24,7 @@ import valkey
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
 from kenning.engine import Engine
+from kenning.ops.cluster import LocalCluster
 from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import connect, search_module
@@ -306,10 +307,37 @@ def prefix() -> str:
     return f"t{uuid.uuid4().hex[:10]}:"
 
 
+# `make test`'s cluster pass (Makefile, `unit-cluster`): the same tests on a local 3-shard cluster
+CLUSTER_PASS = "KENNING_TEST_CLUSTER"
+
+
+def cluster_pass() -> bool:
+    return os.environ.get(CLUSTER_PASS) == "1"
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A local 3-shard Valkey Cluster with valkey-search in coordinator mode (kenning.ops.cluster),
+    started on first use; valkey-search missing is a failure that says how to get it."""
+    module = os.environ.get("KENNING_SEARCH_MODULE")
+    path = Path(module) if module else valkey_search_path()
+    with LocalCluster(tmp_path_factory.mktemp("cluster"), path, shards=3) as formed:
+        yield formed
+
+
 @pytest.fixture
-def settings(valkey_server: EmbeddedValkey, prefix: str) -> Settings:
+def settings(
+    valkey_server: EmbeddedValkey, prefix: str, request: pytest.FixtureRequest
+) -> Settings:
+    """The test's settings: on the suite's server, or in the cluster pass on the local cluster."""
+    extra: dict[str, Any] = {}
+    if cluster_pass():
+        extra["valkey_cluster"] = request.getfixturevalue("cluster").spec
     return make_settings(
-        valkey_server.settings.data_dir, valkey_server.settings.valkey_port, key_prefix=prefix
+        valkey_server.settings.data_dir,
+        valkey_server.settings.valkey_port,
+        key_prefix=prefix,
+        **extra,
     )
 
 

@@ -279,7 +279,7 @@ class ClusterUnits(Units):
         for keys, args in sends:
             # EVAL with the body: a cluster pipeline refuses EVALSHA, and a node that failed over
             # may not have the script loaded
-            pipe.eval(PIECE_SCRIPT, len(keys), *keys, *args)
+            pipe.execute_command("EVAL", PIECE_SCRIPT, len(keys), *keys, *args)
         return list(call(pipe.execute, raise_on_error=True))
 
     def _drop_pending(self, entries: Sequence[tuple[str, str]]) -> None:

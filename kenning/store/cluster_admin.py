@@ -1,0 +1,122 @@
+"""Forming and reading a Valkey Cluster: the commands ``kenning cluster`` sends (kenning.ops.cluster
+runs the processes).
+
+``form`` MEETs every node, gives each primary an equal range of slots (ADDSLOTSRANGE), attaches
+each replica to its primary (CLUSTER REPLICATE) and waits until every node says the cluster is ok
+and every replica's link is up. ``describe`` reads what ``kenning cluster status`` prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import valkey
+
+from kenning.core.errors import BackendUnavailable
+from kenning.store.client import guarded
+from kenning.store.slots import SLOTS
+
+FORM_TIMEOUT = 60.0
+
+
+def ranges(shards: int) -> list[tuple[int, int]]:
+    """The slots cut into ``shards`` equal consecutive ranges."""
+    step = SLOTS / shards
+    return [(round(i * step), round((i + 1) * step) - 1) for i in range(shards)]
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """One node as CLUSTER NODES describes it."""
+
+    address: str
+    id: str
+    role: str  # primary | replica
+    up: bool
+    slots: str  # its ranges, e.g. "0-5461"
+    primary_of: str = ""  # a replica: its primary's id
+
+
+class ClusterAdmin:
+    """Talks to each node of a local cluster by its port."""
+
+    def __init__(self, host: str, password: str) -> None:
+        self.host, self.password = host, password
+
+    def client(self, port: int) -> valkey.Valkey:
+        return valkey.Valkey(host=self.host, port=port, password=self.password, socket_timeout=5)
+
+    def answers(self, port: int) -> bool:
+        with contextlib.suppress(BackendUnavailable):
+            return bool(self.run(port, "PING"))
+        return False
+
+    def run(self, port: int, *args: object) -> object:
+        conn = self.client(port)
+        try:
+            with guarded():
+                return conn.execute_command(*args)  # type: ignore[no-untyped-call]
+        finally:
+            conn.close()  # type: ignore[no-untyped-call]
+
+    def form(self, ports: list[int], shards: int) -> None:
+        """Primaries are the first ``shards`` ports; the others replicate them in turn. A cluster
+        formed before (restarted on its data) is only waited for."""
+        if b"cluster_slots_assigned:0" not in bytes(self.run(ports[0], "CLUSTER", "INFO")):  # type: ignore[arg-type]
+            for port in ports:
+                until(lambda p=port: self.healthy(p), f"node {port} reporting the cluster ok")
+            return
+        for port in ports[1:]:
+            self.run(ports[0], "CLUSTER", "MEET", self.host, port)
+        for port, (low, high) in zip(ports[:shards], ranges(shards), strict=True):
+            self.run(port, "CLUSTER", "ADDSLOTSRANGE", low, high)
+        ids = [self.node_id(p) for p in ports[:shards]]
+        for j, port in enumerate(ports[shards:]):
+            until(lambda p=port: self.knows(p) >= len(ports), f"node {port} meeting every node")
+            self.run(port, "CLUSTER", "REPLICATE", ids[j % shards])
+        for port in ports:
+            until(lambda p=port: self.healthy(p), f"node {port} reporting the cluster ok")
+
+    def healthy(self, port: int) -> bool:
+        if b"cluster_state:ok" not in bytes(self.run(port, "CLUSTER", "INFO")):  # type: ignore[arg-type]
+            return False
+        info = self.run(port, "INFO", "replication")  # parsed: a dict
+        assert isinstance(info, dict)
+        return info.get("role") == "master" or info.get("master_link_status") == "up"
+
+    def node_id(self, port: int) -> str:
+        return bytes(self.run(port, "CLUSTER", "MYID")).decode()  # type: ignore[arg-type]
+
+    def knows(self, port: int) -> int:
+        return len(self.nodes(port))
+
+    def nodes(self, port: int) -> list[NodeState]:
+        raw = bytes(self.run(port, "CLUSTER", "NODES")).decode()  # type: ignore[arg-type]
+        return [parse_node(line) for line in raw.strip().splitlines()]
+
+
+def parse_node(line: str) -> NodeState:
+    """One CLUSTER NODES line: ``id addr flags primary ping pong epoch link slots...``."""
+    parts = line.split()
+    flags = parts[2].split(",")
+    return NodeState(
+        address=parts[1].split("@")[0],
+        id=parts[0],
+        role="primary" if "master" in flags else "replica",
+        up="fail" not in flags and "fail?" not in flags and parts[7] == "connected",
+        slots=" ".join(parts[8:]),
+        primary_of="" if parts[3] == "-" else parts[3],
+    )
+
+
+def until(check: Callable[[], bool], what: str, timeout: float = FORM_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(valkey.ValkeyError, BackendUnavailable, OSError):
+            if check():
+                return
+        time.sleep(0.1)
+    raise BackendUnavailable(f"the cluster did not form: {what} timed out")
