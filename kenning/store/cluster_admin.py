@@ -20,6 +20,7 @@ from kenning.store.client import guarded
 from kenning.store.slots import SLOTS
 
 FORM_TIMEOUT = 60.0
+MAP_REFRESH = 1.0
 
 
 def ranges(shards: int) -> list[tuple[int, int]]:
@@ -79,6 +80,9 @@ class ClusterAdmin:
             self.run(port, "CLUSTER", "REPLICATE", ids[j % shards])
         for port in ports:
             until(lambda p=port: self.healthy(p), f"node {port} reporting the cluster ok")
+        # valkey-search's coordinator reads the shard map every search.cluster-map-expiration-ms
+        # (250): a search sent before its next read may fan out to fewer shards
+        time.sleep(MAP_REFRESH)
 
     def healthy(self, port: int) -> bool:
         if b"cluster_state:ok" not in bytes(self.run(port, "CLUSTER", "INFO")):  # type: ignore[arg-type]

@@ -169,7 +169,7 @@ class ClusterUnits(Units):
     def commit_many(self, units: Sequence[Unit]) -> list[Committed]:
         splits = [self.split(unit) for unit in units]
         blocked = self._check_first(splits)
-        home = self._send([(s.home, "") for s, b in zip(splits, blocked, strict=True) if not b])
+        home = self.send([(s.home, "") for s, b in zip(splits, blocked, strict=True) if not b])
         outcomes = iter(home)
         results: list[Committed] = []
         applied: list[Split] = []
@@ -184,7 +184,7 @@ class ClusterUnits(Units):
     def finish(self, splits: Sequence[Split]) -> list[str]:
         """Send the second halves, then drop the pending entries of those that all applied; the
         ids of the units left pending (a gate on another slot changed)."""
-        sent = self._send([(p, s.uid) for s in splits for p in s.rest])
+        sent = self.send([(p, s.uid) for s in splits for p in s.rest])
         replies = iter(sent)
         done: list[Split] = []
         left: list[Split] = []
@@ -264,12 +264,12 @@ class ClusterUnits(Units):
         blocked = [0] * len(splits)
         if not checks:
             return blocked
-        for (i, _), reply in zip(checks, self._send([(p, "?") for _, p in checks]), strict=True):
+        for (i, _), reply in zip(checks, self.send([(p, "?") for _, p in checks]), strict=True):
             if int(reply[0]) != APPLIED and not blocked[i]:
                 blocked[i] = int(reply[0])
         return blocked
 
-    def _send(self, pieces: Sequence[tuple[Piece, str]]) -> list[Any]:
+    def send(self, pieces: Sequence[tuple[Piece, str]]) -> list[Any]:
         return self._eval([piece.encode(uid) for piece, uid in pieces])
 
     def _eval(self, sends: Sequence[tuple[list[str], list[Any]]]) -> list[Any]:
