@@ -108,16 +108,20 @@ def test_the_sweep_completes_a_unit_whose_second_half_was_lost(on_cluster: Setti
     # the first half only, as when the writer dies right after it
     assert units.send([(split.home, "")])[0][0] == 1
     assert conn.hgetall(first) == {b"v": b"1"}
-    assert conn.exists(second) == 0 and conn.sismember(names, "one") == 0
+    assert conn.exists(second) == 0
+    assert conn.sismember(names, "one") == 0
     assert [e.key for e in store.audit.recent(limit=10)] == []
     assert [e.action for e in store.audit.history(first)] == ["test"]
     assert store.audit.history(second) == []
 
     repaired = store.repair()  # too young: its writer may still be sending the rest
-    assert repaired.completed == () and repaired.waiting == 1
+    assert repaired.completed == ()
+    assert repaired.waiting == 1
     repaired = units.repair(grace=0)
-    assert repaired.completed == (split.uid,) and repaired.blocked == ()
-    assert conn.hgetall(second) == {b"v": b"2"} and conn.sismember(names, "one") == 1
+    assert repaired.completed == (split.uid,)
+    assert repaired.blocked == ()
+    assert conn.hgetall(second) == {b"v": b"2"}
+    assert conn.sismember(names, "one") == 1
     log = store.audit.recent(limit=10)
     assert sorted(e.key for e in log) == sorted([first, second])
     assert [e.action for e in store.audit.history(second)] == ["test"]
@@ -147,7 +151,8 @@ def test_a_gate_on_another_slot_that_changed_leaves_the_unit_blocked(
     assert units.send([(split.home, "")])[0][0] == 1
     conn.hset(second, "state", "reopened")  # another writer, between the halves
     repaired = units.repair(grace=0)
-    assert repaired.blocked == (split.uid,) and repaired.completed == ()
+    assert repaired.blocked == (split.uid,)
+    assert repaired.completed == ()
     assert conn.hget(second, "state") == b"reopened"  # never forced
     # the control: the same decision committed whole, its gates holding, applies on both slots
     conn.hset(first, "state", "open")
