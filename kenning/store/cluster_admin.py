@@ -124,3 +124,11 @@ def until(check: Callable[[], bool], what: str, timeout: float = FORM_TIMEOUT) -
                 return
         time.sleep(0.1)
     raise BackendUnavailable(f"the cluster did not form: {what} timed out")
+
+
+def topology(client: valkey.Valkey) -> list[NodeState]:
+    """The cluster's nodes as the node the client reaches sees them (``kenning cluster status``)."""
+    with guarded():
+        raw = client.execute_command("CLUSTER", "NODES")  # type: ignore[no-untyped-call]
+    lines = (raw.decode() if isinstance(raw, bytes) else str(raw)).strip().splitlines()
+    return sorted((parse_node(line) for line in lines), key=lambda n: n.address)
