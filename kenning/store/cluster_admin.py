@@ -12,6 +12,8 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import valkey
 
@@ -55,7 +57,7 @@ class ClusterAdmin:
             return bool(self.run(port, "PING"))
         return False
 
-    def run(self, port: int, *args: object) -> object:
+    def run(self, port: int, *args: object) -> Any:
         conn = self.client(port)
         try:
             with guarded():
@@ -66,9 +68,9 @@ class ClusterAdmin:
     def form(self, ports: list[int], shards: int) -> None:
         """Primaries are the first ``shards`` ports; the others replicate them in turn. A cluster
         formed before (restarted on its data) is only waited for."""
-        if b"cluster_slots_assigned:0" not in bytes(self.run(ports[0], "CLUSTER", "INFO")):  # type: ignore[arg-type]
+        if b"cluster_slots_assigned:0" not in bytes(self.run(ports[0], "CLUSTER", "INFO")):
             for port in ports:
-                until(lambda p=port: self.healthy(p), f"node {port} reporting the cluster ok")
+                until(partial(self.healthy, port), f"node {port} reporting the cluster ok")
             return
         for port in ports[1:]:
             self.run(ports[0], "CLUSTER", "MEET", self.host, port)
@@ -76,29 +78,29 @@ class ClusterAdmin:
             self.run(port, "CLUSTER", "ADDSLOTSRANGE", low, high)
         ids = [self.node_id(p) for p in ports[:shards]]
         for j, port in enumerate(ports[shards:]):
-            until(lambda p=port: self.knows(p) >= len(ports), f"node {port} meeting every node")
+            until(partial(self.knows_all, port, len(ports)), f"node {port} meeting every node")
             self.run(port, "CLUSTER", "REPLICATE", ids[j % shards])
         for port in ports:
-            until(lambda p=port: self.healthy(p), f"node {port} reporting the cluster ok")
+            until(partial(self.healthy, port), f"node {port} reporting the cluster ok")
         # valkey-search's coordinator reads the shard map every search.cluster-map-expiration-ms
         # (250): a search sent before its next read may fan out to fewer shards
         time.sleep(MAP_REFRESH)
 
     def healthy(self, port: int) -> bool:
-        if b"cluster_state:ok" not in bytes(self.run(port, "CLUSTER", "INFO")):  # type: ignore[arg-type]
+        if b"cluster_state:ok" not in bytes(self.run(port, "CLUSTER", "INFO")):
             return False
         info = self.run(port, "INFO", "replication")  # parsed: a dict
         assert isinstance(info, dict)
         return info.get("role") == "master" or info.get("master_link_status") == "up"
 
     def node_id(self, port: int) -> str:
-        return bytes(self.run(port, "CLUSTER", "MYID")).decode()  # type: ignore[arg-type]
+        return str(bytes(self.run(port, "CLUSTER", "MYID")).decode())
 
-    def knows(self, port: int) -> int:
-        return len(self.nodes(port))
+    def knows_all(self, port: int, count: int) -> bool:
+        return len(self.nodes(port)) >= count
 
     def nodes(self, port: int) -> list[NodeState]:
-        raw = bytes(self.run(port, "CLUSTER", "NODES")).decode()  # type: ignore[arg-type]
+        raw = bytes(self.run(port, "CLUSTER", "NODES")).decode()
         return [parse_node(line) for line in raw.strip().splitlines()]
 
 

@@ -276,11 +276,22 @@ class ClusterUnits(Units):
         if not sends:
             return []
         pipe: Any = self.client.pipeline(transaction=False)
+        at: list[int] = []
+        queued = 0
         for keys, args in sends:
+            at.append(queued)
             # EVAL with the body: a cluster pipeline refuses EVALSHA, and a node that failed over
             # may not have the script loaded
             pipe.execute_command("EVAL", PIECE_SCRIPT, len(keys), *keys, *args)
-        return list(call(pipe.execute, raise_on_error=True))
+            # valkey-search indexes a script's write to a hash when that key is next touched, and
+            # a search another shard fans out here does not touch it: without this read a search
+            # right after the unit misses the write (measured on valkey-search 1.2.1)
+            touched = _hashes(keys, args)
+            for key in touched:
+                pipe.exists(key)
+            queued += 1 + len(touched)
+        replies = list(call(pipe.execute, raise_on_error=True))
+        return [replies[i] for i in at]
 
     def _drop_pending(self, entries: Sequence[tuple[str, str]]) -> None:
         if not entries:
@@ -289,6 +300,18 @@ class ClusterUnits(Units):
         for key, uid in entries:
             pipe.hdel(key, uid)
         call(pipe.execute, raise_on_error=True)
+
+
+def _hashes(keys: list[str], args: list[Any]) -> list[str]:
+    """The hashes a piece writes (HSET, HSETNX, HDEL ops), from its encoded ARGV."""
+    found: list[str] = []
+    i, ops = 2, int(args[1])
+    for _ in range(ops):
+        command, index, count = args[i], int(args[i + 1]), int(args[i + 2])
+        if command in ("HSET", "HSETNX", "HDEL") and keys[index - 1] not in found:
+            found.append(keys[index - 1])
+        i += 3 + count
+    return found
 
 
 def history_entry(raw: Any) -> AuditEvent:

@@ -56,7 +56,7 @@ def connect_cluster(settings: Settings, spec: str, *, max_connections: int) -> v
     serve (a cluster client splits a pipeline by node)."""
     password, nodes = seeds(spec)
     client = ValkeyCluster(
-        startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+        startup_nodes=[ClusterNode(host, port) for host, port in nodes],  # type: ignore[no-untyped-call]
         password=password,
         socket_timeout=settings.valkey_timeout_seconds,
         socket_connect_timeout=settings.valkey_timeout_seconds,
@@ -75,5 +75,17 @@ def info_reply(client: Any, name: str) -> list[Any]:
         return local
     wide = list(client.execute_command("FT.INFO", name, "CLUSTER"))
     everywhere = list(client.execute_command("FT.INFO", name, "PRIMARY"))
-    # later keys win when the reply is read as key/value pairs: the cluster-wide counts
-    return local + wide + everywhere
+    # later keys win when the reply is read as key/value pairs: the cluster-wide counts, and
+    # "still building" while a shard has not received the index yet (FT.CREATE reaches the
+    # other shards after it returns: a hash written there before would not be indexed in time)
+    lagging = [b"backfill_in_progress", b"1"] if not _on_every_primary(client, name) else []
+    return local + wide + everywhere + lagging
+
+
+def _on_every_primary(client: Any, name: str) -> bool:
+    for node in client.get_primaries():
+        try:
+            client.execute_command("FT.INFO", name, target_nodes=node)
+        except valkey.ResponseError:
+            return False
+    return True

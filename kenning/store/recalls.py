@@ -184,7 +184,7 @@ class Recalls:
             sets, removes = schema.encode_changes(
                 {"recall_count": counter.count, "last_recalled": counter.last}
             )
-            pipe.execute_command(
+            pipe.execute_command(  # type: ignore[no-untyped-call]
                 "EVAL", PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args()
             )
         written = call(pipe.execute)
@@ -192,7 +192,7 @@ class Recalls:
         orphans = 0
         for (memory_key, counter), exists in zip(counters, written, strict=True):
             if exists:
-                pipe.execute_command(
+                pipe.execute_command(  # type: ignore[no-untyped-call]
                     "EVAL", _SETTLE, 1, self.key(memory_key), str(counter.count), str(SETTLED_TTL)
                 )
             else:
