@@ -25,6 +25,8 @@ from kenning.store import AuditEvent, Store, Unit, connect, slots
 from kenning.store.cluster_unit import ClusterUnits, Repaired
 from tests.conftest import make_settings
 
+pytestmark = pytest.mark.cluster
+
 
 @pytest.fixture
 def on_cluster(settings: Settings, cluster: LocalCluster) -> Settings:

@@ -22,14 +22,16 @@ from kenning.core.errors import BackendUnavailable, KenningError
 from kenning.core.settings import Settings
 from kenning.ops.cluster import LocalCluster
 from kenning.store import AuditEvent, Store, Unit, connect, slots
-from tests.conftest import make_settings, valkey_search_path
+from tests.conftest import cluster_module, make_settings
 
 WINDOW = 1.0  # seconds before the kill whose acknowledged writes may be lost (async replication)
+
+pytestmark = pytest.mark.cluster
 
 
 def _cluster(tmp_path: Path, replicas: int) -> LocalCluster:
     return LocalCluster(
-        tmp_path, valkey_search_path(), shards=3, replicas=replicas, node_timeout_ms=2000
+        tmp_path, cluster_module(), shards=3, replicas=replicas, node_timeout_ms=2000
     )
 
 

@@ -41,6 +41,8 @@ from tests.kenning.cluster_rules import Group, KeysOf, Recorder, atomic_groups, 
 from tests.kenning.skill_history import DOMAIN, seed
 
 PASSWORD = "correct horse battery staple"
+# the recorder wires a one-server client (it computes the slots): not a cluster client's pass
+pytestmark = pytest.mark.single_server
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ lost, forget and old hashes."""
 
 from __future__ import annotations
 
+import pytest
+
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -73,6 +75,8 @@ def _hash_events(client: valkey.Valkey, *keys: str) -> Iterator[Callable[[], lis
         client.config_set("notify-keyspace-events", before)
 
 
+# keyspace notifications of one node
+@pytest.mark.single_server
 def test_a_recall_counts_only_what_it_returned_and_never_writes_the_hash(
     engine: Engine, client: valkey.Valkey, clock: ManualClock
 ) -> None:
