@@ -4,7 +4,6 @@ indexes in a shared pipeline."""
 from __future__ import annotations
 
 import pytest
-
 import valkey
 
 from kenning.language import phrases

@@ -4,13 +4,12 @@ lost, forget and old hashes."""
 
 from __future__ import annotations
 
-import pytest
-
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 import valkey
 
 from kenning.core.clock import ManualClock
