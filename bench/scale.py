@@ -96,7 +96,7 @@ def execute(
             run = Run(
                 engine, watch, corpus, RunConfig(size=label or str(n), seed=seed, queries=queries)
             )
-            out = _measure(
+            out = measure(
                 run,
                 embedder,
                 client,
@@ -110,7 +110,7 @@ def execute(
     return out
 
 
-def _measure(
+def measure(
     run: Run,
     embedder: Embedder,
     client: Any,

@@ -87,6 +87,7 @@ class LocalCluster:
         self.node_timeout_ms = node_timeout_ms
         self.nodes: list[Node] = []
         self.password = ""
+        self._admin: ClusterAdmin | None = None
 
     @property
     def size(self) -> int:
@@ -178,7 +179,9 @@ class LocalCluster:
 
     @property
     def admin(self) -> ClusterAdmin:
-        return ClusterAdmin(self.host, self.password)
+        if self._admin is None or self._admin.password != self.password:
+            self._admin = ClusterAdmin(self.host, self.password)
+        return self._admin
 
     def form(self) -> None:
         self.admin.form(self.ports, self.shards)
@@ -203,6 +206,8 @@ class LocalCluster:
         return bool(self.nodes) and all(n.process.poll() is None for n in self.nodes)
 
     def stop(self, timeout: float = 15.0) -> None:
+        if self._admin is not None:
+            self._admin.close()
         nodes, self.nodes = self.nodes, []
         for node in nodes:
             if node.process.poll() is None:

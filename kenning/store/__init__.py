@@ -22,7 +22,7 @@ from kenning.store import indexes, layout, rebuild, search_module, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, password_file, text
-from kenning.store.cluster_admin import ClusterAdmin, NodeState, topology
+from kenning.store.cluster_admin import ClusterAdmin, NodeState, SlotMover, topology
 from kenning.store.cluster_audit import ClusterAuditLog
 from kenning.store.cluster_unit import ClusterUnits, Repaired
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
@@ -84,6 +84,7 @@ __all__ = [
     "Repaired",
     "SearchModule",
     "SearchResult",
+    "SlotMover",
     "SessionRecord",
     "Store",
     "TokenRecord",

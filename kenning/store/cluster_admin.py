@@ -48,9 +48,20 @@ class ClusterAdmin:
 
     def __init__(self, host: str, password: str) -> None:
         self.host, self.password = host, password
+        self.clients: dict[int, valkey.Valkey] = {}
 
     def client(self, port: int) -> valkey.Valkey:
-        return valkey.Valkey(host=self.host, port=port, password=self.password, socket_timeout=5)
+        """One connection pool per node, kept (a slot move sends thousands of commands)."""
+        if port not in self.clients:
+            self.clients[port] = valkey.Valkey(
+                host=self.host, port=port, password=self.password, socket_timeout=5
+            )
+        return self.clients[port]
+
+    def close(self) -> None:
+        for conn in self.clients.values():
+            conn.close()  # type: ignore[no-untyped-call]
+        self.clients.clear()
 
     def answers(self, port: int) -> bool:
         with contextlib.suppress(BackendUnavailable):
@@ -58,12 +69,8 @@ class ClusterAdmin:
         return False
 
     def run(self, port: int, *args: object) -> Any:
-        conn = self.client(port)
-        try:
-            with guarded():
-                return conn.execute_command(*args)  # type: ignore[no-untyped-call]
-        finally:
-            conn.close()  # type: ignore[no-untyped-call]
+        with guarded():
+            return self.client(port).execute_command(*args)  # type: ignore[no-untyped-call]
 
     def form(self, ports: list[int], shards: int) -> None:
         """Primaries are the first ``shards`` ports; the others replicate them in turn. A cluster
@@ -102,6 +109,30 @@ class ClusterAdmin:
     def nodes(self, port: int) -> list[NodeState]:
         raw = bytes(self.run(port, "CLUSTER", "NODES")).decode()
         return [parse_node(line) for line in raw.strip().splitlines()]
+
+
+class SlotMover:
+    """Moves slots from one primary to another while the cluster serves: CLUSTER SETSLOT
+    IMPORTING/MIGRATING, MIGRATE of the slot's keys in batches, then SETSLOT NODE on every
+    primary (Valkey's own resharding steps, as ``valkey-cli --cluster reshard`` sends them)."""
+
+    def __init__(self, admin: ClusterAdmin, ports: list[int]) -> None:
+        self.admin, self.ports = admin, ports
+
+    def move(self, slot: int, source: int, target: int, *, batch: int = 100) -> int:
+        """Move ``slot`` from the node on port ``source`` to ``target``; the keys moved."""
+        run = self.admin.run
+        source_id, target_id = self.admin.node_id(source), self.admin.node_id(target)
+        run(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+        run(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+        moved = 0
+        while keys := list(run(source, "CLUSTER", "GETKEYSINSLOT", slot, batch)):
+            auth = ("AUTH", self.admin.password) if self.admin.password else ()
+            run(source, "MIGRATE", self.admin.host, target, "", 0, 10_000, *auth, "KEYS", *keys)
+            moved += len(keys)
+        for port in [target, source, *(p for p in self.ports if p not in (source, target))]:
+            run(port, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+        return moved
 
 
 def parse_node(line: str) -> NodeState:

@@ -5,6 +5,9 @@
   (Valkey replicates asynchronously: what a primary acknowledged in its last moments may not have
   reached its replica; docs/cluster.md says how much). Units caught half-way are completed by the
   sweep.
+- Slots moved to another shard (CLUSTER SETSLOT MIGRATING/IMPORTING + MIGRATE) while the engine
+  remembers: every acknowledged memory is there after, the index counts each once, and recall
+  finds them.
 - A shard down without a replica: a write to it fails with a typed error naming the node, writes
   to the other shards go on, and a search fails instead of answering from the shards left.
 """
@@ -21,7 +24,12 @@ import pytest
 from kenning.core.errors import BackendUnavailable, KenningError
 from kenning.core.settings import Settings
 from kenning.ops.cluster import LocalCluster
-from kenning.store import AuditEvent, Store, Unit, connect, slots
+from kenning.core.query import Search
+from kenning.engine import Engine
+from kenning.memory.memories import Draft
+from kenning.memory.recall import RecallRequest
+from kenning.runtime.embedding import Embedder
+from kenning.store import AuditEvent, SlotMover, Store, Unit, connect, slots
 from tests.conftest import cluster_module, make_settings
 
 WINDOW = 1.0  # seconds before the kill whose acknowledged writes may be lost (async replication)
@@ -138,3 +146,63 @@ def test_a_shard_down_without_replica_fails_loudly_naming_the_node(
     assert str(victim) in caught.value.message
     _write(store, up[0])  # the shards left still take writes whose unit stays on them
     store.client.close()  # type: ignore[no-untyped-call]
+
+
+class Rememberer(threading.Thread):
+    """Remembers distinct notes through the engine, noting each key acknowledged and when."""
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(daemon=True)
+        self.engine, self.stop = engine, threading.Event()
+        self.acked: dict[str, tuple[float, str]] = {}
+        self.failed: list[str] = []
+
+    def run(self) -> None:
+        i = 0
+        while not self.stop.is_set():
+            words = NOTE.format(i=i, item=ITEMS[i % len(ITEMS)], n=i * 7 % 97)
+            i += 1
+            try:
+                key = self.engine.memories.remember(
+                    Draft(words, project="moving"), actor="writer"
+                ).key
+            except KenningError as exc:
+                self.failed.append(exc.message)
+                continue
+            self.acked[key] = (time.time(), words)
+
+
+NOTE = "Ticket {i}: the {item} job on host {n} needs a restart after each deploy."
+ITEMS = ("billing", "search", "mailer", "thumbnail", "ledger", "export", "sync", "report")
+MOVED = range(0, 1000)  # the slots moved from the first shard to the second, about 6%
+
+
+def test_slots_moved_during_writes_lose_nothing_and_recall_agrees(
+    without_replicas: LocalCluster, tmp_path: Path, embedder: Embedder
+) -> None:
+    settings, _ = _store(without_replicas, tmp_path)
+    engine = Engine.open(settings, connect(settings), embedder)
+    writer = Rememberer(engine)
+    writer.start()
+    time.sleep(2.0)
+    mover = SlotMover(without_replicas.admin, without_replicas.ports)
+    began = time.time()
+    moved = sum(
+        mover.move(s, without_replicas.ports[0], without_replicas.ports[1]) for s in MOVED
+    )
+    ended = time.time()
+    time.sleep(1.0)
+    writer.stop.set()
+    writer.join(30)
+    assert moved > 0  # positive control: the moved slots held keys
+    during = [k for k, (t, _) in writer.acked.items() if began <= t <= ended]
+    assert any(slots.slot(k) in MOVED for k in during)  # writes landed in the moving slots
+    store = engine.store
+    assert [k for k in writer.acked if not store.memories.exists(k)] == []
+    counted = store.memories.count(Search(index=engine.ctx.index, namespaces=("knowledge",)))
+    assert counted == len(writer.acked)
+    sample = list(writer.acked.items())[:: max(1, len(writer.acked) // 8)]
+    for key, (_, words) in sample:
+        found = engine.recaller.recall(RecallRequest(words, projects=["moving"], actor="t"))
+        assert key in [h.memory.key for h in found.hits]
+    engine.close()
