@@ -23,7 +23,7 @@ from pydantic import SecretStr
 from bench import scale
 from bench.instrument import Stopwatch, TimedEmbedder, TimedMemoryStore
 from bench.run import Run, RunConfig, free_port
-from bench.scale_vectors import Matrix, scale_corpus, scale_vectors
+from bench.scale_vectors import Matrix
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.ops.cluster import LocalCluster
@@ -48,17 +48,7 @@ def execute(
     """Both stores measured in turn; the JSON holds each under its name."""
     if base.search_module is None:
         raise SystemExit("kenning bench --cluster needs KENNING_SEARCH_MODULE (valkey-search)")
-    progress(f"building the {n}-item corpus")
-    corpus = scale_corpus(n, seed, "10k")
-    matrix, made = scale_vectors(
-        embedder.embed_many,
-        corpus,
-        model=embedder.model_name,
-        backend=base.embedding_backend,
-        seed=seed,
-        base_size="10k",
-        progress=progress,
-    )
+    corpus, matrix, made = scale.corpus_and_vectors(n, embedder, base, seed, "10k", progress)
     out: dict[str, Any] = {"n": n, "shards": SHARDS, "vectors": made}
     for name, opener in (("one_server", _one_server), ("cluster", _cluster)):
         progress(f"== {name}")

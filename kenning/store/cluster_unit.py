@@ -37,7 +37,7 @@ from kenning.store import indexes, layout, slots
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
-from kenning.store.unit import APPLIED, Committed, Op, Unit, Units
+from kenning.store.unit import APPLIED, Committed, KeyList, Op, Unit, Units
 
 # KEYS[1]: the slot's done hash (a piece on another slot) or the home piece's pending hash;
 # ARGV[1]: the unit id ('' for the home piece, which is never sent twice; '?' checks the gates
@@ -112,21 +112,8 @@ class Piece:
         return any(command in ("GATE", "GUARD") for command, _, _ in self.ops)
 
     def encode(self, uid: str) -> tuple[list[str], list[Any]]:
-        keys = [self.marker]
-        index: dict[str, int] = {}
-
-        def place(key: str) -> int:
-            if key not in index:
-                keys.append(key)
-                index[key] = len(keys)
-            return index[key]
-
-        args: list[Any] = [uid, len(self.ops)]
-        for command, key, given in self.ops:
-            values = (place(given[0]), given[1]) if command == "PRUNE" else given
-            args += [command, place(key), len(values), *values]
-        args.append(DONE_TTL)
-        return keys, args
+        keys = KeyList(self.marker)
+        return keys.keys, [uid, len(self.ops), *keys.ops(self.ops), DONE_TTL]
 
 
 @dataclass(frozen=True)

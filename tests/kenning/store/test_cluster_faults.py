@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 
 from kenning.core.errors import BackendUnavailable, KenningError
-from kenning.core.settings import Settings
-from kenning.ops.cluster import LocalCluster
 from kenning.core.query import Search
+from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
+from kenning.ops.cluster import LocalCluster
 from kenning.runtime.embedding import Embedder
 from kenning.store import AuditEvent, SlotMover, Store, Unit, connect, slots
 from tests.conftest import cluster_module, make_settings
@@ -187,9 +187,7 @@ def test_slots_moved_during_writes_lose_nothing_and_recall_agrees(
     time.sleep(2.0)
     mover = SlotMover(without_replicas.admin, without_replicas.ports)
     began = time.time()
-    moved = sum(
-        mover.move(s, without_replicas.ports[0], without_replicas.ports[1]) for s in MOVED
-    )
+    moved = sum(mover.move(s, without_replicas.ports[0], without_replicas.ports[1]) for s in MOVED)
     ended = time.time()
     time.sleep(1.0)
     writer.stop.set()

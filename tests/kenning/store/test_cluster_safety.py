@@ -160,9 +160,7 @@ def scenario_groups(
     clock: ManualClock,
 ) -> list[Group]:
     engine = Engine.open(settings, recording, embedder, clock=clock)
-    scenario(engine, clock)
-    assert len(recorder.sent) > 200
-    return atomic_groups(recorder.sent, KeysOf(client))
+    return _recorded(engine, clock, recorder, client)
 
 
 def test_every_atomic_group_the_engine_sends_stays_in_one_slot(
@@ -194,7 +192,12 @@ def cluster_groups(
     """The same scenario on the cluster layout (kenning/store/cluster_unit.py): what a cluster
     store sends, recorded on the one server (slots are computed, not asked of a cluster)."""
     store = Store(recording, settings.key_prefix, cluster=True)
-    engine = Engine.open(settings, store, embedder, clock=clock)
+    return _recorded(Engine.open(settings, store, embedder, clock=clock), clock, recorder, client)
+
+
+def _recorded(
+    engine: Engine, clock: ManualClock, recorder: Recorder, client: valkey.Valkey
+) -> list[Group]:
     scenario(engine, clock)
     engine.close()
     assert len(recorder.sent) > 200
