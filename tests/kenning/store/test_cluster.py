@@ -91,6 +91,9 @@ def test_the_engine_writes_recalls_and_audits_across_three_shards(
     assert [e.key for e in log.events if e.action == "remember"] == keys[::-1]
     assert log.events[0].action == "update"
     assert store.repair().completed == ()  # every unit finished: nothing pending
+    report = cluster_engine.maintenance.run()  # the scheduled pass runs the sweep on a cluster
+    assert report.units == Repaired()
+    assert report.public()["units"] == {"completed": (), "blocked": (), "waiting": 0}
 
 
 def _audit(key: str) -> AuditEvent:
