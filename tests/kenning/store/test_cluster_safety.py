@@ -17,7 +17,7 @@ spanning slots, and a deliberately cross-slot transaction and script are caught.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -151,16 +151,36 @@ PIECE_SHA = hashlib.sha1(PIECE_SCRIPT.encode(), usedforsecurity=False).hexdigest
 
 
 @pytest.fixture
-def scenario_groups(
+def run_scenario(
     settings: Settings,
     recording: valkey.Valkey,
     client: valkey.Valkey,
     recorder: Recorder,
     embedder: Embedder,
     clock: ManualClock,
-) -> list[Group]:
-    engine = Engine.open(settings, recording, embedder, clock=clock)
-    return _recorded(engine, clock, recorder, client)
+) -> Callable[[bool], list[Group]]:
+    """The scenario on the one-server layout or the cluster layout (kenning/store/cluster_unit.py),
+    recorded on the one server (slots are computed, not asked of a cluster): its atomic groups."""
+
+    def run(cluster: bool) -> list[Group]:
+        store = Store(recording, settings.key_prefix, cluster=cluster)
+        engine = Engine.open(settings, store, embedder, clock=clock)
+        scenario(engine, clock)
+        engine.close()
+        assert len(recorder.sent) > 200
+        return atomic_groups(recorder.sent, KeysOf(client))
+
+    return run
+
+
+@pytest.fixture
+def scenario_groups(run_scenario: Callable[[bool], list[Group]]) -> list[Group]:
+    return run_scenario(False)
+
+
+@pytest.fixture
+def cluster_groups(run_scenario: Callable[[bool], list[Group]]) -> list[Group]:
+    return run_scenario(True)
 
 
 def test_every_atomic_group_the_engine_sends_stays_in_one_slot(
@@ -178,30 +198,6 @@ def test_every_atomic_group_the_engine_sends_stays_in_one_slot(
     assert len(units) > 30
     assert any(len(set(g.keys)) > 2 for g in units)
     assert cross_slot(others) == [], _describe(cross_slot(others))
-
-
-@pytest.fixture
-def cluster_groups(
-    settings: Settings,
-    recording: valkey.Valkey,
-    client: valkey.Valkey,
-    recorder: Recorder,
-    embedder: Embedder,
-    clock: ManualClock,
-) -> list[Group]:
-    """The same scenario on the cluster layout (kenning/store/cluster_unit.py): what a cluster
-    store sends, recorded on the one server (slots are computed, not asked of a cluster)."""
-    store = Store(recording, settings.key_prefix, cluster=True)
-    return _recorded(Engine.open(settings, store, embedder, clock=clock), clock, recorder, client)
-
-
-def _recorded(
-    engine: Engine, clock: ManualClock, recorder: Recorder, client: valkey.Valkey
-) -> list[Group]:
-    scenario(engine, clock)
-    engine.close()
-    assert len(recorder.sent) > 200
-    return atomic_groups(recorder.sent, KeysOf(client))
 
 
 def test_the_unit_of_work_stays_in_one_slot_on_the_cluster_layout(
