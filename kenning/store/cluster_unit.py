@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import logging
 import random
 import time
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kenning.core import schema
+from kenning.core.errors import BackendUnavailable
 from kenning.store import indexes, layout, slots
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
@@ -86,6 +88,7 @@ if uid ~= '' and uid ~= '?' then
 end
 return out
 """
+log = logging.getLogger(__name__)
 DONE_BEFORE = 2
 # how long a piece's done mark is kept: longer than any unit stays pending before a sweep
 DONE_TTL = 7 * 86400
@@ -170,7 +173,12 @@ class ClusterUnits(Units):
             results.append(Committed(outcome, split.event_ids if outcome == APPLIED else ()))
             if outcome == APPLIED and split.rest:
                 applied.append(split)
-        self.finish(applied)
+        try:
+            self.finish(applied)
+        except BackendUnavailable as exc:
+            # the first halves are stored with their pending entries: the sweep completes them,
+            # so the write is not reported as failed (a retry would write it twice)
+            log.warning("%d units left to the repair sweep: %s", len(applied), exc.message)
         return results
 
     def finish(self, splits: Sequence[Split]) -> list[str]:
