@@ -174,12 +174,19 @@ class Store:
         self.llm_jobs = JobQueue(client, prefix)
         self.expansions = ExpansionCache(client, prefix)
         self.replies = Replies(client, prefix)
-        self.accounts = AccountStore(client, prefix, self.memories.units)
-        self.tokens = TokenStore(client, prefix, self.memories.units)
-        self.oauth = OAuthStore(client, prefix, self.memories.units)
+        # on a cluster each identity family lives in one slot (a hash tag in its keys' prefix),
+        # so its units -- gated on another record of the family -- stay whole and atomic
+        self.accounts = AccountStore(client, self.family("accounts"), self.memories.units)
+        self.tokens = TokenStore(client, self.family("tokens"), self.memories.units)
+        self.oauth = OAuthStore(client, self.family("oauth"), self.memories.units)
         self.throttle = Throttle(client, prefix)
         self.hints = PhraseIndex(client, prefix, "hints")
         self.graveyard = PhraseIndex(client, prefix, "graveyard")
+
+    def family(self, name: str) -> str:
+        """The key prefix of a record family: the store's on one server (keys as they always
+        were), with the family's hash tag in the cluster layout (docs/cluster.md)."""
+        return f"{self.prefix}{{{name}}}:" if self.cluster else self.prefix
 
     @property
     def units(self) -> Units:
