@@ -6,7 +6,7 @@ PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.kenning-installed
 TEST_STAMP := $(VENV)/.kenning-test-installed
 
-.PHONY: up install test lint unit unit-default unit-valkey-search bench clean
+.PHONY: up install test lint unit unit-default unit-valkey-search unit-cluster bench clean
 
 up: $(STAMP)
 	@echo "==> starting Kenning (Ctrl-C stops it). In a second terminal:"
@@ -70,7 +70,7 @@ JOBS_ARGS = $(if $(filter-out 0 1,$(PYTEST_JOBS)),-n $(PYTEST_JOBS) --dist loadf
 PYTEST = $(PY) -m pytest $(JOBS_ARGS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
-unit: unit-default unit-valkey-search
+unit: unit-default unit-valkey-search unit-cluster
 
 unit-default: $(TEST_STAMP) $(CLIENTS)
 	@echo "== pass 1: the embedded default (RediSearch)"
@@ -87,6 +87,24 @@ unit-valkey-search: $(TEST_STAMP) $(CLIENTS) unit-default
 	else \
 		echo "== pass 2: valkey-search ($(VALKEY_SEARCH_MODULE))"; \
 		KENNING_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) $(PYTEST); \
+	fi
+
+# Pass 3, the cluster pass: the store's tests, the cluster's own (the unit split, the sweep, a
+# failover, a shard down) and each door's smoke tests on a local 3-shard Valkey Cluster with
+# valkey-search in coordinator mode (kenning/ops/cluster.py; docs/cluster.md). valkey-search only:
+# RediSearch has no coordinator. About two minutes.
+CLUSTER_TESTS := tests/kenning/store tests/kenning/access/test_account_races.py tests/mcp_server/test_tools.py \
+	tests/web_ui/test_pages.py tests/feed_worker/test_feeds.py tests/feed_worker/test_worker.py
+
+unit-cluster: $(TEST_STAMP) $(CLIENTS) unit-valkey-search
+	@if [ -z "$(VALKEY_SEARCH_MODULE)" ]; then \
+		echo "!! pass 3 (cluster) NOT RUN: needs valkey-search (see pass 2)"; \
+		if [ "$$KENNING_REQUIRE_VALKEY_SEARCH" = 1 ]; then exit 1; fi; \
+	else \
+		echo "== pass 3: a local 3-shard cluster on valkey-search ($(VALKEY_SEARCH_MODULE))"; \
+		KENNING_TEST_CLUSTER=1 KENNING_SEARCH_MODULE=$(VALKEY_SEARCH_MODULE) \
+			$(PY) -m pytest $(PYTEST_ARGS) $(CLUSTER_TESTS); rc=$$?; \
+		if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc; \
 	fi
 
 test: lint unit

@@ -66,7 +66,7 @@ class TimedMemoryStore(MemoryStore):
     """The memory store with every FT.SEARCH timed under 'search'."""
 
     def __init__(self, inner: MemoryStore, watch: Stopwatch) -> None:
-        super().__init__(inner.client, inner.prefix, recalls=inner.recalls)
+        super().__init__(inner.client, inner.prefix, recalls=inner.recalls, units=inner.units)
         self.watch = watch
 
     def search(self, query: Search) -> SearchResult:

@@ -34,7 +34,7 @@ SETTINGS_RECORDED = (
 QUIET = ("httpx", "httpx2", "mcp", "uvicorn", "uvicorn.error", "fastmcp", "kenning.ops.embedded")
 
 
-def _progress(line: str) -> None:
+def progress(line: str) -> None:
     print(f"  {datetime.now(UTC):%H:%M:%S} {line}", flush=True)
 
 
@@ -83,12 +83,12 @@ def run(
                 settings,
                 seed=seed,
                 queries=queries,
-                progress=_progress,
+                progress=progress,
                 label=size,
             )
         )
     else:
-        result.update(execute(config, embedder, settings, progress=_progress))
+        result.update(execute(config, embedder, settings, progress=progress))
     result["wall_seconds"] = time.perf_counter() - started
     result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu_before, system.cpu_times())
     result["machine"]["load_average_end"] = system.machine()["load_average"]
@@ -124,7 +124,7 @@ def run_load(settings: Settings, config: load.LoadConfig, *, out: Path | None, d
         "git": system.git_revision(),
         "embedding_backend": settings.embedding_backend,
     }
-    result.update(load.execute(config, embedder, settings, progress=_progress))
+    result.update(load.execute(config, embedder, settings, progress=progress))
     result["wall_seconds"] = time.perf_counter() - started
     result["machine"]["cpu_steal_percent"] = system.steal_percent(cpu, system.cpu_times())
     result["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]

@@ -66,17 +66,7 @@ def execute(
 ) -> dict[str, Any]:
     """The whole scale point; the returned dict is the run's JSON (same keys as a normal run
     where they mean the same thing, the rest under ``scale_point``)."""
-    progress(f"building the {n}-item corpus")
-    corpus = scale_corpus(n, seed, base_size)
-    matrix, made = scale_vectors(
-        embedder.embed_many,
-        corpus,
-        model=embedder.model_name,
-        backend=base.embedding_backend,
-        seed=seed,
-        base_size=base_size,
-        progress=progress,
-    )
+    corpus, matrix, made = corpus_and_vectors(n, embedder, base, seed, base_size, progress)
     with tempfile.TemporaryDirectory(prefix="kenning-scale-") as tmp:
         settings = base.model_copy(
             update={
@@ -96,7 +86,7 @@ def execute(
             run = Run(
                 engine, watch, corpus, RunConfig(size=label or str(n), seed=seed, queries=queries)
             )
-            out = _measure(
+            out = measure(
                 run,
                 embedder,
                 client,
@@ -110,7 +100,26 @@ def execute(
     return out
 
 
-def _measure(
+def corpus_and_vectors(
+    n: int, embedder: Embedder, base: Any, seed: int, base_size: str, progress: Progress
+) -> tuple[Corpus, Matrix, Any]:
+    """The scale point's corpus of ``n`` items and their precomputed vectors (and how they were
+    made)."""
+    progress(f"building the {n}-item corpus")
+    corpus = scale_corpus(n, seed, base_size)
+    matrix, made = scale_vectors(
+        embedder.embed_many,
+        corpus,
+        model=embedder.model_name,
+        backend=base.embedding_backend,
+        seed=seed,
+        base_size=base_size,
+        progress=progress,
+    )
+    return corpus, matrix, made
+
+
+def measure(
     run: Run,
     embedder: Embedder,
     client: Any,

@@ -83,7 +83,11 @@ def rss_mb(pid: int | None = None) -> float:
 
 
 def used_memory(client: valkey.Valkey) -> int:
-    """INFO memory used_memory in bytes."""
+    """INFO memory used_memory in bytes; on a cluster client, summed over the primaries."""
+    primaries = getattr(client, "get_primaries", None)
+    if primaries is not None:
+        each: Any = [client.info("memory", target_nodes=n) for n in primaries()]
+        return sum(int(info["used_memory"]) for info in each)
     info: Any = client.info("memory")
     return int(info["used_memory"])
 

@@ -105,7 +105,7 @@ def front_doors(
 
 
 def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool = True) -> int:
-    """Embedded Valkey (unless KENNING_VALKEY_URL) + every service, in the
+    """Embedded Valkey (unless KENNING_VALKEY_URL or _CLUSTER) + every service, in the
     foreground; Ctrl-C stops all."""
     from kenning.ops.embedded import EmbeddedValkey
     from kenning_cli.signals import wait_for_signal
@@ -116,7 +116,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool =
         check_exposure(settings)  # before Valkey and the model: a refused exposure fails fast
     with contextlib.ExitStack() as stack:
         server = None
-        if settings.valkey_url is None:
+        if settings.valkey_url is None and settings.valkey_cluster is None:
             server = stack.enter_context(EmbeddedValkey(settings))
             print(
                 f"valkey ready on {settings.valkey_host}"

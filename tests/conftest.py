@@ -24,6 +24,7 @@ import valkey
 from kenning.core.clock import ManualClock
 from kenning.core.settings import Settings
 from kenning.engine import Engine
+from kenning.ops.cluster import LocalCluster
 from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import connect, search_module
@@ -116,7 +117,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Without valkey-search (a plain clone) and unless it is required, the tests that need it are
     left out of pass 1, deliberately and loudly (``pytest_terminal_summary``), instead of erroring;
     pass 2 of `make test` runs the whole suite on valkey-search. Required (CI), nothing is left
-    out and a missing module fails those tests."""
+    out and a missing module fails those tests. The ``cluster`` tests run in the cluster pass
+    only (KENNING_TEST_CLUSTER=1, `make unit-cluster`), which leaves out the ``single_server``
+    ones; the summary says which were left to the other pass."""
+    _split_cluster_pass(config, items)
     if os.environ.get("KENNING_SEARCH_MODULE") or valkey_search_required():
         return
     if valkey_search_candidate().is_file():
@@ -144,7 +148,25 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     seen.extend(nodeid for nodeid in left_out if nodeid not in seen)  # every worker's are the same
 
 
+_CLUSTER_LEFT = pytest.StashKey[int]()
+
+
+def _split_cluster_pass(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = "single_server" if cluster_pass() else "cluster"
+    left = [item for item in items if item.get_closest_marker(wanted) is not None]
+    if left:
+        config.stash[_CLUSTER_LEFT] = len(left)
+        config.hook.pytest_deselected(items=left)
+        items[:] = [item for item in items if item.get_closest_marker(wanted) is None]
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    left = config.stash.get(_CLUSTER_LEFT, 0)
+    if left:
+        where = (
+            "the one-server passes" if cluster_pass() else "the cluster pass (make unit-cluster)"
+        )
+        terminalreporter.line(f"{left} tests left to {where}", yellow=True)
     left_out = config.stash.get(_NOT_RUN, [])
     if not left_out:
         return
@@ -306,10 +328,41 @@ def prefix() -> str:
     return f"t{uuid.uuid4().hex[:10]}:"
 
 
+# `make test`'s cluster pass (Makefile, `unit-cluster`): the same tests on a local 3-shard cluster
+CLUSTER_PASS = "KENNING_TEST_CLUSTER"
+
+
+def cluster_pass() -> bool:
+    return os.environ.get(CLUSTER_PASS) == "1"
+
+
+def cluster_module() -> Path:
+    """valkey-search for a cluster: KENNING_SEARCH_MODULE, else ``valkey_search_path``."""
+    module = os.environ.get("KENNING_SEARCH_MODULE")
+    return Path(module) if module else valkey_search_path()
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """A local 3-shard Valkey Cluster with valkey-search in coordinator mode (kenning.ops.cluster),
+    started on first use; valkey-search missing is a failure that says how to get it."""
+    with LocalCluster(tmp_path_factory.mktemp("cluster"), cluster_module(), shards=3) as formed:
+        yield formed
+
+
 @pytest.fixture
-def settings(valkey_server: EmbeddedValkey, prefix: str) -> Settings:
+def settings(
+    valkey_server: EmbeddedValkey, prefix: str, request: pytest.FixtureRequest
+) -> Settings:
+    """The test's settings: on the suite's server, or in the cluster pass on the local cluster."""
+    extra: dict[str, Any] = {}
+    if cluster_pass():
+        extra["valkey_cluster"] = request.getfixturevalue("cluster").spec
     return make_settings(
-        valkey_server.settings.data_dir, valkey_server.settings.valkey_port, key_prefix=prefix
+        valkey_server.settings.data_dir,
+        valkey_server.settings.valkey_port,
+        key_prefix=prefix,
+        **extra,
     )
 
 

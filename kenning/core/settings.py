@@ -50,6 +50,14 @@ class Settings(LLMSettings, FeedSettings):
             "Valkey; unset = embedded Valkey."
         ),
     )
+    valkey_cluster: SecretStr | None = Field(
+        default=None,
+        description=(
+            "Seed nodes of a Valkey Cluster with valkey-search in coordinator mode, "
+            "`host:port,host:port` (`:password@` in front when it has one); set, Kenning "
+            "uses the cluster layout (docs/cluster.md). Unset = one server."
+        ),
+    )
     valkey_host: str = Field(
         default="127.0.0.1", description="Address the embedded Valkey binds to."
     )
@@ -491,6 +499,7 @@ class Settings(LLMSettings, FeedSettings):
 
     @field_validator(
         "valkey_url",
+        "valkey_cluster",
         "valkey_binary",
         "search_module",
         "embedding_model",

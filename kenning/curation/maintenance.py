@@ -35,6 +35,7 @@ from kenning.core.schema import NAMESPACES
 from kenning.curation.duplicates import Archiver, Cluster, Duplicates, Merged
 from kenning.runtime.context import REBUILD_GRACE, Context
 from kenning.runtime.sweep import Sweep
+from kenning.store import Repaired
 from kenning.truth.contradiction_views import Recheck
 from kenning.truth.contradictions import Contradictions
 
@@ -117,9 +118,15 @@ class MaintenanceReport:
     duplicates: DuplicateReview
     contradictions: Recheck
     indexes: IndexReport
+    # on Valkey Cluster: the sweep that completes split units of work (kenning.store.cluster_unit);
+    # None on one server, where a unit is never split (and the report reads as before)
+    units: Repaired | None = None
 
     def public(self) -> dict[str, Any]:
-        return asdict(self)
+        shown = asdict(self)
+        if self.units is None:
+            del shown["units"]
+        return shown
 
 
 class Maintenance:
@@ -146,6 +153,7 @@ class Maintenance:
             duplicates=self.duplicate_review(actor=actor),
             contradictions=self.contradictions.recheck(actor=actor),
             indexes=self.index_report(),
+            units=self.ctx.store.repair() if self.ctx.store.cluster else None,
         )
         self.reports.save(REPORT, report.public())
         return report

@@ -18,10 +18,13 @@ import valkey
 
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import indexes, rebuild, search_module, vectors
+from kenning.store import indexes, layout, rebuild, search_module, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, password_file, text
+from kenning.store.cluster_admin import ClusterAdmin, NodeState, SlotMover, topology
+from kenning.store.cluster_audit import ClusterAuditLog
+from kenning.store.cluster_unit import ClusterUnits, Repaired
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.duplicates import DistinctPairs, pair_id
 from kenning.store.feeds import FeedState, FeedStateStore
@@ -58,6 +61,7 @@ __all__ = [
     "Batch",
     "Claimed",
     "Client",
+    "ClusterAdmin",
     "Committed",
     "Contradiction",
     "ContradictionStore",
@@ -70,15 +74,18 @@ __all__ = [
     "Lookup",
     "MemoryStore",
     "Near",
+    "NodeState",
     "Op",
     "ParkedJob",
     "Patch",
     "PhraseIndex",
     "QueuedJob",
     "Rebuilding",
+    "Repaired",
     "SearchModule",
     "SearchResult",
     "SessionRecord",
+    "SlotMover",
     "Store",
     "TokenRecord",
     "Unit",
@@ -89,6 +96,7 @@ __all__ = [
     "parse_all",
     "password_file",
     "pause",
+    "topology",
 ]
 
 
@@ -130,17 +138,28 @@ class Store:
         return client
 
     def __init__(
-        self, client: valkey.Valkey, prefix: str, *, recall_queue: int = RECALL_QUEUE
+        self,
+        client: valkey.Valkey,
+        prefix: str,
+        *,
+        recall_queue: int = RECALL_QUEUE,
+        cluster: bool | None = None,
     ) -> None:
         """``recall_queue``: how many recalls' log entries and touches may wait to be written
-        behind their replies (``log_recall``); 0 writes each in its recall."""
+        behind their replies (``log_recall``); 0 writes each in its recall. ``cluster``: the
+        cluster layout (units split by slot, the audit stream partitioned: docs/cluster.md);
+        None = when ``client`` is a cluster client."""
         self.client = client
         self.prefix = prefix
+        self.cluster = layout.clustered(client) if cluster is None else cluster
         self.recall_writes = Writer("kenning-recall-log", recall_queue)
         self.memories = MemoryStore(
-            client, prefix, recalls=Recalls(client, prefix, self.recall_writes.flush)
+            client,
+            prefix,
+            recalls=Recalls(client, prefix, self.recall_writes.flush),
+            units=(ClusterUnits if self.cluster else Units)(client, prefix),
         )
-        self.audit = AuditLog(client, prefix)
+        self.audit = (ClusterAuditLog if self.cluster else AuditLog)(client, prefix)
         self.snapshots = Snapshots(client, prefix)
         self.feeds = FeedStateStore(client, prefix, self.memories.units)
         self.contradictions = ContradictionStore(client, prefix, self.memories.units)
@@ -155,12 +174,19 @@ class Store:
         self.llm_jobs = JobQueue(client, prefix)
         self.expansions = ExpansionCache(client, prefix)
         self.replies = Replies(client, prefix)
-        self.accounts = AccountStore(client, prefix, self.memories.units)
-        self.tokens = TokenStore(client, prefix, self.memories.units)
-        self.oauth = OAuthStore(client, prefix, self.memories.units)
+        # on a cluster each identity family lives in one slot (a hash tag in its keys' prefix),
+        # so its units -- gated on another record of the family -- stay whole and atomic
+        self.accounts = AccountStore(client, self.family("accounts"), self.memories.units)
+        self.tokens = TokenStore(client, self.family("tokens"), self.memories.units)
+        self.oauth = OAuthStore(client, self.family("oauth"), self.memories.units)
         self.throttle = Throttle(client, prefix)
         self.hints = PhraseIndex(client, prefix, "hints")
         self.graveyard = PhraseIndex(client, prefix, "graveyard")
+
+    def family(self, name: str) -> str:
+        """The key prefix of a record family: the store's on one server (keys as they always
+        were), with the family's hash tag in the cluster layout (docs/cluster.md)."""
+        return f"{self.prefix}{{{name}}}:" if self.cluster else self.prefix
 
     @property
     def units(self) -> Units:
@@ -191,6 +217,12 @@ class Store:
         for memory, vector in new:
             unit.extend(self.memories.fields(memory, vector))
         return self.units.commit(unit.extend(also))
+
+    def repair(self) -> Repaired:
+        """The cluster layout's sweep: complete every unit whose second half was lost
+        (kenning.store.cluster_unit); on one server a unit is whole, so there is nothing to do."""
+        units = self.units
+        return units.repair() if isinstance(units, ClusterUnits) else Repaired()
 
     def close(self) -> None:
         """Write what waits behind replies (the recall log and counters), then stop that writer. The

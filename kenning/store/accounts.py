@@ -14,6 +14,7 @@ from typing import Any
 
 import valkey
 
+from kenning.store import layout
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.unit import Unit, Units
@@ -40,6 +41,10 @@ class SessionRecord:
     csrf_token: str
     created_at: float
     expires_at: float
+
+
+# a session's hash and its expiry at once (the cluster layout's MULTI)
+_SESSION = "redis.call('HSET', KEYS[1], unpack(ARGV, 2)) redis.call('EXPIRE', KEYS[1], ARGV[1])"
 
 
 class AccountStore:
@@ -144,9 +149,14 @@ class AccountStore:
             "created_at": repr(record.created_at),
             "expires_at": repr(record.expires_at),
         }
+        key, ttl = self._session_key(digest), max(1, ttl_seconds)
+        if layout.clustered(self.client):  # a cluster client refuses MULTI: one key, one script
+            flat = [v for pair in fields.items() for v in pair]
+            call(self.client.eval, _SESSION, 1, key, ttl, *flat)
+            return
         pipe: Any = self.client.pipeline(transaction=True)
-        pipe.hset(self._session_key(digest), mapping=fields)
-        pipe.expire(self._session_key(digest), max(1, ttl_seconds))
+        pipe.hset(key, mapping=fields)
+        pipe.expire(key, ttl)
         call(pipe.execute)
 
     def session(self, digest: str) -> SessionRecord | None:

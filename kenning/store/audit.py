@@ -127,7 +127,7 @@ class AuditLog:
             for found in call(pipe.execute):
                 # an id trimmed from the stream is skipped
                 rows.update((text(i), raw) for i, raw in found)
-        order = sorted(rows, key=_id_order)
+        order = sorted(rows, key=id_order)
         chosen = order[-limit:] if newest else order[:limit]
         return [AuditEvent.from_entry(i, rows[i]) for i in chosen]
 
@@ -161,6 +161,6 @@ class AuditLog:
         return out
 
 
-def _id_order(entry_id: str) -> tuple[int, int]:
+def id_order(entry_id: str) -> tuple[int, int]:
     millis, _, seq = entry_id.partition("-")
     return int(millis), int(seq or 0)

@@ -13,6 +13,7 @@ from valkey import exceptions as vx
 
 from kenning.core.errors import BackendUnavailable, KenningError, StoreError
 from kenning.core.settings import Settings
+from kenning.store.layout import connect_cluster
 
 log = logging.getLogger(__name__)
 _MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
@@ -43,7 +44,11 @@ def connection_url(settings: Settings) -> str:
 
 
 def connect(settings: Settings, *, max_connections: int = 32) -> valkey.Valkey:
-    """A pooled client; built once per process by the entry point and passed in."""
+    """A pooled client; built once per process by the entry point and passed in. With
+    ``KENNING_VALKEY_CLUSTER`` set, a cluster client (kenning.store.layout)."""
+    if settings.valkey_cluster is not None:
+        spec = settings.valkey_cluster.get_secret_value()
+        return connect_cluster(settings, spec, max_connections=max_connections)
     return valkey.Valkey.from_url(
         connection_url(settings),
         socket_timeout=settings.valkey_timeout_seconds,

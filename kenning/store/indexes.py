@@ -18,6 +18,7 @@ import valkey
 
 from kenning.core import schema
 from kenning.core.errors import BackendUnavailable, EmbeddingMismatch, StoreError
+from kenning.store import layout
 from kenning.store.client import call, guarded, index_exists_already, index_missing, text
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def info(client: valkey.Valkey, name: str) -> IndexInfo | None:
     """FT.INFO of an index, or None when it does not exist."""
     try:
         with guarded():
-            reply = client.execute_command("FT.INFO", name)  # type: ignore[no-untyped-call]
+            reply = layout.info_reply(client, name)
     except StoreError as exc:
         if index_missing(exc):
             return None
@@ -155,7 +156,7 @@ def label_namespaces(client: valkey.Valkey, prefix: str, *, batch: int = 500) ->
 def _label(client: valkey.Valkey, prefix: str, keys: list[str]) -> int:
     pipe = client.pipeline(transaction=False)
     for key in keys:
-        pipe.eval(_LABEL, 1, key, schema.namespace_of(key, prefix))
+        pipe.execute_command("EVAL", _LABEL, 1, key, schema.namespace_of(key, prefix))  # type: ignore[no-untyped-call]
     return sum(int(n) for n in call(pipe.execute, raise_on_error=True))
 
 

@@ -60,7 +60,7 @@ class Lease:
     def queue_release(self, pipe: Any) -> None:
         """Queue ``release`` on ``pipe`` (e.g. behind the write the lease
         guarded, in the same round trip)."""
-        pipe.eval(_RELEASE, 1, self.key, self.owner)
+        pipe.execute_command("EVAL", _RELEASE, 1, self.key, self.owner)
 
     def holder(self) -> str | None:
         """The current owner, or None when nobody holds the lease."""

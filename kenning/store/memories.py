@@ -74,15 +74,17 @@ class MemoryStore:
         *,
         exact_small_sets: bool | None = None,
         recalls: Recalls | None = None,
+        units: Units | None = None,
     ) -> None:
         """``exact_small_sets``: whether ``prefilter`` answers filtered KNNs over small sets;
         None (the default) decides on first use: yes on valkey-search, no on RediSearch
         (docs/valkey-search.md). ``recalls``: the counters (the Store's, which settle its
-        pending touches), else its own."""
+        pending touches), else its own. ``units``: how units of work are sent (the cluster
+        layout's split, kenning.store.cluster_unit), else on one server."""
         self.client = client
         self.prefix = prefix
         self.recalls = recalls or Recalls(client, prefix)
-        self.units = Units(client, prefix)
+        self.units = units or Units(client, prefix)
         self._exact_small_sets = exact_small_sets
 
     def new_key(self, namespace: str, ulid: str) -> str:

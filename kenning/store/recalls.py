@@ -184,13 +184,17 @@ class Recalls:
             sets, removes = schema.encode_changes(
                 {"recall_count": counter.count, "last_recalled": counter.last}
             )
-            pipe.eval(PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args())
+            pipe.execute_command(  # type: ignore[no-untyped-call]
+                "EVAL", PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args()
+            )
         written = call(pipe.execute)
         pipe = self.client.pipeline(transaction=False)
         orphans = 0
         for (memory_key, counter), exists in zip(counters, written, strict=True):
             if exists:
-                pipe.eval(_SETTLE, 1, self.key(memory_key), str(counter.count), str(SETTLED_TTL))
+                pipe.execute_command(  # type: ignore[no-untyped-call]
+                    "EVAL", _SETTLE, 1, self.key(memory_key), str(counter.count), str(SETTLED_TTL)
+                )
             else:
                 pipe.delete(self.key(memory_key))
                 orphans += 1

@@ -13,7 +13,11 @@ from typing import Any
 
 import valkey
 
+from kenning.store import layout
 from kenning.store.client import call
+
+# the count and its expiry at once (the cluster layout's MULTI)
+_HIT = "local n = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) return n"
 
 
 class Throttle:
@@ -33,6 +37,8 @@ class Throttle:
     def hit(self, kind: str, subject: str, *, now: float, window_seconds: int) -> int:
         """Record one attempt; the window's count including it (INCR is atomic across replicas)."""
         key = self._key(kind, subject, int(now // window_seconds))
+        if layout.clustered(self.client):  # a cluster client refuses MULTI: one key, one script
+            return int(call(self.client.eval, _HIT, 1, key, window_seconds * 2))
         pipe: Any = self.client.pipeline(transaction=True)
         pipe.incr(key)
         pipe.expire(key, window_seconds * 2)

@@ -13,11 +13,10 @@ record or an event outside its memory's history.
 
 Cluster story (DESIGN §2, docs/architecture.md "Rules"): a unit names the keys it writes, the
 stream and the history lists, so it needs them on one server: true of the single Valkey Kenning
-runs on (its client is a plain ``valkey.Valkey``). On Valkey Cluster those keys hash to different
-slots and one script cannot hold them; a cluster store must then split each unit in this order:
-the writes and their history links on the memory's slot first, the stream XADD second, with a
-sweep that re-appends a linked event missing from the stream. That split is not built: Kenning
-does not run on a cluster client today."""
+runs on by default. On Valkey Cluster those keys hash to different slots and one script cannot hold
+them; the cluster layout splits each unit by slot instead (kenning.store.cluster_unit: the writes
+and their history links on the home slot first, the other slots and the stream next, a sweep for
+a lost second half)."""
 
 from __future__ import annotations
 
@@ -225,26 +224,38 @@ class Units:
 
     def encode(self, unit: Unit) -> tuple[list[str], list[Any]]:
         """The script's KEYS and ARGV for ``unit``."""
-        keys = [self.stream]
-        index: dict[str, int] = {}
-
-        def slot(key: str) -> int:
-            if key not in index:
-                keys.append(key)
-                index[key] = len(keys)
-            return index[key]
-
+        keys = KeyList(self.stream)
         ops = unit.gates + unit.ops
-        args: list[Any] = [len(ops)]
-        for command, key, given in ops:
-            # PRUNE's set is a key too
-            values = (slot(given[0]), given[1]) if command == "PRUNE" else given
-            args += [command, slot(key), len(values), *values]
-        args.append(len(unit.events))
+        args: list[Any] = [len(ops), *keys.ops(ops), len(unit.events)]
         for event in unit.events:
             flat = [v for pair in event.fields().items() for v in pair]
-            args += [slot(f"{self.prefix}events:{event.key}") if event.key else 0, len(flat), *flat]
-        return keys, args
+            link = keys.place(f"{self.prefix}events:{event.key}") if event.key else 0
+            args += [link, len(flat), *flat]
+        return keys.keys, args
+
+
+class KeyList:
+    """A script's KEYS (``first``, then each key once, as met) and the ARGV of its ops."""
+
+    def __init__(self, first: str) -> None:
+        self.keys = [first]
+        self.index: dict[str, int] = {}
+
+    def place(self, key: str) -> int:
+        """The key's 1-based index in KEYS, added when new."""
+        if key not in self.index:
+            self.keys.append(key)
+            self.index[key] = len(self.keys)
+        return self.index[key]
+
+    def ops(self, ops: Sequence[Op]) -> list[Any]:
+        """Per op: its command, its key's index, its argument count, its arguments."""
+        args: list[Any] = []
+        for command, key, given in ops:
+            # PRUNE's set is a key too
+            values = (self.place(given[0]), given[1]) if command == "PRUNE" else given
+            args += [command, self.place(key), len(values), *values]
+        return args
 
 
 def _committed(reply: Any) -> Committed:

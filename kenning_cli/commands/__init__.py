@@ -10,6 +10,7 @@ from kenning_cli.commands import basics  # noqa: F401
 from kenning_cli.commands import (
     backups,  # noqa: F401
     bench,  # noqa: F401
+    cluster,  # noqa: F401
     connect,  # noqa: F401
     deploy,  # noqa: F401
     feeds,  # noqa: F401

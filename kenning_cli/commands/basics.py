@@ -66,7 +66,9 @@ def _doctor(args: argparse.Namespace, settings: Settings) -> int:
     shown = f"{path}{'' if path is None or path.is_file() else ' (missing)'}, {why}"
     print(f"settings file: {shown if path is not None else why}")
     where = (
-        "external (KENNING_VALKEY_URL)"
+        "cluster (KENNING_VALKEY_CLUSTER)"
+        if settings.valkey_cluster
+        else "external (KENNING_VALKEY_URL)"
         if settings.valkey_url
         else f"embedded {settings.valkey_host}:{settings.valkey_port}"
     )

@@ -39,6 +39,15 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     )
     _llm_arguments(parser)
     _load_arguments(parser)
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help=(
+            "instead: one valkey-search server beside a local 3-shard cluster, same corpus "
+            "(load, bytes per memory, recall p50/p95, bare KNN, recall@10); writes "
+            "bench/results/cluster/ (docs/cluster.md)"
+        ),
+    )
 
 
 def _llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +126,12 @@ def _bench(args: argparse.Namespace, settings: Settings) -> int:
         )
     if args.load:
         return _load(args, settings)
+    if args.cluster:
+        from bench import cluster
+
+        return cluster.run(
+            settings, size=args.size, seed=args.seed, queries=args.queries, out=args.out
+        )
     from bench import main
 
     pairs = tuple(tuple(item.split("=", 1)) for item in args.valkey_config)

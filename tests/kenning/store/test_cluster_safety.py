@@ -8,15 +8,16 @@ MULTI/EXEC block, script call and multi-key command is checked against the clust
 (tests/kenning/cluster_rules.py). A new atomic group anywhere is checked by the same rule without
 naming its call site. The one known exception is the unit of work (kenning/store/unit.py): a write
 and its audit events in one script, atomic on the single server Kenning runs on, over keys in
-several slots; a strict xfail records that gap until a cluster split exists. Positive controls: the
-scenario's groups include multi-key ones, and a deliberately cross-slot
-transaction and script are caught.
+several slots; the cluster layout splits it by slot (kenning/store/cluster_unit.py), and the
+same scenario on that layout keeps every group, each piece of a unit included, in one slot.
+Positive controls: the scenario's groups include multi-key ones, the one-server unit is caught
+spanning slots, and a deliberately cross-slot transaction and script are caught.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -33,12 +34,15 @@ from kenning.memory.experience import Approach
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder
-from kenning.store import connect
+from kenning.store import Store, connect
+from kenning.store.cluster_unit import PIECE_SCRIPT
 from kenning.store.unit import UNIT_SCRIPT
 from tests.kenning.cluster_rules import Group, KeysOf, Recorder, atomic_groups, cross_slot
 from tests.kenning.skill_history import DOMAIN, seed
 
 PASSWORD = "correct horse battery staple"
+# the recorder wires a one-server client (it computes the slots): not a cluster client's pass
+pytestmark = pytest.mark.single_server
 
 
 @pytest.fixture
@@ -143,21 +147,40 @@ def _identities(engine: Engine, clock: ManualClock) -> None:
 
 # Valkey's script id
 UNIT_SHA = hashlib.sha1(UNIT_SCRIPT.encode(), usedforsecurity=False).hexdigest()
+PIECE_SHA = hashlib.sha1(PIECE_SCRIPT.encode(), usedforsecurity=False).hexdigest()
 
 
 @pytest.fixture
-def scenario_groups(
+def run_scenario(
     settings: Settings,
     recording: valkey.Valkey,
     client: valkey.Valkey,
     recorder: Recorder,
     embedder: Embedder,
     clock: ManualClock,
-) -> list[Group]:
-    engine = Engine.open(settings, recording, embedder, clock=clock)
-    scenario(engine, clock)
-    assert len(recorder.sent) > 200
-    return atomic_groups(recorder.sent, KeysOf(client))
+) -> Callable[[bool], list[Group]]:
+    """The scenario on the one-server layout or the cluster layout (kenning/store/cluster_unit.py),
+    recorded on the one server (slots are computed, not asked of a cluster): its atomic groups."""
+
+    def run(cluster: bool) -> list[Group]:
+        store = Store(recording, settings.key_prefix, cluster=cluster)
+        engine = Engine.open(settings, store, embedder, clock=clock)
+        scenario(engine, clock)
+        engine.close()
+        assert len(recorder.sent) > 200
+        return atomic_groups(recorder.sent, KeysOf(client))
+
+    return run
+
+
+@pytest.fixture
+def scenario_groups(run_scenario: Callable[[bool], list[Group]]) -> list[Group]:
+    return run_scenario(False)
+
+
+@pytest.fixture
+def cluster_groups(run_scenario: Callable[[bool], list[Group]]) -> list[Group]:
+    return run_scenario(True)
 
 
 def test_every_atomic_group_the_engine_sends_stays_in_one_slot(
@@ -177,20 +200,24 @@ def test_every_atomic_group_the_engine_sends_stays_in_one_slot(
     assert cross_slot(others) == [], _describe(cross_slot(others))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known gap (docs/architecture.md, Rules): the unit of work writes a record "
-        "and appends its event to the global {prefix}audit stream in one script, atomic on one "
-        "server; "
-        "on a cluster it must be split, which is not built. strict: this fails loudly once it "
-        "holds."
-    ),
-)
-def test_the_unit_of_work_stays_in_one_slot(scenario_groups: list[Group]) -> None:
+def test_the_unit_of_work_stays_in_one_slot_on_the_cluster_layout(
+    cluster_groups: list[Group],
+) -> None:
+    """Every group the cluster layout sends -- each piece of a split unit of work included --
+    names keys of one slot; on one server the unit stays one script over several slots."""
+    pieces = [g for g in cluster_groups if g.script == PIECE_SHA]
+    assert len(pieces) > 60  # positive control: the scenario wrote through split units
+    assert any(len(set(g.keys)) > 2 for g in pieces)  # pieces with several keys of one slot
+    assert not [g for g in cluster_groups if g.script == UNIT_SHA]
+    assert cross_slot(cluster_groups) == [], _describe(cross_slot(cluster_groups))
+
+
+def test_the_one_server_unit_spans_slots(scenario_groups: list[Group]) -> None:
+    """The control beside the rule above: on one server a unit is one script over the record's
+    slot, the stream and the history list, which the rule catches."""
     units = [g for g in scenario_groups if g.script == UNIT_SHA]
-    assert len(units) > 30  # positive control: the scenario wrote through units
-    assert cross_slot(units) == [], _describe(cross_slot(units))
+    assert len(units) > 30
+    assert len(cross_slot(units)) > 30
 
 
 def test_a_cross_slot_transaction_or_script_is_caught(

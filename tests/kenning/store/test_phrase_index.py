@@ -3,6 +3,7 @@ indexes in a shared pipeline."""
 
 from __future__ import annotations
 
+import pytest
 import valkey
 
 from kenning.language import phrases
@@ -21,6 +22,8 @@ def test_lookup_finds_whole_phrases_only(client: valkey.Valkey, prefix: str) -> 
     assert index.lookup([]) == {}
 
 
+# its own pipeline PINGs: a cluster pipeline refuses PING
+@pytest.mark.single_server
 def test_a_lookup_in_two_indexes_rides_in_a_shared_pipeline(
     client: valkey.Valkey, prefix: str
 ) -> None:

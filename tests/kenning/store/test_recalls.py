@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 import valkey
 
 from kenning.core.clock import ManualClock
@@ -73,6 +74,8 @@ def _hash_events(client: valkey.Valkey, *keys: str) -> Iterator[Callable[[], lis
         client.config_set("notify-keyspace-events", before)
 
 
+# keyspace notifications of one node
+@pytest.mark.single_server
 def test_a_recall_counts_only_what_it_returned_and_never_writes_the_hash(
     engine: Engine, client: valkey.Valkey, clock: ManualClock
 ) -> None:

@@ -162,6 +162,8 @@ def _run_child(settings: Settings, key: str, where: str) -> subprocess.Completed
     ("where", "stored"),
     [("none", True), ("before_send", False), ("mid_send", False), ("after_send", True)],
 )
+# the one-server unit; the cluster split has its own (test_cluster.py)
+@pytest.mark.single_server
 def test_a_process_killed_around_a_unit_leaves_the_write_and_its_record_together(
     client: valkey.Valkey, settings: Settings, where: str, stored: bool
 ) -> None:
