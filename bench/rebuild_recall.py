@@ -173,10 +173,10 @@ def quality(client: Any, index: str, matrix: Matrix, queries: Matrix, ef: int) -
 
 def self_misses(
     client: Any, index: str, keys: list[str], matrix: Matrix, rows: Sequence[int], ef: int
-) -> list[str]:
-    """The stored memories (of ``rows``) their own vector's KNN misses: the key is absent
-    while a returned row is farther than the memory itself."""
-    missed: list[str] = []
+) -> list[int]:
+    """The rows of the stored memories (of ``rows``) their own vector's KNN misses: the key is
+    absent while a returned row is farther than the memory itself."""
+    missed: list[int] = []
     for start in range(0, len(rows), PIPELINE):
         chunk = rows[start : start + PIPELINE]
         pipe = client.pipeline(transaction=False)
@@ -186,8 +186,13 @@ def self_misses(
             found, sims = _rows(reply)
             own = float(matrix[row] @ matrix[row])
             if keys[row] not in found and (len(sims) < K or min(sims) < own - TIE):
-                missed.append(keys[row])
+                missed.append(row)
     return missed
+
+
+def twins(matrix: Matrix, rows: Sequence[int]) -> int:
+    """How many of ``rows`` share their vector with another row (an identical text elsewhere)."""
+    return sum(int((matrix @ matrix[row] >= 1.0 - TIE).sum()) > 1 for row in rows)
 
 
 def measure(
@@ -206,12 +211,14 @@ def measure(
         missed = self_misses(client, index, keys, matrix, checked, ef)
         point["self_checked"] = len(checked)
         point["self_missed"] = len(missed)
-        point["self_missed_keys"] = missed[:20]
+        point["self_missed_with_a_twin"] = twins(matrix, missed)
+        point["self_missed_keys"] = [keys[row] for row in missed[:20]]
         curve.append(point)
         progress(
             f"    ef {ef}: recall@10 {point['recall@10']:.3f} "
             f"(within 0.01 {point['recall@10_within_0.01']:.3f}), "
-            f"knn p50 {point['knn']['p50_ms']:.2f} ms, self missed {len(missed)}/{len(checked)}"
+            f"knn p50 {point['knn']['p50_ms']:.2f} ms, self missed {len(missed)}/{len(checked)} "
+            f"({point['self_missed_with_a_twin']} with an identical twin)"
         )
     return curve
 
