@@ -171,6 +171,23 @@ def quality(client: Any, index: str, matrix: Matrix, queries: Matrix, ef: int) -
     }
 
 
+def interleaved(
+    client: Any, index: str, queries: Matrix, efs: Sequence[int] = (64, 256)
+) -> dict[str, Any]:
+    """The KNN's latency at each of ``efs``, the calls alternating query by query (the box
+    drifts within minutes: two EF_RUNTIME values are only compared side by side)."""
+    seconds: dict[int, list[float]] = {ef: [] for ef in efs}
+    for i, vector in enumerate(queries):
+        for ef in efs if i % 2 == 0 else tuple(reversed(efs)):
+            start = time.perf_counter()
+            client.execute_command(*knn(index, vector, ef).args())
+            seconds[ef].append(time.perf_counter() - start)
+    summary = {str(ef): metrics.latency_summary(s) for ef, s in seconds.items()}
+    low, high = str(efs[0]), str(efs[-1])
+    summary["p50_ratio"] = summary[high]["p50_ms"] / summary[low]["p50_ms"]
+    return summary
+
+
 def self_misses(
     client: Any, index: str, keys: list[str], matrix: Matrix, rows: Sequence[int], ef: int
 ) -> list[int]:
@@ -224,7 +241,7 @@ def measure(
 
 
 def phases(
-    engine: Engine, client: Any, items: list[Item], matrix: Matrix, args: argparse.Namespace
+    engine: Engine, client: Any, items: list[Item], matrix: Matrix
 ) -> Iterator[tuple[str, Engine, list[str], float]]:
     """Build the index three ways, yielding after each: (phase, the engine serving, the key of
     each row, the build's seconds). The caller measures between the steps."""
@@ -253,17 +270,32 @@ def run(settings: Settings, args: argparse.Namespace, progress: Progress) -> dic
     queries = query_vectors(embedder, items, args.seed, args.queries)
     rng = random.Random(f"rebuild-self:{args.seed}")
     checked = sorted(rng.sample(range(n), min(n, args.self or n)))
-    out: dict[str, Any] = {"size": n, "queries": len(queries), "phases": {}}
+    out: dict[str, Any] = {"size": n, "queries": len(queries), "hnsw_m": schema.HNSW_M}
+    return out | curves(settings, embedder, items, matrix, queries, checked, progress)
+
+
+def curves(
+    settings: Settings,
+    embedder: Embedder,
+    items: list[Item],
+    matrix: Matrix,
+    queries: Matrix,
+    checked: Sequence[int],
+    progress: Progress,
+) -> dict[str, Any]:
+    """In a private store: each phase's build time, indexed count and ``measure`` curve."""
+    out: dict[str, Any] = {"phases": {}}
     with private_store(settings) as (private, client):
         out["search_module"] = _module(client)
         first = Engine.open(private, client, embedder)
-        for phase, engine, keys, seconds in phases(first, client, items, matrix, args):
+        for phase, engine, keys, seconds in phases(first, client, items, matrix):
             index = engine.ctx.index
             progress(f"  {phase}: {seconds:.0f} s, index {index}")
             out["phases"][phase] = {
                 "build_seconds": seconds,
                 "num_docs": engine.ctx.store.index_info(index).num_docs,  # type: ignore[union-attr]
                 "curve": measure(client, index, keys, matrix, queries, checked, progress),
+                "interleaved": interleaved(client, index, queries),
             }
         engine.close()
     return out
@@ -289,7 +321,8 @@ def table(result: dict[str, Any]) -> str:
                 f"| {engine} | {result['size']:,} | {phase} | {point['ef_runtime']} "
                 f"| {point['recall@10']:.3f} / {point['recall@10_within_0.01']:.3f}, "
                 f"{point['recall@10_min']:.1f} | {point['self_missed']} of "
-                f"{point['self_checked']:,} | {point['knn']['p50_ms']:.2f} / "
+                f"{point['self_checked']:,} ({point.get('self_missed_with_a_twin', '?')} with a "
+                f"twin) | {point['knn']['p50_ms']:.2f} / "
                 f"{point['knn']['p95_ms']:.2f} |"
             )
     return "\n".join(lines)
@@ -302,7 +335,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100, help="queries per family (3 families)")
     parser.add_argument("--self", type=int, default=0, help="memories self-checked (0: all)")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--m", type=int, default=schema.HNSW_M, help="HNSW M to build with (the schema's default)"
+    )
     args = parser.parse_args(argv)
+    # a trial of another graph degree: the schema's one declaration, changed for this process
+    # (the index name's fingerprint follows it)
+    schema.HNSW_M = args.m
     settings = Settings()
     settings = settings.model_copy(update={"restore_max_mb": 4096})
     started = datetime.now(UTC)
@@ -315,7 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["machine"]["load_average_end"] = system.machine()["load_average"]
     args.out.mkdir(parents=True, exist_ok=True)
     name = result["search_module"].get("name", "engine")
-    path = args.out / f"{started:%Y%m%dT%H%M%SZ}-{args.size}-{name}.json"
+    variant = "" if args.m == 16 else f"-m{args.m}"
+    path = args.out / f"{started:%Y%m%dT%H%M%SZ}-{args.size}-{name}{variant}.json"
     path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(table(result))
     print(f"wrote {path}", flush=True)
