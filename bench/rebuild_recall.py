@@ -182,7 +182,7 @@ def interleaved(
             start = time.perf_counter()
             client.execute_command(*knn(index, vector, ef).args())
             seconds[ef].append(time.perf_counter() - start)
-    summary = {str(ef): metrics.latency_summary(s) for ef, s in seconds.items()}
+    summary: dict[str, Any] = {str(ef): metrics.latency_summary(s) for ef, s in seconds.items()}
     low, high = str(efs[0]), str(efs[-1])
     summary["p50_ratio"] = summary[high]["p50_ms"] / summary[low]["p50_ms"]
     return summary

@@ -74,7 +74,7 @@ def test_a_fixed_import_gives_the_duplicates_its_lines_repeat(engine: Engine) ->
     planned = bulk.plan_many(drafts, actor="importer", batch=4)
     results = bulk.remember_many(drafts, actor="importer", batch=4)
     for run, new in ((planned, NEW), (results, "stored")):
-        expected = []
+        expected: list[tuple[str, str | None]] = []
         for _, repeated in IMPORT:
             if repeated is None:
                 expected.append((new, None))
