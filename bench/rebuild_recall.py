@@ -51,6 +51,7 @@ from kenning.core.query import Search
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
+from kenning.memory.recall_plan import RecallRequest
 from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
 from kenning.store import AuditEvent, connect, digest, search_module
@@ -76,17 +77,45 @@ def corpus_vectors(
     return items[:n], np.ascontiguousarray(matrix[:n], dtype=np.float32)
 
 
-def query_vectors(embedder: Embedder, items: list[Item], seed: int, n: int) -> Matrix:
-    """Real query embeddings: the scale point's near-verbatim, paraphrase and identifier
-    queries of these items."""
+def queries_of(items: list[Item], seed: int, n: int) -> list[families.Query]:
+    """The scale point's near-verbatim, paraphrase and identifier queries of these items."""
     corpus = Corpus(seed=seed, size=str(len(items)), items=items)
     rng = random.Random(f"rebuild-queries:{seed}")
-    asked = (
+    return (
         families.verbatim_queries(corpus, rng, n)
         + families.paraphrase_queries(corpus, rng, n)
         + families.identifier_queries(corpus, rng, n)
     )
+
+
+def query_vectors(embedder: Embedder, items: list[Item], seed: int, n: int) -> Matrix:
+    """Real query embeddings of ``queries_of``."""
+    asked = queries_of(items, seed, n)
     return np.asarray(embedder.embed_many([q.text for q in asked]), dtype=np.float32)
+
+
+def recall_latency(
+    engine: Engine, client: Any, asked: Sequence[families.Query], efs: Sequence[int] = (64, 256)
+) -> dict[str, Any]:
+    """Recall through the engine (query embedding included) at each EF_RUNTIME, alternating
+    query by query: filtered to the query's project, and over every project."""
+    settings, embedder = engine.ctx.settings, engine.ctx.embedder
+    engines = {
+        ef: Engine.open(settings.model_copy(update={"ef_runtime": ef}), client, embedder)
+        for ef in efs
+    }
+    seconds: dict[str, list[float]] = {}
+    for i, query in enumerate(asked):
+        for ef in efs if i % 2 == 0 else tuple(reversed(efs)):
+            only = [query.project] if query.project else None
+            for scope, projects in (("project", only), ("every project", None)):
+                request = RecallRequest(query.text, projects=projects, top_k=K, actor=ACTOR)
+                start = time.perf_counter()
+                engines[ef].recaller.recall(request)
+                seconds.setdefault(f"{scope}, ef {ef}", []).append(time.perf_counter() - start)
+    for opened in engines.values():
+        opened.close()
+    return {name: metrics.latency_summary(s) for name, s in seconds.items()}
 
 
 @contextmanager
@@ -267,11 +296,12 @@ def run(settings: Settings, args: argparse.Namespace, progress: Progress) -> dic
     backend = resolve_backend(settings)
     embedder = load_embedder(settings.model_copy(update={"embedding_backend": backend}))
     items, matrix = corpus_vectors(embedder, backend, n, args.seed, progress)
-    queries = query_vectors(embedder, items, args.seed, args.queries)
+    asked = queries_of(items, args.seed, args.queries)
+    queries = np.asarray(embedder.embed_many([q.text for q in asked]), dtype=np.float32)
     rng = random.Random(f"rebuild-self:{args.seed}")
     checked = sorted(rng.sample(range(n), min(n, args.self or n)))
     out: dict[str, Any] = {"size": n, "queries": len(queries), "hnsw_m": schema.HNSW_M}
-    return out | curves(settings, embedder, items, matrix, queries, checked, progress)
+    return out | curves(settings, embedder, items, matrix, queries, checked, progress, asked)
 
 
 def curves(
@@ -282,8 +312,10 @@ def curves(
     queries: Matrix,
     checked: Sequence[int],
     progress: Progress,
+    asked: Sequence[families.Query] = (),
 ) -> dict[str, Any]:
-    """In a private store: each phase's build time, indexed count and ``measure`` curve."""
+    """In a private store: each phase's build time, indexed count and ``measure`` curve; with
+    ``asked``, recall's latency through the engine at the end (``recall_latency``)."""
     out: dict[str, Any] = {"phases": {}}
     with private_store(settings) as (private, client):
         out["search_module"] = _module(client)
@@ -297,8 +329,15 @@ def curves(
                 "curve": measure(client, index, keys, matrix, queries, checked, progress),
                 "interleaved": interleaved(client, index, queries),
             }
+        if asked:
+            out["recall_latency"] = recall_latency(engine, client, asked)
+            progress(f"  recall p50 ms: {_p50s(out['recall_latency'])}")
         engine.close()
     return out
+
+
+def _p50s(latency: dict[str, Any]) -> str:
+    return ", ".join(f"{name} {value['p50_ms']:.2f}" for name, value in latency.items())
 
 
 def _module(client: Any) -> dict[str, Any]:
