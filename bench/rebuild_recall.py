@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,7 +41,7 @@ import numpy as np
 
 from bench import families, metrics, system
 from bench.corpus import Corpus, Item, generate
-from bench.run import ACTOR, free_port
+from bench.run import ACTOR, private_store
 from bench.scale import exact_top
 from bench.scale_vectors import Matrix, base_vectors, cache_dir, cache_name
 from kenning.core import schema
@@ -52,9 +50,8 @@ from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall_plan import RecallRequest
-from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
-from kenning.store import AuditEvent, connect, digest, search_module
+from kenning.store import AuditEvent, digest, search_module
 
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "50k": 50_000, "100k": 100_000}
 EF_CURVE = (64, 128, 200, 256)
@@ -116,28 +113,6 @@ def recall_latency(
     for opened in engines.values():
         opened.close()
     return {name: metrics.latency_summary(s) for name, s in seconds.items()}
-
-
-@contextmanager
-def private_store(settings: Settings) -> Iterator[tuple[Settings, Any]]:
-    """A private Valkey with the configured search module (AOF off: the load measures the
-    index, not the disk) and a client to it."""
-    with tempfile.TemporaryDirectory(prefix="kenning-rebuild-") as tmp:
-        private = settings.model_copy(
-            update={
-                "data_dir": Path(tmp),
-                "valkey_port": free_port(),
-                "key_prefix": "bench:",
-                "valkey_url": None,
-            }
-        )
-        with EmbeddedValkey(private):
-            client = connect(private)
-            client.config_set("appendonly", "no")
-            try:
-                yield private, client
-            finally:
-                client.close()  # type: ignore[no-untyped-call]
 
 
 def bulk_load(engine: Engine, items: list[Item], matrix: Matrix) -> list[str]:

@@ -9,6 +9,7 @@ import numpy as np
 
 from bench import rebuild_recall
 from bench.corpus import generate
+from bench.run import private_store
 from kenning.engine import Engine
 from kenning.runtime.embedding import Embedder
 from tests.conftest import make_settings
@@ -46,7 +47,7 @@ def test_a_memory_its_own_vector_does_not_find_is_a_miss(
     items = generate("1k", 7).items[:40]
     matrix = np.asarray(embedder.embed_many([i.content for i in items]), dtype=np.float32)
     settings = make_settings(tmp_path / "data", 6399, embedding_backend=embedding_backend)
-    with rebuild_recall.private_store(settings) as (private, client):
+    with private_store(settings) as (private, client):
         engine = Engine.open(private, client, embedder)
         keys = rebuild_recall.bulk_load(engine, items, matrix)
         index = engine.ctx.index

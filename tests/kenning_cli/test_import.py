@@ -505,6 +505,23 @@ def check_against_store(report: list[dict[str, Any]], store: Engine) -> dict[str
     return counted
 
 
+def cut_import(
+    cwd: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, *, refuse: bool
+) -> list[dict[str, Any]]:
+    """Import FLEET with the connection cut inside the second batch's write pipeline, just
+    before the unit of line 301 (the first place its text is sent): the units of lines 257-300
+    reached Valkey whole and ran, the rest of the batch did not. The report, line by line."""
+    source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
+    snipper = Snipper(settings.valkey_port, FLEET[300].encode(), refuse=refuse)
+    monkeypatch.setenv("KENNING_VALKEY_PORT", str(snipper.port))
+    try:
+        assert main(["import", str(source), "--project", "fleet", "--report", "report.jsonl"]) == 1
+    finally:
+        snipper.close()
+    assert snipper.cut
+    return read_jsonl(cwd / "report.jsonl")
+
+
 def test_a_write_cut_part_way_reports_line_by_line_what_landed(
     cwd: Path,
     store: Engine,
@@ -512,18 +529,8 @@ def test_a_write_cut_part_way_reports_line_by_line_what_landed(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
-    # The connection is cut inside the second batch's write pipeline, just before the unit of
-    # line 301 (the first place its text is sent): the units of lines 257-300 reached Valkey
-    # whole and ran, the rest of the batch did not. New connections pass: the store is back.
-    snipper = Snipper(settings.valkey_port, FLEET[300].encode(), refuse=False)
-    monkeypatch.setenv("KENNING_VALKEY_PORT", str(snipper.port))
-    try:
-        assert main(["import", str(source), "--project", "fleet", "--report", "report.jsonl"]) == 1
-    finally:
-        snipper.close()
-    assert snipper.cut
-    report = read_jsonl(cwd / "report.jsonl")
+    # New connections pass after the cut: the store is back at once.
+    report = cut_import(cwd, settings, monkeypatch, refuse=False)
     assert [r["status"] for r in report] == ["stored"] * 300 + ["failed"] * 300
     assert check_against_store(report, store) == {"stored": 300, "failed": 300}
     # the part of the failed batch that landed is reported stored (the positive control: the
@@ -548,15 +555,8 @@ def test_a_write_cut_with_the_store_gone_reports_the_unchecked_lines_unknown(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
     # the same cut, and the store stays away: the batch's write cannot be read back
-    snipper = Snipper(settings.valkey_port, FLEET[300].encode(), refuse=True)
-    monkeypatch.setenv("KENNING_VALKEY_PORT", str(snipper.port))
-    try:
-        assert main(["import", str(source), "--project", "fleet", "--report", "report.jsonl"]) == 1
-    finally:
-        snipper.close()
-    report = read_jsonl(cwd / "report.jsonl")
+    report = cut_import(cwd, settings, monkeypatch, refuse=True)
     statuses = [r["status"] for r in report]
     assert statuses == ["stored"] * 256 + ["unknown"] * 256 + ["failed"] * 88
     out, err = capsys.readouterr()
