@@ -225,8 +225,10 @@ def measure(
     checked: Sequence[int],
     progress: Progress,
 ) -> list[dict[str, Any]]:
-    """Per EF_RUNTIME: the queries' recall@10 and the self-recall misses over ``checked``."""
-    curve = []
+    """Per EF_RUNTIME: the queries' recall@10 and the self-recall misses over ``checked``; then
+    the first EF_RUNTIME's misses again (``again``): fewer then means the engine was still
+    indexing when the curve began, not a graph that cannot reach them."""
+    curve: list[dict[str, Any]] = []
     for ef in EF_CURVE:
         point = {"ef_runtime": ef, **quality(client, index, matrix, queries, ef)}
         missed = self_misses(client, index, keys, matrix, checked, ef)
@@ -235,13 +237,20 @@ def measure(
         point["self_missed_with_a_twin"] = twins(matrix, missed)
         point["self_missed_keys"] = [keys[row] for row in missed[:20]]
         curve.append(point)
-        progress(
-            f"    ef {ef}: recall@10 {point['recall@10']:.3f} "
-            f"(within 0.01 {point['recall@10_within_0.01']:.3f}), "
-            f"knn p50 {point['knn']['p50_ms']:.2f} ms, self missed {len(missed)}/{len(checked)} "
-            f"({point['self_missed_with_a_twin']} with an identical twin)"
-        )
+        _said(point, len(checked), progress)
+    again = self_misses(client, index, keys, matrix, checked, EF_CURVE[0])
+    curve.append({"ef_runtime": EF_CURVE[0], "again": True, "self_missed": len(again)})
+    progress(f"    ef {EF_CURVE[0]} again: self missed {len(again)}/{len(checked)}")
     return curve
+
+
+def _said(point: dict[str, Any], checked: int, progress: Progress) -> None:
+    progress(
+        f"    ef {point['ef_runtime']}: recall@10 {point['recall@10']:.3f} "
+        f"(within 0.01 {point['recall@10_within_0.01']:.3f}), "
+        f"knn p50 {point['knn']['p50_ms']:.2f} ms, self missed {point['self_missed']}/{checked} "
+        f"({point['self_missed_with_a_twin']} with an identical twin)"
+    )
 
 
 def phases(
@@ -299,6 +308,7 @@ def curves(
             index = engine.ctx.index
             progress(f"  {phase}: {seconds:.0f} s, index {index}")
             out["phases"][phase] = {
+                "index_state": _state(client, index),
                 "build_seconds": seconds,
                 "num_docs": engine.ctx.store.index_info(index).num_docs,  # type: ignore[union-attr]
                 "curve": measure(client, index, keys, matrix, queries, checked, progress),
@@ -309,6 +319,18 @@ def curves(
             progress(f"  recall p50 ms: {_p50s(out['recall_latency'])}")
         engine.close()
     return out
+
+
+def _state(client: Any, index: str) -> dict[str, str]:
+    """FT.INFO's indexing, backfill and queue entries as the engine reports them."""
+    reply = client.execute_command("FT.INFO", index)
+    pairs = dict(zip(reply[::2], reply[1::2], strict=True))
+    words = ("index", "backfill", "mutation", "percent", "num_docs", "queue")
+    return {
+        _text(k): _text(v)
+        for k, v in pairs.items()
+        if any(w in _text(k) for w in words) and not isinstance(v, list)
+    }
 
 
 def _p50s(latency: dict[str, Any]) -> str:
@@ -331,6 +353,8 @@ def table(result: dict[str, Any]) -> str:
     ]
     for phase, measured in result["phases"].items():
         for point in measured["curve"]:
+            if point.get("again"):
+                continue
             lines.append(
                 f"| {engine} | {result['size']:,} | {phase} | {point['ef_runtime']} "
                 f"| {point['recall@10']:.3f} / {point['recall@10_within_0.01']:.3f}, "
