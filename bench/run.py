@@ -5,15 +5,23 @@ the stopwatch, the corpus and the uid <-> key maps). The runner builds one; meas
 from __future__ import annotations
 
 import socket
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from bench.corpus import Corpus
 from bench.families import Query, Write
 from bench.instrument import Stopwatch, timed
 from kenning.core.models import RememberResult
+from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
+from kenning.ops.embedded import EmbeddedValkey
+from kenning.store import connect
 
 ACTOR = "bench"
 TOP_K = 10
@@ -72,3 +80,25 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+@contextmanager
+def private_store(settings: Settings) -> Iterator[tuple[Settings, Any]]:
+    """A private Valkey with the configured search module (AOF off: the load measures the
+    index, not the disk) and a client to it."""
+    with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
+        private = settings.model_copy(
+            update={
+                "data_dir": Path(tmp),
+                "valkey_port": free_port(),
+                "key_prefix": "bench:",
+                "valkey_url": None,
+            }
+        )
+        with EmbeddedValkey(private):
+            client = connect(private)
+            client.config_set("appendonly", "no")
+            try:
+                yield private, client
+            finally:
+                client.close()  # type: ignore[no-untyped-call]

@@ -19,26 +19,22 @@ import collections
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from bench.corpus import Corpus
 from bench.instrument import Stopwatch
-from bench.run import Run, RunConfig, free_port
+from bench.run import Run, RunConfig, private_store
 from bench.scale import _queries, load, wait_indexed
 from bench.scale_vectors import scale_corpus, scale_vectors
 from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
-from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import load_embedder
 from kenning.store import client as store_client
-from kenning.store import connect
 from kenning.store.client import text
 
 SIZES = {"10k": 10_000, "100k": 100_000, "250k": 250_000, "500k": 500_000, "1m": 1_000_000}
@@ -166,29 +162,15 @@ def scale_engine(size: str, seed: int, queries: int) -> Iterator[tuple[Engine, C
         base_size="10k",
         progress=print,
     )
-    with tempfile.TemporaryDirectory(prefix="kenning-calls-") as tmp:
-        settings = base.model_copy(
-            update={
-                "data_dir": Path(tmp),
-                "valkey_port": free_port(),
-                "key_prefix": "bench:",
-                "valkey_url": None,
-            }
-        )
-        with EmbeddedValkey(settings):
-            client = connect(settings)
-            client.config_set("appendonly", "no")
-            engine = Engine.open(settings, client, embedder)
-            try:
-                run = Run(
-                    engine, Stopwatch(), corpus, RunConfig(size=size, seed=seed, queries=queries)
-                )
-                load(run, client, matrix, 20 * 2**30, print)
-                wait_indexed(client, engine.ctx.indexes)
-                yield engine, corpus
-            finally:
-                engine.close()
-                client.close()  # type: ignore[no-untyped-call]
+    with private_store(base) as (settings, client):
+        engine = Engine.open(settings, client, embedder)
+        try:
+            run = Run(engine, Stopwatch(), corpus, RunConfig(size=size, seed=seed, queries=queries))
+            load(run, client, matrix, 20 * 2**30, print)
+            wait_indexed(client, engine.ctx.indexes)
+            yield engine, corpus
+        finally:
+            engine.close()
 
 
 def main(argv: list[str] | None = None) -> int:

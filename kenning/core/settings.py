@@ -208,7 +208,13 @@ class Settings(LLMSettings, FeedSettings):
         ),
     )
     ef_runtime: int = Field(
-        default=64, ge=1, le=4096, description="HNSW EF_RUNTIME for every KNN query."
+        default=256,
+        ge=1,
+        le=4096,
+        description=(
+            "HNSW EF_RUNTIME for every KNN query; 256 keeps the recall of a restored or "
+            "reindexed graph (docs/benchmarks.md, 'Recall after a rebuild')."
+        ),
     )
     recency_grace_days: int = Field(
         default=90, ge=0, description="Days a memory keeps full recency weight."

@@ -1,8 +1,9 @@
 """Bulk remember: the import path for many memories at once (docs/benchmarks.md, bulk import rate).
 
 Same rules as ``Memories.remember`` -- validated, deduplicated at the same threshold (against the
-store AND within the batch), checked for contradictions, every write audited -- but embedded in
-batches and written with pipelines, so the cost is embedding-bound instead of round-trip-bound.
+store AND the import's earlier lines, the same decision on either engine: kenning.memory.dedup),
+checked for contradictions, every write audited -- but embedded in batches and written with
+pipelines, so the cost is embedding-bound instead of round-trip-bound.
 The contradiction check runs once a batch is written: one pipelined round trip of the gate's KNNs
 for the whole batch (each memory meets the store and the rest of its batch, so a pair inside one
 batch is found once, from either side), then the same pure check and record as ``remember``
@@ -11,34 +12,39 @@ batch is found once, from either side), then the same pure check and record as `
 The stages overlap: while batch N is checked for duplicates and written (one writer thread, one
 batch at a time, in order), batch N+1 is embedded (ONNX Runtime releases the GIL). Because the
 writer takes the batches one after another, batch N+1's duplicate check runs after batch N is
-written: a text repeating one of the previous batch is found in the store, exactly as when the
-batches ran one after the other.
+written. A text repeating one of an earlier batch is found in ``Kept`` (what the import stored so
+far, compared in numpy), never left to the index finding it.
 
-``plan_many`` is the dry run: the same validation, embedding and duplicate check, nothing written.
-Its earlier batches are not in the store, so each batch is also checked against what they would have
-stored (``Kept``), as the store check of the real import finds them.
+``plan_many`` is the dry run: the same validation, embedding and duplicate check, nothing written;
+``Kept`` holds what its earlier batches would have stored.
+
+A failure part-way reports what landed: a batch whose write was sent is read back from the store
+(``_landed``), line by line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import Memory, Note, RememberResult
+from kenning.memory import dedup
+from kenning.memory.dedup import Group, Kept
 from kenning.memory.memories import Draft, Memories
-from kenning.memory.sameness import same_event, same_statement, window
 from kenning.runtime.context import Context
 from kenning.store import AuditEvent, Contradiction, digest
 
 BATCH = 256  # 128 measured 5% slower (more per-batch sync points between the two embedding slices)
 # the status of a draft an interrupted import did not store (see ``ImportInterrupted``)
 FAILED = "failed"
+UNKNOWN = "unknown"  # ... and of one whose write was sent but could not be read back
 NEW = "new"  # the status ``plan_many`` gives a draft the import would store
-Group = tuple[str, str]  # (namespace, project): the scope of the duplicate check
 Progress = Callable[[int, int], None]  # called with (drafts done, drafts in all) after each batch
 
 
@@ -46,14 +52,15 @@ class ImportInterrupted(KenningError):
     """A bulk import stopped part-way (the store or the model failed); ``results``
     holds every draft's outcome.
 
-    A draft reported ``stored`` or ``duplicate`` is in the store; one reported ``failed`` may or may
-    not be (its batch's write did not answer): import the failed drafts again, the duplicate check
-    finds any that did land. ``cause`` is the error that stopped it, whose
-    ``code`` this error carries.
+    A draft reported ``stored`` or ``duplicate`` is in the store; one reported ``failed`` is not
+    (never sent, or read back after its batch's write failed and not found); one reported
+    ``unknown`` was sent in a write that did not answer and the store could not be read back
+    either: import the failed and unknown drafts again, the duplicate check finds any that did
+    land. ``cause`` is the error that stopped it, whose ``code`` this error carries.
     """
 
     def __init__(self, cause: KenningError, results: list[RememberResult]) -> None:
-        failed = sum(1 for r in results if r.status == FAILED)
+        failed = sum(1 for r in results if r.status in (FAILED, UNKNOWN))
         super().__init__(
             f"the import stopped after {len(results) - failed} of {len(results)} drafts: "
             f"{cause.message}",
@@ -152,7 +159,8 @@ class Bulk:
         progress: Progress,
     ) -> None:
         """Embed batch N+1 while batch N is checked and written; ``results``
-        gets each written batch's."""
+        gets each written batch's (a failed one's as ``_landed`` read them back)."""
+        kept = Kept()
         with (
             ThreadPoolExecutor(1, thread_name_prefix="kenning-bulk-write") as writer,
             ThreadPoolExecutor(self.workers, thread_name_prefix="kenning-bulk-embed") as embedders,
@@ -164,17 +172,17 @@ class Bulk:
                     vectors = self._embed(embedders, [m.content for m in chunk])
                     if pending is not None:
                         done, pending = pending, None
-                        results += done.result()
+                        _collect(done, results)
                         progress(len(results), len(memories))
-                    pending = writer.submit(self._write, chunk, vectors, actor)
+                    pending = writer.submit(self._write, chunk, vectors, actor, kept)
             finally:
                 # also when the embedding failed: what was written is reported
                 if pending is not None:
-                    results += pending.result()
+                    _collect(pending, results)
                     progress(len(results), len(memories))
 
     def _write(
-        self, memories: list[Memory], vectors: list[Any], actor: str
+        self, memories: list[Memory], vectors: list[Any], actor: str, kept: Kept
     ) -> list[RememberResult]:
         """The duplicate check (one pipeline of KNNs) and the writes (one
         pipeline of units) of one batch, under the claims ``remember`` takes on each content."""
@@ -185,41 +193,56 @@ class Bulk:
             for key in sorted(claims):
                 self.memories.wait(claims[key])
                 held.append(claims[key])
-            return self._checked_write(memories, vectors, actor)
+            return self._checked_write(memories, vectors, actor, kept)
         finally:
             for claim in held:
-                claim.release()
+                with suppress(KenningError):  # the store went away: the claim expires by itself
+                    claim.release()
 
     def _checked_write(
-        self, memories: list[Memory], vectors: list[Any], actor: str
+        self, memories: list[Memory], vectors: list[Any], actor: str, kept: Kept
     ) -> list[RememberResult]:
-        results = self._deduplicate(memories, vectors)
+        """Check, write and (once written) run the contradiction check of one batch. A failure
+        once the write was sent raises ``BatchFailed`` with what the store holds of the batch."""
+        results = self._deduplicate(memories, vectors, kept)
         rows = [(m, v) for m, v, r in zip(memories, vectors, results, strict=True) if r is None]
-        now = self.ctx.clock.now()
-        self.ctx.store.memories.write_many(
-            [
-                (
-                    m,
-                    v,
-                    [
-                        AuditEvent(
-                            actor=actor or "unknown",
-                            action="remember",
-                            key=m.key,
-                            at=now,
-                            after=digest(m.content),
-                            details={"via": "bulk"},
-                        )
-                    ],
-                )
-                for m, v in rows
+        try:
+            now = self.ctx.clock.now()
+            self.ctx.store.memories.write_many([(m, v, [_event(m, actor, now)]) for m, v in rows])
+        except KenningError as exc:
+            raise BatchFailed(exc, self._landed(memories, results)) from exc
+        for memory, vector in rows:
+            kept.add(memory, vector)
+        try:
+            opened = self._contradictions(rows, actor)
+        except KenningError as exc:  # every row landed; their check did not finish
+            raise BatchFailed(exc, _settled(memories, results, {})) from exc
+        return _settled(memories, results, opened)
+
+    def _landed(
+        self, memories: list[Memory], decided: list[RememberResult | None]
+    ) -> list[RememberResult]:
+        """A batch whose write failed part-way, read back from the store: ``stored`` for each
+        memory that is there, ``failed`` for one that is not, ``unknown`` for all when the store
+        cannot be read either. A duplicate of a line of the batch follows that line."""
+        written = [m.key for m, r in zip(memories, decided, strict=True) if r is None]
+        try:
+            read = self.ctx.store.vectors(written)
+        except KenningError:
+            return [
+                RememberResult(UNKNOWN, "") if r is None or r.key in written else r for r in decided
             ]
-        )
-        opened = self._contradictions(rows, actor)
-        return [
-            r if r is not None else _stored(m.key, opened.get(m.key, ()))
-            for m, r in zip(memories, results, strict=True)
-        ]
+        present = {key for key, vector in zip(written, read, strict=True) if vector is not None}
+        out: list[RememberResult] = []
+        for memory, result in zip(memories, decided, strict=True):
+            key = memory.key if result is None else result.key
+            if result is not None and key not in written:
+                out.append(result)  # a duplicate of a memory the store held before
+            elif key in present:
+                out.append(result or _stored(key, ()))
+            else:
+                out.append(RememberResult(FAILED, ""))
+        return out
 
     def _contradictions(
         self, rows: list[tuple[Memory, Any]], actor: str
@@ -256,106 +279,97 @@ class Bulk:
         return out
 
     def _deduplicate(
-        self, memories: list[Memory], vectors: list[Any], earlier: Kept | None = None
+        self, memories: list[Memory], vectors: list[Any], kept: Kept
     ) -> list[RememberResult | None]:
-        """None for a memory to store; a ``duplicate`` result for one that repeats the store or
-        the batch (or, in a dry run, what an ``earlier`` batch would have stored)."""
+        """None for a memory to store; a ``duplicate`` result for one that repeats the store, an
+        earlier batch of this import (``kept``) or an earlier line of its batch
+        (kenning.memory.dedup: the same decision on either engine)."""
         threshold = self.ctx.settings.duplicate_threshold
-        stored = self.ctx.store.memories.search_many(
-            [
-                self.memories.duplicate_search(m.namespace, m.project, v)
-                for m, v in zip(memories, vectors, strict=True)
-            ]
-        )
-        results: list[RememberResult | None] = []
-        kept: dict[Group, list[int]] = {}
         matrix = np.asarray(vectors, dtype=np.float32)
-        before = (
-            earlier.nearest(memories, matrix) if earlier is not None else [None] * len(memories)
-        )
+        stored = self._store_candidates(memories, matrix, threshold)
+        before = kept.near(memories, matrix, threshold)
+        results: list[RememberResult | None] = []
+        taken: dict[Group, list[int]] = {}
         for i, memory in enumerate(memories):
-            hits = stored[i].hits
-            if hits and hits[0].similarity >= threshold and _repeats(hits[0].memory, memory):
-                results.append(_duplicate(hits[0].memory.key, hits[0].similarity))
-                continue
-            group = kept.setdefault((memory.namespace, memory.project), [])
-            twin = _closest(matrix, i, group)
-            near = (memories[twin[0]], twin[1]) if twin is not None else None
-            prior = before[i]
-            if prior is not None and (near is None or prior[1] > near[1]):
-                near = prior
-            if near is not None and near[1] >= threshold and _repeats(near[0], memory):
-                results.append(_duplicate(near[0].key, near[1]))
-                continue
-            group.append(i)
-            results.append(None)
+            group = taken.setdefault((memory.namespace, memory.project), [])
+            lines = [
+                (memories[j], float(matrix[j] @ matrix[i]))
+                for j in dedup.within(matrix, i, group, threshold)
+            ]
+            found = dedup.duplicate_of(memory, [*stored[i], *before[i], *lines], threshold)
+            if found is None:
+                group.append(i)
+            results.append(None if found is None else _duplicate(found[0].key, found[1]))
         return results
 
-
-class Kept:
-    """What a dry run's earlier batches would have stored, per ``Group``:
-    its stand-in for the store.
-
-    The vectors of a group sit in one array that doubles when full, so a batch is compared with
-    all of them in one matrix product (a row at a time would read the
-    whole array once per draft)."""
-
-    def __init__(self) -> None:
-        self.memories: dict[Group, list[Memory]] = {}
-        self.rows: dict[Group, np.ndarray[Any, Any]] = {}
-
-    def add(self, memory: Memory, vector: Any) -> None:
-        group = (memory.namespace, memory.project)
-        items = self.memories.setdefault(group, [])
-        rows = self.rows.get(group)
-        if rows is None or len(items) == len(rows):
-            grown = np.empty((max(BATCH, 2 * len(items)), len(vector)), dtype=np.float32)
-            if rows is not None:
-                grown[: len(items)] = rows
-            self.rows[group] = rows = grown
-        rows[len(items)] = vector
-        items.append(memory)
-
-    def nearest(
-        self, memories: list[Memory], matrix: np.ndarray[Any, Any]
-    ) -> list[tuple[Memory, float] | None]:
-        """For each memory, the nearest kept one of its group and their
-        similarity (None: none kept)."""
-        out: list[tuple[Memory, float] | None] = [None] * len(memories)
-        groups: dict[Group, list[int]] = {}
-        for i, memory in enumerate(memories):
-            groups.setdefault((memory.namespace, memory.project), []).append(i)
-        for group, indices in groups.items():
-            items = self.memories.get(group)
-            if not items:
-                continue
-            sims = self.rows[group][: len(items)] @ matrix[indices].T
-            best = sims.argmax(axis=0)
-            for column, i in enumerate(indices):
-                out[i] = items[int(best[column])], float(sims[best[column], column])
-        return out
+    def _store_candidates(
+        self, memories: list[Memory], matrix: np.ndarray[Any, Any], threshold: float
+    ) -> list[list[dedup.Candidate]]:
+        """Per memory, the store's rows near the threshold among its KNN's ``dedup.POOL``,
+        re-scored by exact cosine over their stored vectors (one round trip for them all)."""
+        searches = [
+            replace(
+                self.memories.duplicate_search(m.namespace, m.project, v),
+                knn=dedup.POOL,
+                limit=dedup.POOL,
+            )
+            for m, v in zip(memories, matrix, strict=True)
+        ]
+        near = [
+            [h.memory for h in found.hits if h.similarity >= threshold - dedup.MARGIN]
+            for found in self.ctx.store.memories.search_many(searches)
+        ]
+        keys = sorted({m.key for rows in near for m in rows})
+        stored = dict(zip(keys, self.ctx.store.vectors(keys), strict=True))
+        return [
+            [(m, dedup.cosine(v, matrix[i])) for m in rows if (v := stored[m.key]) is not None]
+            for i, rows in enumerate(near)
+        ]
 
 
-def _repeats(earlier: Memory, memory: Memory) -> bool:
-    """Whether ``memory`` says what ``earlier`` (its nearest) says about the
-    same event: remember's rule."""
-    return same_statement(earlier.content, memory.content) and same_event(
-        earlier.event_date, memory.event_date, window(memory)
+class BatchFailed(Exception):
+    """A batch's write or contradiction check failed: ``cause``, and the batch's
+    ``results`` as far as the store holds them."""
+
+    def __init__(self, cause: KenningError, results: list[RememberResult]) -> None:
+        super().__init__(cause.message)
+        self.cause = cause
+        self.results = results
+
+
+def _collect(batch: Future[list[RememberResult]], results: list[RememberResult]) -> None:
+    """Add a written batch's results; for a failed batch, what landed of it, then its error."""
+    try:
+        results += batch.result()
+    except BatchFailed as exc:
+        results += exc.results
+        raise exc.cause from exc
+
+
+def _event(memory: Memory, actor: str, now: float) -> AuditEvent:
+    return AuditEvent(
+        actor=actor or "unknown",
+        action="remember",
+        key=memory.key,
+        at=now,
+        after=digest(memory.content),
+        details={"via": "bulk"},
     )
+
+
+def _settled(
+    memories: list[Memory],
+    decided: list[RememberResult | None],
+    opened: dict[str, list[Contradiction]],
+) -> list[RememberResult]:
+    return [
+        r if r is not None else _stored(m.key, opened.get(m.key, ()))
+        for m, r in zip(memories, decided, strict=True)
+    ]
 
 
 def _quiet(done: int, total: int) -> None:
     """No progress report."""
-
-
-def _closest(
-    matrix: np.ndarray[Any, Any], index: int, earlier: list[int]
-) -> tuple[int, float] | None:
-    if not earlier:
-        return None
-    sims = matrix[earlier] @ matrix[index]
-    best = int(np.argmax(sims))
-    return earlier[best], float(sims[best])
 
 
 def _stored(key: str, opened: Sequence[Contradiction]) -> RememberResult:

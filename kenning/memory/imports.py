@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 from kenning.core import validation
 from kenning.core.errors import InvalidInput, KenningError
 from kenning.core.models import RememberResult
-from kenning.memory.bulk import FAILED, NEW, Bulk, ImportInterrupted, Progress
+from kenning.memory.bulk import FAILED, NEW, UNKNOWN, Bulk, ImportInterrupted, Progress
 from kenning.memory.memories import Draft
 from kenning.runtime.context import Context
 from kenning.runtime.once import once
@@ -111,7 +111,8 @@ class BadLines(InvalidInput):
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What became of one line: ``stored`` / ``duplicate`` / ``failed``, or ``new`` in a dry run.
+    """What became of one line: ``stored`` / ``duplicate`` / ``failed`` (not in the store) /
+    ``unknown`` (its write was sent, the store could not be read back), or ``new`` in a dry run.
 
     ``key``: the stored memory, or the memory a duplicate repeats (empty for a dry run's
     unwritten one); ``duplicate_of_line``: the earlier line a duplicate repeats."""
@@ -137,7 +138,7 @@ class Outcome:
 @dataclass(frozen=True)
 class ImportReport:
     """Every line's outcome, in order; ``stopped``: the failure that interrupted the import (its
-    lines not stored are ``failed``: import them again)."""
+    lines not stored are ``failed``, those it could not check ``unknown``: import them again)."""
 
     outcomes: list[Outcome]
     dry_run: bool
@@ -173,6 +174,7 @@ class ImportReport:
             "duplicate_of_store": 0,
             "duplicate_of_line": 0,
             "failed": 0,
+            "unknown": 0,
         }
         for o in self.outcomes:
             name = (
@@ -298,7 +300,7 @@ def outcomes(lines: Sequence[Line], results: Sequence[RememberResult]) -> list[O
                 first.line if first is not None else None,
             )
         else:
-            outcome = Outcome(line.number, FAILED)
+            outcome = Outcome(line.number, UNKNOWN if result.status == UNKNOWN else FAILED)
         out.append(outcome)
     return out
 

@@ -207,20 +207,29 @@ def _summary(report: ImportReport) -> str:
     )
     if report.dry_run:
         return f"dry run: would store {counts['new']}, {of}; nothing was written"
-    done = f"stored {counts['stored']}, {of}, failed {counts['failed']}"
+    unknown = f", unknown {counts['unknown']}" if counts["unknown"] else ""
+    done = f"stored {counts['stored']}, {of}, failed {counts['failed']}{unknown}"
     if report.replayed:
         return f"{done} (the report of the first import with this key: nothing was written now)"
     return done
 
 
 def _stopped(report: ImportReport, lines: list[Line], args: argparse.Namespace) -> int:
+    """Write the lines not stored (failed, and unknown: perhaps landed) to the retry file."""
     failed = {o.line for o in report.outcomes if o.status == "failed"}
+    unknown = {o.line for o in report.outcomes if o.status == "unknown"}
     path = args.retry_file or _retry_path(args.file)
-    _write_jsonl(path, (line.fields for line in lines if line.number in failed))
+    _write_jsonl(path, (line.fields for line in lines if line.number in failed | unknown))
+    unchecked = (
+        f", and {len(unknown)} lines whose write did not answer could not be read back (they "
+        "may have landed)"
+        if unknown
+        else ""
+    )
     print(
-        f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored "
-        f"(some may have landed); they are in {path}: run `kenning import {path}` once the "
-        "store is back (lines that did land are reported as duplicates)",
+        f"\nkenning import: stopped: {report.stopped}\n{len(failed)} lines were not stored"
+        f"{unchecked}; they are in {path}: run `kenning import {path}` once the store is back "
+        "(lines that did land are reported as duplicates)",
         file=sys.stderr,
     )
     return 1

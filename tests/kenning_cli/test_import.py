@@ -358,16 +358,76 @@ class Cutter:
 
     def _cut(self) -> None:
         self.cut = True
-        self.listener.close()
+        self._refuse()
         for sock in self.sockets:
             with contextlib.suppress(OSError):  # already closed by its other side
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
 
+    def _refuse(self) -> None:
+        """Stop accepting: a shutdown wakes the thread blocked in accept (a close alone does
+        not, and the blocked accept would still take one more connection)."""
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+
     def close(self) -> None:
         with self.lock:
             if not self.cut:
                 self._cut()
+            else:
+                self._refuse()
+
+
+class Snipper(Cutter):
+    """A TCP proxy to the test Valkey that cuts the connection carrying ``marker`` just before
+    it: the commands sent before it arrive whole, the one holding it half. ``refuse``: every
+    connection is cut and new ones refused from then on (the store stays away); else only that
+    one, and new connections pass (a dropped connection, the store still up)."""
+
+    def __init__(self, port: int, marker: bytes, *, refuse: bool) -> None:
+        super().__init__(port, searches=1 << 30)
+        self.marker, self.refuse = marker, refuse
+
+    def _pump(self, source: socket.socket, sink: socket.socket, counting: bool) -> None:
+        tail = b""
+        try:
+            while chunk := source.recv(65536):
+                if counting and not self.cut:
+                    at = (tail + chunk).find(self.marker)
+                    if at >= 0:
+                        sink.sendall(chunk[: max(0, at - len(tail))])
+                        self._snip(source, sink)
+                        return
+                    tail = chunk[-(len(self.marker) - 1) :]
+                sink.sendall(chunk)
+        except OSError:
+            pass  # the other side closed, or the cut did
+
+    def _snip(self, near: socket.socket, far: socket.socket) -> None:
+        """Close the client's side; half-close Valkey's (FIN, never a reset that would drop
+        what it has not read yet) and read it to its end."""
+        with self.lock:
+            self.cut = True
+            if self.refuse:
+                self._refuse()
+                others = [s for s in self.sockets if s not in (near, far)]
+                for sock in others:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                    sock.close()
+        with contextlib.suppress(OSError):
+            near.shutdown(socket.SHUT_RDWR)
+        near.close()
+        far.shutdown(socket.SHUT_WR)
+        threading.Thread(target=self._drain, args=(far,), daemon=True).start()
+
+    @staticmethod
+    def _drain(far: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while far.recv(65536):
+                pass
+        far.close()
 
 
 FLEET = [
@@ -405,7 +465,8 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     )
     retry = next(cwd.glob("fleet.failed-*.jsonl"))
     assert "kenning import: stopped: Valkey is unreachable" in err
-    assert f"344 lines were not stored (some may have landed); they are in {retry}" in err
+    # the second batch was cut in its duplicate searches, before its write: certainly not stored
+    assert f"344 lines were not stored; they are in {retry}" in err
     # the retry file holds the failed lines as given, the --project applied: it
     # imports without the option
     assert read_jsonl(retry) == [{"content": text, "project": "fleet"} for text in FLEET[256:]]
@@ -418,6 +479,101 @@ def test_an_outage_part_way_writes_the_lines_not_stored_to_a_retry_file(
     assert store.memories.list(Listing(projects=["fleet"], limit=1)).total == stored + sum(
         r["status"] == "stored" for r in retried
     )
+
+
+def stored_contents(store: Engine, project: str) -> dict[str, str]:
+    """Every memory of ``project`` in the store: content -> key (read page by page)."""
+    found: dict[str, str] = {}
+    while True:
+        page = store.memories.list(Listing(projects=[project], offset=len(found), limit=200))
+        found.update({m.content: m.key for m in page.items})
+        if len(found) >= page.total:
+            return found
+
+
+def check_against_store(report: list[dict[str, Any]], store: Engine) -> dict[str, int]:
+    """Each line of the report against the store: a stored line's key holds its text, a failed
+    line's text is nowhere in the project; the statuses counted."""
+    held = stored_contents(store, "fleet")
+    counted: dict[str, int] = {}
+    for line, row in zip(FLEET, report, strict=True):
+        counted[row["status"]] = counted.get(row["status"], 0) + 1
+        if row["status"] == "stored":
+            assert held.get(line) == row["key"], row
+        elif row["status"] == "failed":
+            assert line not in held, row
+    return counted
+
+
+def cut_import(
+    cwd: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, *, refuse: bool
+) -> list[dict[str, Any]]:
+    """Import FLEET with the connection cut inside the second batch's write pipeline, just
+    before the unit of line 301 (the first place its text is sent): the units of lines 257-300
+    reached Valkey whole and ran, the rest of the batch did not. The report, line by line."""
+    source = jsonl(cwd / "fleet.jsonl", *({"content": text} for text in FLEET))
+    snipper = Snipper(settings.valkey_port, FLEET[300].encode(), refuse=refuse)
+    monkeypatch.setenv("KENNING_VALKEY_PORT", str(snipper.port))
+    try:
+        assert main(["import", str(source), "--project", "fleet", "--report", "report.jsonl"]) == 1
+    finally:
+        snipper.close()
+    assert snipper.cut
+    return read_jsonl(cwd / "report.jsonl")
+
+
+def test_a_write_cut_part_way_reports_line_by_line_what_landed(
+    cwd: Path,
+    store: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # New connections pass after the cut: the store is back at once.
+    report = cut_import(cwd, settings, monkeypatch, refuse=False)
+    assert [r["status"] for r in report] == ["stored"] * 300 + ["failed"] * 300
+    assert check_against_store(report, store) == {"stored": 300, "failed": 300}
+    # the part of the failed batch that landed is reported stored (the positive control: the
+    # report read the store back rather than calling the whole batch failed)
+    assert all(r["status"] == "stored" and r["key"] for r in report[256:300])
+    assert total(store) == 300
+    out, err = capsys.readouterr()
+    assert out.strip() == f"stored 300, {NO_DUPLICATES}, failed 300"
+    retry = next(cwd.glob("fleet.failed-*.jsonl"))
+    assert f"300 lines were not stored; they are in {retry}" in err
+    assert read_jsonl(retry) == [{"content": text, "project": "fleet"} for text in FLEET[300:]]
+    monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))
+    assert main(["import", str(retry), "--report", "retried.jsonl"]) == 0
+    assert [r["status"] for r in read_jsonl(cwd / "retried.jsonl")] == ["stored"] * 300
+    assert set(stored_contents(store, "fleet")) == set(FLEET)
+
+
+def test_a_write_cut_with_the_store_gone_reports_the_unchecked_lines_unknown(
+    cwd: Path,
+    store: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the same cut, and the store stays away: the batch's write cannot be read back
+    report = cut_import(cwd, settings, monkeypatch, refuse=True)
+    statuses = [r["status"] for r in report]
+    assert statuses == ["stored"] * 256 + ["unknown"] * 256 + ["failed"] * 88
+    out, err = capsys.readouterr()
+    assert out.strip() == f"stored 256, {NO_DUPLICATES}, failed 88, unknown 256"
+    assert "88 lines were not stored, and 256 lines whose write did not answer" in err
+    # what the store really holds: the unknown lines are those that may have landed, and part
+    # of them did (257-300); no failed line did
+    held = stored_contents(store, "fleet")
+    assert set(held) == set(FLEET[:300])
+    assert check_against_store(report, store) == {"stored": 256, "unknown": 256, "failed": 88}
+    retry = next(cwd.glob("fleet.failed-*.jsonl"))
+    assert read_jsonl(retry) == [{"content": text, "project": "fleet"} for text in FLEET[256:]]
+    monkeypatch.setenv("KENNING_VALKEY_PORT", str(settings.valkey_port))
+    assert main(["import", str(retry), "--report", "retried.jsonl"]) == 0
+    retried = [r["status"] for r in read_jsonl(cwd / "retried.jsonl")]
+    assert retried == ["duplicate"] * 44 + ["stored"] * 300
+    assert set(stored_contents(store, "fleet")) == set(FLEET)
 
 
 def test_an_import_runs_the_contradiction_check_remember_runs(
