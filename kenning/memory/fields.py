@@ -3,16 +3,11 @@ and the content's checksum (the write path and the listings validate through her
 
 from __future__ import annotations
 
-import hashlib
-
 from kenning.core.errors import InvalidInput
 from kenning.core.models import STATES, TRUST_LEVELS
+from kenning.core.schema import content_sha as content_sha  # re-exported: the write path
 
 KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill", "merged")
-
-
-def content_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def short(name: str, value: str | None, limit: int) -> str | None:
