@@ -195,7 +195,7 @@ def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[s
 
 def encode_changes(changes: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...]]:
     """Field changes -> (fields to set, fields to remove): a None or empty value removes the field;
-    so does the derived checksum (a copy written by an older layout must not outlive its content)."""
+    so does the derived checksum (an older layout's stored copy must not outlive its content)."""
     sets: dict[str, str] = {}
     removes: list[str] = []
     for name, value in changes.items():

@@ -3,11 +3,16 @@ and the content's checksum (the write path and the listings validate through her
 
 from __future__ import annotations
 
+from kenning.core import schema
 from kenning.core.errors import InvalidInput
 from kenning.core.models import STATES, TRUST_LEVELS
-from kenning.core.schema import content_sha as content_sha  # re-exported: the write path
 
 KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill", "merged")
+
+
+def content_sha(text: str) -> str:
+    """The checksum a memory of this content carries (derived on read, never stored: schema)."""
+    return schema.content_sha(text)
 
 
 def short(name: str, value: str | None, limit: int) -> str | None:
