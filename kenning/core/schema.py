@@ -160,9 +160,16 @@ def bytes_vector(raw: bytes) -> np.ndarray[Any, np.dtype[np.float32]]:
     return np.frombuffer(raw, dtype="<f4")
 
 
-# Values a memory hash leaves out because decoding restores them (~0.1 KB less per memory, hash and
-# index): the weights at their neutral 1.0, and a validity that starts when the memory was written.
-_NEUTRAL = {"weight": 1.0, "experience_weight": 1.0}
+# Values a memory hash leaves out because decoding restores them (less per memory, hash and index):
+# the weights at their neutral 1.0 and a count of 0 (a filter on it is a negation,
+# ``-@recall_count:[1 +inf]``, which also matches a 0 an older layout stored). Not the default trust
+# or kind: decisions are gated on the value as read.
+_NEUTRAL: dict[str, object] = {"weight": 1.0, "experience_weight": 1.0, "recall_count": 0}
+
+# Times left out while they equal ``created_at`` (``decode`` restores them): a validity that starts
+# when the memory was written, and a memory never changed since (a SORTBY on ``updated_at`` is two
+# searches, merged: kenning.store.ordering; no query filters on either).
+IMPLIED_TIMES = ("valid_from", "updated_at")
 # A field derived from another, never written: the checksum of the content (-77 B per memory).
 DERIVED = "content_sha"
 
@@ -174,7 +181,7 @@ def content_sha(text: str) -> str:
 
 def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[str, str | bytes]:
     """Memory -> hash fields. Empty values are omitted, never written as empty strings; so are
-    neutral weights, a ``valid_from`` equal to ``created_at`` and the content's checksum (``decode``
+    neutral values, the times equal to ``created_at`` and the content's checksum (``decode``
     restores them)."""
     out: dict[str, str | bytes] = {}
     for spec in FIELDS:
@@ -182,7 +189,7 @@ def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[s
         if (
             spec.name == DERIVED
             or _NEUTRAL.get(spec.name) == value
-            or (spec.name == "valid_from" and value == memory.created_at)
+            or (spec.name in IMPLIED_TIMES and value == memory.created_at)
         ):
             continue
         text = _encode_value(spec, value)
@@ -230,8 +237,9 @@ def decode(key: str, fields: dict[str, str]) -> Memory:
         convert = _DECODERS.get(name)
         if convert is not None:
             values[name] = convert(raw)
-    if "valid_from" not in values and "created_at" in values:
-        values["valid_from"] = values["created_at"]
+    for name in IMPLIED_TIMES:
+        if name not in values and "created_at" in values:
+            values[name] = values["created_at"]
     if "content" in values:
         values[DERIVED] = content_sha(values["content"])
     return Memory(key=key, **values)

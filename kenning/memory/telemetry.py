@@ -140,7 +140,12 @@ class Telemetry:
     def never_recalled(self, *, offset: int = 0, limit: int = 20) -> UsagePage:
         """Memories no recall has returned, the oldest first (with their age in days)."""
         found = self._listing(
-            (query.numeric("recall_count", 0, 0),), "created_at", False, offset, limit
+            # a count of 0 is left out of the hash: "not recalled once" (also a stored 0)
+            ("-" + query.numeric("recall_count", 1),),
+            "created_at",
+            False,
+            offset,
+            limit,
         )
         return self._page(found, offset, limit, keep=lambda m: m.recall_count == 0)
 
