@@ -1,7 +1,7 @@
 """Telemetry: which memories recall reaches and which it never does, and the recall log searched
 (docs/dashboard.md#telemetry).
 
-The listings are FT.SEARCH filters on the sortable counters ``recall_count`` and ``last_recalled``
+The listings are FT.SEARCH filters on the NUMERIC counters ``recall_count`` and ``last_recalled``
 (never SCAN), one query over every namespace (one index). Those hash fields are what the last
 maintenance fold copied from the live counter keys (kenning/store/recalls.py); each page then reads
 its memories' live counters, so a memory recalled since the fold shows its live count, and leaves
