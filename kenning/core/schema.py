@@ -24,6 +24,11 @@ DISTANCE_ALIAS = "distance"
 TAG_SEPARATOR = ","
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 200
+# The TEXT index keeps no term positions (no query asks for a phrase or a slop: every caller looks
+# words up one by one and confirms them in the content) and no stems (every caller confirms a
+# match on the literal word): -0.2 KB per memory on RediSearch. Both engines take both options.
+INDEX_OPTIONS: tuple[str, ...] = ("NOOFFSETS",)
+TEXT_OPTIONS: tuple[str, ...] = ("NOSTEM",)
 
 
 class Kind(Enum):
@@ -48,34 +53,39 @@ class FieldSpec:
         args = [self.name, self.kind.value]
         if self.kind is Kind.TAG:
             args += ["SEPARATOR", TAG_SEPARATOR]
+        if self.kind is Kind.TEXT:
+            args += TEXT_OPTIONS
         if self.sortable:
             args.append("SORTABLE")
         return args
 
 
+# Only what a query filters or sorts on is indexed: each indexed field costs index bytes per memory
+# (bench/FINDINGS.md, issue 38). The others are STORED: written, returned and decoded, not indexed.
+# SORTABLE (a per-document copy of the value in RediSearch) only on the default listing order:
+# SORTBY another NUMERIC field works on both engines, which then read the value from the document.
 FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("content", Kind.TEXT),
     FieldSpec("project", Kind.TAG),
     FieldSpec("tags", Kind.TAG),
     FieldSpec("kind", Kind.TAG),
-    FieldSpec(
-        "namespace", Kind.TAG
-    ),  # one index holds every namespace: a search names the ones it wants
+    # one index holds every namespace: a search names the ones it wants
+    FieldSpec("namespace", Kind.TAG),
     FieldSpec("state", Kind.TAG),
     FieldSpec("trust", Kind.TAG),
     FieldSpec("actor", Kind.TAG),
-    FieldSpec("source_key", Kind.TAG),
-    FieldSpec("doc_id", Kind.TAG),
+    FieldSpec("source_key", Kind.STORED),
+    FieldSpec("doc_id", Kind.STORED),
     FieldSpec("created_at", Kind.NUMERIC, sortable=True),
-    FieldSpec("updated_at", Kind.NUMERIC, sortable=True),
-    FieldSpec("valid_from", Kind.NUMERIC),
-    FieldSpec("valid_to", Kind.NUMERIC),
+    FieldSpec("updated_at", Kind.NUMERIC),
+    FieldSpec("valid_from", Kind.STORED, number=True),
+    FieldSpec("valid_to", Kind.STORED, number=True),
     FieldSpec("event_date", Kind.NUMERIC),
     FieldSpec("expires_at", Kind.NUMERIC),
-    FieldSpec("recall_count", Kind.NUMERIC, sortable=True, integer=True),
-    FieldSpec("last_recalled", Kind.NUMERIC, sortable=True),
-    FieldSpec("weight", Kind.NUMERIC),
-    FieldSpec("experience_weight", Kind.NUMERIC),
+    FieldSpec("recall_count", Kind.NUMERIC, integer=True),
+    FieldSpec("last_recalled", Kind.NUMERIC),
+    FieldSpec("weight", Kind.STORED, number=True),
+    FieldSpec("experience_weight", Kind.STORED, number=True),
     FieldSpec("title", Kind.STORED),
     FieldSpec("source", Kind.STORED),
     FieldSpec("chunk_index", Kind.STORED, integer=True),
@@ -83,6 +93,7 @@ FIELDS: tuple[FieldSpec, ...] = (
     FieldSpec("state_reason", Kind.STORED),
     FieldSpec("state_actor", Kind.STORED),
     FieldSpec("state_changed_at", Kind.STORED, number=True),
+    # derived from the content by ``decode``, never written (a hash written before keeps its copy)
     FieldSpec("content_sha", Kind.STORED),
     FieldSpec("reinstate_hints", Kind.JSON),
     FieldSpec("metadata", Kind.JSON),
@@ -113,7 +124,8 @@ def create_args(index: str, key_prefix: str, dim: int) -> list[str]:
         "EF_CONSTRUCTION",
         str(HNSW_EF_CONSTRUCTION),
     ]
-    return ["FT.CREATE", index, "ON", "HASH", "PREFIX", "1", key_prefix, "SCHEMA", *schema]
+    head = ["FT.CREATE", index, "ON", "HASH", "PREFIX", "1", key_prefix, *INDEX_OPTIONS]
+    return [*head, "SCHEMA", *schema]
 
 
 def fingerprint(dim: int) -> str:
@@ -127,6 +139,7 @@ def fingerprint(dim: int) -> str:
             "dim": dim,
             "sep": TAG_SEPARATOR,
             "hnsw": [HNSW_M, HNSW_EF_CONSTRUCTION],
+            "options": [*INDEX_OPTIONS, *TEXT_OPTIONS],
         },
         sort_keys=True,
     )
@@ -147,19 +160,36 @@ def bytes_vector(raw: bytes) -> np.ndarray[Any, np.dtype[np.float32]]:
     return np.frombuffer(raw, dtype="<f4")
 
 
-# Values a memory hash leaves out because decoding restores them (~0.1 KB less per memory, hash and
-# index): the weights at their neutral 1.0, and a validity that starts when the memory was written.
-_NEUTRAL = {"weight": 1.0, "experience_weight": 1.0}
+# Values a memory hash leaves out because decoding restores them (less per memory, hash and index):
+# the weights at their neutral 1.0 and a count of 0 (a filter on it is a negation,
+# ``-@recall_count:[1 +inf]``, which also matches a 0 an older layout stored). Not the default trust
+# or kind: decisions are gated on the value as read.
+_NEUTRAL: dict[str, object] = {"weight": 1.0, "experience_weight": 1.0, "recall_count": 0}
+
+# Times left out while they equal ``created_at`` (``decode`` restores them): a validity that starts
+# when the memory was written, and a memory never changed since (a SORTBY on ``updated_at`` is two
+# searches, merged: kenning.store.ordering; no query filters on either).
+IMPLIED_TIMES = ("valid_from", "updated_at")
+# A field derived from another, never written: the checksum of the content (-77 B per memory).
+DERIVED = "content_sha"
+
+
+def content_sha(text: str) -> str:
+    """The content's checksum as memories carry it (``Memory.content_sha``)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[str, str | bytes]:
     """Memory -> hash fields. Empty values are omitted, never written as empty strings; so are
-    neutral weights and a ``valid_from`` equal to ``created_at`` (``decode`` restores both)."""
+    neutral values, the times equal to ``created_at`` and the content's checksum (``decode``
+    restores them)."""
     out: dict[str, str | bytes] = {}
     for spec in FIELDS:
         value = getattr(memory, spec.name)
-        if _NEUTRAL.get(spec.name) == value or (
-            spec.name == "valid_from" and value == memory.created_at
+        if (
+            spec.name == DERIVED
+            or _NEUTRAL.get(spec.name) == value
+            or (spec.name in IMPLIED_TIMES and value == memory.created_at)
         ):
             continue
         text = _encode_value(spec, value)
@@ -171,15 +201,15 @@ def encode(memory: Memory, vector: np.ndarray[Any, Any] | None = None) -> dict[s
 
 
 def encode_changes(changes: dict[str, Any]) -> tuple[dict[str, str], tuple[str, ...]]:
-    """Field changes -> (fields to set, fields to remove): a None or
-    empty value removes the field."""
+    """Field changes -> (fields to set, fields to remove): a None or empty value removes the field;
+    so does the derived checksum (an older layout's stored copy must not outlive its content)."""
     sets: dict[str, str] = {}
     removes: list[str] = []
     for name, value in changes.items():
         spec = _BY_NAME.get(name)
         if spec is None:
             raise ValueError(f"{name!r} is not a declared memory field")
-        text = _encode_value(spec, value)
+        text = None if name == DERIVED else _encode_value(spec, value)
         if text is None:
             removes.append(name)
         else:
@@ -207,8 +237,11 @@ def decode(key: str, fields: dict[str, str]) -> Memory:
         convert = _DECODERS.get(name)
         if convert is not None:
             values[name] = convert(raw)
-    if "valid_from" not in values and "created_at" in values:
-        values["valid_from"] = values["created_at"]
+    for name in IMPLIED_TIMES:
+        if name not in values and "created_at" in values:
+            values[name] = values["created_at"]
+    if "content" in values:
+        values[DERIVED] = content_sha(values["content"])
     return Memory(key=key, **values)
 
 

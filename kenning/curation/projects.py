@@ -204,7 +204,7 @@ class Projects:
         self, project: str, given: dict[str, Any], *, actor: str, existing: bool = False
     ) -> tuple[ProjectContext, str]:
         """The given fields over the context as read, written only while it is still as read
-        (its content's sha, or absent): a concurrent change is read again and this one applied
+        (its content, or absent): a concurrent change is read again and this one applied
         over it, so no change is lost and each event's "before" is what it replaced."""
         changes: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         for attempt in range(SWAP_ATTEMPTS):
@@ -266,7 +266,8 @@ class Projects:
         )
         vector = self.ctx.embedder.embed(text) if embed else None
         # written over every field it had (none goes away), only while it is as read
-        as_read: Op = ("GUARD", memory.key, ("content_sha", current.content_sha if current else ""))
+        # the content as read ('' = absent): its checksum is derived, not stored (schema)
+        as_read: Op = ("GUARD", memory.key, ("content", current.content if current else ""))
         done = self.ctx.store.decide([event], new=[(memory, vector)], also=[as_read])
         return memory if done.applied else None
 

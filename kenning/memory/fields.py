@@ -3,8 +3,7 @@ and the content's checksum (the write path and the listings validate through her
 
 from __future__ import annotations
 
-import hashlib
-
+from kenning.core import schema
 from kenning.core.errors import InvalidInput
 from kenning.core.models import STATES, TRUST_LEVELS
 
@@ -12,7 +11,8 @@ KINDS = ("memory", "chunk", "fact", "experience", "context", "article", "skill",
 
 
 def content_sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The checksum a memory of this content carries (derived on read, never stored: schema)."""
+    return schema.content_sha(text)
 
 
 def short(name: str, value: str | None, limit: int) -> str | None:

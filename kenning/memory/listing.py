@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kenning.core import query, validation
 from kenning.core.errors import InvalidInput
-from kenning.core.models import Page
+from kenning.core.models import Memory, Page
 from kenning.core.schema import FIELD_NAMES
 from kenning.memory import fields
 from kenning.runtime.context import Context
@@ -44,23 +44,41 @@ def page(ctx: Context, listing: Listing) -> Page:
         )
     validation.bounded_int("limit", listing.limit, 1, 200)
     validation.bounded_int("offset", listing.offset, 0, MAX_OFFSET)
-    clauses = filter_clauses(listing)
     search = query.Search(
         index=ctx.index,
         namespaces=validation.namespaces(listing.namespaces),
-        clauses=clauses,
+        clauses=filter_clauses(listing),
         sort_by=listing.sort,
         descending=listing.descending,
         offset=0,
         limit=listing.offset + listing.limit,
         return_fields=FIELD_NAMES,
     )
-    result = ctx.store.memories.search(search)
-    total = result.total
-    items = [h.memory for h in result.hits]
+    if listing.sort == "recall_count" and not listing.descending:
+        total, items = _fewest_recalls_first(ctx, search)
+    else:
+        result = ctx.store.memories.search(search)
+        total, items = result.total, [h.memory for h in result.hits]
     items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
     shown = ctx.store.memories.recalls.live(items[listing.offset : listing.offset + listing.limit])
     return Page(items=tuple(shown), total=total, offset=listing.offset, limit=listing.limit)
+
+
+def _fewest_recalls_first(ctx: Context, search: query.Search) -> tuple[int, list[Memory]]:
+    """Ascending by recall count: a count of 0 is left out of the hash (schema), and both engines
+    sort a document without the field last either way, so the never recalled come first from a
+    search of their own (a stored 0 of an older layout included), then the others."""
+    never = replace(search, clauses=(*search.clauses, "-" + query.numeric("recall_count", 1)))
+    first = ctx.store.memories.search(replace(never, sort_by="created_at"))
+    rest = ctx.store.memories.search(
+        replace(
+            search,
+            clauses=(*search.clauses, query.numeric("recall_count", 1)),
+            limit=max(search.limit - len(first.hits), 0),
+        )
+    )
+    items = [h.memory for h in first.hits] + [h.memory for h in rest.hits]
+    return first.total + rest.total, items
 
 
 def filter_clauses(listing: Listing) -> tuple[str, ...]:

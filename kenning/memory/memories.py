@@ -419,7 +419,8 @@ class Memories:
 
         def edit(current: Memory) -> Change:
             return Change(
-                {"content_sha": current.content_sha},
+                # the checksum is derived, not stored: compare the content itself
+                {"content": current.content},
                 {"content": text, "content_sha": sha, "updated_at": self.ctx.clock.now()},
                 vector,
             )

@@ -1,7 +1,7 @@
 """Telemetry: which memories recall reaches and which it never does, and the recall log searched
 (docs/dashboard.md#telemetry).
 
-The listings are FT.SEARCH filters on the sortable counters ``recall_count`` and ``last_recalled``
+The listings are FT.SEARCH filters on the NUMERIC counters ``recall_count`` and ``last_recalled``
 (never SCAN), one query over every namespace (one index). Those hash fields are what the last
 maintenance fold copied from the live counter keys (kenning/store/recalls.py); each page then reads
 its memories' live counters, so a memory recalled since the fold shows its live count, and leaves
@@ -140,7 +140,12 @@ class Telemetry:
     def never_recalled(self, *, offset: int = 0, limit: int = 20) -> UsagePage:
         """Memories no recall has returned, the oldest first (with their age in days)."""
         found = self._listing(
-            (query.numeric("recall_count", 0, 0),), "created_at", False, offset, limit
+            # a count of 0 is left out of the hash: "not recalled once" (also a stored 0)
+            ("-" + query.numeric("recall_count", 1),),
+            "created_at",
+            False,
+            offset,
+            limit,
         )
         return self._page(found, offset, limit, keep=lambda m: m.recall_count == 0)
 

@@ -29,6 +29,7 @@ from kenning.store.unit import Op, Unit, Units
 STATUSES: tuple[str, ...] = ("open", "resolved", "closed")
 _JSON = ("evidence", "projects", "prior")
 _FLOAT = ("similarity", "detected_at", "resolved_at")
+_EMPTY = ("", "{}", "[]")  # a text, mapping or list with nothing in it
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,14 @@ class Contradiction:
                 out[spec.name] = str(value)
         return out
 
+    def stored(self) -> tuple[dict[str, str], tuple[str, ...]]:
+        """``encode`` split into the fields a record's hash holds and the empty ones it leaves out
+        (``decode`` restores them; ~0.1 KB less per record: issue 38). Numbers are always kept:
+        a decision is gated on ``resolved_at`` as read."""
+        out = self.encode()
+        empty = tuple(name for name, value in out.items() if value in _EMPTY)
+        return {k: v for k, v in out.items() if k not in empty}, empty
+
     @classmethod
     def decode(cls, raw: dict[str, str]) -> Contradiction:
         names = {f.name for f in fields(cls)}
@@ -125,6 +134,9 @@ class _Ops:
     def sadd(self, key: str, *members: str) -> None:
         self.ops.append(("SADD", key, members))
 
+    def hdel(self, key: str, *names: str) -> None:
+        self.ops.append(("HDEL", key, names))
+
 
 def pair_id(a: str, b: str) -> str:
     """The order-free name of a pair of memory keys."""
@@ -155,13 +167,16 @@ class ContradictionStore:
         """The writes of ``save`` as ops for a decision's unit, gated on the record still being
         as ``read`` (its status, decision and time of resolution): a concurrent decision on the
         same record makes the unit write nothing."""
-        seen = read.encode()
-        gate = tuple(v for name in DECIDED for v in (name, seen[name]))
+        seen, _ = read.stored()  # a field left out reads '': the gate's absent
+        gate = tuple(v for name in DECIDED for v in (name, seen.get(name, "")))
         return [("GATE", self._k("rec", record.id), gate), *self._queue(_Ops(), record).ops]
 
     def _queue(self, target: Any, record: Contradiction) -> Any:
         """The record's writes on ``target`` (a Unit or a pipeline: one key per command)."""
-        target.hset(self._k("rec", record.id), mapping=record.encode())
+        fields, empty = record.stored()
+        target.hset(self._k("rec", record.id), mapping=fields)
+        if empty:  # a field emptied since the last write must not keep its old value
+            target.hdel(self._k("rec", record.id), *empty)
         target.zadd(self._k("all"), {record.id: record.detected_at})
         if record.status == "open":
             target.zadd(self._k("open"), {record.id: record.detected_at})

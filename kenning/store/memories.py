@@ -18,7 +18,7 @@ from kenning.core import schema
 from kenning.core.errors import StoreError
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import prefilter, search_module
+from kenning.store import ordering, prefilter, search_module
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.locks import Lease
@@ -100,9 +100,7 @@ class MemoryStore:
         then_release: Lease | None = None,
         then_read: str | None = None,
     ) -> str | None:
-        """Write every field of the memory and record ``events``: one unit of
-        work (kenning.store.unit).
-
+        """Write every field of the memory and record ``events``: one unit of work (store.unit).
         Fields the memory no longer has are removed in the same step; the index is current when it
         returns. ``also``: writes derived from this one (a sub-store's ``Op``s), in the same unit.
         ``then_release``: a lease given up right after the write, in the same round trip;
@@ -117,13 +115,10 @@ class MemoryStore:
         ).read
 
     def update(self, key: str, changes: dict[str, Any], events: Sequence[AuditEvent]) -> bool:
-        """Set some fields on one existing key and record ``events``, in one atomic step
-        (None removes the field).
-
-        No read-modify-write: a concurrent counter bump is never lost, and a forgotten memory is
-        never re-created. Returns False when the key no longer exists (nothing
-        written, nothing recorded).
-        """
+        """Set some fields on one existing key and record ``events``, in one atomic step (None
+        removes the field). No read-modify-write: a concurrent counter bump is never lost, and a
+        forgotten memory is never re-created. False when the key no longer exists (nothing
+        written, nothing recorded)."""
         return self.swap(key, {}, changes, None, events) == APPLIED
 
     def swap(
@@ -279,8 +274,13 @@ class MemoryStore:
         ).applied
 
     def search(self, query: Search) -> SearchResult:
-        reply = call(self.client.execute_command, *query.args())
-        return _parse(reply, query)
+        if ordering.implied(query):  # SORTBY a time a hash may leave out: two searches, merged
+            total, hits = ordering.merged(self._one, query, lambda h: h.memory.updated_at or 0.0)
+            return SearchResult(total=total, hits=tuple(hits))
+        return self._one(query)
+
+    def _one(self, query: Search) -> SearchResult:
+        return _parse(call(self.client.execute_command, *query.args()), query)
 
     def batch(self, wanted: Sequence[Near]) -> Batch:
         """KNNs sent in a caller's pipeline, answered with their rows' fields (``Batch``)."""

@@ -28,12 +28,15 @@ def read_many(
 
 
 def times_many(client: valkey.Valkey, keys: list[str], name: str) -> list[float | None]:
-    """A NUMERIC field (e.g. ``updated_at``) of each key, in order; None where
-    the hash or field is gone."""
+    """A NUMERIC field (e.g. ``updated_at``) of each key, in order; None where the hash or field is
+    gone. A time a hash leaves out while it equals ``created_at`` (schema) reads as that."""
+    wanted = [name, "created_at"] if name in schema.IMPLIED_TIMES else [name]
     out: list[float | None] = []
     for start in range(0, len(keys), BATCH):
         pipe = client.pipeline(transaction=False)
         for key in keys[start : start + BATCH]:
-            pipe.hget(key, name)
-        out += [None if raw is None else float(raw) for raw in call(pipe.execute)]
+            pipe.hmget(key, wanted)
+        for raw in call(pipe.execute):
+            found = next((value for value in raw if value is not None), None)
+            out.append(None if found is None else float(found))
     return out

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import replace
+
 from kenning.core import schema
 from kenning.core.models import Memory
 
@@ -36,7 +39,7 @@ def test_codec_round_trips_every_field() -> None:
         state_reason="why",
         state_actor="who",
         state_changed_at=8.0,
-        content_sha="sha",
+        content_sha=schema.content_sha("c"),
         reinstate_hints=("deploy",),
         metadata={"x": [1, 2]},
     )
@@ -56,19 +59,62 @@ def test_empty_values_are_omitted_not_written_empty() -> None:
 
 
 def test_neutral_weights_and_a_validity_starting_at_creation_are_left_out_and_restored() -> None:
+    sha = schema.content_sha("c")
     plain = Memory(
-        key="k", content="c", created_at=1.0, valid_from=1.0, weight=1.0, experience_weight=1.0
+        key="k",
+        content="c",
+        created_at=1.0,
+        valid_from=1.0,
+        weight=1.0,
+        experience_weight=1.0,
+        content_sha=sha,
     )
     fields = schema.encode(plain)
     assert {"weight", "experience_weight", "valid_from"} & set(fields) == set()
     assert schema.decode("k", {k: str(v) for k, v in fields.items()}) == plain
     # positive control: values that say something are written
     moved = Memory(
-        key="k", content="c", created_at=2.0, valid_from=1.0, weight=0.5, experience_weight=1.8
+        key="k",
+        content="c",
+        created_at=2.0,
+        valid_from=1.0,
+        weight=0.5,
+        experience_weight=1.8,
+        content_sha=sha,
     )
     kept = schema.encode(moved)
     assert (kept["weight"], kept["experience_weight"], kept["valid_from"]) == ("0.5", "1.8", "1.0")
     assert schema.decode("k", {k: str(v) for k, v in kept.items()}) == moved
+
+
+def test_the_content_checksum_is_derived_on_decode_never_written() -> None:
+    memory = Memory(key="k", content="deploy on friday", created_at=1.0)
+    fields = schema.encode(replace(memory, content_sha=schema.content_sha(memory.content)))
+    assert "content_sha" not in fields
+    decoded = schema.decode("k", {k: str(v) for k, v in fields.items()})
+    assert decoded.content_sha == hashlib.sha256(b"deploy on friday").hexdigest()
+    # a hash written before the checksum was derived still reads, and as the same value
+    old = {**{k: str(v) for k, v in fields.items()}, "content_sha": decoded.content_sha}
+    assert schema.decode("k", old) == decoded
+    # a change of the checksum removes a stored copy instead of writing it
+    sets, removes = schema.encode_changes({"content": "x", "content_sha": "y"})
+    assert (sets, removes) == ({"content": "x"}, ("content_sha",))
+
+
+def test_only_filtered_or_sorted_fields_are_indexed_and_the_text_keeps_no_offsets_or_stems() -> (
+    None
+):
+    args = schema.create_args("idx", "p:", 384)
+    body = args[args.index("SCHEMA") + 1 :]
+    assert "NOOFFSETS" in args[: args.index("SCHEMA")]
+    assert body[: body.index("project")] == ["content", "TEXT", "NOSTEM"]
+    for name in ("source_key", "doc_id", "valid_from", "valid_to", "weight", "content_sha"):
+        assert name not in body
+        assert name in schema.return_fields()  # stored and returned all the same
+    # positive control: what queries filter or sort on is in the index
+    for name in ("project", "state", "created_at", "updated_at", "recall_count", "expires_at"):
+        assert name in body
+    assert [body[i - 2] for i, a in enumerate(body) if a == "SORTABLE"] == ["created_at"]
 
 
 def test_create_args_declare_every_indexed_field_and_the_vector() -> None:

@@ -127,8 +127,12 @@ def test_a_dry_run_restore_straight_after_a_backup_plans_nothing(
     for entry in entries:  # every time exactly as stored, not rounded
         memory = stored[entry["key"]]
         assert memory is not None
-        assert float(entry["fields"]["updated_at"]) == memory.updated_at
+        # an update time equal to the creation is left out of the hash and of its backup
+        assert float(entry["fields"].get("updated_at", "nan")) == memory.updated_at or (
+            "updated_at" not in entry["fields"] and memory.updated_at == memory.created_at
+        )
         assert float(entry["fields"]["created_at"]) == memory.created_at
+    assert "updated_at" in next(e["fields"] for e in entries if e["key"] == keys[0])  # retagged
     plan = engine.backups.restore(Path(made.path), actor="admin")
     assert plan.memories == {"add": 0, "update": 0, "skip": 20}
     clock.advance(0.001)  # positive control: a change a thousandth of a second later is seen
