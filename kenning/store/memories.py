@@ -274,8 +274,11 @@ class MemoryStore:
         ).applied
 
     def search(self, query: Search) -> SearchResult:
-        if ordering.implied(query):  # SORTBY a time a hash may leave out: two searches, merged
-            total, hits = ordering.merged(self._one, query, lambda h: h.memory.updated_at or 0.0)
+        if ordering.implied(query):  # SORTBY a field a hash may leave out: two searches, merged
+            field = query.sort_by or ""
+            total, hits = ordering.merged(
+                self._one, query, lambda h: getattr(h.memory, field, None) or 0.0
+            )
             return SearchResult(total=total, hits=tuple(hits))
         return self._one(query)
 
