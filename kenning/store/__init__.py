@@ -28,12 +28,13 @@ from kenning.store.cluster_unit import ClusterUnits, Repaired
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.duplicates import DistinctPairs, pair_id
 from kenning.store.feeds import FeedState, FeedStateStore
+from kenning.store.hits import Hit, Near, SearchResult
 from kenning.store.idempotency import Replies
 from kenning.store.indexes import IndexInfo
 from kenning.store.job_runs import JobRunStore
 from kenning.store.llm import ExpansionCache, JobQueue, ParkedJob, QueuedJob, UsageLedger
 from kenning.store.locks import Lease
-from kenning.store.memories import Batch, Hit, MemoryStore, Near, SearchResult
+from kenning.store.memories import Batch, MemoryStore
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.phrase_index import Lookup, PhraseIndex

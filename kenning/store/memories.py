@@ -7,8 +7,8 @@ own (folded) values, and callers that show them merge them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -21,47 +21,12 @@ from kenning.core.query import Search
 from kenning.store import ordering, prefilter, search_module
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.hits import Hit, Near, SearchResult
 from kenning.store.locks import Lease
 from kenning.store.patches import Patch
 from kenning.store.prefilter import Row
 from kenning.store.recalls import Counter, Recalls
 from kenning.store.unit import APPLIED, Op, Unit, Units
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result row: the memory and its KNN distance (None for filter-only queries)."""
-
-    memory: Memory
-    distance: float | None
-
-    @property
-    def similarity(self) -> float:
-        return 1.0 - self.distance if self.distance is not None else 0.0
-
-
-@dataclass(frozen=True)
-class Near:
-    """A KNN whose rows are read only when within ``max_distance`` and accepted by
-    ``accept(fields)``, where the fields are the distance and ``fields`` (see
-    ``MemoryStore.nearest``)."""
-
-    search: Search
-    max_distance: float | None = None
-    fields: tuple[str, ...] = ()
-    accept: Callable[[dict[str, str]], bool] | None = None
-    # keys never kept (e.g. the memory being checked against the others)
-    skip: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    total: int
-    hits: tuple[Hit, ...]
-    phantoms: int = 0  # index entries whose hash was gone
-    # ``nearest``: the distance of every row its KNN returned (kept or not), nearest first -- the
-    # spread a recall's confidence reads (kenning.memory.confidence)
-    distances: tuple[float, ...] = ()
 
 
 class MemoryStore:
