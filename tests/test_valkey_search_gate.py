@@ -73,6 +73,8 @@ def _pass_two(require: str) -> subprocess.CompletedProcess[str]:
     env["KENNING_REQUIRE_VALKEY_SEARCH"] = require
     keep = ["-o", "unit-default", "-o", f"{venv}/.kenning-test-installed"]
     keep += ["-o", f"{venv}/.kenning-installed"]
+    # nor the MCP clients: an `npm ci` here would replace node_modules under the running suite
+    keep += ["-o", "tests/clients/node_modules/.package-lock.json"]
     return subprocess.run(
         ["make", "-s", "unit-valkey-search", f"VENV={venv}", "VALKEY_SEARCH_MODULE=", *keep],
         cwd=REPO,
