@@ -151,14 +151,17 @@ class AuditLog:
                 event = AuditEvent.from_entry(entry_id, raw)
                 if since is not None and event.at < since:
                     return out
-                if (actor is None or event.actor == actor) and (
-                    action is None or event.action == action
-                ):
+                if by(event, actor, action):
                     out.append(event)
                     if len(out) >= limit:
                         break
             cursor = "(" + text(rows[-1][0])
         return out
+
+
+def by(event: AuditEvent, actor: str | None, action: str | None) -> bool:
+    """Whether ``event`` passes an audit listing's filters (None: any actor, any action)."""
+    return (actor is None or event.actor == actor) and (action is None or event.action == action)
 
 
 def id_order(entry_id: str) -> tuple[int, int]:

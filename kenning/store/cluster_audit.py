@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kenning.store import slots
-from kenning.store.audit import AuditEvent, AuditLog, id_order
+from kenning.store.audit import AuditEvent, AuditLog, by, id_order
 from kenning.store.client import call, text
 from kenning.store.cluster_unit import history_entry
 
@@ -44,9 +44,7 @@ class ClusterAuditLog(AuditLog):
         for event in self.merged(before):
             if since is not None and event.at < since:
                 break
-            if (actor is None or event.actor == actor) and (
-                action is None or event.action == action
-            ):
+            if by(event, actor, action):
                 out.append(event)
                 if len(out) >= limit:
                     break

@@ -289,34 +289,8 @@ class ClusterUnits(Units):
         return replies
 
     def settle(self, written: Sequence[str]) -> None:
-        """Make the memory hashes a script just wrote searchable from every shard: valkey-search
-        indexes a script's writes when its node next runs a search, and a search another node
-        fans out to it does not count (measured on valkey-search 1.2.1: a third of the writes
-        missed by the search right after; none with this). One empty search on each node that
-        holds such a hash; nothing on one server, where the search runs on that node anyway."""
-        memories = {k for k in written if k.startswith(schema.memory_prefix(self.prefix))}
-        if not memories or not layout.clustered(self.client):
-            return
-        index = call(self.client.hget, indexes.registry_key(self.prefix), schema.INDEX)
-        if index is None:
-            return  # no index yet: nothing to be searchable in
-        cluster: Any = self.client
-        nodes = {
-            cluster.get_node_from_key(key).name: cluster.get_node_from_key(key) for key in memories
-        }
-        for node in nodes.values():
-            call(
-                cluster.execute_command,
-                "FT.SEARCH",
-                text(index),
-                "@namespace:{kenning_settle}",
-                "LIMIT",
-                "0",
-                "0",
-                "DIALECT",
-                "2",
-                target_nodes=node,
-            )
+        """``settle_searches`` for the hashes this unit's scripts wrote."""
+        settle_searches(self.client, self.prefix, written)
 
     def _drop_pending(self, entries: Sequence[tuple[str, str]]) -> None:
         if not entries:
@@ -354,3 +328,34 @@ def history_entry(raw: Any) -> AuditEvent:
     """One element of a cluster history list (the whole event, with its id) as an event."""
     data = json.loads(text(raw))
     return AuditEvent.from_entry(data.pop("id"), data)
+
+
+def settle_searches(client: Any, prefix: str, written: Sequence[str]) -> None:
+    """Make the memory hashes a script just wrote searchable from every shard: valkey-search
+    indexes a script's writes when its node next runs a search, and a search another node
+    fans out to it does not count (measured on valkey-search 1.2.1: a third of the writes
+    missed by the search right after; none with this). One empty search on each node that
+    holds such a hash; nothing on one server, where the search runs on that node anyway."""
+    memories = {k for k in written if k.startswith(schema.memory_prefix(prefix))}
+    if not memories or not layout.clustered(client):
+        return
+    index = call(client.hget, indexes.registry_key(prefix), schema.INDEX)
+    if index is None:
+        return  # no index yet: nothing to be searchable in
+    cluster: Any = client
+    nodes = {
+        cluster.get_node_from_key(key).name: cluster.get_node_from_key(key) for key in memories
+    }
+    for node in nodes.values():
+        call(
+            cluster.execute_command,
+            "FT.SEARCH",
+            text(index),
+            "@namespace:{kenning_settle}",
+            "LIMIT",
+            "0",
+            "0",
+            "DIALECT",
+            "2",
+            target_nodes=node,
+        )

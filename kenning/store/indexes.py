@@ -156,7 +156,8 @@ def label_namespaces(client: valkey.Valkey, prefix: str, *, batch: int = 500) ->
 def _label(client: valkey.Valkey, prefix: str, keys: list[str]) -> int:
     pipe = client.pipeline(transaction=False)
     for key in keys:
-        pipe.execute_command("EVAL", _LABEL, 1, key, schema.namespace_of(key, prefix))  # type: ignore[no-untyped-call]
+        label = ("EVAL", _LABEL, 1, key, schema.namespace_of(key, prefix))
+        pipe.execute_command(*label)  # type: ignore[no-untyped-call]
     return sum(int(n) for n in call(pipe.execute, raise_on_error=True))
 
 

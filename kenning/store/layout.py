@@ -56,7 +56,10 @@ def connect_cluster(settings: Settings, spec: str, *, max_connections: int) -> v
     serve (a cluster client splits a pipeline by node)."""
     password, nodes = seeds(spec)
     client = ValkeyCluster(
-        startup_nodes=[ClusterNode(host, port) for host, port in nodes],  # type: ignore[no-untyped-call]
+        startup_nodes=[
+            ClusterNode(host, port)  # type: ignore[no-untyped-call]
+            for host, port in nodes
+        ],
         password=password,
         socket_timeout=settings.valkey_timeout_seconds,
         socket_connect_timeout=settings.valkey_timeout_seconds,

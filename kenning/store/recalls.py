@@ -31,6 +31,7 @@ from valkey.client import Pipeline
 
 from kenning.core import schema
 from kenning.core.models import Memory
+from kenning.store import cluster_unit
 from kenning.store.client import call, text
 from kenning.store.patches import PATCH_SCRIPT, Patch
 
@@ -188,6 +189,8 @@ class Recalls:
                 "EVAL", PATCH_SCRIPT, 1, memory_key, *Patch(memory_key, sets, removes).args()
             )
         written = call(pipe.execute)
+        # a script's writes, searchable from every shard before a sort reads them (on a cluster)
+        cluster_unit.settle_searches(self.client, self.prefix, [k for k, _ in counters])
         pipe = self.client.pipeline(transaction=False)
         orphans = 0
         for (memory_key, counter), exists in zip(counters, written, strict=True):

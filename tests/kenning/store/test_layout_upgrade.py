@@ -76,7 +76,9 @@ def test_a_store_of_the_previous_layout_upgrades_and_keeps_working(
     upgraded = Engine.open(settings, client, embedder, clock=clock)
 
     assert index_admin.info(client, old) is None
-    assert index_admin.info(client, upgraded.ctx.index).num_docs == len(FACTS)  # type: ignore[union-attr]
+    info = index_admin.info(client, upgraded.ctx.index)
+    assert info is not None
+    assert info.num_docs == len(FACTS)
     assert upgraded.memories.get(keys[0]).content_sha == old_sha
     clock.advance(60)
     changed = upgraded.memories.update(keys[0], "Queue 0 drains into bucket z0 hourly", actor="t")
