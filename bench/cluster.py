@@ -120,7 +120,7 @@ def table(result: dict[str, Any]) -> str:
     for label, path in _ROWS:
         values = [_dig(result.get(side, {}), path) for side in ("one_server", "cluster")]
         rows.append(f"| {label} | " + " | ".join(_shown(v) for v in values) + " |")
-    for ef in (10, 64):
+    for ef in (10, 64, 256):
         values = [_recall_at(result.get(side, {}), ef) for side in ("one_server", "cluster")]
         rows.append(f"| recall@10 vs exact, EF_RUNTIME {ef} | " + " | ".join(values) + " |")
     return "\n".join(rows)
