@@ -94,7 +94,12 @@ unit-valkey-search: $(TEST_STAMP) $(CLIENTS) unit-default
 # valkey-search in coordinator mode (kenning/ops/cluster.py; docs/cluster.md). valkey-search only:
 # RediSearch has no coordinator. About two minutes.
 CLUSTER_TESTS := tests/kenning/store tests/kenning/access/test_account_races.py tests/mcp_server/test_tools.py \
-	tests/web_ui/test_pages.py tests/feed_worker/test_feeds.py tests/feed_worker/test_worker.py
+	tests/web_ui/test_pages.py tests/feed_worker/test_feeds.py tests/feed_worker/test_worker.py \
+	tests/kenning/curation/test_duplicates.py tests/kenning/curation/test_briefing.py \
+	tests/kenning/curation/test_projects.py tests/kenning/truth/test_contradictions.py \
+	tests/kenning/truth/test_belief.py tests/kenning/memory/test_bulk.py \
+	tests/kenning/memory/test_lifecycle.py tests/kenning/memory/test_suppression.py \
+	tests/kenning/memory/test_memory.py
 
 unit-cluster: $(TEST_STAMP) $(CLIENTS) unit-valkey-search
 	@if [ -z "$(VALKEY_SEARCH_MODULE)" ]; then \
