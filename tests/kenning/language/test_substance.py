@@ -37,7 +37,7 @@ def test_a_speaker_prefix_is_not_content() -> None:
         "ok",
         "Thanks! See you",
         "Sam: the cache",
-        "We moved the nightly export to 03:00 UTC because the billing job held the lock until then.",
+        "We moved the nightly export to 03:00 UTC: the billing job held the lock until then.",
         "hi hi hi hi hi hi hi hi hi hi hi Valkey",
         "Is it done? Yes. Why? Because the lock moved.",
         "Who owns the deploy key? And when does it rotate?",

@@ -68,11 +68,14 @@ def test_a_gone_hash_is_none_and_a_full_store_starts_over() -> None:
 
     assert decoded.memory("t:mem:a", [None] * len(schema.FIELD_NAMES), none) is None
     first = decoded.memory("t:mem:a", row("one"), none)
-    assert first is not None and first.content == "one"
+    assert first is not None
+    assert first.content == "one"
     assert decoded.memory("t:mem:a", row("one"), none) is first  # kept
     counted = decoded.memory("t:mem:a", row("one"), Counter(4, 5.0))
-    assert counted is not None and (counted.recall_count, counted.last_recalled) == (4, 5.0)
+    assert counted is not None
+    assert (counted.recall_count, counted.last_recalled) == (4, 5.0)
     assert len(decoded) == 2
     changed = decoded.memory("t:mem:a", row("two"), none)  # the store was full: started over
-    assert changed is not None and changed.content == "two"
+    assert changed is not None
+    assert changed.content == "two"
     assert len(decoded) == 1
