@@ -4,7 +4,8 @@ One client sends each tool of the load mix (``bench.load.TOOLS``) back to back a
 mcp`` over HTTP (bare JSON-RPC POSTs, as ``bench.load`` sends them), over 1,000 corpus memories,
 in rounds; per tool and round: the server's and Valkey's CPU milliseconds per call (``/proc``) and
 the wall time per call. Beside it, in this process: the query embedding alone and the engine's
-recall of the same queries (no HTTP, no MCP), so what the door adds is the difference.
+recall of the same queries (no HTTP, no MCP), so what the door adds is the difference, and after
+the HTTP rounds the engine's remember of new texts (three rounds).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
                 asyncio.run(
                     over_http(url, secret, workload, pids, valkey_pid, args.calls, args.rounds)
                 )
+            in_process_writes(engine, workload.writes[:60])  # after: the HTTP part's store as was
             engine.close()
     return 0
 
@@ -96,6 +98,18 @@ def in_process(engine: Any, embedder: Any, queries: list[tuple[str, str | None]]
             f"engine recall {1000 * (done - embedded) / n:.2f} ms CPU per call",
             flush=True,
         )
+
+
+def in_process_writes(engine: Any, writes: list[tuple[str, str | None]]) -> None:
+    """CPU per call of the engine's remember (embedding, duplicate and contradiction checks,
+    write), each round's texts new."""
+    for round_ in range(3):
+        start = time.process_time()
+        for i, (text, project) in enumerate(writes):
+            draft = Draft(f"{text} (note {round_}.{i})", namespace="episodic", project=project)
+            engine.memories.remember(draft, actor="bench")
+        cpu = 1000 * (time.process_time() - start) / len(writes)
+        print(f"in process: engine remember {cpu:.2f} ms CPU per call", flush=True)
 
 
 async def over_http(

@@ -24,6 +24,7 @@ deliberately conservative: a pair it cannot explain by shared objects is never a
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -75,6 +76,10 @@ _CHANGES: tuple[tuple[re.Pattern[str], str], ...] = (
         r" nolonger use \1; use ",
     ),
 )
+
+# texts whose reading is kept (each a few hundred bytes of parsed clauses)
+CLAUSES_CACHE = 4096
+
 # A clause that follows these words is about the thing that was NOT chosen.
 _CONTRAST = re.compile(r"\b(?:instead of|rather than|in place of)\b")
 _CLAUSE_SPLIT = re.compile(r"[;!?\n()]+|\.(?:\s+|$)|,|\b(?:but|however|whereas)\b")
@@ -372,9 +377,11 @@ def _normalise(text: str) -> str:
     return out
 
 
+@functools.lru_cache(maxsize=CLAUSES_CACHE)
 def clauses(text: str) -> tuple[Clause, ...]:
     """Split a statement into clauses; text after "instead of"/"rather than" is a negated clause.
-    Questions and plans are skipped (``kenning.language.words.sentences``)."""
+    Questions and plans are skipped (``kenning.language.words.sentences``). Pure, so kept per
+    text: a remember reads its own text once per neighbour it is compared with."""
     out: list[Clause] = []
     for sentence in sentences(text):
         for part in _CLAUSE_SPLIT.split(_normalise(sentence)):

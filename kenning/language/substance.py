@@ -18,6 +18,8 @@ to be touched by it (docs/recall.md, "Small talk and questions").
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import islice
 
 from kenning.language.polarity import STOP_WORDS
 
@@ -120,16 +122,22 @@ _SENTENCE_END = re.compile(r"[.!?]+(?:\s+|$)")
 def content_words(text: str) -> int:
     """How many words of ``text`` carry content (not stop words or small talk;
     a speaker prefix skipped)."""
+    return sum(1 for _ in _content(text))
+
+
+def _content(text: str) -> Iterator[str]:
+    """The content words of ``text``, in order (lazily: ``substance`` needs the first few)."""
     body = _SPEAKER.sub("", text, count=1).lower()
-    return sum(
-        1
-        for w in _WORD.findall(body)
-        if w.strip(".'") not in STOP_WORDS and w.strip(".'") not in SMALL_TALK
-    )
+    for w in _WORD.finditer(body):
+        word = w[0].strip(".'")
+        if word not in STOP_WORDS and word not in SMALL_TALK:
+            yield word
 
 
 def asks_only(text: str) -> bool:
     """Whether every sentence of ``text`` is a question."""
+    if "?" not in text:  # a sentence ends in "?" or the text states something
+        return False
     body = _SPEAKER.sub("", text, count=1).strip()
     ends = [m[0].strip() for m in _SENTENCE_END.finditer(body)]
     tail = _SENTENCE_END.split(body)[-1].strip()  # a last sentence without end punctuation states
@@ -138,6 +146,7 @@ def asks_only(text: str) -> bool:
 
 def substance(text: str) -> float:
     """The prior for ``text``: 1.0 for a statement with ``FULL_WORDS`` content words or more."""
-    words = content_words(text)
+    # only the first FULL_WORDS content words change the prior: a long note is not read through
+    words = sum(1 for _ in islice(_content(text), FULL_WORDS))
     prior = max(FLOOR, 1.0 - STEP * max(0, FULL_WORDS - words))
     return prior * (QUESTION if asks_only(text) else 1.0)

@@ -36,6 +36,7 @@ Deterministic rules, no model: a pair it cannot explain is never flagged
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -68,6 +69,10 @@ _OLD_BEFORE = re.compile(
 _FROM_BEFORE = re.compile(
     r"\bfrom\s+(?:(?:the|port|version)\s+)?(?:[A-Za-z][\w-]*\s+)?$", re.IGNORECASE
 )
+
+# texts whose reading is kept (each a few hundred bytes of parsed clauses)
+READ_CACHE = 4096
+
 _TO_AFTER = re.compile(r"^\s*(?:to|into|for|->|→|=>)\b|^\s*(?:->|→|=>)", re.IGNORECASE)
 _ARROW_AFTER = re.compile(r"^\s*(?:->|→|=>)")
 _CLAUSES = re.compile(r"[;!?\n()]+|\.(?:\s+|$)|,\s*|\b(?:but|however|whereas|while|so|because)\b")
@@ -156,8 +161,12 @@ def replace_clause(fact: Fact, index: int) -> Fact:
     return Fact(fact.slot, fact.value, fact.subject, fact.span, fact.old, fact.why, index)
 
 
-def _read(text: str) -> list[tuple[list[Fact], _Clause]]:
-    out: list[tuple[list[Fact], _Clause]] = []
+@functools.lru_cache(maxsize=READ_CACHE)
+def _read(text: str) -> tuple[tuple[tuple[Fact, ...], _Clause], ...]:
+    """The facts and the clause of each clause of ``text``. Pure, so kept per text: a remember
+    compares its text with each of ~13 neighbours, and the neighbours' texts come back on the
+    next remember (an edited memory is a new text: nothing to invalidate)."""
+    out: list[tuple[tuple[Fact, ...], _Clause]] = []
     previous: frozenset[str] = frozenset()
     for sentence in sentences(text):
         spaced = re.sub(r"(?<=\w)=(?=\w)", " = ", sentence.replace("\u2019", "'"))
@@ -166,16 +175,22 @@ def _read(text: str) -> list[tuple[list[Fact], _Clause]]:
                 continue
             found, clause, subject = _clause(part, previous)
             previous = subject or previous
-            out.append((found, clause))
-    return out
+            out.append((tuple(found), clause))
+    return tuple(out)
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every character inside one of ``spans`` turned into a space."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
 
 
 def _clause(text: str, previous: frozenset[str]) -> tuple[list[Fact], _Clause, frozenset[str]]:
     spans = [_counted(text, m.start(), m.end(), kind_of(m)) for m in KIND_RE.finditer(text)]
     spans = [s for s in spans if s[2] != "label"]
-    rest = "".join(
-        " " if any(s <= i < e for s, e, _, _ in spans) else ch for i, ch in enumerate(text)
-    )
+    rest = _blanked(text, [(s, e) for s, e, _, _ in spans])
     raw = [w.lower().strip(".'-") for w in _TOKEN.findall(text)]
     negated = sum(1 for w in raw if negating(w)) % 2 == 1
     additive = bool(ADDITIVE.search(text.lower()))
@@ -406,7 +421,7 @@ def _explain(o: Fact, n: Fact, new_facts: list[Fact]) -> ValueChange:
     )
 
 
-Reading = list[tuple[list[Fact], _Clause]]
+Reading = tuple[tuple[tuple[Fact, ...], _Clause], ...]
 
 
 def _aligned(old: Reading, new: Reading) -> ValueChange | None:

@@ -354,10 +354,10 @@ class OnnxEmbedder:
         batch_size: int = 32,
         max_length: int = 256,
         quantized: bool = False,
-        spinning: bool | None = None,
+        configure: Callable[[Any], None] | None = None,
     ) -> None:
-        """``spinning``: ONNX Runtime's ``session.intra_op.allow_spinning`` (None: its default;
-        an experiment's knob, ``bench.embed_floor``)."""
+        """``configure``: called with the ``SessionOptions`` before the session is built (an
+        experiment's knob, ``bench.embed_floor``; the serving path keeps the defaults)."""
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -372,10 +372,8 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        if spinning is not None:
-            options.add_session_config_entry(
-                "session.intra_op.allow_spinning", "1" if spinning else "0"
-            )
+        if configure is not None:
+            configure(options)
         try:
             self._session = ort.InferenceSession(
                 str(onnx_file), options, providers=["CPUExecutionProvider"]
@@ -410,17 +408,37 @@ class OnnxEmbedder:
         return [v for v in out if v is not None]
 
     def _batch(self, texts: list[str]) -> list[Vector]:
-        encodings = self._tokenizer.encode_batch(texts)
+        feeds = self.feeds(texts)
+        return pooled(self.run(feeds), feeds["attention_mask"])
+
+    def feeds(self, texts: list[str], *, batch: bool = False) -> dict[str, np.ndarray[Any, Any]]:
+        """The model's inputs for ``texts`` (the tokenizer's step). One text is encoded with
+        ``encode`` unless ``batch`` (``bench.embed_floor`` compares them): ``encode_batch`` hands
+        even one text to the tokenizers crate's thread pool and waits for a worker thread (same
+        ids: a batch of one has no padding)."""
+        if len(texts) == 1 and not batch:
+            encodings = [self._tokenizer.encode(texts[0])]
+        else:
+            encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._wants_types:
             feeds["token_type_ids"] = np.zeros_like(ids)
+        return feeds
+
+    def run(self, feeds: dict[str, np.ndarray[Any, Any]]) -> np.ndarray[Any, Any]:
+        """The encoder's last hidden state for ``feeds`` (ONNX Runtime's step)."""
         try:
-            hidden = self._session.run(None, feeds)[0]
+            hidden: np.ndarray[Any, Any] = self._session.run(None, feeds)[0]
         except Exception as exc:
             raise BackendUnavailable(f"the ONNX embedding model failed: {exc}") from exc
-        return [np.asarray(row, dtype=np.float32) for row in mean_pool(hidden, mask)]
+        return hidden
+
+
+def pooled(hidden: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> list[Vector]:
+    """One float32 vector per row of ``hidden`` (the pooling step)."""
+    return [np.asarray(row, dtype=np.float32) for row in mean_pool(hidden, mask)]
 
 
 def mean_pool(hidden: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

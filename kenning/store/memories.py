@@ -21,6 +21,7 @@ from kenning.core.query import Search
 from kenning.store import ordering, prefilter, search_module
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
+from kenning.store.decoded import Decoded, as_text
 from kenning.store.hits import Hit, Near, SearchResult
 from kenning.store.locks import Lease
 from kenning.store.patches import Patch
@@ -49,6 +50,7 @@ class MemoryStore:
         self.client = client
         self.prefix = prefix
         self.recalls = recalls or Recalls(client, prefix)
+        self.decoded = Decoded()
         self.units = units or Units(client, prefix)
         self._exact_small_sets = exact_small_sets
 
@@ -200,7 +202,7 @@ class MemoryStore:
         if not raw:
             return None
         fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
-        return Counter.parse(counter).applied(schema.decode(key, fields))
+        return Counter.parse(counter).decode(key, fields)
 
     def snapshots(self, keys: Sequence[str]) -> list[tuple[Memory, bytes | None] | None]:
         """Each memory whole -- every field and its vector (raw float32 bytes) from ONE HGETALL,
@@ -221,7 +223,7 @@ class MemoryStore:
                 continue
             vector = raw.get(schema.VECTOR_FIELD.encode())
             fields = {text(k): text(v) for k, v in raw.items() if text(k) != schema.VECTOR_FIELD}
-            out.append((Counter.parse(counter).applied(schema.decode(key, fields)), vector))
+            out.append((Counter.parse(counter).decode(key, fields), vector))
         return out
 
     def read_vector(self, key: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
@@ -324,7 +326,7 @@ class MemoryStore:
             for w, rows in zip(wanted, found_rows, strict=True)
         ]
         kept = [key for rows in near for key, _ in rows]
-        values, counters = self._read_rows(kept, kept)
+        values, counters = self._read_rows(kept)
         out: list[SearchResult] = []
         spreads = [_spread(rows, w.search) for rows, w in zip(found_rows, wanted, strict=True)]
         for total, rows, spread in zip(
@@ -333,40 +335,29 @@ class MemoryStore:
             hits: list[Hit] = []
             phantoms = 0
             for key, distance in rows:
-                stored = next(values)  # read in this order
-                if "created_at" not in stored:
+                # read in this order
+                memory = self.decoded.memory(key, next(values), next(counters))
+                if memory is None:
                     phantoms += 1
                     continue
-                hits.append(Hit(counters[key].applied(schema.decode(key, stored)), distance))
+                hits.append(Hit(memory, distance))
             out.append(
                 SearchResult(total=total, hits=tuple(hits), phantoms=phantoms, distances=spread)
             )
         return out
 
-    def _read_rows(
-        self, keys: list[str], counted: list[str]
-    ) -> tuple[Iterator[dict[str, str]], dict[str, Counter]]:
-        """Every declared field (never the vector) of each of ``keys`` ({} for a hash gone) and
-        the live recall counter of each of ``counted``, in one round trip."""
-        if not keys and not counted:
-            return iter(()), {}
+    def _read_rows(self, keys: list[str]) -> tuple[Iterator[Any], Iterator[Counter]]:
+        """The HMGET reply of every declared field (never the vector) of each of ``keys`` and
+        its live recall counter, in one round trip."""
+        if not keys:
+            return iter(()), iter(())
         pipe = self.client.pipeline(transaction=False)
         for key in keys:
             pipe.hmget(key, list(schema.FIELD_NAMES))
-        for key in counted:
+        for key in keys:
             self.recalls.queue_read(pipe, key)
         replies = call(pipe.execute, raise_on_error=True)
-        rows = (
-            {
-                name: text(v)
-                for name, v in zip(schema.FIELD_NAMES, row, strict=True)
-                if v is not None
-            }
-            for row in replies[: len(keys)]
-        )
-        return rows, {
-            key: Counter.parse(r) for key, r in zip(counted, replies[len(keys) :], strict=True)
-        }
+        return iter(replies[: len(keys)]), (Counter.parse(r) for r in replies[len(keys) :])
 
     def count(self, query: Search) -> int:
         reply = call(
@@ -538,7 +529,7 @@ def _slim_rows(reply: Any) -> list[Row]:
     rows: list[Row] = []
     for i in range(1, len(reply) - 1, 2):
         raw = reply[i + 1]
-        found = {text(raw[j]): text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
+        found = {as_text(raw[j]): as_text(raw[j + 1]) for j in range(0, len(raw) - 1, 2)}
         rows.append((text(reply[i]), float(found.pop(schema.DISTANCE_ALIAS, "inf")), found))
     return rows
 

@@ -69,6 +69,18 @@ class Counter:
             None if count is None else int(text(count)), None if last is None else float(text(last))
         )
 
+    def decode(self, key: str, fields: dict[str, str]) -> Memory:
+        """The memory of hash ``fields`` with these live values: ``applied(schema.decode(...))``
+        with one Memory built, not two (a recall decodes 25-60 rows)."""
+        if self.count is None:
+            return schema.decode(key, fields)
+        live = {**fields, "recall_count": str(self.count)}
+        if self.last is None:
+            live.pop("last_recalled", None)
+        else:
+            live["last_recalled"] = repr(self.last)
+        return schema.decode(key, live)
+
     def applied(self, memory: Memory) -> Memory:
         """The memory with these live values (unchanged when there is no counter key)."""
         if self.count is None:

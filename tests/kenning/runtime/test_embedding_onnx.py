@@ -152,3 +152,21 @@ def test_a_store_written_in_fp32_opens_with_auto_and_a_new_store_gets_int8(
     for prefix in (old.key_prefix, fresh.key_prefix):
         for key in first.store.client.scan_iter(match=f"{prefix}*"):
             first.store.client.delete(key)
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_one_text_is_tokenized_by_encode_with_the_ids_and_vector_of_encode_batch(
+    onnx_file: Path, quantized: bool
+) -> None:
+    model_file = ensure_int8(onnx_file) if quantized else onnx_file
+    onnx = OnnxEmbedder(default_model_path(), model_file, quantized=quantized)
+    for text in TEXTS:
+        alone, batched = onnx.feeds([text]), onnx.feeds([text], batch=True)
+        assert set(alone) == set(batched)
+        for name, value in alone.items():
+            assert np.array_equal(value, batched[name]), (text[:30], name)
+        assert np.array_equal(onnx.embed(text), onnx.embed_many([text])[0])
+    # positive control: two texts of different lengths are padded to the longer one
+    pair = onnx.feeds([TEXTS[0], TEXTS[5]])
+    assert pair["input_ids"].shape[0] == 2
+    assert pair["attention_mask"][1].sum() < pair["attention_mask"][0].sum()
