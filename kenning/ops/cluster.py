@@ -148,6 +148,8 @@ class LocalCluster:
                 f'loadmodule "{self.module}" --use-coordinator',
                 # a shard that does not answer fails the search: never a silent partial result
                 "search.enable-partial-results no",
+                # the other shards keep serving their keys while one is down
+                "cluster-require-full-coverage no",
             ]
         )
 
