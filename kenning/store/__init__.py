@@ -236,6 +236,11 @@ class Store:
         slots (kenning.store.shards); nothing changes on one server."""
         return shards.named(self.client)
 
+    def exposed_coordinators(self) -> list[str]:
+        """On a cluster, the coordinator gRPC ports that answer on a non-loopback address
+        (kenning.store.shards; docs/cluster.md): unauthenticated, so a finding for the doctor."""
+        return shards.exposed_coordinators(self.client)
+
     def ping(self) -> bool:
         return bool(call(self.client.ping))
 

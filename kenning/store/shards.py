@@ -12,6 +12,8 @@ explained here, by asking every primary the client knows of directly, and report
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -109,3 +111,55 @@ def named(client: Any) -> Iterator[None]:
         if better is exc:
             raise
         raise better from exc
+
+
+COORDINATOR_OFFSET = 20294  # valkey-search 1.2.1, src/coordinator/util.h (docs/cluster.md)
+
+
+def coordinator_port(port: int) -> int:
+    """The gRPC port valkey-search's coordinator opens beside a node on ``port``."""
+    return port + COORDINATOR_OFFSET + (1 if port == 6378 else 0)
+
+
+def exposed_coordinators(client: Any) -> list[str]:
+    """``host:port`` of each node's coordinator port that accepts a TCP connection on a
+    non-loopback address: the node's own, or for a node on loopback this machine's outward
+    address (the coordinator binds every interface). Empty on one server."""
+    if not layout.clustered(client):
+        return []
+    outward = _outward_address()
+    found: list[str] = []
+    for node in client.get_nodes():
+        host = node.host if not _loopback(node.host) else outward
+        if host is None:
+            continue
+        target = (host, coordinator_port(int(node.port)))
+        if _connects(target):
+            found.append(f"{target[0]}:{target[1]}")
+    return sorted(set(found))
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
+def _outward_address() -> str | None:
+    """The address this machine would send from (a UDP socket's connect sends nothing)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))  # any routable address; no packet is sent
+            address = str(probe.getsockname()[0])
+        except OSError:
+            return None
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+def _connects(target: tuple[str, int]) -> bool:
+    try:
+        with socket.create_connection(target, timeout=PROBE_TIMEOUT):
+            return True
+    except OSError:
+        return False

@@ -1,19 +1,21 @@
 """A shard down on a cluster without replicas (kenning/store/shards.py, docs/cluster.md "Faults").
 
 Positive control first: with every shard up, a recall finds a memory on each shard, through the
-engine and through the MCP tool. Then one primary is killed: a read by key of a memory on a live
-shard still answers (the nodes run with ``cluster-require-full-coverage no``), one on the dead
-shard fails naming its node, and a recall -- through the engine and through a real MCP client --
-fails with ``backend_unavailable`` naming the dead node and its slots, never "no memories".
-"""
+engine, the MCP tool and the dashboard's search page. Then one primary is killed: a read by key of
+a memory on a live shard still answers (the nodes run with ``cluster-require-full-coverage no``),
+one on the dead shard fails naming its node, and a recall -- through the engine, a real MCP client
+and the dashboard's search page in Chromium -- fails with ``backend_unavailable`` naming the dead
+node and its slots, never "no memories"."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
+from playwright.async_api import Browser
 
 from kenning.core.errors import BackendUnavailable
 from kenning.engine import Engine
@@ -26,6 +28,9 @@ from kenning.store.cluster_admin import ranges
 from kenning.store.slots import slot
 from tests.conftest import cluster_module, make_settings
 from tests.mcp_server.conftest import mcp_settings, ok, refused, start_harness
+from tests.web_ui.conftest import Dashboard, make_accounts, web_settings
+from tests.web_ui.test_browser import signed_in
+from web_ui.service import WebService
 
 pytestmark = pytest.mark.cluster
 
@@ -73,22 +78,30 @@ def _found(engine: Engine, words: str) -> list[str]:
 
 
 async def test_a_shard_down_fails_recall_naming_it_and_reads_by_key_elsewhere_still_answer(
-    cluster: LocalCluster, tmp_path: Path, embedder: Embedder
+    cluster: LocalCluster, tmp_path: Path, embedder: Embedder, browser: Browser
 ) -> None:
     settings = make_settings(tmp_path, 6390, key_prefix="sd:", valkey_cluster=cluster.spec)
     engine = Engine.open(settings, connect(settings), embedder)
     harness = start_harness(engine, mcp_settings(settings, valkey_cluster=cluster.spec))
+    make_accounts(engine)
+    web = Dashboard(engine, web_settings(settings, tmp_path))
+    dashboard = WebService(engine, web.settings, web.logins)
+    dashboard.start()
     try:
         by_port = _spread(engine, cluster)
         assert all(by_port.values()), by_port  # every shard holds some of the memories
         for port, held in by_port.items():  # positive control: a recall reaches every shard
             key, words = held[0]
             assert key in _found(engine, words), port
-        victim = cluster.ports[2]
+        victim = cluster.ports[1]  # not the accounts' nor the tokens' slot: the doors sign in
         (on_victim, _), (elsewhere, words_elsewhere) = (
             by_port[victim][0],
             by_port[cluster.ports[0]][0],
         )
+        page = await signed_in(browser, dashboard.url.rstrip("/"), "viewer")
+        searched = f"{dashboard.url.rstrip('/')}/search?{urlencode({'q': words_elsewhere})}"
+        await page.goto(searched)
+        assert words_elsewhere in await page.content()  # positive control: the page finds it
         async with harness.client("write") as client:
             answered = await ok(client, "recall", {"query": words_elsewhere, "project": "spread"})
             assert elsewhere in [m["key"] for m in answered["results"]]
@@ -101,13 +114,20 @@ async def test_a_shard_down_fails_recall_naming_it_and_reads_by_key_elsewhere_st
                 assert f"127.0.0.1:{victim}" in unread.value.message
                 with pytest.raises(BackendUnavailable) as failed:
                     _found(engine, words_elsewhere)
-                assert f"shard 127.0.0.1:{victim} (slots 10923-16383) is down" in str(failed.value)
+                assert f"shard 127.0.0.1:{victim} (slots 5461-10922) is down" in str(failed.value)
                 said = await refused(
                     client, "recall", {"query": words_elsewhere, "project": "spread"}
                 )
                 assert said.startswith("backend_unavailable:")
-                assert f"shard 127.0.0.1:{victim} (slots 10923-16383) is down" in said
+                assert f"shard 127.0.0.1:{victim} (slots 5461-10922) is down" in said
                 assert "no memories" not in said.lower()
+                shown = await page.goto(searched)
+                assert shown is not None
+                assert shown.status == 503
+                body = await page.inner_text("body")
+                assert f"shard 127.0.0.1:{victim} (slots 5461-10922) is down" in body
+                assert words_elsewhere not in body
     finally:
+        dashboard.stop()
         harness.service.stop()
         engine.close()
