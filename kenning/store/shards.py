@@ -1,13 +1,13 @@
 """Which shards of a cluster do not answer: the names a failed search or read reports.
 
 valkey-search 1.2.1 can answer a search from the shards that do (``SOMESHARDS``, or the config
-``search.enable-partial-results yes``), but its reply then says nothing about the shards left out:
-the fan-out's tracker returns the merged rows with an OK status as soon as one shard answered
-(src/query/fanout.cc at tag 1.2.1, ``~SearchPartitionResultsTracker``), and a live shard that only timed out is
-dropped the same way (``HandleResponse``). Kenning could not tell such an answer from a complete
-one, so it never asks for one (docs/cluster.md, "Faults"): a search that fails on a cluster is
-explained here, by asking every primary the client knows of directly, and reported as
-``BackendUnavailable`` naming each primary that does not answer and the slots it owns.
+``search.enable-partial-results yes``), but its reply then says nothing about the shards left
+out: the fan-out's tracker returns the merged rows with an OK status as soon as one shard
+answered (src/query/fanout.cc at tag 1.2.1, ``~SearchPartitionResultsTracker``), and a live shard
+that only timed out is dropped the same way (``HandleResponse``). Kenning could not tell such an
+answer from a complete one, so it never asks for one (docs/cluster.md, "Faults"): a search that
+fails on a cluster is explained here, by asking every primary the client knows of directly, and
+reported as ``BackendUnavailable`` naming each primary that does not answer and its slots.
 """
 
 from __future__ import annotations
