@@ -93,7 +93,8 @@ unit-valkey-search: $(TEST_STAMP) $(CLIENTS) unit-default
 # failover, a shard down) and each door's smoke tests on a local 3-shard Valkey Cluster with
 # valkey-search in coordinator mode (kenning/ops/cluster.py; docs/cluster.md). valkey-search only:
 # RediSearch has no coordinator. About two minutes.
-CLUSTER_TESTS := tests/kenning/store tests/kenning/access/test_account_races.py tests/mcp_server/test_tools.py \
+CLUSTER_TESTS := tests/kenning/store tests/kenning/access tests/kenning/ops/test_cluster_restore.py \
+	tests/mcp_server/test_tools.py \
 	tests/web_ui/test_pages.py tests/feed_worker/test_feeds.py tests/feed_worker/test_worker.py \
 	tests/kenning/curation/test_duplicates.py tests/kenning/curation/test_briefing.py \
 	tests/kenning/curation/test_projects.py tests/kenning/truth/test_contradictions.py \

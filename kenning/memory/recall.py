@@ -97,6 +97,11 @@ class Recaller:
         )
 
     def recall(self, request: RecallRequest) -> RecallResult:
+        """The answer to ``request``; on a cluster with a shard down, a typed error naming it."""
+        with self.ctx.store.shards_named():
+            return self._recall(request)
+
+    def _recall(self, request: RecallRequest) -> RecallResult:
         now = self.ctx.clock.now()
         p = plan(request, now, feeds_default=self.ctx.settings.recall_include_feeds)
         # independent of the embedding, by contract

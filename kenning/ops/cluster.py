@@ -9,7 +9,8 @@ each replica is attached with CLUSTER REPLICATE. A node listens on its port, its
 three are free. RediSearch has no coordinator, so the cluster runs on valkey-search only.
 
 Partial results are off (``search.enable-partial-results no``): a shard that does not answer fails
-the search instead of being left out of the merge. Data (AOF), the shared password and each
+the search instead of being left out of the merge. Full coverage is not required
+(``cluster-require-full-coverage no``): with a shard down the others go on serving their keys. Data (AOF), the shared password and each
 node's log live under ``<data_dir>/cluster/node-<port>``.
 """
 
@@ -148,6 +149,8 @@ class LocalCluster:
                 f'loadmodule "{self.module}" --use-coordinator',
                 # a shard that does not answer fails the search: never a silent partial result
                 "search.enable-partial-results no",
+                # the other shards keep serving their keys while one is down
+                "cluster-require-full-coverage no",
             ]
         )
 

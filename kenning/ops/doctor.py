@@ -34,7 +34,30 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     checks.append(_indexes(store, settings, model))
     checks.append(files(settings))
     checks.append(_worker(store, settings))
+    if settings.valkey_cluster is not None:
+        checks.append(_coordinators(store))
     return checks
+
+
+def _coordinators(store: Store | None) -> Check:
+    """valkey-search's coordinator port has no authentication nor TLS (docs/cluster.md)."""
+    try:
+        open_ports = None if store is None else store.exposed_coordinators()
+    except KenningError as exc:
+        return Check("coordinator ports", False, str(exc))
+    if open_ports is None:
+        return Check("coordinator ports", False, "not checked: the cluster is unreachable")
+    if open_ports:
+        return Check(
+            "coordinator ports",
+            False,
+            f"reachable over the network: {', '.join(open_ports)}; valkey-search's coordinator "
+            "has no password nor TLS: allow these ports only from the cluster's own nodes "
+            "(docs/cluster.md, 'The coordinator's port')",
+        )
+    return Check(
+        "coordinator ports", True, "not reachable from this machine on a non-loopback address"
+    )
 
 
 def files(settings: Settings) -> Check:

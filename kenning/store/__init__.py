@@ -10,6 +10,7 @@ one unit of work (kenning.store.unit).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ import valkey
 
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import indexes, layout, rebuild, search_module, vectors
+from kenning.store import indexes, layout, rebuild, search_module, shards, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, password_file, text
@@ -229,6 +230,16 @@ class Store:
         """Write what waits behind replies (the recall log and counters), then stop that writer. The
         connection is the caller's."""
         self.recall_writes.close()
+
+    def shards_named(self) -> AbstractContextManager[None]:
+        """Around a search: on a cluster with a shard down, its failure names the shard and its
+        slots (kenning.store.shards); nothing changes on one server."""
+        return shards.named(self.client)
+
+    def exposed_coordinators(self) -> list[str]:
+        """On a cluster, the coordinator gRPC ports that answer on a non-loopback address
+        (kenning.store.shards; docs/cluster.md): unauthenticated, so a finding for the doctor."""
+        return shards.exposed_coordinators(self.client)
 
     def ping(self) -> bool:
         return bool(call(self.client.ping))

@@ -20,6 +20,8 @@ _MODULE_MISSING = ("unknown command", "ft.search", "ft.create", "ft.info")
 # How each engine says an index does not exist (RediSearch 2.10: "Unknown index name", "Unknown
 # Index name", "<name>: no such index"; valkey-search 1.2.1: "Index with name '<name>' not found in
 # database 0"). Both wordings are covered by tests/kenning/test_engines.py against both modules.
+# valkey-search's coordinator when a fan-out (FT.INFO ... CLUSTER|PRIMARY) misses a shard
+_SHARD_SILENT = "unable to contact all cluster members"
 _NO_INDEX = ("unknown index name", ": no such index", "not found in database")
 
 
@@ -80,6 +82,11 @@ def translate(exc: Exception) -> KenningError:
         return BackendUnavailable(
             "the search module is not loaded in Valkey",
             hint="load valkey-search (or RediSearch) or use `kenning valkey`",
+        )
+    if isinstance(exc, vx.ResponseError) and _SHARD_SILENT in lowered:
+        return BackendUnavailable(
+            f"a shard of the cluster does not answer: {text}",
+            hint="retry in a moment; `kenning cluster status` shows which node is down",
         )
     if isinstance(
         exc, vx.ReadOnlyError | vx.OutOfMemoryError | vx.ClusterDownError | vx.TryAgainError

@@ -313,12 +313,14 @@ def _unpacked(value: Any) -> Any:
 
 
 def _hashes(keys: list[str], args: list[Any]) -> list[str]:
-    """The hashes a piece writes (HSET, HSETNX, HDEL ops), from its encoded ARGV."""
+    """The hashes a piece writes or deletes (HSET, HSETNX, HDEL, DEL ops), from its encoded ARGV:
+    a deleted memory, too, is still found by a search fanned out from another node until its own
+    node next runs a command."""
     found: list[str] = []
     i, ops = 2, int(args[1])
     for _ in range(ops):
         command, index, count = args[i], int(args[i + 1]), int(args[i + 2])
-        if command in ("HSET", "HSETNX", "HDEL") and keys[index - 1] not in found:
+        if command in ("HSET", "HSETNX", "HDEL", "DEL") and keys[index - 1] not in found:
             found.append(keys[index - 1])
         i += 3 + count
     return found

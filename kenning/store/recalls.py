@@ -3,7 +3,8 @@
 Every write to an indexed hash makes the search module re-index the whole document, vector included,
 so a recall never writes the memories it returns. The touch writes one small hash per returned
 memory, ``{prefix}recalled:{memory key}`` (``count``, ``last``), and adds the memory key to the set
-``{prefix}recalled:dirty``; each command names one key (cluster-safe).
+``{prefix}recalled:dirty``; each command names one key (cluster-safe; in the cluster layout the
+counter sits in its memory's slot, ``{prefix}recalled:{<memory key>}``).
 
 The rule for the live value: the counter key when it exists, else the memory hash's own
 ``recall_count`` / ``last_recalled``. A new counter key starts from the count the caller read from
@@ -31,7 +32,7 @@ from valkey.client import Pipeline
 
 from kenning.core import schema
 from kenning.core.models import Memory
-from kenning.store import cluster_unit
+from kenning.store import cluster_unit, layout, slots
 from kenning.store.client import call, text
 from kenning.store.patches import PATCH_SCRIPT, Patch
 
@@ -104,8 +105,13 @@ class Recalls:
         self.prefix = prefix
         self.dirty = f"{prefix}recalled:dirty"
         self.settle = settle
+        self.clustered = layout.clustered(client)
 
     def key(self, memory_key: str) -> str:
+        """The counter of ``memory_key``; in the cluster layout in the memory's own slot (its key
+        as hash tag), so reading a memory by key needs only its own shard."""
+        if self.clustered:
+            return slots.beside(self.prefix, "recalled", memory_key)
         return f"{self.prefix}recalled:{memory_key}"
 
     # --- touch (the end of every recall) ----------------------------------------------------

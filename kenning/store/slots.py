@@ -60,10 +60,15 @@ def tag_for(key: str) -> str:
     return key
 
 
+def beside(prefix: str, family: str, key: str) -> str:
+    """A key of ``family`` that belongs to the record ``key``, in the record's slot."""
+    tag = tag_for(key)
+    return f"{prefix}{family}:{{{tag}}}" if tag == key else f"{prefix}{family}:{{{tag}}}:{key}"
+
+
 def events_key(prefix: str, key: str) -> str:
     """The history list of the record ``key`` in the cluster layout: in the record's slot."""
-    tag = tag_for(key)
-    return f"{prefix}events:{{{tag}}}" if tag == key else f"{prefix}events:{{{tag}}}:{key}"
+    return beside(prefix, "events", key)
 
 
 def pending_key(prefix: str, at: int) -> str:

@@ -35,7 +35,8 @@ class TokenStore:
         self.names = f"{prefix}tokens"
         self.units = units or Units(client, prefix)
 
-    def _key(self, digest: str) -> str:
+    def key(self, digest: str) -> str:
+        """The hash of the token whose secret has ``digest`` (its family's slot on a cluster)."""
         return f"{self.prefix}token:{digest}"
 
     def add(self, record: TokenRecord, events: Sequence[AuditEvent]) -> bool:
@@ -53,10 +54,10 @@ class TokenStore:
             .guard(self.names, {record.name: ""})
             .hset(self.names, {record.name: record.digest})
         )
-        return self.units.commit(unit.hset(self._key(record.digest), fields)).applied
+        return self.units.commit(unit.hset(self.key(record.digest), fields)).applied
 
     def by_digest(self, digest: str) -> TokenRecord | None:
-        data = self._hash(self._key(digest))
+        data = self._hash(self.key(digest))
         if not data:
             return None
         return TokenRecord(
@@ -89,6 +90,6 @@ class TokenStore:
         unit = (
             Unit(events(record))
             .guard(self.names, {name: record.digest})
-            .delete(self._key(record.digest))
+            .delete(self.key(record.digest))
         )
         return record if self.units.commit(unit.hdel(self.names, name)).applied else None

@@ -4,8 +4,6 @@ the actor and the reason."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kenning.access.accounts import Accounts
@@ -14,7 +12,6 @@ from kenning.access.oauth import ClientInfo, Issued, OAuth
 from kenning.core.clock import ManualClock
 from kenning.core.errors import InvalidInput, NotFound
 from kenning.core.models import iso
-from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning_cli.main import main
 
@@ -147,19 +144,10 @@ def test_revoking_a_client_is_audited_with_its_reason(oauth: OAuth, engine: Engi
 def test_the_cli_lists_and_revokes_a_grant(
     oauth: OAuth,
     engine: Engine,
-    settings: Settings,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
+    cli_env: None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     issued = connect(oauth, "c1", "ana")
-    monkeypatch.chdir(tmp_path)
-    for name, value in (
-        ("DATA_DIR", str(settings.data_dir)),
-        ("VALKEY_PORT", str(settings.valkey_port)),
-        ("KEY_PREFIX", settings.key_prefix),
-    ):
-        monkeypatch.setenv(f"KENNING_{name}", value)
     assert main(["oauth", "grants"]) == 0
     assert "c1\tCursor\tana\tread offline_access\t" in capsys.readouterr().out
     assert main(["oauth", "clients"]) == 0

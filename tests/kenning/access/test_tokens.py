@@ -36,13 +36,14 @@ def test_a_token_verifies_and_only_its_digest_is_stored(
     assert len(secret) > 40
     assert tokens.verify(secret) == token
     assert (token.name, token.scope, token.created_by) == ("laptop-claude", "write", "alice")
-    stored = list(client.scan_iter(match=f"{settings.key_prefix}token*"))
+    layout = Store(client, settings.key_prefix).tokens  # the key names of the store's layout
+    stored = list(client.scan_iter(match=f"{layout.prefix}token*"))
     assert stored  # positive control: the token is in Valkey ...
     for key in stored:
         values: Any = client.hgetall(key)
         flat = b" ".join([key, *values.keys(), *values.values()])
         assert secret.encode() not in flat  # ... but never its secret
-    assert client.exists(f"{settings.key_prefix}token:{digest(secret)}")
+    assert client.exists(layout.key(digest(secret)))
 
 
 def test_wrong_secrets_do_not_verify(tokens: Tokens) -> None:
@@ -127,7 +128,9 @@ def test_a_token_may_name_a_profile_and_an_unknown_one_names_the_valid_ones(
     assert (token.profile, tokens.verify(secret)) == ("curator", token)
     plain, plain_secret = tokens.create("plain", "write", actor="alice")
     assert plain.profile is None
-    stored: Any = client.hgetall(f"{settings.key_prefix}token:{digest(plain_secret)}")
+    stored: Any = client.hgetall(
+        Store(client, settings.key_prefix).tokens.key(digest(plain_secret))
+    )
     assert b"scope" in stored  # positive control: the record is there ...
     assert b"profile" not in stored  # ... as tokens made before profiles have it
     with pytest.raises(InvalidInput, match="unknown profile 'reader'") as refused:
