@@ -10,8 +10,8 @@ three are free. RediSearch has no coordinator, so the cluster runs on valkey-sea
 
 Partial results are off (``search.enable-partial-results no``): a shard that does not answer fails
 the search instead of being left out of the merge. Full coverage is not required
-(``cluster-require-full-coverage no``): with a shard down the others go on serving their keys. Data (AOF), the shared password and each
-node's log live under ``<data_dir>/cluster/node-<port>``.
+(``cluster-require-full-coverage no``): with a shard down the others go on serving their keys.
+Data (AOF), the shared password and each node's log live under ``<data_dir>/cluster/node-<port>``.
 """
 
 from __future__ import annotations
