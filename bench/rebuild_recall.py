@@ -47,11 +47,12 @@ from bench.scale_vectors import Matrix, base_vectors, cache_dir, cache_name
 from kenning.core import schema
 from kenning.core.query import Search
 from kenning.core.settings import Settings
+from kenning.curation.graph import GraphSelfCheck
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall_plan import RecallRequest
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
-from kenning.store import AuditEvent, digest, search_module
+from kenning.store import AuditEvent, GraphCheck, digest, search_module
 
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "50k": 50_000, "100k": 100_000}
 EF_CURVE = (64, 128, 200, 256)
@@ -253,6 +254,53 @@ def _said(point: dict[str, Any], checked: int, progress: Progress) -> None:
     )
 
 
+class _Later(GraphSelfCheck):
+    """The self-check a restore and a reindex end with, left for ``repaired`` to run: the graph is
+    measured as the rebuild built it, then after the repair."""
+
+    def run(self, *, actor: str, repair: bool = True, index: str | None = None) -> GraphCheck:
+        del actor, repair  # nothing checked here: ``repaired`` runs the real one
+        return GraphCheck(index or "", self.ctx.settings.ef_runtime, 0, 0, 0, 0, 0, 0.0)
+
+
+def deferred(engine: Engine) -> None:
+    later = _Later(engine.ctx)
+    engine.backups.graph = later
+    engine.maintenance.graph = later
+
+
+def repaired(
+    engine: Engine,
+    client: Any,
+    keys: list[str],
+    matrix: Matrix,
+    queries: Matrix,
+    checked: Sequence[int],
+    progress: Progress,
+) -> dict[str, Any]:
+    """The product's self-check and repair (``GraphSelfCheck``: every stored memory), timed, then
+    the sample's self-recall misses and recall@10 at the default EF_RUNTIME once more."""
+    done = GraphSelfCheck(engine.ctx).run(actor=ACTOR)
+    index, ef = engine.ctx.index, engine.ctx.settings.ef_runtime
+    missed = self_misses(client, index, keys, matrix, checked, ef)
+    out = {
+        "check": {k: v for k, v in done.public().items() if k != "missed_keys"},
+        "check_seconds_per_10k": done.seconds * 10_000 / max(done.checked, 1),
+        "ef_runtime": ef,
+        "self_checked": len(checked),
+        "self_missed": len(missed),
+        "self_missed_with_a_twin": twins(matrix, missed),
+        "self_missed_keys": [keys[row] for row in missed[:20]],
+        "recall@10": quality(client, index, matrix, queries, ef)["recall@10"],
+    }
+    progress(
+        f"    repair: {done.describe()} in {done.seconds:.1f} s "
+        f"({out['check_seconds_per_10k']:.1f} s per 10k); the sample then misses "
+        f"{len(missed)}/{len(checked)} at ef {ef} ({out['self_missed_with_a_twin']} twins)"
+    )
+    return out
+
+
 def phases(
     engine: Engine, client: Any, items: list[Item], matrix: Matrix
 ) -> Iterator[tuple[str, Engine, list[str], float]]:
@@ -266,6 +314,7 @@ def phases(
     client.flushall()
     engine.close()
     engine = Engine.open(engine.ctx.settings, client, engine.ctx.embedder)
+    deferred(engine)
     start = time.perf_counter()
     engine.backups.restore(path, dry_run=False, actor=ACTOR)
     yield "restore", engine, keys, time.perf_counter() - start
@@ -304,6 +353,7 @@ def curves(
     with private_store(settings) as (private, client):
         out["search_module"] = _module(client)
         first = Engine.open(private, client, embedder)
+        deferred(first)
         for phase, engine, keys, seconds in phases(first, client, items, matrix):
             index = engine.ctx.index
             progress(f"  {phase}: {seconds:.0f} s, index {index}")
@@ -314,6 +364,9 @@ def curves(
                 "curve": measure(client, index, keys, matrix, queries, checked, progress),
                 "interleaved": interleaved(client, index, queries),
             }
+            out["phases"][phase]["repaired"] = repaired(
+                engine, client, keys, matrix, queries, checked, progress
+            )
         if asked:
             out["recall_latency"] = recall_latency(engine, client, asked)
             progress(f"  recall p50 ms: {_p50s(out['recall_latency'])}")
@@ -362,6 +415,16 @@ def table(result: dict[str, Any]) -> str:
                 f"{point['self_checked']:,} ({point.get('self_missed_with_a_twin', '?')} with a "
                 f"twin) | {point['knn']['p50_ms']:.2f} / "
                 f"{point['knn']['p95_ms']:.2f} |"
+            )
+        fixed = measured.get("repaired")
+        if fixed:
+            lines.append(
+                f"| {engine} | {result['size']:,} | {phase} + self-check "
+                f"({fixed['check']['missed']} missed of {fixed['check']['checked']:,}, "
+                f"{fixed['check']['reinserted']} re-inserted, "
+                f"{fixed['check_seconds_per_10k']:.1f} s per 10k) | {fixed['ef_runtime']} "
+                f"| {fixed['recall@10']:.3f} | {fixed['self_missed']} of "
+                f"{fixed['self_checked']:,} ({fixed['self_missed_with_a_twin']} with a twin) | |"
             )
     return "\n".join(lines)
 

@@ -33,6 +33,7 @@ from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import iso
 from kenning.core.schema import NAMESPACES
 from kenning.curation.duplicates import Archiver, Cluster, Duplicates, Merged
+from kenning.curation.graph import GraphSelfCheck
 from kenning.runtime.context import REBUILD_GRACE, Context
 from kenning.runtime.sweep import Sweep
 from kenning.store import Repaired
@@ -77,6 +78,8 @@ class Reindexed:
     index: str
     num_docs: int
     num_docs_before: int | None
+    # the new graph's self-check (kenning.store.GraphCheck.public())
+    self_check: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,8 +139,10 @@ class Maintenance:
         contradictions: Contradictions,
         duplicates: Duplicates,
         archive: Archiver,
+        graph: GraphSelfCheck | None = None,
     ) -> None:
         self.ctx = ctx
+        self.graph = graph or GraphSelfCheck(ctx)
         self.contradictions = contradictions
         self.duplicates = duplicates
         self.archive = archive
@@ -258,7 +263,9 @@ class Maintenance:
     def reindex(self, *, actor: str, waiting: Callable[[], None] | None = None) -> Reindexed:
         """Rebuild the memory index (a new generation beside the live one, backfill, switch every
         process, drop the old one); hashes are untouched. Searches keep reading the complete old
-        index until the new one holds every memory. ``waiting`` runs while the new one backfills."""
+        index until the new one holds every memory. ``waiting`` runs while the new one backfills.
+        Then every memory is searched by its own vector in the new graph and the missed ones are
+        re-inserted (``GraphSelfCheck``)."""
 
         def switch(name: str) -> None:
             self.ctx.follow(name)
@@ -284,7 +291,13 @@ class Maintenance:
             )
         finally:
             lease.release()
-        result = Reindexed(done.name, done.num_docs, None if before is None else before.num_docs)
+        checked = self.graph.run(actor=actor, index=done.name)  # every memory by its own vector
+        result = Reindexed(
+            done.name,
+            done.num_docs,
+            None if before is None else before.num_docs,
+            checked.public(),
+        )
         self.ctx.audit(actor, "reindex", "", details=result.public())
         return result
 

@@ -1,7 +1,7 @@
 """The engine facade: built once per process, shared by every front door.
 
-``Engine.open`` checks the store (search module, model pin, index migration)
-before anything is served.
+``Engine.open`` checks the store (search module, model pin, index migration, and after a
+migration the new graph's self-check: kenning.curation.graph) before anything is served.
 """
 
 from __future__ import annotations
@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kenning.access.tokens import Tokens
+from kenning.core import schema
 from kenning.core.clock import Clock, SystemClock
 from kenning.core.errors import BackendUnavailable
 from kenning.core.settings import Settings
 from kenning.curation.briefing import Briefing
 from kenning.curation.duplicates import Duplicates
+from kenning.curation.graph import GraphSelfCheck
 from kenning.curation.maintenance import Maintenance
 from kenning.curation.projects import Projects
 from kenning.knowledge.documents import Documents
@@ -90,6 +92,7 @@ class Engine:
                 hint="use `kenning valkey`, or load valkey-search into your server",
             )
         store.pin_model(embedder.model_name, embedder.dimension)
+        before = store.live_indexes().get(schema.INDEX)
         names = store.ensure_indexes(
             embedder.dimension, timeout=settings.index_backfill_timeout_seconds
         )
@@ -100,7 +103,11 @@ class Engine:
             clock=clock or SystemClock(),
             indexes=names,
         )
-        return cls.build(ctx)
+        engine = cls.build(ctx)
+        if before is not None and names.get(schema.INDEX) != before:
+            # an index migration built a new graph from the hashes: self-check it (as a reindex)
+            engine.maintenance.graph.run(actor="migration")
+        return engine
 
     @classmethod
     def build(cls, ctx: Context) -> Engine:
@@ -116,7 +123,10 @@ class Engine:
         # Restores write hashes directly; these rebuild what other components derive from a memory.
         derived = (lifecycle.reindex_hints, experience.reindex, skills.reindex)
         duplicates = Duplicates(ctx, memories, lifecycle.archive)
-        maintenance = Maintenance(ctx, memories.contradictions, duplicates, lifecycle.archive)
+        graph = GraphSelfCheck(ctx)
+        maintenance = Maintenance(
+            ctx, memories.contradictions, duplicates, lifecycle.archive, graph
+        )
         recall_log = RecallLog(ctx, suppressions)
         llm, enrichment = _extras(ctx, memories, lifecycle)
         return cls(
@@ -138,7 +148,7 @@ class Engine:
             briefing=Briefing(
                 ctx, projects, memories.contradictions, graveyard, suppressions, maintenance
             ),
-            backups=Backups(ctx, derived),
+            backups=Backups(ctx, derived, graph),
             jobs=Jobs(ctx.store, ctx.settings),
             llm=llm,
             enrichment=enrichment,

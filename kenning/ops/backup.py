@@ -21,12 +21,14 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import iso
 from kenning.core.schema import NAMESPACES, bytes_vector, decode, encode
+from kenning.curation.graph import GraphSelfCheck
 from kenning.ops import export
 from kenning.ops.backup_file import (
     FORMAT,
@@ -58,9 +60,15 @@ Progress = Callable[[str, int, int], None]
 
 
 class Backups:
-    def __init__(self, ctx: Context, derived: tuple[Reindex, ...] = ()) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        derived: tuple[Reindex, ...] = (),
+        graph: GraphSelfCheck | None = None,
+    ) -> None:
         self.ctx = ctx
         self.derived = derived
+        self.graph = graph or GraphSelfCheck(ctx)
         self.records = ctx.store.contradictions
         self.suppressions = ctx.store.suppressions
 
@@ -324,6 +332,9 @@ class Backups:
         report = self._report(path, plan, data, dry_run=dry_run, same_model=same_model)
         if not dry_run:
             self._apply(plan, same_model=same_model, actor=actor, progress=progress)
+            # a restore builds the graph one memory at a time: every memory searched by its own
+            # vector, the missed ones re-inserted (kenning.curation.graph)
+            report = replace(report, self_check=self.graph.run(actor=actor).public())
             self.ctx.audit(
                 actor,
                 "restore",

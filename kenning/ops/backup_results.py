@@ -84,6 +84,8 @@ class RestoreReport:
     vectors: str
     items: list[dict[str, str]]
     items_total: int
+    # after an applied restore: the search graph's self-check (kenning.store.GraphCheck.public())
+    self_check: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         return asdict(self)

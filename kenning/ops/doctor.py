@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import stat
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from kenning.core import permissions, schema
 from kenning.core.errors import KenningError
 from kenning.core.settings import Settings
+from kenning.curation.graph import REPORT
 from kenning.memory.inspection import (
     Check,  # the same verdict the health tool reports, one shape for both
 )
 from kenning.ops.jobs import Jobs
 from kenning.runtime.embedding import Embedder
-from kenning.store import Store, connect
+from kenning.store import GraphCheck, Store, connect
 
 
 def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
@@ -32,6 +34,7 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     checks.append(_module(store))
     model = _model(settings, load_model, checks)
     checks.append(_indexes(store, settings, model))
+    checks.append(graph(store))
     checks.append(files(settings))
     checks.append(_worker(store, settings))
     if settings.valkey_cluster is not None:
@@ -133,6 +136,23 @@ def _indexes(store: Store | None, settings: Settings, model: Embedder | None) ->
     if rebuilding is not None:
         return Check("indexes", True, f"{rebuilding.describe()}; searches use {live}")
     return Check("indexes", True, f"{live} current, {current.num_docs} memories indexed")
+
+
+def graph(store: Store | None) -> Check:
+    """The last self-check of the search graph (kenning.curation.graph): kept by the last reindex,
+    restore, migration or `kenning reindex --check`; doctor does not search every memory itself."""
+    if store is None:
+        return Check("search graph", False, "not checked: Valkey is unreachable")
+    try:
+        kept = store.reports.load(REPORT)
+    except KenningError as exc:
+        return Check("search graph", False, str(exc))
+    if kept is None:
+        return Check("search graph", True, "no self-check yet: `kenning reindex --check` runs one")
+    done = GraphCheck(**kept)
+    when = datetime.fromtimestamp(done.at, UTC).isoformat(timespec="seconds")
+    advice = "; run `kenning reindex` to rebuild the index" if done.still_missed else ""
+    return Check("search graph", not done.still_missed, f"{done.describe()} ({when}){advice}")
 
 
 def _worker(store: Store | None, settings: Settings) -> Check:

@@ -19,7 +19,7 @@ import valkey
 
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import indexes, layout, rebuild, search_module, shards, vectors
+from kenning.store import graph_check, indexes, layout, rebuild, search_module, shards, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.client import call, connect, password_file, text
@@ -29,6 +29,7 @@ from kenning.store.cluster_unit import ClusterUnits, Repaired
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.duplicates import DistinctPairs, pair_id
 from kenning.store.feeds import FeedState, FeedStateStore
+from kenning.store.graph_check import GraphCheck
 from kenning.store.hits import Hit, Near, SearchResult
 from kenning.store.idempotency import Replies
 from kenning.store.indexes import IndexInfo
@@ -70,6 +71,7 @@ __all__ = [
     "DistinctPairs",
     "FeedState",
     "FeedStateStore",
+    "GraphCheck",
     "Hit",
     "IndexInfo",
     "Lease",
@@ -382,6 +384,11 @@ class Store:
             switch=switch,
             waiting=waiting,
         )
+
+    def check_graph(self, index: str, *, ef: int, now: float, repair: bool = True) -> GraphCheck:
+        """Every stored memory searched by its own vector; the missed ones re-inserted
+        (kenning.store.graph_check)."""
+        return graph_check.check(self.client, self.prefix, index, ef=ef, now=now, repair=repair)
 
     def rebuilding(self) -> Rebuilding | None:
         """The index rebuild in progress (any process's), if one is."""

@@ -85,6 +85,7 @@ def _restore_arguments(parser: argparse.ArgumentParser) -> None:
     _restore_arguments,
 )
 def _restore(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.store import GraphCheck
     from kenning_cli.services import open_engine
 
     engine = open_engine(settings)
@@ -101,12 +102,13 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
     ):
         print(f"{kind}: add {counts['add']}, update {counts['update']}, skip {counts['skip']}")
     print(f"vectors: {report.vectors}")
-    print(
-        "applied"
-        if args.apply
-        else "dry run: nothing was written; run again with --apply to restore"
-    )
-    return 0
+    if not args.apply:
+        print("dry run: nothing was written; run again with --apply to restore")
+        return 0
+    print("applied")
+    checked = GraphCheck(**(report.self_check or {}))
+    print(f"{checked.describe()} ({checked.seconds:.1f} s at EF_RUNTIME {checked.ef_runtime})")
+    return 1 if checked.still_missed else 0
 
 
 def _export_arguments(parser: argparse.ArgumentParser) -> None:

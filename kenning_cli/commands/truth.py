@@ -1,5 +1,9 @@
 """`kenning maintain` and `kenning reindex`: truth maintenance from the command line.
 
+``reindex`` rebuilds the memory index and ends with the graph's self-check (every memory searched
+by its own vector, the missed ones re-inserted: docs/operations.md); ``reindex --check`` runs the
+self-check alone. Both exit 1 when a memory stays unreachable after the repair.
+
 ``maintain`` runs one maintenance pass (docs/truth-maintenance.md) and prints its report as JSON. It
 is the same engine call the worker's scheduler makes (``Engine.maintenance.run``, docs/worker.md),
 for a run on demand or from cron where no worker runs.
@@ -41,10 +45,33 @@ def _maintain(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-@command("reindex", "Rebuild the memory search index safely (new index, backfill, swap, drop old).")
+def _reindex_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="rebuild nothing: search every memory by its own vector in the live index and "
+        "re-insert the ones it misses (the self-check a reindex and a restore end with)",
+    )
+
+
+@command(
+    "reindex",
+    "Rebuild the memory search index safely (new index, backfill, swap, drop old), then "
+    "self-check it; --check runs the self-check alone.",
+    _reindex_arguments,
+)
 def _reindex(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning.store import GraphCheck
     from kenning_cli.services import open_engine
 
-    result = open_engine(settings).maintenance.reindex(actor="cli:reindex")
-    print(f"rebuilt {result.index} ({result.num_docs} documents, {result.num_docs_before} before)")
-    return 0
+    maintenance = open_engine(settings).maintenance
+    if args.check:
+        checked = maintenance.graph.run(actor="cli:reindex")
+    else:
+        result = maintenance.reindex(actor="cli:reindex")
+        print(
+            f"rebuilt {result.index} ({result.num_docs} documents, {result.num_docs_before} before)"
+        )
+        checked = GraphCheck(**(result.self_check or {}))
+    print(f"{checked.describe()} ({checked.seconds:.1f} s at EF_RUNTIME {checked.ef_runtime})")
+    return 1 if checked.still_missed else 0

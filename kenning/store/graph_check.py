@@ -1,0 +1,242 @@
+"""The search graph's self-check and repair: every stored memory searched by its own vector.
+
+An HNSW graph built by a bulk load, a restore or a reindex can leave a stored memory with few or no
+links in (docs/benchmarks.md, issue 41): the KNN of a recall over many projects then never reaches
+it, whatever its similarity. ``check`` searches every memory hash under the store's prefix by its
+own vector at the default depth (k 10, the recall's EF_RUNTIME), pipelined in batches. A memory is
+**missed** when its key is absent from the ten while a returned row is farther than the memory
+itself (identical copies elsewhere that fill the ten are ties, not misses: bench/rebuild_recall.py
+counts the same way).
+
+A missed memory is re-inserted into the graph by writing its vector field twice: first a copy with
+the lowest bit of one component flipped (a change of ~1e-7 in one of 384 components), then the
+stored bytes again. Each write re-inserts the point on both engines: RediSearch re-indexes a hash
+on every write of an indexed field; valkey-search ignores a write of an identical vector
+(``IsVectorMatch``) but re-inserts a changed one (``markDelete`` + ``addPoint``: new links), so the
+second write, a change again, puts the stored bytes back into the graph. Each write is a script
+that changes the field only if it still holds what the check read (a memory deleted or re-embedded
+meanwhile is left alone; no hash is brought back), no other field is touched (``updated_at``, the
+audit log and every other field stay as they were). Between the two writes the engine's mutation
+queue is let to drain (valkey-search merges queued writes of one key: both at once would read as
+no change). The missed memories are searched again after the repair (and re-inserted again, up to
+``ROUNDS`` times, while one is still missed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import valkey
+
+from kenning.core import schema
+from kenning.core.query import Search
+from kenning.store import layout
+from kenning.store.client import call, guarded, text
+
+K = 10
+BATCH = 200  # KNNs (and vector reads) per round trip
+TIE = 1e-4  # a returned row this close to the memory's own similarity is as near as it
+ROUNDS = 3  # re-insertions of a memory still missed after the last
+SETTLE_SECONDS = 30.0  # at most this long for the engine to take in the first write
+
+# Writes ARGV[2] into the vector field only when the hash still holds ARGV[1] there. One key per
+# script (cluster-safe).
+_SWAP = """
+if redis.call('HGET', KEYS[1], ARGV[3]) == ARGV[1] then
+  redis.call('HSET', KEYS[1], ARGV[3], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class GraphCheck:
+    """One self-check of the memory index: how many memories were searched by their own vector,
+    how many it missed, how many were re-inserted, and how many it still misses after that."""
+
+    index: str
+    ef_runtime: int
+    checked: int
+    missed: int
+    reinserted: int
+    still_missed: int
+    without_vector: int
+    seconds: float
+    at: float = 0.0
+    missed_keys: list[str] = field(default_factory=list)  # the first few still missed
+
+    @property
+    def reachable(self) -> int:
+        return self.checked - self.still_missed
+
+    def describe(self) -> str:
+        line = f"self-check: {self.reachable:,} of {self.checked:,} reachable"
+        line += f"; {self.reinserted:,} re-inserted" if self.missed else ""
+        if self.still_missed:
+            line += f"; {self.still_missed:,} still unreachable (e.g. {self.missed_keys[0]})"
+        return line
+
+    def public(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+Vector = np.ndarray[Any, np.dtype[np.float32]]
+
+
+def stored(client: valkey.Valkey, prefix: str) -> Iterator[list[tuple[str, bytes | None]]]:
+    """Every memory hash under ``prefix`` and its raw vector field, in batches."""
+    keys: list[str] = []
+    with guarded():
+        for raw in client.scan_iter(match=schema.memory_prefix(prefix) + "*", count=1000):
+            keys.append(text(raw))
+            if len(keys) >= BATCH:
+                yield _vectors(client, keys)
+                keys = []
+    if keys:
+        yield _vectors(client, keys)
+
+
+def _vectors(client: valkey.Valkey, keys: list[str]) -> list[tuple[str, bytes | None]]:
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.hget(key, schema.VECTOR_FIELD)
+    return list(zip(keys, call(pipe.execute), strict=True))
+
+
+def knn(index: str, raw: bytes, ef: int) -> Search:
+    """The unfiltered KNN of a recall's depth: the ten nearest, keys and distances only."""
+    return Search(
+        index=index,
+        knn=K,
+        vector=raw,
+        ef_runtime=ef,
+        return_fields=(schema.DISTANCE_ALIAS,),
+        limit=K,
+    )
+
+
+def missed(
+    client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]], ef: int
+) -> list[tuple[str, bytes]]:
+    """The rows whose own vector's KNN does not return them (ties aside), one round trip."""
+    if not rows:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for _, raw in rows:
+        pipe.execute_command(*knn(index, raw, ef).args())  # type: ignore[no-untyped-call]
+    out: list[tuple[str, bytes]] = []
+    for (key, raw), reply in zip(rows, call(pipe.execute, raise_on_error=True), strict=True):
+        found, sims = _rows(reply)
+        vector = schema.bytes_vector(raw)
+        own = 1.0 if float(vector @ vector) > 0 else 0.0  # cosine of a vector with itself
+        if key not in found and (len(sims) < K or min(sims) < own - TIE):
+            out.append((key, raw))
+    return out
+
+
+def _rows(reply: Any) -> tuple[list[str], list[float]]:
+    keys = [text(reply[i]) for i in range(1, len(reply) - 1, 2)]
+    sims = [1.0 - float(_distance(reply[i + 1])) for i in range(1, len(reply) - 1, 2)]
+    return keys, sims
+
+
+def _distance(fields: Any) -> str:
+    pairs = {text(fields[j]): text(fields[j + 1]) for j in range(0, len(fields) - 1, 2)}
+    return pairs.get(schema.DISTANCE_ALIAS, "2")
+
+
+def nudged(raw: bytes) -> bytes:
+    """The vector with the lowest mantissa bit of its first component flipped: another vector to
+    the engine, the same one to any similarity (a change of ~1e-7)."""
+    bits = bytearray(raw)
+    bits[0] ^= 1
+    return bytes(bits)
+
+
+def reinsert(client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]]) -> set[str]:
+    """Re-insert each row's memory into the graph (two guarded writes of its vector field, the
+    engine's queue drained between them); the keys rewritten (a memory deleted or re-embedded
+    since it was read is skipped)."""
+    if not rows:
+        return set()
+    first = _swap(client, [(key, raw, nudged(raw)) for key, raw in rows])
+    settle(client, index)
+    back = _swap(client, [(key, nudged(raw), raw) for key, raw in rows])
+    settle(client, index)
+    return {key for (key, _), a, b in zip(rows, first, back, strict=True) if a and b}
+
+
+def _swap(client: valkey.Valkey, writes: Sequence[tuple[str, bytes, bytes]]) -> list[bool]:
+    pipe = client.pipeline(transaction=False)
+    for key, old, new in writes:
+        swap = ("EVAL", _SWAP, 1, key, old, new, schema.VECTOR_FIELD)
+        pipe.execute_command(*swap)  # type: ignore[no-untyped-call]
+    return [bool(int(n)) for n in call(pipe.execute, raise_on_error=True)]
+
+
+def settle(client: valkey.Valkey, index: str, timeout: float = SETTLE_SECONDS) -> None:
+    """Wait until the engine has taken in every queued write (valkey-search's mutation queue is
+    empty; RediSearch indexes a write before it replies)."""
+    deadline = time.monotonic() + timeout
+    while _queued(client, index) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _queued(client: valkey.Valkey, index: str) -> int:
+    with guarded():
+        reply = layout.info_reply(client, index)
+    flat = list(reply) if isinstance(reply, list | tuple) else []
+    data = {text(flat[i]): flat[i + 1] for i in range(0, len(flat) - 1, 2)}
+    try:
+        return int(float(text(data.get("mutation_queue_size", 0))))
+    except ValueError:
+        return 0
+
+
+def check(
+    client: valkey.Valkey,
+    prefix: str,
+    index: str,
+    *,
+    ef: int,
+    now: float,
+    repair: bool = True,
+) -> GraphCheck:
+    """Search every stored memory by its own vector; re-insert (``repair``) and search again the
+    ones missed, up to ``ROUNDS`` times. Valkey going away mid-check raises
+    ``BackendUnavailable`` (nothing is half written: each write is one script)."""
+    start = time.perf_counter()
+    checked = without = 0
+    lost: list[tuple[str, bytes]] = []
+    for batch in stored(client, prefix):
+        rows = [(key, raw) for key, raw in batch if raw is not None]
+        without += len(batch) - len(rows)
+        checked += len(rows)
+        lost += missed(client, index, rows, ef)
+    still, rewritten = lost, set[str]()
+    for _ in range(ROUNDS if repair else 0):
+        if not still:
+            break
+        rewritten |= reinsert(client, index, still)
+        still = [
+            row
+            for s in range(0, len(still), BATCH)
+            for row in missed(client, index, still[s : s + BATCH], ef)
+        ]
+    return GraphCheck(
+        index=index,
+        ef_runtime=ef,
+        checked=checked,
+        missed=len(lost),
+        reinserted=len(rewritten),
+        still_missed=len(still),
+        without_vector=without,
+        seconds=time.perf_counter() - start,
+        at=now,
+        missed_keys=[key for key, _ in still[:10]],
+    )
