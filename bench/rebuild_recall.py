@@ -284,7 +284,8 @@ def repaired(
     index, ef = engine.ctx.index, engine.ctx.settings.ef_runtime
     missed = self_misses(client, index, keys, matrix, checked, ef)
     out = {
-        "check": {k: v for k, v in done.public().items() if k != "missed_keys"},
+        "check": done.public(),
+        "still_missed_with_a_twin": twins(matrix, [keys.index(k) for k in done.missed_keys]),
         "check_seconds_per_10k": done.seconds * 10_000 / max(done.checked, 1),
         "ef_runtime": ef,
         "self_checked": len(checked),

@@ -92,7 +92,7 @@ class Engine:
                 hint="use `kenning valkey`, or load valkey-search into your server",
             )
         store.pin_model(embedder.model_name, embedder.dimension)
-        before = store.live_indexes().get(schema.INDEX)
+        before = store.live_indexes()
         names = store.ensure_indexes(
             embedder.dimension, timeout=settings.index_backfill_timeout_seconds
         )
@@ -104,7 +104,7 @@ class Engine:
             indexes=names,
         )
         engine = cls.build(ctx)
-        if before is not None and names.get(schema.INDEX) != before:
+        if before and names.get(schema.INDEX) != before.get(schema.INDEX):
             # an index migration built a new graph from the hashes: self-check it (as a reindex)
             engine.maintenance.graph.run(actor="migration")
         return engine

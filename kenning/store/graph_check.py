@@ -24,6 +24,7 @@ no change). The missed memories are searched again after the repair (and re-inse
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -36,6 +37,8 @@ from kenning.core import schema
 from kenning.core.query import Search
 from kenning.store import layout
 from kenning.store.client import call, guarded, text
+
+log = logging.getLogger(__name__)
 
 K = 10
 BATCH = 200  # KNNs (and vector reads) per round trip
@@ -166,12 +169,18 @@ def reinsert(client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]
         return set()
     first = _swap(client, [(key, raw, nudged(raw)) for key, raw in rows])
     settle(client, index)
-    back = _swap(client, [(key, nudged(raw), raw) for key, raw in rows])
+    moved = [row for row, done in zip(rows, first, strict=True) if done]
+    back = _swap(client, [(key, nudged(raw), raw) for key, raw in moved])
     settle(client, index)
-    return {key for (key, _), a, b in zip(rows, first, back, strict=True) if a and b}
+    for (key, _), done in zip(moved, back, strict=True):
+        if not done:  # written meanwhile by someone else, whose vector stands
+            log.warning("graph repair: %s changed between the two writes; left as written", key)
+    return {key for (key, _), done in zip(moved, back, strict=True) if done}
 
 
 def _swap(client: valkey.Valkey, writes: Sequence[tuple[str, bytes, bytes]]) -> list[bool]:
+    if not writes:
+        return []
     pipe = client.pipeline(transaction=False)
     for key, old, new in writes:
         swap = ("EVAL", _SWAP, 1, key, old, new, schema.VECTOR_FIELD)
