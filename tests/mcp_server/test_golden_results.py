@@ -51,8 +51,10 @@ VOLATILE = {
     "embedding_backend",
     "index",
     "spent",
+    "seconds",
 }  # index: a fresh random suffix per reindex; spent: a briefing's size moves with the digits of
-# the similarities it quotes (tests/kenning/curation/test_briefing.py pins it exactly)
+# the similarities it quotes (tests/kenning/curation/test_briefing.py pins it exactly); seconds:
+# how long a rebuild's self-check took
 # Lists whose order among equals is not part of a tool's contract (a restore reports items in key
 # order, and the skill history's memories are written within one millisecond, so their
 # ULIDs may sort either way).

@@ -84,7 +84,7 @@ def _unindex(client: valkey.Valkey, key: str) -> None:
 
 def _max_doc_id(client: valkey.Valkey, index: str) -> int:
     """RediSearch's last document id: every (re-)indexing of a hash takes a new one."""
-    reply: Any = client.execute_command("FT.INFO", index)
+    reply: Any = client.execute_command("FT.INFO", index)  # type: ignore[no-untyped-call]
     names = [k.decode() if isinstance(k, bytes) else k for k in reply[::2]]
     info = dict(zip(names, reply[1::2], strict=True))
     return int(info["max_doc_id"])
