@@ -52,7 +52,7 @@ from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall_plan import RecallRequest
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
-from kenning.store import AuditEvent, GraphCheck, digest, search_module
+from kenning.store import AuditEvent, GraphCheck, digest, graph_check, search_module
 
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "50k": 50_000, "100k": 100_000}
 EF_CURVE = (64, 128, 200, 256)
@@ -139,21 +139,13 @@ def bulk_load(engine: Engine, items: list[Item], matrix: Matrix) -> list[str]:
 
 
 def knn(index: str, vector: Any, ef: int) -> Search:
-    """The unfiltered KNN of a recall's depth: the k nearest, keys and distances only."""
-    return Search(
-        index=index,
-        knn=K,
-        vector=schema.vector_bytes(vector),
-        ef_runtime=ef,
-        return_fields=(schema.DISTANCE_ALIAS,),
-        limit=K,
-    )
+    """The unfiltered KNN of a recall's depth (the self-check's): the k nearest, keys and
+    distances only."""
+    return graph_check.knn(index, schema.vector_bytes(vector), ef)
 
 
 def _rows(reply: Any) -> tuple[list[str], list[float]]:
-    keys = [_text(reply[i]) for i in range(1, len(reply) - 1, 2)]
-    sims = [1.0 - float(_text(reply[i + 1][1])) for i in range(1, len(reply) - 1, 2)]
-    return keys, sims
+    return graph_check.rows_of(reply)
 
 
 def quality(client: Any, index: str, matrix: Matrix, queries: Matrix, ef: int) -> dict[str, Any]:

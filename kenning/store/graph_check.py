@@ -137,7 +137,7 @@ def missed(
         pipe.execute_command(*knn(index, raw, ef).args())  # type: ignore[no-untyped-call]
     out: list[tuple[str, bytes]] = []
     for (key, raw), reply in zip(rows, call(pipe.execute, raise_on_error=True), strict=True):
-        found, sims = _rows(reply)
+        found, sims = rows_of(reply)
         vector = schema.bytes_vector(raw)
         own = 1.0 if float(vector @ vector) > 0 else 0.0  # cosine of a vector with itself
         if key not in found and (len(sims) < K or min(sims) < own - TIE):
@@ -145,7 +145,8 @@ def missed(
     return out
 
 
-def _rows(reply: Any) -> tuple[list[str], list[float]]:
+def rows_of(reply: Any) -> tuple[list[str], list[float]]:
+    """A KNN reply's keys and similarities (1 - cosine distance), nearest first."""
     keys = [text(reply[i]) for i in range(1, len(reply) - 1, 2)]
     sims = [1.0 - float(_distance(reply[i + 1])) for i in range(1, len(reply) - 1, 2)]
     return keys, sims
