@@ -262,9 +262,9 @@ def check(
     for done in range(1, PASSES + 1 if repair else 0):
         fixed, still = repaired(client, index, still, ef)
         rewritten |= fixed
-        if still or not fixed or done == PASSES:
+        if not fixed or done == PASSES:
             break
-        checked, without, still = scan(client, prefix, index, ef)
+        checked, without, still = scan(client, prefix, index, ef)  # what the writes broke
         if not still:
             break
     return GraphCheck(
