@@ -15,6 +15,12 @@ per EF_RUNTIME:
   back in the top 10. A miss is a memory whose key is absent while a returned row is farther than
   the memory itself (ties with identical texts in other projects fill the ten: not a miss).
 
+After each build's curve the product's **self-check and repair** runs (``GraphSelfCheck``, what a
+restore and a reindex end with: every stored memory searched by its own vector at the default
+EF_RUNTIME, the missed ones re-inserted; timed, as seconds per 10k memories), then the sample's
+self-recall misses and recall@10 are measured again at the default EF_RUNTIME. The builds' own
+self-checks are deferred to that point, so "before" is the graph as the rebuild left it.
+
 The vectors are real embeddings of the 100k corpus's texts (bench.corpus, seed 7; half of its
 lines repeat a text in another project, as a team's store does), embedded once and cached under
 ``~/.cache/kenning/bench/``; a size takes the first N items. Run on one engine per call (the

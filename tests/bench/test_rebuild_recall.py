@@ -40,9 +40,15 @@ def test_each_way_of_building_the_index_is_measured(
         assert curve[-1]["self_missed"] == 0
         assert curve[-1]["recall@10_within_0.01"] >= 0.9
         assert all(0.0 <= c["recall@10"] <= c["recall@10_within_0.01"] <= 1.0 for c in curve)
+        # then the product's self-check over every memory, and the sample measured again
+        fixed = measured["repaired"]
+        assert (fixed["check"]["checked"], fixed["check"]["still_missed"]) == (N, 0)
+        assert (fixed["self_checked"], fixed["self_missed"]) == (N, 0)
+        assert fixed["check_seconds_per_10k"] > 0
     assert "reindex" in "".join(lines)
+    assert "repair: self-check: 300 of 300 reachable" in "".join(lines)
     table = rebuild_recall.table({"size": N, **out})
-    assert table.count("\n") == 2 + 3 * len(rebuild_recall.EF_CURVE) - 1
+    assert table.count("\n") == 2 + 3 * (len(rebuild_recall.EF_CURVE) + 1) - 1
 
 
 def test_a_memory_its_own_vector_does_not_find_is_a_miss(
