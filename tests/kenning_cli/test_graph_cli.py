@@ -19,16 +19,20 @@ N = len(FACTS)
 LINE = rf"self-check: {N} of {N} reachable \(\d+\.\d s at EF_RUNTIME 256\)"
 
 
+@pytest.fixture
+def cli(settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
+    """The test's store, as `kenning` finds it from the environment."""
+    _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
+    return settings
+
+
 def test_reindex_and_its_check_alone_print_the_self_check(
-    settings: Settings,
+    cli: Settings,
     client: valkey.Valkey,
     embedder: Embedder,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _filled(settings, client, embedder).close()
-    _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
+    _filled(cli, client, embedder).close()
     assert main(["doctor", "--no-mcp", "--no-web"]) == 0
     assert "ok   search graph: no self-check yet: `kenning reindex --check` runs one" in (
         capsys.readouterr().out
@@ -48,17 +52,14 @@ def test_reindex_and_its_check_alone_print_the_self_check(
 
 
 def test_restore_apply_prints_the_self_check_and_a_dry_run_does_not(
-    settings: Settings,
+    cli: Settings,
     client: valkey.Valkey,
     embedder: Embedder,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    engine = _filled(settings, client, embedder)
+    engine = _filled(cli, client, embedder)
     written = engine.backups.backup(vectors=True, label="cli", actor="t")
     engine.close()
-    _env(monkeypatch, tmp_path, settings.data_dir, settings.valkey_port, settings.key_prefix)
     assert main(["restore", written.path]) == 0
     dry = capsys.readouterr().out
     assert "self-check" not in dry
