@@ -10,19 +10,22 @@ counts the same way).
 
 A missed memory is re-inserted into the graph by writing its vector field twice: first a copy with
 the lowest bit of one component flipped (a change of ~1e-7 in one of 384 components), then the
-stored bytes again. Each write re-inserts the point on both engines: RediSearch re-indexes a hash
-on every write of an indexed field; valkey-search ignores a write of an identical vector
+stored bytes again. Each write re-inserts the point on both engines: RediSearch re-indexes a hash on
+every write of an indexed field; valkey-search ignores a write of an identical vector
 (``IsVectorMatch``) but re-inserts a changed one (``markDelete`` + ``addPoint``: new links), so the
-second write, a change again, puts the stored bytes back into the graph. Each write is a script
-that changes the field only if it still holds what the check read (a memory deleted or re-embedded
-meanwhile is left alone; no hash is brought back), no other field is touched (``updated_at``, the
-audit log and every other field stay as they were). Between the two writes the engine's mutation
-queue is let to drain (valkey-search merges queued writes of one key: both at once would read as
-no change). The missed memories are searched again after the repair (and re-inserted again, up to
-``ROUNDS`` times, while one is still missed). Re-inserting a point can prune the links into another
-(an identical twin's above all: measured at 50k on RediSearch's restored graph, 1,099 re-inserted
-left 96 others of a 10,000 sample missed), so after a repair every memory is searched again, up
-to ``PASSES`` full passes.
+second write, a change again, puts the stored bytes back into the graph. Before the first write each
+memory's stored bytes go into a journal hash (``journal_key``), removed after the second: a check
+cut between the two writes (Valkey gone, the process killed) leaves the journal, and the next
+repairing check first puts those bytes back (``recover``), so no vector stays nudged. Each write is
+a script that changes the field only if it still holds what the check read (a memory deleted or
+re-embedded meanwhile is left alone; no hash is brought back), no other field is touched
+(``updated_at``, the audit log and every other field stay as they were). Between the two writes the
+engine's mutation queue is let to drain (valkey-search merges queued writes of one key: both at once
+would read as no change). The missed memories are searched again after the repair (and re-inserted
+again, up to ``ROUNDS`` times, while one is still missed). Re-inserting a point can prune the links
+into another (an identical twin's above all: measured at 50k on RediSearch's restored graph, 1,099
+re-inserted left 96 others of a 10,000 sample missed), so after a repair every memory is searched
+again, up to ``PASSES`` full passes.
 """
 
 from __future__ import annotations
@@ -165,12 +168,34 @@ def nudged(raw: bytes) -> bytes:
     return bytes(bits)
 
 
-def reinsert(client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]]) -> set[str]:
+def journal_key(prefix: str) -> str:
+    """The repair's journal: each memory being re-inserted, and the vector bytes it held."""
+    return f"{prefix}graph:repairing"
+
+
+def recover(client: valkey.Valkey, prefix: str) -> int:
+    """Put back the stored bytes of every memory a repair left nudged (cut between its two
+    writes), where the hash still holds the nudged copy (one re-embedded since keeps its new
+    vector); the journal emptied. The count put back."""
+    journal = journal_key(prefix)
+    held: dict[bytes, bytes] = call(client.hgetall, journal)
+    if not held:
+        return 0
+    back = _swap(client, [(text(key), nudged(raw), raw) for key, raw in held.items()])
+    call(client.hdel, journal, *held)
+    return sum(back)
+
+
+def reinsert(
+    client: valkey.Valkey, prefix: str, index: str, rows: Sequence[tuple[str, bytes]]
+) -> set[str]:
     """Re-insert each row's memory into the graph (two guarded writes of its vector field, the
-    engine's queue drained between them); the keys rewritten (a memory deleted or re-embedded
-    since it was read is skipped)."""
+    engine's queue drained between them, the stored bytes journaled until the second is done);
+    the keys rewritten (a memory deleted or re-embedded since it was read is skipped)."""
     if not rows:
         return set()
+    journal = journal_key(prefix)
+    call(client.hset, journal, mapping=dict(rows))
     first = _swap(client, [(key, raw, nudged(raw)) for key, raw in rows])
     settle(client, index)
     moved = [row for row, done in zip(rows, first, strict=True) if done]
@@ -183,6 +208,7 @@ def reinsert(client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]
     for (key, _), done in zip(moved, back, strict=True):
         if not done:  # written meanwhile by someone else, whose vector stands
             log.warning("graph repair: %s changed between the two writes; left as written", key)
+    call(client.hdel, journal, *(key for key, _ in rows))
     return {key for (key, _), done in zip(moved, back, strict=True) if done}
 
 
@@ -227,14 +253,16 @@ def scan(client: valkey.Valkey, prefix: str, index: str, ef: int) -> tuple[int, 
     return checked, without, lost
 
 
-def repaired(client: valkey.Valkey, index: str, lost: Rows, ef: int) -> tuple[set[str], Rows]:
+def repaired(
+    client: valkey.Valkey, prefix: str, index: str, lost: Rows, ef: int
+) -> tuple[set[str], Rows]:
     """Re-insert the missed rows and search them again, up to ``ROUNDS`` times: (the keys
     rewritten, the rows still missed)."""
     still, rewritten = lost, set[str]()
     for _ in range(ROUNDS):
         if not still:
             break
-        rewritten |= reinsert(client, index, still)
+        rewritten |= reinsert(client, prefix, index, still)
         still = [
             row
             for s in range(0, len(still), BATCH)
@@ -257,10 +285,12 @@ def check(
     repair every memory is searched again, up to ``PASSES`` passes in all, until a pass misses
     none. Valkey going away mid-check raises ``BackendUnavailable`` (each write is one script)."""
     start = time.perf_counter()
+    if repair:
+        recover(client, prefix)  # what a repair cut between its two writes left nudged
     checked, without, lost = scan(client, prefix, index, ef)
     first, still, rewritten = len(lost), lost, set[str]()
     for done in range(1, PASSES + 1 if repair else 0):
-        fixed, still = repaired(client, index, still, ef)
+        fixed, still = repaired(client, prefix, index, still, ef)
         rewritten |= fixed
         if not fixed or done == PASSES:
             break

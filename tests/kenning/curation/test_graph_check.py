@@ -160,11 +160,11 @@ def test_on_valkey_search_the_repair_rewrites_the_vector_and_leaves_the_hash_as_
         key, fields = next(iter(before.items()))
         raw = fields[b"vector"]
         row = (key.decode(), raw)
-        assert graph_check.reinsert(client, index, [row]) == {key.decode()}
+        assert graph_check.reinsert(client, prefix, index, [row]) == {key.decode()}
         assert _hashes(client, prefix) == before
         assert graph_check.missed(client, index, [row], 256) == []
         stale = (key.decode(), graph_check.nudged(raw))  # what a re-embedding left behind
-        assert graph_check.reinsert(client, index, [stale]) == set()
+        assert graph_check.reinsert(client, prefix, index, [stale]) == set()
         assert _hashes(client, prefix) == before
         done = engine.maintenance.graph.run(actor="t")
         assert (done.checked, done.missed, done.reinserted) == (len(FACTS), 0, 0)
@@ -173,6 +173,36 @@ def test_on_valkey_search_the_repair_rewrites_the_vector_and_leaves_the_hash_as_
     finally:
         _wipe(client, prefix)
         client.close()  # type: ignore[no-untyped-call]
+
+
+def test_a_repair_cut_between_its_two_writes_is_put_back_by_the_next_check(
+    settings: Settings, client: valkey.Valkey, embedder: Embedder
+) -> None:
+    """What a repair cut after its first write leaves: the journal holding a memory's stored
+    bytes and the hash holding the nudged copy. The next repairing check puts the bytes back;
+    a journaled memory re-embedded since keeps its new vector (the guard), and the journal is
+    emptied either way."""
+    prefix = settings.key_prefix
+    engine = _filled(settings, client, embedder)
+    before = _hashes(client, prefix)
+    (cut, cut_fields), (moved, moved_fields) = list(before.items())[:2]
+    journal = graph_check.journal_key(prefix)
+    healthy = engine.maintenance.graph.run(actor="t")  # the positive control: nothing to undo
+    assert (healthy.missed, healthy.reinserted) == (0, 0)
+    assert _hashes(client, prefix) == before
+    client.hset(journal, mapping={cut: cut_fields[b"vector"], moved: moved_fields[b"vector"]})
+    client.hset(cut, "vector", graph_check.nudged(cut_fields[b"vector"]))
+    newer = list(before.values())[2][b"vector"]  # re-embedded after the cut: not the nudged copy
+    client.hset(moved, "vector", newer)
+    assert client.hget(cut, "vector") != cut_fields[b"vector"]  # the damage is there first
+
+    engine.maintenance.graph.run(actor="t")
+
+    assert client.hget(cut, "vector") == cut_fields[b"vector"]
+    assert _hashes(client, prefix)[cut] == before[cut]
+    assert client.hget(moved, "vector") == newer
+    assert client.exists(journal) == 0
+    engine.close()
 
 
 def test_restore_and_reindex_end_with_the_check(
