@@ -184,23 +184,24 @@ def test_a_repair_cut_between_its_two_writes_is_put_back_by_the_next_check(
     emptied either way."""
     prefix = settings.key_prefix
     engine = _filled(settings, client, embedder)
+    store: Any = client  # raw bytes in and out (the stubs type keys and values as str)
     before = _hashes(client, prefix)
     (cut, cut_fields), (moved, moved_fields) = list(before.items())[:2]
     journal = graph_check.journal_key(prefix)
     healthy = engine.maintenance.graph.run(actor="t")  # the positive control: nothing to undo
     assert (healthy.missed, healthy.reinserted) == (0, 0)
     assert _hashes(client, prefix) == before
-    client.hset(journal, mapping={cut: cut_fields[b"vector"], moved: moved_fields[b"vector"]})
-    client.hset(cut, "vector", graph_check.nudged(cut_fields[b"vector"]))
+    store.hset(journal, mapping={cut: cut_fields[b"vector"], moved: moved_fields[b"vector"]})
+    store.hset(cut, "vector", graph_check.nudged(cut_fields[b"vector"]))
     newer = list(before.values())[2][b"vector"]  # re-embedded after the cut: not the nudged copy
-    client.hset(moved, "vector", newer)
-    assert client.hget(cut, "vector") != cut_fields[b"vector"]  # the damage is there first
+    store.hset(moved, "vector", newer)
+    assert store.hget(cut, "vector") != cut_fields[b"vector"]  # the damage is there first
 
     engine.maintenance.graph.run(actor="t")
 
-    assert client.hget(cut, "vector") == cut_fields[b"vector"]
+    assert store.hget(cut, "vector") == cut_fields[b"vector"]
     assert _hashes(client, prefix)[cut] == before[cut]
-    assert client.hget(moved, "vector") == newer
+    assert store.hget(moved, "vector") == newer
     assert client.exists(journal) == 0
     engine.close()
 
