@@ -92,7 +92,7 @@ unit-valkey-search: $(TEST_STAMP) $(CLIENTS) unit-default
 # Pass 3, the cluster pass: the store's tests, the cluster's own (the unit split, the sweep, a
 # failover, a shard down) and each door's smoke tests on a local 3-shard Valkey Cluster with
 # valkey-search in coordinator mode (kenning/ops/cluster.py; docs/cluster.md). valkey-search only:
-# RediSearch has no coordinator. About four minutes on a quiet 2-core box, seven on a loaded one.
+# RediSearch has no coordinator. About three minutes on a quiet 2-core box, seven on a loaded one.
 CLUSTER_TESTS := tests/kenning/store tests/kenning/access tests/kenning/ops/test_cluster_restore.py \
 	tests/mcp_server/test_tools.py \
 	tests/web_ui/test_pages.py tests/feed_worker/test_feeds.py tests/feed_worker/test_worker.py \
