@@ -97,6 +97,7 @@ CLUSTER_TESTS := tests/kenning/store tests/kenning/access tests/kenning/ops/test
 	tests/mcp_server/test_tools.py \
 	tests/web_ui/test_pages.py tests/feed_worker/test_feeds.py tests/feed_worker/test_worker.py \
 	tests/kenning/curation/test_duplicates.py tests/kenning/curation/test_briefing.py \
+	tests/kenning/curation/test_maintenance.py \
 	tests/kenning/curation/test_projects.py tests/kenning/truth/test_contradictions.py \
 	tests/kenning/truth/test_belief.py tests/kenning/memory/test_bulk.py \
 	tests/kenning/memory/test_lifecycle.py tests/kenning/memory/test_suppression.py \

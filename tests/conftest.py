@@ -59,6 +59,26 @@ def wait_for_line(proc: subprocess.Popen[str], marker: str, timeout: float = 180
     raise AssertionError(f"{marker!r} never appeared; output: {lines}")
 
 
+def point_cli(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings, *, backups: bool = False
+) -> None:
+    """The environment the `kenning` command reads, pointed at ``settings``'s store and prefix:
+    its cluster (KENNING_VALKEY_CLUSTER) when it has one, else none; its backups when asked."""
+    values: dict[str, object] = {
+        "DATA_DIR": settings.data_dir,
+        "VALKEY_PORT": settings.valkey_port,
+        "KEY_PREFIX": settings.key_prefix,
+    }
+    if backups:
+        values["BACKUP_DIR"] = settings.resolved_backup_dir
+    for name, value in values.items():
+        monkeypatch.setenv(f"KENNING_{name}", str(value))
+    if settings.valkey_cluster is not None:
+        monkeypatch.setenv("KENNING_VALKEY_CLUSTER", settings.valkey_cluster.get_secret_value())
+    else:
+        monkeypatch.delenv("KENNING_VALKEY_CLUSTER", raising=False)
+
+
 def make_settings(data_dir: Path, port: int, **overrides: Any) -> Settings:
     """Settings for a test: never read the developer's .env or environment-specific paths."""
     values: dict[str, Any] = {"data_dir": data_dir, "valkey_port": port, "key_prefix": "kenning:"}

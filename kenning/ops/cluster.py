@@ -27,9 +27,9 @@ from types import TracebackType
 from kenning.core import permissions
 from kenning.core.errors import BackendUnavailable, InvalidInput, KenningError
 from kenning.ops.embedded import default_binary, ensure_password, port_is_free
-from kenning.store import ClusterAdmin
+from kenning.store import ClusterAdmin, shards
 
-BUS, COORDINATOR = 10000, 20294  # offsets of a node's other ports from its own
+BUS = 10000  # the cluster bus's offset from a node's port (the coordinator's: shards)
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,8 @@ class Node:
 def free_base(count: int, host: str = "127.0.0.1", start: int = 21000) -> int:
     """The first port from ``start`` with ``count`` consecutive nodes' three ports free."""
     for base in range(start, 45000 - count):
-        wanted = [p + offset for p in range(base, base + count) for offset in (0, BUS, COORDINATOR)]
+        nodes = range(base, base + count)
+        wanted = [q for p in nodes for q in (p, p + BUS, shards.coordinator_port(p))]
         if all(port_is_free(host, port) for port in wanted):
             return base
     raise BackendUnavailable("no free ports for a local cluster", hint="stop other clusters")

@@ -19,7 +19,7 @@ from kenning.memory.recall import RecallRequest
 from kenning.runtime.embedding import Embedder
 from kenning.store import AuditEvent
 from kenning_cli.main import load_commands, main
-from tests.conftest import make_settings
+from tests.conftest import make_settings, point_cli
 from tests.margins import assert_pair
 
 # a direct store write records itself too
@@ -188,12 +188,7 @@ def test_cli_maintain_and_reindex(
     )
     settings = engine.ctx.settings
     monkeypatch.chdir(tmp_path)  # no developer .env leaks in
-    for name, value in (
-        ("DATA_DIR", settings.data_dir),
-        ("VALKEY_PORT", settings.valkey_port),
-        ("KEY_PREFIX", settings.key_prefix),
-    ):
-        monkeypatch.setenv(f"KENNING_{name}", str(value))
+    point_cli(monkeypatch, settings)
     assert main(["maintain", "--summary"]) == 0
     assert capsys.readouterr().out.startswith("expired: 1; duplicate clusters: 0")
     assert main(["maintain"]) == 0

@@ -27,7 +27,7 @@ from kenning.runtime.embedding import Embedder
 from kenning.store import AuditEvent, connect
 from kenning.store import indexes as index_admin
 from kenning_cli.main import load_commands, main
-from tests.conftest import free_port, make_settings
+from tests.conftest import free_port, make_settings, point_cli
 
 # a direct store write records itself too
 SETUP = [AuditEvent(actor="test", action="test_setup", key="")]
@@ -200,13 +200,7 @@ def test_cli_backup_and_restore_with_a_progress_bar(
     keys = _populate(engine)
     settings = engine.ctx.settings
     monkeypatch.chdir(tmp_path)  # no developer .env leaks in
-    for name, value in (
-        ("DATA_DIR", settings.data_dir),
-        ("VALKEY_PORT", settings.valkey_port),
-        ("KEY_PREFIX", settings.key_prefix),
-        ("BACKUP_DIR", settings.resolved_backup_dir),
-    ):
-        monkeypatch.setenv(f"KENNING_{name}", str(value))
+    point_cli(monkeypatch, settings, backups=True)
     assert main(["backup", "--label", "cli"]) == 0
     out, err = capsys.readouterr()
     assert "5 memories, 1 suppressions, 1 contradictions" in out

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
@@ -28,7 +27,7 @@ from kenning.store import connect, layout
 from kenning.store.cluster_admin import until
 from kenning_cli.main import main
 from tests.conftest import _wipe as wipe
-from tests.conftest import cluster_module, make_settings
+from tests.conftest import cluster_module, make_settings, point_cli
 
 pytestmark = pytest.mark.cluster
 
@@ -85,20 +84,6 @@ def _answers(engine: Engine) -> list[list[str]]:
     ]
 
 
-def _env(monkeypatch: pytest.MonkeyPatch, settings: Settings, cluster: str | None) -> None:
-    for name, value in (
-        ("DATA_DIR", settings.data_dir),
-        ("VALKEY_PORT", settings.valkey_port),
-        ("KEY_PREFIX", settings.key_prefix),
-        ("BACKUP_DIR", settings.resolved_backup_dir),
-    ):
-        monkeypatch.setenv(f"KENNING_{name}", str(value))
-    if cluster is None:
-        monkeypatch.delenv("KENNING_VALKEY_CLUSTER", raising=False)
-    else:
-        monkeypatch.setenv("KENNING_VALKEY_CLUSTER", cluster)
-
-
 @pytest.fixture
 def source(
     valkey_server: EmbeddedValkey, embedder: Embedder, prefix: str, tmp_path: Path
@@ -120,7 +105,7 @@ def _backup(
     source: Engine, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> tuple[Path, list[str]]:
     """`kenning backup --vectors` on the one server: the file and the memory keys it holds."""
-    _env(monkeypatch, source.ctx.settings, None)
+    point_cli(monkeypatch, source.ctx.settings, backups=True)
     assert main(["backup", "--vectors"]) == 0
     assert "7 memories, 1 suppressions, 1 contradictions" in capsys.readouterr().out
     (made,) = source.backups.list_backups()
@@ -178,7 +163,7 @@ def test_a_backup_restored_into_a_cluster_is_the_same_store(
     assert all(answered), answered  # positive control: every query finds something on one server
     target = _on_cluster(source, cluster, embedder)
     try:
-        _env(monkeypatch, target.ctx.settings, cluster.spec)
+        point_cli(monkeypatch, target.ctx.settings, backups=True)
         code, said = _restore(path, apply=False, capsys=capsys)
         assert code == 0
         assert "memories: add 7, update 0, skip 0" in said
@@ -224,7 +209,7 @@ def test_a_restore_into_a_cluster_with_a_shard_down_fails_naming_it_and_complete
     with LocalCluster(tmp_path, cluster_module(), shards=3, node_timeout_ms=2000) as cluster:
         target = _on_cluster(source, cluster, embedder)
         try:
-            _env(monkeypatch, target.ctx.settings, cluster.spec)
+            point_cli(monkeypatch, target.ctx.settings, backups=True)
             _rewrite_aof(cluster)
             victim = cluster.ports[1]
             cluster.kill(victim)
