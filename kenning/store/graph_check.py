@@ -90,8 +90,17 @@ class GraphCheck:
             line += f"; {self.still_missed:,} still unreachable (e.g. {self.missed_keys[0]})"
         return line
 
+    def line(self) -> str:
+        """``describe`` with the time it took and the depth it searched at (the CLI's line)."""
+        return f"{self.describe()} ({self.seconds:.1f} s at EF_RUNTIME {self.ef_runtime})"
+
     def public(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def said(kept: dict[str, Any] | None) -> str:
+    """The line for a result's ``self_check`` (``GraphCheck.public``), or that none ran."""
+    return GraphCheck(**kept).line() if kept else "self-check: not run"
 
 
 Rows = list[tuple[str, bytes]]
