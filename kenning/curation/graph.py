@@ -32,9 +32,10 @@ class GraphSelfCheck:
             now=self.ctx.clock.now(),
             repair=repair,
         )
-        self.ctx.store.reports.save(REPORT, done.public())
+        kept = done.public()
+        self.ctx.store.reports.save(REPORT, kept)
         if done.reinserted:
-            details = {k: v for k, v in done.public().items() if k != "missed_keys"}
+            details = {k: v for k, v in kept.items() if k != "missed_keys"}
             self.ctx.audit(actor, "repair_graph", "", details=details)
         return done
 
