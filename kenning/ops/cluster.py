@@ -27,7 +27,7 @@ from types import TracebackType
 from kenning.core import permissions
 from kenning.core.errors import BackendUnavailable, InvalidInput, KenningError
 from kenning.ops.embedded import default_binary, ensure_password, port_is_free
-from kenning.store import ClusterAdmin, shards
+from kenning.store import ClusterAdmin, coordinator_port
 
 BUS = 10000  # the cluster bus's offset from a node's port (the coordinator's: shards)
 
@@ -43,7 +43,7 @@ def free_base(count: int, host: str = "127.0.0.1", start: int = 21000) -> int:
     """The first port from ``start`` with ``count`` consecutive nodes' three ports free."""
     for base in range(start, 45000 - count):
         nodes = range(base, base + count)
-        wanted = [q for p in nodes for q in (p, p + BUS, shards.coordinator_port(p))]
+        wanted = [q for p in nodes for q in (p, p + BUS, coordinator_port(p))]
         if all(port_is_free(host, port) for port in wanted):
             return base
     raise BackendUnavailable("no free ports for a local cluster", hint="stop other clusters")

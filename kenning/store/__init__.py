@@ -29,7 +29,7 @@ from kenning.store.cluster_unit import ClusterUnits, Repaired
 from kenning.store.contradictions import STATUSES, Contradiction, ContradictionStore
 from kenning.store.duplicates import DistinctPairs, pair_id
 from kenning.store.feeds import FeedState, FeedStateStore
-from kenning.store.graph_check import GraphCheck
+from kenning.store.graph_check import GraphCheck, self_check_line
 from kenning.store.hits import Hit, Near, SearchResult
 from kenning.store.idempotency import Replies
 from kenning.store.indexes import IndexInfo
@@ -45,6 +45,7 @@ from kenning.store.recalls import Recalls
 from kenning.store.registries import ExperienceStore, RecallLogStore, SuppressionStore, parse_all
 from kenning.store.reports import ReportStore
 from kenning.store.search_module import SearchModule
+from kenning.store.shards import coordinator_port
 from kenning.store.skills import SkillStore
 from kenning.store.snapshots import Snapshots
 from kenning.store.throttle import Throttle
@@ -95,11 +96,13 @@ __all__ = [
     "Unit",
     "UsageLedger",
     "connect",
+    "coordinator_port",
     "digest",
     "pair_id",
     "parse_all",
     "password_file",
     "pause",
+    "self_check_line",
     "topology",
 ]
 

@@ -98,7 +98,7 @@ class GraphCheck:
         return asdict(self)
 
 
-def said(kept: dict[str, Any] | None) -> str:
+def self_check_line(kept: dict[str, Any] | None) -> str:
     """The line for a result's ``self_check`` (``GraphCheck.public``), or that none ran."""
     return GraphCheck(**kept).line() if kept else "self-check: not run"
 

@@ -85,7 +85,7 @@ def _restore_arguments(parser: argparse.ArgumentParser) -> None:
     _restore_arguments,
 )
 def _restore(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.store import graph_check
+    from kenning.store import self_check_line
     from kenning_cli.services import open_engine
 
     engine = open_engine(settings)
@@ -106,7 +106,7 @@ def _restore(args: argparse.Namespace, settings: Settings) -> int:
         print("dry run: nothing was written; run again with --apply to restore")
         return 0
     print("applied")
-    print(graph_check.said(report.self_check))
+    print(self_check_line(report.self_check))
     return 0  # applied: a memory left unreachable is said on the line (and by doctor)
 
 

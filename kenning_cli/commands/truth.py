@@ -62,7 +62,7 @@ def _reindex_arguments(parser: argparse.ArgumentParser) -> None:
     _reindex_arguments,
 )
 def _reindex(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning.store import graph_check
+    from kenning.store import self_check_line
     from kenning_cli.services import open_engine
 
     maintenance = open_engine(settings).maintenance
@@ -72,5 +72,5 @@ def _reindex(args: argparse.Namespace, settings: Settings) -> int:
         return 1 if checked.still_missed else 0  # the check alone fails while one is unreachable
     result = maintenance.reindex(actor="cli:reindex")
     print(f"rebuilt {result.index} ({result.num_docs} documents, {result.num_docs_before} before)")
-    print(graph_check.said(result.self_check))
+    print(self_check_line(result.self_check))
     return 0  # a rebuild that did its work; a memory left unreachable is said on the line

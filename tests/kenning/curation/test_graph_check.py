@@ -317,7 +317,7 @@ def test_a_result_without_a_self_check_says_none_ran_and_one_with_it_says_its_co
         index="k:idx", ef_runtime=256, checked=5, missed=1, reinserted=1, still_missed=0,
         without_vector=0, seconds=1.5,
     )  # fmt: skip
-    assert graph_check.said(done.public()) == (
+    assert graph_check.self_check_line(done.public()) == (
         "self-check: 5 of 5 reachable; 1 re-inserted (1.5 s at EF_RUNTIME 256)"
     )
-    assert graph_check.said(None) == "self-check: not run"
+    assert graph_check.self_check_line(None) == "self-check: not run"
