@@ -58,7 +58,7 @@ from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall_plan import RecallRequest
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
-from kenning.store import AuditEvent, GraphCheck, digest, graph_check, search_module
+from kenning.store import AuditEvent, GraphCheck, Stored, digest, graph_check, search_module
 
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "50k": 50_000, "100k": 100_000}
 EF_CURVE = (64, 128, 200, 256)
@@ -122,9 +122,13 @@ def recall_latency(
     return {name: metrics.latency_summary(s) for name, s in seconds.items()}
 
 
-def bulk_load(engine: Engine, items: list[Item], matrix: Matrix) -> list[str]:
+def bulk_load(
+    engine: Engine, items: list[Item], matrix: Matrix, *, identical: bool = False
+) -> list[str]:
     """Write every item with its vector through the store's ``write_many`` (the import's
-    batched units); the key of each row."""
+    batched units); the key of each row. The store spreads each vector for its key
+    (kenning.store.vectors); ``identical`` writes the model's vectors as they are (``Stored``),
+    as a store written before the spread holds them: copies of a text hold one vector."""
     keys: list[str] = []
     for first in range(0, len(items), LOAD_BATCH):
         built = [
@@ -136,7 +140,11 @@ def bulk_load(engine: Engine, items: list[Item], matrix: Matrix) -> list[str]:
         now = engine.ctx.clock.now()
         engine.ctx.store.memories.write_many(
             [
-                (m, v, [AuditEvent(ACTOR, "remember", m.key, at=now, after=digest(m.content))])
+                (
+                    m,
+                    Stored(schema.vector_bytes(v)) if identical else v,
+                    [AuditEvent(ACTOR, "remember", m.key, at=now, after=digest(m.content))],
+                )
                 for m, v in zip(built, matrix[first : first + len(built)], strict=True)
             ]
         )
@@ -211,7 +219,8 @@ def self_misses(
 
 
 def twins(matrix: Matrix, rows: Sequence[int]) -> int:
-    """How many of ``rows`` share their vector with another row (an identical text elsewhere)."""
+    """How many of ``rows`` share their text with another row (an identical text elsewhere: the
+    same vector, or within 1e-4 of it once spread for its key)."""
     return sum(int((matrix @ matrix[row] >= 1.0 - TIE).sum()) > 1 for row in rows)
 
 
@@ -248,7 +257,7 @@ def _said(point: dict[str, Any], checked: int, progress: Progress) -> None:
         f"    ef {point['ef_runtime']}: recall@10 {point['recall@10']:.3f} "
         f"(within 0.01 {point['recall@10_within_0.01']:.3f}), "
         f"knn p50 {point['knn']['p50_ms']:.2f} ms, self missed {point['self_missed']}/{checked} "
-        f"({point['self_missed_with_a_twin']} with an identical twin)"
+        f"({point['self_missed_with_a_twin']} with a copy of its text elsewhere)"
     )
 
 
@@ -295,18 +304,18 @@ def repaired(
     progress(
         f"    repair: {done.describe()} in {done.seconds:.1f} s "
         f"({out['check_seconds_per_10k']:.1f} s per 10k); the sample then misses "
-        f"{len(missed)}/{len(checked)} at ef {ef} ({out['self_missed_with_a_twin']} twins)"
+        f"{len(missed)}/{len(checked)} at ef {ef} ({out['self_missed_with_a_twin']} with a copy)"
     )
     return out
 
 
 def phases(
-    engine: Engine, client: Any, items: list[Item], matrix: Matrix
+    engine: Engine, client: Any, items: list[Item], matrix: Matrix, *, identical: bool = False
 ) -> Iterator[tuple[str, Engine, list[str], float]]:
     """Build the index three ways, yielding after each: (phase, the engine serving, the key of
     each row, the build's seconds). The caller measures between the steps."""
     start = time.perf_counter()
-    keys = bulk_load(engine, items, matrix)
+    keys = bulk_load(engine, items, matrix, identical=identical)
     yield "bulk load", engine, keys, time.perf_counter() - start
     written = engine.backups.backup(vectors=True, label="rebuild", actor=ACTOR)
     path = Path(written.path)
@@ -332,8 +341,23 @@ def run(settings: Settings, args: argparse.Namespace, progress: Progress) -> dic
     queries = np.asarray(embedder.embed_many([q.text for q in asked]), dtype=np.float32)
     rng = random.Random(f"rebuild-self:{args.seed}")
     checked = sorted(rng.sample(range(n), min(n, args.self or n)))
-    out: dict[str, Any] = {"size": n, "queries": len(queries), "hnsw_m": schema.HNSW_M}
-    return out | curves(settings, embedder, items, matrix, queries, checked, progress, asked)
+    out: dict[str, Any] = {
+        "size": n,
+        "queries": len(queries),
+        "hnsw_m": schema.HNSW_M,
+        "vectors": "identical" if args.identical else "spread",
+    }
+    return out | curves(
+        settings,
+        embedder,
+        items,
+        matrix,
+        queries,
+        checked,
+        progress,
+        asked,
+        identical=args.identical,
+    )
 
 
 def curves(
@@ -345,16 +369,22 @@ def curves(
     checked: Sequence[int],
     progress: Progress,
     asked: Sequence[families.Query] = (),
+    *,
+    identical: bool = False,
 ) -> dict[str, Any]:
     """In a private store: each phase's build time, indexed count and ``measure`` curve; with
-    ``asked``, recall's latency through the engine at the end (``recall_latency``)."""
+    ``asked``, recall's latency through the engine at the end (``recall_latency``). The exact
+    search every measure compares with runs over the vectors as stored (``stored_matrix``).
+    ``identical``: the vectors written as the model gives them (``bulk_load``)."""
     out: dict[str, Any] = {"phases": {}}
     with private_store(settings) as (private, client):
         out["search_module"] = _module(client)
         first = Engine.open(private, client, embedder)
         deferred(first)
-        for phase, engine, keys, seconds in phases(first, client, items, matrix):
+        built = phases(first, client, items, matrix, identical=identical)
+        for phase, engine, keys, seconds in built:
             index = engine.ctx.index
+            matrix = stored_matrix(engine, keys)  # what the store holds: spread, or not
             progress(f"  {phase}: {seconds:.0f} s, index {index}")
             out["phases"][phase] = {
                 "index_state": _state(client, index),
@@ -371,6 +401,15 @@ def curves(
             progress(f"  recall p50 ms: {_p50s(out['recall_latency'])}")
         engine.close()
     return out
+
+
+def stored_matrix(engine: Engine, keys: list[str]) -> Matrix:
+    """The vector each key's hash holds, as rows (a rebuild keeps them; every key is there)."""
+    held = engine.ctx.store.vectors(keys)
+    missing = [key for key, vector in zip(keys, held, strict=True) if vector is None]
+    if missing:
+        raise RuntimeError(f"{len(missing)} memories without a vector, e.g. {missing[0]}")
+    return np.ascontiguousarray(np.stack([v for v in held if v is not None]), dtype=np.float32)
 
 
 def _state(client: Any, index: str) -> dict[str, str]:
@@ -421,6 +460,7 @@ def table(result: dict[str, Any]) -> str:
                 f"| {engine} | {result['size']:,} | {phase} + self-check "
                 f"({fixed['check']['missed']} missed of {fixed['check']['checked']:,}, "
                 f"{fixed['check']['reinserted']} re-inserted, "
+                f"{fixed['check'].get('spread', 0)} identical copies spread, "
                 f"{fixed['check_seconds_per_10k']:.1f} s per 10k) | {fixed['ef_runtime']} "
                 f"| {fixed['recall@10']:.3f} | {fixed['self_missed']} of "
                 f"{fixed['self_checked']:,} ({fixed['self_missed_with_a_twin']} with a twin) | |"
@@ -438,6 +478,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--m", type=int, default=schema.HNSW_M, help="HNSW M to build with (the schema's default)"
     )
+    parser.add_argument(
+        "--identical",
+        action="store_true",
+        help="write the model's vectors as they are (a store before the spread: copies of a text "
+        "hold one vector), the control for kenning.store.vectors.spread",
+    )
     args = parser.parse_args(argv)
     # a trial of another graph degree: the schema's one declaration, changed for this process
     # (the index name's fingerprint follows it)
@@ -454,7 +500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["machine"]["load_average_end"] = system.machine()["load_average"]
     args.out.mkdir(parents=True, exist_ok=True)
     name = result["search_module"].get("name", "engine")
-    variant = "" if args.m == 16 else f"-m{args.m}"
+    variant = ("" if args.m == 16 else f"-m{args.m}") + ("-identical" if args.identical else "")
     path = args.out / f"{started:%Y%m%dT%H%M%SZ}-{args.size}-{name}{variant}.json"
     path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     print(table(result))

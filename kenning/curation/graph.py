@@ -6,7 +6,9 @@
 reindex`` and of an index migration at start-up, and alone as ``kenning reindex --check``. The
 result is kept as the last ``graph_check`` report (``kenning doctor`` shows it); a repair that
 re-inserted memories is audited as one summary event (``repair_graph``), not one per memory: the
-memories themselves are unchanged (only their graph nodes are rebuilt).
+memories themselves are unchanged (only their graph nodes are rebuilt), but for a missed identical
+copy of another memory's vector (written before the store spread every vector), whose vector is
+written spread (``spread`` in the event: a move of 1e-3 of its length; kenning.store.vectors).
 """
 
 from __future__ import annotations

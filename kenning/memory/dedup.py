@@ -10,8 +10,9 @@ decision differ between engines is kept out of it:
 - **their similarity**: a store candidate near the threshold is re-scored by exact cosine over its
   stored vector (``cosine``), so both engines' float32 kernels give way to the same arithmetic;
   a candidate known here (an earlier line) keeps the similarity computed here;
-- **their order**: candidates are taken by similarity, ties by key (``duplicate_of``), the first
-  one that repeats the line wins, instead of the first row an engine happened to return.
+- **their order**: candidates are taken by similarity, ties (equal to 4 decimals: a stored vector
+  is spread for its key by ~1e-6, an earlier line's is the model's own) by key (``duplicate_of``),
+  the first one that repeats the line wins, instead of the first row an engine happened to return.
 
 Pure: no I/O (the store's candidates and their vectors are read by ``kenning.memory.bulk``).
 """
@@ -31,6 +32,9 @@ POOL = 16
 # an engine's similarity this far below the threshold cannot reach it by exact arithmetic
 # (float32 kernels differ by ~1e-6): such rows are not re-scored
 MARGIN = 0.005
+# similarities equal to this many decimals tie (the key decides): a stored vector is spread for its
+# key (kenning.store.vectors, ~1e-6 from the model's) where an earlier line's is the model's own
+TIE_DIGITS = 4
 GROW = 256  # a ``Kept`` group's first array holds this many rows, doubling when full
 Group = tuple[str, str]  # (namespace, project): the scope of the duplicate check
 Candidate = tuple[Memory, float]  # a memory and its similarity to the line
@@ -53,7 +57,7 @@ def duplicate_of(
     best: dict[str, Candidate] = {}
     for other, similarity in candidates:
         best[other.key] = (other, similarity)
-    ranked = sorted(best.values(), key=lambda c: (-c[1], c[0].key))
+    ranked = sorted(best.values(), key=lambda c: (-round(c[1], TIE_DIGITS), c[0].key))
     for other, similarity in ranked:
         if similarity < threshold:
             return None

@@ -27,7 +27,7 @@ from typing import Any
 
 from kenning.core.errors import Conflict, InvalidInput, NotFound
 from kenning.core.models import iso
-from kenning.core.schema import NAMESPACES, bytes_vector, decode, encode
+from kenning.core.schema import NAMESPACES, decode, encode
 from kenning.curation.graph import GraphSelfCheck
 from kenning.ops import export
 from kenning.ops.backup_file import (
@@ -48,7 +48,7 @@ from kenning.ops.seal import Seal
 from kenning.runtime.context import Context
 from kenning.runtime.once import once
 from kenning.runtime.sweep import Sweep
-from kenning.store import Contradiction, pair_id
+from kenning.store import Contradiction, Stored, pair_id
 from kenning.truth.history import Reindex
 
 NAME_RE = re.compile(r"^kenning-backup-\d{8}T\d{6}Z(?:-[a-z0-9][a-z0-9-]{0,39})?\.json$")
@@ -446,8 +446,8 @@ class Backups:
         dim = self.ctx.embedder.dimension
         for start in range(0, len(todo), 100):
             chunk = todo[start : start + 100]
-            reuse = {
-                m.key: bytes_vector(plan.vectors[m.key])
+            reuse = {  # the stored bytes, written as they are (kenning.store.vectors.Stored)
+                m.key: Stored(plan.vectors[m.key])
                 for _, m, _ in chunk
                 if same_model and len(plan.vectors.get(m.key, b"")) == dim * 4
             }

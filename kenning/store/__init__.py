@@ -51,6 +51,7 @@ from kenning.store.snapshots import Snapshots
 from kenning.store.throttle import Throttle
 from kenning.store.tokens import TokenRecord, TokenStore
 from kenning.store.unit import APPLIED, CHANGED, GONE, Committed, Op, Unit, Units
+from kenning.store.vectors import Stored
 from kenning.store.writer import Commands, Writer
 
 __all__ = [
@@ -92,6 +93,7 @@ __all__ = [
     "SessionRecord",
     "SlotMover",
     "Store",
+    "Stored",
     "TokenRecord",
     "Unit",
     "UsageLedger",

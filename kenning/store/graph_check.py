@@ -26,6 +26,13 @@ again, up to ``ROUNDS`` times, while one is still missed). Re-inserting a point 
 into another (an identical twin's above all: measured at 50k on RediSearch's restored graph, 1,099
 re-inserted left 96 others of a 10,000 sample missed), so after a repair every memory is searched
 again, up to ``PASSES`` full passes.
+
+A missed memory whose vector another memory holds byte for byte (its text kept in another project,
+written before the store spread every vector: kenning.store.vectors) is not re-inserted with the
+same bytes -- that prunes its copy in turn -- but written once spread for its key, as the store
+writes every vector now (``spread_copies``: a change of 1e-3 of its length, one guarded write, no
+journal needed since either value is a whole vector). That is the one field the check may change,
+and only for such copies; the count is the result's ``spread``.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ import valkey
 
 from kenning.core import schema
 from kenning.core.query import Search
-from kenning.store import layout
+from kenning.store import layout, vectors
 from kenning.store.client import call, guarded, text
 
 log = logging.getLogger(__name__)
@@ -78,6 +85,7 @@ class GraphCheck:
     seconds: float
     at: float = 0.0
     missed_keys: list[str] = field(default_factory=list)  # the first few still missed
+    spread: int = 0  # of the re-inserted, identical copies written spread (kenning.store.vectors)
 
     @property
     def reachable(self) -> int:
@@ -85,7 +93,10 @@ class GraphCheck:
 
     def describe(self) -> str:
         line = f"self-check: {self.reachable:,} of {self.checked:,} reachable"
-        line += f"; {self.reinserted:,} re-inserted" if self.missed else ""
+        line += f"; {self.reinserted:,} re-inserted" if self.reinserted else ""
+        if self.spread:
+            copies = "copy" if self.spread == 1 else "copies"
+            line += f" ({self.spread:,} identical {copies} spread)"
         if self.still_missed:
             line += f"; {self.still_missed:,} still unreachable (e.g. {self.missed_keys[0]})"
         return line
@@ -142,19 +153,49 @@ def missed(
     client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]], ef: int
 ) -> list[tuple[str, bytes]]:
     """The rows whose own vector's KNN does not return them (ties aside), one round trip."""
+    return [(key, raw) for key, raw, _ in _missed(client, index, rows, ef)]
+
+
+def _missed(
+    client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]], ef: int
+) -> list[tuple[str, bytes, list[str]]]:
+    """``missed``, each with the keys its KNN returned as near as the memory itself (the copies
+    of its text an identical vector would be)."""
+    return [(key, raw, near) for key, raw, lost, near in _searched(client, index, rows, ef) if lost]
+
+
+def _searched(
+    client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]], ef: int
+) -> list[tuple[str, bytes, bool, list[str]]]:
+    """Each row searched by its own vector, one round trip: (key, bytes, whether it was missed,
+    the other keys returned as near as the memory itself)."""
     if not rows:
         return []
     pipe = client.pipeline(transaction=False)
     for _, raw in rows:
         pipe.execute_command(*knn(index, raw, ef).args())  # type: ignore[no-untyped-call]
-    out: list[tuple[str, bytes]] = []
+    out: list[tuple[str, bytes, bool, list[str]]] = []
     for (key, raw), reply in zip(rows, call(pipe.execute, raise_on_error=True), strict=True):
         found, sims = rows_of(reply)
         vector = schema.bytes_vector(raw)
         own = 1.0 if float(vector @ vector) > 0 else 0.0  # cosine of a vector with itself
-        if key not in found and (len(sims) < K or min(sims) < own - TIE):
-            out.append((key, raw))
+        lost = key not in found and (len(sims) < K or min(sims) < own - TIE)
+        near = [k for k, sim in zip(found, sims, strict=True) if sim >= own - TIE and k != key]
+        out.append((key, raw, lost, near))
     return out
+
+
+def identical(client: valkey.Valkey, lost: Sequence[tuple[str, bytes, list[str]]]) -> set[str]:
+    """The missed memories whose vector another memory holds byte for byte (written before the
+    store spread every vector: kenning.store.vectors), one round trip."""
+    asked = [(key, raw, other) for key, raw, near in lost for other in near]
+    if not asked:
+        return set()
+    pipe = client.pipeline(transaction=False)
+    for _, _, other in asked:
+        pipe.hget(other, schema.VECTOR_FIELD)
+    held = call(pipe.execute)
+    return {key for (key, raw, _), theirs in zip(asked, held, strict=True) if theirs == raw}
 
 
 def rows_of(reply: Any) -> tuple[list[str], list[float]]:
@@ -250,34 +291,82 @@ def _queued(client: valkey.Valkey, index: str) -> int:
         return 0
 
 
-def scan(client: valkey.Valkey, prefix: str, index: str, ef: int) -> tuple[int, int, Rows]:
-    """One pass over every stored memory: (checked, without a vector, the rows missed)."""
+def scan(client: valkey.Valkey, prefix: str, index: str, ef: int) -> tuple[int, int, Rows, Rows]:
+    """One pass over every stored memory: (checked, without a vector, the rows missed, the rows
+    whose vector another memory holds byte for byte)."""
     checked = without = 0
     lost: Rows = []
+    copies: Rows = []
     for batch in stored(client, prefix):
         rows = [(key, raw) for key, raw in batch if raw is not None]
         without += len(batch) - len(rows)
         checked += len(rows)
-        lost += missed(client, index, rows, ef)
-    return checked, without, lost
+        searched = _searched(client, index, rows, ef)
+        lost += [(key, raw) for key, raw, missed_it, _ in searched if missed_it]
+        same = identical(client, [(key, raw, near) for key, raw, _, near in searched if near])
+        copies += [(key, raw) for key, raw in rows if key in same]
+    return checked, without, lost, copies
 
 
 def repaired(
     client: valkey.Valkey, prefix: str, index: str, lost: Rows, ef: int
-) -> tuple[set[str], Rows]:
+) -> tuple[set[str], set[str], Rows]:
     """Re-insert the missed rows and search them again, up to ``ROUNDS`` times: (the keys
-    rewritten, the rows still missed)."""
-    still, rewritten = lost, set[str]()
+    rewritten, those of them spread, the rows still missed). A missed memory whose vector another
+    memory holds byte for byte is re-inserted spread (``spread_copies``: re-inserting the same
+    bytes again would prune its copy's links in); any other with its own bytes (``reinsert``)."""
+    still, rewritten, spread = lost, set[str](), set[str]()
     for _ in range(ROUNDS):
         if not still:
             break
-        rewritten |= reinsert(client, prefix, index, still)
+        copies = {
+            key
+            for s in range(0, len(still), BATCH)
+            for key in identical(client, _missed(client, index, still[s : s + BATCH], ef))
+        }
+        moved = spread_copies(client, index, [row for row in still if row[0] in copies])
+        spread |= set(moved)
+        rewritten |= set(moved) | reinsert(
+            client, prefix, index, [row for row in still if row[0] not in copies]
+        )
+        still = [(key, moved.get(key, raw)) for key, raw in still]
         still = [
             row
             for s in range(0, len(still), BATCH)
             for row in missed(client, index, still[s : s + BATCH], ef)
         ]
-    return rewritten, still
+    return rewritten, spread, still
+
+
+def to_spread(copies: Rows) -> Rows:
+    """Of each set of memories found holding the same bytes, all but the first key (it keeps
+    them); one found alone is spread (the memory it shares them with was not found holding them:
+    that one keeps them)."""
+    groups: dict[bytes, Rows] = {}
+    for key, raw in copies:
+        groups.setdefault(raw, []).append((key, raw))
+    out: Rows = []
+    for rows in groups.values():
+        ordered = sorted(rows)
+        out += ordered if len(ordered) == 1 else ordered[1:]
+    return out
+
+
+def spread_copies(
+    client: valkey.Valkey, index: str, rows: Sequence[tuple[str, bytes]]
+) -> dict[str, bytes]:
+    """Write each row's vector spread for its key (kenning.store.vectors.spread: moved by 1e-3
+    of its length, as every vector written since is), one guarded write each: a new vector to
+    both engines, so one write re-inserts it, and either value is a whole vector if the write is
+    cut (no journal). The keys written and their new bytes (a memory changed since it was read
+    is skipped)."""
+    writes = [
+        (key, raw, schema.vector_bytes(vectors.spread(key, schema.bytes_vector(raw))))
+        for key, raw in rows
+    ]
+    done = _swap(client, writes)
+    settle(client, index)
+    return {key: new for (key, _, new), ok in zip(writes, done, strict=True) if ok}
 
 
 def check(
@@ -289,23 +378,30 @@ def check(
     now: float,
     repair: bool = True,
 ) -> GraphCheck:
-    """Search every stored memory by its own vector; re-insert (``repair``) the ones missed. An
-    insertion can prune another point's links in (an identical twin's above all), so after a
-    repair every memory is searched again, up to ``PASSES`` passes in all, until a pass misses
-    none. Valkey going away mid-check raises ``BackendUnavailable`` (each write is one script)."""
+    """Search every stored memory by its own vector; re-insert (``repair``) the ones missed. With
+    ``repair``, every memory whose vector another holds byte for byte is first written spread
+    (``spread_copies``) and every memory searched again. An insertion can prune another point's
+    links in (an identical twin's above all), so after a repair every memory is searched again,
+    up to ``PASSES`` passes in all, until a pass misses none. Valkey going away mid-check raises
+    ``BackendUnavailable`` (each write is one script)."""
     start = time.perf_counter()
     if repair:
         recover(client, prefix)  # what a repair cut between its two writes left nudged
-    checked, without, lost = scan(client, prefix, index, ef)
-    first, still, rewritten = len(lost), lost, set[str]()
+    checked, without, lost, copies = scan(client, prefix, index, ef)
+    first, still, rewritten, spread = len(lost), lost, set[str](), set[str]()
+    if repair and copies:  # no two memories keep one vector (kenning.store.vectors)
+        spread = set(spread_copies(client, index, to_spread(copies)))
+        rewritten |= spread
+        checked, without, still, _ = scan(client, prefix, index, ef)  # the graph they changed
     for done in range(1, PASSES + 1 if repair else 0):
-        fixed, still = repaired(client, prefix, index, still, ef)
-        rewritten |= fixed
-        if not fixed or done == PASSES:
-            break
-        checked, without, still = scan(client, prefix, index, ef)  # what the writes broke
         if not still:
             break
+        fixed, moved, still = repaired(client, prefix, index, still, ef)
+        rewritten |= fixed
+        spread |= moved
+        if not fixed or done == PASSES:
+            break
+        checked, without, still, _ = scan(client, prefix, index, ef)  # what the writes broke
     return GraphCheck(
         index=index,
         ef_runtime=ef,
@@ -313,6 +409,7 @@ def check(
         missed=first,
         reinserted=len(rewritten),
         still_missed=len(still),
+        spread=len(spread),
         without_vector=without,
         seconds=time.perf_counter() - start,
         at=now,

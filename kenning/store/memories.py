@@ -18,7 +18,7 @@ from kenning.core import schema
 from kenning.core.errors import StoreError
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import ordering, prefilter, search_module
+from kenning.store import ordering, prefilter, search_module, vectors
 from kenning.store.audit import AuditEvent
 from kenning.store.client import call, text
 from kenning.store.decoded import Decoded, as_text
@@ -28,6 +28,9 @@ from kenning.store.patches import Patch
 from kenning.store.prefilter import Row
 from kenning.store.recalls import Counter, Recalls
 from kenning.store.unit import APPLIED, Op, Unit, Units
+
+# a model's embedding (written spread for its key) or a vector as a store wrote it
+VectorIn = np.ndarray[Any, Any] | vectors.Stored
 
 
 class MemoryStore:
@@ -60,7 +63,7 @@ class MemoryStore:
     def write(
         self,
         memory: Memory,
-        vector: np.ndarray[Any, Any] | None,
+        vector: VectorIn | None,
         events: Sequence[AuditEvent],
         also: Sequence[Op] = (),
         *,
@@ -93,7 +96,7 @@ class MemoryStore:
         key: str,
         expect: dict[str, Any],
         changes: dict[str, Any],
-        vector: np.ndarray[Any, Any] | None,
+        vector: VectorIn | None,
         events: Sequence[AuditEvent],
     ) -> int:
         """``update`` only while every ``expect`` field still holds the value given (None =
@@ -103,7 +106,7 @@ class MemoryStore:
         guard, _ = schema.encode_changes(expect)
         fields: dict[str, str | bytes] = dict(sets)
         if vector is not None:
-            fields[schema.VECTOR_FIELD] = schema.vector_bytes(vector)
+            fields[schema.VECTOR_FIELD] = vectors.field_bytes(key, vector)
         unit = Unit(events).patch(
             key, fields, removes, expect={name: guard.get(name, "") for name in expect}
         )
@@ -128,7 +131,7 @@ class MemoryStore:
             also=tuple(also),
         )
 
-    def fields(self, memory: Memory, vector: np.ndarray[Any, Any] | None) -> list[Op]:
+    def fields(self, memory: Memory, vector: VectorIn | None) -> list[Op]:
         """The writes of a new memory, for a decision that creates one (e.g. a merge)."""
         return [
             ("HSET", memory.key, tuple(v for p in self._fields(memory, vector).items() for v in p))
@@ -155,12 +158,14 @@ class MemoryStore:
             ]
         )
 
-    def _fields(
-        self, memory: Memory, vector: np.ndarray[Any, Any] | None
-    ) -> dict[str, str | bytes]:
+    def _fields(self, memory: Memory, vector: VectorIn | None) -> dict[str, str | bytes]:
         """The hash fields of ``memory``, always with the namespace its key names: the one index
-        finds a namespace's memories by that field."""
-        fields = schema.encode(memory, vector)
+        finds a namespace's memories by that field. The vector is written spread for the key
+        (kenning.store.vectors: no two memories hold the same vector), a ``Stored`` one as it
+        is."""
+        fields = schema.encode(memory, None)
+        if vector is not None:
+            fields[schema.VECTOR_FIELD] = vectors.field_bytes(memory.key, vector)
         fields["namespace"] = schema.namespace_of(memory.key, self.prefix) or memory.namespace
         return fields
 

@@ -43,6 +43,7 @@ def test_each_way_of_building_the_index_is_measured(
         # then the product's self-check over every memory, and the sample measured again
         fixed = measured["repaired"]
         assert (fixed["check"]["checked"], fixed["check"]["still_missed"]) == (N, 0)
+        assert fixed["check"]["spread"] == 0  # every vector was written spread: no copy to spread
         assert (fixed["self_checked"], fixed["self_missed"]) == (N, 0)
         assert fixed["check_seconds_per_10k"] > 0
     assert "reindex" in "".join(lines)
@@ -71,3 +72,26 @@ def test_a_memory_its_own_vector_does_not_find_is_a_miss(
             *sorted({0, far})
         ]
         engine.close()
+
+
+def test_copies_written_as_one_vector_are_spread_by_the_first_self_check(
+    embedder: Embedder, embedding_backend: str, tmp_path: Path
+) -> None:
+    """``--identical``: the store as it was before every vector was spread (copies of a text hold
+    one vector); the bulk load's self-check writes all but one of each set spread, so the backup
+    the restore reads holds none, and nothing is left for the later checks."""
+    items = generate("1k", 7).items[:N]
+    copies = N - len({i.content for i in items})
+    assert copies > 10  # the corpus repeats texts in other projects: copies to spread
+    matrix = np.asarray(embedder.embed_many([i.content for i in items]), dtype=np.float32)
+    queries = rebuild_recall.query_vectors(embedder, items, 7, 2)
+    settings = make_settings(tmp_path / "data", 6399, embedding_backend=embedding_backend)
+    lines: list[str] = []
+    out = rebuild_recall.curves(
+        settings, embedder, items, matrix, queries, range(N), lines.append, identical=True
+    )
+    checks = {phase: m["repaired"]["check"] for phase, m in out["phases"].items()}
+    assert checks["bulk load"]["spread"] == copies
+    assert (checks["restore"]["spread"], checks["reindex"]["spread"]) == (0, 0)
+    assert all(c["still_missed"] == 0 for c in checks.values())
+    assert f"({copies} identical copies spread)" in "".join(lines)

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import valkey
 
+from kenning.core import schema
 from kenning.core.clock import ManualClock
 from kenning.core.errors import BackendUnavailable
 from kenning.core.settings import Settings
@@ -27,7 +28,7 @@ from kenning.memory.memories import Draft
 from kenning.memory.recall import RecallRequest
 from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder
-from kenning.store import connect, graph_check, search_module
+from kenning.store import connect, graph_check, search_module, vectors
 from tests.conftest import _wipe, free_port, make_settings
 from tests.kenning_cli.test_import import Cutter
 
@@ -145,6 +146,71 @@ def test_the_check_reinserts_a_memory_the_index_cannot_reach_and_touches_no_othe
         client.close()  # type: ignore[no-untyped-call]
 
 
+def test_a_missed_identical_copy_is_written_spread_once_and_every_other_field_stays(
+    redisearch_alone: EmbeddedValkey, prefix: str, embedder: Embedder
+) -> None:
+    """A store written before every vector was spread (kenning.store.vectors) holds one text kept
+    in two projects as two identical vectors. When the check misses such a copy, re-inserting the
+    same bytes would prune the other copy in turn: the copy is written once spread for its key
+    instead (the one field the check changes), and is reachable and recalled in its project."""
+    settings = _on(redisearch_alone, prefix)
+    client = connect(settings)
+    store: Any = client  # raw bytes in and out
+    try:
+        engine = _filled(settings, client, embedder)
+        index = engine.ctx.index
+        text = FACTS[2][1]
+        original = next(
+            k.decode() for k, v in _hashes(client, prefix).items() if v[b"content"] == text.encode()
+        )
+        copy = engine.memories.remember(
+            Draft(text, project="search"), actor="t", allow_duplicate=True
+        ).key
+        raw = store.hget(original, "vector")
+        assert store.hget(copy, "vector") != raw  # written now: spread, not identical
+        healthy = engine.maintenance.graph.run(actor="t")  # the positive control: all reachable
+        assert (healthy.missed, healthy.reinserted, healthy.spread) == (0, 0, 0)
+        # a reachable identical copy is spread too: no two memories keep one vector
+        store.hset(copy, "vector", raw)  # as a store before the spread wrote it
+        reachable = engine.maintenance.graph.run(actor="t")
+        assert (reachable.missed, reachable.reinserted, reachable.spread) == (0, 1, 1)
+        assert store.hget(copy, "vector") == schema.vector_bytes(
+            vectors.spread(copy, schema.bytes_vector(raw))
+        )
+        assert store.hget(original, "vector") == raw
+        store.hset(copy, "vector", raw)  # identical again, and now out of the graph's reach
+        before = _hashes(client, prefix)
+        assert before[copy.encode()][b"vector"] == before[original.encode()][b"vector"]
+        _unindex(client, copy)
+        assert graph_check.missed(client, index, [(copy, raw)], 256) == [(copy, raw)]
+        asked = RecallRequest(text, projects=["search"], top_k=5)
+        assert copy not in [h.memory.key for h in engine.recaller.recall(asked).hits]
+
+        done = engine.maintenance.graph.run(actor="t")
+
+        assert (done.missed, done.reinserted, done.spread, done.still_missed) == (1, 1, 1, 0)
+        assert "1 re-inserted (1 identical copy spread)" in done.describe()
+        after = _hashes(client, prefix)
+        written = vectors.spread(copy, schema.bytes_vector(raw))
+        assert after[copy.encode()][b"vector"] == schema.vector_bytes(written)
+        assert after[original.encode()] == before[original.encode()]  # the other copy untouched
+        others = {k: v for k, v in before.items() if k != copy.encode()}
+        assert {k: v for k, v in after.items() if k != copy.encode()} == others
+        assert {f: v for f, v in after[copy.encode()].items() if f != b"vector"} == {
+            f: v for f, v in before[copy.encode()].items() if f != b"vector"
+        }
+        assert copy in [h.memory.key for h in engine.recaller.recall(asked).hits]
+        events = engine.store.audit.recent(limit=50, action="repair_graph")
+        assert [(e.details["reinserted"], e.details["spread"]) for e in events] == [(1, 1)] * 2
+        again = engine.maintenance.graph.run(actor="t")
+        assert (again.missed, again.reinserted, again.spread) == (0, 0, 0)
+        assert _hashes(client, prefix) == after  # spread once: no longer identical to anything
+        engine.close()
+    finally:
+        _wipe(client, prefix)
+        client.close()  # type: ignore[no-untyped-call]
+
+
 def test_on_valkey_search_the_repair_rewrites_the_vector_and_leaves_the_hash_as_it_was(
     engines: Any, prefix: str, embedder: Embedder
 ) -> None:
@@ -193,7 +259,8 @@ def test_a_repair_cut_between_its_two_writes_is_put_back_by_the_next_check(
     assert _hashes(client, prefix) == before
     store.hset(journal, mapping={cut: cut_fields[b"vector"], moved: moved_fields[b"vector"]})
     store.hset(cut, "vector", graph_check.nudged(cut_fields[b"vector"]))
-    newer = list(before.values())[2][b"vector"]  # re-embedded after the cut: not the nudged copy
+    third = schema.bytes_vector(list(before.values())[2][b"vector"])
+    newer = schema.vector_bytes(vectors.spread(moved.decode(), third))  # re-embedded since
     store.hset(moved, "vector", newer)
     assert store.hget(cut, "vector") != cut_fields[b"vector"]  # the damage is there first
 

@@ -104,6 +104,10 @@ def test_duplicate_of_takes_the_nearest_that_repeats_ties_by_key() -> None:
     # equal similarity: the smaller key, in whatever order the engine returned them
     for order in ([same_too, same_day], [same_day, same_too]):
         assert dedup.duplicate_of(line, [(m, 0.97) for m in order], 0.92) == (same_day, 0.97)
+    # within 1e-4 is a tie too: a stored copy's vector is spread for its key (~1e-6 from the
+    # model's, kenning.store.vectors) while an earlier line's is the model's own (1.0)
+    near = [(same_too, 1.0), (same_day, 1.0 - 2e-6)]
+    assert dedup.duplicate_of(line, near, 0.92) == (same_day, 1.0 - 2e-6)
     # a nearer candidate wins over a smaller key
     assert dedup.duplicate_of(line, [(same_day, 0.95), (same_too, 0.99)], 0.92) == (same_too, 0.99)
     # below the threshold is never a duplicate; at it is (positive control)

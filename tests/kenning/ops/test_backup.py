@@ -95,6 +95,7 @@ def test_backup_wipe_restore_round_trips_everything(
     keys = _populate(engine)
     all_keys = [*keys.values(), engine.projects.key("shop")]
     before = _snapshot(engine, all_keys)
+    held = {key: engine.store.memories.read_vector(key) for key in keys.values()}
     records_before = [c.public() for c in engine.contradictions.listing(status="all")[0]]
     made = engine.backups.backup(vectors=vectors, label="nightly", actor="admin")
     assert made.file.endswith("-nightly.json")
@@ -119,6 +120,14 @@ def test_backup_wipe_restore_round_trips_everything(
     done = fresh.backups.restore(path, dry_run=False, actor="admin")
     assert done.vectors == ("reused" if vectors else "re-embedded (the backup has no vectors)")
     assert _snapshot(fresh, all_keys) == before
+    for key, vector in held.items():
+        restored = fresh.store.memories.read_vector(key)
+        assert vector is not None
+        assert restored is not None
+        if vectors:  # the stored bytes, as they were: never spread a second time
+            assert restored.tobytes() == vector.tobytes()
+        else:  # embedded again and spread for the same key: the same vector
+            assert float(np.dot(restored, vector)) > 0.999
     assert [c.public() for c in fresh.contradictions.listing(status="all")[0]] == records_before
     assert [s.suppression.term for s in fresh.suppressions.list_suppressions()] == ["heroku"]
     hits = fresh.recaller.recall(RecallRequest("how do we deploy?", projects=["shop"])).hits

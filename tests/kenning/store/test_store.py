@@ -13,7 +13,7 @@ from kenning.core.models import Memory
 from kenning.core.query import Search
 from kenning.engine import Engine
 from kenning.memory.memories import Draft
-from kenning.store import AuditEvent, Near
+from kenning.store import AuditEvent, Near, vectors
 from kenning.store import indexes as index_admin
 
 # a direct store write records itself too
@@ -285,7 +285,7 @@ def test_ft_info_is_parsed_from_either_module_shape() -> None:
 def test_vector_round_trips_as_little_endian_float32(engine: Engine) -> None:
     key = engine.memories.remember(Draft("vectors are FLOAT32"), actor="t").key
     stored = engine.store.memories.read_vector(key)
-    expected = engine.ctx.embedder.embed("vectors are FLOAT32")
+    expected = vectors.spread(key, engine.ctx.embedder.embed("vectors are FLOAT32"))
     assert stored is not None
     assert stored.dtype == np.float32
     assert np.allclose(stored, expected, atol=1e-6)
