@@ -18,7 +18,7 @@ import valkey
 
 from kenning.core import schema
 from kenning.core.errors import BackendUnavailable, EmbeddingMismatch, StoreError
-from kenning.store import layout
+from kenning.store import layout, shards
 from kenning.store.client import call, guarded, index_exists_already, index_missing, text
 
 log = logging.getLogger(__name__)
@@ -78,14 +78,20 @@ def _float(value: Any) -> float:
 
 
 def info(client: valkey.Valkey, name: str) -> IndexInfo | None:
-    """FT.INFO of an index, or None when it does not exist."""
+    """FT.INFO of an index, or None when it does not exist. On a cluster FT.INFO asks every shard
+    (``layout.info_reply``), so a shard down fails it like a search, named (kenning.store.shards):
+    the node it was sent to may time out waiting for the dead one, and that node is not the one
+    to start again."""
     try:
         with guarded():
             reply = layout.info_reply(client, name)
-    except StoreError as exc:
+    except (StoreError, BackendUnavailable) as exc:
         if index_missing(exc):
             return None
-        raise
+        better = shards.explained(client, exc)
+        if better is exc:
+            raise
+        raise better from exc
     return parse_info(name, reply)
 
 

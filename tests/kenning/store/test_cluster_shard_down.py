@@ -93,6 +93,10 @@ async def test_a_shard_down_fails_recall_naming_it_and_reads_by_key_elsewhere_st
         for port, held in by_port.items():  # positive control: a recall reaches every shard
             key, words = held[0]
             assert key in _found(engine, words), port
+        index = engine.ctx.index
+        counted = engine.store.index_info(index)  # positive control: FT.INFO asks every shard
+        assert counted is not None
+        assert counted.num_docs == len(NOTES)
         victim = cluster.ports[1]  # not the accounts' nor the tokens' slot: the doors sign in
         (on_victim, _), (elsewhere, words_elsewhere) = (
             by_port[victim][0],
@@ -115,6 +119,13 @@ async def test_a_shard_down_fails_recall_naming_it_and_reads_by_key_elsewhere_st
                 with pytest.raises(BackendUnavailable) as failed:
                     _found(engine, words_elsewhere)
                 assert f"shard 127.0.0.1:{victim} (slots 5461-10922) is down" in str(failed.value)
+                # FT.INFO (start-up, doctor, health) is named too: the node it was sent to may
+                # time out waiting for the dead one, and that one is not the node to restart
+                with pytest.raises(BackendUnavailable) as uncounted:
+                    engine.store.index_info(index)
+                assert f"shard 127.0.0.1:{victim} (slots 5461-10922) is down" in str(
+                    uncounted.value
+                )
                 said = await refused(
                     client, "recall", {"query": words_elsewhere, "project": "spread"}
                 )
