@@ -102,7 +102,9 @@ class TimedMemoryStore(MemoryStore):
 
 class TimedBatch(Batch):
     def __init__(self, store: TimedMemoryStore, wanted: Sequence[Near]) -> None:
-        super().__init__(store.client, wanted, exact=store.exact_mode())
+        super().__init__(
+            store.client, wanted, exact=store.exact_mode(), unreachable=store.unreachable
+        )
         self.watch = store.watch
         self.start = 0.0
 

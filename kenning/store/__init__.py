@@ -22,6 +22,7 @@ from kenning.core.query import Search
 from kenning.store import graph_check, indexes, layout, rebuild, search_module, shards, vectors
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
+from kenning.store.batch import Batch
 from kenning.store.client import call, connect, password_file, text
 from kenning.store.cluster_admin import ClusterAdmin, NodeState, SlotMover, topology
 from kenning.store.cluster_audit import ClusterAuditLog
@@ -36,7 +37,7 @@ from kenning.store.indexes import IndexInfo
 from kenning.store.job_runs import JobRunStore
 from kenning.store.llm import ExpansionCache, JobQueue, ParkedJob, QueuedJob, UsageLedger
 from kenning.store.locks import Lease
-from kenning.store.memories import Batch, MemoryStore
+from kenning.store.memories import MemoryStore
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
 from kenning.store.phrase_index import Lookup, PhraseIndex
@@ -392,8 +393,11 @@ class Store:
 
     def check_graph(self, index: str, *, ef: int, now: float, repair: bool = True) -> GraphCheck:
         """Every stored memory searched by its own vector; the missed ones re-inserted
-        (kenning.store.graph_check)."""
-        return graph_check.check(self.client, self.prefix, index, ef=ef, now=now, repair=repair)
+        (kenning.store.graph_check); the ones no pass reaches are listed for every KNN to score
+        exactly (kenning.store.unreachable), in this process at once."""
+        done = graph_check.check(self.client, self.prefix, index, ef=ef, now=now, repair=repair)
+        self.memories.unreachable.forget()
+        return done
 
     def rebuilding(self) -> Rebuilding | None:
         """The index rebuild in progress (any process's), if one is."""

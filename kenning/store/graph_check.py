@@ -33,6 +33,10 @@ same bytes -- that prunes its copy in turn -- but written once spread for its ke
 writes every vector now (``spread_copies``: a change of 1e-3 of its length, one guarded write, no
 journal needed since either value is a whole vector). That is the one field the check may change,
 and only for such copies; the count is the result's ``spread``.
+
+What no pass makes reachable is listed (kenning.store.unreachable): every KNN on the checked index
+then scores those memories exactly, so a stored memory is never missed at the default depth; the
+result's ``exact`` counts them (``unfound``: any beyond the list's limit).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import valkey
 
 from kenning.core import schema
 from kenning.core.query import Search
-from kenning.store import layout, vectors
+from kenning.store import layout, unreachable, vectors
 from kenning.store.client import call, guarded, text
 
 log = logging.getLogger(__name__)
@@ -86,10 +90,17 @@ class GraphCheck:
     at: float = 0.0
     missed_keys: list[str] = field(default_factory=list)  # the first few still missed
     spread: int = 0  # of the re-inserted, identical copies written spread (kenning.store.vectors)
+    # of the still missed, those every KNN now scores exactly (kenning.store.unreachable)
+    exact: int = 0
 
     @property
     def reachable(self) -> int:
         return self.checked - self.still_missed
+
+    @property
+    def unfound(self) -> int:
+        """Memories the graph misses that no exact look-up covers either (over its limit)."""
+        return self.still_missed - self.exact
 
     def describe(self) -> str:
         line = f"self-check: {self.reachable:,} of {self.checked:,} reachable"
@@ -97,8 +108,13 @@ class GraphCheck:
         if self.spread:
             copies = "copy" if self.spread == 1 else "copies"
             line += f" ({self.spread:,} identical {copies} spread)"
-        if self.still_missed:
-            line += f"; {self.still_missed:,} still unreachable (e.g. {self.missed_keys[0]})"
+        if self.exact:
+            line += (
+                f"; {self.exact:,} the graph does not reach, found by exact search "
+                f"(e.g. {self.missed_keys[0]})"
+            )
+        if self.unfound:
+            line += f"; {self.unfound:,} still unreachable, beyond the exact search's list"
         return line
 
     def line(self) -> str:
@@ -402,6 +418,8 @@ def check(
         if not fixed or done == PASSES:
             break
         checked, without, still, _ = scan(client, prefix, index, ef)  # what the writes broke
+    # what no pass made reachable is scored exactly by every KNN on this index from now on
+    listed = unreachable.record(client, prefix, index, [key for key, _ in still])
     return GraphCheck(
         index=index,
         ef_runtime=ef,
@@ -414,4 +432,5 @@ def check(
         seconds=time.perf_counter() - start,
         at=now,
         missed_keys=[key for key, _ in still[:10]],
+        exact=listed,
     )

@@ -20,6 +20,7 @@ from kenning.core.models import Memory
 from kenning.core.query import Search
 from kenning.store import ordering, prefilter, search_module, vectors
 from kenning.store.audit import AuditEvent
+from kenning.store.batch import Batch
 from kenning.store.client import call, text
 from kenning.store.decoded import Decoded, as_text
 from kenning.store.hits import Hit, Near, SearchResult
@@ -28,6 +29,7 @@ from kenning.store.patches import Patch
 from kenning.store.prefilter import Row
 from kenning.store.recalls import Counter, Recalls
 from kenning.store.unit import APPLIED, Op, Unit, Units
+from kenning.store.unreachable import Unreachable, merged
 
 # a model's embedding (written spread for its key) or a vector as a store wrote it
 VectorIn = np.ndarray[Any, Any] | vectors.Stored
@@ -56,6 +58,8 @@ class MemoryStore:
         self.decoded = Decoded()
         self.units = units or Units(client, prefix)
         self._exact_small_sets = exact_small_sets
+        # what the graph does not reach, scored exactly in its KNNs (kenning.store.unreachable)
+        self.unreachable = Unreachable(client, prefix)
 
     def new_key(self, namespace: str, ulid: str) -> str:
         return f"{schema.key_prefix(self.prefix, namespace)}{ulid}"
@@ -255,11 +259,12 @@ class MemoryStore:
         return self._one(query)
 
     def _one(self, query: Search) -> SearchResult:
-        return _parse(call(self.client.execute_command, *query.args()), query)
+        (extra,) = self.unreachable.rows([query], [_named(query)])
+        return _parse(call(self.client.execute_command, *query.args()), query, extra)
 
     def batch(self, wanted: Sequence[Near]) -> Batch:
         """KNNs sent in a caller's pipeline, answered with their rows' fields (``Batch``)."""
-        return Batch(self.client, wanted, exact=self.exact_mode())
+        return Batch(self.client, wanted, exact=self.exact_mode(), unreachable=self.unreachable)
 
     def search_many(self, queries: Sequence[Search]) -> list[SearchResult]:
         """Several searches in one round trip; results in query order.
@@ -269,17 +274,16 @@ class MemoryStore:
         round trips, no graph walk)."""
         if not queries:
             return []
-        exact = self._exact(
-            queries,
-            [tuple(f for f in q.return_fields if f != schema.DISTANCE_ALIAS) for q in queries],
-        )
+        named = [_named(q) for q in queries]
+        exact = self._exact(queries, named)
+        extra = iter(self.unreachable.rows(_graph(queries, exact), named))
         pipe = self.client.pipeline(transaction=False)
         for q, rows in zip(queries, exact, strict=True):
             if rows is None:
                 pipe.execute_command(*q.args())  # type: ignore[no-untyped-call]
         replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
         return [
-            _parse(next(replies), q) if rows is None else _exact_result(rows, q)
+            _parse(next(replies), q, next(extra)) if rows is None else _exact_result(rows, q)
             for q, rows in zip(queries, exact, strict=True)
         ]
 
@@ -318,14 +322,7 @@ class MemoryStore:
         """
         if not wanted:
             return []
-        exact = self._exact([w.search for w in wanted], [w.fields for w in wanted])
-        pipe = self.client.pipeline(transaction=False)
-        for w, found in zip(wanted, exact, strict=True):
-            if found is None:
-                slim = replace(w.search, return_fields=(*w.fields, schema.DISTANCE_ALIAS))
-                pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
-        replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
-        found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
+        found_rows = self._slim(wanted)
         near = [
             w.search.page(_kept(rows, w), lambda row: row[1])
             for w, rows in zip(wanted, found_rows, strict=True)
@@ -351,6 +348,25 @@ class MemoryStore:
             )
         return out
 
+    def _slim(self, wanted: Sequence[Near]) -> list[list[Row]]:
+        """``nearest``'s first round trip: each KNN's rows with the distance and its ``fields``
+        (``prefilter``'s where it answers), with the memories the graph misses among them
+        (kenning.store.unreachable)."""
+        searches = [w.search for w in wanted]
+        exact = self._exact(searches, [w.fields for w in wanted])
+        pipe = self.client.pipeline(transaction=False)
+        for w, found in zip(wanted, exact, strict=True):
+            if found is None:
+                slim = replace(w.search, return_fields=(*w.fields, schema.DISTANCE_ALIAS))
+                pipe.execute_command(*slim.args())  # type: ignore[no-untyped-call]
+        replies = iter(call(pipe.execute, raise_on_error=True) if None in exact else ())
+        found_rows = [_slim_rows(next(replies)) if found is None else found for found in exact]
+        extra = self.unreachable.rows(_graph(searches, exact), [w.fields for w in wanted])
+        return [
+            merged(rows, more, w.search.knn)
+            for rows, more, w in zip(found_rows, extra, wanted, strict=True)
+        ]
+
     def _read_rows(self, keys: list[str]) -> tuple[Iterator[Any], Iterator[Counter]]:
         """The HMGET reply of every declared field (never the vector) of each of ``keys`` and
         its live recall counter, in one round trip."""
@@ -371,127 +387,9 @@ class MemoryStore:
         return int(reply[0]) if isinstance(reply, list) else int(reply)
 
 
-class Batch:
-    """KNNs queued on a caller's pipeline (``queue``) and answered from its replies (``finish``),
-    each returning the fields its rows are decoded from: ``search.return_fields``, or when it
-    names none every declared field (and ``Near.fields``). Only the rows a ``Near`` keeps are
-    decoded; a result is paged as ``search_many`` pages it. No second round trip, except on
-    valkey-search (``exact``): there a filtered KNN sends its filter's keys in the caller's
-    pipeline and -- when the set is small and not empty -- their vectors in one more round trip,
-    shared by every search of the batch (``prefilter``); a larger set runs
-    the KNN itself in that trip."""
-
-    def __init__(self, client: valkey.Valkey, wanted: Sequence[Near], *, exact: bool) -> None:
-        self.client = client
-        self.wanted = [
-            w
-            if w.search.return_fields
-            else replace(w, search=replace(w.search, return_fields=_every(w)))
-            for w in wanted
-        ]
-        self.exact = [exact and prefilter.candidates(w.search) for w in self.wanted]
-
-    def queue(self, pipe: Any) -> None:
-        """Queue every search (or its filter's keys) on ``pipe``; ``finish``
-        takes their replies in order."""
-        for w, exact in zip(self.wanted, self.exact, strict=True):
-            if exact:
-                prefilter.queue_keys(pipe, [w.search])
-            else:
-                pipe.execute_command(*w.search.args())
-
-    def finish(self, replies: Sequence[Any]) -> list[SearchResult]:
-        """The results, in the order given, from the replies of what ``queue`` queued."""
-        answers = iter(replies)
-        first = [
-            [next(answers) for _ in range(prefilter.replies(w.search))] if exact else next(answers)
-            for w, exact in zip(self.wanted, self.exact, strict=True)
-        ]
-        keys = [
-            prefilter.small_sets([w.search], got)[0] if exact else None
-            for w, exact, got in zip(self.wanted, self.exact, first, strict=True)
-        ]
-        later = iter(self._second(keys))  # read in the order ``_second`` queued
-        out: list[SearchResult] = []
-        for w, exact, got, found in zip(self.wanted, self.exact, first, keys, strict=True):
-            rows: Sequence[tuple[str, float, dict[Any, Any]]]
-            if not exact:
-                rows = _reply_rows(got)
-            elif isinstance(found, list | prefilter.Worded):
-                rows = prefilter.nearest(
-                    w.search, found, [next(later) for _ in prefilter.members(found)], _fields(w)
-                )
-            else:
-                rows = _reply_rows(next(later))
-            out.append(_kept_result(rows, w))
-        return out
-
-    def _second(self, keys: Sequence[prefilter.Set | bool | None]) -> list[Any]:
-        """The exact searches' second round trip: the vectors of each small set,
-        the KNN of each larger one."""
-        pipe = self.client.pipeline(transaction=False)
-        queued = False
-        for w, exact, found in zip(self.wanted, self.exact, keys, strict=True):
-            if exact and isinstance(found, list | prefilter.Worded):
-                prefilter.queue_vectors(pipe, found, _fields(w))
-                queued = queued or bool(prefilter.members(found))
-            elif exact:
-                pipe.execute_command(*w.search.args())  # type: ignore[no-untyped-call]
-                queued = True
-        return call(pipe.execute, raise_on_error=True) if queued else []
-
-
-def _every(near: Near) -> tuple[str, ...]:
-    """What a ``Batch`` search that names no fields returns: every declared
-    field and ``near.fields``."""
-    return (*dict.fromkeys((*schema.FIELD_NAMES, *near.fields)), schema.DISTANCE_ALIAS)
-
-
-def _fields(near: Near) -> tuple[str, ...]:
-    return tuple(f for f in near.search.return_fields if f != schema.DISTANCE_ALIAS)
-
-
-_DISTANCE = schema.DISTANCE_ALIAS.encode()
-
-
-def _reply_rows(reply: Any) -> list[tuple[str, float, dict[bytes, bytes]]]:
-    """(key, distance, the raw fields) of each row of one KNN reply; nothing decoded
-    but the key and distance."""
-    if not isinstance(reply, list) or not reply:
-        raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
-    rows = []
-    for i in range(1, len(reply) - 1, 2):
-        raw = reply[i + 1]
-        fields = dict(zip(raw[::2], raw[1::2], strict=True))
-        rows.append((text(reply[i]), float(fields.pop(_DISTANCE, b"inf")), fields))
-    return rows
-
-
-def _kept_result(rows: Sequence[tuple[str, float, dict[Any, Any]]], near: Near) -> SearchResult:
-    """The rows ``near`` keeps (``_kept``), phantoms dropped, paged, decoded (raw
-    fields or ``prefilter``'s)."""
-    kept: list[tuple[str, float, dict[str, str]]] = []
-    phantoms = 0
-    for key, distance, raw in rows:
-        if key in near.skip or (near.max_distance is not None and distance > near.max_distance):
-            continue
-        fields = {text(k): text(v) for k, v in raw.items()}
-        if near.accept is not None and not near.accept(fields):
-            continue
-        if "created_at" not in fields:
-            phantoms += 1  # the index still lists a hash that is gone
-            continue
-        kept.append((key, distance, fields))
-    page = near.search.page(kept, lambda row: row[1])
-    return SearchResult(
-        total=len(rows),
-        hits=tuple(Hit(schema.decode(key, fields), distance) for key, distance, fields in page),
-        phantoms=phantoms,
-    )
-
-
-def _parse(reply: Any, query: Search) -> SearchResult:
-    """One FT.SEARCH reply; a KNN's hits nearest first (``Search.page``)."""
+def _parse(reply: Any, query: Search, extra: Sequence[Row] = ()) -> SearchResult:
+    """One FT.SEARCH reply; a KNN's hits nearest first (``Search.page``), with the ``extra`` rows
+    the graph missed (kenning.store.unreachable) among them."""
     if not isinstance(reply, list) or not reply:
         raise StoreError(f"unexpected FT.SEARCH reply: {reply!r:.200}")
     total = int(reply[0])
@@ -517,9 +415,23 @@ def _parse(reply: Any, query: Search) -> SearchResult:
                 float(distance) if distance is not None else None,
             )
         )
+    if extra:
+        rows = [(h.memory.key, h.distance, h) for h in hits]
+        more = [(k, d, Hit(schema.decode(k, f), d)) for k, d, f in extra if "created_at" in f]
+        hits = [hit for _, _, hit in merged(rows, more, query.knn)]
     return SearchResult(
         total=total, hits=tuple(query.page(hits, lambda hit: hit.distance)), phantoms=phantoms
     )
+
+
+def _named(query: Search) -> tuple[str, ...]:
+    """The fields a search returns, but the distance."""
+    return tuple(f for f in query.return_fields if f != schema.DISTANCE_ALIAS)
+
+
+def _graph(searches: Sequence[Search], exact: Sequence[object | None]) -> list[Search | None]:
+    """The searches the graph answers (``prefilter`` answered none of them), else None."""
+    return [s if done is None else None for s, done in zip(searches, exact, strict=True)]
 
 
 def _spread(rows: list[Row], search: Search) -> tuple[float, ...]:
