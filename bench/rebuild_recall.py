@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from bench import families, metrics, system
+from bench import unreachable as exactly
 from bench.corpus import Corpus, Item, generate
 from bench.run import ACTOR, private_store
 from bench.scale import exact_top
@@ -58,7 +59,15 @@ from kenning.engine import Engine
 from kenning.memory.memories import Draft
 from kenning.memory.recall_plan import RecallRequest
 from kenning.runtime.embedding import Embedder, load_embedder, resolve_backend
-from kenning.store import AuditEvent, GraphCheck, Stored, digest, graph_check, search_module
+from kenning.store import (
+    AuditEvent,
+    GraphCheck,
+    Stored,
+    digest,
+    graph_check,
+    search_module,
+    unreachable,
+)
 
 SIZES = {"1k": 1_000, "5k": 5_000, "20k": 20_000, "50k": 50_000, "100k": 100_000}
 EF_CURVE = (64, 128, 200, 256)
@@ -290,8 +299,14 @@ def repaired(
     done = GraphSelfCheck(engine.ctx).run(actor=ACTOR)
     index, ef = engine.ctx.index, engine.ctx.settings.ef_runtime
     missed = self_misses(client, index, keys, matrix, checked, ef)
+    listed = {  # what the check left unreachable: the store's KNN scores them exactly
+        key: bytes(client.hget(key, schema.VECTOR_FIELD))
+        for key in unreachable.read(client, engine.store.prefix).created
+    }
     out = {
         "check": done.public(),
+        "listed": len(listed),
+        "listed_found": exactly.found(engine, listed, ef),
         "still_missed_with_a_twin": twins(matrix, [keys.index(k) for k in done.missed_keys]),
         "check_seconds_per_10k": done.seconds * 10_000 / max(done.checked, 1),
         "ef_runtime": ef,
@@ -304,7 +319,8 @@ def repaired(
     progress(
         f"    repair: {done.describe()} in {done.seconds:.1f} s "
         f"({out['check_seconds_per_10k']:.1f} s per 10k); the sample then misses "
-        f"{len(missed)}/{len(checked)} at ef {ef} ({out['self_missed_with_a_twin']} with a copy)"
+        f"{len(missed)}/{len(checked)} at ef {ef} ({out['self_missed_with_a_twin']} with a copy); "
+        f"the store's KNN finds {out['listed_found']} of the {len(listed)} listed"
     )
     return out
 
@@ -461,6 +477,8 @@ def table(result: dict[str, Any]) -> str:
                 f"({fixed['check']['missed']} missed of {fixed['check']['checked']:,}, "
                 f"{fixed['check']['reinserted']} re-inserted, "
                 f"{fixed['check'].get('spread', 0)} identical copies spread, "
+                f"{fixed.get('listed_found', '?')} of {fixed.get('listed', '?')} left found "
+                "by the store's KNN, "
                 f"{fixed['check_seconds_per_10k']:.1f} s per 10k) | {fixed['ef_runtime']} "
                 f"| {fixed['recall@10']:.3f} | {fixed['self_missed']} of "
                 f"{fixed['self_checked']:,} ({fixed['self_missed_with_a_twin']} with a twin) | |"
