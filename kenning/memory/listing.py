@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kenning.core import query, validation
@@ -13,6 +14,7 @@ from kenning.runtime.context import Context
 
 SORTABLE = ("created_at", "updated_at", "recall_count", "last_recalled")
 MAX_OFFSET = 10_000  # each page reads offset+limit rows: deep pages get expensive
+MAX_WINDOW = 2 * (MAX_OFFSET + 200)  # the most a page reads to take in a tie at its end
 
 
 @dataclass(frozen=True)
@@ -54,14 +56,44 @@ def page(ctx: Context, listing: Listing) -> Page:
         limit=listing.offset + listing.limit,
         return_fields=FIELD_NAMES,
     )
-    if listing.sort == "recall_count" and not listing.descending:
-        total, items = _fewest_recalls_first(ctx, search)
-    else:
-        result = ctx.store.memories.search(search)
-        total, items = result.total, [h.memory for h in result.hits]
-    items.sort(key=lambda m: getattr(m, listing.sort) or 0.0, reverse=listing.descending)
+    total, items = _window(ctx, listing, search)
     shown = ctx.store.memories.recalls.live(items[listing.offset : listing.offset + listing.limit])
     return Page(items=tuple(shown), total=total, offset=listing.offset, limit=listing.limit)
+
+
+def _window(ctx: Context, listing: Listing, search: query.Search) -> tuple[int, list[Memory]]:
+    """The total and the memories up to the page's end, in one order every page agrees on: the
+    sort field, then the key. The engine sorts by one field and cuts its window anywhere among
+    memories that tie on it (an import's, written in one clock tick), so two pages could each
+    show some of them and skip others; when the window ends inside such a tie it is read again,
+    twice as wide, until the tie is whole (up to ``MAX_WINDOW``)."""
+    rank = _rank(listing)
+    want = listing.offset + listing.limit
+    limit = want + 1  # one past the page: whether a tie goes on beyond it
+    while True:
+        total, items = _read(ctx, listing, replace(search, limit=limit))
+        whole = len(items) >= total or len(items) <= want or limit >= MAX_WINDOW
+        if whole or rank(items[-1]) != rank(items[want - 1]):
+            break
+        limit = min(2 * limit, MAX_WINDOW)
+    items.sort(key=lambda m: m.key, reverse=listing.descending)
+    items.sort(key=rank, reverse=listing.descending)  # stable: ties keep the key order
+    return total, items
+
+
+def _rank(listing: Listing) -> Callable[[Memory], tuple[float, ...]]:
+    """The order the engine returns a listing's memories in: its sort field (0 where a hash
+    leaves it out); the never recalled, sorted first by their own search, by ``created_at``."""
+    if listing.sort == "recall_count" and not listing.descending:
+        return lambda m: (float(m.recall_count), 0.0 if m.recall_count else m.created_at)
+    return lambda m: (float(getattr(m, listing.sort) or 0.0),)
+
+
+def _read(ctx: Context, listing: Listing, search: query.Search) -> tuple[int, list[Memory]]:
+    if listing.sort == "recall_count" and not listing.descending:
+        return _fewest_recalls_first(ctx, search)
+    result = ctx.store.memories.search(search)
+    return result.total, [h.memory for h in result.hits]
 
 
 def _fewest_recalls_first(ctx: Context, search: query.Search) -> tuple[int, list[Memory]]:

@@ -486,9 +486,14 @@ def stored_contents(store: Engine, project: str) -> dict[str, str]:
     found: dict[str, str] = {}
     while True:
         page = store.memories.list(Listing(projects=[project], offset=len(found), limit=200))
+        before = len(found)
         found.update({m.content: m.key for m in page.items})
         if len(found) >= page.total:
             return found
+        # a page that adds nothing would page forever: say what the listing answered instead
+        assert len(found) > before, (
+            f"page at {before} of {page.total} added nothing: {[m.key for m in page.items]}"
+        )
 
 
 def check_against_store(report: list[dict[str, Any]], store: Engine) -> dict[str, int]:
