@@ -36,7 +36,7 @@ from kenning.curation.duplicates import Archiver, Cluster, Duplicates, Merged
 from kenning.curation.graph import GraphSelfCheck
 from kenning.runtime.context import REBUILD_GRACE, Context
 from kenning.runtime.sweep import Sweep
-from kenning.store import Repaired
+from kenning.store import Compacted, Repaired
 from kenning.truth.contradiction_views import Recheck
 from kenning.truth.contradictions import Contradictions
 
@@ -124,11 +124,17 @@ class MaintenanceReport:
     # on Valkey Cluster: the sweep that completes split units of work (kenning.store.cluster_unit);
     # None on one server, where a unit is never split (and the report reads as before)
     units: Repaired | None = None
+    # the append-only file rewritten with writes paused, when it had doubled
+    # (kenning.store.persistence); None when it had not (and the report reads as before)
+    aof: Compacted | None = None
 
     def public(self) -> dict[str, Any]:
         shown = asdict(self)
-        if self.units is None:
-            del shown["units"]
+        for part in ("units", "aof"):
+            if getattr(self, part) is None:
+                del shown[part]
+        if self.aof is not None:
+            shown["aof"] = self.aof.public()
         return shown
 
 
@@ -159,6 +165,7 @@ class Maintenance:
             contradictions=self.contradictions.recheck(actor=actor),
             indexes=self.index_report(),
             units=self.ctx.store.repair() if self.ctx.store.cluster else None,
+            aof=self.ctx.store.compact_aof(self.ctx.index),
         )
         self.reports.save(REPORT, report.public())
         return report

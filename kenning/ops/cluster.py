@@ -142,6 +142,7 @@ class LocalCluster:
                 f"cluster-node-timeout {self.node_timeout_ms}",
                 "appendonly yes",
                 "appendfsync everysec",
+                "auto-aof-rewrite-percentage 0",  # kenning.store.persistence
                 'save ""',
                 "hash-max-listpack-value 4096",
                 f'requirepass "{self.password}"',

@@ -16,7 +16,7 @@ from kenning.memory.inspection import (
 )
 from kenning.ops.jobs import Jobs
 from kenning.runtime.embedding import Embedder
-from kenning.store import GraphCheck, Store, connect
+from kenning.store import VALKEY_SEARCH, GraphCheck, Store, connect
 
 
 def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[Check]:
@@ -32,6 +32,7 @@ def run(settings: Settings, load_model: Callable[[Settings], Embedder]) -> list[
     except KenningError as exc:
         checks.append(Check("valkey", False, str(exc)))
     checks.append(_module(store))
+    checks.append(forks(store))
     model = _model(settings, load_model, checks)
     checks.append(_indexes(store, settings, model))
     checks.append(graph(store))
@@ -103,6 +104,33 @@ def _module(store: Store | None) -> Check:
     except KenningError as exc:
         return Check("search module", False, str(exc))
     return Check("search module", True, f"loaded ({found})")
+
+
+def forks(store: Store | None) -> Check:
+    """Whether the server forks on its own while Kenning writes: on valkey-search 1.2.1 a search
+    in a fork's window can deadlock the server for good (kenning.store.persistence)."""
+    if store is None:
+        return Check("persistence", False, "not checked: Valkey is unreachable")
+    try:
+        found = store.forks()
+        module = store.search_module()
+        aof = store.aof_state()
+    except KenningError as exc:
+        return Check("persistence", False, str(exc))
+    size = f"AOF {aof.size:,} bytes ({aof.base:,} after its last rewrite)" if aof.enabled else ""
+    if not found:
+        return Check("persistence", True, size or "AOF off; no snapshots")
+    said = "; ".join(found)
+    if module is not None and module.name == VALKEY_SEARCH:
+        return Check(
+            "persistence",
+            False,
+            f"{said}: Valkey forks on its own, and a search during a fork can deadlock "
+            "valkey-search 1.2.1 for good (valkey-io/valkey-search#1260). Set "
+            'auto-aof-rewrite-percentage 0 and save "" (CONFIG SET, and in valkey.conf); '
+            "Kenning's maintenance rewrites the AOF with writes paused (`kenning compact`)",
+        )
+    return Check("persistence", True, f"{size}; {said} (forks are safe with {module})")
 
 
 def _model(

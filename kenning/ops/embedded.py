@@ -180,6 +180,9 @@ class EmbeddedValkey:
                 "protected-mode yes",
                 "appendonly yes",
                 f"appendfsync {s.valkey_appendfsync}",
+                # no fork of Valkey's own: maintenance rewrites the AOF with writes paused
+                # (kenning.store.persistence: valkey-search 1.2.1 deadlocks otherwise)
+                "auto-aof-rewrite-percentage 0",
                 'save ""',
                 # A memory hash holds a 1,536-byte vector: with the default 64-byte limit every
                 # hash is

@@ -19,7 +19,16 @@ import valkey
 
 from kenning.core.models import Memory
 from kenning.core.query import Search
-from kenning.store import graph_check, indexes, layout, rebuild, search_module, shards, vectors
+from kenning.store import (
+    graph_check,
+    indexes,
+    layout,
+    persistence,
+    rebuild,
+    search_module,
+    shards,
+    vectors,
+)
 from kenning.store.accounts import AccountRecord, AccountStore, SessionRecord
 from kenning.store.audit import AuditEvent, AuditLog, digest
 from kenning.store.batch import Batch
@@ -40,12 +49,13 @@ from kenning.store.locks import Lease
 from kenning.store.memories import MemoryStore
 from kenning.store.oauth import OAuthStore
 from kenning.store.patches import SWAP_ATTEMPTS, Patch, pause
+from kenning.store.persistence import AofState, Compacted
 from kenning.store.phrase_index import Lookup, PhraseIndex
 from kenning.store.rebuild import Rebuilding
 from kenning.store.recalls import Recalls
 from kenning.store.registries import ExperienceStore, RecallLogStore, SuppressionStore, parse_all
 from kenning.store.reports import ReportStore
-from kenning.store.search_module import SearchModule
+from kenning.store.search_module import REDISEARCH, VALKEY_SEARCH, SearchModule
 from kenning.store.shards import coordinator_port
 from kenning.store.skills import SkillStore
 from kenning.store.snapshots import Snapshots
@@ -59,9 +69,12 @@ __all__ = [
     "APPLIED",
     "CHANGED",
     "GONE",
+    "REDISEARCH",
     "STATUSES",
     "SWAP_ATTEMPTS",
+    "VALKEY_SEARCH",
     "AccountRecord",
+    "AofState",
     "AuditEvent",
     "AuditLog",
     "Batch",
@@ -69,6 +82,7 @@ __all__ = [
     "Client",
     "ClusterAdmin",
     "Committed",
+    "Compacted",
     "Contradiction",
     "ContradictionStore",
     "DistinctPairs",
@@ -243,6 +257,18 @@ class Store:
         """Around a search: on a cluster with a shard down, its failure names the shard and its
         slots (kenning.store.shards); nothing changes on one server."""
         return shards.named(self.client)
+
+    def compact_aof(self, index: str, *, force: bool = False) -> Compacted | None:
+        """Rewrite the append-only file when it has doubled (``force``: now), writes paused
+        meanwhile: Kenning's Valkey never forks on its own (kenning.store.persistence)."""
+        return persistence.compact(self.client, index, force=force)
+
+    def aof_state(self) -> AofState:
+        return persistence.state(self.client)
+
+    def forks(self) -> list[str]:
+        """The server's settings by which it forks on its own (kenning.store.persistence)."""
+        return persistence.forks(self.client)
 
     def exposed_coordinators(self) -> list[str]:
         """On a cluster, the coordinator gRPC ports that answer on a non-loopback address

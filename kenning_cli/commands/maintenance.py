@@ -16,3 +16,34 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     for namespace, name in engine.ctx.indexes.items():
         print(f"{namespace}: {name}")
     return 0
+
+
+def _compact_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--if-due",
+        action="store_true",
+        help="only when the file has doubled since its last rewrite (what maintenance does)",
+    )
+
+
+@command(
+    "compact",
+    "Rewrite Valkey's append-only file now, writes paused meanwhile (Kenning's Valkey never "
+    "rewrites it on its own: docs/operations.md).",
+    _compact_arguments,
+)
+def _compact(args: argparse.Namespace, settings: Settings) -> int:
+    from kenning_cli.services import open_engine
+
+    engine = open_engine(settings)
+    done = engine.store.compact_aof(engine.ctx.index, force=not args.if_due)
+    if done is None:
+        state = engine.store.aof_state()
+        why = "the append-only file is off" if not state.enabled else "not due"
+        print(f"nothing rewritten: {why} ({state.size:,} bytes, {state.base:,} after the last)")
+        return 0
+    print(
+        f"rewrote the append-only file: {done.before:,} -> {done.after:,} bytes; writes waited "
+        f"{done.paused_seconds:.1f} s"
+    )
+    return 0

@@ -1,0 +1,182 @@
+"""The append-only file compacted with writes paused (kenning/store/persistence.py).
+
+First the hazard, on the real module: valkey-search 1.2.1 stops answering for good when a search
+comes during a fork (an AOF rewrite, as Valkey's automatic one) while a script's write is queued
+for the index (valkey-io/valkey-search#1260) -- and Kenning writes through scripts. RediSearch
+answers the same sequence. Then Kenning's compaction on both engines: searches answered during
+the rewrite, a write waits for it and lands after, the file rewritten. Each test runs its own
+server (the first is left deadlocked and killed), made slow to rewrite (``rdb-key-save-delay``)
+so that the fork's window is seconds long, not a race.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import valkey
+
+from kenning.core.query import MATCH_ALL
+from kenning.core.settings import Settings
+from kenning.engine import Engine
+from kenning.memory.memories import Draft
+from kenning.ops import doctor
+from kenning.ops.embedded import EmbeddedValkey, default_module
+from kenning.runtime.embedding import Embedder
+from kenning.store import REDISEARCH, VALKEY_SEARCH, AofState, connect
+from tests.conftest import free_port, make_settings, valkey_search_path
+
+pytestmark = pytest.mark.single_server  # private servers; the last test reads a server's config
+
+FILLER = 3_000  # keys the rewrite saves one by one ...
+DELAY_US = 700  # ... this long each: a fork window of about two seconds
+
+
+def _module(name: str) -> Path:
+    return valkey_search_path() if name == VALKEY_SEARCH else default_module()
+
+
+@pytest.fixture
+def private(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EmbeddedValkey]:
+    settings = make_settings(
+        tmp_path, free_port(), search_module=_module(request.param), key_prefix="aof:"
+    )
+    server = EmbeddedValkey(settings)
+    with server:
+        yield server
+
+
+def _slow(client: Any) -> None:
+    """Filler keys and a delay per key saved: the rewrite's child lives about two seconds."""
+    pipe = client.pipeline(transaction=False)
+    for i in range(FILLER):
+        pipe.set(f"filler:{i}", "x" * 32)
+    pipe.execute()
+    client.config_set("rdb-key-save-delay", DELAY_US)
+
+
+def _search(client: Any, index: str) -> Any:
+    return client.execute_command("FT.SEARCH", index, MATCH_ALL, "LIMIT", "0", "0", "DIALECT", "2")
+
+
+def _rewriting(client: Any) -> bool:
+    return bool(int(client.info("persistence")["aof_rewrite_in_progress"]))
+
+
+def _await_rewrite(client: Any) -> None:
+    """Until the rewrite's child is running (it forks within milliseconds)."""
+    until = time.monotonic() + 10
+    while not _rewriting(client) and time.monotonic() < until:
+        time.sleep(0.01)
+    assert _rewriting(client)
+
+
+def _opened(server: EmbeddedValkey, embedder: Embedder) -> tuple[Engine, Any]:
+    engine = Engine.open(server.settings, connect(server.settings), embedder)
+    engine.memories.remember(Draft("Deploys go out on Tuesdays", project="ops"), actor="t")
+    return engine, valkey.Valkey.from_url(server.url, socket_timeout=3)
+
+
+@pytest.mark.parametrize("private", [VALKEY_SEARCH, REDISEARCH], indirect=True)
+def test_a_search_during_a_fork_with_a_script_write_queued_deadlocks_valkey_search(
+    private: EmbeddedValkey, embedder: Embedder
+) -> None:
+    engine, raw = _opened(private, embedder)
+    index = engine.ctx.index
+    _slow(raw)
+    assert _search(raw, index)[0] == 1  # the positive control: the server answers searches
+    raw.bgrewriteaof()  # what Valkey's automatic rewrite does when the file has doubled
+    _await_rewrite(raw)
+    # a remember: its own searches, then its write as a script (queued for the index)
+    engine.memories.remember(Draft("Backups run at 02:00", project="ops"), actor="t")
+    found = engine.store.search_module()
+    assert found is not None
+    if found.name == REDISEARCH:
+        assert _search(raw, index)[0] == 2  # RediSearch has no such queue: it answers
+        engine.close()
+        return
+    with pytest.raises(valkey.exceptions.TimeoutError):
+        _search(raw, index)  # valkey-search 1.2.1: the main thread waits forever
+    time.sleep(3)  # the rewrite's child is long done ...
+    with pytest.raises(valkey.exceptions.TimeoutError):
+        valkey.Valkey.from_url(private.url, socket_timeout=1).ping()  # ... and nothing answers
+    assert private.process is not None
+    private.process.kill()  # SIGTERM is never served either
+
+
+@pytest.mark.parametrize("private", [VALKEY_SEARCH, REDISEARCH], indirect=True)
+def test_compaction_pauses_writes_so_searches_answer_during_the_rewrite(
+    private: EmbeddedValkey, embedder: Embedder
+) -> None:
+    engine, raw = _opened(private, embedder)
+    index = engine.ctx.index
+    _slow(raw)
+    assert engine.store.forks() == []  # Kenning's Valkey never forks on its own
+    assert engine.store.compact_aof(index) is None  # not due: a small file
+    before = engine.store.aof_state()
+    done: list[Any] = []
+    compacting = threading.Thread(
+        target=lambda: done.append(engine.store.compact_aof(index, force=True))
+    )
+    compacting.start()
+    _await_rewrite(raw)
+    written: list[str] = []
+    writer = threading.Thread(
+        target=lambda: written.append(
+            engine.memories.remember(Draft("Backups run at 02:00", project="ops"), actor="t").key
+        )
+    )
+    writer.start()
+    answered = [_search(raw, index)[0] for _ in range(5)]  # in the fork's window
+    assert _rewriting(raw)
+    assert answered == [1] * 5  # the write waits: the searches answer, without it
+    assert written == []
+    compacting.join(timeout=60)
+    writer.join(timeout=60)
+    (compacted,) = done
+    assert compacted is not None
+    assert compacted.servers == 1
+    assert compacted.paused_seconds > 1.0
+    assert len(written) == 1  # it landed once writes resumed
+    assert _search(raw, index)[0] == 2
+    after = engine.store.aof_state()
+    assert (after.enabled, after.rewriting) == (True, False)
+    assert after.base > 0
+    assert after.base != before.base  # a new base file: the rewrite happened
+    engine.close()
+
+
+@pytest.mark.parametrize("private", [VALKEY_SEARCH], indirect=True)
+def test_the_doctor_fails_a_valkey_search_that_forks_on_its_own(
+    private: EmbeddedValkey, embedder: Embedder
+) -> None:
+    engine, raw = _opened(private, embedder)
+    assert doctor.forks(engine.store).ok  # the positive control: Kenning's configuration
+    raw.config_set("auto-aof-rewrite-percentage", 100)  # Valkey's default
+    raw.config_set("save", "3600 1")
+    check = doctor.forks(engine.store)
+    assert not check.ok
+    assert 'auto-aof-rewrite-percentage 100; save "3600 1"' in check.detail
+    assert "valkey-io/valkey-search#1260" in check.detail
+    engine.close()
+
+
+def test_the_file_is_due_when_it_has_doubled_past_the_minimum() -> None:
+    mb = 1024 * 1024
+    assert AofState(True, 130 * mb, 64 * mb, False).due()
+    assert not AofState(True, 120 * mb, 64 * mb, False).due()  # not doubled
+    assert not AofState(True, 40 * mb, 10 * mb, False).due()  # under the minimum
+    assert not AofState(True, 130 * mb, 64 * mb, True).due()  # a rewrite is running
+    assert not AofState(False, 130 * mb, 64 * mb, False).due()  # no AOF
+    assert AofState(True, 3 * mb, 1 * mb, False).due(min_bytes=2 * mb)
+
+
+def test_settings_stay_kennings_own(settings: Settings) -> None:
+    """The suite's server runs Kenning's configuration too: no automatic rewrite, no snapshot."""
+    client = connect(settings)
+    assert client.config_get("auto-aof-rewrite-percentage") == {"auto-aof-rewrite-percentage": "0"}
+    client.close()  # type: ignore[no-untyped-call]
