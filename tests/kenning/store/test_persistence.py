@@ -180,3 +180,27 @@ def test_settings_stay_kennings_own(settings: Settings) -> None:
     client = connect(settings)
     assert client.config_get("auto-aof-rewrite-percentage") == {"auto-aof-rewrite-percentage": "0"}
     client.close()  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize("private", [REDISEARCH], indirect=True)
+def test_the_scheduled_maintenance_rewrites_the_file_once_it_is_due(
+    private: EmbeddedValkey, embedder: Embedder
+) -> None:
+    engine, raw = _opened(private, embedder)
+    first = engine.maintenance.run(actor="t")
+    assert first.aof is None  # the positive control: a small file is not due
+    assert "aof" not in first.public()
+    pipe = raw.pipeline(transaction=False)
+    for i in range(70):  # 70 MB appended: past the minimum, far past twice the last rewrite
+        pipe.set(f"bulk:{i}", "y" * (1024 * 1024))
+    pipe.execute()
+    assert engine.store.aof_state().due()
+    report = engine.maintenance.run(actor="t")
+    assert report.aof is not None
+    assert report.aof.servers == 1
+    assert report.aof.before >= 64 * 1024 * 1024
+    assert report.aof.after < report.aof.before  # the same data, rewritten compactly
+    assert report.public()["aof"]["before"] == report.aof.before
+    assert not engine.store.aof_state().due()
+    assert engine.maintenance.run(actor="t").aof is None  # and not again
+    engine.close()
