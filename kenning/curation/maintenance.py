@@ -165,10 +165,15 @@ class Maintenance:
             contradictions=self.contradictions.recheck(actor=actor),
             indexes=self.index_report(),
             units=self.ctx.store.repair() if self.ctx.store.cluster else None,
-            aof=self.ctx.store.compact_aof(self.ctx.index),
+            aof=self.compact(),
         )
         self.reports.save(REPORT, report.public())
         return report
+
+    def compact(self, *, force: bool = False) -> Compacted | None:
+        """Rewrite Valkey's append-only file, writes paused meanwhile, when it has doubled past
+        64 MB (``force``: now); None when nothing was rewritten (kenning.store.persistence)."""
+        return self.ctx.store.compact_aof(self.ctx.index, force=force)
 
     def last_findings(self) -> Findings | None:
         """What the last run found, as counts (the briefing shows them); None before a first run."""

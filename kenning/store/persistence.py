@@ -44,6 +44,14 @@ class AofState:
     base: int  # bytes after the last rewrite
     rewriting: bool
 
+    def idle(self) -> str:
+        """Why a compaction that was not forced rewrote nothing now."""
+        if not self.enabled:
+            return "the append-only file is off"
+        if self.rewriting:
+            return "a rewrite is already running"
+        return "not due" if not self.due() else "due"
+
     def due(self, min_bytes: int = MIN_BYTES, growth: float = GROWTH) -> bool:
         """Whether the file has grown as Valkey's own automatic rewrite would wait for."""
         return (

@@ -131,9 +131,12 @@ class Unreachable:
     ) -> list[list[Row]]:
         """Per search (None: answered otherwise), the listed memories its filter admits, nearest
         first, at most its k, each row with ``fields`` of the memory; [] for the others. No round
-        trip while the list is empty; else one."""
-        register = self.current()
+        trip for searches that are not KNNs nor while the list is empty (read at most once a
+        second); else one."""
         out: list[list[Row]] = [[] for _ in searches]
+        if not any(s is not None and s.knn is not None for s in searches):
+            return out  # a listing or a count: the list is not even read
+        register = self.current()
         chosen = [i for i, s in enumerate(searches) if s is not None and register.covers(s)]
         if not chosen:
             return out

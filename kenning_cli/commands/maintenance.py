@@ -36,11 +36,13 @@ def _compact(args: argparse.Namespace, settings: Settings) -> int:
     from kenning_cli.services import open_engine
 
     engine = open_engine(settings)
-    done = engine.store.compact_aof(engine.ctx.index, force=not args.if_due)
+    done = engine.maintenance.compact(force=not args.if_due)
     if done is None:
         state = engine.store.aof_state()
-        why = "the append-only file is off" if not state.enabled else "not due"
-        print(f"nothing rewritten: {why} ({state.size:,} bytes, {state.base:,} after the last)")
+        print(
+            f"nothing rewritten: {state.idle()} ({state.size:,} bytes, "
+            f"{state.base:,} after the last rewrite)"
+        )
         return 0
     print(
         f"rewrote the append-only file: {done.before:,} -> {done.after:,} bytes; writes waited "

@@ -28,7 +28,8 @@ from kenning.ops import doctor
 from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder
 from kenning.store import REDISEARCH, VALKEY_SEARCH, AofState, connect
-from tests.conftest import free_port, make_settings, valkey_search_path
+from kenning_cli.main import main
+from tests.conftest import free_port, make_settings, point_cli, valkey_search_path
 
 pytestmark = pytest.mark.single_server  # private servers; the last test reads a server's config
 
@@ -81,13 +82,18 @@ def _opened(server: EmbeddedValkey, embedder: Embedder) -> tuple[Engine, Any]:
     return engine, valkey.Valkey.from_url(server.url, socket_timeout=3)
 
 
+def _slowed(server: EmbeddedValkey, embedder: Embedder) -> tuple[Engine, Any, str]:
+    """``_opened`` on a server whose rewrites take about two seconds (``_slow``), and the index."""
+    engine, raw = _opened(server, embedder)
+    _slow(raw)
+    return engine, raw, engine.ctx.index
+
+
 @pytest.mark.parametrize("private", [VALKEY_SEARCH, REDISEARCH], indirect=True)
 def test_a_search_during_a_fork_with_a_script_write_queued_deadlocks_valkey_search(
     private: EmbeddedValkey, embedder: Embedder
 ) -> None:
-    engine, raw = _opened(private, embedder)
-    index = engine.ctx.index
-    _slow(raw)
+    engine, raw, index = _slowed(private, embedder)
     assert _search(raw, index)[0] == 1  # the positive control: the server answers searches
     raw.bgrewriteaof()  # what Valkey's automatic rewrite does when the file has doubled
     _await_rewrite(raw)
@@ -112,9 +118,7 @@ def test_a_search_during_a_fork_with_a_script_write_queued_deadlocks_valkey_sear
 def test_compaction_pauses_writes_so_searches_answer_during_the_rewrite(
     private: EmbeddedValkey, embedder: Embedder
 ) -> None:
-    engine, raw = _opened(private, embedder)
-    index = engine.ctx.index
-    _slow(raw)
+    engine, raw, index = _slowed(private, embedder)
     assert engine.store.forks() == []  # Kenning's Valkey never forks on its own
     assert engine.store.compact_aof(index) is None  # not due: a small file
     before = engine.store.aof_state()
@@ -173,6 +177,9 @@ def test_the_file_is_due_when_it_has_doubled_past_the_minimum() -> None:
     assert not AofState(True, 130 * mb, 64 * mb, True).due()  # a rewrite is running
     assert not AofState(False, 130 * mb, 64 * mb, False).due()  # no AOF
     assert AofState(True, 3 * mb, 1 * mb, False).due(min_bytes=2 * mb)
+    assert AofState(False, 0, 0, False).idle() == "the append-only file is off"
+    assert AofState(True, 130 * mb, 64 * mb, True).idle() == "a rewrite is already running"
+    assert AofState(True, 40 * mb, 10 * mb, False).idle() == "not due"
 
 
 def test_settings_stay_kennings_own(settings: Settings) -> None:
@@ -204,3 +211,25 @@ def test_the_scheduled_maintenance_rewrites_the_file_once_it_is_due(
     assert not engine.store.aof_state().due()
     assert engine.maintenance.run(actor="t").aof is None  # and not again
     engine.close()
+
+
+@pytest.mark.parametrize("private", [VALKEY_SEARCH], indirect=True)
+def test_kenning_compact_rewrites_now_and_if_due_only_when_due(
+    private: EmbeddedValkey,
+    embedder: Embedder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    engine, _ = _opened(private, embedder)
+    engine.close()
+    point_cli(monkeypatch, private.settings)
+    before = engine.store.aof_state()
+    assert main(["compact", "--if-due"]) == 0  # a small file: not due, nothing rewritten
+    said = capsys.readouterr().out
+    assert said.startswith("nothing rewritten: not due ("), said
+    assert engine.store.aof_state().base == before.base
+    assert main(["compact"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("rewrote the append-only file: "), said
+    assert "writes waited" in said
+    assert engine.store.aof_state().base != before.base  # a new base file
