@@ -63,3 +63,12 @@ def configure(settings: Settings) -> None:
         formatter.converter = time.gmtime  # the "Z" in its timestamps
     handler.setFormatter(formatter)
     root.addHandler(handler)
+
+
+def announce(line: str) -> None:
+    """``line`` on stdout in ONE write: processes sharing a terminal or a pipe (the workers of
+    ``KENNING_MCP_WORKERS``) never run their lines together. ``print`` writes the text and its
+    newline apart, and under ``PYTHONUNBUFFERED=1`` (usual in containers and CI) each is its own
+    write: two workers starting at once printed "AB" and then two newlines."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()

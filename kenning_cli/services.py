@@ -11,6 +11,7 @@ from kenning.core.settings import Settings
 from kenning.engine import Engine
 from kenning.runtime.embedding import Embedder, load_embedder
 from kenning.store import connect
+from kenning_cli.logs import announce
 
 if TYPE_CHECKING:
     from mcp_server.metrics import Metrics
@@ -133,7 +134,7 @@ def up(settings: Settings, *, mcp: bool = True, worker: bool = True, web: bool =
         def alive() -> bool:
             return (server is None or server.alive()) and all(s.alive() for s in running)
 
-        print("kenning is up; Ctrl-C stops it", flush=True)
+        announce("kenning is up; Ctrl-C stops it")
         wait_for_signal(alive)
     return 0
 
@@ -158,7 +159,7 @@ def run_alone(service: Service, banner: str) -> int:
     from kenning_cli.signals import wait_for_signal
 
     service.start()
-    print(f"{banner}; Ctrl-C stops it", flush=True)
+    announce(f"{banner}; Ctrl-C stops it")
     try:
         wait_for_signal(service.alive)
     finally:
@@ -170,5 +171,5 @@ def _start_all(services: list[Service], stack: contextlib.ExitStack) -> list[Ser
     for service in services:
         service.start()
         stack.callback(service.stop)
-        print(f"{service.name} started", flush=True)
+        announce(f"{service.name} started")
     return services

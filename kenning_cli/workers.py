@@ -20,6 +20,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from kenning.core.settings import Settings
+from kenning_cli.logs import announce
 
 log = logging.getLogger(__name__)
 STOP_TIMEOUT = 20.0
@@ -51,10 +52,9 @@ def serve_forked(settings: Settings, serve: Callable[[socket.socket], int]) -> i
                 os._exit(code)
         workers.append(pid)
     sock.close()
-    print(
+    announce(
         f"MCP server on port {settings.mcp_port}: {len(workers)} worker processes "
-        f"({', '.join(map(str, workers))}); Ctrl-C stops them",
-        flush=True,
+        f"({', '.join(map(str, workers))}); Ctrl-C stops them"
     )
     return _supervise(workers)
 

@@ -10,13 +10,16 @@ every query shape on both.
 from __future__ import annotations
 
 import os
+import queue
 import socket
 import subprocess
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 import valkey
@@ -43,20 +46,49 @@ def free_port() -> int:
         return port
 
 
+class _Lines:
+    """A child's output lines, read by a thread of their own: a wait can give up on time while the
+    child is alive and silent (a blocking ``readline`` cannot), and the pipe is drained even when
+    no one waits, so a chatty child never blocks on a full pipe."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(stream,), daemon=True).start()
+
+    def _pump(self, stream: IO[str]) -> None:
+        try:
+            for line in stream:
+                self.queue.put(line.rstrip())
+        except (OSError, ValueError):  # the test closed the pipe
+            pass
+        finally:
+            self.queue.put(None)
+
+
+_READERS: weakref.WeakKeyDictionary[subprocess.Popen[str], _Lines] = weakref.WeakKeyDictionary()
+
+
 def wait_for_line(proc: subprocess.Popen[str], marker: str, timeout: float = 180.0) -> list[str]:
-    """Read a child's output until a line holds ``marker``; the lines read so far.
-    Fails on exit or timeout."""
+    """Read a child's output until a line holds ``marker``; the lines read so far (each call goes
+    on from where the last one stopped). Fails when the child's output ends or after ``timeout``
+    seconds, whether or not the child still writes."""
+    assert proc.stdout is not None
+    reader = _READERS.get(proc)
+    if reader is None:
+        reader = _READERS[proc] = _Lines(proc.stdout)
     lines: list[str] = []
     deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if not line and proc.poll() is not None:
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            line = reader.queue.get(timeout=remaining)
+        except queue.Empty:
             break
-        lines.append(line.rstrip())
+        if line is None:
+            raise AssertionError(f"{marker!r} never appeared; the output ended: {lines}")
+        lines.append(line)
         if marker in line:
             return lines
-    raise AssertionError(f"{marker!r} never appeared; output: {lines}")
+    raise AssertionError(f"{marker!r} did not appear in {timeout:.0f} s; output: {lines}")
 
 
 def point_cli(

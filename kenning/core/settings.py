@@ -334,7 +334,8 @@ class Settings(LLMSettings, FeedSettings):
         description=(
             "Processes serving `kenning mcp` on one listening socket (for hosts with more cores "
             "than one process uses): each loads the model and opens the engine once (~200 MB "
-            "RSS each). More than 1 needs KENNING_MCP_STATELESS=true."
+            "RSS each). More than 1 needs KENNING_MCP_STATELESS=true. The parent prints the "
+            "workers' PIDs, and each worker its own `MCP server on URL (worker PID)` line."
         ),
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")

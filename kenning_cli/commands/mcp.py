@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 
@@ -38,4 +39,6 @@ def _serve(settings: Settings, sockets: list[socket.socket] | None) -> int:
     service = McpService(
         open_engine(settings, embedder), settings, metrics=metrics, sockets=sockets
     )
-    return run_alone(service, f"MCP server on {service.url}")
+    # a worker of several names itself: its lines, logs and `ps` agree on which one it is
+    worker = "" if sockets is None else f" (worker {os.getpid()})"
+    return run_alone(service, f"MCP server on {service.url}{worker}")

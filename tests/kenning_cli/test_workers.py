@@ -17,6 +17,7 @@ from kenning.core.settings import Settings
 from tests.conftest import free_port, wait_for_line
 
 ENTRY = "from kenning_cli.main import main; raise SystemExit(main(['mcp']))"
+BANNER = "MCP server on http://127.0.0.1:"
 
 
 def _env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
@@ -28,6 +29,9 @@ def _env(settings: Settings, port: int, **extra: str) -> dict[str, str]:
             "KENNING_KEY_PREFIX": settings.key_prefix,
             "KENNING_MCP_PORT": str(port),
             "KENNING_LOG_LEVEL": "WARNING",
+            # each print's text and newline are separate writes then: two workers' start-up lines
+            # once ran together ("AB", then two newlines; kenning_cli.logs.announce)
+            "PYTHONUNBUFFERED": "1",
             **extra,
         }
     )
@@ -48,8 +52,8 @@ def test_two_worker_processes_serve_one_port_and_stop_together(
     )
     try:
         lines = wait_for_line(proc, "2 worker processes")
-        wait_for_line(proc, "MCP server on http")
-        wait_for_line(proc, "MCP server on http")  # both workers listen
+        # both workers listen, each saying so on a line of its own
+        banners = [wait_for_line(proc, BANNER)[-1] for _ in range(2)]
         workers = descendants(proc.pid)
         statuses = []
         for _ in range(12):  # a new connection each: the kernel hands them to either worker
@@ -61,6 +65,9 @@ def test_two_worker_processes_serve_one_port_and_stop_together(
         code = proc.wait(timeout=60)
     assert any("2 worker processes" in line for line in lines)
     assert len(workers) == 2
+    assert sorted(banners) == sorted(
+        f"{BANNER}{port}/mcp (worker {pid}); Ctrl-C stops it" for pid in workers
+    )
     assert all(mb > 50 for mb in resident), resident  # each loaded the model itself
     assert statuses == [200] * 12
     assert code == 0
