@@ -19,6 +19,7 @@ from kenning.memory.recall_plan import identifiers
 from kenning.ops.embedded import EmbeddedValkey
 from kenning.runtime.embedding import Embedder, Vector
 from kenning.store import connect
+from kenning.store.vectors import SPREAD
 from tests.conftest import free_port, make_settings
 from tests.margins import assert_pair
 
@@ -104,7 +105,10 @@ def test_a_two_year_old_memory_ranks_below_a_fresh_equal_one(
     fresh = twin(engine, TEXT)
     hits = recall(engine, "when does the backup run?")
     assert [h.memory.key for h in hits] == [fresh, old]
-    assert hits[0].similarity == pytest.approx(hits[1].similarity, abs=1e-4)
+    # equal up to the store's spread: each twin's vector is moved along its own key's direction
+    # (kenning.store.vectors), which moves a cosine by ~5e-5 and at most SPREAD; 1e-4 here failed
+    # about one run in ten (differences of 1.1e-4 and 1.4e-4 were seen)
+    assert hits[0].similarity == pytest.approx(hits[1].similarity, abs=2 * SPREAD)
     assert hits[1].factors["recency"] == pytest.approx(0.9)
 
 
