@@ -332,10 +332,9 @@ class Settings(LLMSettings, FeedSettings):
         ge=1,
         le=64,
         description=(
-            "Processes serving `kenning mcp` on one listening socket (for hosts with more cores "
-            "than one process uses): each loads the model and opens the engine once (~200 MB "
-            "RSS each). More than 1 needs KENNING_MCP_STATELESS=true. The parent prints the "
-            "workers' PIDs, and each worker its own `MCP server on URL (worker PID)` line."
+            "Processes serving `kenning mcp` on one listening socket (hosts with more cores than "
+            "one process uses): each loads the model and the engine (~200 MB RSS each) and prints "
+            "`MCP server on URL (worker PID)`. More than 1 needs KENNING_MCP_STATELESS=true."
         ),
     )
     mcp_sse: bool = Field(default=False, description="Also serve the legacy SSE transport at /sse.")
