@@ -165,15 +165,10 @@ class Maintenance:
             contradictions=self.contradictions.recheck(actor=actor),
             indexes=self.index_report(),
             units=self.ctx.store.repair() if self.ctx.store.cluster else None,
-            aof=self.compact(),
+            aof=self.ctx.store.compact_aof(),
         )
         self.reports.save(REPORT, report.public())
         return report
-
-    def compact(self, *, force: bool = False) -> Compacted | None:
-        """Rewrite Valkey's append-only file, writes paused meanwhile, when it has doubled past
-        64 MB (``force``: now); None when nothing was rewritten (kenning.store.persistence)."""
-        return self.ctx.store.compact_aof(self.ctx.index, force=force)
 
     def last_findings(self) -> Findings | None:
         """What the last run found, as counts (the briefing shows them); None before a first run."""

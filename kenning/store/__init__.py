@@ -258,10 +258,13 @@ class Store:
         slots (kenning.store.shards); nothing changes on one server."""
         return shards.named(self.client)
 
-    def compact_aof(self, index: str, *, force: bool = False) -> Compacted | None:
+    def compact_aof(self, *, force: bool = False) -> Compacted | None:
         """Rewrite the append-only file when it has doubled (``force``: now), writes paused
-        meanwhile: Kenning's Valkey never forks on its own (kenning.store.persistence)."""
-        return persistence.compact(self.client, index, force=force)
+        meanwhile and, on valkey-search, every index's queue drained: Kenning's Valkey never
+        forks on its own (kenning.store.persistence)."""
+        module = self.search_module()
+        drain = module is not None and module.name == VALKEY_SEARCH
+        return persistence.compact(self.client, drain=drain, force=force)
 
     def aof_state(self) -> AofState:
         return persistence.state(self.client)

@@ -13,9 +13,13 @@ compacts the file itself when it has grown as much as Valkey would have waited f
 writes are paused (``CLIENT PAUSE WRITE``: scripts wait, searches and reads go on), the index
 queue is drained by one search, the rewrite forks and runs, and writes resume once it is done
 (``compact``). While paused, no script can queue a write, so no search meets the deadlock; a
-write waits for the rewrite (seconds for 100,000 memories) instead. RediSearch has no such
-queue, and the same compaction serves it. ``forks`` names a server's settings that fork on
-their own (a Valkey Kenning did not configure), for the doctor.
+write waits for the rewrite (seconds for 100,000 memories) instead. The queue is one per index
+and only a search of that index empties it, so the drain searches every index on the server
+(FT._LIST): another prefix's, and both generations during a rebuild. An index that rejects
+Kenning's query (another application's schema) cannot be drained: the compaction refuses rather
+than fork. RediSearch has no such queue, and the same compaction serves it, without the drain.
+``forks`` names a server's settings that fork on their own (a Valkey Kenning did not configure),
+for the doctor.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kenning.core.errors import BackendUnavailable
+from kenning.core.errors import BackendUnavailable, StoreError
 from kenning.core.query import MATCH_ALL
 from kenning.store import layout
 from kenning.store.client import guarded, text
@@ -82,6 +86,11 @@ class Compacted:
 
 def state(client: Any, node: Any = None) -> AofState:
     info = _info(client, node)
+    if "aof_enabled" not in info:  # never read as "off": the server is not one Kenning knows
+        raise StoreError(
+            "INFO persistence has no aof_enabled field: the append-only file cannot be read",
+            hint="Kenning needs Valkey 7.2 or later (or Redis 7); see docs/operations.md",
+        )
     return AofState(
         enabled=_int(info.get("aof_enabled")) == 1,
         size=_int(info.get("aof_current_size")),
@@ -92,13 +101,15 @@ def state(client: Any, node: Any = None) -> AofState:
 
 
 def compact(
-    client: Any, index: str, *, force: bool = False, pause: float = PAUSE_SECONDS
+    client: Any, *, drain: bool, force: bool = False, pause: float = PAUSE_SECONDS
 ) -> Compacted | None:
     """Rewrite the append-only file of each server whose file is ``due`` (every one with the AOF
-    on when ``force``), writes paused meanwhile (the module docstring says why); None when none
-    was. Valkey going away raises ``BackendUnavailable``; writes resume in every case."""
+    on when ``force``), writes paused meanwhile and, when ``drain`` (valkey-search), every index's
+    queue emptied first (the module docstring says why); None when none was. Valkey going away
+    raises ``BackendUnavailable``, an index that cannot be drained ``StoreError`` before any
+    fork; writes resume in every case."""
     nodes = client.get_primaries() if layout.clustered(client) else [None]
-    done = [_one(client, node, index, force=force, pause=pause) for node in nodes]
+    done = [_one(client, node, drain=drain, force=force, pause=pause) for node in nodes]
     ran = [d for d in done if d is not None]
     if not ran:
         return None
@@ -111,7 +122,7 @@ def compact(
 
 
 def _one(
-    client: Any, node: Any, index: str, *, force: bool, pause: float
+    client: Any, node: Any, *, drain: bool, force: bool, pause: float
 ) -> tuple[int, int, float] | None:
     before = state(client, node)
     if not before.enabled or before.rewriting or not (force or before.due()):
@@ -119,8 +130,8 @@ def _one(
     start = time.monotonic()
     _command(client, node, "CLIENT", "PAUSE", str(int(pause * 1000)), "WRITE")
     try:
-        # a search drains what scripts queued for the index before the pause (valkey-search)
-        _command(client, node, "FT.SEARCH", index, MATCH_ALL, "LIMIT", "0", "0", "DIALECT", "2")
+        if drain:
+            _drain(client, node)
         _command(client, node, "BGREWRITEAOF")
         while state(client, node).rewriting:
             if time.monotonic() - start > pause:
@@ -132,6 +143,24 @@ def _one(
     finally:
         _command(client, node, "CLIENT", "UNPAUSE")
     return before.size, state(client, node).size, time.monotonic() - start
+
+
+def _drain(client: Any, node: Any) -> None:
+    """One search of every index on the server: valkey-search empties an index's queue of script
+    writes on that index's next search, so none is left for a search during the fork to wait on.
+    Raises ``StoreError`` for an index whose schema rejects Kenning's query."""
+    for raw in _command(client, node, "FT._LIST") or []:
+        name = text(raw)
+        try:
+            _command(client, node, "FT.SEARCH", name, MATCH_ALL, "LIMIT", "0", "0", "DIALECT", "2")
+        except StoreError as exc:
+            raise StoreError(
+                f"nothing rewritten: index {name!r} is not Kenning's and rejects its query "
+                f"({exc.message}), so the writes queued for it cannot be drained, and a search of "
+                "it during the rewrite could deadlock valkey-search 1.2.1",
+                hint="rewrite the file while that index's application is stopped, or move it to "
+                "a server of its own",
+            ) from exc
 
 
 def forks(client: Any) -> list[str]:

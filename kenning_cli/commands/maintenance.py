@@ -33,12 +33,12 @@ def _compact_arguments(parser: argparse.ArgumentParser) -> None:
     _compact_arguments,
 )
 def _compact(args: argparse.Namespace, settings: Settings) -> int:
-    from kenning_cli.services import open_engine
+    from kenning.store import Store, connect
 
-    engine = open_engine(settings)
-    done = engine.maintenance.compact(force=not args.if_due)
+    store = Store(connect(settings), settings.key_prefix)  # the store alone: no model to load
+    done = store.compact_aof(force=not args.if_due)
     if done is None:
-        state = engine.store.aof_state()
+        state = store.aof_state()
         print(
             f"nothing rewritten: {state.idle()} ({state.size:,} bytes, "
             f"{state.base:,} after the last rewrite)"

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import valkey
 
+from kenning.core.errors import StoreError
 from kenning.core.query import MATCH_ALL
 from kenning.core.settings import Settings
 from kenning.engine import Engine
@@ -27,7 +28,7 @@ from kenning.memory.memories import Draft
 from kenning.ops import doctor
 from kenning.ops.embedded import EmbeddedValkey, default_module
 from kenning.runtime.embedding import Embedder
-from kenning.store import REDISEARCH, VALKEY_SEARCH, AofState, connect
+from kenning.store import REDISEARCH, VALKEY_SEARCH, AofState, connect, persistence
 from kenning_cli.main import main
 from tests.conftest import free_port, make_settings, point_cli, valkey_search_path
 
@@ -120,12 +121,10 @@ def test_compaction_pauses_writes_so_searches_answer_during_the_rewrite(
 ) -> None:
     engine, raw, index = _slowed(private, embedder)
     assert engine.store.forks() == []  # Kenning's Valkey never forks on its own
-    assert engine.store.compact_aof(index) is None  # not due: a small file
+    assert engine.store.compact_aof() is None  # not due: a small file
     before = engine.store.aof_state()
     done: list[Any] = []
-    compacting = threading.Thread(
-        target=lambda: done.append(engine.store.compact_aof(index, force=True))
-    )
+    compacting = threading.Thread(target=lambda: done.append(engine.store.compact_aof(force=True)))
     compacting.start()
     _await_rewrite(raw)
     written: list[str] = []
@@ -152,6 +151,85 @@ def test_compaction_pauses_writes_so_searches_answer_during_the_rewrite(
     assert after.base > 0
     assert after.base != before.base  # a new base file: the rewrite happened
     engine.close()
+
+
+@pytest.mark.parametrize("private", [VALKEY_SEARCH], indirect=True)
+def test_compaction_drains_every_index_on_the_server_not_only_its_own(
+    private: EmbeddedValkey, embedder: Embedder
+) -> None:
+    """valkey-search queues script writes per index: another prefix's index (or a rebuild's
+    second generation) with a write queued would deadlock a search of it during the fork,
+    unless the drain searched it too."""
+    engine, raw, _ = _slowed(private, embedder)
+    other_settings = private.settings.model_copy(update={"key_prefix": "other:"})
+    other = Engine.open(other_settings, connect(other_settings), embedder)
+    other.memories.remember(Draft("Standups are at 09:30", project="team"), actor="t")
+    assert _search(raw, other.ctx.index)[0] == 1  # the positive control: it answers, drained
+    # a write queued for the other index only (the hazard of the deadlock test, on that index)
+    other.memories.remember(Draft("Retros are on Fridays", project="team"), actor="t")
+    done: list[Any] = []
+    compacting = threading.Thread(target=lambda: done.append(engine.store.compact_aof(force=True)))
+    compacting.start()
+    _await_rewrite(raw)
+    assert _search(raw, other.ctx.index)[0] == 2  # in the fork's window: it answers
+    assert _rewriting(raw)
+    compacting.join(timeout=60)
+    (compacted,) = done
+    assert compacted is not None
+    assert compacted.servers == 1
+    other.close()
+    engine.close()
+
+
+@pytest.mark.parametrize("private", [VALKEY_SEARCH, REDISEARCH], indirect=True)
+def test_an_index_of_another_application_stops_the_compaction_on_valkey_search_only(
+    private: EmbeddedValkey, embedder: Embedder
+) -> None:
+    engine, raw = _opened(private, embedder)
+    first = engine.store.compact_aof(force=True)
+    assert first is not None  # the positive control: with Kenning's index alone it rewrites
+    raw.execute_command(
+        "FT.CREATE", "foreign", "ON", "HASH", "PREFIX", "1", "foreign:", "SCHEMA", "title", "TAG"
+    )
+    before = engine.store.aof_state()
+    found = engine.store.search_module()
+    assert found is not None
+    if found.name == REDISEARCH:  # no queue to drain: the foreign index is no obstacle
+        again = engine.store.compact_aof(force=True)
+        assert again is not None
+        assert engine.store.aof_state().base != before.base
+        engine.close()
+        return
+    with pytest.raises(StoreError, match="index 'foreign' is not Kenning's") as raised:
+        engine.store.compact_aof(force=True)
+    assert raised.value.hint is not None
+    assert "stopped" in raised.value.hint
+    assert engine.store.aof_state().base == before.base  # nothing was rewritten
+    assert not _rewriting(raw)
+    # and writes were resumed: a remember lands at once
+    engine.memories.remember(Draft("Backups run at 02:00", project="ops"), actor="t")
+    assert _search(raw, engine.ctx.index)[0] == 2
+    engine.close()
+
+
+class _Reply:
+    """A server answering INFO persistence with ``fields`` (the reply's parsing, alone)."""
+
+    def __init__(self, fields: dict[str, str]) -> None:
+        self.fields = fields
+
+    def execute_command(self, *args: str) -> dict[str, str]:
+        assert args == ("INFO", "persistence")
+        return self.fields
+
+
+def test_a_server_that_does_not_report_its_aof_is_an_error_not_aof_off() -> None:
+    reported = {"aof_enabled": "1", "aof_current_size": "300", "aof_base_size": "100"}
+    reported |= {"aof_rewrite_in_progress": "0", "aof_rewrite_scheduled": "0"}
+    # the positive control: the fields Valkey reports are read
+    assert persistence.state(_Reply(reported)) == AofState(True, 300, 100, False)
+    with pytest.raises(StoreError, match="no aof_enabled field"):
+        persistence.state(_Reply({"loading": "0"}))
 
 
 @pytest.mark.parametrize("private", [VALKEY_SEARCH], indirect=True)
@@ -186,6 +264,7 @@ def test_settings_stay_kennings_own(settings: Settings) -> None:
     """The suite's server runs Kenning's configuration too: no automatic rewrite, no snapshot."""
     client = connect(settings)
     assert client.config_get("auto-aof-rewrite-percentage") == {"auto-aof-rewrite-percentage": "0"}
+    assert client.config_get("save") == {"save": ""}
     client.close()  # type: ignore[no-untyped-call]
 
 
